@@ -1,0 +1,205 @@
+package runtime
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// FullPolicy says what Submit does when a backlog limit is reached.
+type FullPolicy uint8
+
+const (
+	// Reject returns an error wrapping ErrBacklogFull at once. The default.
+	Reject FullPolicy = iota
+	// Block waits until there is room or the submitter's context ends.
+	Block
+	// DropOldest accepts the new event and drops the key's oldest pending
+	// event (counted as dropped). When the key has nothing pending to give
+	// up (the total limit was hit by other keys), the new event is dropped.
+	DropOldest
+	// DropNewest accepts and at once drops the new event (counted as dropped).
+	DropNewest
+	// Timeout waits up to Backlog.Wait for room, then rejects with
+	// ErrBacklogFull.
+	Timeout
+)
+
+var fullPolicyNames = [...]string{Reject: "reject", Block: "block", DropOldest: "drop-oldest", DropNewest: "drop-newest", Timeout: "timeout"}
+
+// String returns the policy's name as written in a schema.
+func (p FullPolicy) String() string {
+	if int(p) < len(fullPolicyNames) {
+		return fullPolicyNames[p]
+	}
+	return fmt.Sprintf("FullPolicy(%d)", p)
+}
+
+// ExhaustedPolicy says what happens to an event whose attempts are used up
+// or whose error is permanent.
+type ExhaustedPolicy uint8
+
+const (
+	// Park sets the event and every later event of its key aside, in order,
+	// until Replay or Discard. Other keys go on. The default.
+	Park ExhaustedPolicy = iota
+	// DeadLetter hands the event to Config.DeadLetter and goes on with the
+	// key's next event. This gives up order for that key: a later event runs
+	// although an earlier one did not succeed.
+	DeadLetter
+	// Drop counts the event as dropped and goes on (at-most-once delivery).
+	Drop
+)
+
+var exhaustedNames = [...]string{Park: "park", DeadLetter: "dead-letter", Drop: "drop"}
+
+// String returns the policy's name as written in a schema.
+func (p ExhaustedPolicy) String() string {
+	if int(p) < len(exhaustedNames) {
+		return exhaustedNames[p]
+	}
+	return fmt.Sprintf("ExhaustedPolicy(%d)", p)
+}
+
+// Retry is the in-lane retry policy: exponential backoff with full jitter.
+// Attempt n (from 1) that fails waits a random duration in
+// [0, min(Max, Initial*Multiplier^(n-1))) before attempt n+1. While a key
+// waits it holds no worker: other keys run.
+type Retry struct {
+	// Attempts is the total number of attempts, the first included.
+	// 1 means no retry. Zero means the default, 5.
+	Attempts int
+	// Initial is the backoff ceiling after the first failure. Zero: 10ms.
+	Initial time.Duration
+	// Max caps the backoff ceiling. Zero: 2s.
+	Max time.Duration
+	// Multiplier grows the ceiling after each failure. Zero: 2.
+	Multiplier float64
+	// NoJitter waits the full ceiling instead of a random part of it. Tests
+	// and deterministic harnesses use it; production wants jitter.
+	NoJitter bool
+}
+
+// Backlog bounds the events accepted but not yet finished.
+type Backlog struct {
+	// PerKey limits one key's pending events (the one running included).
+	// Zero: 1000.
+	PerKey int
+	// Total limits pending events over all keys. Zero: 100000.
+	Total int
+	// WhenFull is the policy when either limit is reached.
+	WhenFull FullPolicy
+	// Wait is how long the Timeout policy waits for room.
+	Wait time.Duration
+}
+
+// Config configures an Engine. The zero value of every field means its
+// documented default, so Config{} is a working configuration.
+type Config[K comparable, E any] struct {
+	// Name identifies the engine (the entity and subscriber) in errors, logs
+	// and metrics.
+	Name string
+	// MaxActive is the number of keys in progress at once, which is also the
+	// most worker goroutines the engine starts. Zero: 256.
+	MaxActive int
+	// Backlog bounds pending events.
+	Backlog Backlog
+	// Retry is the policy for failed attempts.
+	Retry Retry
+	// Timeout bounds each attempt through its context. Zero: no timeout.
+	Timeout time.Duration
+	// OnExhausted is the policy for events that exhausted their attempts or
+	// failed permanently.
+	OnExhausted ExhaustedPolicy
+	// Conflate keeps only the newest pending event of a key: an event
+	// submitted while an older one of its key is still pending (not yet
+	// running) replaces it. The replaced event is counted as conflated.
+	Conflate bool
+	// BatchSize is the most events a batch handler (NewBatch) receives at
+	// once. Zero: 64. Ignored by New.
+	BatchSize int
+	// MaxHeld bounds the events of one key held back by Hold. When a key
+	// would hold more, it is parked. Zero: 64.
+	MaxHeld int
+	// MaxHold bounds how long an event may be held. When the oldest held
+	// event of a key is older, the key is parked. Zero: 30s.
+	MaxHold time.Duration
+	// Parks stores parked events. Nil: an in-memory store (NewMemoryParkStore).
+	Parks ParkStore[K, E]
+	// DeadLetter receives events under the DeadLetter policy. Required with
+	// that policy. When it returns an error the event is parked instead, so
+	// nothing is lost.
+	DeadLetter DeadLetterSink[K, E]
+	// Logger receives the events an operator must see (a key parked, a
+	// replay, a discard). Nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults returns c with every zero field set to its default, or an
+// error wrapping ErrInvalidConfig for values that make no sense.
+func (c Config[K, E]) withDefaults() (Config[K, E], error) {
+	if c.MaxActive == 0 {
+		c.MaxActive = 256
+	}
+	if c.Backlog.PerKey == 0 {
+		c.Backlog.PerKey = 1000
+	}
+	if c.Backlog.Total == 0 {
+		c.Backlog.Total = 100000
+	}
+	r := &c.Retry
+	if r.Attempts == 0 {
+		r.Attempts = 5
+	}
+	if r.Initial == 0 {
+		r.Initial = 10 * time.Millisecond
+	}
+	if r.Max == 0 {
+		r.Max = 2 * time.Second
+	}
+	if r.Multiplier == 0 {
+		r.Multiplier = 2
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 64
+	}
+	if c.MaxHeld == 0 {
+		c.MaxHeld = 64
+	}
+	if c.MaxHold == 0 {
+		c.MaxHold = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	switch {
+	case c.MaxActive < 0:
+		return c, fmt.Errorf("%w: MaxActive %d is negative", ErrInvalidConfig, c.MaxActive)
+	case c.Backlog.PerKey < 0 || c.Backlog.Total < 0:
+		return c, fmt.Errorf("%w: backlog limits must not be negative", ErrInvalidConfig)
+	case c.Backlog.PerKey > c.Backlog.Total:
+		return c, fmt.Errorf("%w: per-key backlog %d exceeds total %d", ErrInvalidConfig, c.Backlog.PerKey, c.Backlog.Total)
+	case c.Backlog.WhenFull > Timeout:
+		return c, fmt.Errorf("%w: unknown backlog policy %v", ErrInvalidConfig, c.Backlog.WhenFull)
+	case c.Backlog.WhenFull == Timeout && c.Backlog.Wait <= 0:
+		return c, fmt.Errorf("%w: the timeout backlog policy needs a positive Wait", ErrInvalidConfig)
+	case r.Attempts < 0:
+		return c, fmt.Errorf("%w: Retry.Attempts %d is negative", ErrInvalidConfig, r.Attempts)
+	case r.Initial < 0 || r.Max < 0 || r.Initial > r.Max:
+		return c, fmt.Errorf("%w: Retry needs 0 <= Initial <= Max (got %v, %v)", ErrInvalidConfig, r.Initial, r.Max)
+	case r.Multiplier < 1:
+		return c, fmt.Errorf("%w: Retry.Multiplier %v is below 1", ErrInvalidConfig, r.Multiplier)
+	case c.Timeout < 0:
+		return c, fmt.Errorf("%w: Timeout %v is negative", ErrInvalidConfig, c.Timeout)
+	case c.OnExhausted > Drop:
+		return c, fmt.Errorf("%w: unknown exhaustion policy %v", ErrInvalidConfig, c.OnExhausted)
+	case c.OnExhausted == DeadLetter && c.DeadLetter == nil:
+		return c, fmt.Errorf("%w: the dead-letter policy needs a DeadLetter sink", ErrInvalidConfig)
+	case c.BatchSize < 0 || c.MaxHeld < 0 || c.MaxHold < 0:
+		return c, fmt.Errorf("%w: BatchSize, MaxHeld and MaxHold must not be negative", ErrInvalidConfig)
+	}
+	if c.Parks == nil {
+		c.Parks = NewMemoryParkStore[K, E]()
+	}
+	return c, nil
+}

@@ -1,0 +1,86 @@
+package runtime
+
+import (
+	"context"
+	"sync"
+)
+
+// VersionStore keeps the last applied version of each key, for generated
+// version guards. Versions start at 0 (nothing applied). Implementations
+// must be safe for concurrent use; durable ones live in sub-packages.
+type VersionStore[K comparable] interface {
+	// Version returns key's stored version, 0 when none is stored.
+	Version(ctx context.Context, key K) (uint64, error)
+	// CompareAndSet stores next as key's version if the stored version is
+	// still old, and reports whether it did.
+	CompareAndSet(ctx context.Context, key K, old, next uint64) (bool, error)
+}
+
+// StateStore keeps the current state of each key, for generated
+// state-machine guards. The empty string means no state yet.
+// Implementations must be safe for concurrent use.
+type StateStore[K comparable] interface {
+	// State returns key's stored state, "" when none is stored.
+	State(ctx context.Context, key K) (string, error)
+	// CompareAndSetState stores next as key's state if the stored state is
+	// still old, and reports whether it did.
+	CompareAndSetState(ctx context.Context, key K, old, next string) (bool, error)
+}
+
+// MemoryVersionStore is the in-memory VersionStore.
+type MemoryVersionStore[K comparable] struct {
+	mu       sync.RWMutex
+	versions map[K]uint64
+}
+
+// NewMemoryVersionStore returns an empty in-memory version store.
+func NewMemoryVersionStore[K comparable]() *MemoryVersionStore[K] {
+	return &MemoryVersionStore[K]{versions: make(map[K]uint64)}
+}
+
+// Version implements VersionStore.
+func (s *MemoryVersionStore[K]) Version(_ context.Context, key K) (uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.versions[key], nil
+}
+
+// CompareAndSet implements VersionStore.
+func (s *MemoryVersionStore[K]) CompareAndSet(_ context.Context, key K, old, next uint64) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.versions[key] != old {
+		return false, nil
+	}
+	s.versions[key] = next
+	return true, nil
+}
+
+// MemoryStateStore is the in-memory StateStore.
+type MemoryStateStore[K comparable] struct {
+	mu     sync.RWMutex
+	states map[K]string
+}
+
+// NewMemoryStateStore returns an empty in-memory state store.
+func NewMemoryStateStore[K comparable]() *MemoryStateStore[K] {
+	return &MemoryStateStore[K]{states: make(map[K]string)}
+}
+
+// State implements StateStore.
+func (s *MemoryStateStore[K]) State(_ context.Context, key K) (string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.states[key], nil
+}
+
+// CompareAndSetState implements StateStore.
+func (s *MemoryStateStore[K]) CompareAndSetState(_ context.Context, key K, old, next string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.states[key] != old {
+		return false, nil
+	}
+	s.states[key] = next
+	return true, nil
+}

@@ -1,0 +1,155 @@
+package runtime
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// ParkedEvent is one event set aside in a key's park.
+type ParkedEvent[E any] struct {
+	// Event is the event itself.
+	Event E
+	// Err is the failure that parked the key, on the event that failed; empty
+	// on the events that joined the park after it.
+	Err string
+	// Attempts is how many times the event was tried before it was parked.
+	Attempts int
+	// At is when the event was parked.
+	At time.Time
+}
+
+// ParkedKey describes one parked key.
+type ParkedKey[K comparable] struct {
+	// Key is the parked key.
+	Key K
+	// Reason says why the key was parked.
+	Reason string
+	// Events is the number of events in its park.
+	Events int
+	// Since is when the key was parked.
+	Since time.Time
+}
+
+// ParkStore keeps parked events, in order per key. The engine calls it from
+// one goroutine per key at a time, but from many goroutines for different
+// keys, so implementations must be safe for concurrent use. Durable
+// implementations live in sub-packages; NewMemoryParkStore is the default.
+type ParkStore[K comparable, E any] interface {
+	// Append adds events, in order, to the end of key's park and sets the
+	// key's reason. A key with a park is parked until Remove empties it.
+	// With no events, Append only updates the reason of a parked key.
+	Append(ctx context.Context, key K, reason string, events []ParkedEvent[E]) error
+	// Keys lists the parked keys, oldest park first.
+	Keys(ctx context.Context) ([]ParkedKey[K], error)
+	// Read returns key's parked events in order (none for a key that is not
+	// parked).
+	Read(ctx context.Context, key K) ([]ParkedEvent[E], error)
+	// Remove deletes the first n events of key's park, or all of them when n
+	// is negative. When none remain the key is no longer parked.
+	Remove(ctx context.Context, key K, n int) error
+}
+
+// MemoryParkStore is the in-memory ParkStore. Parks do not survive the
+// process; use a durable store where they must.
+type MemoryParkStore[K comparable, E any] struct {
+	mu    sync.Mutex
+	parks map[K]*memoryPark[E]
+	seq   uint64
+}
+
+type memoryPark[E any] struct {
+	reason string
+	since  time.Time
+	seq    uint64
+	events []ParkedEvent[E]
+}
+
+// NewMemoryParkStore returns an empty in-memory park store.
+func NewMemoryParkStore[K comparable, E any]() *MemoryParkStore[K, E] {
+	return &MemoryParkStore[K, E]{parks: make(map[K]*memoryPark[E])}
+}
+
+// Append implements ParkStore.
+func (s *MemoryParkStore[K, E]) Append(_ context.Context, key K, reason string, events []ParkedEvent[E]) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parks[key]
+	if p == nil {
+		if len(events) == 0 {
+			return nil
+		}
+		s.seq++
+		p = &memoryPark[E]{since: time.Now(), seq: s.seq}
+		s.parks[key] = p
+	}
+	p.reason = reason
+	p.events = append(p.events, events...)
+	return nil
+}
+
+// Keys implements ParkStore.
+func (s *MemoryParkStore[K, E]) Keys(context.Context) ([]ParkedKey[K], error) {
+	s.mu.Lock()
+	type entry struct {
+		seq uint64
+		key ParkedKey[K]
+	}
+	entries := make([]entry, 0, len(s.parks))
+	for k, p := range s.parks {
+		entries = append(entries, entry{p.seq, ParkedKey[K]{Key: k, Reason: p.reason, Events: len(p.events), Since: p.since}})
+	}
+	s.mu.Unlock()
+	slices.SortFunc(entries, func(a, b entry) int { return int(a.seq) - int(b.seq) })
+	keys := make([]ParkedKey[K], len(entries))
+	for i, e := range entries {
+		keys[i] = e.key
+	}
+	return keys, nil
+}
+
+// Read implements ParkStore.
+func (s *MemoryParkStore[K, E]) Read(_ context.Context, key K) ([]ParkedEvent[E], error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parks[key]
+	if p == nil {
+		return nil, nil
+	}
+	return slices.Clone(p.events), nil
+}
+
+// Remove implements ParkStore.
+func (s *MemoryParkStore[K, E]) Remove(_ context.Context, key K, n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parks[key]
+	if p == nil {
+		return nil
+	}
+	if n < 0 || n >= len(p.events) {
+		delete(s.parks, key)
+		return nil
+	}
+	clear(p.events[:n])
+	p.events = p.events[n:]
+	return nil
+}
+
+// DeadLetterEvent is an event handed to a DeadLetterSink.
+type DeadLetterEvent[K comparable, E any] struct {
+	// Key is the event's key.
+	Key K
+	// Event is the event that failed.
+	Event E
+	// Err is its last failure.
+	Err error
+	// Attempts is how many times it was tried.
+	Attempts int
+}
+
+// DeadLetterSink receives events under the DeadLetter exhaustion policy. It
+// is called from the key's lane, so it sees a key's dead letters in order.
+// An error from it parks the event instead, so nothing is lost.
+type DeadLetterSink[K comparable, E any] func(ctx context.Context, dl DeadLetterEvent[K, E]) error

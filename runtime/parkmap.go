@@ -1,0 +1,46 @@
+package runtime
+
+import "context"
+
+// MapParkStore adapts a store of F events into a store of E events, with the
+// conversions to and from F. Generated dispatchers use it to let users plug
+// a ParkStore of their entity's event interface into an engine that carries
+// an internal representation. The conversions run only when events are
+// parked or read back, never on the dispatch path.
+func MapParkStore[K comparable, E, F any](store ParkStore[K, F], to func(E) F, from func(F) E) ParkStore[K, E] {
+	return mappedParkStore[K, E, F]{store: store, to: to, from: from}
+}
+
+type mappedParkStore[K comparable, E, F any] struct {
+	store ParkStore[K, F]
+	to    func(E) F
+	from  func(F) E
+}
+
+func (m mappedParkStore[K, E, F]) Append(ctx context.Context, key K, reason string, events []ParkedEvent[E]) error {
+	converted := make([]ParkedEvent[F], len(events))
+	for i, ev := range events {
+		converted[i] = ParkedEvent[F]{Event: m.to(ev.Event), Err: ev.Err, Attempts: ev.Attempts, At: ev.At}
+	}
+	return m.store.Append(ctx, key, reason, converted)
+}
+
+func (m mappedParkStore[K, E, F]) Keys(ctx context.Context) ([]ParkedKey[K], error) {
+	return m.store.Keys(ctx)
+}
+
+func (m mappedParkStore[K, E, F]) Read(ctx context.Context, key K) ([]ParkedEvent[E], error) {
+	events, err := m.store.Read(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	converted := make([]ParkedEvent[E], len(events))
+	for i, ev := range events {
+		converted[i] = ParkedEvent[E]{Event: m.from(ev.Event), Err: ev.Err, Attempts: ev.Attempts, At: ev.At}
+	}
+	return converted, nil
+}
+
+func (m mappedParkStore[K, E, F]) Remove(ctx context.Context, key K, n int) error {
+	return m.store.Remove(ctx, key, n)
+}
