@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -18,6 +19,10 @@ type ParkedEvent[E any] struct {
 	Attempts int
 	// At is when the event was parked.
 	At time.Time
+	// Seq identifies the event within its key's park. The store assigns it
+	// in Append (increasing in park order); the engine uses it to Remove a
+	// replayed event once it reaches its outcome.
+	Seq uint64
 }
 
 // ParkedKey describes one parked key.
@@ -32,23 +37,27 @@ type ParkedKey[K comparable] struct {
 	Since time.Time
 }
 
-// ParkStore keeps parked events, in order per key. The engine calls it from
-// one goroutine per key at a time, but from many goroutines for different
-// keys, so implementations must be safe for concurrent use. Durable
-// implementations live in sub-packages; NewMemoryParkStore is the default.
+// ParkStore keeps parked events, in order per key. The engine calls it for
+// one key from one goroutine at a time, and for different keys from many, so
+// implementations must be safe for concurrent use. Durable implementations
+// live in sub-packages; NewMemoryParkStore is the default.
 type ParkStore[K comparable, E any] interface {
-	// Append adds events, in order, to the end of key's park and sets the
-	// key's reason. A key with a park is parked until Remove empties it.
-	// With no events, Append only updates the reason of a parked key.
+	// Append adds events, in order, to the end of key's park, assigning each
+	// a Seq, and sets the key's reason. A key with a park is parked until its
+	// park is empty. With no events, Append only updates the reason of a
+	// parked key.
 	Append(ctx context.Context, key K, reason string, events []ParkedEvent[E]) error
 	// Keys lists the parked keys, oldest park first.
 	Keys(ctx context.Context) ([]ParkedKey[K], error)
 	// Read returns key's parked events in order (none for a key that is not
 	// parked).
 	Read(ctx context.Context, key K) ([]ParkedEvent[E], error)
-	// Remove deletes the first n events of key's park, or all of them when n
-	// is negative. When none remain the key is no longer parked.
-	Remove(ctx context.Context, key K, n int) error
+	// Remove deletes the event seq from key's park; removing an event that
+	// is not there is not an error. When none remain the key is no longer
+	// parked.
+	Remove(ctx context.Context, key K, seq uint64) error
+	// Clear deletes key's whole park and returns how many events it held.
+	Clear(ctx context.Context, key K) (int, error)
 }
 
 // MemoryParkStore is the in-memory ParkStore. Parks do not survive the
@@ -60,10 +69,11 @@ type MemoryParkStore[K comparable, E any] struct {
 }
 
 type memoryPark[E any] struct {
-	reason string
-	since  time.Time
-	seq    uint64
-	events []ParkedEvent[E]
+	reason  string
+	since   time.Time
+	seq     uint64 // order of first park, for Keys
+	nextSeq uint64
+	events  []ParkedEvent[E]
 }
 
 // NewMemoryParkStore returns an empty in-memory park store.
@@ -85,7 +95,11 @@ func (s *MemoryParkStore[K, E]) Append(_ context.Context, key K, reason string, 
 		s.parks[key] = p
 	}
 	p.reason = reason
-	p.events = append(p.events, events...)
+	for _, ev := range events {
+		p.nextSeq++
+		ev.Seq = p.nextSeq
+		p.events = append(p.events, ev)
+	}
 	return nil
 }
 
@@ -101,7 +115,7 @@ func (s *MemoryParkStore[K, E]) Keys(context.Context) ([]ParkedKey[K], error) {
 		entries = append(entries, entry{p.seq, ParkedKey[K]{Key: k, Reason: p.reason, Events: len(p.events), Since: p.since}})
 	}
 	s.mu.Unlock()
-	slices.SortFunc(entries, func(a, b entry) int { return int(a.seq) - int(b.seq) })
+	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.seq, b.seq) })
 	keys := make([]ParkedKey[K], len(entries))
 	for i, e := range entries {
 		keys[i] = e.key
@@ -121,20 +135,30 @@ func (s *MemoryParkStore[K, E]) Read(_ context.Context, key K) ([]ParkedEvent[E]
 }
 
 // Remove implements ParkStore.
-func (s *MemoryParkStore[K, E]) Remove(_ context.Context, key K, n int) error {
+func (s *MemoryParkStore[K, E]) Remove(_ context.Context, key K, seq uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.parks[key]
 	if p == nil {
 		return nil
 	}
-	if n < 0 || n >= len(p.events) {
+	p.events = slices.DeleteFunc(p.events, func(ev ParkedEvent[E]) bool { return ev.Seq == seq })
+	if len(p.events) == 0 {
 		delete(s.parks, key)
-		return nil
 	}
-	clear(p.events[:n])
-	p.events = p.events[n:]
 	return nil
+}
+
+// Clear implements ParkStore.
+func (s *MemoryParkStore[K, E]) Clear(_ context.Context, key K) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parks[key]
+	if p == nil {
+		return 0, nil
+	}
+	delete(s.parks, key)
+	return len(p.events), nil
 }
 
 // DeadLetterEvent is an event handed to a DeadLetterSink.

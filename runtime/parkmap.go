@@ -20,7 +20,7 @@ type mappedParkStore[K comparable, E, F any] struct {
 func (m mappedParkStore[K, E, F]) Append(ctx context.Context, key K, reason string, events []ParkedEvent[E]) error {
 	converted := make([]ParkedEvent[F], len(events))
 	for i, ev := range events {
-		converted[i] = ParkedEvent[F]{Event: m.to(ev.Event), Err: ev.Err, Attempts: ev.Attempts, At: ev.At}
+		converted[i] = ParkedEvent[F]{Event: m.to(ev.Event), Err: ev.Err, Attempts: ev.Attempts, At: ev.At, Seq: ev.Seq}
 	}
 	return m.store.Append(ctx, key, reason, converted)
 }
@@ -36,11 +36,15 @@ func (m mappedParkStore[K, E, F]) Read(ctx context.Context, key K) ([]ParkedEven
 	}
 	converted := make([]ParkedEvent[E], len(events))
 	for i, ev := range events {
-		converted[i] = ParkedEvent[E]{Event: m.from(ev.Event), Err: ev.Err, Attempts: ev.Attempts, At: ev.At}
+		converted[i] = ParkedEvent[E]{Event: m.from(ev.Event), Err: ev.Err, Attempts: ev.Attempts, At: ev.At, Seq: ev.Seq}
 	}
 	return converted, nil
 }
 
-func (m mappedParkStore[K, E, F]) Remove(ctx context.Context, key K, n int) error {
-	return m.store.Remove(ctx, key, n)
+func (m mappedParkStore[K, E, F]) Remove(ctx context.Context, key K, seq uint64) error {
+	return m.store.Remove(ctx, key, seq)
+}
+
+func (m mappedParkStore[K, E, F]) Clear(ctx context.Context, key K) (int, error) {
+	return m.store.Clear(ctx, key)
 }

@@ -1,6 +1,10 @@
 package runtime
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // Stats is a snapshot of an engine's counters. The counters only grow; the
 // gauges (Pending, Held, Parked, ParkedKeys, Active) are current values.
@@ -59,4 +63,72 @@ type KeyBacklog[K comparable] struct {
 	Pending int
 	// OldestAge is the age of its oldest pending event.
 	OldestAge time.Duration
+}
+
+// Stats returns a snapshot of the engine's counters and gauges. It takes
+// each shard's lock briefly; it is meant for metrics and tests, not for the
+// hot path.
+func (e *Engine[K, E]) Stats() Stats {
+	var s Stats
+	for i := range e.shards {
+		sh := &e.shards[i]
+		sh.mu.Lock()
+		s.Accepted += sh.accepted
+		s.Rejected += sh.rejected
+		s.Conflated += sh.conflated
+		s.Dropped += sh.dropped
+		s.Active += int64(len(sh.lanes))
+		sh.mu.Unlock()
+	}
+	e.wmu.Lock()
+	ws := e.ws
+	e.wmu.Unlock()
+	add := func(c *counters) {
+		s.Handled += c.handled.Load()
+		s.Skipped += c.skipped.Load()
+		s.Retried += c.retried.Load()
+		s.DeadLettered += c.deadLettered.Load()
+		s.Dropped += c.dropped.Load()
+		s.Discarded += c.discarded.Load()
+		s.Replayed += c.replayed.Load()
+	}
+	for _, w := range ws {
+		add(&w.c)
+	}
+	add(&e.misc)
+	s.Restored = e.restored.Load()
+	s.Pending = e.pending.Load()
+	s.Held = e.held.Load()
+	s.Parked = e.parked.Load()
+	s.ParkedKeys = e.parkedKeys.Load()
+	return s
+}
+
+// TopBacklog returns up to n keys with the largest backlog, largest first,
+// with the age of each one's oldest pending event. It visits every lane, so
+// its cost grows with the number of keys that have pending events.
+func (e *Engine[K, E]) TopBacklog(n int) []KeyBacklog[K] {
+	if n <= 0 {
+		return nil
+	}
+	now := e.now()
+	var top []KeyBacklog[K]
+	e.eachLane(func(l *lane[K, E]) {
+		p := l.pending()
+		if p == 0 {
+			return
+		}
+		at, _ := l.oldest()
+		top = append(top, KeyBacklog[K]{Key: l.key, Pending: p, OldestAge: time.Duration(now - at)})
+	})
+	slices.SortFunc(top, func(a, b KeyBacklog[K]) int {
+		if c := cmp.Compare(b.Pending, a.Pending); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.OldestAge, a.OldestAge)
+	})
+	if len(top) > n {
+		top = top[:n]
+	}
+	return top
 }

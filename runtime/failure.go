@@ -1,0 +1,154 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// delay returns the backoff after the given failed attempt (from 1):
+// exponential, capped at Max, with full jitter unless NoJitter.
+func (r Retry) delay(attempt int) time.Duration {
+	ceiling := float64(r.Initial)
+	for i := 1; i < attempt && ceiling < float64(r.Max); i++ {
+		ceiling *= r.Multiplier
+	}
+	d := time.Duration(min(ceiling, float64(r.Max)))
+	if r.NoJitter || d <= 0 {
+		return d
+	}
+	return time.Duration(rand.Int64N(int64(d) + 1))
+}
+
+// retryable reports whether a failed attempt of it should be tried again.
+func (w *worker[K, E]) retryable(it *item[E], err error) bool {
+	return !IsPermanent(err) && int(it.attempts) < w.e.cfg.Retry.Attempts
+}
+
+// deadLetter hands it to the sink. When the sink fails it records why on
+// it and returns false: the caller parks the event instead.
+func (w *worker[K, E]) deadLetter(l *lane[K, E], it *item[E], err error) bool {
+	e := w.e
+	sinkErr := func() (serr error) {
+		defer func() {
+			if r := recover(); r != nil {
+				serr = &PanicError{Value: r}
+			}
+		}()
+		return e.cfg.DeadLetter(e.base, DeadLetterEvent[K, E]{Key: l.key, Event: it.ev, Err: err, Attempts: int(it.attempts)})
+	}()
+	if sinkErr != nil {
+		it.lastErr = fmt.Errorf("%w (dead-letter sink failed: %v)", err, sinkErr)
+		e.cfg.Logger.Warn("ordergen: dead-letter sink failed; parking the key instead",
+			"engine", e.cfg.Name, "key", l.key, "error", sinkErr)
+		return false
+	}
+	w.c.deadLettered.Add(1)
+	return true
+}
+
+// parkReason says why a failing event parks its key.
+func parkReason[E any](it *item[E], err error) string {
+	var p *PanicError
+	switch {
+	case errors.As(err, &p):
+		return fmt.Sprintf("handler panicked on attempt %d: %v", it.attempts, p.Value)
+	case IsPermanent(err):
+		return fmt.Sprintf("permanent failure on attempt %d: %v", it.attempts, err)
+	default:
+		return fmt.Sprintf("failed %d attempts: %v", it.attempts, err)
+	}
+}
+
+// armRetry starts l's backoff timer; l is waiting and its shard locked.
+func (w *worker[K, E]) armRetry(l *lane[K, E], d time.Duration) {
+	e := w.e
+	if e.aborted.Load() {
+		return // Close gave up; the lane stays as it is
+	}
+	e.timers.Add(1)
+	if l.retryTimer == nil {
+		l.retryTimer = time.AfterFunc(d, func() { e.retryDue(l) })
+		return
+	}
+	l.retryTimer.Reset(d)
+}
+
+// retryDue runs when l's backoff ends: the lane goes back to the run queue.
+func (e *Engine[K, E]) retryDue(l *lane[K, E]) {
+	defer e.timers.Done()
+	sh := l.shard
+	sh.mu.Lock()
+	if l.state != laneWaiting {
+		sh.mu.Unlock()
+		return
+	}
+	l.state = laneQueued // still busy: waiting counted as busy
+	sh.mu.Unlock()
+	e.rq.push(l)
+}
+
+// armHoldTimer makes sure a timer checks the age of l's oldest held event;
+// l's shard is locked.
+func (w *worker[K, E]) armHoldTimer(l *lane[K, E]) {
+	if l.holdArmed || len(l.held) == 0 {
+		return
+	}
+	e := w.e
+	if e.aborted.Load() {
+		return
+	}
+	d := time.Duration(l.held[0].heldAt + int64(e.cfg.MaxHold) - e.now())
+	l.holdArmed = true
+	e.timers.Add(1)
+	if l.holdTimer == nil {
+		l.holdTimer = time.AfterFunc(d, func() { e.holdDue(l) })
+		return
+	}
+	l.holdTimer.Reset(d)
+}
+
+// stopHoldTimer disarms l's hold timer; l's shard is locked.
+func (w *worker[K, E]) stopHoldTimer(l *lane[K, E]) {
+	if !l.holdArmed {
+		return
+	}
+	l.holdArmed = false
+	if l.holdTimer.Stop() {
+		w.e.timers.Done()
+	}
+	// Otherwise the callback runs, finds the timer disarmed, and does nothing.
+}
+
+// holdDue runs when l's oldest held event may have waited too long.
+func (e *Engine[K, E]) holdDue(l *lane[K, E]) {
+	defer e.timers.Done()
+	sh := l.shard
+	sh.mu.Lock()
+	if !l.holdArmed {
+		sh.mu.Unlock()
+		return
+	}
+	l.holdArmed = false
+	l.holdCheck = true
+	push := e.schedule(l)
+	sh.mu.Unlock()
+	if push {
+		e.rq.push(l)
+	}
+}
+
+// holdExpired reports whether l's oldest held event waited longer than
+// MaxHold (or the engine is closing, which cannot wait for the gap); if
+// not, it re-arms the timer. l's shard is locked.
+func (w *worker[K, E]) holdExpired(l *lane[K, E]) bool {
+	if len(l.held) == 0 {
+		return false
+	}
+	if w.e.closing.Load() || w.e.now()-l.held[0].heldAt >= int64(w.e.cfg.MaxHold) {
+		return true
+	}
+	w.armHoldTimer(l)
+	return false
+}

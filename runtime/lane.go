@@ -1,0 +1,107 @@
+package runtime
+
+import "time"
+
+// laneState says where a lane is in its life. Every field of a lane is
+// guarded by its shard's mutex, except what the worker that runs it keeps
+// in its own buffers.
+type laneState uint8
+
+const (
+	// laneIdle: in its shard's map but not scheduled. Only a lane with held
+	// events, a park or an operator request waits like this; any other lane
+	// that runs out of work is removed at once.
+	laneIdle laneState = iota
+	// laneQueued: in the run queue, waiting for a worker.
+	laneQueued
+	// laneRunning: a worker owns it.
+	laneRunning
+	// laneWaiting: waiting for its retry timer; no worker is held.
+	laneWaiting
+)
+
+// item is one pending event with its bookkeeping.
+type item[E any] struct {
+	ev E
+	// at is when the event was accepted, in nanoseconds since the engine
+	// started (monotonic).
+	at int64
+	// attempts made so far.
+	attempts int32
+	// replaySeq is the event's Seq in the park store while it is being
+	// replayed, 0 otherwise: it is removed from the store at its outcome.
+	replaySeq uint64
+	// lastErr is the last failure, for the dead-letter sink and the park.
+	lastErr error
+}
+
+// heldItem is an event set aside by Hold until its key's gap fills.
+type heldItem[E any] struct {
+	item[E]
+	reason string
+	heldAt int64
+}
+
+// lane is the FIFO of one key that has pending events (or held events, a
+// park or an operator request). At most one worker runs a lane at a time,
+// which is what keeps a key's events in order and never concurrent.
+type lane[K comparable, E any] struct {
+	key   K
+	shard *shard[K, E]
+	state laneState
+	// q holds the events not yet taken by a worker.
+	q ring[item[E]]
+	// inflight is the number of events the running worker took from q and
+	// has not finished; inflightAt is the acceptance time of the oldest.
+	inflight   int
+	inflightAt int64
+	// held are the events set aside by Hold, in arrival order.
+	held []heldItem[E]
+	// holdCheck asks the worker to check the oldest held event's age.
+	holdCheck bool
+	holdArmed bool
+	holdTimer *time.Timer
+	// parked: the key's events go to the park store until Replay or Discard.
+	parked bool
+	reason string
+	// stored is the number of this key's events in the park store.
+	stored int
+	// req is an operator request (replay, discard) for the worker to serve.
+	req *request
+	// replay tracks a replay in progress.
+	replay *replayState
+	// retryTimer wakes the lane after a backoff.
+	retryTimer *time.Timer
+	// next links recycled lanes in their shard's free list.
+	next *lane[K, E]
+}
+
+// pending is the lane's backlog: queued, running and held events.
+func (l *lane[K, E]) pending() int { return l.q.len() + l.inflight + len(l.held) }
+
+// oldest returns the acceptance time of the lane's oldest pending event and
+// whether it has any.
+func (l *lane[K, E]) oldest() (int64, bool) {
+	var t int64
+	ok := false
+	consider := func(at int64) {
+		if !ok || at < t {
+			t, ok = at, true
+		}
+	}
+	if l.inflight > 0 {
+		consider(l.inflightAt)
+	}
+	if len(l.held) > 0 {
+		consider(l.held[0].at)
+	}
+	if l.q.len() > 0 {
+		consider(l.q.front().at)
+	}
+	return t, ok
+}
+
+// removable reports whether the lane holds nothing and can leave the map.
+func (l *lane[K, E]) removable() bool {
+	return l.q.len() == 0 && l.inflight == 0 && len(l.held) == 0 && !l.parked && l.req == nil && l.replay == nil
+}

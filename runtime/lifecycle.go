@@ -1,0 +1,200 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// notifier wakes goroutines waiting for a condition that other goroutines
+// make true (room in the backlog, no busy lane). A waiter registers before
+// it looks at the condition and the signaller changes the condition before
+// it looks for waiters, so one of them always sees the other.
+type notifier struct {
+	waiters atomic.Int64
+	mu      sync.Mutex
+	ch      chan struct{}
+}
+
+func (n *notifier) register() <-chan struct{} {
+	n.waiters.Add(1)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch == nil {
+		n.ch = make(chan struct{})
+	}
+	return n.ch
+}
+
+func (n *notifier) unregister() { n.waiters.Add(-1) }
+
+func (n *notifier) broadcastIfWaiting() {
+	if n.waiters.Load() > 0 {
+		n.broadcast()
+	}
+}
+
+func (n *notifier) broadcast() {
+	n.mu.Lock()
+	if n.ch != nil {
+		close(n.ch)
+		n.ch = nil
+	}
+	n.mu.Unlock()
+}
+
+// waitQuiet waits until no lane is queued, running or waiting to retry.
+func (e *Engine[K, E]) waitQuiet(ctx context.Context) error {
+	for {
+		ch := e.quiet.register()
+		if e.busy.Load() == 0 {
+			e.quiet.unregister()
+			return nil
+		}
+		select {
+		case <-ch:
+			e.quiet.unregister()
+		case <-ctx.Done():
+			e.quiet.unregister()
+			return ctx.Err()
+		}
+	}
+}
+
+// Flush waits until the engine is quiescent: every accepted event has an
+// outcome, or is held (waiting for a gap) or parked. Under a steady stream
+// of submissions it may not return before ctx ends.
+func (e *Engine[K, E]) Flush(ctx context.Context) error {
+	return e.waitQuiet(ctx)
+}
+
+// CloseError is returned by Close when ctx ended before the engine drained.
+// It says what was left unfinished; those events had no outcome.
+type CloseError struct {
+	// Pending is the number of events left without an outcome.
+	Pending int64
+	// Keys is the number of keys they belong to.
+	Keys int
+	// Sample names up to ten of those keys.
+	Sample []string
+	// Err is ctx's error.
+	Err error
+}
+
+func (e *CloseError) Error() string {
+	return fmt.Sprintf("ordergen: close: %d events of %d keys left unfinished (keys %s): %v",
+		e.Pending, e.Keys, strings.Join(e.Sample, ", "), e.Err)
+}
+
+// Unwrap returns ctx's error.
+func (e *CloseError) Unwrap() error { return e.Err }
+
+// Close stops accepting (Submit, Replay and Discard then fail with
+// ErrClosed), waits until every accepted event has an outcome, parks the
+// events still held for a gap (they cannot be resolved any more; a durable
+// park store keeps them for the next start), and stops the workers. Parked
+// keys stay parked.
+//
+// If ctx ends first, Close cancels the contexts of running handlers, stops
+// the workers after their current event, and returns a *CloseError (which
+// wraps ctx's error) saying what was left. Either way no goroutine of the
+// engine survives Close; a handler that ignores its context delays Close
+// until it returns. Calling Close again returns ErrClosed.
+func (e *Engine[K, E]) Close(ctx context.Context) error {
+	if !e.closing.CompareAndSwap(false, true) {
+		return e.errClosed
+	}
+	for i := range e.shards {
+		sh := &e.shards[i]
+		sh.mu.Lock()
+		sh.closed = true
+		sh.mu.Unlock()
+	}
+	e.space.broadcast() // blocked submitters see the engine closed
+	err := e.waitQuiet(ctx)
+	if err == nil {
+		e.parkHeld()
+		err = e.waitQuiet(ctx)
+	}
+	if err != nil {
+		return e.abort(err)
+	}
+	e.rq.stop(false)
+	e.workers.Wait()
+	e.timers.Wait()
+	e.stop()
+	return nil
+}
+
+// parkHeld asks every lane with held events to park them.
+func (e *Engine[K, E]) parkHeld() {
+	for i := range e.shards {
+		sh := &e.shards[i]
+		var push []*lane[K, E]
+		sh.mu.Lock()
+		for _, l := range sh.lanes {
+			if len(l.held) > 0 {
+				l.holdCheck = true
+				if e.schedule(l) {
+					push = append(push, l)
+				}
+			}
+		}
+		sh.mu.Unlock()
+		for _, l := range push {
+			e.rq.push(l)
+		}
+	}
+}
+
+// abort stops everything at once after Close's ctx ended.
+func (e *Engine[K, E]) abort(cause error) error {
+	e.aborted.Store(true)
+	e.stop()
+	e.rq.stop(true)
+	e.eachLane(func(l *lane[K, E]) {
+		if l.state == laneWaiting && l.retryTimer != nil && l.retryTimer.Stop() {
+			e.timers.Done()
+		}
+		if l.holdArmed {
+			l.holdArmed = false
+			if l.holdTimer.Stop() {
+				e.timers.Done()
+			}
+		}
+	})
+	e.workers.Wait()
+	e.timers.Wait()
+	ce := &CloseError{Pending: e.pending.Load(), Err: cause}
+	e.eachLane(func(l *lane[K, E]) {
+		if l.req != nil {
+			l.req.reply(0, e.errClosed)
+			l.req = nil
+		}
+		if l.replay != nil {
+			l.replay.req.reply(l.replay.total-l.replay.remaining, e.errClosed)
+			l.replay = nil
+		}
+		if l.pending() > 0 {
+			ce.Keys++
+			if len(ce.Sample) < 10 {
+				ce.Sample = append(ce.Sample, fmt.Sprint(l.key))
+			}
+		}
+	})
+	return ce
+}
+
+// eachLane calls fn for every lane, with the lane's shard locked.
+func (e *Engine[K, E]) eachLane(fn func(*lane[K, E])) {
+	for i := range e.shards {
+		sh := &e.shards[i]
+		sh.mu.Lock()
+		for _, l := range sh.lanes {
+			fn(l)
+		}
+		sh.mu.Unlock()
+	}
+}

@@ -1,0 +1,106 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+)
+
+// Topic fans a stream of events out to several subscribers. Each subscriber
+// is an Engine with its own lanes, backlog and policies, so a slow or
+// failing subscriber never holds up another (unless it uses the Block
+// policy, which holds up the publisher). Order is per key and subscriber.
+type Topic[K comparable, E any] struct {
+	mu     sync.Mutex // serialises Subscribe and Close
+	subs   atomic.Pointer[[]*Engine[K, E]]
+	closed bool
+}
+
+// NewTopic returns a topic without subscribers.
+func NewTopic[K comparable, E any]() *Topic[K, E] {
+	t := &Topic[K, E]{}
+	t.subs.Store(&[]*Engine[K, E]{})
+	return t
+}
+
+// Subscribe starts an engine for h with cfg and adds it as a subscriber. It
+// sees the events published after Subscribe returns.
+func (t *Topic[K, E]) Subscribe(h Handler[K, E], cfg Config[K, E]) (*Engine[K, E], error) {
+	return t.add(func() (*Engine[K, E], error) { return New(h, cfg) })
+}
+
+// SubscribeBatch is Subscribe for a batch handler.
+func (t *Topic[K, E]) SubscribeBatch(h BatchHandler[K, E], cfg Config[K, E]) (*Engine[K, E], error) {
+	return t.add(func() (*Engine[K, E], error) { return NewBatch(h, cfg) })
+}
+
+func (t *Topic[K, E]) add(start func() (*Engine[K, E], error)) (*Engine[K, E], error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, ErrClosed
+	}
+	e, err := start()
+	if err != nil {
+		return nil, err
+	}
+	old := *t.subs.Load()
+	subs := make([]*Engine[K, E], len(old), len(old)+1)
+	copy(subs, old)
+	subs = append(subs, e)
+	t.subs.Store(&subs)
+	return e, nil
+}
+
+// Subscribers returns the subscribers' engines, in subscription order.
+func (t *Topic[K, E]) Subscribers() []*Engine[K, E] {
+	return *t.subs.Load()
+}
+
+// Publish submits the event to every subscriber, in subscription order. A
+// subscriber that refuses it does not stop the others: Publish returns the
+// refusals joined (each names its subscriber), and the subscribers that
+// accepted the event handle it.
+func (t *Topic[K, E]) Publish(ctx context.Context, key K, event E) error {
+	subs := *t.subs.Load()
+	if len(subs) == 1 {
+		return subs[0].Submit(ctx, key, event)
+	}
+	var errs []error
+	for _, s := range subs {
+		if err := s.Submit(ctx, key, event); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Flush waits until every subscriber is quiescent (see Engine.Flush).
+func (t *Topic[K, E]) Flush(ctx context.Context) error {
+	for _, s := range t.Subscribers() {
+		if err := s.Flush(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close closes every subscriber at once and returns their errors joined.
+func (t *Topic[K, E]) Close(ctx context.Context) error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return ErrClosed
+	}
+	t.closed = true
+	t.mu.Unlock()
+	subs := t.Subscribers()
+	errs := make([]error, len(subs))
+	var wg sync.WaitGroup
+	for i, s := range subs {
+		wg.Go(func() { errs[i] = s.Close(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,382 @@
+package runtime
+
+import (
+	"context"
+	"runtime/debug"
+)
+
+// laneBudget is how many events a worker handles from one lane before it
+// lets other waiting lanes go first: a hot key gets one worker, never all.
+const laneBudget = 64
+
+// worker runs lanes taken from the run queue. It owns a lane while it runs
+// it, and keeps its buffers across lanes so steady-state dispatch does not
+// allocate.
+type worker[K comparable, E any] struct {
+	e     *Engine[K, E]
+	c     counters
+	buf   []item[E] // events taken from the running lane
+	batch []E       // the batch handler's argument
+	held  []heldItem[E]
+}
+
+func (e *Engine[K, E]) startWorker() {
+	w := &worker[K, E]{e: e}
+	e.wmu.Lock()
+	e.ws = append(e.ws, w)
+	e.wmu.Unlock()
+	e.workers.Add(1)
+	go w.loop()
+}
+
+func (w *worker[K, E]) loop() {
+	defer w.e.workers.Done()
+	for {
+		l := w.e.rq.pop()
+		if l == nil {
+			return
+		}
+		w.run(l)
+	}
+}
+
+// run works on l until it has nothing runnable, must wait for a retry, or
+// used its budget while other lanes wait.
+func (w *worker[K, E]) run(l *lane[K, E]) {
+	e := w.e
+	sh := l.shard
+	sh.mu.Lock()
+	l.state = laneRunning
+	handled := 0
+	for {
+		if e.aborted.Load() {
+			// Close gave up: leave the lane as it is; Close reports it.
+			l.state = laneIdle
+			sh.mu.Unlock()
+			e.laneIdle()
+			return
+		}
+		if l.req != nil {
+			if w.serve(l) == waitForTimer { // unlocks and relocks around store I/O
+				sh.mu.Unlock()
+				return
+			}
+			continue
+		}
+		if l.holdCheck {
+			l.holdCheck = false
+			if w.holdExpired(l) {
+				if w.park(l, w.holdParkReason(l)) == waitForTimer {
+					sh.mu.Unlock()
+					return
+				}
+				continue
+			}
+		}
+		if l.parked {
+			if l.q.len() == 0 {
+				break
+			}
+			if w.park(l, l.reason) == waitForTimer {
+				sh.mu.Unlock()
+				return
+			}
+			continue
+		}
+		if l.q.len() == 0 {
+			break
+		}
+		if handled >= laneBudget && e.rq.waiting() {
+			// Let the lanes that wait go first; this one goes to the back.
+			l.state = laneQueued
+			sh.mu.Unlock()
+			e.rq.push(l)
+			return
+		}
+		take := laneBudget
+		if e.batch != nil {
+			take = e.cfg.BatchSize
+		} else if e.cfg.Conflate {
+			take = 1 // leave the rest pending, where a newer event can replace it
+		}
+		w.buf = l.q.popInto(w.buf[:0], take)
+		l.inflight = len(w.buf)
+		l.inflightAt = w.buf[0].at
+		sh.mu.Unlock()
+
+		var res result
+		if e.batch != nil {
+			res = w.processBatch(l)
+		} else {
+			res = w.process(l)
+		}
+
+		sh.mu.Lock()
+		handled += res.done
+		switch w.settle(l, res) {
+		case keepRunning:
+		case waitForTimer:
+			sh.mu.Unlock()
+			return
+		case giveUp:
+			l.state = laneIdle
+			sh.mu.Unlock()
+			e.laneIdle()
+			return
+		}
+	}
+	if l.removable() {
+		sh.removeLane(l)
+	} else {
+		l.state = laneIdle
+	}
+	sh.mu.Unlock()
+	e.laneIdle()
+}
+
+// laneIdle records that a lane stopped being busy and wakes Flush and
+// Close when none is.
+func (e *Engine[K, E]) laneIdle() {
+	if e.busy.Add(-1) == 0 {
+		e.quiet.broadcast()
+	}
+}
+
+// resultKind says how a run of process ended.
+type resultKind uint8
+
+const (
+	// ranAll: every taken event reached an outcome or was held.
+	ranAll resultKind = iota
+	// reoffer: an event was handled while events are held; the rest of the
+	// taken events go back to the front, behind the held ones.
+	reoffer
+	// retryLater: the event at stopAt failed and waits for its backoff.
+	retryLater
+	// parkNow: the event at stopAt exhausted its attempts under Park.
+	parkNow
+	// abandoned: Close gave up; events from stopAt go back unfinished.
+	abandoned
+)
+
+type result struct {
+	kind   resultKind
+	stopAt int    // index in w.buf of the first event without an outcome
+	done   int    // events that reached an outcome
+	reason string // park reason
+}
+
+// process handles w.buf in order without holding the lane's lock.
+func (w *worker[K, E]) process(l *lane[K, E]) result {
+	e := w.e
+	w.held = w.held[:0]
+	done := 0
+	for i := range w.buf {
+		it := &w.buf[i]
+		err := w.attempt(l.key, it)
+		if err == nil {
+			w.c.handled.Add(1)
+			done++
+			w.finished(l, it)
+			if len(l.held) > 0 || len(w.held) > 0 {
+				return result{kind: reoffer, stopAt: i + 1, done: done}
+			}
+			continue
+		}
+		if e.aborted.Load() {
+			return result{kind: abandoned, stopAt: i, done: done}
+		}
+		if _, ok := IsSkip(err); ok {
+			w.c.skipped.Add(1)
+			done++
+			w.finished(l, it)
+			continue
+		}
+		if reason, ok := IsHold(err); ok {
+			w.held = append(w.held, heldItem[E]{item: *it, reason: reason, heldAt: e.now()})
+			continue
+		}
+		if w.retryable(it, err) {
+			return result{kind: retryLater, stopAt: i, done: done}
+		}
+		it.lastErr = err
+		switch e.cfg.OnExhausted {
+		case Drop:
+			w.c.dropped.Add(1)
+		case DeadLetter:
+			if !w.deadLetter(l, it, err) {
+				return result{kind: parkNow, stopAt: i, done: done, reason: parkReason(it, it.lastErr)}
+			}
+		default:
+			return result{kind: parkNow, stopAt: i, done: done, reason: parkReason(it, err)}
+		}
+		done++
+		w.finished(l, it)
+	}
+	return result{kind: ranAll, stopAt: len(w.buf), done: done}
+}
+
+// processBatch hands w.buf to the batch handler as one unit.
+func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
+	e := w.e
+	w.held = w.held[:0]
+	w.batch = w.batch[:0]
+	for i := range w.buf {
+		w.batch = append(w.batch, w.buf[i].ev)
+	}
+	first := &w.buf[0]
+	err := w.call(l.key, first, func(ctx context.Context) error { return e.batch(ctx, l.key, w.batch) })
+	clear(w.batch)
+	for i := range w.buf {
+		w.buf[i].attempts = first.attempts
+	}
+	if err == nil {
+		w.c.handled.Add(uint64(len(w.buf)))
+		w.finishedAll(l)
+		return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
+	}
+	if e.aborted.Load() {
+		return result{kind: abandoned}
+	}
+	if _, ok := IsSkip(err); ok {
+		w.c.skipped.Add(uint64(len(w.buf)))
+		w.finishedAll(l)
+		return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
+	}
+	if _, ok := IsHold(err); ok {
+		err = Permanent(err)
+	}
+	if w.retryable(first, err) {
+		return result{kind: retryLater}
+	}
+	switch e.cfg.OnExhausted {
+	case Drop:
+		w.c.dropped.Add(uint64(len(w.buf)))
+	case DeadLetter:
+		for i := range w.buf {
+			w.buf[i].lastErr = err
+			if !w.deadLetter(l, &w.buf[i], err) {
+				return result{kind: parkNow, stopAt: i, done: i, reason: parkReason(&w.buf[i], w.buf[i].lastErr)}
+			}
+			w.finished(l, &w.buf[i])
+		}
+		return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
+	default:
+		first.lastErr = err
+		return result{kind: parkNow, reason: parkReason(first, err)}
+	}
+	w.finishedAll(l)
+	return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
+}
+
+func (w *worker[K, E]) finishedAll(l *lane[K, E]) {
+	for i := range w.buf {
+		w.finished(l, &w.buf[i])
+	}
+}
+
+// attempt runs the handler once for it.
+func (w *worker[K, E]) attempt(key K, it *item[E]) error {
+	return w.call(key, it, func(ctx context.Context) error { return w.e.handle(ctx, key, it.ev) })
+}
+
+// call runs fn as one attempt of it: with the per-attempt timeout, and with
+// a panic turned into a PanicError.
+func (w *worker[K, E]) call(_ K, it *item[E], fn func(context.Context) error) (err error) {
+	it.attempts++
+	ctx := w.e.base
+	if w.e.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, w.e.cfg.Timeout)
+		defer cancel()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return fn(ctx)
+}
+
+// next says what run does after settling a result.
+type next uint8
+
+const (
+	keepRunning  next = iota
+	waitForTimer      // the lane waits for its retry timer; still busy
+	giveUp            // Close gave up: the lane stops where it is
+)
+
+// settle applies a result to the lane; its shard is locked.
+func (w *worker[K, E]) settle(l *lane[K, E], res result) next {
+	e := w.e
+	rest := w.buf[res.stopAt:]
+	l.inflight = 0
+	if res.done > 0 {
+		e.finish(int64(res.done))
+	}
+	if len(w.held) > 0 {
+		l.held = append(l.held, w.held...)
+		e.held.Add(int64(len(w.held)))
+		clear(w.held)
+		w.held = w.held[:0]
+		w.armHoldTimer(l)
+	}
+	l.q.prependAll(rest)
+	clear(w.buf)
+	w.completeReplay(l)
+	switch res.kind {
+	case reoffer:
+		// Offer the held events again first: the handled event may have
+		// filled their gap. The rest follow, in order.
+		w.reofferHeld(l)
+	case retryLater:
+		w.c.retried.Add(1)
+		l.state = laneWaiting
+		w.armRetry(l, e.cfg.Retry.delay(int(l.q.front().attempts)))
+		return waitForTimer
+	case parkNow:
+		return w.park(l, res.reason)
+	case abandoned:
+		return giveUp
+	}
+	if len(l.held) > e.cfg.MaxHeld {
+		return w.park(l, "resequencer full ("+itoa(len(l.held))+" events held): "+l.held[0].reason)
+	}
+	return keepRunning
+}
+
+// reofferHeld moves every held event back to the front of the lane, in
+// arrival order, so the handler sees them again; sh.mu is held.
+func (w *worker[K, E]) reofferHeld(l *lane[K, E]) {
+	if len(l.held) == 0 {
+		return
+	}
+	for i := len(l.held) - 1; i >= 0; i-- {
+		l.q.pushFront(l.held[i].item)
+	}
+	w.e.held.Add(-int64(len(l.held)))
+	clear(l.held)
+	l.held = l.held[:0]
+	w.stopHoldTimer(l)
+}
+
+// finish records that n pending events reached an outcome.
+func (e *Engine[K, E]) finish(n int64) {
+	e.pending.Add(-n)
+	e.space.broadcastIfWaiting()
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
