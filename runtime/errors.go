@@ -21,6 +21,9 @@ var (
 	// ErrParkedAgain is returned by Replay when a replayed event failed again
 	// and the key went back to the park.
 	ErrParkedAgain = errors.New("ordergen: key parked again during replay")
+	// ErrNoSubscribers is returned by Topic.Publish when the topic has no
+	// subscriber: the event would go nowhere.
+	ErrNoSubscribers = errors.New("ordergen: topic has no subscribers")
 	// ErrInvalidConfig is wrapped by every configuration error from New.
 	ErrInvalidConfig = errors.New("ordergen: invalid configuration")
 	// ErrInvalidEvent is wrapped by the errors generated publishers return

@@ -64,7 +64,10 @@ func (t *Topic[K, E]) Subscribers() []*Engine[K, E] {
 // accepted the event handle it.
 func (t *Topic[K, E]) Publish(ctx context.Context, key K, event E) error {
 	subs := *t.subs.Load()
-	if len(subs) == 1 {
+	switch len(subs) {
+	case 0:
+		return ErrNoSubscribers
+	case 1:
 		return subs[0].Submit(ctx, key, event)
 	}
 	var errs []error
