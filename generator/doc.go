@@ -1,0 +1,135 @@
+// Package generator compiles an ordergen schema into Go code. It is the
+// library behind the ordergen command; its stages are separate packages:
+//
+//	schema    load the YAML text, strictly, keeping every position
+//	validate  check the meaning and build the resolved model (ir)
+//	ir        the resolved model: defaults applied, types resolved
+//	emit      write the Go files with jennifer, one per concern
+//	write     put the files into the output directory, or diff them
+//
+// # Schema
+//
+// A schema is one YAML document:
+//
+//	version: 1                 # required; the only version this ordergen reads
+//	package: ledger            # required; a lower-case Go identifier, not a keyword
+//	defaults:                  # optional; every entity inherits them
+//	  delivery: at-least-once  # or at-most-once
+//	  retry: {attempts: 5, initial: 10ms, max: 2s, multiplier: 2, jitter: full}
+//	  timeout: 5s
+//	  on_exhausted: park       # or dead-letter
+//	  backlog: {per_key: 1000, total: 100000, when_full: reject, wait: 200ms}
+//	  lanes: {max_active: 256}
+//	  resequencer: {max_events: 64, max_wait: 30s}
+//	entities:
+//	  Account:
+//	    key: {field: AccountID, type: string}
+//	    version: {field: Version, type: uint64}
+//	    states: [Open, Frozen, Closed]
+//	    branches: {Suspended: {from: [Open]}}
+//	    conflate: false
+//	    retry: {attempts: 8}   # any default, overridden field by field
+//	    events:
+//	      AccountOpened: {fields: {Owner: string}, kind: snapshot, to: Open}
+//	      Deposited: {fields: {Amount: int64}}
+//
+// The values shown for defaults are the built-in ones, used for whatever a
+// schema leaves out (backlog.wait has none). Policies merge field by field:
+// an entity's retry: {attempts: 8} keeps the other retry settings of the
+// defaults.
+//
+// Policy values: attempts, per_key, total, max_active and max_events are
+// whole numbers of at least 1; multiplier is a number from 1 to 1000;
+// initial, max, timeout, wait and max_wait are positive Go durations
+// (250ms, 5s, 1m30s); jitter is full or none; when_full is block, reject,
+// drop-oldest, drop-newest or timeout.
+//
+// Field types are Go's predeclared types (every one but the interfaces
+// any, comparable and error), time.Time, time.Duration, compositions []T,
+// *T and map[K]V of allowed types (K comparable), and types of other
+// packages written import/path.Type (github.com/shopspring/decimal.Decimal),
+// which must resolve, from the schema's directory, to an exported type
+// that needs no type arguments. A key is a string or an integer type; a
+// version is an integer type (uint64 when the schema gives none).
+//
+// # Rules
+//
+// Every problem is reported, each as path:line:col: message, sorted by
+// position. Besides malformed YAML, unknown and duplicate keys, missing
+// required keys, wrong value types and the value ranges above, these are
+// errors:
+//
+//   - version other than 1; a package name that is not a lower-case Go
+//     identifier or is a keyword.
+//   - an entity, event, field, state, branch, key or version field name that
+//     is not an exported Go identifier.
+//   - names that clash in the generated package: an event named like
+//     another entity's event or like a generated declaration (AccountEvent,
+//     AccountHandler, AccountDispatcher, AccountConfig, AccountOption,
+//     AccountPublisher, NewAccountDispatcher and the unexported helpers);
+//     an event field named like the key or version field or like a
+//     generated method (EventName, EventKey, EventVersion); a version field
+//     named like the key field. Each clash is reported at the later of the
+//     two declarations.
+//   - an entity without key, key.field or key.type, or without events; a
+//     version without field.
+//   - an unusable key type (floats, bool, []byte, time.Time, qualified
+//     types: anything but string and the integer types) or version type
+//     (anything but the integer types).
+//   - an unknown field type or a qualified type that does not resolve.
+//   - a duplicate state; a branch also declared as a state; a branch with
+//     an empty from:, or whose from: names an undeclared state, itself, or
+//     one state twice; branches on an entity without states.
+//   - to: on an entity without states, or naming an undeclared state.
+//
+// And these combinations, which make no sense:
+//
+//   - kind: (snapshot or delta) on an entity without a version: the kind
+//     only says how an event crosses a version gap.
+//   - conflate: true on an entity with a version whose events are not all
+//     snapshots: conflation replaces pending events, which leaves version
+//     gaps that a delta cannot survive.
+//   - resequencer: on an entity without a version: nothing is ever held.
+//   - delivery: at-most-once together with retry: or on_exhausted: in the
+//     same scope (or in an entity whose defaults say at-most-once): an
+//     at-most-once event gets one attempt and is dropped when it fails.
+//   - backlog when_full: timeout without wait:, and wait: with any other
+//     when_full.
+//   - retry initial above max; backlog per_key above total.
+//
+// # Generated code
+//
+// For each entity (Account with key AccountID string below), five files
+// of one package hold:
+//
+//   - events.go: one struct per event (key field, version field, then the
+//     declared fields) and the sealed interface AccountEvent with
+//     EventName, EventKey and EventVersion.
+//   - handlers.go: AccountHandler, one HandleX(ctx, X) error per event.
+//   - dispatchers.go: AccountConfig (the schema's policies, changed by
+//     AccountOption functions), NewAccountDispatcher, and the
+//     AccountDispatcher's Subscribe, Flush, Close, Replay, Discard,
+//     ParkedKeys, ParkedEvents and Stats. Every subscriber has its own
+//     runtime engine (lanes), stores and guards; the first is named
+//     "Account", the others "Account/"+name. Stats and ParkedKeys are
+//     reported per subscriber, by name. Replay and Discard act on every
+//     subscriber where the key is parked and report runtime.ErrNotParked
+//     when there is none. Events travel through the engine in an
+//     unexported envelope, by value.
+//   - guards.go: the engine handler of a subscriber. The version guard
+//     skips an event whose version is not above the stored one, applies
+//     the next one, and on a gap applies a snapshot and holds a delta back
+//     (runtime.Hold) until the gap fills or the resequencer's bounds park
+//     the key. The state guard skips a transition to a state that does not
+//     rank above the current one, a branch state entered from a state its
+//     from: does not list, and any ranked transition out of a branch state.
+//     A skipped transition still uses up its version. The stores are
+//     updated after the handler succeeds, state first, then version, by
+//     compare-and-set; a failed compare-and-set is an error.
+//   - publishers.go: AccountPublisher and the dispatcher's typed PublishX
+//     methods, which refuse an empty string key or a version below 1 with
+//     runtime.ErrInvalidEvent, and Publish for any AccountEvent.
+//
+// Generated code references runtime.SupportPackageIsVersion1, so that code
+// and runtime of mismatched versions fail to compile.
+package generator

@@ -1,0 +1,130 @@
+package emit
+
+import (
+	"github.com/dave/jennifer/jen"
+)
+
+func errorf(format string, args ...jen.Code) *jen.Statement {
+	return jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(format)}, args...)...)
+}
+
+func dispatcher(f *jen.File, n names) {
+	e := n.e
+	engine := rt("Engine").Types(n.key(), jen.Id(n.envelope))
+	f.Commentf("%s delivers %s events to per-key lanes: the events of one key are", n.Dispatcher, e.Name)
+	f.Comment("handled one at a time in publication order, events of different keys in")
+	f.Comment("parallel. Each subscriber has its own lanes, guards and stores, so a slow or")
+	f.Comment("parked subscriber delays no other. It is safe for concurrent use.")
+	f.Type().Id(n.Dispatcher).Struct(
+		jen.Id("topic").Op("*").Add(rt("Topic")).Types(n.key(), jen.Id(n.envelope)),
+		jen.Id("mu").Qual("sync", "Mutex"),
+		jen.Id("subs").Index().Op("*").Id(n.subscriber),
+	)
+	f.Commentf("%s is one subscriber of %s %s: its handler, its engine and the", n.subscriber, article(n.Dispatcher), n.Dispatcher)
+	f.Comment("stores of its guards.")
+	f.Type().Id(n.subscriber).StructFunc(func(g *jen.Group) {
+		g.Id("name").String()
+		g.Id("h").Id(n.Handler)
+		g.Id("engine").Op("*").Add(engine)
+		if e.Version != nil {
+			g.Id("versions").Add(rt("VersionStore")).Types(n.key())
+		}
+		if e.HasStateGuard() {
+			g.Id("states").Add(rt("StateStore")).Types(n.key())
+		}
+	})
+
+	f.Commentf("%s returns a dispatcher whose first subscriber, named %q, is h,", n.New, e.Name)
+	f.Comment("configured with the schema's policies changed by opts. Close it when done.")
+	f.Func().Id(n.New).Params(jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
+		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Values(jen.Dict{jen.Id("topic"): rt("NewTopic").Types(n.key(), jen.Id(n.envelope)).Call()}),
+		jen.If(jen.Err().Op(":=").Id("d").Dot("subscribe").Call(jen.Lit(e.Name), jen.Id("h"), jen.Id("opts")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Err()),
+		),
+		jen.Return(jen.Id("d"), jen.Nil()),
+	)
+
+	f.Comment("Subscribe adds a subscriber: h receives every event published from now on,")
+	f.Commentf("in its own lanes, with its own guard stores. Its runtime name is %q", e.Name+"/")
+	f.Comment("followed by name; names must be unique.")
+	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Subscribe").Params(jen.Id("name").String(), jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Error().Block(
+		jen.If(jen.Id("name").Op("==").Lit("")).Block(jen.Return(errorf(n.pkg()+": subscribe to "+e.Name+": empty subscriber name"))),
+		jen.Return(jen.Id("d").Dot("subscribe").Call(jen.Lit(e.Name+"/").Op("+").Id("name"), jen.Id("h"), jen.Id("opts"))),
+	)
+
+	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("subscribe").Params(jen.Id("name").String(), jen.Id("h").Id(n.Handler), jen.Id("opts").Index().Id(n.Option)).Error().BlockFunc(func(g *jen.Group) {
+		g.If(jen.Id("h").Op("==").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: nil handler", jen.Id("name"))))
+		g.Id("d").Dot("mu").Dot("Lock").Call()
+		g.Defer().Id("d").Dot("mu").Dot("Unlock").Call()
+		g.For(jen.List(jen.Id("_"), jen.Id("s")).Op(":=").Range().Id("d").Dot("subs")).Block(
+			jen.If(jen.Id("s").Dot("name").Op("==").Id("name")).Block(jen.Return(errorf(n.pkg()+": subscribe %s: the name is taken", jen.Id("name")))),
+		)
+		g.Id("cfg").Op(":=").Id(n.defaults).Call()
+		g.For(jen.List(jen.Id("_"), jen.Id("opt")).Op(":=").Range().Id("opts")).Block(
+			jen.If(jen.Id("opt").Op("!=").Nil()).Block(jen.Id("opt").Call(jen.Op("&").Id("cfg"))),
+		)
+		sub := jen.Dict{jen.Id("name"): jen.Id("name"), jen.Id("h"): jen.Id("h")}
+		if e.Version != nil {
+			sub[jen.Id("versions")] = jen.Id("cfg").Dot("Versions")
+		}
+		if e.HasStateGuard() {
+			sub[jen.Id("states")] = jen.Id("cfg").Dot("States")
+		}
+		g.Id("s").Op(":=").Op("&").Id(n.subscriber).Values(sub)
+		if e.Version != nil {
+			g.If(jen.Id("s").Dot("versions").Op("==").Nil()).Block(
+				jen.Id("s").Dot("versions").Op("=").Add(rt("NewMemoryVersionStore")).Types(n.key()).Call(),
+			)
+		}
+		if e.HasStateGuard() {
+			g.If(jen.Id("s").Dot("states").Op("==").Nil()).Block(
+				jen.Id("s").Dot("states").Op("=").Add(rt("NewMemoryStateStore")).Types(n.key()).Call(),
+			)
+		}
+		rc := jen.Dict{
+			jen.Id("Name"):        jen.Id("name"),
+			jen.Id("MaxActive"):   jen.Id("cfg").Dot("MaxActive"),
+			jen.Id("Backlog"):     jen.Id("cfg").Dot("Backlog"),
+			jen.Id("Retry"):       jen.Id("cfg").Dot("Retry"),
+			jen.Id("Timeout"):     jen.Id("cfg").Dot("Timeout"),
+			jen.Id("OnExhausted"): jen.Id("cfg").Dot("OnExhausted"),
+			jen.Id("Conflate"):    jen.Lit(e.Conflate),
+			jen.Id("Logger"):      jen.Id("cfg").Dot("Logger"),
+		}
+		if e.Version != nil {
+			rc[jen.Id("MaxHeld")] = jen.Id("cfg").Dot("MaxHeld")
+			rc[jen.Id("MaxHold")] = jen.Id("cfg").Dot("MaxHold")
+		}
+		g.Id("rc").Op(":=").Add(rt("Config")).Types(n.key(), jen.Id(n.envelope)).Values(rc)
+		g.If(jen.Id("cfg").Dot("Parks").Op("!=").Nil()).Block(
+			jen.Id("rc").Dot("Parks").Op("=").Add(rt("MapParkStore")).Types(n.key(), jen.Id(n.envelope), jen.Id(n.Event)).Call(
+				jen.Id("cfg").Dot("Parks"), jen.Id(n.envelope).Dot("event"), jen.Id(n.newEnvelope),
+			),
+		)
+		g.If(jen.Id("sink").Op(":=").Id("cfg").Dot("DeadLetter"), jen.Id("sink").Op("!=").Nil()).Block(
+			jen.Id("rc").Dot("DeadLetter").Op("=").Func().Params(
+				jen.Id("ctx").Qual("context", "Context"),
+				jen.Id("dl").Add(rt("DeadLetterEvent")).Types(n.key(), jen.Id(n.envelope)),
+			).Error().Block(
+				jen.Return(jen.Id("sink").Call(jen.Id("ctx"), rt("DeadLetterEvent").Types(n.key(), jen.Id(n.Event)).Values(jen.Dict{
+					jen.Id("Key"):      jen.Id("dl").Dot("Key"),
+					jen.Id("Event"):    jen.Id("dl").Dot("Event").Dot("event").Call(),
+					jen.Id("Err"):      jen.Id("dl").Dot("Err"),
+					jen.Id("Attempts"): jen.Id("dl").Dot("Attempts"),
+				}))),
+			),
+		)
+		g.List(jen.Id("engine"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("Subscribe").Call(jen.Id("s").Dot("handle"), jen.Id("rc"))
+		g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: %w", jen.Id("name"), jen.Err())))
+		g.Id("s").Dot("engine").Op("=").Id("engine")
+		g.Id("d").Dot("subs").Op("=").Append(jen.Id("d").Dot("subs"), jen.Id("s"))
+		g.Return(jen.Nil())
+	})
+
+	f.Comment("subscribers returns the current subscribers.")
+	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("subscribers").Params().Index().Op("*").Id(n.subscriber).Block(
+		jen.Id("d").Dot("mu").Dot("Lock").Call(),
+		jen.Defer().Id("d").Dot("mu").Dot("Unlock").Call(),
+		jen.Return(jen.Id("d").Dot("subs").Index(jen.Op(":").Len(jen.Id("d").Dot("subs")).Op(":").Len(jen.Id("d").Dot("subs")))),
+	)
+}

@@ -1,0 +1,153 @@
+package emit
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ordergen/ordergen/generator/ir"
+)
+
+func dispatchers(f *jen.File, pkg *ir.Package) {
+	f.Comment("This line fails to compile when the runtime package is older or newer than")
+	f.Comment("the ordergen that generated this file. Regenerate with the ordergen of the")
+	f.Comment("github.com/ordergen/ordergen version in your go.mod (go generate ./...), or")
+	f.Comment("update that module (go get github.com/ordergen/ordergen@latest).")
+	f.Const().Id("_").Op("=").Add(rt("SupportPackageIsVersion1"))
+	for _, e := range pkg.Entities {
+		n := namesOf(pkg.Name, e)
+		envelope(f, n)
+		config(f, n)
+		dispatcher(f, n)
+		operations(f, n)
+	}
+}
+
+func envelope(f *jen.File, n names) {
+	e := n.e
+	f.Commentf("%s tags the event that %s %s carries.", n.kind, article(n.envelope), n.envelope)
+	f.Type().Id(n.kind).Uint8()
+	f.Const().DefsFunc(func(g *jen.Group) {
+		for i, ev := range e.Events {
+			if i == 0 {
+				g.Id(n.kindOf(ev)).Id(n.kind).Op("=").Iota().Op("+").Lit(1)
+			} else {
+				g.Id(n.kindOf(ev))
+			}
+		}
+	})
+	f.Commentf("%s carries one %s event through the runtime by value, without", n.envelope, e.Name)
+	f.Commentf("boxing it into %s %s: kind says which field holds it.", article(n.Event), n.Event)
+	f.Type().Id(n.envelope).StructFunc(func(g *jen.Group) {
+		g.Id("kind").Id(n.kind)
+		for _, ev := range e.Events {
+			g.Id(field(ev)).Id(ev.Name)
+		}
+	})
+	f.Commentf("event returns the envelope's event as %s %s (nil for the zero envelope).", article(n.Event), n.Event)
+	f.Commentf("Only the park, dead-letter and introspection paths convert.")
+	f.Func().Params(jen.Id("env").Id(n.envelope)).Id("event").Params().Id(n.Event).Block(
+		jen.Switch(jen.Id("env").Dot("kind")).BlockFunc(func(g *jen.Group) {
+			for _, ev := range e.Events {
+				g.Case(jen.Id(n.kindOf(ev))).Block(jen.Return(jen.Id("env").Dot(field(ev))))
+			}
+		}),
+		jen.Return(jen.Nil()),
+	)
+	f.Commentf("%s wraps e in an envelope; a nil e gives the zero envelope.", n.newEnvelope)
+	f.Func().Id(n.newEnvelope).Params(jen.Id("e").Id(n.Event)).Id(n.envelope).Block(
+		jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
+			for _, ev := range e.Events {
+				g.Case(jen.Id(ev.Name)).Block(jen.Return(jen.Id(n.envelope).Values(jen.Dict{
+					jen.Id("kind"):    jen.Id(n.kindOf(ev)),
+					jen.Id(field(ev)): jen.Id("e"),
+				})))
+				g.Case(jen.Op("*").Id(ev.Name)).Block(jen.If(jen.Id("e").Op("!=").Nil()).Block(jen.Return(jen.Id(n.envelope).Values(jen.Dict{
+					jen.Id("kind"):    jen.Id(n.kindOf(ev)),
+					jen.Id(field(ev)): jen.Op("*").Id("e"),
+				}))))
+			}
+		}),
+		jen.Return(jen.Id(n.envelope).Values()),
+	)
+}
+
+func config(f *jen.File, n names) {
+	e := n.e
+	p := e.Policy
+	f.Commentf("%s configures one subscriber of %s %s. %s and Subscribe", n.Config, article(n.Dispatcher), n.Dispatcher, n.New)
+	f.Comment("start from the schema's policies and apply the options in order. A zero or")
+	f.Comment("nil field means the runtime's default.")
+	f.Type().Id(n.Config).StructFunc(func(g *jen.Group) {
+		g.Comment("MaxActive is the number of keys handled at once (schema: lanes.max_active).")
+		g.Id("MaxActive").Int()
+		g.Comment("Backlog bounds the pending events (schema: backlog).")
+		g.Id("Backlog").Add(rt("Backlog"))
+		g.Comment("Retry is the in-lane retry policy (schema: retry).")
+		g.Id("Retry").Add(rt("Retry"))
+		g.Comment("Timeout bounds each handler attempt through its context (schema: timeout).")
+		g.Id("Timeout").Qual("time", "Duration")
+		g.Comment("OnExhausted says what happens to an event that failed for good")
+		g.Comment("(schema: on_exhausted; runtime.Drop for delivery: at-most-once).")
+		g.Id("OnExhausted").Add(rt("ExhaustedPolicy"))
+		if e.Version != nil {
+			g.Comment("MaxHeld bounds the events of one key held back on a version gap; a key")
+			g.Comment("that would hold more is parked (schema: resequencer.max_events).")
+			g.Id("MaxHeld").Int()
+			g.Comment("MaxHold bounds how long an event is held back on a version gap; then")
+			g.Comment("the key is parked (schema: resequencer.max_wait).")
+			g.Id("MaxHold").Qual("time", "Duration")
+		}
+		g.Comment("Logger receives what an operator must see (a key parked, a replay).")
+		g.Comment("Nil: slog.Default().")
+		g.Id("Logger").Op("*").Qual("log/slog", "Logger")
+		if e.Version != nil {
+			g.Commentf("Versions stores the last applied version of each %s. Nil: a new", e.Name)
+			g.Comment("in-memory store. Give each subscriber its own store.")
+			g.Id("Versions").Add(rt("VersionStore")).Types(n.key())
+		}
+		if e.HasStateGuard() {
+			g.Commentf("States stores the current state of each %s. Nil: a new in-memory", e.Name)
+			g.Comment("store. Give each subscriber its own store.")
+			g.Id("States").Add(rt("StateStore")).Types(n.key())
+		}
+		g.Comment("Parks stores the parked events. Nil: the runtime's in-memory store.")
+		g.Id("Parks").Add(rt("ParkStore")).Types(n.key(), jen.Id(n.Event))
+		g.Comment("DeadLetter receives the events that failed for good under the")
+		g.Comment("runtime.DeadLetter policy; that policy requires it.")
+		g.Id("DeadLetter").Add(rt("DeadLetterSink")).Types(n.key(), jen.Id(n.Event))
+	})
+	f.Commentf("%s changes %s %s before a subscriber starts.", n.Option, article(n.Config), n.Config)
+	f.Type().Id(n.Option).Func().Params(jen.Op("*").Id(n.Config))
+
+	onExhausted := map[string]string{"park": "Park", "dead-letter": "DeadLetter", "drop": "Drop"}[p.OnExhausted]
+	whenFull := map[string]string{"block": "Block", "reject": "Reject", "drop-oldest": "DropOldest", "drop-newest": "DropNewest", "timeout": "Timeout"}[p.Backlog.WhenFull]
+	backlog := jen.Dict{
+		jen.Id("PerKey"):   jen.Lit(p.Backlog.PerKey),
+		jen.Id("Total"):    jen.Lit(p.Backlog.Total),
+		jen.Id("WhenFull"): rt(whenFull),
+	}
+	if p.Backlog.Wait > 0 {
+		backlog[jen.Id("Wait")] = duration(p.Backlog.Wait)
+	}
+	retry := jen.Dict{
+		jen.Id("Attempts"):   jen.Lit(p.Retry.Attempts),
+		jen.Id("Initial"):    duration(p.Retry.Initial),
+		jen.Id("Max"):        duration(p.Retry.Max),
+		jen.Id("Multiplier"): jen.Lit(p.Retry.Multiplier),
+	}
+	if !p.Retry.Jitter {
+		retry[jen.Id("NoJitter")] = jen.True()
+	}
+	cfg := jen.Dict{
+		jen.Id("MaxActive"):   jen.Lit(p.MaxActive),
+		jen.Id("Backlog"):     rt("Backlog").Values(backlog),
+		jen.Id("Retry"):       rt("Retry").Values(retry),
+		jen.Id("Timeout"):     duration(p.Timeout),
+		jen.Id("OnExhausted"): rt(onExhausted),
+	}
+	if e.Version != nil {
+		cfg[jen.Id("MaxHeld")] = jen.Lit(p.MaxHeld)
+		cfg[jen.Id("MaxHold")] = duration(p.MaxHold)
+	}
+	f.Commentf("%s returns the schema's policies for %s.", n.defaults, e.Name)
+	f.Func().Id(n.defaults).Params().Id(n.Config).Block(jen.Return(jen.Id(n.Config).Values(cfg)))
+}

@@ -1,0 +1,223 @@
+package emit
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ordergen/ordergen/generator/ir"
+)
+
+func guards(f *jen.File, pkg *ir.Package) {
+	for _, e := range pkg.Entities {
+		n := namesOf(pkg.Name, e)
+		if e.HasStateGuard() {
+			rank(f, n)
+			transition(f, n)
+		}
+		handle(f, n)
+	}
+}
+
+func anySnapshot(e *ir.Entity) bool {
+	for _, ev := range e.Events {
+		if ev.Snapshot {
+			return true
+		}
+	}
+	return false
+}
+
+// handle emits the engine handler of a subscriber.
+func handle(f *jen.File, n names) {
+	e := n.e
+	versioned := e.Version != nil
+	snapshots := versioned && anySnapshot(e)
+	stated := e.HasStateGuard()
+	keyFmt := n.pkg() + ": " + e.Name + " %v: "
+
+	f.Commentf("handle is the engine handler of one %s subscriber.", e.Name)
+	if versioned {
+		f.Comment("The version guard skips a duplicate or stale event (version <= stored),")
+		f.Comment("applies the next one (stored+1) and, on a gap, applies a snapshot but holds")
+		f.Comment("a delta back until the versions before it arrive.")
+	}
+	if stated {
+		f.Comment("The state guard skips a transition to a state that ranks below or equal to")
+		f.Comment("the current one, and a branch state entered from a state it does not list.")
+	}
+	if versioned || stated {
+		f.Comment("The stores are updated after the handler succeeded.")
+	}
+	ctx := jen.Id("ctx").Qual("context", "Context")
+	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("handle").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("env").Id(n.envelope)).Error().BlockFunc(func(g *jen.Group) {
+		dispatch := jen.Switch(jen.Id("env").Dot("kind")).BlockFunc(func(g *jen.Group) {
+			for _, ev := range e.Events {
+				call := jen.Id("s").Dot("h").Dot("Handle"+ev.Name).Call(jen.Id("ctx"), jen.Id("env").Dot(field(ev)))
+				if versioned || stated {
+					g.Case(jen.Id(n.kindOf(ev))).Block(jen.Err().Op("=").Add(call))
+				} else {
+					g.Case(jen.Id(n.kindOf(ev))).Block(jen.Return(call))
+				}
+			}
+		})
+		empty := jen.Return(rt("Permanent").Call(errorf(keyFmt+"empty event envelope", jen.Id("key"))))
+		if !versioned && !stated {
+			g.Add(dispatch)
+			g.Add(empty)
+			return
+		}
+
+		// Gather what the guards need from the event.
+		var decl []jen.Code
+		if versioned {
+			decl = append(decl, jen.Id("version").Uint64())
+		}
+		if snapshots {
+			decl = append(decl, jen.Id("snapshot").Bool())
+		}
+		if stated {
+			decl = append(decl, jen.Id("target").String())
+		}
+		if len(decl) == 1 {
+			g.Var().Add(decl[0])
+		} else {
+			g.Var().Defs(decl...)
+		}
+		g.Switch(jen.Id("env").Dot("kind")).BlockFunc(func(g *jen.Group) {
+			for _, ev := range e.Events {
+				var body []jen.Code
+				if versioned {
+					body = append(body, jen.Id("version").Op("=").Add(versionExpr(e, jen.Id("env").Dot(field(ev)))))
+				}
+				if ev.Snapshot {
+					body = append(body, jen.Id("snapshot").Op("=").True())
+				}
+				if ev.To != "" {
+					body = append(body, jen.Id("target").Op("=").Lit(ev.To))
+				}
+				g.Case(jen.Id(n.kindOf(ev))).Block(body...)
+			}
+			g.Default().Block(empty)
+		})
+
+		if versioned {
+			g.List(jen.Id("stored"), jen.Err()).Op(":=").Id("s").Dot("versions").Dot("Version").Call(jen.Id("ctx"), jen.Id("key"))
+			g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"read version: %w", jen.Id("key"), jen.Err())))
+			g.If(jen.Id("version").Op("<=").Id("stored")).Block(jen.Return(rt("Skip").Call(jen.Lit("duplicate or stale version"))))
+			gap := jen.Id("version").Op(">").Id("stored").Op("+").Lit(1)
+			if snapshots {
+				gap = gap.Op("&&").Op("!").Id("snapshot")
+			}
+			g.If(gap).Block(jen.Return(rt("Hold").Call(
+				jen.Lit("version gap: waiting for version ").Op("+").Qual("strconv", "FormatUint").Call(jen.Id("stored").Op("+").Lit(1), jen.Lit(10)),
+			)))
+		} else {
+			g.Var().Err().Error()
+		}
+
+		if stated {
+			g.Var().Id("current").String()
+			g.If(jen.Id("target").Op("!=").Lit("")).BlockFunc(func(g *jen.Group) {
+				g.List(jen.Id("current"), jen.Err()).Op("=").Id("s").Dot("states").Dot("State").Call(jen.Id("ctx"), jen.Id("key"))
+				g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"read state: %w", jen.Id("key"), jen.Err())))
+				g.If(jen.Id(n.rank).Call(jen.Id("current")).Op("==").Lit(-2)).Block(jen.Return(rt("Permanent").Call(
+					errorf(keyFmt+"stored state %q is not a state of "+e.Name, jen.Id("key"), jen.Id("current")),
+				)))
+				skip := []jen.Code{}
+				if versioned {
+					// A skipped transition still uses up its version, or the
+					// next version would wait for it forever.
+					skip = append(skip,
+						jen.If(jen.Err().Op(":=").Id("s").Dot("setVersion").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("stored"), jen.Id("version")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
+				}
+				skip = append(skip, jen.Return(rt("Skip").Call(jen.Id("reason"))))
+				g.If(jen.Id("reason").Op(":=").Id(n.transition).Call(jen.Id("current"), jen.Id("target")), jen.Id("reason").Op("!=").Lit("")).Block(skip...)
+			})
+		}
+
+		g.Add(dispatch)
+		g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
+		if stated {
+			g.If(jen.Id("target").Op("!=").Lit("")).Block(
+				jen.List(jen.Id("ok"), jen.Err()).Op(":=").Id("s").Dot("states").Dot("CompareAndSetState").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("current"), jen.Id("target")),
+				jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"store state %s: %w", jen.Id("key"), jen.Id("target"), jen.Err()))),
+				jen.If(jen.Op("!").Id("ok")).Block(jen.Return(errorf(keyFmt+"state moved from %q by another writer", jen.Id("key"), jen.Id("current")))),
+			)
+		}
+		if versioned {
+			g.Return(jen.Id("s").Dot("setVersion").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("stored"), jen.Id("version")))
+		} else {
+			g.Return(jen.Nil())
+		}
+	})
+
+	if versioned {
+		f.Commentf("setVersion stores version as the last applied version of key, if the stored")
+		f.Comment("version is still stored.")
+		f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("setVersion").Params(ctx, jen.Id("key").Add(n.key()), jen.List(jen.Id("stored"), jen.Id("version")).Uint64()).Error().Block(
+			jen.List(jen.Id("ok"), jen.Err()).Op(":=").Id("s").Dot("versions").Dot("CompareAndSet").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("stored"), jen.Id("version")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"store version %d: %w", jen.Id("key"), jen.Id("version"), jen.Err()))),
+			jen.If(jen.Op("!").Id("ok")).Block(jen.Return(errorf(keyFmt+"version moved from %d by another writer", jen.Id("key"), jen.Id("stored")))),
+			jen.Return(jen.Nil()),
+		)
+	}
+}
+
+// rank emits the rank function of an entity's states.
+func rank(f *jen.File, n names) {
+	e := n.e
+	f.Commentf("%s returns the rank of %s %s state: 1 for the first ranked state, 0", n.rank, article(e.Name), e.Name)
+	f.Comment("for none yet, -1 for a branch state and -2 for a name that is not a state.")
+	f.Func().Id(n.rank).Params(jen.Id("state").String()).Int().Block(
+		jen.Switch(jen.Id("state")).BlockFunc(func(g *jen.Group) {
+			g.Case(jen.Lit("")).Block(jen.Return(jen.Lit(0)))
+			for i, s := range e.States {
+				g.Case(jen.Lit(s)).Block(jen.Return(jen.Lit(i + 1)))
+			}
+			if len(e.Branches) > 0 {
+				g.CaseFunc(func(g *jen.Group) {
+					for _, b := range e.Branches {
+						g.Lit(b.Name)
+					}
+				}).Block(jen.Return(jen.Lit(-1)))
+			}
+		}),
+		jen.Return(jen.Lit(-2)),
+	)
+}
+
+// transition emits the function that decides whether a state change may
+// happen.
+func transition(f *jen.File, n names) {
+	e := n.e
+	f.Commentf("%s returns why %s %s in state current must not move to target,", n.transition, article(e.Name), e.Name)
+	f.Comment("or \"\" when it may. Ranked states only move forward; a branch state is")
+	f.Comment("entered only from the states it lists, and no ranked state follows it.")
+	f.Func().Id(n.transition).Params(jen.List(jen.Id("current"), jen.Id("target")).String()).String().BlockFunc(func(g *jen.Group) {
+		if len(e.Branches) > 0 {
+			g.Switch(jen.Id("target")).BlockFunc(func(g *jen.Group) {
+				for _, b := range e.Branches {
+					g.Case(jen.Lit(b.Name)).Block(
+						jen.Switch(jen.Id("current")).Block(
+							jen.CaseFunc(func(g *jen.Group) {
+								for _, s := range b.From {
+									g.Lit(s)
+								}
+							}).Block(jen.Return(jen.Lit(""))),
+							jen.Case(jen.Lit(b.Name)).Block(jen.Return(jen.Lit("already in state "+b.Name))),
+						),
+						jen.Return(jen.Lit("state "+b.Name+" may be entered only from "+list(b.From, "or"))),
+					)
+				}
+			})
+		}
+		g.List(jen.Id("from"), jen.Id("to")).Op(":=").Id(n.rank).Call(jen.Id("current")).Op(",").Id(n.rank).Call(jen.Id("target"))
+		g.Switch().BlockFunc(func(g *jen.Group) {
+			if len(e.Branches) > 0 {
+				g.Case(jen.Id("from").Op("==").Lit(-1)).Block(jen.Return(jen.Lit("late transition: no ranked state follows branch state ").Op("+").Id("current")))
+			}
+			g.Case(jen.Id("from").Op("<").Id("to")).Block(jen.Return(jen.Lit("")))
+			g.Case(jen.Id("from").Op("==").Id("to")).Block(jen.Return(jen.Lit("already in state ").Op("+").Id("target")))
+		})
+		g.Return(jen.Lit("late transition: state ").Op("+").Id("target").Op("+").Lit(" ranks below ").Op("+").Id("current"))
+	})
+}

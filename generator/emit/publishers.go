@@ -1,0 +1,70 @@
+package emit
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ordergen/ordergen/generator/ir"
+)
+
+func publishers(f *jen.File, pkg *ir.Package) {
+	for _, e := range pkg.Entities {
+		n := namesOf(pkg.Name, e)
+		ctx := func() jen.Code { return jen.Id("ctx").Qual("context", "Context") }
+		f.Commentf("%s publishes %s events. %s implements it in process; other", n.Publisher, e.Name, n.Dispatcher)
+		f.Comment("implementations can carry the same events elsewhere.")
+		f.Type().Id(n.Publisher).InterfaceFunc(func(g *jen.Group) {
+			for _, ev := range e.Events {
+				g.Commentf("Publish%s publishes %s %s event.", ev.Name, article(ev.Name), ev.Name)
+				g.Id("Publish"+ev.Name).Params(ctx(), jen.Id("e").Id(ev.Name)).Error()
+			}
+		})
+		f.Var().Id("_").Id(n.Publisher).Op("=").Parens(jen.Op("*").Id(n.Dispatcher)).Parens(jen.Nil())
+
+		for _, ev := range e.Events {
+			f.Commentf("Publish%s hands e to every subscriber of the dispatcher. It refuses,", ev.Name)
+			if e.Version != nil {
+				f.Comment("with an error wrapping runtime.ErrInvalidEvent, an event with an empty key")
+				f.Comment("or a version below 1; the runtime's errors (runtime.ErrBacklogFull,")
+			} else {
+				f.Comment("with an error wrapping runtime.ErrInvalidEvent, an event with an empty")
+				f.Comment("key; the runtime's errors (runtime.ErrBacklogFull,")
+			}
+			f.Comment("runtime.ErrClosed) say why an event was not accepted.")
+			f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Publish"+ev.Name).Params(ctx(), jen.Id("e").Id(ev.Name)).Error().BlockFunc(func(g *jen.Group) {
+				prefix := "%w: " + e.Name + " event " + ev.Name + ": "
+				if e.Key.Type.Name == "string" {
+					g.If(jen.Id("e").Dot(e.Key.Name).Op("==").Lit("")).Block(jen.Return(
+						errorf(prefix+"key field "+e.Key.Name+" is empty", rt("ErrInvalidEvent")),
+					))
+				}
+				if v := e.Version; v != nil {
+					cond := jen.Id("e").Dot(v.Name).Op("<").Lit(1)
+					if unsigned(v.Type) {
+						cond = jen.Id("e").Dot(v.Name).Op("==").Lit(0)
+					}
+					g.If(cond).Block(jen.Return(
+						errorf(prefix+"version field "+v.Name+" is %d, below 1", rt("ErrInvalidEvent"), jen.Id("e").Dot(v.Name)),
+					))
+				}
+				g.Return(jen.Id("d").Dot("topic").Dot("Publish").Call(jen.Id("ctx"), jen.Id("e").Dot(e.Key.Name), jen.Id(n.envelope).Values(jen.Dict{
+					jen.Id("kind"):    jen.Id(n.kindOf(ev)),
+					jen.Id(field(ev)): jen.Id("e"),
+				})))
+			})
+		}
+
+		f.Commentf("Publish hands any %s event to every subscriber, through the Publish", e.Name)
+		f.Comment("method of its type. A nil e is refused with runtime.ErrInvalidEvent.")
+		f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Publish").Params(ctx(), jen.Id("e").Id(n.Event)).Error().Block(
+			jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
+				for _, ev := range e.Events {
+					g.Case(jen.Id(ev.Name)).Block(jen.Return(jen.Id("d").Dot("Publish"+ev.Name).Call(jen.Id("ctx"), jen.Id("e"))))
+					g.Case(jen.Op("*").Id(ev.Name)).Block(jen.If(jen.Id("e").Op("!=").Nil()).Block(
+						jen.Return(jen.Id("d").Dot("Publish"+ev.Name).Call(jen.Id("ctx"), jen.Op("*").Id("e"))),
+					))
+				}
+			}),
+			jen.Return(errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent"))),
+		)
+	}
+}

@@ -1,0 +1,164 @@
+package ir
+
+import "time"
+
+// Package is a whole schema.
+type Package struct {
+	// Name is the Go package name of the generated code.
+	Name string
+	// Entities are in declaration order.
+	Entities []*Entity
+}
+
+// Entity is one entity and everything generated for it.
+type Entity struct {
+	Name string
+	// Key is the key field, shared by every event of the entity.
+	Key Field
+	// Version is the version field, nil when the entity has none.
+	Version *Field
+	// States are the ranked states, in rank order (lowest first).
+	States []string
+	// Branches are the non-ranked states with their entry rules.
+	Branches []Branch
+	// Conflate keeps only the newest pending event of a key.
+	Conflate bool
+	// Policy is the delivery policy, defaults applied.
+	Policy Policy
+	// Events are in declaration order.
+	Events []*Event
+}
+
+// HasStateGuard reports whether any event of e moves it to a state.
+func (e *Entity) HasStateGuard() bool {
+	for _, ev := range e.Events {
+		if ev.To != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Branch is a state entered only from the states in From.
+type Branch struct {
+	Name string
+	From []string
+}
+
+// IsBranch reports whether state is a branch of e.
+func (e *Entity) IsBranch(state string) (Branch, bool) {
+	for _, b := range e.Branches {
+		if b.Name == state {
+			return b, true
+		}
+	}
+	return Branch{}, false
+}
+
+// Rank returns the rank of a ranked state (1 for the first), or 0.
+func (e *Entity) Rank(state string) int {
+	for i, s := range e.States {
+		if s == state {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// Event is one event of an entity.
+type Event struct {
+	Name string
+	// Fields are the event's own fields in declaration order (the key and
+	// version fields are not among them).
+	Fields []Field
+	// Snapshot marks an event that carries the entity's full state: it is
+	// applied across a version gap.
+	Snapshot bool
+	// To is the state the event moves the entity to, "" for none.
+	To string
+}
+
+// Field is a named, typed struct field.
+type Field struct {
+	Name string
+	Type *Type
+}
+
+// TypeKind tells the form of a Type.
+type TypeKind uint8
+
+const (
+	// Builtin is a predeclared type: Name holds it.
+	Builtin TypeKind = iota
+	// Named is a type from another package: Path, PkgName and Name.
+	Named
+	// Slice is []Elem.
+	Slice
+	// Map is map[Key]Elem.
+	Map
+	// Pointer is *Elem.
+	Pointer
+)
+
+// Type is a resolved field type.
+type Type struct {
+	Kind TypeKind
+	// Name is the builtin's or the named type's name.
+	Name string
+	// Path is the import path of a named type.
+	Path string
+	// PkgName is the package name of a named type.
+	PkgName string
+	// Key is a map's key type.
+	Key *Type
+	// Elem is the element type of a slice, map or pointer.
+	Elem *Type
+}
+
+// String returns the type as written in Go.
+func (t *Type) String() string {
+	switch t.Kind {
+	case Named:
+		return t.PkgName + "." + t.Name
+	case Slice:
+		return "[]" + t.Elem.String()
+	case Map:
+		return "map[" + t.Key.String() + "]" + t.Elem.String()
+	case Pointer:
+		return "*" + t.Elem.String()
+	}
+	return t.Name
+}
+
+// Policy is the resolved delivery policy of an entity.
+type Policy struct {
+	// AtMostOnce drops failed events instead of retrying them.
+	AtMostOnce bool
+	Retry      Retry
+	Timeout    time.Duration
+	// OnExhausted is "park", "dead-letter" or "drop" (at-most-once).
+	OnExhausted string
+	Backlog     Backlog
+	MaxActive   int
+	// MaxHeld and MaxHold bound the resequencer (entities with a version).
+	MaxHeld int
+	MaxHold time.Duration
+}
+
+// Retry is the resolved retry policy.
+type Retry struct {
+	Attempts   int
+	Initial    time.Duration
+	Max        time.Duration
+	Multiplier float64
+	Jitter     bool
+}
+
+// Backlog is the resolved backlog policy. WhenFull is the schema's name
+// (block, reject, drop-oldest, drop-newest, timeout).
+type Backlog struct {
+	PerKey   int
+	Total    int
+	WhenFull string
+	Wait     time.Duration
+}

@@ -1,0 +1,165 @@
+package schema
+
+import "gopkg.in/yaml.v3"
+
+var policyKeys = []string{"delivery", "retry", "timeout", "on_exhausted", "backlog", "lanes", "resequencer"}
+
+func (l *loader) file(n *yaml.Node) *File {
+	f := &File{Pos: pos(n)}
+	for _, e := range l.fields(n, "the schema", false, "version", "package", "defaults", "entities") {
+		switch e.key.Value {
+		case "version":
+			f.Version = l.scalar(e.val, "version")
+		case "package":
+			f.Package = l.scalar(e.val, "package")
+		case "defaults":
+			f.Defaults = &Policies{}
+			for _, pe := range l.fields(e.val, "defaults", true, policyKeys...) {
+				l.policy(f.Defaults, pe, "defaults")
+			}
+		case "entities":
+			for _, ee := range l.pairs(e.val, "entities", false) {
+				f.Entities = append(f.Entities, l.entity(ee))
+			}
+		}
+	}
+	return f
+}
+
+// policy loads one policy key (one of policyKeys) into p.
+func (l *loader) policy(p *Policies, e entry, where string) {
+	what := e.key.Value + " in " + where
+	switch e.key.Value {
+	case "delivery":
+		p.Delivery = l.scalar(e.val, what)
+	case "timeout":
+		p.Timeout = l.scalar(e.val, what)
+	case "on_exhausted":
+		p.OnExhausted = l.scalar(e.val, what)
+	case "retry":
+		r := &Retry{Pos: pos(e.val)}
+		for _, f := range l.fields(e.val, what, false, "attempts", "initial", "max", "multiplier", "jitter") {
+			s := l.scalar(f.val, "retry."+f.key.Value)
+			switch f.key.Value {
+			case "attempts":
+				r.Attempts = s
+			case "initial":
+				r.Initial = s
+			case "max":
+				r.Max = s
+			case "multiplier":
+				r.Multiplier = s
+			case "jitter":
+				r.Jitter = s
+			}
+		}
+		p.Retry = r
+	case "backlog":
+		b := &Backlog{Pos: pos(e.val)}
+		for _, f := range l.fields(e.val, what, false, "per_key", "total", "when_full", "wait") {
+			s := l.scalar(f.val, "backlog."+f.key.Value)
+			switch f.key.Value {
+			case "per_key":
+				b.PerKey = s
+			case "total":
+				b.Total = s
+			case "when_full":
+				b.WhenFull = s
+			case "wait":
+				b.Wait = s
+			}
+		}
+		p.Backlog = b
+	case "lanes":
+		ln := &Lanes{Pos: pos(e.val)}
+		for _, f := range l.fields(e.val, what, false, "max_active") {
+			ln.MaxActive = l.scalar(f.val, "lanes.max_active")
+		}
+		p.Lanes = ln
+	case "resequencer":
+		r := &Resequencer{Pos: pos(e.key)}
+		for _, f := range l.fields(e.val, what, false, "max_events", "max_wait") {
+			s := l.scalar(f.val, "resequencer."+f.key.Value)
+			if f.key.Value == "max_events" {
+				r.MaxEvents = s
+			} else {
+				r.MaxWait = s
+			}
+		}
+		p.Resequencer = r
+	}
+}
+
+func (l *loader) entity(e entry) *Entity {
+	ent := &Entity{Name: name(e.key)}
+	where := "entity " + e.key.Value
+	keys := append([]string{"key", "version", "states", "branches", "conflate", "events"}, policyKeys...)
+	for _, f := range l.fields(e.val, where, false, keys...) {
+		switch f.key.Value {
+		case "key":
+			k := &KeyDecl{Pos: pos(f.key)}
+			for _, kf := range l.fields(f.val, "key of "+where, false, "field", "type") {
+				if kf.key.Value == "field" {
+					k.Field = l.scalar(kf.val, "key.field")
+				} else {
+					k.Type = l.scalar(kf.val, "key.type")
+				}
+			}
+			ent.Key = k
+		case "version":
+			v := &VersionDecl{Pos: pos(f.key)}
+			for _, vf := range l.fields(f.val, "version of "+where, false, "field", "type") {
+				if vf.key.Value == "field" {
+					v.Field = l.scalar(vf.val, "version.field")
+				} else {
+					v.Type = l.scalar(vf.val, "version.type")
+				}
+			}
+			ent.Version = v
+		case "states":
+			ent.StatesPos = pos(f.key)
+			ent.States = l.list(f.val, "states")
+		case "branches":
+			for _, b := range l.pairs(f.val, "branches of "+where, false) {
+				br := &Branch{Name: name(b.key), FromPos: pos(b.key)}
+				for _, bf := range l.fields(b.val, "branch "+b.key.Value, false, "from") {
+					br.FromPos = pos(bf.val)
+					br.From = l.list(bf.val, "from")
+				}
+				ent.Branches = append(ent.Branches, br)
+			}
+		case "conflate":
+			ent.Conflate = l.scalar(f.val, "conflate")
+		case "events":
+			ent.EventsPos = pos(f.key)
+			for _, ev := range l.pairs(f.val, "events of "+where, false) {
+				ent.Events = append(ent.Events, l.event(ev))
+			}
+		default:
+			l.policy(&ent.Policies, f, where)
+		}
+	}
+	return ent
+}
+
+func (l *loader) event(e entry) *Event {
+	ev := &Event{Name: name(e.key)}
+	where := "event " + e.key.Value
+	for _, f := range l.fields(e.val, where, true, "fields", "kind", "to") {
+		switch f.key.Value {
+		case "fields":
+			for _, fe := range l.pairs(f.val, "fields of "+where, true) {
+				t := l.scalar(fe.val, "the type of field "+fe.key.Value)
+				if t == nil {
+					continue
+				}
+				ev.Fields = append(ev.Fields, Field{Name: name(fe.key), Type: *t})
+			}
+		case "kind":
+			ev.Kind = l.scalar(f.val, "kind")
+		case "to":
+			ev.To = l.scalar(f.val, "to")
+		}
+	}
+	return ev
+}

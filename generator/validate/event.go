@@ -1,0 +1,74 @@
+package validate
+
+import (
+	"github.com/ordergen/ordergen/generator/ir"
+	"github.com/ordergen/ordergen/generator/schema"
+)
+
+// event checks one event of e and returns it.
+func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event) *ir.Event {
+	out := &ir.Event{Name: ev.Name.Value}
+	if v.checkExported(ev.Name.Value, ev.Name.Pos, "event name") {
+		v.pkg.declare(out.Name, ev.Name.Pos, "event "+out.Name+" of entity "+e.Name.Value)
+		if exported(e.Name.Value) {
+			n := lowerFirst(e.Name.Value) + "Kind" + out.Name
+			v.pkg.declare(n, ev.Name.Pos, "the generated constant "+n+" for event "+out.Name)
+		}
+	}
+
+	// The members of the event's struct: methods, key, version, fields.
+	members := v.newScope()
+	methods := []string{"EventName", "EventKey"}
+	if e.Version != nil {
+		methods = append(methods, "EventVersion")
+	}
+	for _, m := range methods {
+		members.declare(m, e.Name.Pos, "the generated method "+m)
+	}
+	if k := e.Key; k != nil && k.Field != nil {
+		members.declare(k.Field.Value, k.Field.Pos, "the key field "+k.Field.Value)
+	}
+	if d := e.Version; d != nil && d.Field != nil && (e.Key == nil || e.Key.Field == nil || e.Key.Field.Value != d.Field.Value) {
+		members.declare(d.Field.Value, d.Field.Pos, "the version field "+d.Field.Value)
+	}
+	for _, f := range ev.Fields {
+		if !v.checkExported(f.Name.Value, f.Name.Pos, "field name") {
+			continue
+		}
+		members.declare(f.Name.Value, f.Name.Pos, "field "+f.Name.Value+" of event "+out.Name)
+		t, err := parseType(f.Type.Value)
+		if err != nil || f.Type.Tag != "!!str" {
+			if err == nil {
+				err = errNotString
+			}
+			v.errs.Add(f.Type.Pos, "unknown field type %q: %v", f.Type.Value, err)
+			continue
+		}
+		v.fieldTypes = append(v.fieldTypes, typeUse{t: t, src: f.Type.Value, pos: f.Type.Pos})
+		out.Fields = append(out.Fields, ir.Field{Name: f.Name.Value, Type: t})
+	}
+
+	if k := ev.Kind; k != nil {
+		switch {
+		case e.Version == nil:
+			v.errs.Add(k.Pos, "kind needs a version: entity %s has no version, so snapshot and delta mean nothing", e.Name.Value)
+		case k.Value == "snapshot" && k.Tag == "!!str":
+			out.Snapshot = true
+		case k.Value == "delta" && k.Tag == "!!str":
+		default:
+			v.errs.Add(k.Pos, "kind must be snapshot or delta, not %q", k.Value)
+		}
+	}
+	if to := ev.To; to != nil {
+		_, isBranch := ent.IsBranch(to.Value)
+		switch {
+		case len(e.States) == 0 && len(e.Branches) == 0:
+			v.errs.Add(to.Pos, "to: needs states: entity %s declares none (add states: [...])", e.Name.Value)
+		case ent.Rank(to.Value) == 0 && !isBranch:
+			v.errs.Add(to.Pos, "to: %q is not a state of entity %s", to.Value, e.Name.Value)
+		default:
+			out.To = to.Value
+		}
+	}
+	return out
+}

@@ -1,0 +1,60 @@
+package validate
+
+import (
+	"github.com/ordergen/ordergen/generator/diag"
+	"github.com/ordergen/ordergen/generator/ir"
+	"github.com/ordergen/ordergen/generator/schema"
+)
+
+// states checks the ranked states and the branches of e.
+func (v *validator) states(e *schema.Entity, out *ir.Entity) {
+	seen := make(map[string]diag.Pos)
+	for _, s := range e.States {
+		if !v.checkExported(s.Value, s.Pos, "state") {
+			continue
+		}
+		if first, dup := seen[s.Value]; dup {
+			v.errs.Add(s.Pos, "duplicate state %s (first at line %d)", s.Value, first.Line)
+			continue
+		}
+		seen[s.Value] = s.Pos
+		out.States = append(out.States, s.Value)
+	}
+	if len(e.Branches) > 0 && len(e.States) == 0 {
+		v.errs.Add(e.Branches[0].Name.Pos, "branches need states: entity %s declares no ranked states to branch from", e.Name.Value)
+	}
+	branches := make(map[string]bool)
+	for _, b := range e.Branches {
+		if first, dup := seen[b.Name.Value]; dup {
+			v.errs.Add(b.Name.Pos, "branch %s is also declared as a ranked state (line %d)", b.Name.Value, first.Line)
+			continue
+		}
+		if v.checkExported(b.Name.Value, b.Name.Pos, "branch state") {
+			branches[b.Name.Value] = true
+		}
+	}
+	for _, b := range e.Branches {
+		if !branches[b.Name.Value] {
+			continue
+		}
+		br := ir.Branch{Name: b.Name.Value}
+		if len(b.From) == 0 {
+			v.errs.Add(b.FromPos, "branch %s needs from: a non-empty list of the states it may be entered from", b.Name.Value)
+		}
+		from := make(map[string]bool)
+		for _, f := range b.From {
+			switch _, isState := seen[f.Value]; {
+			case f.Value == b.Name.Value:
+				v.errs.Add(f.Pos, "branch %s cannot be entered from itself", b.Name.Value)
+			case !isState && !branches[f.Value]:
+				v.errs.Add(f.Pos, "branch %s: from names %q, which is not a state of entity %s", b.Name.Value, f.Value, e.Name.Value)
+			case from[f.Value]:
+				v.errs.Add(f.Pos, "branch %s: state %s is listed twice in from", b.Name.Value, f.Value)
+			default:
+				from[f.Value] = true
+				br.From = append(br.From, f.Value)
+			}
+		}
+		out.Branches = append(out.Branches, br)
+	}
+}

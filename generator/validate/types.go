@@ -1,0 +1,162 @@
+package validate
+
+import (
+	"fmt"
+	"go/token"
+	"strings"
+
+	"github.com/ordergen/ordergen/generator/ir"
+)
+
+// builtins are Go's predeclared types that a field may have: every
+// predeclared type but the interfaces (any, comparable, error).
+var builtins = map[string]bool{
+	"bool": true, "string": true, "byte": true, "rune": true,
+	"int": true, "int8": true, "int16": true, "int32": true, "int64": true,
+	"uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true, "uintptr": true,
+	"float32": true, "float64": true, "complex64": true, "complex128": true,
+}
+
+// integers are the types a version field may have; key fields may have
+// these and string.
+var integers = map[string]bool{
+	"int": true, "int8": true, "int16": true, "int32": true, "int64": true,
+	"uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true,
+	"byte": true, "rune": true,
+}
+
+// wellKnown are qualified types resolved without loading packages.
+var wellKnown = map[Ref]Resolved{
+	{Path: "time", Name: "Time"}:     {PkgName: "time", Comparable: true},
+	{Path: "time", Name: "Duration"}: {PkgName: "time", Comparable: true},
+}
+
+const maxTypeDepth = 16
+
+// parseType parses a field type expression: a builtin, []T, *T,
+// map[K]V, or import/path.Name. Named types come back unresolved (no
+// PkgName).
+func parseType(s string) (*ir.Type, error) {
+	return parseTypeDepth(s, 0)
+}
+
+func parseTypeDepth(s string, depth int) (*ir.Type, error) {
+	if depth > maxTypeDepth {
+		return nil, fmt.Errorf("type is nested too deeply")
+	}
+	switch {
+	case s == "":
+		return nil, fmt.Errorf("empty type")
+	case strings.HasPrefix(s, "[]"):
+		elem, err := parseTypeDepth(s[2:], depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return &ir.Type{Kind: ir.Slice, Elem: elem}, nil
+	case strings.HasPrefix(s, "*"):
+		elem, err := parseTypeDepth(s[1:], depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return &ir.Type{Kind: ir.Pointer, Elem: elem}, nil
+	case strings.HasPrefix(s, "map["):
+		end := closing(s, 3)
+		if end < 0 {
+			return nil, fmt.Errorf("unbalanced brackets")
+		}
+		key, err := parseTypeDepth(s[4:end], depth+1)
+		if err != nil {
+			return nil, err
+		}
+		elem, err := parseTypeDepth(s[end+1:], depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return &ir.Type{Kind: ir.Map, Key: key, Elem: elem}, nil
+	case builtins[s]:
+		return &ir.Type{Kind: ir.Builtin, Name: s}, nil
+	}
+	switch s {
+	case "any", "error", "comparable":
+		return nil, fmt.Errorf("%s is an interface; fields need concrete types", s)
+	}
+	dot := strings.LastIndexByte(s, '.')
+	if dot < 0 {
+		if token.IsIdentifier(s) {
+			return nil, fmt.Errorf("not a Go builtin type; name a type of another package as import/path.Type")
+		}
+		return nil, fmt.Errorf("not a type expression")
+	}
+	path, name := s[:dot], s[dot+1:]
+	if !token.IsIdentifier(name) || !token.IsExported(name) {
+		return nil, fmt.Errorf("%q is not an exported type name", name)
+	}
+	if !validImportPath(path) {
+		return nil, fmt.Errorf("%q is not a valid import path", path)
+	}
+	return &ir.Type{Kind: ir.Named, Path: path, Name: name}, nil
+}
+
+// closing returns the index of the ']' that closes the '[' at open.
+func closing(s string, open int) int {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// validImportPath accepts the paths the go command accepts, roughly:
+// slash-separated elements of letters, digits and -._~, none empty, none
+// starting with a dot.
+func validImportPath(p string) bool {
+	if p == "" {
+		return false
+	}
+	for _, elem := range strings.Split(p, "/") {
+		if elem == "" || elem[0] == '.' {
+			return false
+		}
+		for _, r := range elem {
+			ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~+", r)
+			if !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// namedRefs appends the named types inside t to refs.
+func namedRefs(t *ir.Type, refs []*ir.Type) []*ir.Type {
+	switch t.Kind {
+	case ir.Named:
+		return append(refs, t)
+	case ir.Map:
+		refs = namedRefs(t.Key, refs)
+	}
+	if t.Elem != nil {
+		refs = namedRefs(t.Elem, refs)
+	}
+	return refs
+}
+
+// comparable reports whether t can be a map key, given resolved named
+// types.
+func comparable(t *ir.Type, named map[Ref]Resolved) bool {
+	switch t.Kind {
+	case ir.Builtin, ir.Pointer:
+		return true
+	case ir.Named:
+		return named[Ref{Path: t.Path, Name: t.Name}].Comparable
+	}
+	return false
+}
