@@ -19,6 +19,8 @@ type File struct {
 	Defaults *Policies
 	// Entities are in declaration order.
 	Entities []*Entity
+	// EntitiesBad is set when entities: is not a mapping (already reported).
+	EntitiesBad bool
 }
 
 // Policies are the delivery settings shared by defaults and entities. A nil
@@ -80,18 +82,25 @@ type Entity struct {
 	Events    []*Event
 	// EventsPos is the position of the events: key; zero when absent.
 	EventsPos diag.Pos
+	// EventsBad is set when events: is not a mapping (already reported).
+	EventsBad bool
 }
 
-// KeyDecl is an entity's key: {field, type}.
+// KeyDecl is an entity's key: {field, type}. Field and Type are nil when
+// absent, and have the BadTag when malformed.
 type KeyDecl struct {
-	Pos   diag.Pos
+	Pos diag.Pos
+	// Bad is set when the key is not a mapping (already reported).
+	Bad   bool
 	Field *Scalar
 	Type  *Scalar
 }
 
 // VersionDecl is an entity's version: {field, type}. Type may be nil.
 type VersionDecl struct {
-	Pos   diag.Pos
+	Pos diag.Pos
+	// Bad is set when the version is not a mapping (already reported).
+	Bad   bool
 	Field *Scalar
 	Type  *Scalar
 }

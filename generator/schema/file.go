@@ -9,15 +9,16 @@ func (l *loader) file(n *yaml.Node) *File {
 	for _, e := range l.fields(n, "the schema", false, "version", "package", "defaults", "entities") {
 		switch e.key.Value {
 		case "version":
-			f.Version = l.scalar(e.val, "version")
+			f.Version = l.present(e.val, "version")
 		case "package":
-			f.Package = l.scalar(e.val, "package")
+			f.Package = l.present(e.val, "package")
 		case "defaults":
 			f.Defaults = &Policies{}
 			for _, pe := range l.fields(e.val, "defaults", true, policyKeys...) {
 				l.policy(f.Defaults, pe, "defaults")
 			}
 		case "entities":
+			f.EntitiesBad = !isMapping(e.val)
 			for _, ee := range l.pairs(e.val, "entities", false) {
 				f.Entities = append(f.Entities, l.entity(ee))
 			}
@@ -97,22 +98,22 @@ func (l *loader) entity(e entry) *Entity {
 	for _, f := range l.fields(e.val, where, false, keys...) {
 		switch f.key.Value {
 		case "key":
-			k := &KeyDecl{Pos: pos(f.key)}
+			k := &KeyDecl{Pos: pos(f.key), Bad: !isMapping(f.val)}
 			for _, kf := range l.fields(f.val, "key of "+where, false, "field", "type") {
 				if kf.key.Value == "field" {
-					k.Field = l.scalar(kf.val, "key.field")
+					k.Field = l.present(kf.val, "key.field")
 				} else {
-					k.Type = l.scalar(kf.val, "key.type")
+					k.Type = l.present(kf.val, "key.type")
 				}
 			}
 			ent.Key = k
 		case "version":
-			v := &VersionDecl{Pos: pos(f.key)}
+			v := &VersionDecl{Pos: pos(f.key), Bad: !isMapping(f.val)}
 			for _, vf := range l.fields(f.val, "version of "+where, false, "field", "type") {
 				if vf.key.Value == "field" {
-					v.Field = l.scalar(vf.val, "version.field")
+					v.Field = l.present(vf.val, "version.field")
 				} else {
-					v.Type = l.scalar(vf.val, "version.type")
+					v.Type = l.present(vf.val, "version.type")
 				}
 			}
 			ent.Version = v
@@ -132,6 +133,7 @@ func (l *loader) entity(e entry) *Entity {
 			ent.Conflate = l.scalar(f.val, "conflate")
 		case "events":
 			ent.EventsPos = pos(f.key)
+			ent.EventsBad = !isMapping(f.val)
 			for _, ev := range l.pairs(f.val, "events of "+where, false) {
 				ent.Events = append(ent.Events, l.event(ev))
 			}

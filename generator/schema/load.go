@@ -6,6 +6,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -54,6 +55,20 @@ type loader struct {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// parserProblems start the messages of yaml.v3's parser errors.
+var parserProblems = []string{
+	"did not find expected ',' or '}'",
+	"did not find expected ',' or ']'",
+	"did not find expected '-' indicator",
+	"did not find expected key",
+	"did not find expected node content",
+	"did not find expected <document start>",
+	"found undefined tag handle",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found duplicate %TAG directive",
+}
+
 // syntaxError reports a YAML parse error at the line it names (yaml.v3
 // does not report columns).
 func (l *loader) syntaxError(err error) {
@@ -64,6 +79,14 @@ func (l *loader) syntaxError(err error) {
 			p.Line = n
 		}
 		msg = m[2]
+		// yaml.v3 reports the lines of parser errors (unlike those of
+		// scanner errors) counting from 0.
+		for _, prefix := range parserProblems {
+			if strings.HasPrefix(msg, prefix) {
+				p.Line++
+				break
+			}
+		}
 	} else if len(msg) > 6 && msg[:6] == "yaml: " {
 		msg = msg[6:]
 	}
@@ -182,6 +205,22 @@ func (l *loader) scalar(n *yaml.Node, what string) *Scalar {
 	}
 	return &Scalar{Value: n.Value, Tag: n.ShortTag(), Pos: pos(n)}
 }
+
+// BadTag is the Tag of a Scalar that stands for a value already reported as
+// malformed: it is present, but must not be checked further.
+const BadTag = "!!bad"
+
+// present is scalar for a required value: a malformed one comes back as a
+// BadTag placeholder, so that it does not also count as missing.
+func (l *loader) present(n *yaml.Node, what string) *Scalar {
+	if s := l.scalar(n, what); s != nil {
+		return s
+	}
+	return &Scalar{Tag: BadTag, Pos: pos(n)}
+}
+
+// isMapping reports whether n is a mapping (aliases are reported apart).
+func isMapping(n *yaml.Node) bool { return n.Kind == yaml.MappingNode }
 
 // name returns a mapping key as a Scalar.
 func name(k *yaml.Node) Scalar {

@@ -96,6 +96,7 @@ func lookup(p *packages.Package, ref Ref, loadErr error) (Resolved, error) {
 			if i := strings.IndexByte(msg, '\n'); i >= 0 {
 				msg = msg[:i]
 			}
+			msg = strings.TrimSuffix(msg, "; to add it:")
 		}
 		return Resolved{}, fmt.Errorf("package %s: %s", ref.Path, msg)
 	}

@@ -42,12 +42,14 @@ type typeUse struct {
 func (v *validator) file(f *schema.File) *ir.Package {
 	pkg := &ir.Package{}
 	switch {
+	case f.Version != nil && f.Version.Tag == schema.BadTag:
 	case f.Version == nil:
 		v.errs.Add(f.Pos, "missing version: write version: 1 at the top of the schema")
 	case f.Version.Value != "1" || f.Version.Tag != "!!int":
 		v.errs.Add(f.Version.Pos, "unsupported schema version %q: this ordergen reads version: 1", f.Version.Value)
 	}
 	switch {
+	case f.Package != nil && f.Package.Tag == schema.BadTag:
 	case f.Package == nil:
 		v.errs.Add(f.Pos, "missing package: the Go package name of the generated code (e.g. package: ledger)")
 	case !token.IsIdentifier(f.Package.Value) || token.IsKeyword(f.Package.Value) ||
@@ -59,7 +61,7 @@ func (v *validator) file(f *schema.File) *ir.Package {
 	defaults := v.overlay(builtinPolicy(), f.Defaults)
 	v.checkPolicy(defaults)
 	v.scopeCheck(defaults, f.Defaults)
-	if len(f.Entities) == 0 {
+	if len(f.Entities) == 0 && !f.EntitiesBad {
 		v.errs.Add(f.Pos, "no entities: a schema declares at least one entity under entities:")
 	}
 	for _, e := range f.Entities {
@@ -109,7 +111,7 @@ func (v *validator) entity(e *schema.Entity, defaults policy) *ir.Entity {
 		}
 	}
 
-	if len(e.Events) == 0 {
+	if len(e.Events) == 0 && !e.EventsBad {
 		p := e.EventsPos
 		if p.Line == 0 {
 			p = e.Name.Pos
@@ -139,13 +141,20 @@ func (v *validator) key(e *schema.Entity, out *ir.Entity) {
 		v.errs.Add(e.Name.Pos, "entity %s needs a key: write key: {field: %sID, type: string}", e.Name.Value, e.Name.Value)
 		return
 	}
+	if k.Bad {
+		return
+	}
 	if k.Field == nil {
 		v.errs.Add(k.Pos, "key needs a field: the name of the key field of every event")
+	} else if k.Field.Tag == schema.BadTag {
 	} else if v.checkExported(k.Field.Value, k.Field.Pos, "key field") {
 		out.Key.Name = k.Field.Value
 	}
 	if k.Type == nil {
 		v.errs.Add(k.Pos, "key needs a type: string or an integer type")
+		return
+	}
+	if k.Type.Tag == schema.BadTag {
 		return
 	}
 	t, err := parseType(k.Type.Value)
@@ -166,15 +175,19 @@ func (v *validator) version(e *schema.Entity, out *ir.Entity) {
 	}
 	f := &ir.Field{Type: &ir.Type{Kind: ir.Builtin, Name: "uint64"}}
 	out.Version = f
+	if d.Bad {
+		return
+	}
 	if d.Field == nil {
 		v.errs.Add(d.Pos, "version needs a field: the name of the version field of every event (e.g. version: {field: Version})")
+	} else if d.Field.Tag == schema.BadTag {
 	} else if v.checkExported(d.Field.Value, d.Field.Pos, "version field") {
 		f.Name = d.Field.Value
 		if e.Key != nil && e.Key.Field != nil && e.Key.Field.Value == f.Name {
 			v.errs.Add(d.Field.Pos, "version field %s has the same name as the key field", f.Name)
 		}
 	}
-	if d.Type != nil {
+	if d.Type != nil && d.Type.Tag != schema.BadTag {
 		t, err := parseType(d.Type.Value)
 		switch {
 		case err != nil:

@@ -1,0 +1,196 @@
+package generator
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/ordergen/ordergen/generator/validate"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// goldenCase is one testdata/*.txtar archive: a schema.yaml, then either
+// the generated files or an errors file.
+type goldenCase struct {
+	name    string
+	path    string
+	archive *txtar.Archive
+	schema  []byte
+}
+
+func loadGolden(t *testing.T) []goldenCase {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []goldenCase
+	for _, p := range paths {
+		a, err := txtar.ParseFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := goldenCase{name: strings.TrimSuffix(filepath.Base(p), ".txtar"), path: p, archive: a}
+		for _, f := range a.Files {
+			if f.Name == "schema.yaml" {
+				c.schema = f.Data
+			}
+		}
+		if c.schema == nil {
+			t.Fatalf("%s: no schema.yaml", p)
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+var (
+	resolverOnce sync.Once
+	resolver     *validate.PackagesResolver
+)
+
+// testResolver resolves qualified types from testdata, inside this module.
+func testResolver(t *testing.T) validate.Resolver {
+	resolverOnce.Do(func() {
+		dir, err := filepath.Abs("testdata")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resolver = &validate.PackagesResolver{Dir: dir}
+	})
+	return resolver
+}
+
+// output runs the generator on c and returns the files it expects in the
+// archive: the generated files, or one file named errors.
+func output(t *testing.T, c goldenCase) []txtar.File {
+	files, diags, err := Generate(c.schema, testResolver(t))
+	if err != nil {
+		t.Fatalf("generate: %v", err)
+	}
+	if diags.Len() > 0 {
+		return []txtar.File{{Name: "errors", Data: []byte(diags.Format("schema.yaml"))}}
+	}
+	out := make([]txtar.File, len(files))
+	for i, f := range files {
+		out[i] = txtar.File{Name: f.Name, Data: f.Contents}
+	}
+	return out
+}
+
+func TestGolden(t *testing.T) {
+	for _, c := range loadGolden(t) {
+		t.Run(c.name, func(t *testing.T) {
+			got := output(t, c)
+			if *update {
+				a := &txtar.Archive{Comment: c.archive.Comment, Files: append([]txtar.File{{Name: "schema.yaml", Data: c.schema}}, got...)}
+				if err := os.WriteFile(c.path, txtar.Format(a), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want := c.archive.Files[1:]
+			if c.archive.Files[0].Name != "schema.yaml" {
+				t.Fatalf("schema.yaml must be the first file of the archive")
+			}
+			names := func(fs []txtar.File) []string {
+				var n []string
+				for _, f := range fs {
+					n = append(n, f.Name)
+				}
+				return n
+			}
+			if strings.Join(names(got), " ") != strings.Join(names(want), " ") {
+				t.Fatalf("files: got %v, want %v (run go test ./generator -run TestGolden -update)", names(got), names(want))
+			}
+			for i := range got {
+				if !bytes.Equal(got[i].Data, want[i].Data) {
+					t.Errorf("%s differs (run go test ./generator -run TestGolden -update):\ngot:\n%s\nwant:\n%s", got[i].Name, got[i].Data, want[i].Data)
+				}
+			}
+		})
+	}
+}
+
+// TestGoldenDeterministic checks that generating twice gives the same bytes.
+func TestGoldenDeterministic(t *testing.T) {
+	for _, c := range loadGolden(t) {
+		a, b := output(t, c), output(t, c)
+		for i := range a {
+			if !bytes.Equal(a[i].Data, b[i].Data) {
+				t.Errorf("%s: %s differs between two runs", c.name, a[i].Name)
+			}
+		}
+	}
+}
+
+// moduleRoot returns the directory of this module's go.mod.
+func moduleRoot(t *testing.T) string {
+	_, file, _, ok := goruntime.Caller(0)
+	if !ok {
+		t.Fatal("no caller information")
+	}
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// TestGoldenCompiles builds and vets the generated code of every golden
+// case that has some, in one temporary module that uses this module's
+// runtime through a replace directive.
+func TestGoldenCompiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	root := moduleRoot(t)
+	dir := t.TempDir()
+	gomod := "module goldencheck\n\ngo 1.26.0\n\nrequire github.com/ordergen/ordergen v0.0.0\n\nreplace github.com/ordergen/ordergen => " + root + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var built []string
+	for _, c := range loadGolden(t) {
+		files := c.archive.Files[1:]
+		if len(files) == 1 && files[0].Name == "errors" {
+			continue
+		}
+		pkgDir := filepath.Join(dir, strings.ReplaceAll(c.name, "-", "_"))
+		if err := os.MkdirAll(pkgDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if err := os.WriteFile(filepath.Join(pkgDir, f.Name), f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		built = append(built, c.name)
+	}
+	sort.Strings(built)
+	if len(built) == 0 {
+		t.Fatal("no golden case generates code")
+	}
+	for _, args := range [][]string{{"build", "./..."}, {"vet", "./..."}} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
+		}
+	}
+	t.Logf("compiled and vetted %d golden outputs: %s", len(built), strings.Join(built, ", "))
+}
