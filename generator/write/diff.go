@@ -80,12 +80,12 @@ func script(a, b []string) []op {
 			ops = append(ops, op{' ', ma[i]})
 			i++
 			j++
-		case j < len(mb) && (i == len(ma) || lcs[i*w+j+1] >= lcs[(i+1)*w+j]):
-			ops = append(ops, op{'+', mb[j]})
-			j++
-		default:
+		case i < len(ma) && (j == len(mb) || lcs[(i+1)*w+j] >= lcs[i*w+j+1]):
 			ops = append(ops, op{'-', ma[i]})
 			i++
+		default:
+			ops = append(ops, op{'+', mb[j]})
+			j++
 		}
 	}
 	for _, l := range a[len(a)-suf:] {
