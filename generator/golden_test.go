@@ -3,6 +3,7 @@ package generator
 import (
 	"bytes"
 	"flag"
+	"go/format"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,6 +115,15 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("files: got %v, want %v (run go test ./generator -run TestGolden -update)", names(got), names(want))
 			}
 			for i := range got {
+				if strings.HasSuffix(got[i].Name, ".go") {
+					formatted, err := format.Source(got[i].Data)
+					if err != nil || !bytes.Equal(formatted, got[i].Data) {
+						t.Errorf("%s is not gofmt-clean (%v)", got[i].Name, err)
+					}
+					if !bytes.HasPrefix(got[i].Data, []byte(Header+"\n\npackage ")) {
+						t.Errorf("%s does not start with the header and the package clause", got[i].Name)
+					}
+				}
 				if !bytes.Equal(got[i].Data, want[i].Data) {
 					t.Errorf("%s differs (run go test ./generator -run TestGolden -update):\ngot:\n%s\nwant:\n%s", got[i].Name, got[i].Data, want[i].Data)
 				}

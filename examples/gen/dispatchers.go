@@ -29,8 +29,8 @@ const (
 	accountKindAccountClosed
 )
 
-// accountEnvelope carries one Account event through the runtime by value, without
-// boxing it into an AccountEvent: kind says which field holds it.
+// accountEnvelope carries one Account event through the runtime by value,
+// without boxing it into an AccountEvent: kind says which field holds it.
 type accountEnvelope struct {
 	kind            accountKind
 	evAccountOpened AccountOpened
@@ -40,8 +40,8 @@ type accountEnvelope struct {
 	evAccountClosed AccountClosed
 }
 
-// event returns the envelope's event as an AccountEvent (nil for the zero envelope).
-// Only the park, dead-letter and introspection paths convert.
+// event returns the envelope's event as an AccountEvent (nil for the zero
+// envelope). Only the park, dead-letter and introspection paths convert.
 func (env accountEnvelope) event() AccountEvent {
 	switch env.kind {
 	case accountKindAccountOpened:
@@ -125,29 +125,31 @@ func newAccountEnvelope(e AccountEvent) accountEnvelope {
 	return accountEnvelope{}
 }
 
-// AccountConfig configures one subscriber of an AccountDispatcher. NewAccountDispatcher and Subscribe
-// start from the schema's policies and apply the options in order. A zero or
-// nil field means the runtime's default.
+// AccountConfig configures one subscriber of an AccountDispatcher.
+// NewAccountDispatcher and Subscribe start from the schema's policies and apply
+// the options in order. A zero or nil field means the runtime's default.
 type AccountConfig struct {
-	// MaxActive is the number of keys handled at once (schema: lanes.max_active).
+	// MaxActive is the number of keys handled at once (schema:
+	// lanes.max_active).
 	MaxActive int
 	// Backlog bounds the pending events (schema: backlog).
 	Backlog runtime.Backlog
 	// Retry is the in-lane retry policy (schema: retry).
 	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema: timeout).
+	// Timeout bounds each handler attempt through its context (schema:
+	// timeout).
 	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good
-	// (schema: on_exhausted; runtime.Drop for delivery: at-most-once).
+	// OnExhausted says what happens to an event that failed for good (schema:
+	// on_exhausted; runtime.Drop for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// MaxHeld bounds the events of one key held back on a version gap; a key
 	// that would hold more is parked (schema: resequencer.max_events).
 	MaxHeld int
-	// MaxHold bounds how long an event is held back on a version gap; then
-	// the key is parked (schema: resequencer.max_wait).
+	// MaxHold bounds how long an event is held back on a version gap; then the
+	// key is parked (schema: resequencer.max_wait).
 	MaxHold time.Duration
-	// Logger receives what an operator must see (a key parked, a replay).
-	// Nil: slog.Default().
+	// Logger receives what an operator must see (a key parked, a replay). Nil:
+	// slog.Default().
 	Logger *slog.Logger
 	// Versions stores the last applied version of each Account. Nil: a new
 	// in-memory store. Give each subscriber its own store.
@@ -187,18 +189,18 @@ func defaultAccountConfig() AccountConfig {
 	}
 }
 
-// AccountDispatcher delivers Account events to per-key lanes: the events of one key are
-// handled one at a time in publication order, events of different keys in
-// parallel. Each subscriber has its own lanes, guards and stores, so a slow or
-// parked subscriber delays no other. It is safe for concurrent use.
+// AccountDispatcher delivers Account events to per-key lanes: the events of one
+// key are handled one at a time in publication order, events of different keys
+// in parallel. Each subscriber has its own lanes, guards and stores, so a slow
+// or parked subscriber delays no other. It is safe for concurrent use.
 type AccountDispatcher struct {
 	topic *runtime.Topic[string, accountEnvelope]
 	mu    sync.Mutex
 	subs  []*accountSubscriber
 }
 
-// accountSubscriber is one subscriber of an AccountDispatcher: its handler, its engine and the
-// stores of its guards.
+// accountSubscriber is one subscriber of an AccountDispatcher: its handler, its
+// engine and the stores of its guards.
 type accountSubscriber struct {
 	name     string
 	h        AccountHandler
@@ -207,8 +209,9 @@ type accountSubscriber struct {
 	states   runtime.StateStore[string]
 }
 
-// NewAccountDispatcher returns a dispatcher whose first subscriber, named "Account", is h,
-// configured with the schema's policies changed by opts. Close it when done.
+// NewAccountDispatcher returns a dispatcher whose first subscriber, named
+// "Account", is h, configured with the schema's policies changed by opts. Close
+// it when done.
 func NewAccountDispatcher(h AccountHandler, opts ...AccountOption) (*AccountDispatcher, error) {
 	d := &AccountDispatcher{topic: runtime.NewTopic[string, accountEnvelope]()}
 	if err := d.subscribe("Account", h, opts); err != nil {
@@ -217,8 +220,8 @@ func NewAccountDispatcher(h AccountHandler, opts ...AccountOption) (*AccountDisp
 	return d, nil
 }
 
-// Subscribe adds a subscriber: h receives every event published from now on,
-// in its own lanes, with its own guard stores. Its runtime name is "Account/"
+// Subscribe adds a subscriber: h receives every event published from now on, in
+// its own lanes, with its own guard stores. Its runtime name is "Account/"
 // followed by name; names must be unique.
 func (d *AccountDispatcher) Subscribe(name string, h AccountHandler, opts ...AccountOption) error {
 	if name == "" {
@@ -296,9 +299,8 @@ func (d *AccountDispatcher) subscribers() []*accountSubscriber {
 	return d.subs[:len(d.subs):len(d.subs)]
 }
 
-// Flush waits until every event published before the call has an outcome, or
-// is held back on a version gap or parked, in every subscriber, or until ctx
-// ends.
+// Flush waits until every event published before the call has an outcome, or is
+// held back on a version gap or parked, in every subscriber, or until ctx ends.
 func (d *AccountDispatcher) Flush(ctx context.Context) error {
 	for _, s := range d.subscribers() {
 		if err := s.engine.Flush(ctx); err != nil {
@@ -361,7 +363,8 @@ func (d *AccountDispatcher) Discard(ctx context.Context, key string) (int, error
 }
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber name ("Account" for the first subscriber, "Account/name" for the others).
+// subscriber name ("Account" for the first subscriber, "Account/name" for the
+// others).
 func (d *AccountDispatcher) ParkedKeys(ctx context.Context) (map[string][]runtime.ParkedKey[string], error) {
 	out := make(map[string][]runtime.ParkedKey[string])
 	for _, s := range d.subscribers() {
@@ -434,8 +437,8 @@ type orderEnvelope struct {
 	evOrderCancelled OrderCancelled
 }
 
-// event returns the envelope's event as an OrderEvent (nil for the zero envelope).
-// Only the park, dead-letter and introspection paths convert.
+// event returns the envelope's event as an OrderEvent (nil for the zero
+// envelope). Only the park, dead-letter and introspection paths convert.
 func (env orderEnvelope) event() OrderEvent {
 	switch env.kind {
 	case orderKindOrderPlaced:
@@ -519,23 +522,25 @@ func newOrderEnvelope(e OrderEvent) orderEnvelope {
 	return orderEnvelope{}
 }
 
-// OrderConfig configures one subscriber of an OrderDispatcher. NewOrderDispatcher and Subscribe
-// start from the schema's policies and apply the options in order. A zero or
-// nil field means the runtime's default.
+// OrderConfig configures one subscriber of an OrderDispatcher.
+// NewOrderDispatcher and Subscribe start from the schema's policies and apply
+// the options in order. A zero or nil field means the runtime's default.
 type OrderConfig struct {
-	// MaxActive is the number of keys handled at once (schema: lanes.max_active).
+	// MaxActive is the number of keys handled at once (schema:
+	// lanes.max_active).
 	MaxActive int
 	// Backlog bounds the pending events (schema: backlog).
 	Backlog runtime.Backlog
 	// Retry is the in-lane retry policy (schema: retry).
 	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema: timeout).
+	// Timeout bounds each handler attempt through its context (schema:
+	// timeout).
 	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good
-	// (schema: on_exhausted; runtime.Drop for delivery: at-most-once).
+	// OnExhausted says what happens to an event that failed for good (schema:
+	// on_exhausted; runtime.Drop for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
-	// Logger receives what an operator must see (a key parked, a replay).
-	// Nil: slog.Default().
+	// Logger receives what an operator must see (a key parked, a replay). Nil:
+	// slog.Default().
 	Logger *slog.Logger
 	// States stores the current state of each Order. Nil: a new in-memory
 	// store. Give each subscriber its own store.
@@ -570,8 +575,8 @@ func defaultOrderConfig() OrderConfig {
 	}
 }
 
-// OrderDispatcher delivers Order events to per-key lanes: the events of one key are
-// handled one at a time in publication order, events of different keys in
+// OrderDispatcher delivers Order events to per-key lanes: the events of one key
+// are handled one at a time in publication order, events of different keys in
 // parallel. Each subscriber has its own lanes, guards and stores, so a slow or
 // parked subscriber delays no other. It is safe for concurrent use.
 type OrderDispatcher struct {
@@ -580,8 +585,8 @@ type OrderDispatcher struct {
 	subs  []*orderSubscriber
 }
 
-// orderSubscriber is one subscriber of an OrderDispatcher: its handler, its engine and the
-// stores of its guards.
+// orderSubscriber is one subscriber of an OrderDispatcher: its handler, its
+// engine and the stores of its guards.
 type orderSubscriber struct {
 	name   string
 	h      OrderHandler
@@ -589,8 +594,9 @@ type orderSubscriber struct {
 	states runtime.StateStore[string]
 }
 
-// NewOrderDispatcher returns a dispatcher whose first subscriber, named "Order", is h,
-// configured with the schema's policies changed by opts. Close it when done.
+// NewOrderDispatcher returns a dispatcher whose first subscriber, named
+// "Order", is h, configured with the schema's policies changed by opts. Close
+// it when done.
 func NewOrderDispatcher(h OrderHandler, opts ...OrderOption) (*OrderDispatcher, error) {
 	d := &OrderDispatcher{topic: runtime.NewTopic[string, orderEnvelope]()}
 	if err := d.subscribe("Order", h, opts); err != nil {
@@ -599,8 +605,8 @@ func NewOrderDispatcher(h OrderHandler, opts ...OrderOption) (*OrderDispatcher, 
 	return d, nil
 }
 
-// Subscribe adds a subscriber: h receives every event published from now on,
-// in its own lanes, with its own guard stores. Its runtime name is "Order/"
+// Subscribe adds a subscriber: h receives every event published from now on, in
+// its own lanes, with its own guard stores. Its runtime name is "Order/"
 // followed by name; names must be unique.
 func (d *OrderDispatcher) Subscribe(name string, h OrderHandler, opts ...OrderOption) error {
 	if name == "" {
@@ -672,9 +678,8 @@ func (d *OrderDispatcher) subscribers() []*orderSubscriber {
 	return d.subs[:len(d.subs):len(d.subs)]
 }
 
-// Flush waits until every event published before the call has an outcome, or
-// is held back on a version gap or parked, in every subscriber, or until ctx
-// ends.
+// Flush waits until every event published before the call has an outcome, or is
+// held back on a version gap or parked, in every subscriber, or until ctx ends.
 func (d *OrderDispatcher) Flush(ctx context.Context) error {
 	for _, s := range d.subscribers() {
 		if err := s.engine.Flush(ctx); err != nil {
@@ -737,7 +742,8 @@ func (d *OrderDispatcher) Discard(ctx context.Context, key string) (int, error) 
 }
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber name ("Order" for the first subscriber, "Order/name" for the others).
+// subscriber name ("Order" for the first subscriber, "Order/name" for the
+// others).
 func (d *OrderDispatcher) ParkedKeys(ctx context.Context) (map[string][]runtime.ParkedKey[string], error) {
 	out := make(map[string][]runtime.ParkedKey[string])
 	for _, s := range d.subscribers() {
@@ -802,8 +808,8 @@ type riderEnvelope struct {
 	evLocationUpdated LocationUpdated
 }
 
-// event returns the envelope's event as a RiderEvent (nil for the zero envelope).
-// Only the park, dead-letter and introspection paths convert.
+// event returns the envelope's event as a RiderEvent (nil for the zero
+// envelope). Only the park, dead-letter and introspection paths convert.
 func (env riderEnvelope) event() RiderEvent {
 	switch env.kind {
 	case riderKindLocationUpdated:
@@ -831,23 +837,25 @@ func newRiderEnvelope(e RiderEvent) riderEnvelope {
 	return riderEnvelope{}
 }
 
-// RiderConfig configures one subscriber of a RiderDispatcher. NewRiderDispatcher and Subscribe
-// start from the schema's policies and apply the options in order. A zero or
-// nil field means the runtime's default.
+// RiderConfig configures one subscriber of a RiderDispatcher.
+// NewRiderDispatcher and Subscribe start from the schema's policies and apply
+// the options in order. A zero or nil field means the runtime's default.
 type RiderConfig struct {
-	// MaxActive is the number of keys handled at once (schema: lanes.max_active).
+	// MaxActive is the number of keys handled at once (schema:
+	// lanes.max_active).
 	MaxActive int
 	// Backlog bounds the pending events (schema: backlog).
 	Backlog runtime.Backlog
 	// Retry is the in-lane retry policy (schema: retry).
 	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema: timeout).
+	// Timeout bounds each handler attempt through its context (schema:
+	// timeout).
 	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good
-	// (schema: on_exhausted; runtime.Drop for delivery: at-most-once).
+	// OnExhausted says what happens to an event that failed for good (schema:
+	// on_exhausted; runtime.Drop for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
-	// Logger receives what an operator must see (a key parked, a replay).
-	// Nil: slog.Default().
+	// Logger receives what an operator must see (a key parked, a replay). Nil:
+	// slog.Default().
 	Logger *slog.Logger
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, RiderEvent]
@@ -879,8 +887,8 @@ func defaultRiderConfig() RiderConfig {
 	}
 }
 
-// RiderDispatcher delivers Rider events to per-key lanes: the events of one key are
-// handled one at a time in publication order, events of different keys in
+// RiderDispatcher delivers Rider events to per-key lanes: the events of one key
+// are handled one at a time in publication order, events of different keys in
 // parallel. Each subscriber has its own lanes, guards and stores, so a slow or
 // parked subscriber delays no other. It is safe for concurrent use.
 type RiderDispatcher struct {
@@ -889,16 +897,17 @@ type RiderDispatcher struct {
 	subs  []*riderSubscriber
 }
 
-// riderSubscriber is one subscriber of a RiderDispatcher: its handler, its engine and the
-// stores of its guards.
+// riderSubscriber is one subscriber of a RiderDispatcher: its handler, its
+// engine and the stores of its guards.
 type riderSubscriber struct {
 	name   string
 	h      RiderHandler
 	engine *runtime.Engine[string, riderEnvelope]
 }
 
-// NewRiderDispatcher returns a dispatcher whose first subscriber, named "Rider", is h,
-// configured with the schema's policies changed by opts. Close it when done.
+// NewRiderDispatcher returns a dispatcher whose first subscriber, named
+// "Rider", is h, configured with the schema's policies changed by opts. Close
+// it when done.
 func NewRiderDispatcher(h RiderHandler, opts ...RiderOption) (*RiderDispatcher, error) {
 	d := &RiderDispatcher{topic: runtime.NewTopic[string, riderEnvelope]()}
 	if err := d.subscribe("Rider", h, opts); err != nil {
@@ -907,8 +916,8 @@ func NewRiderDispatcher(h RiderHandler, opts ...RiderOption) (*RiderDispatcher, 
 	return d, nil
 }
 
-// Subscribe adds a subscriber: h receives every event published from now on,
-// in its own lanes, with its own guard stores. Its runtime name is "Rider/"
+// Subscribe adds a subscriber: h receives every event published from now on, in
+// its own lanes, with its own guard stores. Its runtime name is "Rider/"
 // followed by name; names must be unique.
 func (d *RiderDispatcher) Subscribe(name string, h RiderHandler, opts ...RiderOption) error {
 	if name == "" {
@@ -976,9 +985,8 @@ func (d *RiderDispatcher) subscribers() []*riderSubscriber {
 	return d.subs[:len(d.subs):len(d.subs)]
 }
 
-// Flush waits until every event published before the call has an outcome, or
-// is held back on a version gap or parked, in every subscriber, or until ctx
-// ends.
+// Flush waits until every event published before the call has an outcome, or is
+// held back on a version gap or parked, in every subscriber, or until ctx ends.
 func (d *RiderDispatcher) Flush(ctx context.Context) error {
 	for _, s := range d.subscribers() {
 		if err := s.engine.Flush(ctx); err != nil {
@@ -1041,7 +1049,8 @@ func (d *RiderDispatcher) Discard(ctx context.Context, key string) (int, error) 
 }
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber name ("Rider" for the first subscriber, "Rider/name" for the others).
+// subscriber name ("Rider" for the first subscriber, "Rider/name" for the
+// others).
 func (d *RiderDispatcher) ParkedKeys(ctx context.Context) (map[string][]runtime.ParkedKey[string], error) {
 	out := make(map[string][]runtime.ParkedKey[string])
 	for _, s := range d.subscribers() {
@@ -1099,15 +1108,15 @@ const (
 	webhookKindWebhookQueued webhookKind = iota + 1
 )
 
-// webhookEnvelope carries one Webhook event through the runtime by value, without
-// boxing it into a WebhookEvent: kind says which field holds it.
+// webhookEnvelope carries one Webhook event through the runtime by value,
+// without boxing it into a WebhookEvent: kind says which field holds it.
 type webhookEnvelope struct {
 	kind            webhookKind
 	evWebhookQueued WebhookQueued
 }
 
-// event returns the envelope's event as a WebhookEvent (nil for the zero envelope).
-// Only the park, dead-letter and introspection paths convert.
+// event returns the envelope's event as a WebhookEvent (nil for the zero
+// envelope). Only the park, dead-letter and introspection paths convert.
 func (env webhookEnvelope) event() WebhookEvent {
 	switch env.kind {
 	case webhookKindWebhookQueued:
@@ -1135,23 +1144,25 @@ func newWebhookEnvelope(e WebhookEvent) webhookEnvelope {
 	return webhookEnvelope{}
 }
 
-// WebhookConfig configures one subscriber of a WebhookDispatcher. NewWebhookDispatcher and Subscribe
-// start from the schema's policies and apply the options in order. A zero or
-// nil field means the runtime's default.
+// WebhookConfig configures one subscriber of a WebhookDispatcher.
+// NewWebhookDispatcher and Subscribe start from the schema's policies and apply
+// the options in order. A zero or nil field means the runtime's default.
 type WebhookConfig struct {
-	// MaxActive is the number of keys handled at once (schema: lanes.max_active).
+	// MaxActive is the number of keys handled at once (schema:
+	// lanes.max_active).
 	MaxActive int
 	// Backlog bounds the pending events (schema: backlog).
 	Backlog runtime.Backlog
 	// Retry is the in-lane retry policy (schema: retry).
 	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema: timeout).
+	// Timeout bounds each handler attempt through its context (schema:
+	// timeout).
 	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good
-	// (schema: on_exhausted; runtime.Drop for delivery: at-most-once).
+	// OnExhausted says what happens to an event that failed for good (schema:
+	// on_exhausted; runtime.Drop for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
-	// Logger receives what an operator must see (a key parked, a replay).
-	// Nil: slog.Default().
+	// Logger receives what an operator must see (a key parked, a replay). Nil:
+	// slog.Default().
 	Logger *slog.Logger
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[int64, WebhookEvent]
@@ -1184,26 +1195,27 @@ func defaultWebhookConfig() WebhookConfig {
 	}
 }
 
-// WebhookDispatcher delivers Webhook events to per-key lanes: the events of one key are
-// handled one at a time in publication order, events of different keys in
-// parallel. Each subscriber has its own lanes, guards and stores, so a slow or
-// parked subscriber delays no other. It is safe for concurrent use.
+// WebhookDispatcher delivers Webhook events to per-key lanes: the events of one
+// key are handled one at a time in publication order, events of different keys
+// in parallel. Each subscriber has its own lanes, guards and stores, so a slow
+// or parked subscriber delays no other. It is safe for concurrent use.
 type WebhookDispatcher struct {
 	topic *runtime.Topic[int64, webhookEnvelope]
 	mu    sync.Mutex
 	subs  []*webhookSubscriber
 }
 
-// webhookSubscriber is one subscriber of a WebhookDispatcher: its handler, its engine and the
-// stores of its guards.
+// webhookSubscriber is one subscriber of a WebhookDispatcher: its handler, its
+// engine and the stores of its guards.
 type webhookSubscriber struct {
 	name   string
 	h      WebhookHandler
 	engine *runtime.Engine[int64, webhookEnvelope]
 }
 
-// NewWebhookDispatcher returns a dispatcher whose first subscriber, named "Webhook", is h,
-// configured with the schema's policies changed by opts. Close it when done.
+// NewWebhookDispatcher returns a dispatcher whose first subscriber, named
+// "Webhook", is h, configured with the schema's policies changed by opts. Close
+// it when done.
 func NewWebhookDispatcher(h WebhookHandler, opts ...WebhookOption) (*WebhookDispatcher, error) {
 	d := &WebhookDispatcher{topic: runtime.NewTopic[int64, webhookEnvelope]()}
 	if err := d.subscribe("Webhook", h, opts); err != nil {
@@ -1212,8 +1224,8 @@ func NewWebhookDispatcher(h WebhookHandler, opts ...WebhookOption) (*WebhookDisp
 	return d, nil
 }
 
-// Subscribe adds a subscriber: h receives every event published from now on,
-// in its own lanes, with its own guard stores. Its runtime name is "Webhook/"
+// Subscribe adds a subscriber: h receives every event published from now on, in
+// its own lanes, with its own guard stores. Its runtime name is "Webhook/"
 // followed by name; names must be unique.
 func (d *WebhookDispatcher) Subscribe(name string, h WebhookHandler, opts ...WebhookOption) error {
 	if name == "" {
@@ -1281,9 +1293,8 @@ func (d *WebhookDispatcher) subscribers() []*webhookSubscriber {
 	return d.subs[:len(d.subs):len(d.subs)]
 }
 
-// Flush waits until every event published before the call has an outcome, or
-// is held back on a version gap or parked, in every subscriber, or until ctx
-// ends.
+// Flush waits until every event published before the call has an outcome, or is
+// held back on a version gap or parked, in every subscriber, or until ctx ends.
 func (d *WebhookDispatcher) Flush(ctx context.Context) error {
 	for _, s := range d.subscribers() {
 		if err := s.engine.Flush(ctx); err != nil {
@@ -1346,7 +1357,8 @@ func (d *WebhookDispatcher) Discard(ctx context.Context, key int64) (int, error)
 }
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber name ("Webhook" for the first subscriber, "Webhook/name" for the others).
+// subscriber name ("Webhook" for the first subscriber, "Webhook/name" for the
+// others).
 func (d *WebhookDispatcher) ParkedKeys(ctx context.Context) (map[string][]runtime.ParkedKey[int64], error) {
 	out := make(map[string][]runtime.ParkedKey[int64])
 	for _, s := range d.subscribers() {

@@ -7,22 +7,23 @@ import (
 	"time"
 )
 
-// AccountEvent is an event of entity Account: AccountOpened, Deposited, Withdrew, AccountFrozen or AccountClosed. The interface is sealed: only
-// the event types generated in this package implement it.
+// AccountEvent is an event of entity Account: AccountOpened, Deposited,
+// Withdrew, AccountFrozen or AccountClosed. The interface is sealed: only the
+// event types generated in this package implement it.
 type AccountEvent interface {
 	// EventName returns the event's name as declared in the schema.
 	EventName() string
-	// EventKey returns the key of the Account the event belongs to (its AccountID field).
+	// EventKey returns the key of the Account the event belongs to (its
+	// AccountID field).
 	EventKey() string
 	// EventVersion returns the event's version (its Version field).
 	EventVersion() uint64
 	isAccountEvent()
 }
 
-// AccountOpened is an event of entity Account.
-// It is a snapshot: it carries the full state, so it is applied even across a
-// version gap (the newer state wins).
-// Handling it moves the Account to state Open.
+// AccountOpened is an event of entity Account. It is a snapshot: it carries the
+// full state, so it is applied even across a version gap (the newer state
+// wins). Handling it moves the Account to state Open.
 type AccountOpened struct {
 	// AccountID is the key of the Account this event belongs to.
 	AccountID string
@@ -52,8 +53,8 @@ func (e AccountOpened) EventVersion() uint64 {
 
 func (AccountOpened) isAccountEvent() {}
 
-// Deposited is an event of entity Account.
-// It is a delta: it is applied only right after the version before it.
+// Deposited is an event of entity Account. It is a delta: it is applied only
+// right after the version before it.
 type Deposited struct {
 	// AccountID is the key of the Account this event belongs to.
 	AccountID string
@@ -81,8 +82,8 @@ func (e Deposited) EventVersion() uint64 {
 
 func (Deposited) isAccountEvent() {}
 
-// Withdrew is an event of entity Account.
-// It is a delta: it is applied only right after the version before it.
+// Withdrew is an event of entity Account. It is a delta: it is applied only
+// right after the version before it.
 type Withdrew struct {
 	// AccountID is the key of the Account this event belongs to.
 	AccountID string
@@ -110,9 +111,9 @@ func (e Withdrew) EventVersion() uint64 {
 
 func (Withdrew) isAccountEvent() {}
 
-// AccountFrozen is an event of entity Account.
-// It is a delta: it is applied only right after the version before it.
-// Handling it moves the Account to state Frozen.
+// AccountFrozen is an event of entity Account. It is a delta: it is applied
+// only right after the version before it. Handling it moves the Account to
+// state Frozen.
 type AccountFrozen struct {
 	// AccountID is the key of the Account this event belongs to.
 	AccountID string
@@ -140,9 +141,9 @@ func (e AccountFrozen) EventVersion() uint64 {
 
 func (AccountFrozen) isAccountEvent() {}
 
-// AccountClosed is an event of entity Account.
-// It is a delta: it is applied only right after the version before it.
-// Handling it moves the Account to state Closed.
+// AccountClosed is an event of entity Account. It is a delta: it is applied
+// only right after the version before it. Handling it moves the Account to
+// state Closed.
 type AccountClosed struct {
 	// AccountID is the key of the Account this event belongs to.
 	AccountID string
@@ -168,18 +169,20 @@ func (e AccountClosed) EventVersion() uint64 {
 
 func (AccountClosed) isAccountEvent() {}
 
-// OrderEvent is an event of entity Order: OrderPlaced, OrderPaid, OrderShipped, OrderDelivered or OrderCancelled. The interface is sealed: only
-// the event types generated in this package implement it.
+// OrderEvent is an event of entity Order: OrderPlaced, OrderPaid, OrderShipped,
+// OrderDelivered or OrderCancelled. The interface is sealed: only the event
+// types generated in this package implement it.
 type OrderEvent interface {
 	// EventName returns the event's name as declared in the schema.
 	EventName() string
-	// EventKey returns the key of the Order the event belongs to (its OrderID field).
+	// EventKey returns the key of the Order the event belongs to (its OrderID
+	// field).
 	EventKey() string
 	isOrderEvent()
 }
 
-// OrderPlaced is an event of entity Order.
-// Handling it moves the Order to state Placed.
+// OrderPlaced is an event of entity Order. Handling it moves the Order to state
+// Placed.
 type OrderPlaced struct {
 	// OrderID is the key of the Order this event belongs to.
 	OrderID string
@@ -203,8 +206,8 @@ func (e OrderPlaced) EventKey() string {
 
 func (OrderPlaced) isOrderEvent() {}
 
-// OrderPaid is an event of entity Order.
-// Handling it moves the Order to state Paid.
+// OrderPaid is an event of entity Order. Handling it moves the Order to state
+// Paid.
 type OrderPaid struct {
 	// OrderID is the key of the Order this event belongs to.
 	OrderID string
@@ -222,8 +225,8 @@ func (e OrderPaid) EventKey() string {
 
 func (OrderPaid) isOrderEvent() {}
 
-// OrderShipped is an event of entity Order.
-// Handling it moves the Order to state Shipped.
+// OrderShipped is an event of entity Order. Handling it moves the Order to
+// state Shipped.
 type OrderShipped struct {
 	// OrderID is the key of the Order this event belongs to.
 	OrderID string
@@ -245,8 +248,8 @@ func (e OrderShipped) EventKey() string {
 
 func (OrderShipped) isOrderEvent() {}
 
-// OrderDelivered is an event of entity Order.
-// Handling it moves the Order to state Delivered.
+// OrderDelivered is an event of entity Order. Handling it moves the Order to
+// state Delivered.
 type OrderDelivered struct {
 	// OrderID is the key of the Order this event belongs to.
 	OrderID string
@@ -264,8 +267,8 @@ func (e OrderDelivered) EventKey() string {
 
 func (OrderDelivered) isOrderEvent() {}
 
-// OrderCancelled is an event of entity Order.
-// Handling it moves the Order to state Cancelled.
+// OrderCancelled is an event of entity Order. Handling it moves the Order to
+// state Cancelled.
 type OrderCancelled struct {
 	// OrderID is the key of the Order this event belongs to.
 	OrderID string
@@ -285,12 +288,13 @@ func (e OrderCancelled) EventKey() string {
 
 func (OrderCancelled) isOrderEvent() {}
 
-// RiderEvent is an event of entity Rider: LocationUpdated. The interface is sealed: only
-// the event types generated in this package implement it.
+// RiderEvent is an event of entity Rider: LocationUpdated. The interface is
+// sealed: only the event types generated in this package implement it.
 type RiderEvent interface {
 	// EventName returns the event's name as declared in the schema.
 	EventName() string
-	// EventKey returns the key of the Rider the event belongs to (its RiderID field).
+	// EventKey returns the key of the Rider the event belongs to (its RiderID
+	// field).
 	EventKey() string
 	isRiderEvent()
 }
@@ -319,12 +323,13 @@ func (e LocationUpdated) EventKey() string {
 
 func (LocationUpdated) isRiderEvent() {}
 
-// WebhookEvent is an event of entity Webhook: WebhookQueued. The interface is sealed: only
-// the event types generated in this package implement it.
+// WebhookEvent is an event of entity Webhook: WebhookQueued. The interface is
+// sealed: only the event types generated in this package implement it.
 type WebhookEvent interface {
 	// EventName returns the event's name as declared in the schema.
 	EventName() string
-	// EventKey returns the key of the Webhook the event belongs to (its EndpointID field).
+	// EventKey returns the key of the Webhook the event belongs to (its
+	// EndpointID field).
 	EventKey() int64
 	isWebhookEvent()
 }

@@ -9,8 +9,9 @@ import (
 	"strconv"
 )
 
-// accountRank returns the rank of an Account state: 1 for the first ranked state, 0
-// for none yet, -1 for a branch state and -2 for a name that is not a state.
+// accountRank returns the rank of an Account state: 1 for the first ranked
+// state, 0 for none yet, -1 for a branch state and -2 for a name that is not a
+// state.
 func accountRank(state string) int {
 	switch state {
 	case "":
@@ -25,8 +26,8 @@ func accountRank(state string) int {
 	return -2
 }
 
-// accountTransition returns why an Account in state current must not move to target,
-// or "" when it may. Ranked states only move forward; a branch state is
+// accountTransition returns why an Account in state current must not move to
+// target, or "" when it may. Ranked states only move forward; a branch state is
 // entered only from the states it lists, and no ranked state follows it.
 func accountTransition(current, target string) string {
 	from, to := accountRank(current), accountRank(target)
@@ -39,13 +40,12 @@ func accountTransition(current, target string) string {
 	return "late transition: state " + target + " ranks below " + current
 }
 
-// handle is the engine handler of one Account subscriber.
-// The version guard skips a duplicate or stale event (version <= stored),
-// applies the next one (stored+1) and, on a gap, applies a snapshot but holds
-// a delta back until the versions before it arrive.
-// The state guard skips a transition to a state that ranks below or equal to
-// the current one, and a branch state entered from a state it does not list.
-// The stores are updated after the handler succeeded.
+// handle is the engine handler of one Account subscriber. The version guard
+// skips a duplicate or stale event (version <= stored), applies the next one
+// (stored+1) and, on a gap, applies a snapshot but holds a delta back until the
+// versions before it arrive. The state guard skips a transition to a state that
+// ranks below or equal to the current one, and a branch state entered from a
+// state it does not list. The stores are updated after the handler succeeded.
 func (s *accountSubscriber) handle(ctx context.Context, key string, env accountEnvelope) error {
 	var (
 		version  uint64
@@ -156,8 +156,8 @@ func orderRank(state string) int {
 	return -2
 }
 
-// orderTransition returns why an Order in state current must not move to target,
-// or "" when it may. Ranked states only move forward; a branch state is
+// orderTransition returns why an Order in state current must not move to
+// target, or "" when it may. Ranked states only move forward; a branch state is
 // entered only from the states it lists, and no ranked state follows it.
 func orderTransition(current, target string) string {
 	switch target {
@@ -182,10 +182,10 @@ func orderTransition(current, target string) string {
 	return "late transition: state " + target + " ranks below " + current
 }
 
-// handle is the engine handler of one Order subscriber.
-// The state guard skips a transition to a state that ranks below or equal to
-// the current one, and a branch state entered from a state it does not list.
-// The stores are updated after the handler succeeded.
+// handle is the engine handler of one Order subscriber. The state guard skips a
+// transition to a state that ranks below or equal to the current one, and a
+// branch state entered from a state it does not list. The stores are updated
+// after the handler succeeded.
 func (s *orderSubscriber) handle(ctx context.Context, key string, env orderEnvelope) error {
 	var target string
 	switch env.kind {

@@ -4,11 +4,11 @@ package ledger
 
 import "context"
 
-// AccountHandler handles the events of entity Account, one typed method per event.
-// A AccountDispatcher calls the methods of one Account in publication order, one event
-// at a time, after the generated guards let the event through. A method that
-// returns an error is retried in place; wrap the error with runtime.Permanent
-// to apply the exhaustion policy at once.
+// AccountHandler handles the events of entity Account, one typed method per
+// event. A AccountDispatcher calls the methods of one Account in publication
+// order, one event at a time, after the generated guards let the event through.
+// A method that returns an error is retried in place; wrap the error with
+// runtime.Permanent to apply the exhaustion policy at once.
 type AccountHandler interface {
 	// HandleAccountOpened handles an AccountOpened event.
 	HandleAccountOpened(ctx context.Context, e AccountOpened) error
@@ -23,10 +23,10 @@ type AccountHandler interface {
 }
 
 // OrderHandler handles the events of entity Order, one typed method per event.
-// A OrderDispatcher calls the methods of one Order in publication order, one event
-// at a time, after the generated guards let the event through. A method that
-// returns an error is retried in place; wrap the error with runtime.Permanent
-// to apply the exhaustion policy at once.
+// A OrderDispatcher calls the methods of one Order in publication order, one
+// event at a time, after the generated guards let the event through. A method
+// that returns an error is retried in place; wrap the error with
+// runtime.Permanent to apply the exhaustion policy at once.
 type OrderHandler interface {
 	// HandleOrderPlaced handles an OrderPlaced event.
 	HandleOrderPlaced(ctx context.Context, e OrderPlaced) error
@@ -41,20 +41,20 @@ type OrderHandler interface {
 }
 
 // RiderHandler handles the events of entity Rider, one typed method per event.
-// A RiderDispatcher calls the methods of one Rider in publication order, one event
-// at a time, after the generated guards let the event through. A method that
-// returns an error is retried in place; wrap the error with runtime.Permanent
-// to apply the exhaustion policy at once.
+// A RiderDispatcher calls the methods of one Rider in publication order, one
+// event at a time, after the generated guards let the event through. A method
+// that returns an error is retried in place; wrap the error with
+// runtime.Permanent to apply the exhaustion policy at once.
 type RiderHandler interface {
 	// HandleLocationUpdated handles a LocationUpdated event.
 	HandleLocationUpdated(ctx context.Context, e LocationUpdated) error
 }
 
-// WebhookHandler handles the events of entity Webhook, one typed method per event.
-// A WebhookDispatcher calls the methods of one Webhook in publication order, one event
-// at a time, after the generated guards let the event through. A method that
-// returns an error is retried in place; wrap the error with runtime.Permanent
-// to apply the exhaustion policy at once.
+// WebhookHandler handles the events of entity Webhook, one typed method per
+// event. A WebhookDispatcher calls the methods of one Webhook in publication
+// order, one event at a time, after the generated guards let the event through.
+// A method that returns an error is retried in place; wrap the error with
+// runtime.Permanent to apply the exhaustion policy at once.
 type WebhookHandler interface {
 	// HandleWebhookQueued handles a WebhookQueued event.
 	HandleWebhookQueued(ctx context.Context, e WebhookQueued) error

@@ -8,8 +8,8 @@ import (
 	"github.com/ordergen/ordergen/runtime"
 )
 
-// AccountPublisher publishes Account events. AccountDispatcher implements it in process; other
-// implementations can carry the same events elsewhere.
+// AccountPublisher publishes Account events. AccountDispatcher implements it in
+// process; other implementations can carry the same events elsewhere.
 type AccountPublisher interface {
 	// PublishAccountOpened publishes an AccountOpened event.
 	PublishAccountOpened(ctx context.Context, e AccountOpened) error
@@ -25,9 +25,9 @@ type AccountPublisher interface {
 
 var _ AccountPublisher = (*AccountDispatcher)(nil)
 
-// PublishAccountOpened hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key
-// or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
+// PublishAccountOpened hands e to every subscriber of the dispatcher. It
+// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
+// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
 // runtime.ErrClosed) say why an event was not accepted.
 func (d *AccountDispatcher) PublishAccountOpened(ctx context.Context, e AccountOpened) error {
 	if e.AccountID == "" {
@@ -43,8 +43,8 @@ func (d *AccountDispatcher) PublishAccountOpened(ctx context.Context, e AccountO
 }
 
 // PublishDeposited hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key
-// or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
+// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
+// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
 // runtime.ErrClosed) say why an event was not accepted.
 func (d *AccountDispatcher) PublishDeposited(ctx context.Context, e Deposited) error {
 	if e.AccountID == "" {
@@ -60,8 +60,8 @@ func (d *AccountDispatcher) PublishDeposited(ctx context.Context, e Deposited) e
 }
 
 // PublishWithdrew hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key
-// or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
+// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
+// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
 // runtime.ErrClosed) say why an event was not accepted.
 func (d *AccountDispatcher) PublishWithdrew(ctx context.Context, e Withdrew) error {
 	if e.AccountID == "" {
@@ -76,9 +76,9 @@ func (d *AccountDispatcher) PublishWithdrew(ctx context.Context, e Withdrew) err
 	})
 }
 
-// PublishAccountFrozen hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key
-// or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
+// PublishAccountFrozen hands e to every subscriber of the dispatcher. It
+// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
+// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
 // runtime.ErrClosed) say why an event was not accepted.
 func (d *AccountDispatcher) PublishAccountFrozen(ctx context.Context, e AccountFrozen) error {
 	if e.AccountID == "" {
@@ -93,9 +93,9 @@ func (d *AccountDispatcher) PublishAccountFrozen(ctx context.Context, e AccountF
 	})
 }
 
-// PublishAccountClosed hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key
-// or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
+// PublishAccountClosed hands e to every subscriber of the dispatcher. It
+// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
+// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
 // runtime.ErrClosed) say why an event was not accepted.
 func (d *AccountDispatcher) PublishAccountClosed(ctx context.Context, e AccountClosed) error {
 	if e.AccountID == "" {
@@ -148,8 +148,8 @@ func (d *AccountDispatcher) Publish(ctx context.Context, e AccountEvent) error {
 	return fmt.Errorf("%w: nil Account event", runtime.ErrInvalidEvent)
 }
 
-// OrderPublisher publishes Order events. OrderDispatcher implements it in process; other
-// implementations can carry the same events elsewhere.
+// OrderPublisher publishes Order events. OrderDispatcher implements it in
+// process; other implementations can carry the same events elsewhere.
 type OrderPublisher interface {
 	// PublishOrderPlaced publishes an OrderPlaced event.
 	PublishOrderPlaced(ctx context.Context, e OrderPlaced) error
@@ -166,9 +166,9 @@ type OrderPublisher interface {
 var _ OrderPublisher = (*OrderDispatcher)(nil)
 
 // PublishOrderPlaced hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty
-// key; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key;
+// the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed) say why an
+// event was not accepted.
 func (d *OrderDispatcher) PublishOrderPlaced(ctx context.Context, e OrderPlaced) error {
 	if e.OrderID == "" {
 		return fmt.Errorf("%w: Order event OrderPlaced: key field OrderID is empty", runtime.ErrInvalidEvent)
@@ -180,9 +180,9 @@ func (d *OrderDispatcher) PublishOrderPlaced(ctx context.Context, e OrderPlaced)
 }
 
 // PublishOrderPaid hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty
-// key; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key;
+// the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed) say why an
+// event was not accepted.
 func (d *OrderDispatcher) PublishOrderPaid(ctx context.Context, e OrderPaid) error {
 	if e.OrderID == "" {
 		return fmt.Errorf("%w: Order event OrderPaid: key field OrderID is empty", runtime.ErrInvalidEvent)
@@ -193,10 +193,10 @@ func (d *OrderDispatcher) PublishOrderPaid(ctx context.Context, e OrderPaid) err
 	})
 }
 
-// PublishOrderShipped hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty
-// key; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishOrderShipped hands e to every subscriber of the dispatcher. It
+// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
+// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
+// say why an event was not accepted.
 func (d *OrderDispatcher) PublishOrderShipped(ctx context.Context, e OrderShipped) error {
 	if e.OrderID == "" {
 		return fmt.Errorf("%w: Order event OrderShipped: key field OrderID is empty", runtime.ErrInvalidEvent)
@@ -207,10 +207,10 @@ func (d *OrderDispatcher) PublishOrderShipped(ctx context.Context, e OrderShippe
 	})
 }
 
-// PublishOrderDelivered hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty
-// key; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishOrderDelivered hands e to every subscriber of the dispatcher. It
+// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
+// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
+// say why an event was not accepted.
 func (d *OrderDispatcher) PublishOrderDelivered(ctx context.Context, e OrderDelivered) error {
 	if e.OrderID == "" {
 		return fmt.Errorf("%w: Order event OrderDelivered: key field OrderID is empty", runtime.ErrInvalidEvent)
@@ -221,10 +221,10 @@ func (d *OrderDispatcher) PublishOrderDelivered(ctx context.Context, e OrderDeli
 	})
 }
 
-// PublishOrderCancelled hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty
-// key; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishOrderCancelled hands e to every subscriber of the dispatcher. It
+// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
+// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
+// say why an event was not accepted.
 func (d *OrderDispatcher) PublishOrderCancelled(ctx context.Context, e OrderCancelled) error {
 	if e.OrderID == "" {
 		return fmt.Errorf("%w: Order event OrderCancelled: key field OrderID is empty", runtime.ErrInvalidEvent)
@@ -235,8 +235,8 @@ func (d *OrderDispatcher) PublishOrderCancelled(ctx context.Context, e OrderCanc
 	})
 }
 
-// Publish hands any Order event to every subscriber, through the Publish
-// method of its type. A nil e is refused with runtime.ErrInvalidEvent.
+// Publish hands any Order event to every subscriber, through the Publish method
+// of its type. A nil e is refused with runtime.ErrInvalidEvent.
 func (d *OrderDispatcher) Publish(ctx context.Context, e OrderEvent) error {
 	switch e := e.(type) {
 	case OrderPlaced:
@@ -273,8 +273,8 @@ func (d *OrderDispatcher) Publish(ctx context.Context, e OrderEvent) error {
 	return fmt.Errorf("%w: nil Order event", runtime.ErrInvalidEvent)
 }
 
-// RiderPublisher publishes Rider events. RiderDispatcher implements it in process; other
-// implementations can carry the same events elsewhere.
+// RiderPublisher publishes Rider events. RiderDispatcher implements it in
+// process; other implementations can carry the same events elsewhere.
 type RiderPublisher interface {
 	// PublishLocationUpdated publishes a LocationUpdated event.
 	PublishLocationUpdated(ctx context.Context, e LocationUpdated) error
@@ -282,10 +282,10 @@ type RiderPublisher interface {
 
 var _ RiderPublisher = (*RiderDispatcher)(nil)
 
-// PublishLocationUpdated hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty
-// key; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishLocationUpdated hands e to every subscriber of the dispatcher. It
+// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
+// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
+// say why an event was not accepted.
 func (d *RiderDispatcher) PublishLocationUpdated(ctx context.Context, e LocationUpdated) error {
 	if e.RiderID == "" {
 		return fmt.Errorf("%w: Rider event LocationUpdated: key field RiderID is empty", runtime.ErrInvalidEvent)
@@ -296,8 +296,8 @@ func (d *RiderDispatcher) PublishLocationUpdated(ctx context.Context, e Location
 	})
 }
 
-// Publish hands any Rider event to every subscriber, through the Publish
-// method of its type. A nil e is refused with runtime.ErrInvalidEvent.
+// Publish hands any Rider event to every subscriber, through the Publish method
+// of its type. A nil e is refused with runtime.ErrInvalidEvent.
 func (d *RiderDispatcher) Publish(ctx context.Context, e RiderEvent) error {
 	switch e := e.(type) {
 	case LocationUpdated:
@@ -310,8 +310,8 @@ func (d *RiderDispatcher) Publish(ctx context.Context, e RiderEvent) error {
 	return fmt.Errorf("%w: nil Rider event", runtime.ErrInvalidEvent)
 }
 
-// WebhookPublisher publishes Webhook events. WebhookDispatcher implements it in process; other
-// implementations can carry the same events elsewhere.
+// WebhookPublisher publishes Webhook events. WebhookDispatcher implements it in
+// process; other implementations can carry the same events elsewhere.
 type WebhookPublisher interface {
 	// PublishWebhookQueued publishes a WebhookQueued event.
 	PublishWebhookQueued(ctx context.Context, e WebhookQueued) error
@@ -319,10 +319,10 @@ type WebhookPublisher interface {
 
 var _ WebhookPublisher = (*WebhookDispatcher)(nil)
 
-// PublishWebhookQueued hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty
-// key; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishWebhookQueued hands e to every subscriber of the dispatcher. It
+// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
+// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
+// say why an event was not accepted.
 func (d *WebhookDispatcher) PublishWebhookQueued(ctx context.Context, e WebhookQueued) error {
 	return d.topic.Publish(ctx, e.EndpointID, webhookEnvelope{
 		evWebhookQueued: e,

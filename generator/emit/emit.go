@@ -46,7 +46,7 @@ func Files(pkg *ir.Package) ([]File, error) {
 		if err := f.Render(&buf); err != nil {
 			return nil, fmt.Errorf("render %s: %w", c.name, err)
 		}
-		out = append(out, File{Name: c.name, Contents: buf.Bytes()})
+		out = append(out, File{Name: c.name, Contents: reflow(buf.Bytes())})
 	}
 	return out, nil
 }
