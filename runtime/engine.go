@@ -61,6 +61,7 @@ type Engine[K comparable, E any] struct {
 
 	workers sync.WaitGroup
 	timers  sync.WaitGroup // armed timers and running timer callbacks
+	exited  atomic.Int64 // workers that returned
 	wmu     sync.Mutex
 	ws      []*worker[K, E] // every worker started, for Stats
 
@@ -163,28 +164,32 @@ func (e *Engine[K, E]) now() int64 { return int64(time.Since(e.start)) }
 // Events submitted by one goroutine (or ordered by happens-before) for one
 // key are handled in that order.
 func (e *Engine[K, E]) Submit(ctx context.Context, key K, event E) error {
+	sh := e.shardFor(key)
+	sh.mu.Lock()
+	err, full := e.enqueue(sh, key, event)
+	if !full {
+		return err
+	}
+	return e.submitSlow(ctx, sh, key, event)
+}
+
+// submitSlow waits for backlog room under the Block and Timeout policies.
+func (e *Engine[K, E]) submitSlow(ctx context.Context, sh *shard[K, E], key K, event E) error {
 	var deadline <-chan time.Time
+	if e.cfg.Backlog.WhenFull == Timeout {
+		t := time.NewTimer(e.cfg.Backlog.Wait)
+		defer t.Stop()
+		deadline = t.C
+	}
 	for {
-		sh := e.shardFor(key)
-		// Register as a waiter before looking, so that room made between the
-		// look and the wait still wakes us (see notifier).
-		var wake <-chan struct{}
-		if e.cfg.Backlog.WhenFull == Block || e.cfg.Backlog.WhenFull == Timeout {
-			wake = e.space.register()
-		}
+		// Register as a waiter before looking again, so that room made
+		// between the look and the wait still wakes us (see notifier).
+		wake := e.space.register()
 		sh.mu.Lock()
 		err, full := e.enqueue(sh, key, event)
-		if wake != nil && !full {
-			e.space.unregister()
-		}
 		if !full {
+			e.space.unregister()
 			return err
-		}
-		// Block or Timeout with no room: wait for room, ctx or the deadline.
-		if deadline == nil && e.cfg.Backlog.WhenFull == Timeout {
-			t := time.NewTimer(e.cfg.Backlog.Wait)
-			defer t.Stop()
-			deadline = t.C
 		}
 		select {
 		case <-wake:

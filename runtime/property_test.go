@@ -45,6 +45,9 @@ func TestPropertyLanes(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
+		// rapid may abandon a case in the middle (when it runs out of data);
+		// the engine must still stop. A second Close only returns ErrClosed.
+		defer e.Close(context.Background())
 		ctx := context.Background()
 		submitted := map[string][]int{}
 		failing := map[string]bool{} // keys with an event that can fail
@@ -124,6 +127,9 @@ func TestPropertyLanes(t *testing.T) {
 		var ce *runtime.CloseError
 		if err != nil && !errors.As(err, &ce) {
 			rt.Fatalf("close: %v", err)
+		}
+		if n := runtime.LiveWorkers(e); n != 0 {
+			rt.Fatalf("%d workers still running after Close (abrupt %v, err %v)", n, abrupt, err)
 		}
 		s := e.Stats()
 		checkInvariantT(rt, s)

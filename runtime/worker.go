@@ -31,6 +31,7 @@ func (e *Engine[K, E]) startWorker() {
 
 func (w *worker[K, E]) loop() {
 	defer w.e.workers.Done()
+	defer w.e.exited.Add(1)
 	for {
 		l := w.e.rq.pop()
 		if l == nil {

@@ -1,0 +1,73 @@
+package runtime_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/ordergen/ordergen/runtime"
+)
+
+// benchKeys returns n keys drawn from 10,000: uniformly, or with one key
+// taking half of them (skewed).
+func benchKeys(n int, skewed bool) []string {
+	names := make([]string, 10000)
+	for i := range names {
+		names[i] = "key-" + strconv.Itoa(i)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := make([]string, n)
+	for i := range keys {
+		if skewed && rng.IntN(2) == 0 {
+			keys[i] = names[0]
+		} else {
+			keys[i] = names[rng.IntN(len(names))]
+		}
+	}
+	return keys
+}
+
+// BenchmarkEngine measures dispatch through the engine with a no-op
+// handler: one op is one event, submitted from one goroutine over 10,000
+// keys and waited for. Run with -benchtime=1000000x for the 1M-event run.
+func BenchmarkEngine(b *testing.B) {
+	for _, wl := range []struct {
+		name   string
+		skewed bool
+	}{{"uniform", false}, {"skewed", true}} {
+		b.Run(wl.name, func(b *testing.B) {
+			keys := benchKeys(1<<20, wl.skewed)
+			noop := func(context.Context, string, int) error { return nil }
+			e, err := runtime.New(noop, runtime.Config[string, int]{
+				MaxActive: 8,
+				Backlog:   runtime.Backlog{PerKey: 1 << 20, Total: 1 << 20, WhenFull: runtime.Block},
+				Logger:    discardLogger(),
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			// Warm up: lanes, buffers and the map reach their steady size.
+			for i := 0; i < 100000; i++ {
+				_ = e.Submit(ctx, keys[i&(len(keys)-1)], i)
+			}
+			_ = e.Flush(ctx)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := e.Submit(ctx, keys[i&(len(keys)-1)], i); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := e.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
+			if err := e.Close(ctx); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
