@@ -61,7 +61,7 @@ type Engine[K comparable, E any] struct {
 
 	workers sync.WaitGroup
 	timers  sync.WaitGroup // armed timers and running timer callbacks
-	exited  atomic.Int64 // workers that returned
+	exited  atomic.Int64   // workers that returned
 	wmu     sync.Mutex
 	ws      []*worker[K, E] // every worker started, for Stats
 
