@@ -1,0 +1,73 @@
+// Package runtime is the per-key ordered dispatch engine that code generated
+// by ordergen runs on. It can also be used directly.
+//
+// # Lanes
+//
+// An [Engine] keeps a lane for each key that has pending events: a FIFO of
+// that key's events, drained by a bounded pool of workers and removed the
+// moment it empties. The engine guarantees:
+//
+//   - Order: for one key, if submitting e1 returned before submitting e2
+//     began, e1 reaches its final outcome before the handler sees e2, and
+//     two events of one key never run at once.
+//   - Isolation: a slow, retrying or parked key delays only itself. At most
+//     Config.MaxActive keys are in progress at once, which is also the most
+//     worker goroutines the engine starts; a key waiting for a retry holds
+//     no worker, and a hot key gives up its worker to waiting keys after a
+//     budget of events. Goroutines never grow with the number of keys, and
+//     an idle key holds no memory.
+//   - Accounting: every accepted event reaches exactly one outcome (handled,
+//     skipped by a guard, parked, dead-lettered, dropped or conflated under
+//     a declared policy), each counted in [Stats]. A refused submission
+//     returns an error testable with errors.Is: [ErrBacklogFull],
+//     [ErrClosed]. At every quiescent point
+//     Accepted + Restored == Handled + Skipped + Parked + DeadLettered +
+//     Dropped + Conflated + Pending.
+//   - Bounded memory: per-key and total backlog limits with a [FullPolicy]:
+//     reject, block (honours the submitter's context), drop-oldest,
+//     drop-newest, or timeout (block up to a wait, then reject).
+//
+// # Failures
+//
+// A failed attempt is retried at the head of its lane, with exponential
+// backoff and full jitter ([Retry]); each attempt gets a context with the
+// per-attempt Config.Timeout; a panic is recovered and counts as a failed
+// attempt. A handler marks an error that retrying cannot fix with
+// [Permanent]. When attempts run out, [ExhaustedPolicy] decides:
+//
+//   - [Park] sets the event and every later event of its key aside, in
+//     order, in a [ParkStore]; later submissions for the key join the park.
+//     [Engine.Replay] runs them again in order and unparks the key when all
+//     succeed; [Engine.Discard] drops them. Other keys are not affected.
+//   - [DeadLetter] hands the event to a [DeadLetterSink] and goes on with
+//     the key's next event, giving up order for that key.
+//   - [Drop] counts the event as dropped (at-most-once delivery).
+//
+// # Guards
+//
+// Generated handlers guard against duplicates, stale and early events with
+// a per-key version ([VersionStore]) and forward-only states ([StateStore]).
+// They report their verdict with [Skip] (a duplicate or late event: counted,
+// not retried) or [Hold] (an event ahead of a gap: kept in the key's
+// resequencer and offered again after each handled event of the key, up to
+// Config.MaxHeld events and Config.MaxHold time, after which the key is
+// parked with the reason).
+//
+// # Other modes
+//
+// Config.Conflate keeps only the newest pending event of a key (for state
+// that only matters at its latest value, such as a location; never for a
+// ledger). [NewBatch] hands a [BatchHandler] up to Config.BatchSize pending
+// events of one key at once, in order. A [Topic] fans events out to several
+// subscribers, each with its own engine, so a slow subscriber never holds
+// up another; order is then per key and subscriber.
+//
+// # Shutdown
+//
+// [Engine.Close] stops accepting, drains, and stops every goroutine it
+// started. If its context ends first it cancels running handlers and
+// returns a [*CloseError] that says how many events of which keys were left.
+//
+// Across processes, partition by key at the source (Kafka) and run an
+// engine in each consumer.
+package runtime
