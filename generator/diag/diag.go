@@ -10,13 +10,17 @@ import (
 // Pos is a position in the schema: 1-based line and column. The zero Pos
 // means "no position" and is reported as 1:1.
 type Pos struct {
+	// Line is the 1-based line.
 	Line int
-	Col  int
+	// Col is the 1-based column, in bytes.
+	Col int
 }
 
 // Diagnostic is one error found in a schema.
 type Diagnostic struct {
+	// Pos is where the problem is.
 	Pos Pos
+	// Msg says what the problem is.
 	Msg string
 }
 
@@ -82,7 +86,9 @@ func (l *List) Format(path string) string {
 // Error is a non-empty List used as an error value. Its message is the
 // formatted list.
 type Error struct {
+	// Path is the schema's path, the prefix of every line.
 	Path string
+	// List holds the diagnostics.
 	List List
 }
 

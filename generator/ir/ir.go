@@ -12,6 +12,7 @@ type Package struct {
 
 // Entity is one entity and everything generated for it.
 type Entity struct {
+	// Name is the entity's name, the prefix of its generated names.
 	Name string
 	// Key is the key field, shared by every event of the entity.
 	Key Field
@@ -41,7 +42,9 @@ func (e *Entity) HasStateGuard() bool {
 
 // Branch is a state entered only from the states in From.
 type Branch struct {
+	// Name is the branch state.
 	Name string
+	// From are the states (ranked or branch) it may be entered from.
 	From []string
 }
 
@@ -67,6 +70,7 @@ func (e *Entity) Rank(state string) int {
 
 // Event is one event of an entity.
 type Event struct {
+	// Name is the event's name, also its struct's name.
 	Name string
 	// Fields are the event's own fields in declaration order (the key and
 	// version fields are not among them).
@@ -80,7 +84,9 @@ type Event struct {
 
 // Field is a named, typed struct field.
 type Field struct {
+	// Name is the field's name.
 	Name string
+	// Type is the field's type.
 	Type *Type
 }
 
@@ -102,6 +108,7 @@ const (
 
 // Type is a resolved field type.
 type Type struct {
+	// Kind tells which of the other fields are set.
 	Kind TypeKind
 	// Name is the builtin's or the named type's name.
 	Name string
@@ -134,31 +141,45 @@ func (t *Type) String() string {
 type Policy struct {
 	// AtMostOnce drops failed events instead of retrying them.
 	AtMostOnce bool
-	Retry      Retry
-	Timeout    time.Duration
+	// Retry is the retry policy (one attempt under at-most-once).
+	Retry Retry
+	// Timeout bounds each handler attempt.
+	Timeout time.Duration
 	// OnExhausted is "park", "dead-letter" or "drop" (at-most-once).
 	OnExhausted string
-	Backlog     Backlog
-	MaxActive   int
+	// Backlog bounds the pending events.
+	Backlog Backlog
+	// MaxActive is the number of keys in progress at once.
+	MaxActive int
 	// MaxHeld and MaxHold bound the resequencer (entities with a version).
 	MaxHeld int
+	// MaxHold bounds how long an event is held back.
 	MaxHold time.Duration
 }
 
 // Retry is the resolved retry policy.
 type Retry struct {
-	Attempts   int
-	Initial    time.Duration
-	Max        time.Duration
+	// Attempts is the total number of attempts.
+	Attempts int
+	// Initial is the first backoff ceiling.
+	Initial time.Duration
+	// Max caps the backoff ceiling.
+	Max time.Duration
+	// Multiplier grows the ceiling after each failure.
 	Multiplier float64
-	Jitter     bool
+	// Jitter waits a random part of the ceiling instead of all of it.
+	Jitter bool
 }
 
 // Backlog is the resolved backlog policy. WhenFull is the schema's name
 // (block, reject, drop-oldest, drop-newest, timeout).
 type Backlog struct {
-	PerKey   int
-	Total    int
+	// PerKey limits one key's pending events.
+	PerKey int
+	// Total limits all pending events.
+	Total int
+	// WhenFull is the policy when a limit is reached.
 	WhenFull string
-	Wait     time.Duration
+	// Wait is how long the timeout policy waits for room.
+	Wait time.Duration
 }

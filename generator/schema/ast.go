@@ -2,20 +2,26 @@ package schema
 
 import "github.com/ordergen/ordergen/generator/diag"
 
-// Scalar is a scalar value with its position. Tag is the YAML tag the value
-// resolved to (!!str, !!int, !!float, !!bool, !!null).
+// Scalar is a scalar value with its position.
 type Scalar struct {
+	// Value is the text of the value.
 	Value string
-	Tag   string
-	Pos   diag.Pos
+	// Tag is the YAML tag the value resolved to (!!str, !!int, !!float,
+	// !!bool, !!null), or BadTag for a malformed value already reported.
+	Tag string
+	// Pos is where the value starts.
+	Pos diag.Pos
 }
 
-// File is a whole schema.
+// File is a whole schema. A nil field was not given.
 type File struct {
 	// Pos is the position of the document's top mapping.
-	Pos      diag.Pos
-	Version  *Scalar
-	Package  *Scalar
+	Pos diag.Pos
+	// Version is the schema format version (version:).
+	Version *Scalar
+	// Package is the Go package name of the generated code (package:).
+	Package *Scalar
+	// Defaults are the policies every entity inherits (defaults:).
 	Defaults *Policies
 	// Entities are in declaration order.
 	Entities []*Entity
@@ -26,60 +32,91 @@ type File struct {
 // Policies are the delivery settings shared by defaults and entities. A nil
 // field was not given.
 type Policies struct {
-	Delivery    *Scalar
-	Retry       *Retry
-	Timeout     *Scalar
+	// Delivery is at-least-once or at-most-once.
+	Delivery *Scalar
+	// Retry is the retry: mapping.
+	Retry *Retry
+	// Timeout bounds one handler attempt.
+	Timeout *Scalar
+	// OnExhausted is park or dead-letter.
 	OnExhausted *Scalar
-	Backlog     *Backlog
-	Lanes       *Lanes
+	// Backlog is the backlog: mapping.
+	Backlog *Backlog
+	// Lanes is the lanes: mapping.
+	Lanes *Lanes
+	// Resequencer is the resequencer: mapping.
 	Resequencer *Resequencer
 }
 
-// Retry is a retry: mapping.
+// Retry is a retry: mapping. A nil field was not given.
 type Retry struct {
-	Pos        diag.Pos
-	Attempts   *Scalar
-	Initial    *Scalar
-	Max        *Scalar
+	// Pos is the position of the mapping.
+	Pos diag.Pos
+	// Attempts is the total number of attempts.
+	Attempts *Scalar
+	// Initial is the first backoff ceiling.
+	Initial *Scalar
+	// Max caps the backoff ceiling.
+	Max *Scalar
+	// Multiplier grows the ceiling after each failure.
 	Multiplier *Scalar
-	Jitter     *Scalar
+	// Jitter is full or none.
+	Jitter *Scalar
 }
 
-// Backlog is a backlog: mapping.
+// Backlog is a backlog: mapping. A nil field was not given.
 type Backlog struct {
-	Pos      diag.Pos
-	PerKey   *Scalar
-	Total    *Scalar
+	// Pos is the position of the mapping.
+	Pos diag.Pos
+	// PerKey limits one key's pending events.
+	PerKey *Scalar
+	// Total limits all pending events.
+	Total *Scalar
+	// WhenFull is the policy when a limit is reached.
 	WhenFull *Scalar
-	Wait     *Scalar
+	// Wait is how long the timeout policy waits.
+	Wait *Scalar
 }
 
 // Lanes is a lanes: mapping.
 type Lanes struct {
-	Pos       diag.Pos
+	// Pos is the position of the mapping.
+	Pos diag.Pos
+	// MaxActive is the number of keys in progress at once.
 	MaxActive *Scalar
 }
 
 // Resequencer is a resequencer: mapping (bounds for delta events held back
 // on a version gap).
 type Resequencer struct {
-	Pos       diag.Pos
+	// Pos is the position of the resequencer: key.
+	Pos diag.Pos
+	// MaxEvents bounds the events held per key.
 	MaxEvents *Scalar
-	MaxWait   *Scalar
+	// MaxWait bounds how long an event is held.
+	MaxWait *Scalar
 }
 
 // Entity is one entry of entities:.
 type Entity struct {
-	Name    Scalar
-	Key     *KeyDecl
+	// Name is the entity's name (the mapping key).
+	Name Scalar
+	// Key is the key: declaration, nil when absent.
+	Key *KeyDecl
+	// Version is the version: declaration, nil when absent.
 	Version *VersionDecl
-	States  []Scalar
-	// StatesPos is the position of the states: value; zero when absent.
+	// States are the ranked states, in order.
+	States []Scalar
+	// StatesPos is the position of the states: key; zero when absent.
 	StatesPos diag.Pos
-	Branches  []*Branch
-	Conflate  *Scalar
-	Policies  Policies
-	Events    []*Event
+	// Branches are the branch states, in order.
+	Branches []*Branch
+	// Conflate is the conflate: value, nil when absent.
+	Conflate *Scalar
+	// Policies are the entity's overrides of the defaults.
+	Policies Policies
+	// Events are in declaration order.
+	Events []*Event
 	// EventsPos is the position of the events: key; zero when absent.
 	EventsPos diag.Pos
 	// EventsBad is set when events: is not a mapping (already reported).
@@ -89,40 +126,55 @@ type Entity struct {
 // KeyDecl is an entity's key: {field, type}. Field and Type are nil when
 // absent, and have the BadTag when malformed.
 type KeyDecl struct {
+	// Pos is the position of the key: key.
 	Pos diag.Pos
 	// Bad is set when the key is not a mapping (already reported).
-	Bad   bool
+	Bad bool
+	// Field is the name of the key field.
 	Field *Scalar
-	Type  *Scalar
+	// Type is the key's type.
+	Type *Scalar
 }
 
 // VersionDecl is an entity's version: {field, type}. Type may be nil.
 type VersionDecl struct {
+	// Pos is the position of the version: key.
 	Pos diag.Pos
 	// Bad is set when the version is not a mapping (already reported).
-	Bad   bool
+	Bad bool
+	// Field is the name of the version field.
 	Field *Scalar
-	Type  *Scalar
+	// Type is the version's type, nil for the default.
+	Type *Scalar
 }
 
 // Branch is one entry of branches: a state entered only from the listed
 // states.
 type Branch struct {
-	Name    Scalar
-	From    []Scalar
+	// Name is the branch state.
+	Name Scalar
+	// From are the states it may be entered from.
+	From []Scalar
+	// FromPos is the position of the from: list (or of the branch).
 	FromPos diag.Pos
 }
 
 // Event is one entry of an entity's events:.
 type Event struct {
-	Name   Scalar
+	// Name is the event's name.
+	Name Scalar
+	// Fields are in declaration order.
 	Fields []Field
-	Kind   *Scalar
-	To     *Scalar
+	// Kind is snapshot or delta, nil when absent.
+	Kind *Scalar
+	// To is the state the event moves the entity to, nil when absent.
+	To *Scalar
 }
 
 // Field is one entry of an event's fields: a name and a type expression.
 type Field struct {
+	// Name is the field's name.
 	Name Scalar
+	// Type is the field's type expression.
 	Type Scalar
 }

@@ -13,7 +13,9 @@ import (
 
 // Ref names a type of another package: its import path and its name.
 type Ref struct {
+	// Path is the package's import path.
 	Path string
+	// Name is the type's name in the package.
 	Name string
 }
 

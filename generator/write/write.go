@@ -14,7 +14,9 @@ import (
 
 // File is one file to write: a base name and its contents.
 type File struct {
-	Name     string
+	// Name is the file's base name.
+	Name string
+	// Contents are the file's bytes.
 	Contents []byte
 }
 
@@ -46,7 +48,9 @@ func (k Kind) String() string {
 
 // Change is one difference between the generated files and the directory.
 type Change struct {
+	// Name is the file's base name.
 	Name string
+	// Kind says how it differs.
 	Kind Kind
 	// Old is the directory's contents (nil when Missing).
 	Old []byte
