@@ -6,10 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ordergen/ordergen/runtime"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/ordergen/ordergen/runtime"
 )
 
 // This line fails to compile when the runtime package is older or newer than

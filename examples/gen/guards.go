@@ -5,8 +5,9 @@ package ledger
 import (
 	"context"
 	"fmt"
-	"github.com/ordergen/ordergen/runtime"
 	"strconv"
+
+	"github.com/ordergen/ordergen/runtime"
 )
 
 // accountRank returns the rank of an Account state: 1 for the first ranked

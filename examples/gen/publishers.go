@@ -5,6 +5,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+
 	"github.com/ordergen/ordergen/runtime"
 )
 

@@ -11,7 +11,9 @@
 //	publishers.go   each entity's publisher interface and the dispatcher's
 //	                typed Publish methods
 //
-// The output is gofmt-formatted, starts with the "Code generated ... DO NOT
+// The output is gofmt-formatted with imports grouped as goimports groups them
+// (standard library first), doc comments are wrapped into paragraphs, and it
+// starts with the "Code generated ... DO NOT
 // EDIT." header, and depends only on its input: the same model gives the
 // same bytes.
 package emit

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
+	"golang.org/x/tools/imports"
 
 	"github.com/ordergen/ordergen/generator/ir"
 )
@@ -48,7 +49,12 @@ func Files(pkg *ir.Package) ([]File, error) {
 		if err := f.Render(&buf); err != nil {
 			return nil, fmt.Errorf("render %s: %w", c.name, err)
 		}
-		out = append(out, File{Name: c.name, Contents: reflow(buf.Bytes())})
+		// Group the imports as goimports does: standard library first.
+		src, err := imports.Process(c.name, reflow(buf.Bytes()), &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8})
+		if err != nil {
+			return nil, fmt.Errorf("format %s: %w", c.name, err)
+		}
+		out = append(out, File{Name: c.name, Contents: src})
 	}
 	return out, nil
 }
