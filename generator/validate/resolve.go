@@ -102,6 +102,9 @@ func lookup(p *packages.Package, ref Ref, loadErr error) (Resolved, error) {
 		}
 		return Resolved{}, fmt.Errorf("package %s: %s", ref.Path, msg)
 	}
+	if p.Types.Name() == "main" {
+		return Resolved{}, fmt.Errorf("package %s is a command (package main) and cannot be imported", ref.Path)
+	}
 	obj := p.Types.Scope().Lookup(ref.Name)
 	tn, ok := obj.(*types.TypeName)
 	if !ok || !tn.Exported() {
