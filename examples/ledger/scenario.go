@@ -189,7 +189,9 @@ func runOrders(ctx context.Context, out io.Writer) error {
 			return d.PublishOrderShipped(ctx, ledger.OrderShipped{OrderID: id, Carrier: "post", Label: []byte("L-1")})
 		},
 		func() error { return d.PublishOrderPaid(ctx, ledger.OrderPaid{OrderID: id}) }, // a late redelivery
-		func() error { return d.PublishOrderCancelled(ctx, ledger.OrderCancelled{OrderID: id, Reason: "too late"}) },
+		func() error {
+			return d.PublishOrderCancelled(ctx, ledger.OrderCancelled{OrderID: id, Reason: "too late"})
+		},
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
