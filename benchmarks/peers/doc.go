@@ -1,0 +1,23 @@
+// Package peers holds the dispatchers that the benchmark suite compares
+// side by side: the ordergen runtime and the designs it is measured
+// against.
+//
+// Every peer implements Peer and is built by a Spec's New from a Handler
+// and a worker count, so the suite drives them all the same way: one
+// goroutine calls Submit for each event, then Drain waits until every
+// event is handled, then Close releases the peer.
+//
+// The peers are:
+//
+//   - ordergen: the ordergen runtime's per-key lane engine.
+//   - pool: an unordered worker pool over one buffered channel. It does
+//     not keep per-key order; it is the ceiling the others are held to.
+//   - striped: hash striping, crc32(key) % N channels with one goroutine
+//     each. Ordered, but keys that share a stripe wait for each other.
+//   - chained: a per-key chain, a map from key to a queue drained by a
+//     goroutine started when the key's chain was empty and removed when it
+//     drains, with at most N chains running at once.
+//   - watermill: Watermill's GoChannel and Router set up to keep per-key
+//     order: BlockPublishUntilSubscriberAck and N shard topics with one
+//     handler each.
+package peers
