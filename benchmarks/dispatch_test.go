@@ -1,0 +1,49 @@
+package benchmarks
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ordergen/ordergen/benchmarks/peers"
+	"github.com/ordergen/ordergen/benchmarks/workload"
+)
+
+// BenchmarkDispatch runs every peer on every workload: one op is one event,
+// submitted from one goroutine; the timing includes waiting until every
+// event is handled.
+func BenchmarkDispatch(b *testing.B) {
+	keys := workload.Keys()
+	for _, wl := range workload.Dispatch() {
+		seq := wl.Sequence()
+		spin := workload.Calibrate(wl.Work)
+		b.Run(wl.Name, func(b *testing.B) {
+			for _, peer := range peers.All() {
+				b.Run(peer.Name, func(b *testing.B) {
+					benchDispatch(b, peer, keys, seq, spin)
+				})
+			}
+		})
+	}
+}
+
+// benchDispatch times b.N events of one workload through one peer.
+func benchDispatch(b *testing.B, peer peers.Spec, keys []string, seq []uint32, spin workload.Spin) {
+	ctx := context.Background()
+	run := workload.NewRun(keys, seq, b.N, spin, peer.Ordered, false)
+	p, err := peer.New(run.Handler(), Workers)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	if err := run.Drive(ctx, p); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	if err := p.Close(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := run.Verify(); err != nil {
+		b.Fatal(err)
+	}
+}
