@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Meta describes the run behind the figures.
+type Meta struct {
+	CPU          string   // CPU model
+	Cores        int      // logical CPUs
+	Go           string   // Go version and GOOS/GOARCH
+	Date         string   // YYYY-MM-DD, UTC
+	Load         string   // load averages before the run, or ""
+	Commands     []string // the commands that produced the output, from the benchmarks module
+	Workers      int      // the peers' concurrency
+	Keys         int      // keys per workload
+	HotKeyEvents int      // events per hot-key scenario
+}
+
+// Suite names the benchmarks a report covers, in report order.
+type Suite struct {
+	Workloads []string // BenchmarkDispatch's workloads
+	Peers     []string // the peers
+	Reference string   // the peer the ratios compare ordergen with first (the pool)
+	Striped   string   // the peer the ratios compare ordergen with second
+	Subject   string   // ordergen
+}
+
+const (
+	dispatchBench = "BenchmarkDispatch"
+	hotKeyBench   = "BenchmarkHotKey"
+)
+
+// WriteMarkdown writes the report: the run's description, the dispatch
+// table with the ratios, the chart, the hot-key table and the raw output.
+func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
+	var b strings.Builder
+	b.WriteString("# Benchmarks\n\n")
+	b.WriteString("<!-- Written by `go run ./cmd/report` in benchmarks/; do not edit. -->\n\n")
+	fmt.Fprintf(&b, "The ordergen runtime side by side with its peers, in one process, on the same workloads "+
+		"(see [benchmarks/README.md](../benchmarks/README.md)). Every peer runs at most %d handlers at once. "+
+		"Figures are the median of %d run(s) of each benchmark.\n\n", m.Workers, max(1, f.Runs()))
+	b.WriteString("| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| Machine | %s, %d cores |\n", m.CPU, m.Cores)
+	fmt.Fprintf(&b, "| Go | %s |\n", m.Go)
+	fmt.Fprintf(&b, "| Date | %s |\n", m.Date)
+	if m.Load != "" {
+		fmt.Fprintf(&b, "| Load average before the run | %s |\n", m.Load)
+	}
+	b.WriteString("\nCommands, in `benchmarks/`:\n\n")
+	for _, c := range m.Commands {
+		fmt.Fprintf(&b, "    %s\n", c)
+	}
+
+	rows, cols := f.Axes(dispatchBench, s.Workloads, s.Peers)
+	b.WriteString("\n## Dispatch\n\n")
+	fmt.Fprintf(&b, "ns/event, with allocs/event in parentheses; lower is better. One producer goroutine "+
+		"submits the events over %s keys and waits until all are handled; uniform workloads draw keys "+
+		"uniformly, skewed ones give one key half of the events; the handler does nothing (noop) or "+
+		"about 1 µs of CPU work (1us). `%s` does not keep per-key order: it is the ceiling. "+
+		"The ratios divide %s's ns/event by the other peer's.\n\n", group(int64(m.Keys)), s.Reference, s.Subject)
+	b.WriteString("| workload |")
+	for _, c := range cols {
+		fmt.Fprintf(&b, " %s |", c)
+	}
+	fmt.Fprintf(&b, " %s/%s | %s/%s |\n|---|", s.Subject, s.Reference, s.Subject, s.Striped)
+	for range len(cols) + 2 {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s |", r)
+		for _, c := range cols {
+			name := dispatchBench + "/" + r + "/" + c
+			ns, ok := f.Get(name, "ns/op")
+			if !ok {
+				b.WriteString(" – |")
+				continue
+			}
+			allocs, _ := f.Get(name, "allocs/op")
+			fmt.Fprintf(&b, " %s (%s) |", formatNs(ns), formatCount(allocs))
+		}
+		subject := dispatchBench + "/" + r + "/" + s.Subject
+		fmt.Fprintf(&b, " %s | %s |\n",
+			ratio(f, subject, dispatchBench+"/"+r+"/"+s.Reference, "ns/op"),
+			ratio(f, subject, dispatchBench+"/"+r+"/"+s.Striped, "ns/op"))
+	}
+	b.WriteString("\n![ns/event per workload and peer](benchmarks.svg)\n")
+
+	peers := f.Names(hotKeyBench, s.Peers)
+	b.WriteString("\n## Hot key\n\n")
+	fmt.Fprintf(&b, "One scenario: %s events over %s keys, half of them on one key, each taking about "+
+		"1 µs of CPU, submitted at once. *Last cold event* is when the last event of any other key "+
+		"completed, counted from the first submit: how long the hot key held the others back. "+
+		"*All events* is when the whole scenario completed. Lower is better.\n\n",
+		group(int64(m.HotKeyEvents)), group(int64(m.Keys)))
+	fmt.Fprintf(&b, "| peer | last cold event | all events | last cold, vs %s |\n|---|---:|---:|---:|\n", s.Striped)
+	for _, p := range peers {
+		name := hotKeyBench + "/" + p
+		cold, okCold := f.Get(name, "ns/last-cold")
+		all, okAll := f.Get(name, "ns/op")
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", p, formatMs(cold, okCold), formatMs(all, okAll),
+			ratio(f, name, hotKeyBench+"/"+s.Striped, "ns/last-cold"))
+	}
+	fmt.Fprintf(&b, "\n%s/%s, last cold event: %s.\n", s.Subject, s.Striped,
+		ratio(f, hotKeyBench+"/"+s.Subject, hotKeyBench+"/"+s.Striped, "ns/last-cold"))
+
+	b.WriteString("\n## Raw output\n\n```\n")
+	b.WriteString(strings.TrimRight(raw, "\n"))
+	b.WriteString("\n```\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write markdown: %w", err)
+	}
+	return nil
+}
+
+// ratio formats the ratio of two benchmarks' figures in unit, or a dash
+// when either is missing.
+func ratio(f Figures, num, den, unit string) string {
+	a, okA := f.Get(num, unit)
+	d, okD := f.Get(den, unit)
+	if !okA || !okD || d == 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(a/d, 'f', 2, 64) + "×"
+}
+
+// formatNs formats nanoseconds with about three significant digits.
+func formatNs(ns float64) string {
+	switch {
+	case ns >= 100:
+		return group(int64(ns + 0.5))
+	case ns >= 10:
+		return strconv.FormatFloat(ns, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(ns, 'f', 2, 64)
+	}
+}
+
+// formatMs formats nanoseconds as milliseconds, or a dash when missing.
+func formatMs(ns float64, ok bool) string {
+	if !ok {
+		return "–"
+	}
+	ms := ns / 1e6
+	if ms >= 100 {
+		return group(int64(ms+0.5)) + " ms"
+	}
+	return strconv.FormatFloat(ms, 'f', 1, 64) + " ms"
+}
+
+// formatCount formats a count that go test may print with decimals.
+func formatCount(v float64) string {
+	if v == float64(int64(v)) {
+		return group(int64(v))
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// group writes n with a comma between groups of three digits.
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

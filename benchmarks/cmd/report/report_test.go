@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+)
+
+func sample(t *testing.T) (Output, string) {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/sample.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Parse(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, string(raw)
+}
+
+func TestParse(t *testing.T) {
+	out, _ := sample(t)
+	if got := len(out.Results); got != 11 {
+		t.Fatalf("%d results, want 11", got)
+	}
+	r := out.Results[0]
+	if r.Name != "BenchmarkDispatch/uniform-noop/ordergen" || r.Procs != 2 || r.Iterations != 1000000 {
+		t.Errorf("first result %+v", r)
+	}
+	if r.Metrics["ns/op"] != 660.4 || r.Metrics["B/op"] != 56 || r.Metrics["allocs/op"] != 0 {
+		t.Errorf("first result's metrics %v", r.Metrics)
+	}
+	hot := out.Results[9]
+	if hot.Name != "BenchmarkHotKey/ordergen" || hot.Metrics["ns/last-cold"] != 24071311 {
+		t.Errorf("hot-key result %+v", hot)
+	}
+	if out.Header["cpu"] != "Example CPU @ 3.00GHz" || out.Header["goos"] != "linux" {
+		t.Errorf("header %v", out.Header)
+	}
+}
+
+func TestParseRejectsValueWithoutUnit(t *testing.T) {
+	_, err := Parse(strings.NewReader("BenchmarkX-2 10 12.5 ns/op 3\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("err = %v, want a line 1 error", err)
+	}
+}
+
+func TestSplitProcs(t *testing.T) {
+	for in, want := range map[string]struct {
+		name  string
+		procs int
+	}{
+		"BenchmarkX/skewed-1us/pool-8": {"BenchmarkX/skewed-1us/pool", 8},
+		"BenchmarkX/skewed-1us":        {"BenchmarkX/skewed-1us", 1},
+		"BenchmarkX":                   {"BenchmarkX", 1},
+	} {
+		if name, procs := splitProcs(in); name != want.name || procs != want.procs {
+			t.Errorf("splitProcs(%q) = %q, %d", in, name, procs)
+		}
+	}
+}
+
+func TestReduceTakesMedians(t *testing.T) {
+	out, _ := sample(t)
+	f := Reduce(out.Results)
+	if v, _ := f.Get("BenchmarkDispatch/uniform-noop/ordergen", "ns/op"); v != 660.4 {
+		t.Errorf("median = %v, want 660.4", v)
+	}
+	if f.Runs() != 3 {
+		t.Errorf("runs = %d, want 3", f.Runs())
+	}
+}
+
+func testMeta() Meta {
+	return Meta{CPU: "Example CPU", Cores: 2, Go: "go1.26.0 linux/amd64", Date: "2026-01-02",
+		Commands: []string{"go test -bench ."}, Workers: 8, Keys: 10000, HotKeyEvents: 100000}
+}
+
+func TestMarkdown(t *testing.T) {
+	out, raw := sample(t)
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, testMeta(), defaultSuite(), Reduce(out.Results), raw); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"| Machine | Example CPU, 2 cores |",
+		"| workload | ordergen | pool | striped | chained | watermill | ordergen/pool | ordergen/striped |",
+		"| uniform-noop | 660 (0) | 48.3 (0) | 100 (0) | 1,325 (2) | 32,091 (46) | 13.68× | 6.60× |",
+		"| skewed-1us | 1,954 (0) | – | 2,534 (0) | – | – | – | 0.77× |",
+		"| ordergen | 24.1 ms | 68.0 ms | 0.19× |",
+		"ordergen/striped, last cold event: 0.19×.",
+		"![ns/event per workload and peer](benchmarks.svg)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestSVGIsWellFormedAndDeterministic(t *testing.T) {
+	out, _ := sample(t)
+	f := Reduce(out.Results)
+	var a, b bytes.Buffer
+	if err := WriteSVG(&a, defaultSuite(), f); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSVG(&b, defaultSuite(), f); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Error("two renders of the same figures differ")
+	}
+	dec := xml.NewDecoder(bytes.NewReader(a.Bytes()))
+	bars := 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "title" {
+			bars++
+		}
+	}
+	if bars != 7 { // 5 uniform-noop peers + 2 skewed-1us peers
+		t.Errorf("%d bars, want 7", bars)
+	}
+	for _, want := range []string{"ns/event (log scale)", ">uniform-noop<", ">watermill<"} {
+		if !strings.Contains(a.String(), want) {
+			t.Errorf("svg lacks %q", want)
+		}
+	}
+}
+
+func TestGroup(t *testing.T) {
+	for in, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1500: "-1,500"} {
+		if got := group(in); got != want {
+			t.Errorf("group(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestReportFromInput(t *testing.T) {
+	dir := t.TempDir()
+	var stderr bytes.Buffer
+	if err := run(t.Context(), []string{"-input", "testdata/sample.txt", "-out", dir}, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	for _, name := range []string{"benchmarks.md", "benchmarks.svg"} {
+		if fi, err := os.Stat(dir + "/" + name); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

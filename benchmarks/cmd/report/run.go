@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ordergen/ordergen/benchmarks"
+	"github.com/ordergen/ordergen/benchmarks/peers"
+	"github.com/ordergen/ordergen/benchmarks/workload"
+)
+
+// options are the command's flags.
+type options struct {
+	benchtime       string
+	hotKeyBenchtime string
+	count           int
+	out             string
+	dir             string
+	input           string
+}
+
+// parseFlags reads the command line.
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.benchtime, "benchtime", "1000000x", "BenchmarkDispatch's -benchtime")
+	fs.StringVar(&o.hotKeyBenchtime, "hotkey-benchtime", "10x", "BenchmarkHotKey's -benchtime")
+	fs.IntVar(&o.count, "count", 1, "runs of each benchmark; the report shows medians")
+	fs.StringVar(&o.out, "out", filepath.Join("..", "docs"), "directory to write benchmarks.md and benchmarks.svg to")
+	fs.StringVar(&o.dir, "dir", ".", "the benchmarks module's directory")
+	fs.StringVar(&o.input, "input", "", "parse this saved go test output instead of running the suite")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.count < 1 {
+		return o, fmt.Errorf("-count %d: must be at least 1", o.count)
+	}
+	return o, nil
+}
+
+// commands returns the go test command lines that run the suite.
+func (o options) commands() [][]string {
+	base := func(bench, benchtime string) []string {
+		return []string{"go", "test", "-run", "^$", "-bench", bench, "-benchmem",
+			"-benchtime=" + benchtime, "-count=" + strconv.Itoa(o.count), "-timeout=0", "."}
+	}
+	return [][]string{
+		base("^"+dispatchBench+"$", o.benchtime),
+		base("^"+hotKeyBench+"$", o.hotKeyBenchtime),
+	}
+}
+
+// shellQuote renders args as a shell command line.
+func shellQuote(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " '\"$^*?[]\\|&;<>()`") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}
+
+// run is the command: it gets the benchmark output, reduces it and writes
+// the two files.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	load := loadAverage()
+	raw, err := o.output(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	parsed, err := Parse(strings.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	if len(parsed.Results) == 0 {
+		return errors.New("the benchmark output holds no results")
+	}
+	goVer, err := goVersion(ctx, o.dir)
+	if err != nil {
+		return err
+	}
+	var cmds []string
+	for _, c := range o.commands() {
+		cmds = append(cmds, shellQuote(c))
+	}
+	meta := Meta{
+		CPU:          cpuModel(parsed.Header["cpu"]),
+		Cores:        cores(),
+		Go:           goVer,
+		Date:         time.Now().UTC().Format(time.DateOnly),
+		Load:         load,
+		Commands:     cmds,
+		Workers:      benchmarks.Workers,
+		Keys:         workload.NumKeys,
+		HotKeyEvents: benchmarks.HotKeyEvents,
+	}
+	figures := Reduce(parsed.Results)
+	suite := defaultSuite()
+	var md, svg bytes.Buffer
+	if err := WriteMarkdown(&md, meta, suite, figures, raw); err != nil {
+		return err
+	}
+	if err := WriteSVG(&svg, suite, figures); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return fmt.Errorf("create output directory: %w", err)
+	}
+	for name, data := range map[string][]byte{"benchmarks.md": md.Bytes(), "benchmarks.svg": svg.Bytes()} {
+		if err := writeFileAtomic(filepath.Join(o.out, name), data); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "wrote %s and %s\n", filepath.Join(o.out, "benchmarks.md"), filepath.Join(o.out, "benchmarks.svg"))
+	return nil
+}
+
+// defaultSuite names the suite's workloads and peers in report order.
+func defaultSuite() Suite {
+	s := Suite{Reference: "pool", Striped: "striped", Subject: "ordergen"}
+	for _, w := range workload.Dispatch() {
+		s.Workloads = append(s.Workloads, w.Name)
+	}
+	for _, p := range peers.All() {
+		s.Peers = append(s.Peers, p.Name)
+	}
+	return s
+}
+
+// output returns the benchmark output: the -input file's, or that of the
+// suite run now, echoed to stderr as it comes.
+func (o options) output(ctx context.Context, stderr io.Writer) (string, error) {
+	if o.input != "" {
+		b, err := os.ReadFile(o.input)
+		if err != nil {
+			return "", fmt.Errorf("read benchmark output: %w", err)
+		}
+		return string(b), nil
+	}
+	var all bytes.Buffer
+	for _, args := range o.commands() {
+		fmt.Fprintf(stderr, "$ %s\n", shellQuote(args))
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Dir = o.dir
+		cmd.Stdout = io.MultiWriter(&all, stderr)
+		cmd.Stderr = stderr
+		if err := cmd.Run(); err != nil {
+			return "", fmt.Errorf("%s: %w", shellQuote(args), err)
+		}
+	}
+	return all.String(), nil
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory, so a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
