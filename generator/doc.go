@@ -129,6 +129,10 @@
 //   - publishers.go: AccountPublisher and the dispatcher's typed PublishX
 //     methods, which refuse an empty string key or a version below 1 with
 //     runtime.ErrInvalidEvent, and Publish for any AccountEvent.
+//   - codecs.go: AccountCodec, a runtime.Codec that encodes an event as a
+//     JSON object named by its schema name, for durable park stores and
+//     transports. Decoding ignores unknown fields (a newer schema's added
+//     fields) and refuses an unknown name with runtime.ErrUnknownEventType.
 //
 // Generated code references runtime.SupportPackageIsVersion1, so that code
 // and runtime of mismatched versions fail to compile.

@@ -35,6 +35,7 @@ func Files(pkg *ir.Package) ([]File, error) {
 		name string
 		fill func(*jen.File, *ir.Package)
 	}{
+		{"codecs.go", codecs},
 		{"dispatchers.go", dispatchers},
 		{"events.go", events},
 		{"guards.go", guards},
@@ -134,6 +135,7 @@ type names struct {
 	Config      string
 	Option      string
 	Publisher   string
+	Codec       string
 	New         string
 	envelope    string
 	kind        string
@@ -155,6 +157,7 @@ func namesOf(pkg string, e *ir.Entity) names {
 		Config:      e.Name + "Config",
 		Option:      e.Name + "Option",
 		Publisher:   e.Name + "Publisher",
+		Codec:       e.Name + "Codec",
 		New:         "New" + e.Name + "Dispatcher",
 		envelope:    lc + "Envelope",
 		kind:        lc + "Kind",

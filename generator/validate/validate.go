@@ -75,7 +75,7 @@ func (v *validator) declareEntity(name string, pos diag.Pos) {
 	what := func(kind, n string) string {
 		return "the generated " + kind + " " + n + " of entity " + name
 	}
-	for _, suffix := range []string{"Event", "Handler", "Dispatcher", "Config", "Option", "Publisher"} {
+	for _, suffix := range []string{"Event", "Handler", "Dispatcher", "Config", "Option", "Publisher", "Codec", "Producer", "Consumer"} {
 		v.pkg.declare(name+suffix, pos, what("type", name+suffix))
 	}
 	v.pkg.declare("New"+name+"Dispatcher", pos, what("function", "New"+name+"Dispatcher"))

@@ -1,0 +1,53 @@
+package emit
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ordergen/ordergen/generator/ir"
+)
+
+// codecs emits one JSON codec per entity: the event's schema name is its
+// type name, its struct is the JSON object. Durable park stores and
+// transports use it through runtime.Codec.
+func codecs(f *jen.File, pkg *ir.Package) {
+	for _, e := range pkg.Entities {
+		n := namesOf(pkg.Name, e)
+		f.Commentf("%s encodes %s events as JSON objects, with the event's name from the", n.Codec, e.Name)
+		f.Comment("schema as its type name. It implements runtime.Codec for the park stores and")
+		f.Comment("transports that carry events out of the process. Decoding ignores fields it")
+		f.Comment("does not know, so an event from a schema with added fields still decodes.")
+		f.Type().Id(n.Codec).Struct()
+		f.Var().Id("_").Add(rt("Codec")).Types(jen.Id(n.Event)).Op("=").Id(n.Codec).Values()
+
+		f.Commentf("Encode returns the event's name and its JSON encoding. A nil e is refused")
+		f.Comment("with runtime.ErrInvalidEvent.")
+		f.Func().Params(jen.Id(n.Codec)).Id("Encode").Params(jen.Id("e").Id(n.Event)).Params(jen.String(), jen.Index().Byte(), jen.Error()).Block(
+			jen.If(jen.Id("e").Op("==").Nil()).Block(
+				jen.Return(jen.Lit(""), jen.Nil(), errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent"))),
+			),
+			jen.List(jen.Id("data"), jen.Err()).Op(":=").Qual("encoding/json", "Marshal").Call(jen.Id("e")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(
+				jen.Return(jen.Lit(""), jen.Nil(), errorf(pkg.Name+": encode "+e.Name+" event %s: %w", jen.Id("e").Dot("EventName").Call(), jen.Err())),
+			),
+			jen.Return(jen.Id("e").Dot("EventName").Call(), jen.Id("data"), jen.Nil()),
+		)
+
+		f.Commentf("Decode rebuilds the %s event named name from its JSON encoding. An unknown", e.Name)
+		f.Comment("name gives an error wrapping runtime.ErrUnknownEventType, bytes that do not")
+		f.Comment("decode one wrapping runtime.ErrInvalidEvent.")
+		f.Func().Params(jen.Id(n.Codec)).Id("Decode").Params(jen.Id("name").String(), jen.Id("data").Index().Byte()).Params(jen.Id(n.Event), jen.Error()).Block(
+			jen.Switch(jen.Id("name")).BlockFunc(func(g *jen.Group) {
+				for _, ev := range e.Events {
+					g.Case(jen.Lit(ev.Name)).Block(
+						jen.Var().Id("e").Id(ev.Name),
+						jen.If(jen.Err().Op(":=").Qual("encoding/json", "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("e")), jen.Err().Op("!=").Nil()).Block(
+							jen.Return(jen.Nil(), errorf("%w: decode "+e.Name+" event "+ev.Name+": %v", rt("ErrInvalidEvent"), jen.Err())),
+						),
+						jen.Return(jen.Id("e"), jen.Nil()),
+					)
+				}
+			}),
+			jen.Return(jen.Nil(), errorf("%w: entity "+e.Name+" has no event %q", rt("ErrUnknownEventType"), jen.Id("name"))),
+		)
+	}
+}

@@ -1,0 +1,45 @@
+package runtime_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/ordergen/ordergen/runtime"
+)
+
+type accountID string
+
+func TestKeyCodecRoundTrips(t *testing.T) {
+	roundTrip(t, "alice")
+	roundTrip(t, accountID("named"))
+	roundTrip(t, int64(-42))
+	roundTrip(t, uint8(255))
+	roundTrip(t, int(7))
+}
+
+func roundTrip[K comparable](t *testing.T, key K) {
+	t.Helper()
+	s, err := runtime.EncodeKey(key)
+	if err != nil {
+		t.Fatalf("EncodeKey(%v): %v", key, err)
+	}
+	back, err := runtime.DecodeKey[K](s)
+	if err != nil || back != key {
+		t.Fatalf("DecodeKey(%q) = %v, %v; want %v", s, back, err, key)
+	}
+}
+
+func TestKeyCodecRefusesBadInput(t *testing.T) {
+	if _, err := runtime.DecodeKey[int8]("300"); !errors.Is(err, runtime.ErrInvalidEvent) {
+		t.Fatalf("out of range: %v", err)
+	}
+	if _, err := runtime.DecodeKey[uint64]("-1"); !errors.Is(err, runtime.ErrInvalidEvent) {
+		t.Fatalf("negative unsigned: %v", err)
+	}
+	if _, err := runtime.EncodeKey(1.5); !errors.Is(err, runtime.ErrInvalidConfig) {
+		t.Fatalf("float key: %v", err)
+	}
+	if _, err := runtime.DecodeKey[[2]int]("x"); !errors.Is(err, runtime.ErrInvalidConfig) {
+		t.Fatalf("array key: %v", err)
+	}
+}
