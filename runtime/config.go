@@ -130,6 +130,9 @@ type Config[K comparable, E any] struct {
 	// that policy. When it returns an error the event is parked instead, so
 	// nothing is lost.
 	DeadLetter DeadLetterSink[K, E]
+	// OnOutcome, when set, is told the outcome of every accepted event; see
+	// OutcomeFunc.
+	OnOutcome OutcomeFunc[K]
 	// Logger receives the events an operator must see (a key parked, a
 	// replay, a discard). Nil: slog.Default().
 	Logger *slog.Logger

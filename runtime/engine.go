@@ -164,17 +164,24 @@ func (e *Engine[K, E]) now() int64 { return int64(time.Since(e.start)) }
 // Events submitted by one goroutine (or ordered by happens-before) for one
 // key are handled in that order.
 func (e *Engine[K, E]) Submit(ctx context.Context, key K, event E) error {
+	return e.SubmitTagged(ctx, key, event, 0)
+}
+
+// SubmitTagged is Submit with a tag that Config.OnOutcome receives with the
+// event's outcome. Transports tag each event with where it came from (a
+// partition and offset) to learn when it is finished.
+func (e *Engine[K, E]) SubmitTagged(ctx context.Context, key K, event E, tag uint64) error {
 	sh := e.shardFor(key)
 	sh.mu.Lock()
-	err, full := e.enqueue(sh, key, event)
+	err, full := e.enqueue(sh, key, event, tag)
 	if !full {
 		return err
 	}
-	return e.submitSlow(ctx, sh, key, event)
+	return e.submitSlow(ctx, sh, key, event, tag)
 }
 
 // submitSlow waits for backlog room under the Block and Timeout policies.
-func (e *Engine[K, E]) submitSlow(ctx context.Context, sh *shard[K, E], key K, event E) error {
+func (e *Engine[K, E]) submitSlow(ctx context.Context, sh *shard[K, E], key K, event E, tag uint64) error {
 	var deadline <-chan time.Time
 	if e.cfg.Backlog.WhenFull == Timeout {
 		t := time.NewTimer(e.cfg.Backlog.Wait)
@@ -186,7 +193,7 @@ func (e *Engine[K, E]) submitSlow(ctx context.Context, sh *shard[K, E], key K, e
 		// between the look and the wait still wakes us (see notifier).
 		wake := e.space.register()
 		sh.mu.Lock()
-		err, full := e.enqueue(sh, key, event)
+		err, full := e.enqueue(sh, key, event, tag)
 		if !full {
 			e.space.unregister()
 			return err
@@ -224,7 +231,7 @@ func (e *Engine[K, E]) fullErrFor(key K) error {
 
 // enqueue does Submit's work under sh.mu and unlocks it. It reports full
 // when the caller must wait for room (Block and Timeout policies).
-func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E) (err error, full bool) {
+func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err error, full bool) {
 	if sh.closed {
 		sh.rejected++
 		sh.mu.Unlock()
@@ -235,7 +242,9 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E) (err error, full
 		// The newest pending event replaces the older one; it keeps the
 		// older one's acceptance time, so a key that never gets to run
 		// still shows its age.
-		l.q.back().ev = event
+		old := l.q.back()
+		e.report(key, old.tag, Conflated)
+		old.ev, old.tag = event, tag
 		sh.accepted++
 		sh.conflated++
 		sh.mu.Unlock()
@@ -250,18 +259,20 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E) (err error, full
 		case DropNewest:
 			sh.accepted++
 			sh.dropped++
+			e.report(key, tag, Dropped)
 			sh.mu.Unlock()
 			return nil, false
 		case DropOldest:
 			sh.accepted++
 			if l == nil || l.q.len() == 0 {
 				sh.dropped++ // nothing of this key to give up: drop the new one
+				e.report(key, tag, Dropped)
 				sh.mu.Unlock()
 				return nil, false
 			}
-			l.q.popFront()
+			e.report(key, l.q.popFront().tag, Dropped)
 			sh.dropped++
-			l.q.pushBack(item[E]{ev: event, at: e.now()})
+			l.q.pushBack(item[E]{ev: event, at: e.now(), tag: tag})
 			sh.mu.Unlock()
 			return nil, false
 		default:
@@ -277,7 +288,7 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E) (err error, full
 		l = sh.newLane(key)
 		sh.lanes[key] = l
 	}
-	l.q.pushBack(item[E]{ev: event, at: e.now()})
+	l.q.pushBack(item[E]{ev: event, at: e.now(), tag: tag})
 	sh.accepted++
 	e.pending.Add(1)
 	schedule := e.schedule(l)
@@ -327,4 +338,11 @@ func (e *Engine[K, E]) schedule(l *lane[K, E]) bool {
 	l.state = laneQueued
 	e.busy.Add(1)
 	return true
+}
+
+// report tells Config.OnOutcome the outcome of an event, if it is set.
+func (e *Engine[K, E]) report(key K, tag uint64, o Outcome) {
+	if e.cfg.OnOutcome != nil {
+		e.cfg.OnOutcome(key, tag, o)
+	}
 }

@@ -45,6 +45,7 @@ func (w *worker[K, E]) deadLetter(l *lane[K, E], it *item[E], err error) bool {
 		return false
 	}
 	w.c.deadLettered.Add(1)
+	e.report(l.key, it.tag, DeadLettered)
 	return true
 }
 

@@ -33,6 +33,8 @@ type item[E any] struct {
 	replaySeq uint64
 	// lastErr is the last failure, for the dead-letter sink and the park.
 	lastErr error
+	// tag is the caller's tag from SubmitTagged, reported with the outcome.
+	tag uint64
 }
 
 // heldItem is an event set aside by Hold until its key's gap fills.

@@ -83,6 +83,9 @@ func (w *worker[K, E]) park(l *lane[K, E], reason string) next {
 	}
 	l.stored += len(events)
 	e.parked.Add(int64(len(items)))
+	for _, it := range items {
+		e.report(l.key, it.tag, Parked)
+	}
 	e.finish(int64(len(items)))
 	if newly {
 		e.cfg.Logger.Warn("ordergen: key parked", "engine", e.cfg.Name, "key", l.key,

@@ -41,6 +41,13 @@ func TestPropertyLanes(t *testing.T) {
 				return nil
 			}
 		}
+		var tagMu sync.Mutex
+		reported := map[uint64]int{}
+		cfg.OnOutcome = func(_ string, tag uint64, _ runtime.Outcome) {
+			tagMu.Lock()
+			reported[tag]++
+			tagMu.Unlock()
+		}
 		e, err := runtime.New(r.handle, cfg)
 		if err != nil {
 			rt.Fatal(err)
@@ -52,6 +59,7 @@ func TestPropertyLanes(t *testing.T) {
 		submitted := map[string][]int{}
 		failing := map[string]bool{} // keys with an event that can fail
 		discarded := map[string]bool{}
+		var tags []uint64
 		nops := rapid.IntRange(1, 80).Draw(rt, "ops")
 		for i := 0; i < nops; i++ {
 			key := fmt.Sprintf("k%d", rapid.IntRange(0, nkeys-1).Draw(rt, "key"))
@@ -86,9 +94,11 @@ func TestPropertyLanes(t *testing.T) {
 				if x.Fail > 0 || x.Permanent || x.Panic {
 					failing[key] = true
 				}
-				if err := e.Submit(ctx, key, x); err != nil {
+				tag := uint64(i + 1)
+				if err := e.SubmitTagged(ctx, key, x, tag); err != nil {
 					rt.Fatalf("submit: %v", err)
 				}
+				tags = append(tags, tag)
 				submitted[key] = append(submitted[key], x.Seq)
 			}
 		}
@@ -134,6 +144,13 @@ func TestPropertyLanes(t *testing.T) {
 		s := e.Stats()
 		checkInvariantT(rt, s)
 		checkOrder(rt, r)
+		tagMu.Lock()
+		defer tagMu.Unlock()
+		for _, tag := range tags {
+			if n := reported[tag]; n > 1 || (n == 0 && !abrupt) {
+				rt.Fatalf("event tagged %d reported %d outcomes", tag, n)
+			}
+		}
 		if abrupt {
 			return
 		}

@@ -177,6 +177,7 @@ func (w *worker[K, E]) process(l *lane[K, E]) result {
 		err := w.attempt(l.key, it)
 		if err == nil {
 			w.c.handled.Add(1)
+			e.report(l.key, it.tag, Handled)
 			done++
 			w.finished(l, it)
 			if len(l.held) > 0 || len(w.held) > 0 {
@@ -189,6 +190,7 @@ func (w *worker[K, E]) process(l *lane[K, E]) result {
 		}
 		if _, ok := IsSkip(err); ok {
 			w.c.skipped.Add(1)
+			e.report(l.key, it.tag, Skipped)
 			done++
 			w.finished(l, it)
 			continue
@@ -204,6 +206,7 @@ func (w *worker[K, E]) process(l *lane[K, E]) result {
 		switch e.cfg.OnExhausted {
 		case Drop:
 			w.c.dropped.Add(1)
+			e.report(l.key, it.tag, Dropped)
 		case DeadLetter:
 			if !w.deadLetter(l, it, err) {
 				return result{kind: parkNow, stopAt: i, done: done, reason: parkReason(it, it.lastErr)}
@@ -233,6 +236,7 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 	}
 	if err == nil {
 		w.c.handled.Add(uint64(len(w.buf)))
+		w.reportAll(l, Handled)
 		w.finishedAll(l)
 		return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
 	}
@@ -241,6 +245,7 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 	}
 	if _, ok := IsSkip(err); ok {
 		w.c.skipped.Add(uint64(len(w.buf)))
+		w.reportAll(l, Skipped)
 		w.finishedAll(l)
 		return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
 	}
@@ -253,6 +258,7 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 	switch e.cfg.OnExhausted {
 	case Drop:
 		w.c.dropped.Add(uint64(len(w.buf)))
+		w.reportAll(l, Dropped)
 	case DeadLetter:
 		for i := range w.buf {
 			w.buf[i].lastErr = err
@@ -268,6 +274,12 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 	}
 	w.finishedAll(l)
 	return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
+}
+
+func (w *worker[K, E]) reportAll(l *lane[K, E], o Outcome) {
+	for i := range w.buf {
+		w.e.report(l.key, w.buf[i].tag, o)
+	}
 }
 
 func (w *worker[K, E]) finishedAll(l *lane[K, E]) {
