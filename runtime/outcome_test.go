@@ -30,7 +30,7 @@ func TestOutcomesAreReportedWithTags(t *testing.T) {
 	submit("a", ev{Seq: 2}, 2) // replaced by 3 while 1 runs
 	submit("a", ev{Seq: 3, Permanent: true}, 3)
 	submit("a", ev{Seq: 4}, 4) // 3 is still pending: 4 replaces it
-	r.release(2) // events 1 and 4 run
+	r.release(2)               // events 1 and 4 run
 	flush(t, e)
 	mu.Lock()
 	defer mu.Unlock()
