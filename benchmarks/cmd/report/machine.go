@@ -60,3 +60,22 @@ func goVersion(ctx context.Context, dir string) (string, error) {
 	}
 	return f[0] + " " + f[1] + "/" + f[2], nil
 }
+
+// sourceVersion returns the main module's commit as git describes it in
+// dir's repository, with "+ uncommitted changes in runtime/" when the
+// runtime differs from it, or "" outside a git work tree.
+func sourceVersion(ctx context.Context, dir string) string {
+	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--short", "HEAD")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	v := "commit " + strings.TrimSpace(string(out))
+	cmd = exec.CommandContext(ctx, "git", "status", "--porcelain", "--", "../runtime")
+	cmd.Dir = dir
+	if st, err := cmd.Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+		v += " + uncommitted changes in runtime/"
+	}
+	return v
+}

@@ -12,6 +12,7 @@ type Meta struct {
 	CPU          string   // CPU model
 	Cores        int      // logical CPUs
 	Go           string   // Go version and GOOS/GOARCH
+	Source       string   // the ordergen commit measured, or ""
 	Date         string   // YYYY-MM-DD, UTC
 	Load         string   // load averages before the run, or ""
 	Commands     []string // the commands that produced the output, from the benchmarks module
@@ -47,6 +48,9 @@ func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 	fmt.Fprintf(&b, "| Machine | %s, %d cores |\n", m.CPU, m.Cores)
 	fmt.Fprintf(&b, "| Go | %s |\n", m.Go)
 	fmt.Fprintf(&b, "| Date | %s |\n", m.Date)
+	if m.Source != "" {
+		fmt.Fprintf(&b, "| ordergen | %s |\n", m.Source)
+	}
 	if m.Load != "" {
 		fmt.Fprintf(&b, "| Load average before the run | %s |\n", m.Load)
 	}

@@ -84,6 +84,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	load := loadAverage()
+	source := sourceVersion(ctx, o.dir)
 	raw, err := o.output(ctx, stderr)
 	if err != nil {
 		return err
@@ -107,6 +108,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		CPU:          cpuModel(parsed.Header["cpu"]),
 		Cores:        cores(),
 		Go:           goVer,
+		Source:       source,
 		Date:         time.Now().UTC().Format(time.DateOnly),
 		Load:         load,
 		Commands:     cmds,
