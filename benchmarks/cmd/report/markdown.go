@@ -43,7 +43,8 @@ func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 	b.WriteString("<!-- Written by `go run ./cmd/report` in benchmarks/; do not edit. -->\n\n")
 	fmt.Fprintf(&b, "The ordergen runtime side by side with its peers, in one process, on the same workloads "+
 		"(see [benchmarks/README.md](../benchmarks/README.md)). Every peer runs at most %d handlers at once. "+
-		"Figures are the median of %d run(s) of each benchmark.\n\n", m.Workers, max(1, f.Runs()))
+		"%s Timings on a small shared machine move from run to run: compare peers within one report, "+
+		"and changes with `-count` and benchstat.\n\n", m.Workers, runsSentence(f.Runs()))
 	b.WriteString("| | |\n|---|---|\n")
 	fmt.Fprintf(&b, "| Machine | %s, %d cores |\n", m.CPU, m.Cores)
 	fmt.Fprintf(&b, "| Go | %s |\n", m.Go)
@@ -97,10 +98,16 @@ func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 	peers := f.Names(hotKeyBench, s.Peers)
 	b.WriteString("\n## Hot key\n\n")
 	fmt.Fprintf(&b, "One scenario: %s events over %s keys, half of them on one key, each taking about "+
-		"1 µs of CPU, submitted at once. *Last cold event* is when the last event of any other key "+
-		"completed, counted from the first submit: how long the hot key held the others back. "+
-		"*All events* is when the whole scenario completed. Lower is better.\n\n",
+		"1 µs of CPU, submitted as fast as the peer takes them. *Last cold event* is when the last event "+
+		"of any other key completed, counted from the first submit: how long the hot key held the others "+
+		"back. *All events* is when the whole scenario completed. Lower is better.",
 		group(int64(m.HotKeyEvents)), group(int64(m.Keys)))
+	if m.Cores <= 2 {
+		b.WriteString(" The handlers are CPU-bound, so the hot key's serial half of the work weighs as much " +
+			"as the whole load spread over two cores: on this machine even ideal isolation cannot finish " +
+			"the cold keys much before the hot one.")
+	}
+	b.WriteString("\n\n")
 	fmt.Fprintf(&b, "| peer | last cold event | all events | last cold, vs %s |\n|---|---:|---:|---:|\n", s.Striped)
 	for _, p := range peers {
 		name := hotKeyBench + "/" + p
@@ -119,6 +126,14 @@ func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 		return fmt.Errorf("write markdown: %w", err)
 	}
 	return nil
+}
+
+// runsSentence says how many runs the figures summarise.
+func runsSentence(runs int) string {
+	if runs <= 1 {
+		return "Figures are from one run of each benchmark."
+	}
+	return fmt.Sprintf("Figures are the medians of %d runs of each benchmark.", runs)
 }
 
 // ratio formats the ratio of two benchmarks' figures in unit, or a dash
