@@ -87,7 +87,7 @@ func (e *Engine[K, E]) retryDue(l *lane[K, E]) {
 	}
 	l.state = laneQueued // still busy: waiting counted as busy
 	sh.mu.Unlock()
-	e.rq.push(l)
+	e.rq.push(task[K, E]{l: l})
 }
 
 // armHoldTimer makes sure a timer checks the age of l's oldest held event;
@@ -136,7 +136,7 @@ func (e *Engine[K, E]) holdDue(l *lane[K, E]) {
 	push := e.schedule(l)
 	sh.mu.Unlock()
 	if push {
-		e.rq.push(l)
+		e.rq.push(task[K, E]{l: l})
 	}
 }
 

@@ -52,7 +52,7 @@ type lane[K comparable, E any] struct {
 	shard *shard[K, E]
 	state laneState
 	// q holds the events not yet taken by a worker.
-	q ring[item[E]]
+	q queue[E]
 	// inflight is the number of events the running worker took from q and
 	// has not finished; inflightAt is the acceptance time of the oldest.
 	inflight   int

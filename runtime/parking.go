@@ -86,7 +86,7 @@ func (w *worker[K, E]) park(l *lane[K, E], reason string) next {
 	for _, it := range items {
 		e.report(l.key, it.tag, Parked)
 	}
-	e.finish(int64(len(items)))
+	w.finish(int64(len(items)))
 	if newly {
 		e.cfg.Logger.Warn("ordergen: key parked", "engine", e.cfg.Name, "key", l.key,
 			"reason", reason, "events", len(items), "attempts", items[0].attempts)
@@ -240,7 +240,7 @@ func (e *Engine[K, E]) request(ctx context.Context, key K, discard bool) (int, e
 	push := e.schedule(l)
 	sh.mu.Unlock()
 	if push {
-		e.rq.push(l)
+		e.rq.push(task[K, E]{l: l})
 	}
 	select {
 	case r := <-req.done:

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"runtime/debug"
+	"sync/atomic"
 )
 
 // laneBudget is how many events a worker handles from one lane before it
@@ -18,6 +19,16 @@ type worker[K comparable, E any] struct {
 	buf   []item[E] // events taken from the running lane
 	batch []E       // the batch handler's argument
 	held  []heldItem[E]
+	lanes []*lane[K, E] // lanes made ready by a dispatch
+	// local holds the lanes this worker dispatched and has not started
+	// yet. It runs them itself, so a lane usually stays in one core's
+	// cache, but an idle worker steals from it: a slow lane never holds up
+	// the lanes queued behind it in the same worker.
+	local deque[K, E]
+	// unflushed counts events this worker finished and has not yet
+	// subtracted from Engine.pending (see flush).
+	unflushed atomic.Int64
+	_         [64]byte
 }
 
 func (e *Engine[K, E]) startWorker() {
@@ -33,12 +44,79 @@ func (w *worker[K, E]) loop() {
 	defer w.e.workers.Done()
 	defer w.e.exited.Add(1)
 	for {
-		l := w.e.rq.pop()
-		if l == nil {
+		if l := w.local.popFront(); l != nil {
+			w.run(l)
+			continue
+		}
+		t, more := w.e.rq.pop(w.beforeSleep)
+		switch {
+		case t.s != nil:
+			w.dispatch(t.s)
+		case t.l != nil:
+			w.run(t.l)
+		case !more:
+			w.flush()
 			return
 		}
-		w.run(l)
 	}
+}
+
+// dispatch moves a shard's inbox into lanes: each event joins its key's
+// lane, made here when the key has none, and the lanes that became ready go
+// to the run queue together.
+func (w *worker[K, E]) dispatch(sh *shard[K, E]) {
+	e := w.e
+	w.lanes = w.lanes[:0]
+	sh.mu.Lock()
+	for i := range sh.inbox {
+		en := &sh.inbox[i]
+		l := sh.lanes[en.key]
+		if l == nil {
+			l = sh.newLane(en.key)
+			sh.lanes[en.key] = l
+		}
+		if e.cfg.Conflate && l.q.len() > 0 && !l.parked {
+			old := l.q.back()
+			e.report(en.key, old.tag, Conflated)
+			sh.conflated++
+			old.ev, old.tag = en.it.ev, en.it.tag
+			e.finishMisc(1)
+		} else {
+			l.q.pushBack(en.it)
+		}
+		if e.schedule(l) {
+			w.lanes = append(w.lanes, l)
+		}
+	}
+	clear(sh.inbox)
+	sh.inbox = sh.inbox[:0]
+	sh.queued = false
+	e.idle(sh)
+	sh.mu.Unlock()
+	if len(w.lanes) > 0 {
+		w.local.pushAll(w.lanes)
+		if len(w.lanes) > 1 {
+			e.rq.wakeThief() // an idle worker shares the work
+		}
+		clear(w.lanes)
+	}
+}
+
+// beforeSleep runs when the run queue is empty: the worker publishes its
+// finished count, then tries to steal lanes from a busy worker. It reports
+// whether it found work.
+func (w *worker[K, E]) beforeSleep() bool {
+	w.flush()
+	e := w.e
+	e.wmu.Lock()
+	ws := e.ws
+	e.wmu.Unlock()
+	for _, v := range ws {
+		if v != w && v.local.stealHalf(&w.local, &w.lanes) {
+			return true
+		}
+	}
+	return false
 }
 
 // run works on l until it has nothing runnable, must wait for a retry, or
@@ -53,8 +131,8 @@ func (w *worker[K, E]) run(l *lane[K, E]) {
 		if e.aborted.Load() {
 			// Close gave up: leave the lane as it is; Close reports it.
 			l.state = laneIdle
+			e.idle(sh)
 			sh.mu.Unlock()
-			e.laneIdle()
 			return
 		}
 		if l.req != nil {
@@ -91,7 +169,7 @@ func (w *worker[K, E]) run(l *lane[K, E]) {
 			// Let the lanes that wait go first; this one goes to the back.
 			l.state = laneQueued
 			sh.mu.Unlock()
-			e.rq.push(l)
+			e.rq.push(task[K, E]{l: l})
 			return
 		}
 		take := laneBudget
@@ -121,8 +199,8 @@ func (w *worker[K, E]) run(l *lane[K, E]) {
 			return
 		case giveUp:
 			l.state = laneIdle
+			e.idle(sh)
 			sh.mu.Unlock()
-			e.laneIdle()
 			return
 		}
 	}
@@ -131,16 +209,8 @@ func (w *worker[K, E]) run(l *lane[K, E]) {
 	} else {
 		l.state = laneIdle
 	}
+	e.idle(sh)
 	sh.mu.Unlock()
-	e.laneIdle()
-}
-
-// laneIdle records that a lane stopped being busy and wakes Flush and
-// Close when none is.
-func (e *Engine[K, E]) laneIdle() {
-	if e.busy.Add(-1) == 0 {
-		e.quiet.broadcast()
-	}
 }
 
 // resultKind says how a run of process ended.
@@ -326,7 +396,7 @@ func (w *worker[K, E]) settle(l *lane[K, E], res result) next {
 	rest := w.buf[res.stopAt:]
 	l.inflight = 0
 	if res.done > 0 {
-		e.finish(int64(res.done))
+		w.finish(int64(res.done))
 	}
 	if len(w.held) > 0 {
 		l.held = append(l.held, w.held...)
@@ -374,10 +444,46 @@ func (w *worker[K, E]) reofferHeld(l *lane[K, E]) {
 	w.stopHoldTimer(l)
 }
 
-// finish records that n pending events reached an outcome.
-func (e *Engine[K, E]) finish(n int64) {
+// finish records that n pending events reached an outcome. The worker
+// subtracts them from Engine.pending in batches, so that the goroutine that
+// submits keeps that counter's cache line; a submitter waiting for room gets
+// them at once.
+func (w *worker[K, E]) finish(n int64) {
+	if w.unflushed.Add(n) >= 64 || w.e.space.waiters.Load() > 0 {
+		w.flush()
+	}
+}
+
+// flush subtracts the events this worker finished from Engine.pending. It
+// lowers unflushed first: a reader of pendingNow may then count them twice
+// for an instant, never miss them, so backlog limits err on the safe side.
+func (w *worker[K, E]) flush() {
+	n := w.unflushed.Load()
+	if n == 0 {
+		return
+	}
+	w.unflushed.Add(-n)
+	w.e.pending.Add(-n)
+	w.e.space.broadcastIfWaiting()
+}
+
+// finishMisc records that n pending events reached an outcome outside the
+// workers' counted paths.
+func (e *Engine[K, E]) finishMisc(n int64) {
 	e.pending.Add(-n)
 	e.space.broadcastIfWaiting()
+}
+
+// pendingNow returns the exact number of pending events: Engine.pending less
+// what the workers finished and have not subtracted yet.
+func (e *Engine[K, E]) pendingNow() int64 {
+	n := e.pending.Load()
+	e.wmu.Lock()
+	for _, w := range e.ws {
+		n -= w.unflushed.Load()
+	}
+	e.wmu.Unlock()
+	return n
 }
 
 func itoa(n int) string {
