@@ -281,7 +281,7 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 		return e.errClosed, false
 	}
 	l := sh.lanes[key]
-	if l != nil && e.cfg.Conflate && l.q.len() > 0 && !l.parked {
+	if l != nil && e.cfg.Conflate && l.conflatable() {
 		// The newest pending event replaces the older one; it keeps the
 		// older one's acceptance time, so a key that never gets to run
 		// still shows its age.

@@ -36,8 +36,8 @@ func (p *segPool[E]) get() *segment[E] {
 	return new(segment[E])
 }
 
+// put takes back a segment whose events were all popped (and so zeroed).
 func (p *segPool[E]) put(s *segment[E]) {
-	clear(s.items[:])
 	if p.n < maxFreeSegments {
 		s.next = p.free
 		p.free = s

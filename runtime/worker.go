@@ -75,7 +75,7 @@ func (w *worker[K, E]) dispatch(sh *shard[K, E]) {
 			l = sh.newLane(en.key)
 			sh.lanes[en.key] = l
 		}
-		if e.cfg.Conflate && l.q.len() > 0 && !l.parked {
+		if e.cfg.Conflate && l.conflatable() {
 			old := l.q.back()
 			e.report(en.key, old.tag, Conflated)
 			sh.conflated++
@@ -235,6 +235,7 @@ type result struct {
 	stopAt int    // index in w.buf of the first event without an outcome
 	done   int    // events that reached an outcome
 	reason string // park reason
+	err    error  // the failure that parks the key
 }
 
 // process handles w.buf in order without holding the lane's lock.
@@ -247,7 +248,7 @@ func (w *worker[K, E]) process(l *lane[K, E]) result {
 		err := w.attempt(l.key, it)
 		if err == nil {
 			w.c.handled.Add(1)
-			e.report(l.key, it.tag, Handled)
+			e.report(l.key, it.outTag(), Handled)
 			done++
 			w.finished(l, it)
 			if len(l.held) > 0 || len(w.held) > 0 {
@@ -260,7 +261,7 @@ func (w *worker[K, E]) process(l *lane[K, E]) result {
 		}
 		if _, ok := IsSkip(err); ok {
 			w.c.skipped.Add(1)
-			e.report(l.key, it.tag, Skipped)
+			e.report(l.key, it.outTag(), Skipped)
 			done++
 			w.finished(l, it)
 			continue
@@ -272,17 +273,16 @@ func (w *worker[K, E]) process(l *lane[K, E]) result {
 		if w.retryable(it, err) {
 			return result{kind: retryLater, stopAt: i, done: done}
 		}
-		it.lastErr = err
 		switch e.cfg.OnExhausted {
 		case Drop:
 			w.c.dropped.Add(1)
-			e.report(l.key, it.tag, Dropped)
+			e.report(l.key, it.outTag(), Dropped)
 		case DeadLetter:
-			if !w.deadLetter(l, it, err) {
-				return result{kind: parkNow, stopAt: i, done: done, reason: parkReason(it, it.lastErr)}
+			if err := w.deadLetter(l, it, err); err != nil {
+				return result{kind: parkNow, stopAt: i, done: done, reason: parkReason(it, err), err: err}
 			}
 		default:
-			return result{kind: parkNow, stopAt: i, done: done, reason: parkReason(it, err)}
+			return result{kind: parkNow, stopAt: i, done: done, reason: parkReason(it, err), err: err}
 		}
 		done++
 		w.finished(l, it)
@@ -331,16 +331,14 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 		w.reportAll(l, Dropped)
 	case DeadLetter:
 		for i := range w.buf {
-			w.buf[i].lastErr = err
-			if !w.deadLetter(l, &w.buf[i], err) {
-				return result{kind: parkNow, stopAt: i, done: i, reason: parkReason(&w.buf[i], w.buf[i].lastErr)}
+			if err := w.deadLetter(l, &w.buf[i], err); err != nil {
+				return result{kind: parkNow, stopAt: i, done: i, reason: parkReason(&w.buf[i], err), err: err}
 			}
 			w.finished(l, &w.buf[i])
 		}
 		return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
 	default:
-		first.lastErr = err
-		return result{kind: parkNow, reason: parkReason(first, err)}
+		return result{kind: parkNow, reason: parkReason(first, err), err: err}
 	}
 	w.finishedAll(l)
 	return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
@@ -348,7 +346,7 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 
 func (w *worker[K, E]) reportAll(l *lane[K, E], o Outcome) {
 	for i := range w.buf {
-		w.e.report(l.key, w.buf[i].tag, o)
+		w.e.report(l.key, w.buf[i].outTag(), o)
 	}
 }
 
@@ -419,6 +417,7 @@ func (w *worker[K, E]) settle(l *lane[K, E], res result) next {
 		w.armRetry(l, e.cfg.Retry.delay(int(l.q.front().attempts)))
 		return waitForTimer
 	case parkNow:
+		l.failErr = res.err
 		return w.park(l, res.reason)
 	case abandoned:
 		return giveUp
