@@ -42,7 +42,7 @@ func BenchmarkEngine(b *testing.B) {
 			noop := func(context.Context, string, int) error { return nil }
 			e, err := runtime.New(noop, runtime.Config[string, int]{
 				MaxActive: 8,
-				Backlog:   runtime.Backlog{PerKey: 1 << 20, Total: 1 << 20, WhenFull: runtime.Block},
+				Backlog:   runtime.Backlog{PerKey: 4096, Total: 4096, WhenFull: runtime.Block},
 				Logger:    discardLogger(),
 			})
 			if err != nil {

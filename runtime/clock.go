@@ -19,6 +19,8 @@ type clock struct {
 	wake   chan struct{}
 	done   chan struct{}
 	wg     sync.WaitGroup
+	// onTick runs on every tick while the engine has work.
+	onTick func()
 }
 
 const tick = time.Millisecond
@@ -49,6 +51,9 @@ func (c *clock) run() {
 		select {
 		case <-t.C:
 			c.now.Store(c.precise())
+			if c.onTick != nil {
+				c.onTick()
+			}
 		case <-c.done:
 			return
 		}

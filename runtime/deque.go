@@ -19,12 +19,15 @@ func (d *deque[K, E]) popFront() *lane[K, E] {
 	return d.q.popFront()
 }
 
-func (d *deque[K, E]) pushAll(ls []*lane[K, E]) {
+// pushAll appends ls and returns the deque's new length.
+func (d *deque[K, E]) pushAll(ls []*lane[K, E]) int {
 	d.mu.Lock()
 	for _, l := range ls {
 		d.q.pushBack(l)
 	}
+	n := d.q.len()
 	d.mu.Unlock()
+	return n
 }
 
 // stealHalf moves the back half (at least one) of d's lanes to thief, in

@@ -168,6 +168,7 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 		sh.spare = lanes
 	}
 	e.base, e.stop = context.WithCancel(context.Background())
+	e.clock.onTick = e.watch
 	e.clock.start()
 	e.rq.init(cfg.MaxActive, e.startWorker, &e.clock)
 	if err := e.restore(); err != nil {

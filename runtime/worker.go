@@ -25,6 +25,10 @@ type worker[K comparable, E any] struct {
 	// cache, but an idle worker steals from it: a slow lane never holds up
 	// the lanes queued behind it in the same worker.
 	local deque[K, E]
+	// runs counts the lanes this worker started; the watchdog compares it
+	// between ticks to find a worker stuck in a handler.
+	runs     atomic.Uint64
+	lastRuns uint64 // the watchdog's last look (only it reads and writes)
 	// unflushed counts events this worker finished and has not yet
 	// subtracted from Engine.pending (see flush).
 	unflushed atomic.Int64
@@ -45,6 +49,7 @@ func (w *worker[K, E]) loop() {
 	defer w.e.exited.Add(1)
 	for {
 		if l := w.local.popFront(); l != nil {
+			w.runs.Add(1)
 			w.run(l)
 			continue
 		}
@@ -94,11 +99,33 @@ func (w *worker[K, E]) dispatch(sh *shard[K, E]) {
 	e.idle(sh)
 	sh.mu.Unlock()
 	if len(w.lanes) > 0 {
-		w.local.pushAll(w.lanes)
-		if len(w.lanes) > 1 {
-			e.rq.wakeThief() // an idle worker shares the work
+		if w.local.pushAll(w.lanes) >= eagerSteal {
+			e.rq.wakeThief() // plenty for two: an idle worker shares it
 		}
 		clear(w.lanes)
+	}
+}
+
+// eagerSteal is the length of a worker's deque at which it wakes a thief at
+// once. Below it, the watchdog wakes one when the worker makes no progress
+// for a tick: a few fast lanes are cheaper run by one worker than shared,
+// and a slow one still holds up the others by at most a tick.
+const eagerSteal = 16
+
+// watch runs on each clock tick: a worker that started no lane since the
+// last tick while lanes wait in its deque is stuck in a handler, so a
+// sleeping worker is woken to steal them.
+func (e *Engine[K, E]) watch() {
+	e.wmu.Lock()
+	ws := e.ws
+	e.wmu.Unlock()
+	for _, w := range ws {
+		runs := w.runs.Load()
+		stuck := runs == w.lastRuns
+		w.lastRuns = runs
+		if stuck && w.local.len() > 0 {
+			e.rq.wakeThief()
+		}
 	}
 }
 
