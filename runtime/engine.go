@@ -34,6 +34,9 @@ type Engine[K comparable, E any] struct {
 	cfg    Config[K, E]
 	handle Handler[K, E]
 	batch  BatchHandler[K, E]
+	// inline: lane-less events run inline from the inbox (see inline.go);
+	// not with a batch handler or conflation, which need lanes.
+	inline bool
 
 	seed   maphash.Seed
 	shards []shard[K, E]
@@ -88,6 +91,8 @@ type shard[K comparable, E any] struct {
 	lanes  map[K]*lane[K, E]
 	inbox  []entry[K, E]
 	queued bool // the inbox is in the run queue (or being dispatched)
+	// cur is the inbox being run inline by a worker, nil when none is.
+	cur *inlineBatch[K, E]
 	// busy counts the shard's lanes that are queued, running or waiting to
 	// retry, plus one while the inbox is queued. Flush waits for zero.
 	busy   int
@@ -108,6 +113,8 @@ type shard[K comparable, E any] struct {
 type entry[K comparable, E any] struct {
 	key K
 	it  item[E]
+	// moved marks an event of an inline batch moved into its key's lane.
+	moved bool
 }
 
 // counters are outcome counts. Each worker has its own, so the hot path
@@ -149,6 +156,7 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 		cfg:    cfg,
 		handle: h,
 		batch:  bh,
+		inline: h != nil && !cfg.Conflate,
 		seed:   maphash.MakeSeed(),
 		shards: make([]shard[K, E], n),
 		mask:   uint64(n - 1),
@@ -270,6 +278,37 @@ func (sh *shard[K, E]) keyPending(key K) int {
 			n++
 		}
 	}
+	if b := sh.cur; b != nil {
+		for i := max(b.pos.Load(), 0); i < int64(len(b.entries)); i++ {
+			if en := &b.entries[i]; !en.moved && en.key == key {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// unlanedEntries returns the events waiting in sh's inline batch (from the
+// one running) and inbox, in order; sh.mu is held.
+func (sh *shard[K, E]) unlanedEntries() []entry[K, E] {
+	var out []entry[K, E]
+	if b := sh.cur; b != nil {
+		for i := max(b.pos.Load(), 0); i < int64(len(b.entries)); i++ {
+			if en := b.entries[i]; !en.moved {
+				out = append(out, en)
+			}
+		}
+	}
+	return append(out, sh.inbox...)
+}
+
+// unlaned is the number of events waiting in sh's inbox or inline batch;
+// sh.mu is held.
+func (sh *shard[K, E]) unlaned() int {
+	n := len(sh.inbox)
+	if sh.cur != nil {
+		n += len(sh.cur.entries)
+	}
 	return n
 }
 
@@ -281,7 +320,10 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 		sh.mu.Unlock()
 		return e.errClosed, false
 	}
-	l := sh.lanes[key]
+	var l *lane[K, E]
+	if len(sh.lanes) > 0 { // most shards have no lane most of the time
+		l = sh.lanes[key]
+	}
 	if l != nil && e.cfg.Conflate && l.conflatable() {
 		// The newest pending event replaces the older one; it keeps the
 		// older one's acceptance time, so a key that never gets to run
@@ -329,7 +371,7 @@ func (e *Engine[K, E]) full(sh *shard[K, E], l *lane[K, E], key K) bool {
 	switch {
 	case l != nil && l.pending() >= perKey:
 		return true
-	case l == nil && len(sh.inbox) >= perKey && sh.keyPending(key) >= perKey:
+	case l == nil && sh.unlaned() >= perKey && sh.keyPending(key) >= perKey:
 		return true
 	}
 	total := int64(e.cfg.Backlog.Total)
@@ -409,6 +451,7 @@ func (sh *shard[K, E]) removeLane(l *lane[K, E]) {
 	var zero K
 	l.key = zero
 	l.q.release()
+	l.inline = false
 	l.held = nil
 	l.reason = ""
 	l.state = laneIdle

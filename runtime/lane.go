@@ -71,6 +71,9 @@ type lane[K comparable, E any] struct {
 	holdCheck bool
 	holdArmed bool
 	holdTimer *time.Timer
+	// inline marks a lane the watchdog made for an event that a worker
+	// runs inline from a stolen batch: that worker owns the lane.
+	inline bool
 	// failErr is the failure of the event at the front of q when it is
 	// about to be parked, for its ParkedEvent.Err.
 	failErr error

@@ -209,7 +209,7 @@ func (e *Engine[K, E]) abort(cause error) error {
 		sh := &e.shards[i]
 		sh.mu.Lock()
 		seen := make(map[K]bool)
-		for _, en := range sh.inbox {
+		for _, en := range sh.unlanedEntries() {
 			if !seen[en.key] {
 				seen[en.key] = true
 				sample(en.key)

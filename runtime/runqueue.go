@@ -79,6 +79,13 @@ func (r *runQueue[K, E]) wakeThief() {
 	r.mu.Unlock()
 }
 
+// sleepers returns the number of sleeping workers.
+func (r *runQueue[K, E]) sleepers() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sleepy
+}
+
 // waiting reports whether tasks wait for a worker.
 func (r *runQueue[K, E]) waiting() bool {
 	r.mu.Lock()

@@ -122,9 +122,9 @@ func (e *Engine[K, E]) TopBacklog(n int) []KeyBacklog[K] {
 				top = append(top, KeyBacklog[K]{Key: l.key, Pending: p, OldestAge: time.Duration(now - at)})
 			}
 		}
-		// Keys without a lane yet wait in the inbox, oldest first.
+		// Keys without a lane wait in the inline batch or the inbox.
 		first := make(map[K]int)
-		for _, en := range sh.inbox {
+		for _, en := range sh.unlanedEntries() {
 			if j, ok := first[en.key]; ok {
 				top[j].Pending++
 				continue

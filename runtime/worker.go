@@ -20,6 +20,7 @@ type worker[K comparable, E any] struct {
 	batch []E       // the batch handler's argument
 	held  []heldItem[E]
 	lanes []*lane[K, E] // lanes made ready by a dispatch
+	ib    inlineBatch[K, E]
 	// local holds the lanes this worker dispatched and has not started
 	// yet. It runs them itself, so a lane usually stays in one core's
 	// cache, but an idle worker steals from it: a slow lane never holds up
@@ -55,6 +56,8 @@ func (w *worker[K, E]) loop() {
 		}
 		t, more := w.e.rq.pop(w.beforeSleep)
 		switch {
+		case t.s != nil && w.e.inline:
+			w.dispatchInline(t.s)
 		case t.s != nil:
 			w.dispatch(t.s)
 		case t.l != nil:
@@ -116,6 +119,7 @@ const eagerSteal = 16
 // last tick while lanes wait in its deque is stuck in a handler, so a
 // sleeping worker is woken to steal them.
 func (e *Engine[K, E]) watch() {
+	e.watchBatches()
 	e.wmu.Lock()
 	ws := e.ws
 	e.wmu.Unlock()
@@ -149,11 +153,16 @@ func (w *worker[K, E]) beforeSleep() bool {
 // run works on l until it has nothing runnable, must wait for a retry, or
 // used its budget while other lanes wait.
 func (w *worker[K, E]) run(l *lane[K, E]) {
+	l.shard.mu.Lock()
+	l.state = laneRunning
+	w.drive(l, 0)
+}
+
+// drive is run's loop: l is running and its shard locked; drive unlocks it.
+// handled counts the events handled so far in this turn.
+func (w *worker[K, E]) drive(l *lane[K, E], handled int) {
 	e := w.e
 	sh := l.shard
-	sh.mu.Lock()
-	l.state = laneRunning
-	handled := 0
 	for {
 		if e.aborted.Load() {
 			// Close gave up: leave the lane as it is; Close reports it.
@@ -267,54 +276,63 @@ type result struct {
 
 // process handles w.buf in order without holding the lane's lock.
 func (w *worker[K, E]) process(l *lane[K, E]) result {
-	e := w.e
 	w.held = w.held[:0]
 	done := 0
 	for i := range w.buf {
 		it := &w.buf[i]
-		err := w.attempt(l.key, it)
-		if err == nil {
-			w.c.handled.Add(1)
-			e.report(l.key, it.outTag(), Handled)
-			done++
-			w.finished(l, it)
-			if len(l.held) > 0 || len(w.held) > 0 {
-				return result{kind: reoffer, stopAt: i + 1, done: done}
-			}
-			continue
+		if res, stop := w.judge(l, it, w.attempt(l.key, it), i, &done); stop {
+			return res
 		}
-		if e.aborted.Load() {
-			return result{kind: abandoned, stopAt: i, done: done}
-		}
-		if _, ok := IsSkip(err); ok {
-			w.c.skipped.Add(1)
-			e.report(l.key, it.outTag(), Skipped)
-			done++
-			w.finished(l, it)
-			continue
-		}
-		if reason, ok := IsHold(err); ok {
-			w.held = append(w.held, heldItem[E]{item: *it, reason: reason, heldAt: e.now()})
-			continue
-		}
-		if w.retryable(it, err) {
-			return result{kind: retryLater, stopAt: i, done: done}
-		}
-		switch e.cfg.OnExhausted {
-		case Drop:
-			w.c.dropped.Add(1)
-			e.report(l.key, it.outTag(), Dropped)
-		case DeadLetter:
-			if err := w.deadLetter(l, it, err); err != nil {
-				return result{kind: parkNow, stopAt: i, done: done, reason: parkReason(it, err), err: err}
-			}
-		default:
-			return result{kind: parkNow, stopAt: i, done: done, reason: parkReason(it, err), err: err}
-		}
-		done++
-		w.finished(l, it)
 	}
 	return result{kind: ranAll, stopAt: len(w.buf), done: done}
+}
+
+// judge applies the result err of an attempt of it, the event at index i of
+// w.buf, counting outcomes in *done. It reports whether processing stops
+// there, and how.
+func (w *worker[K, E]) judge(l *lane[K, E], it *item[E], err error, i int, done *int) (result, bool) {
+	e := w.e
+	if err == nil {
+		w.c.handled.Add(1)
+		e.report(l.key, it.outTag(), Handled)
+		*done++
+		w.finished(l, it)
+		if len(l.held) > 0 || len(w.held) > 0 {
+			return result{kind: reoffer, stopAt: i + 1, done: *done}, true
+		}
+		return result{}, false
+	}
+	if e.aborted.Load() {
+		return result{kind: abandoned, stopAt: i, done: *done}, true
+	}
+	if _, ok := IsSkip(err); ok {
+		w.c.skipped.Add(1)
+		e.report(l.key, it.outTag(), Skipped)
+		*done++
+		w.finished(l, it)
+		return result{}, false
+	}
+	if reason, ok := IsHold(err); ok {
+		w.held = append(w.held, heldItem[E]{item: *it, reason: reason, heldAt: e.now()})
+		return result{}, false
+	}
+	if w.retryable(it, err) {
+		return result{kind: retryLater, stopAt: i, done: *done}, true
+	}
+	switch e.cfg.OnExhausted {
+	case Drop:
+		w.c.dropped.Add(1)
+		e.report(l.key, it.outTag(), Dropped)
+	case DeadLetter:
+		if err := w.deadLetter(l, it, err); err != nil {
+			return result{kind: parkNow, stopAt: i, done: *done, reason: parkReason(it, err), err: err}, true
+		}
+	default:
+		return result{kind: parkNow, stopAt: i, done: *done, reason: parkReason(it, err), err: err}, true
+	}
+	*done++
+	w.finished(l, it)
+	return result{}, false
 }
 
 // processBatch hands w.buf to the batch handler as one unit.
