@@ -245,14 +245,14 @@ func (w *worker[K, E]) stolenAfter(sh *shard[K, E], b *inlineBatch[K, E], p int)
 	w.drive(l, 0)
 }
 
-// steal moves the remainder of sh's inline batch into lanes and hands the
-// shard's dispatching on; sh.mu is held. It reports the lanes that became
-// ready, for the caller to push after unlocking, and whether the inbox needs
-// a new dispatcher.
-func (e *Engine[K, E]) steal(sh *shard[K, E], b *inlineBatch[K, E], ready []*lane[K, E]) ([]*lane[K, E], bool) {
+// steal moves the remainder of sh's inline batch, and the inbox, into lanes
+// and ends the worker's dispatching; sh.mu is held. It returns ready with
+// the lanes that became ready appended, for the caller to push after
+// unlocking.
+func (e *Engine[K, E]) steal(sh *shard[K, E], b *inlineBatch[K, E], ready []*lane[K, E]) []*lane[K, E] {
 	p := b.pos.Load()
 	if p == posStolen || p == posDone || !b.pos.CompareAndSwap(p, posStolen) {
-		return ready, false
+		return ready
 	}
 	sh.cur = nil
 	if p >= 0 {
@@ -294,7 +294,7 @@ func (e *Engine[K, E]) steal(sh *shard[K, E], b *inlineBatch[K, E], ready []*lan
 	// The worker's dispatching ends here.
 	sh.queued = false
 	e.idle(sh)
-	return ready, false
+	return ready
 }
 
 // watchBatches runs on each clock tick: it steals the remainder of every
@@ -322,12 +322,8 @@ func (e *Engine[K, E]) watchBatches() {
 			sh.mu.Unlock()
 			continue
 		}
-		var requeue bool
-		ready, requeue = e.steal(sh, b, ready[:0])
+		ready = e.steal(sh, b, ready[:0])
 		sh.mu.Unlock()
 		e.rq.pushLanes(ready)
-		if requeue {
-			e.rq.push(task[K, E]{s: sh})
-		}
 	}
 }
