@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"math/rand/v2"
+	goruntime "runtime"
 	"strconv"
 	"testing"
 
@@ -41,7 +42,7 @@ func BenchmarkEngine(b *testing.B) {
 			noop := func(context.Context, string, int) error { return nil }
 			e, err := runtime.New(noop, runtime.Config[string, int]{
 				MaxActive: 8,
-				Backlog:   runtime.Backlog{PerKey: 1 << 20, Total: 1 << 20, WhenFull: runtime.Block},
+				Backlog:   runtime.Backlog{PerKey: 4096, Total: 4096, WhenFull: runtime.Block},
 				Logger:    discardLogger(),
 			})
 			if err != nil {
@@ -54,6 +55,8 @@ func BenchmarkEngine(b *testing.B) {
 			}
 			_ = e.Flush(ctx)
 			b.ReportAllocs()
+			var before, after goruntime.MemStats
+			goruntime.ReadMemStats(&before)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if err := e.Submit(ctx, keys[i&(len(keys)-1)], i); err != nil {
@@ -64,7 +67,9 @@ func BenchmarkEngine(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
+			goruntime.ReadMemStats(&after)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N), "allocs/event")
 			if err := e.Close(ctx); err != nil {
 				b.Fatal(err)
 			}

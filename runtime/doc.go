@@ -15,7 +15,7 @@
 //     worker goroutines the engine starts; a key waiting for a retry holds
 //     no worker, and a hot key gives up its worker to waiting keys after a
 //     budget of events. Goroutines never grow with the number of keys, and
-//     an idle key holds no memory.
+//     an idle key holds no memory. (One bound applies: see Dispatch below.)
 //   - Accounting: every accepted event reaches exactly one outcome (handled,
 //     skipped by a guard, parked, dead-lettered, dropped or conflated under
 //     a declared policy), each counted in [Stats]. A refused submission
@@ -26,6 +26,22 @@
 //   - Bounded memory: per-key and total backlog limits with a [FullPolicy]:
 //     reject, block (honours the submitter's context), drop-oldest,
 //     drop-newest, or timeout (block up to a wait, then reject).
+//
+// # Dispatch
+//
+// Submit appends an event to its key's lane when the key has one, and
+// otherwise to its shard's inbox (keys are spread over shards by a seeded
+// hash). A worker takes a whole inbox at once and runs its events inline, in
+// order, without making lanes: a key that has no lane has its events
+// nowhere else, and one worker at a time takes a shard's inbox, so order
+// holds. This keeps the common case close to the cost of an unordered
+// worker pool. A key gets a lane when its event fails, is held or is parked,
+// and its later events follow it there. A handler that blocks holds up the
+// rest of its inline batch for at most about a millisecond: a watchdog, run
+// on each tick of the engine's clock, moves the rest of a batch that made no
+// progress since the last tick (or of a long batch while workers sleep) into
+// lanes that other workers run. Engines with a batch handler or conflation
+// always use lanes.
 //
 // # Failures
 //

@@ -34,20 +34,26 @@ type Engine[K comparable, E any] struct {
 	cfg    Config[K, E]
 	handle Handler[K, E]
 	batch  BatchHandler[K, E]
+	// inline: lane-less events run inline from the inbox (see inline.go);
+	// not with a batch handler or conflation, which need lanes.
+	inline bool
 
 	seed   maphash.Seed
 	shards []shard[K, E]
 	mask   uint64
 	rq     runQueue[K, E]
-	start  time.Time
+	clock  clock
 
 	// base is the parent of every handler context; stop cancels it when
 	// Close gives up waiting.
 	base context.Context
 	stop context.CancelFunc
 
-	pending    atomic.Int64 // accepted events without an outcome
-	busy       atomic.Int64 // lanes queued, running or waiting to retry
+	// pending counts accepted events without an outcome, minus what the
+	// workers finished and have not yet subtracted (worker.unflushed): the
+	// workers subtract in batches so that the submitting goroutine owns this
+	// cache line. pendingNow gives the exact figure.
+	pending    atomic.Int64
 	held       atomic.Int64
 	parked     atomic.Int64
 	parkedKeys atomic.Int64
@@ -57,34 +63,58 @@ type Engine[K comparable, E any] struct {
 	aborted    atomic.Bool
 
 	space notifier // signalled when pending events finish (Block, Timeout)
-	quiet notifier // signalled when busy reaches zero (Flush, Close)
+	quiet notifier // signalled when a shard stops being busy (Flush, Close)
 
 	workers sync.WaitGroup
 	timers  sync.WaitGroup // armed timers and running timer callbacks
 	exited  atomic.Int64   // workers that returned
 	wmu     sync.Mutex
-	ws      []*worker[K, E] // every worker started, for Stats
+	ws      []*worker[K, E] // every worker started, for Stats and pendingNow
 
 	errClosed   error
 	errKeyFull  error
 	errTotalAll error
 }
 
-// shard is one stripe of the key -> lane map. Keys are spread over shards by
-// a seeded hash only to reduce lock contention; a shard never serialises
-// the handling of its keys.
+// shard is one stripe of the engine's keys. Keys are spread over shards by a
+// seeded hash only to spread lock contention: a shard never serialises the
+// handling of its keys, which run on their own lanes.
+//
+// An event whose key has a lane goes straight to it. An event whose key has
+// none goes to the shard's inbox, which a worker later dispatches into lanes
+// in one go. So the submitting goroutine never builds lanes for keys that are
+// not already busy, and lanes are created (and removed) by the workers, in
+// batches. For each key, either it has a lane and none of its events are in
+// the inbox, or it has no lane: dispatch moves the whole inbox at once.
 type shard[K comparable, E any] struct {
 	mu     sync.Mutex
 	lanes  map[K]*lane[K, E]
+	inbox  []entry[K, E]
+	queued bool // the inbox is in the run queue (or being dispatched)
+	// cur is the inbox being run inline by a worker, nil when none is.
+	cur *inlineBatch[K, E]
+	// busy counts the shard's lanes that are queued, running or waiting to
+	// retry, plus one while the inbox is queued. Flush waits for zero.
+	busy   int
+	closed bool
 	free   *lane[K, E]
 	nfree  int
-	closed bool
+	segs   segPool[E]
+	spare  *sync.Pool // lanes beyond the shard's free list
 	// counted under mu
 	accepted  uint64
 	rejected  uint64
 	conflated uint64
 	dropped   uint64
 	_         [64]byte // keep shards on separate cache lines
+}
+
+// entry is an event in a shard's inbox.
+type entry[K comparable, E any] struct {
+	key K
+	it  item[E]
+	// moved marks an event of an inline batch moved into its key's lane.
+	moved bool
 }
 
 // counters are outcome counts. Each worker has its own, so the hot path
@@ -126,10 +156,10 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 		cfg:    cfg,
 		handle: h,
 		batch:  bh,
+		inline: h != nil && !cfg.Conflate,
 		seed:   maphash.MakeSeed(),
 		shards: make([]shard[K, E], n),
 		mask:   uint64(n - 1),
-		start:  time.Now(),
 	}
 	name := cfg.Name
 	if name == "" {
@@ -138,12 +168,19 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 	e.errClosed = fmt.Errorf("%s: %w", name, ErrClosed)
 	e.errKeyFull = fmt.Errorf("%s: %w: per-key limit %d reached", name, ErrBacklogFull, cfg.Backlog.PerKey)
 	e.errTotalAll = fmt.Errorf("%s: %w: total limit %d reached", name, ErrBacklogFull, cfg.Backlog.Total)
+	segs, lanes := new(sync.Pool), new(sync.Pool)
 	for i := range e.shards {
-		e.shards[i].lanes = make(map[K]*lane[K, E])
+		sh := &e.shards[i]
+		sh.lanes = make(map[K]*lane[K, E])
+		sh.segs.shared = segs
+		sh.spare = lanes
 	}
 	e.base, e.stop = context.WithCancel(context.Background())
-	e.rq.init(cfg.MaxActive, e.startWorker)
+	e.clock.onTick = e.watch
+	e.clock.start()
+	e.rq.init(cfg.MaxActive, e.startWorker, &e.clock)
 	if err := e.restore(); err != nil {
+		e.clock.close()
 		e.stop()
 		return nil, err
 	}
@@ -154,8 +191,9 @@ func (e *Engine[K, E]) shardFor(key K) *shard[K, E] {
 	return &e.shards[maphash.Comparable(e.seed, key)&e.mask]
 }
 
-// now is the engine's monotonic clock, in nanoseconds since it started.
-func (e *Engine[K, E]) now() int64 { return int64(time.Since(e.start)) }
+// now is the engine's precise monotonic clock, in nanoseconds since it
+// started.
+func (e *Engine[K, E]) now() int64 { return e.clock.precise() }
 
 // Submit hands an event of key to its lane. It returns once the event is
 // accepted (the engine then owns it until its outcome) or refused: an error
@@ -223,10 +261,55 @@ func (e *Engine[K, E]) fullErrFor(key K) error {
 	sh := e.shardFor(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if l := sh.lanes[key]; l != nil && l.pending() >= e.cfg.Backlog.PerKey {
+	if sh.keyPending(key) >= e.cfg.Backlog.PerKey {
 		return e.errKeyFull
 	}
 	return e.errTotalAll
+}
+
+// keyPending returns key's pending events; sh.mu is held.
+func (sh *shard[K, E]) keyPending(key K) int {
+	if l := sh.lanes[key]; l != nil {
+		return l.pending()
+	}
+	n := 0
+	for i := range sh.inbox {
+		if sh.inbox[i].key == key {
+			n++
+		}
+	}
+	if b := sh.cur; b != nil {
+		for i := max(b.pos.Load(), 0); i < int64(len(b.entries)); i++ {
+			if en := &b.entries[i]; !en.moved && en.key == key {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// unlanedEntries returns the events waiting in sh's inline batch (from the
+// one running) and inbox, in order; sh.mu is held.
+func (sh *shard[K, E]) unlanedEntries() []entry[K, E] {
+	var out []entry[K, E]
+	if b := sh.cur; b != nil {
+		for i := max(b.pos.Load(), 0); i < int64(len(b.entries)); i++ {
+			if en := b.entries[i]; !en.moved {
+				out = append(out, en)
+			}
+		}
+	}
+	return append(out, sh.inbox...)
+}
+
+// unlaned is the number of events waiting in sh's inbox or inline batch;
+// sh.mu is held.
+func (sh *shard[K, E]) unlaned() int {
+	n := len(sh.inbox)
+	if sh.cur != nil {
+		n += len(sh.cur.entries)
+	}
+	return n
 }
 
 // enqueue does Submit's work under sh.mu and unlocks it. It reports full
@@ -237,8 +320,11 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 		sh.mu.Unlock()
 		return e.errClosed, false
 	}
-	l := sh.lanes[key]
-	if l != nil && e.cfg.Conflate && l.q.len() > 0 && !l.parked {
+	var l *lane[K, E]
+	if len(sh.lanes) > 0 { // most shards have no lane most of the time
+		l = sh.lanes[key]
+	}
+	if l != nil && e.cfg.Conflate && l.conflatable() {
 		// The newest pending event replaces the older one; it keeps the
 		// older one's acceptance time, so a key that never gets to run
 		// still shows its age.
@@ -250,53 +336,95 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 		sh.mu.Unlock()
 		return nil, false
 	}
-	keyFull := l != nil && l.pending() >= e.cfg.Backlog.PerKey
-	if keyFull || e.pending.Load() >= int64(e.cfg.Backlog.Total) {
-		switch e.cfg.Backlog.WhenFull {
-		case Block, Timeout:
-			sh.mu.Unlock()
-			return nil, true
-		case DropNewest:
-			sh.accepted++
-			sh.dropped++
-			e.report(key, tag, Dropped)
-			sh.mu.Unlock()
-			return nil, false
-		case DropOldest:
-			sh.accepted++
-			if l == nil || l.q.len() == 0 {
-				sh.dropped++ // nothing of this key to give up: drop the new one
-				e.report(key, tag, Dropped)
-				sh.mu.Unlock()
-				return nil, false
-			}
-			e.report(key, l.q.popFront().tag, Dropped)
-			sh.dropped++
-			l.q.pushBack(item[E]{ev: event, at: e.now(), tag: tag})
-			sh.mu.Unlock()
-			return nil, false
-		default:
-			sh.rejected++
-			sh.mu.Unlock()
-			if keyFull {
-				return e.errKeyFull, false
-			}
-			return e.errTotalAll, false
-		}
+	if e.full(sh, l, key) {
+		return e.whenFull(sh, l, key, event, tag)
 	}
-	if l == nil {
-		l = sh.newLane(key)
-		sh.lanes[key] = l
-	}
-	l.q.pushBack(item[E]{ev: event, at: e.now(), tag: tag})
+	it := item[E]{ev: event, at: e.clock.coarse(), tag: tag}
 	sh.accepted++
 	e.pending.Add(1)
-	schedule := e.schedule(l)
+	if l != nil {
+		l.q.pushBack(it)
+		push := e.schedule(l)
+		sh.mu.Unlock()
+		if push {
+			e.rq.push(task[K, E]{l: l})
+		}
+		return nil, false
+	}
+	sh.inbox = append(sh.inbox, entry[K, E]{key: key, it: it})
+	push := !sh.queued
+	if push {
+		sh.queued = true
+		sh.busy++
+	}
 	sh.mu.Unlock()
-	if schedule {
-		e.rq.push(l)
+	if push {
+		e.rq.push(task[K, E]{s: sh})
 	}
 	return nil, false
+}
+
+// full reports whether key's or the engine's backlog is at its limit; sh.mu
+// is held. The inbox is only counted when it could matter.
+func (e *Engine[K, E]) full(sh *shard[K, E], l *lane[K, E], key K) bool {
+	perKey := e.cfg.Backlog.PerKey
+	switch {
+	case l != nil && l.pending() >= perKey:
+		return true
+	case l == nil && sh.unlaned() >= perKey && sh.keyPending(key) >= perKey:
+		return true
+	}
+	total := int64(e.cfg.Backlog.Total)
+	return e.pending.Load() >= total && e.pendingNow() >= total
+}
+
+// whenFull applies the backlog policy to an event that found no room; sh.mu
+// is held and whenFull unlocks it.
+func (e *Engine[K, E]) whenFull(sh *shard[K, E], l *lane[K, E], key K, event E, tag uint64) (err error, full bool) {
+	switch e.cfg.Backlog.WhenFull {
+	case Block, Timeout:
+		sh.mu.Unlock()
+		return nil, true
+	case DropNewest:
+		sh.accepted++
+		sh.dropped++
+		e.report(key, tag, Dropped)
+	case DropOldest:
+		sh.accepted++
+		sh.dropped++
+		it := item[E]{ev: event, at: e.clock.coarse(), tag: tag}
+		switch {
+		case l != nil && l.q.len() > 0:
+			e.report(key, l.q.popFront().tag, Dropped)
+			l.q.pushBack(it)
+		case l == nil && e.dropOldestInInbox(sh, key, it):
+		default:
+			e.report(key, tag, Dropped) // nothing of this key to give up: drop the new one
+		}
+	default:
+		sh.rejected++
+		sh.mu.Unlock()
+		if (l != nil && l.pending() >= e.cfg.Backlog.PerKey) || (l == nil && sh.keyPending(key) >= e.cfg.Backlog.PerKey) {
+			return e.errKeyFull, false
+		}
+		return e.errTotalAll, false
+	}
+	sh.mu.Unlock()
+	return nil, false
+}
+
+// dropOldestInInbox drops key's oldest event from the inbox and appends it
+// instead; sh.mu is held. It reports false when key has none there.
+func (e *Engine[K, E]) dropOldestInInbox(sh *shard[K, E], key K, it item[E]) bool {
+	for i := range sh.inbox {
+		if sh.inbox[i].key == key {
+			e.report(key, sh.inbox[i].it.tag, Dropped)
+			sh.inbox = append(sh.inbox[:i], sh.inbox[i+1:]...)
+			sh.inbox = append(sh.inbox, entry[K, E]{key: key, it: it})
+			return true
+		}
+	}
+	return false
 }
 
 // newLane returns a recycled or new lane for key; sh.mu is held.
@@ -306,9 +434,13 @@ func (sh *shard[K, E]) newLane(key K) *lane[K, E] {
 		sh.free = l.next
 		sh.nfree--
 		l.next = nil
+	} else if spare, ok := sh.spare.Get().(*lane[K, E]); ok {
+		l = spare
 	} else {
-		l = &lane[K, E]{shard: sh}
+		l = &lane[K, E]{}
 	}
+	l.shard = sh
+	l.q.pool = &sh.segs
 	l.key = key
 	return l
 }
@@ -318,7 +450,8 @@ func (sh *shard[K, E]) removeLane(l *lane[K, E]) {
 	delete(sh.lanes, l.key)
 	var zero K
 	l.key = zero
-	l.q.reset(64)
+	l.q.release()
+	l.inline = false
 	l.held = nil
 	l.reason = ""
 	l.state = laneIdle
@@ -326,18 +459,29 @@ func (sh *shard[K, E]) removeLane(l *lane[K, E]) {
 		l.next = sh.free
 		sh.free = l
 		sh.nfree++
+		return
 	}
+	sh.spare.Put(l) // the engine's own pool: its timers stay bound to this engine
 }
 
-// schedule puts an idle lane on the run queue; sh.mu is held and the caller
-// pushes the lane after unlocking when it returns true.
+// schedule marks an idle lane queued and counts it busy; sh.mu is held and
+// the caller pushes the lane after unlocking when it returns true.
 func (e *Engine[K, E]) schedule(l *lane[K, E]) bool {
 	if l.state != laneIdle {
 		return false
 	}
 	l.state = laneQueued
-	e.busy.Add(1)
+	l.shard.busy++
 	return true
+}
+
+// idle records that one of sh's busy lanes or its inbox stopped being busy,
+// and wakes Flush and Close when the shard is quiet; sh.mu is held.
+func (e *Engine[K, E]) idle(sh *shard[K, E]) {
+	sh.busy--
+	if sh.busy == 0 {
+		e.quiet.broadcastIfWaiting()
+	}
 }
 
 // report tells Config.OnOutcome the outcome of an event, if it is set.

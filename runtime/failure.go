@@ -26,9 +26,9 @@ func (w *worker[K, E]) retryable(it *item[E], err error) bool {
 	return !IsPermanent(err) && int(it.attempts) < w.e.cfg.Retry.Attempts
 }
 
-// deadLetter hands it to the sink. When the sink fails it records why on
-// it and returns false: the caller parks the event instead.
-func (w *worker[K, E]) deadLetter(l *lane[K, E], it *item[E], err error) bool {
+// deadLetter hands it to the sink. When the sink fails it returns the
+// failure to park the event with instead.
+func (w *worker[K, E]) deadLetter(l *lane[K, E], it *item[E], err error) error {
 	e := w.e
 	sinkErr := func() (serr error) {
 		defer func() {
@@ -39,14 +39,13 @@ func (w *worker[K, E]) deadLetter(l *lane[K, E], it *item[E], err error) bool {
 		return e.cfg.DeadLetter(e.base, DeadLetterEvent[K, E]{Key: l.key, Event: it.ev, Err: err, Attempts: int(it.attempts)})
 	}()
 	if sinkErr != nil {
-		it.lastErr = fmt.Errorf("%w (dead-letter sink failed: %v)", err, sinkErr)
 		e.cfg.Logger.Warn("ordergen: dead-letter sink failed; parking the key instead",
 			"engine", e.cfg.Name, "key", l.key, "error", sinkErr)
-		return false
+		return fmt.Errorf("%w (dead-letter sink failed: %v)", err, sinkErr)
 	}
 	w.c.deadLettered.Add(1)
-	e.report(l.key, it.tag, DeadLettered)
-	return true
+	e.report(l.key, it.outTag(), DeadLettered)
+	return nil
 }
 
 // parkReason says why a failing event parks its key.
@@ -87,7 +86,7 @@ func (e *Engine[K, E]) retryDue(l *lane[K, E]) {
 	}
 	l.state = laneQueued // still busy: waiting counted as busy
 	sh.mu.Unlock()
-	e.rq.push(l)
+	e.rq.push(task[K, E]{l: l})
 }
 
 // armHoldTimer makes sure a timer checks the age of l's oldest held event;
@@ -136,7 +135,7 @@ func (e *Engine[K, E]) holdDue(l *lane[K, E]) {
 	push := e.schedule(l)
 	sh.mu.Unlock()
 	if push {
-		e.rq.push(l)
+		e.rq.push(task[K, E]{l: l})
 	}
 }
 

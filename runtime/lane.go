@@ -26,15 +26,23 @@ type item[E any] struct {
 	// at is when the event was accepted, in nanoseconds since the engine
 	// started (monotonic).
 	at int64
+	// tag is the caller's tag from SubmitTagged, reported with the
+	// outcome; for a replayed event it is the event's Seq in the park store,
+	// where it is removed at its outcome.
+	tag uint64
 	// attempts made so far.
 	attempts int32
-	// replaySeq is the event's Seq in the park store while it is being
-	// replayed, 0 otherwise: it is removed from the store at its outcome.
-	replaySeq uint64
-	// lastErr is the last failure, for the dead-letter sink and the park.
-	lastErr error
-	// tag is the caller's tag from SubmitTagged, reported with the outcome.
-	tag uint64
+	// replayed marks an event put back by Replay.
+	replayed bool
+}
+
+// outTag is the tag to report with the event's outcome: replayed events
+// lost theirs when they were parked.
+func (it *item[E]) outTag() uint64 {
+	if it.replayed {
+		return 0
+	}
+	return it.tag
 }
 
 // heldItem is an event set aside by Hold until its key's gap fills.
@@ -52,7 +60,7 @@ type lane[K comparable, E any] struct {
 	shard *shard[K, E]
 	state laneState
 	// q holds the events not yet taken by a worker.
-	q ring[item[E]]
+	q queue[E]
 	// inflight is the number of events the running worker took from q and
 	// has not finished; inflightAt is the acceptance time of the oldest.
 	inflight   int
@@ -63,6 +71,12 @@ type lane[K comparable, E any] struct {
 	holdCheck bool
 	holdArmed bool
 	holdTimer *time.Timer
+	// inline marks a lane the watchdog made for an event that a worker
+	// runs inline from a stolen batch: that worker owns the lane.
+	inline bool
+	// failErr is the failure of the event at the front of q when it is
+	// about to be parked, for its ParkedEvent.Err.
+	failErr error
 	// parked: the key's events go to the park store until Replay or Discard.
 	parked bool
 	reason string
@@ -101,6 +115,13 @@ func (l *lane[K, E]) oldest() (int64, bool) {
 		consider(l.q.front().at)
 	}
 	return t, ok
+}
+
+// conflatable reports whether a new event may replace the newest pending
+// one: there is one, the key is not parked, and it is not a replayed event
+// (which must reach its own outcome to leave the park store).
+func (l *lane[K, E]) conflatable() bool {
+	return l.q.len() > 0 && !l.parked && !l.q.back().replayed
 }
 
 // removable reports whether the lane holds nothing and can leave the map.

@@ -45,11 +45,13 @@ func (n *notifier) broadcast() {
 	n.mu.Unlock()
 }
 
-// waitQuiet waits until no lane is queued, running or waiting to retry.
+// waitQuiet waits until no lane is queued, running or waiting to retry and
+// no inbox waits for dispatch. A shard that is quiet when looked at has
+// finished every event submitted to it before the look.
 func (e *Engine[K, E]) waitQuiet(ctx context.Context) error {
 	for {
 		ch := e.quiet.register()
-		if e.busy.Load() == 0 {
+		if e.allQuiet() {
 			e.quiet.unregister()
 			return nil
 		}
@@ -61,6 +63,20 @@ func (e *Engine[K, E]) waitQuiet(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// allQuiet reports whether every shard is quiet.
+func (e *Engine[K, E]) allQuiet() bool {
+	for i := range e.shards {
+		sh := &e.shards[i]
+		sh.mu.Lock()
+		busy := sh.busy
+		sh.mu.Unlock()
+		if busy != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Flush waits until the engine is quiescent: every accepted event has an
@@ -124,6 +140,7 @@ func (e *Engine[K, E]) Close(ctx context.Context) error {
 	e.rq.stop(false)
 	e.workers.Wait()
 	e.timers.Wait()
+	e.clock.close()
 	e.stop()
 	return nil
 }
@@ -144,7 +161,7 @@ func (e *Engine[K, E]) parkHeld() {
 		}
 		sh.mu.Unlock()
 		for _, l := range push {
-			e.rq.push(l)
+			e.rq.push(task[K, E]{l: l})
 		}
 	}
 }
@@ -167,7 +184,14 @@ func (e *Engine[K, E]) abort(cause error) error {
 	})
 	e.workers.Wait()
 	e.timers.Wait()
-	ce := &CloseError{Pending: e.pending.Load(), Err: cause}
+	e.clock.close()
+	ce := &CloseError{Pending: e.pendingNow(), Err: cause}
+	sample := func(key K) {
+		ce.Keys++
+		if len(ce.Sample) < 10 {
+			ce.Sample = append(ce.Sample, fmt.Sprint(key))
+		}
+	}
 	e.eachLane(func(l *lane[K, E]) {
 		if l.req != nil {
 			l.req.reply(0, e.errClosed)
@@ -178,12 +202,21 @@ func (e *Engine[K, E]) abort(cause error) error {
 			l.replay = nil
 		}
 		if l.pending() > 0 {
-			ce.Keys++
-			if len(ce.Sample) < 10 {
-				ce.Sample = append(ce.Sample, fmt.Sprint(l.key))
-			}
+			sample(l.key)
 		}
 	})
+	for i := range e.shards {
+		sh := &e.shards[i]
+		sh.mu.Lock()
+		seen := make(map[K]bool)
+		for _, en := range sh.unlanedEntries() {
+			if !seen[en.key] {
+				seen[en.key] = true
+				sample(en.key)
+			}
+		}
+		sh.mu.Unlock()
+	}
 	return ce
 }
 

@@ -35,7 +35,12 @@ type replayState struct {
 func (w *worker[K, E]) park(l *lane[K, E], reason string) next {
 	e := w.e
 	sh := l.shard
-	// Held events arrived before everything still queued.
+	// Held events arrived before everything still queued; the event that
+	// failed, if one did, is the first queued one.
+	failing := -1
+	if l.failErr != nil {
+		failing = len(l.held)
+	}
 	items := make([]item[E], 0, len(l.held)+l.q.len())
 	for _, h := range l.held {
 		items = append(items, h.item)
@@ -59,11 +64,16 @@ func (w *worker[K, E]) park(l *lane[K, E], reason string) next {
 	// Replayed events are still in the store, ahead of anything newer.
 	now := time.Now()
 	events := make([]ParkedEvent[E], 0, len(items))
-	for _, it := range items {
-		if it.replaySeq == 0 {
-			events = append(events, ParkedEvent[E]{Event: it.ev, Err: errString(it.lastErr), Attempts: int(it.attempts), At: now})
+	for i, it := range items {
+		if !it.replayed {
+			pe := ParkedEvent[E]{Event: it.ev, Attempts: int(it.attempts), At: now}
+			if i == failing {
+				pe.Err = l.failErr.Error()
+			}
+			events = append(events, pe)
 		}
 	}
+	l.failErr = nil
 	l.inflight, l.inflightAt = len(items), items[0].at
 	sh.mu.Unlock()
 	err := e.cfg.Parks.Append(e.base, l.key, reason, events)
@@ -84,21 +94,14 @@ func (w *worker[K, E]) park(l *lane[K, E], reason string) next {
 	l.stored += len(events)
 	e.parked.Add(int64(len(items)))
 	for _, it := range items {
-		e.report(l.key, it.tag, Parked)
+		e.report(l.key, it.outTag(), Parked)
 	}
-	e.finish(int64(len(items)))
+	w.finish(int64(len(items)))
 	if newly {
 		e.cfg.Logger.Warn("ordergen: key parked", "engine", e.cfg.Name, "key", l.key,
 			"reason", reason, "events", len(items), "attempts", items[0].attempts)
 	}
 	return keepRunning
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
 
 // holdParkReason says why a key whose held events waited too long is parked.
@@ -112,11 +115,11 @@ func (w *worker[K, E]) holdParkReason(l *lane[K, E]) string {
 // finished records the outcome of a replayed event: it leaves the store.
 // Only the worker running l calls it, without the lock.
 func (w *worker[K, E]) finished(l *lane[K, E], it *item[E]) {
-	if it.replaySeq == 0 {
+	if !it.replayed {
 		return
 	}
 	e := w.e
-	if err := e.cfg.Parks.Remove(e.base, l.key, it.replaySeq); err != nil {
+	if err := e.cfg.Parks.Remove(e.base, l.key, it.tag); err != nil {
 		// The event was handled; left in the store, a later replay offers it
 		// again and the version guard skips it.
 		e.cfg.Logger.Error("ordergen: park store failed to remove a replayed event",
@@ -124,7 +127,7 @@ func (w *worker[K, E]) finished(l *lane[K, E], it *item[E]) {
 	} else {
 		l.stored--
 	}
-	it.replaySeq = 0
+	it.replayed, it.tag = false, 0
 	if l.replay != nil {
 		l.replay.remaining--
 	}
@@ -193,7 +196,7 @@ func (w *worker[K, E]) serve(l *lane[K, E]) next {
 	now := e.now()
 	items := make([]item[E], len(events))
 	for i, ev := range events {
-		items[i] = item[E]{ev: ev.Event, at: now, replaySeq: ev.Seq}
+		items[i] = item[E]{ev: ev.Event, at: now, tag: ev.Seq, replayed: true}
 	}
 	l.q.prependAll(items)
 	e.pending.Add(int64(len(items)))
@@ -240,7 +243,7 @@ func (e *Engine[K, E]) request(ctx context.Context, key K, discard bool) (int, e
 	push := e.schedule(l)
 	sh.mu.Unlock()
 	if push {
-		e.rq.push(l)
+		e.rq.push(task[K, E]{l: l})
 	}
 	select {
 	case r := <-req.done:

@@ -56,6 +56,16 @@ func (r *ring[T]) popFront() T {
 	return v
 }
 
+// popBack removes and returns the newest element; r must not be empty.
+func (r *ring[T]) popBack() T {
+	var zero T
+	i := (r.head + r.n - 1) & (len(r.buf) - 1)
+	v := r.buf[i]
+	r.buf[i] = zero
+	r.n--
+	return v
+}
+
 // front returns a pointer to the oldest element; r must not be empty.
 func (r *ring[T]) front() *T { return &r.buf[r.head] }
 

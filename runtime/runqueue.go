@@ -2,44 +2,91 @@ package runtime
 
 import "sync"
 
-// runQueue is the FIFO of lanes that have work and no worker. Workers are
-// started on demand, up to max, and sleep on the condition when there is
-// nothing to run, so an idle engine costs no CPU and a busy one wakes a
-// worker only when a lane becomes ready and every worker is asleep.
+// task is one unit of work for a worker: a lane to run, or a shard whose
+// inbox is to be dispatched into lanes.
+type task[K comparable, E any] struct {
+	l *lane[K, E]
+	s *shard[K, E]
+}
+
+// runQueue is the FIFO of tasks that wait for a worker. Workers are started
+// on demand, up to max, and sleep on the condition when there is nothing to
+// run, so an idle engine costs no CPU and a busy one wakes a worker only
+// when work arrives while every worker is asleep.
 type runQueue[K comparable, E any] struct {
 	mu      sync.Mutex
 	cond    sync.Cond
-	q       ring[*lane[K, E]]
+	q       ring[task[K, E]]
 	sleepy  int // workers waiting on cond and not yet signalled
 	workers int
 	max     int
 	start   func()
+	clock   *clock
 	// draining: workers exit once the queue is empty; aborting: at once.
 	draining, aborting bool
 }
 
-func (r *runQueue[K, E]) init(max int, start func()) {
+func (r *runQueue[K, E]) init(max int, start func(), c *clock) {
 	r.cond.L = &r.mu
 	r.max = max
 	r.start = start
+	r.clock = c
 }
 
-// push appends a lane that was just marked queued.
-func (r *runQueue[K, E]) push(l *lane[K, E]) {
+// push appends a task.
+func (r *runQueue[K, E]) push(t task[K, E]) {
 	r.mu.Lock()
-	r.q.pushBack(l)
-	switch {
-	case r.sleepy > 0:
-		r.sleepy--
-		r.cond.Signal()
-	case r.workers < r.max && !r.draining:
-		r.workers++
-		r.start()
+	r.q.pushBack(t)
+	r.wakeOne()
+	r.mu.Unlock()
+}
+
+// pushLanes appends a task for each lane, waking as many workers as useful.
+func (r *runQueue[K, E]) pushLanes(ls []*lane[K, E]) {
+	if len(ls) == 0 {
+		return
+	}
+	r.mu.Lock()
+	for _, l := range ls {
+		r.q.pushBack(task[K, E]{l: l})
+		r.wakeOne()
 	}
 	r.mu.Unlock()
 }
 
-// waiting reports whether lanes wait for a worker (a hint; no lock).
+// wakeOne makes sure a worker will take the task just queued; r.mu is held.
+func (r *runQueue[K, E]) wakeOne() {
+	switch {
+	case r.sleepy > 0:
+		r.sleepy--
+		r.cond.Signal()
+		r.clock.wakeUp()
+	case r.workers < r.max && !r.draining:
+		r.workers++
+		r.start()
+		r.clock.wakeUp()
+	}
+}
+
+// wakeThief wakes a sleeping worker, if any, to steal lanes from a busy one.
+func (r *runQueue[K, E]) wakeThief() {
+	r.mu.Lock()
+	if r.sleepy > 0 {
+		r.sleepy--
+		r.cond.Signal()
+		r.clock.wakeUp()
+	}
+	r.mu.Unlock()
+}
+
+// sleepers returns the number of sleeping workers.
+func (r *runQueue[K, E]) sleepers() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sleepy
+}
+
+// waiting reports whether tasks wait for a worker.
 func (r *runQueue[K, E]) waiting() bool {
 	r.mu.Lock()
 	n := r.q.len()
@@ -47,22 +94,39 @@ func (r *runQueue[K, E]) waiting() bool {
 	return n > 0
 }
 
-// pop returns the next lane to run, or nil when the worker must exit.
-func (r *runQueue[K, E]) pop() *lane[K, E] {
+// pop returns the next task; the zero task with more false when the worker
+// must exit, or with more true when beforeSleep found work elsewhere (a
+// steal). Before it sleeps it calls beforeSleep without the lock held.
+func (r *runQueue[K, E]) pop(beforeSleep func() bool) (t task[K, E], more bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	flushed := false
 	for {
 		if r.aborting {
-			return nil
+			return task[K, E]{}, false
 		}
 		if r.q.len() > 0 {
-			return r.q.popFront()
+			return r.q.popFront(), true
+		}
+		if !flushed {
+			r.mu.Unlock()
+			found := beforeSleep()
+			r.mu.Lock()
+			if found && !r.aborting {
+				return task[K, E]{}, true
+			}
+			flushed = true
+			continue
 		}
 		if r.draining {
-			return nil
+			return task[K, E]{}, false
 		}
 		r.sleepy++
+		if r.sleepy == r.workers {
+			r.clock.sleep()
+		}
 		r.cond.Wait()
+		flushed = false
 	}
 }
 

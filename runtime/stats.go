@@ -97,7 +97,7 @@ func (e *Engine[K, E]) Stats() Stats {
 	}
 	add(&e.misc)
 	s.Restored = e.restored.Load()
-	s.Pending = e.pending.Load()
+	s.Pending = e.pendingNow()
 	s.Held = e.held.Load()
 	s.Parked = e.parked.Load()
 	s.ParkedKeys = e.parkedKeys.Load()
@@ -113,14 +113,27 @@ func (e *Engine[K, E]) TopBacklog(n int) []KeyBacklog[K] {
 	}
 	now := e.now()
 	var top []KeyBacklog[K]
-	e.eachLane(func(l *lane[K, E]) {
-		p := l.pending()
-		if p == 0 {
-			return
+	for i := range e.shards {
+		sh := &e.shards[i]
+		sh.mu.Lock()
+		for _, l := range sh.lanes {
+			if p := l.pending(); p > 0 {
+				at, _ := l.oldest()
+				top = append(top, KeyBacklog[K]{Key: l.key, Pending: p, OldestAge: time.Duration(now - at)})
+			}
 		}
-		at, _ := l.oldest()
-		top = append(top, KeyBacklog[K]{Key: l.key, Pending: p, OldestAge: time.Duration(now - at)})
-	})
+		// Keys without a lane wait in the inline batch or the inbox.
+		first := make(map[K]int)
+		for _, en := range sh.unlanedEntries() {
+			if j, ok := first[en.key]; ok {
+				top[j].Pending++
+				continue
+			}
+			first[en.key] = len(top)
+			top = append(top, KeyBacklog[K]{Key: en.key, Pending: 1, OldestAge: time.Duration(now - en.it.at)})
+		}
+		sh.mu.Unlock()
+	}
 	slices.SortFunc(top, func(a, b KeyBacklog[K]) int {
 		if c := cmp.Compare(b.Pending, a.Pending); c != 0 {
 			return c

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"runtime/debug"
+	"sync/atomic"
 )
 
 // laneBudget is how many events a worker handles from one lane before it
@@ -18,6 +19,21 @@ type worker[K comparable, E any] struct {
 	buf   []item[E] // events taken from the running lane
 	batch []E       // the batch handler's argument
 	held  []heldItem[E]
+	lanes []*lane[K, E] // lanes made ready by a dispatch
+	ib    inlineBatch[K, E]
+	// local holds the lanes this worker dispatched and has not started
+	// yet. It runs them itself, so a lane usually stays in one core's
+	// cache, but an idle worker steals from it: a slow lane never holds up
+	// the lanes queued behind it in the same worker.
+	local deque[K, E]
+	// runs counts the lanes this worker started; the watchdog compares it
+	// between ticks to find a worker stuck in a handler.
+	runs     atomic.Uint64
+	lastRuns uint64 // the watchdog's last look (only it reads and writes)
+	// unflushed counts events this worker finished and has not yet
+	// subtracted from Engine.pending (see flush).
+	unflushed atomic.Int64
+	_         [64]byte
 }
 
 func (e *Engine[K, E]) startWorker() {
@@ -33,28 +49,126 @@ func (w *worker[K, E]) loop() {
 	defer w.e.workers.Done()
 	defer w.e.exited.Add(1)
 	for {
-		l := w.e.rq.pop()
-		if l == nil {
+		if l := w.local.popFront(); l != nil {
+			w.runs.Add(1)
+			w.run(l)
+			continue
+		}
+		t, more := w.e.rq.pop(w.beforeSleep)
+		switch {
+		case t.s != nil && w.e.inline:
+			w.dispatchInline(t.s)
+		case t.s != nil:
+			w.dispatch(t.s)
+		case t.l != nil:
+			w.run(t.l)
+		case !more:
+			w.flush()
 			return
 		}
-		w.run(l)
 	}
+}
+
+// dispatch moves a shard's inbox into lanes: each event joins its key's
+// lane, made here when the key has none, and the lanes that became ready go
+// to the run queue together.
+func (w *worker[K, E]) dispatch(sh *shard[K, E]) {
+	e := w.e
+	w.lanes = w.lanes[:0]
+	sh.mu.Lock()
+	for i := range sh.inbox {
+		en := &sh.inbox[i]
+		l := sh.lanes[en.key]
+		if l == nil {
+			l = sh.newLane(en.key)
+			sh.lanes[en.key] = l
+		}
+		if e.cfg.Conflate && l.conflatable() {
+			old := l.q.back()
+			e.report(en.key, old.tag, Conflated)
+			sh.conflated++
+			old.ev, old.tag = en.it.ev, en.it.tag
+			e.finishMisc(1)
+		} else {
+			l.q.pushBack(en.it)
+		}
+		if e.schedule(l) {
+			w.lanes = append(w.lanes, l)
+		}
+	}
+	clear(sh.inbox)
+	sh.inbox = sh.inbox[:0]
+	sh.queued = false
+	e.idle(sh)
+	sh.mu.Unlock()
+	if len(w.lanes) > 0 {
+		if w.local.pushAll(w.lanes) >= eagerSteal {
+			e.rq.wakeThief() // plenty for two: an idle worker shares it
+		}
+		clear(w.lanes)
+	}
+}
+
+// eagerSteal is the length of a worker's deque at which it wakes a thief at
+// once. Below it, the watchdog wakes one when the worker makes no progress
+// for a tick: a few fast lanes are cheaper run by one worker than shared,
+// and a slow one still holds up the others by at most a tick.
+const eagerSteal = 16
+
+// watch runs on each clock tick: a worker that started no lane since the
+// last tick while lanes wait in its deque is stuck in a handler, so a
+// sleeping worker is woken to steal them.
+func (e *Engine[K, E]) watch() {
+	e.watchBatches()
+	e.wmu.Lock()
+	ws := e.ws
+	e.wmu.Unlock()
+	for _, w := range ws {
+		runs := w.runs.Load()
+		stuck := runs == w.lastRuns
+		w.lastRuns = runs
+		if stuck && w.local.len() > 0 {
+			e.rq.wakeThief()
+		}
+	}
+}
+
+// beforeSleep runs when the run queue is empty: the worker publishes its
+// finished count, then tries to steal lanes from a busy worker. It reports
+// whether it found work.
+func (w *worker[K, E]) beforeSleep() bool {
+	w.flush()
+	e := w.e
+	e.wmu.Lock()
+	ws := e.ws
+	e.wmu.Unlock()
+	for _, v := range ws {
+		if v != w && v.local.stealHalf(&w.local, &w.lanes) {
+			return true
+		}
+	}
+	return false
 }
 
 // run works on l until it has nothing runnable, must wait for a retry, or
 // used its budget while other lanes wait.
 func (w *worker[K, E]) run(l *lane[K, E]) {
+	l.shard.mu.Lock()
+	l.state = laneRunning
+	w.drive(l, 0)
+}
+
+// drive is run's loop: l is running and its shard locked; drive unlocks it.
+// handled counts the events handled so far in this turn.
+func (w *worker[K, E]) drive(l *lane[K, E], handled int) {
 	e := w.e
 	sh := l.shard
-	sh.mu.Lock()
-	l.state = laneRunning
-	handled := 0
 	for {
 		if e.aborted.Load() {
 			// Close gave up: leave the lane as it is; Close reports it.
 			l.state = laneIdle
+			e.idle(sh)
 			sh.mu.Unlock()
-			e.laneIdle()
 			return
 		}
 		if l.req != nil {
@@ -91,7 +205,7 @@ func (w *worker[K, E]) run(l *lane[K, E]) {
 			// Let the lanes that wait go first; this one goes to the back.
 			l.state = laneQueued
 			sh.mu.Unlock()
-			e.rq.push(l)
+			e.rq.push(task[K, E]{l: l})
 			return
 		}
 		take := laneBudget
@@ -121,8 +235,8 @@ func (w *worker[K, E]) run(l *lane[K, E]) {
 			return
 		case giveUp:
 			l.state = laneIdle
+			e.idle(sh)
 			sh.mu.Unlock()
-			e.laneIdle()
 			return
 		}
 	}
@@ -131,16 +245,8 @@ func (w *worker[K, E]) run(l *lane[K, E]) {
 	} else {
 		l.state = laneIdle
 	}
+	e.idle(sh)
 	sh.mu.Unlock()
-	e.laneIdle()
-}
-
-// laneIdle records that a lane stopped being busy and wakes Flush and
-// Close when none is.
-func (e *Engine[K, E]) laneIdle() {
-	if e.busy.Add(-1) == 0 {
-		e.quiet.broadcast()
-	}
 }
 
 // resultKind says how a run of process ended.
@@ -165,59 +271,68 @@ type result struct {
 	stopAt int    // index in w.buf of the first event without an outcome
 	done   int    // events that reached an outcome
 	reason string // park reason
+	err    error  // the failure that parks the key
 }
 
 // process handles w.buf in order without holding the lane's lock.
 func (w *worker[K, E]) process(l *lane[K, E]) result {
-	e := w.e
 	w.held = w.held[:0]
 	done := 0
 	for i := range w.buf {
 		it := &w.buf[i]
-		err := w.attempt(l.key, it)
-		if err == nil {
-			w.c.handled.Add(1)
-			e.report(l.key, it.tag, Handled)
-			done++
-			w.finished(l, it)
-			if len(l.held) > 0 || len(w.held) > 0 {
-				return result{kind: reoffer, stopAt: i + 1, done: done}
-			}
-			continue
+		if res, stop := w.judge(l, it, w.attempt(l.key, it), i, &done); stop {
+			return res
 		}
-		if e.aborted.Load() {
-			return result{kind: abandoned, stopAt: i, done: done}
-		}
-		if _, ok := IsSkip(err); ok {
-			w.c.skipped.Add(1)
-			e.report(l.key, it.tag, Skipped)
-			done++
-			w.finished(l, it)
-			continue
-		}
-		if reason, ok := IsHold(err); ok {
-			w.held = append(w.held, heldItem[E]{item: *it, reason: reason, heldAt: e.now()})
-			continue
-		}
-		if w.retryable(it, err) {
-			return result{kind: retryLater, stopAt: i, done: done}
-		}
-		it.lastErr = err
-		switch e.cfg.OnExhausted {
-		case Drop:
-			w.c.dropped.Add(1)
-			e.report(l.key, it.tag, Dropped)
-		case DeadLetter:
-			if !w.deadLetter(l, it, err) {
-				return result{kind: parkNow, stopAt: i, done: done, reason: parkReason(it, it.lastErr)}
-			}
-		default:
-			return result{kind: parkNow, stopAt: i, done: done, reason: parkReason(it, err)}
-		}
-		done++
-		w.finished(l, it)
 	}
 	return result{kind: ranAll, stopAt: len(w.buf), done: done}
+}
+
+// judge applies the result err of an attempt of it, the event at index i of
+// w.buf, counting outcomes in *done. It reports whether processing stops
+// there, and how.
+func (w *worker[K, E]) judge(l *lane[K, E], it *item[E], err error, i int, done *int) (result, bool) {
+	e := w.e
+	if err == nil {
+		w.c.handled.Add(1)
+		e.report(l.key, it.outTag(), Handled)
+		*done++
+		w.finished(l, it)
+		if len(l.held) > 0 || len(w.held) > 0 {
+			return result{kind: reoffer, stopAt: i + 1, done: *done}, true
+		}
+		return result{}, false
+	}
+	if e.aborted.Load() {
+		return result{kind: abandoned, stopAt: i, done: *done}, true
+	}
+	if _, ok := IsSkip(err); ok {
+		w.c.skipped.Add(1)
+		e.report(l.key, it.outTag(), Skipped)
+		*done++
+		w.finished(l, it)
+		return result{}, false
+	}
+	if reason, ok := IsHold(err); ok {
+		w.held = append(w.held, heldItem[E]{item: *it, reason: reason, heldAt: e.now()})
+		return result{}, false
+	}
+	if w.retryable(it, err) {
+		return result{kind: retryLater, stopAt: i, done: *done}, true
+	}
+	switch e.cfg.OnExhausted {
+	case Drop:
+		w.c.dropped.Add(1)
+		e.report(l.key, it.outTag(), Dropped)
+	case DeadLetter:
+		if err := w.deadLetter(l, it, err); err != nil {
+			return result{kind: parkNow, stopAt: i, done: *done, reason: parkReason(it, err), err: err}, true
+		}
+	default:
+		return result{kind: parkNow, stopAt: i, done: *done, reason: parkReason(it, err), err: err}, true
+	}
+	*done++
+	w.finished(l, it)
+	return result{}, false
 }
 
 // processBatch hands w.buf to the batch handler as one unit.
@@ -261,16 +376,14 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 		w.reportAll(l, Dropped)
 	case DeadLetter:
 		for i := range w.buf {
-			w.buf[i].lastErr = err
-			if !w.deadLetter(l, &w.buf[i], err) {
-				return result{kind: parkNow, stopAt: i, done: i, reason: parkReason(&w.buf[i], w.buf[i].lastErr)}
+			if err := w.deadLetter(l, &w.buf[i], err); err != nil {
+				return result{kind: parkNow, stopAt: i, done: i, reason: parkReason(&w.buf[i], err), err: err}
 			}
 			w.finished(l, &w.buf[i])
 		}
 		return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
 	default:
-		first.lastErr = err
-		return result{kind: parkNow, reason: parkReason(first, err)}
+		return result{kind: parkNow, reason: parkReason(first, err), err: err}
 	}
 	w.finishedAll(l)
 	return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
@@ -278,7 +391,7 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 
 func (w *worker[K, E]) reportAll(l *lane[K, E], o Outcome) {
 	for i := range w.buf {
-		w.e.report(l.key, w.buf[i].tag, o)
+		w.e.report(l.key, w.buf[i].outTag(), o)
 	}
 }
 
@@ -326,7 +439,7 @@ func (w *worker[K, E]) settle(l *lane[K, E], res result) next {
 	rest := w.buf[res.stopAt:]
 	l.inflight = 0
 	if res.done > 0 {
-		e.finish(int64(res.done))
+		w.finish(int64(res.done))
 	}
 	if len(w.held) > 0 {
 		l.held = append(l.held, w.held...)
@@ -349,6 +462,7 @@ func (w *worker[K, E]) settle(l *lane[K, E], res result) next {
 		w.armRetry(l, e.cfg.Retry.delay(int(l.q.front().attempts)))
 		return waitForTimer
 	case parkNow:
+		l.failErr = res.err
 		return w.park(l, res.reason)
 	case abandoned:
 		return giveUp
@@ -374,10 +488,46 @@ func (w *worker[K, E]) reofferHeld(l *lane[K, E]) {
 	w.stopHoldTimer(l)
 }
 
-// finish records that n pending events reached an outcome.
-func (e *Engine[K, E]) finish(n int64) {
+// finish records that n pending events reached an outcome. The worker
+// subtracts them from Engine.pending in batches, so that the goroutine that
+// submits keeps that counter's cache line; a submitter waiting for room gets
+// them at once.
+func (w *worker[K, E]) finish(n int64) {
+	if w.unflushed.Add(n) >= 64 || w.e.space.waiters.Load() > 0 {
+		w.flush()
+	}
+}
+
+// flush subtracts the events this worker finished from Engine.pending. It
+// lowers unflushed first: a reader of pendingNow may then count them twice
+// for an instant, never miss them, so backlog limits err on the safe side.
+func (w *worker[K, E]) flush() {
+	n := w.unflushed.Load()
+	if n == 0 {
+		return
+	}
+	w.unflushed.Add(-n)
+	w.e.pending.Add(-n)
+	w.e.space.broadcastIfWaiting()
+}
+
+// finishMisc records that n pending events reached an outcome outside the
+// workers' counted paths.
+func (e *Engine[K, E]) finishMisc(n int64) {
 	e.pending.Add(-n)
 	e.space.broadcastIfWaiting()
+}
+
+// pendingNow returns the exact number of pending events: Engine.pending less
+// what the workers finished and have not subtracted yet.
+func (e *Engine[K, E]) pendingNow() int64 {
+	n := e.pending.Load()
+	e.wmu.Lock()
+	for _, w := range e.ws {
+		n -= w.unflushed.Load()
+	}
+	e.wmu.Unlock()
+	return n
 }
 
 func itoa(n int) string {
