@@ -87,7 +87,12 @@ func runGenerate(cmd string, args []string, stdout, stderr io.Writer) int {
 		return exitBad
 	}
 	resolver := &validate.PackagesResolver{Dir: filepath.Dir(path)}
-	files, diags, err := generator.Generate(src, resolver)
+	kitPath, err := importPath(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "ordergen: %v\n", err)
+		return exitBad
+	}
+	files, diags, err := generator.GenerateWith(src, resolver, generator.Options{ImportPath: kitPath})
 	if diags.Len() > 0 {
 		fmt.Fprint(stderr, diags.Format(path))
 		return exitBad
