@@ -24,7 +24,7 @@ func (k kit) recorders(f *jen.File) {
 		f.Line()
 		f.Commentf("New%s returns a recorder that passes each event to next first; a nil", n.Recorder)
 		f.Comment("next only records.")
-		f.Func().Id("New"+n.Recorder).Params(jen.Id("next").Add(k.gen(n.Handler))).Op("*").Id(n.Recorder).Block(
+		f.Func().Id("New" + n.Recorder).Params(jen.Id("next").Add(k.gen(n.Handler))).Op("*").Id(n.Recorder).Block(
 			jen.Return(jen.Op("&").Id(n.Recorder).Values(jen.Dict{jen.Id("next"): jen.Id("next")})),
 		)
 		for _, ev := range e.Events {
