@@ -47,6 +47,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runGenerate(args[0], args[1:], stdout, stderr)
 	case "docs":
 		return runDocs(args[1:], stdout, stderr)
+	case "init":
+		return runInit(args[1:], stdout, stderr)
+	case "jsonschema":
+		return runJSONSchema(args[1:], stdout, stderr)
 	case "version":
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "ordergen version: unexpected arguments %q\n%s", args[1:], usage)
