@@ -47,6 +47,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runGenerate(args[0], args[1:], stdout, stderr)
 	case "docs":
 		return runDocs(args[1:], stdout, stderr)
+	case "breaking":
+		return runBreaking(args[1:], stdout, stderr)
 	case "init":
 		return runInit(args[1:], stdout, stderr)
 	case "jsonschema":
