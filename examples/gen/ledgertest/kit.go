@@ -6,13 +6,13 @@
 // For each entity (Account below) it has a recorder, AccountRecorder, an
 // AccountHandler that records every event it handled; a harness,
 // AccountHarness, that delivers events through a real AccountDispatcher - its
-// lanes, version and state guards and resequencer - with the duplicates,
-// redeliveries, reorderings and gaps that a seeded Chaos draws; and
-// ApplyAccountInOrder, which delivers the same events once each, in order, so
-// that a test can compare the two final states. A harness never asks more of
-// the guards than they repair: an entity without a version refuses reorderings
-// and gaps, and no key ever holds more events on a version gap than the
-// resequencer's bound (MaxHeld).
+// lanes, guards and resequencer - with the duplicates, redeliveries,
+// reorderings and gaps that a seeded Chaos draws; and ApplyAccountInOrder,
+// which delivers the same events once each, in order, so that a test can
+// compare the two final states. A harness never asks more of the guards than
+// they repair: an entity without a version refuses reorderings and gaps, and no
+// key ever holds more events on a version gap than the resequencer's bound
+// (MaxHeld).
 //
 // A test:
 //
@@ -22,7 +22,7 @@
 //		t.Fatal(err)
 //	}
 //	defer h.Close(ctx)
-//	chaos := ledgertest.Chaos{Seed: 1, Duplicates: 0.2, Redeliveries: 0.1, Reorder: 3, Gaps: 0.05}
+//	chaos := ledgertest.Chaos{Seed: 1, Duplicates: 0.2, Redeliveries: 0.1}
 //	if _, err := h.Deliver(ctx, events, chaos); err != nil {
 //		t.Fatal(err)
 //	}
@@ -30,6 +30,9 @@
 //		t.Fatal(err)
 //	}
 //	// compare got with want
+//
+// With a version, Chaos may also reorder events (Reorder) and open version gaps
+// (Gaps).
 //
 // Entities: Account, Order, Rider and Webhook.
 package ledgertest
