@@ -7,6 +7,10 @@
 //	emit      write the Go files with jennifer, one per concern
 //	write     put the files into the output directory, or diff them
 //
+// Beside the pipeline: emit/testkit writes the test kit, docs the Markdown
+// catalogue, breaking compares two versions of a schema, jsonschema holds
+// the JSON Schema of schema files and scaffold the files of ordergen init.
+//
 // # Schema
 //
 // A schema is one YAML document:
@@ -136,4 +140,10 @@
 //
 // Generated code references runtime.SupportPackageIsVersion1, so that code
 // and runtime of mismatched versions fail to compile.
+//
+// With Options.ImportPath (ordergen generate sets it inside a Go module),
+// the test kit is generated too: package ledgertest in the sub-directory
+// ledgertest, with AccountRecorder, AccountHarness, AccountDelivery,
+// ApplyAccountInOrder and, for an entity with a version, SequenceAccount;
+// see package emit/testkit.
 package generator

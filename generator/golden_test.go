@@ -75,7 +75,7 @@ func testResolver(t *testing.T) validate.Resolver {
 // output runs the generator on c and returns the files it expects in the
 // archive: the generated files, or one file named errors.
 func output(t *testing.T, c goldenCase) []txtar.File {
-	files, diags, err := Generate(c.schema, testResolver(t))
+	files, diags, err := GenerateWith(c.schema, testResolver(t), Options{ImportPath: goldenImportPath(c)})
 	if err != nil {
 		t.Fatalf("generate: %v", err)
 	}
@@ -87,6 +87,12 @@ func output(t *testing.T, c goldenCase) []txtar.File {
 		out[i] = txtar.File{Name: f.Name, Data: f.Contents}
 	}
 	return out
+}
+
+// goldenImportPath is the import path of a case's generated code in the
+// module that TestGoldenCompiles builds; the test kit imports it.
+func goldenImportPath(c goldenCase) string {
+	return "goldencheck/" + strings.ReplaceAll(c.name, "-", "_")
 }
 
 func TestGolden(t *testing.T) {
@@ -120,7 +126,9 @@ func TestGolden(t *testing.T) {
 					if err != nil || !bytes.Equal(formatted, got[i].Data) {
 						t.Errorf("%s is not gofmt-clean (%v)", got[i].Name, err)
 					}
-					if !bytes.HasPrefix(got[i].Data, []byte(Header+"\n\npackage ")) {
+					// The header, then the package clause, or the package's
+					// documentation and the package clause.
+					if !bytes.HasPrefix(got[i].Data, []byte(Header+"\n\npackage ")) && !bytes.HasPrefix(got[i].Data, []byte(Header+"\n\n// Package ")) {
 						t.Errorf("%s does not start with the header and the package clause", got[i].Name)
 					}
 				}
@@ -179,11 +187,11 @@ func TestGoldenCompiles(t *testing.T) {
 		if len(files) == 1 && files[0].Name == "errors" {
 			continue
 		}
-		pkgDir := filepath.Join(dir, strings.ReplaceAll(c.name, "-", "_"))
-		if err := os.MkdirAll(pkgDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		pkgDir := filepath.Join(dir, strings.TrimPrefix(goldenImportPath(c), "goldencheck/"))
 		for _, f := range files {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(pkgDir, f.Name)), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.WriteFile(filepath.Join(pkgDir, f.Name), f.Data, 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -26,6 +26,13 @@ const (
 const usage = `usage:
   ordergen generate [-out DIR] SCHEMA   generate code into DIR (default: gen/ beside SCHEMA)
   ordergen check    [-out DIR] SCHEMA   exit 1 with a diff when DIR is stale
+  ordergen docs [-out FILE [-check]] SCHEMA
+                                        write the Markdown catalogue (default: to standard output)
+  ordergen breaking -against OLD NEW    exit 1 listing the changes from OLD that break consumers
+                                        (OLD: a file, or git:REV for NEW as of a git revision)
+  ordergen breaking -rules              list the rules of breaking
+  ordergen init [-package NAME]         write a starter schema.yaml and generate.go here
+  ordergen jsonschema                   print the JSON Schema of schema files
   ordergen version                      print the version
 `
 
@@ -38,6 +45,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "generate", "check":
 		return runGenerate(args[0], args[1:], stdout, stderr)
+	case "docs":
+		return runDocs(args[1:], stdout, stderr)
+	case "breaking":
+		return runBreaking(args[1:], stdout, stderr)
+	case "init":
+		return runInit(args[1:], stdout, stderr)
+	case "jsonschema":
+		return runJSONSchema(args[1:], stdout, stderr)
 	case "version":
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "ordergen version: unexpected arguments %q\n%s", args[1:], usage)
@@ -87,7 +102,12 @@ func runGenerate(cmd string, args []string, stdout, stderr io.Writer) int {
 		return exitBad
 	}
 	resolver := &validate.PackagesResolver{Dir: filepath.Dir(path)}
-	files, diags, err := generator.Generate(src, resolver)
+	kitPath, err := importPath(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "ordergen: %v\n", err)
+		return exitBad
+	}
+	files, diags, err := generator.GenerateWith(src, resolver, generator.Options{ImportPath: kitPath})
 	if diags.Len() > 0 {
 		fmt.Fprint(stderr, diags.Format(path))
 		return exitBad

@@ -25,6 +25,8 @@ type File struct {
 	Defaults *Policies
 	// Entities are in declaration order.
 	Entities []*Entity
+	// EntitiesPos is the position of the entities: key; zero when absent.
+	EntitiesPos diag.Pos
 	// EntitiesBad is set when entities: is not a mapping (already reported).
 	EntitiesBad bool
 }

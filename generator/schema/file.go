@@ -18,6 +18,7 @@ func (l *loader) file(n *yaml.Node) *File {
 				l.policy(f.Defaults, pe, "defaults")
 			}
 		case "entities":
+			f.EntitiesPos = pos(e.key)
 			f.EntitiesBad = !isMapping(e.val)
 			for _, ee := range l.pairs(e.val, "entities", false) {
 				f.Entities = append(f.Entities, l.entity(ee))

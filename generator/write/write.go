@@ -6,15 +6,17 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// File is one file to write: a base name and its contents.
+// File is one file to write: a name and its contents.
 type File struct {
-	// Name is the file's base name.
+	// Name is the file's base name, or sub/name for a file in a
+	// sub-directory (one level deep, separated by a slash).
 	Name string
 	// Contents are the file's bytes.
 	Contents []byte
@@ -48,7 +50,7 @@ func (k Kind) String() string {
 
 // Change is one difference between the generated files and the directory.
 type Change struct {
-	// Name is the file's base name.
+	// Name is the file's name, as in File.
 	Name string
 	// Kind says how it differs.
 	Kind Kind
@@ -88,6 +90,11 @@ func compare(root *os.Root, files []File, header string) ([]Change, error) {
 	produced := make(map[string]bool, len(files))
 	for _, f := range files {
 		produced[f.Name] = true
+		if sub, _, ok := strings.Cut(f.Name, "/"); ok {
+			if _, err := subdir(root, sub); err != nil {
+				return nil, err
+			}
+		}
 		old, exists, err := readRegular(root, f.Name)
 		switch {
 		case err != nil:
@@ -98,12 +105,34 @@ func compare(root *os.Root, files []File, header string) ([]Change, error) {
 			out = append(out, Change{Name: f.Name, Kind: Changed, Old: old, New: f.Contents})
 		}
 	}
-	entries, err := fs.ReadDir(root.FS(), ".")
+	dirs, err := owned(root, files)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dirs {
+		extra, err := extras(root, d, produced, header)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, extra...)
+	}
+	sortChanges(out)
+	return out, nil
+}
+
+// extras returns the generated .go files of the directory d ("." or a
+// sub-directory) that are not produced.
+func extras(root *os.Root, d string, produced map[string]bool, header string) ([]Change, error) {
+	entries, err := fs.ReadDir(root.FS(), d)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read output directory: %w", err)
 	}
+	var out []Change
 	for _, e := range entries {
-		name := e.Name()
+		name := path.Join(d, e.Name())
 		if produced[name] || !e.Type().IsRegular() || !strings.HasSuffix(name, ".go") {
 			continue
 		}
@@ -115,8 +144,47 @@ func compare(root *os.Root, files []File, header string) ([]Change, error) {
 			out = append(out, Change{Name: name, Kind: Extra, Old: old})
 		}
 	}
-	sortChanges(out)
 	return out, nil
+}
+
+// owned returns the directories whose generated files are examined for
+// extras: the directory itself, the sub-directories files go into, and
+// the existing sub-directories named like a test kit (ending in "test"),
+// which an earlier run may have written under another package name.
+func owned(root *os.Root, files []File) ([]string, error) {
+	dirs := []string{"."}
+	for _, f := range files {
+		if sub, _, ok := strings.Cut(f.Name, "/"); ok && !slices.Contains(dirs, sub) {
+			dirs = append(dirs, sub)
+		}
+	}
+	entries, err := fs.ReadDir(root.FS(), ".")
+	if err != nil {
+		return nil, fmt.Errorf("read output directory: %w", err)
+	}
+	for _, e := range entries {
+		if e.Type().IsDir() && strings.HasSuffix(e.Name(), "test") && checkSegment(e.Name()) == nil && !slices.Contains(dirs, e.Name()) {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	return dirs, nil
+}
+
+// subdir reports whether the sub-directory sub exists; anything but a
+// directory in its place (a symbolic link that could lead elsewhere, a
+// file) is an error.
+func subdir(root *os.Root, sub string) (bool, error) {
+	fi, err := root.Lstat(sub)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("stat %s: %w", sub, err)
+	}
+	if !fi.IsDir() {
+		return false, fmt.Errorf("refusing to write into %s in %s: it exists and is not a directory", sub, root.Name())
+	}
+	return true, nil
 }
 
 // Apply makes dir hold files: it creates dir if needed, writes the files
@@ -140,25 +208,68 @@ func Apply(dir string, files []File, header string) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	emptied := map[string]bool{}
 	for _, c := range changes {
+		sub, _, nested := strings.Cut(c.Name, "/")
 		if c.Kind == Extra {
 			if err := root.Remove(c.Name); err != nil {
 				return nil, fmt.Errorf("remove stale %s: %w", c.Name, err)
 			}
+			if nested {
+				emptied[sub] = true
+			}
 			continue
+		}
+		if nested {
+			if err := makeSubdir(root, sub); err != nil {
+				return nil, err
+			}
 		}
 		if err := writeAtomic(root, c.Name, c.New); err != nil {
 			return nil, err
+		}
+	}
+	for sub := range emptied {
+		if entries, err := fs.ReadDir(root.FS(), sub); err == nil && len(entries) == 0 {
+			if err := root.Remove(sub); err != nil {
+				return nil, fmt.Errorf("remove empty %s: %w", sub, err)
+			}
 		}
 	}
 	return changes, nil
 }
 
 // checkName refuses any name that is not a plain file name inside the
-// directory.
+// directory or inside one of its sub-directories (sub/name).
 func checkName(name string) error {
-	if name == "" || name != filepath.Base(name) || !filepath.IsLocal(name) || strings.ContainsAny(name, `/\`) || name[0] == '.' {
-		return fmt.Errorf("refusing to write %q: not a plain file name inside the output directory", name)
+	segs := strings.Split(name, "/")
+	if len(segs) > 2 {
+		return fmt.Errorf("refusing to write %q: at most one sub-directory deep", name)
+	}
+	for _, seg := range segs {
+		if err := checkSegment(seg); err != nil {
+			return fmt.Errorf("refusing to write %q: not a plain file name inside the output directory", name)
+		}
+	}
+	return nil
+}
+
+// checkSegment refuses a path segment that is not a plain, visible name.
+func checkSegment(seg string) error {
+	if seg == "" || seg != filepath.Base(seg) || !filepath.IsLocal(seg) || strings.ContainsAny(seg, `/\`) || seg[0] == '.' {
+		return fmt.Errorf("%q is not a plain name", seg)
+	}
+	return nil
+}
+
+// makeSubdir creates the sub-directory sub unless it exists.
+func makeSubdir(root *os.Root, sub string) error {
+	exists, err := subdir(root, sub)
+	if err != nil || exists {
+		return err
+	}
+	if err := root.Mkdir(sub, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", sub, err)
 	}
 	return nil
 }
@@ -186,7 +297,8 @@ func readRegular(root *os.Root, name string) ([]byte, bool, error) {
 // writeAtomic writes data to a temporary file beside name, then renames it
 // over name, so that readers see the old or the new contents, never a mix.
 func writeAtomic(root *os.Root, name string, data []byte) error {
-	tmp := "." + name + ".ordergen-" + strconv.Itoa(os.Getpid()) + ".tmp"
+	dir, base := path.Split(name)
+	tmp := dir + "." + base + ".ordergen-" + strconv.Itoa(os.Getpid()) + ".tmp"
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)

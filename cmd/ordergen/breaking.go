@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/ordergen/ordergen/generator/breaking"
+)
+
+// runBreaking is ordergen breaking -against OLD NEW, and ordergen
+// breaking -rules.
+func runBreaking(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ordergen breaking", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	against := fs.String("against", "", "the older schema: a `FILE`, or git:REV for NEW as of a git revision")
+	rules := fs.Bool("rules", false, "list the rules, each with its purpose")
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if *rules {
+		if fs.NArg() != 0 || *against != "" {
+			fmt.Fprintf(stderr, "ordergen breaking: -rules takes no other argument\n%s", usage)
+			return exitUsage
+		}
+		for _, r := range breaking.Rules() {
+			fmt.Fprintf(stdout, "%-22s %s\n", r.ID, r.Purpose)
+		}
+		return exitOK
+	}
+	if *against == "" || fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "ordergen breaking: want -against OLD and exactly one NEW schema\n%s", usage)
+		return exitUsage
+	}
+	newPath := fs.Arg(0)
+	oldName, oldSrc, err := readOld(*against, newPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "ordergen: %v\n", err)
+		return exitBad
+	}
+	newSrc, err := os.ReadFile(newPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "ordergen: %v\n", err)
+		return exitBad
+	}
+	old, diags := breaking.Load(oldSrc)
+	if old == nil {
+		fmt.Fprint(stderr, diags.Format(oldName))
+		return exitBad
+	}
+	cur, diags := breaking.Load(newSrc)
+	if cur == nil {
+		fmt.Fprint(stderr, diags.Format(newPath))
+		return exitBad
+	}
+	changes := breaking.Compare(old, cur)
+	if changes.Len() == 0 {
+		return exitOK
+	}
+	fmt.Fprint(stdout, changes.Format(newPath))
+	fmt.Fprintf(stderr, "ordergen: %d breaking change(s) against %s (ordergen breaking -rules explains each rule)\n", changes.Len(), oldName)
+	return exitBad
+}
+
+// readOld reads the older schema: a file, or with git:REV, the file at
+// newPath as of revision REV (git show REV:./file, run in its directory).
+// It returns the name to report problems under.
+func readOld(against, newPath string) (string, []byte, error) {
+	rev, ok := strings.CutPrefix(against, "git:")
+	if !ok {
+		b, err := os.ReadFile(against)
+		return against, b, err
+	}
+	if rev == "" || strings.HasPrefix(rev, "-") {
+		return "", nil, fmt.Errorf("-against git:REV: %q is not a revision", rev)
+	}
+	dir, file := filepath.Split(newPath)
+	if dir == "" {
+		dir = "."
+	}
+	name := against + ":" + newPath
+	cmd := exec.Command("git", "show", rev+":./"+file)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", nil, fmt.Errorf("read %s with git show %s:./%s: %s", name, rev, file, msg)
+	}
+	return name, stdout.Bytes(), nil
+}

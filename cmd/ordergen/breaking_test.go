@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ordergen/ordergen/generator/breaking"
+)
+
+func TestBreakingFiles(t *testing.T) {
+	old := writeSchema(t, ledgerSchema)
+	compatible := writeSchema(t, strings.Replace(ledgerSchema, "{Amount: int64}", "{Amount: int64, Memo: string}", 1))
+	if code, stdout, stderr := runCLI(t, "breaking", "-against", old, compatible); code != 0 || stdout != "" || stderr != "" {
+		t.Errorf("compatible: exit %d %q %q", code, stdout, stderr)
+	}
+	broken := writeSchema(t, strings.Replace(ledgerSchema, "{Amount: int64}", "{Amount: float64}", 1))
+	code, stdout, stderr := runCLI(t, "breaking", "-against", old, broken)
+	want := broken + ":10:36: FIELD_SAME_TYPE: entity Account, event Deposited: field Amount changed type from int64 to float64\n"
+	if code != 1 || stdout != want || !strings.Contains(stderr, "1 breaking change") {
+		t.Errorf("breaking: exit %d\nstdout %q\nwant   %q\nstderr %q", code, stdout, want, stderr)
+	}
+	bad := writeSchema(t, "version: 1\n")
+	if code, _, stderr := runCLI(t, "breaking", "-against", bad, old); code != 1 || !strings.HasPrefix(stderr, bad+":1:1: ") {
+		t.Errorf("bad old schema: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "breaking", "-against", old, bad); code != 1 || !strings.HasPrefix(stderr, bad+":1:1: ") {
+		t.Errorf("bad new schema: exit %d %s", code, stderr)
+	}
+	for _, args := range [][]string{{"breaking"}, {"breaking", old}, {"breaking", "-against", old}, {"breaking", "-rules", old}, {"breaking", "-against", old, old, old}} {
+		if code, _, _ := runCLI(t, args...); code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+	}
+}
+
+func TestBreakingRules(t *testing.T) {
+	code, stdout, _ := runCLI(t, "breaking", "-rules")
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if code != 0 || len(lines) != len(breaking.Rules()) {
+		t.Fatalf("exit %d, %d lines for %d rules:\n%s", code, len(lines), len(breaking.Rules()), stdout)
+	}
+	for i, r := range breaking.Rules() {
+		if !strings.HasPrefix(lines[i], r.ID+" ") || !strings.HasSuffix(lines[i], r.Purpose) {
+			t.Errorf("line %q does not list %s", lines[i], r.ID)
+		}
+	}
+}
+
+func TestBreakingAgainstGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git:", err)
+	}
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q", "-b", "main")
+	sub := filepath.Join(dir, "events")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	schema := filepath.Join(sub, "schema.yaml")
+	if err := os.WriteFile(schema, []byte(ledgerSchema), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", ".")
+	git("commit", "-q", "-m", "schema")
+	if code, _, stderr := runCLI(t, "breaking", "-against", "git:main", schema); code != 0 {
+		t.Errorf("unchanged against git:main: exit %d %s", code, stderr)
+	}
+	if err := os.WriteFile(schema, []byte(strings.Replace(ledgerSchema, "      AccountClosed: {to: Closed}\n", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "breaking", "-against", "git:main", schema)
+	if code != 1 || !strings.Contains(stdout, schema+":8:5: EVENT_NO_DELETE: entity Account: event AccountClosed was removed") {
+		t.Errorf("against git:main: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCLI(t, "breaking", "-against", "git:nosuchrev", schema); code != 1 || !strings.Contains(stderr, "git show nosuchrev:./schema.yaml") {
+		t.Errorf("unknown revision: exit %d %s", code, stderr)
+	}
+	if code, _, _ := runCLI(t, "breaking", "-against", "git:--help", schema); code != 1 {
+		t.Errorf("an option as revision: exit %d, want 1", code)
+	}
+}

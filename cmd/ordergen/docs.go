@@ -1,0 +1,76 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/ordergen/ordergen/generator/docs"
+	"github.com/ordergen/ordergen/generator/write"
+)
+
+// runDocs is ordergen docs [-out FILE] [-check] SCHEMA.
+func runDocs(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ordergen docs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "", "write the catalogue to `FILE` (default: standard output)")
+	check := fs.Bool("check", false, "write nothing: exit 1 with a diff when FILE is stale")
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "ordergen docs: want exactly one SCHEMA argument, got %d\n%s", fs.NArg(), usage)
+		return exitUsage
+	}
+	if *check && *out == "" {
+		fmt.Fprintf(stderr, "ordergen docs: -check needs -out FILE\n%s", usage)
+		return exitUsage
+	}
+	path := fs.Arg(0)
+	pkg := loadSchema(path, stderr)
+	if pkg == nil {
+		return exitBad
+	}
+	// The catalogue links the schema relative to where it is written.
+	source := filepath.Base(path)
+	if *out != "" {
+		if rel, err := filepath.Rel(filepath.Dir(*out), path); err == nil {
+			source = filepath.ToSlash(rel)
+		}
+	}
+	text, err := docs.Catalogue(pkg, source)
+	if err != nil {
+		fmt.Fprintf(stderr, "ordergen: %s: %v\n", path, err)
+		return exitBad
+	}
+	switch {
+	case *out == "":
+		if _, err := stdout.Write(text); err != nil {
+			fmt.Fprintf(stderr, "ordergen: %v\n", err)
+			return exitBad
+		}
+	case *check:
+		c, err := write.CompareFile(*out, text)
+		if err != nil {
+			fmt.Fprintf(stderr, "ordergen: %v\n", err)
+			return exitBad
+		}
+		if c != nil {
+			fmt.Fprintf(stderr, "ordergen: %s is stale (%s; run ordergen docs -out %s %s)\n", *out, c.Kind, *out, path)
+			fmt.Fprint(stdout, write.Unified([]write.Change{*c}))
+			return exitBad
+		}
+	default:
+		if _, err := write.WriteFile(*out, text, docs.Header); err != nil {
+			fmt.Fprintf(stderr, "ordergen: %v\n", err)
+			return exitBad
+		}
+	}
+	return exitOK
+}

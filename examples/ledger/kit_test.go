@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/ordergen/ordergen/examples/gen"
+	"github.com/ordergen/ordergen/examples/gen/ledgertest"
+)
+
+// accountEvents returns the in-order events of several accounts, mixed:
+// each account opens, then deposits and withdraws (never below zero).
+func accountEvents(rng *rand.Rand, accounts, perAccount int) []ledger.AccountEvent {
+	var events []ledger.AccountEvent
+	balance := make([]int64, accounts)
+	left := make([]int, accounts)
+	for a := range left {
+		left[a] = perAccount
+	}
+	for remaining := accounts * perAccount; remaining > 0; remaining-- {
+		a := rng.IntN(accounts)
+		for left[a] == 0 {
+			a = (a + 1) % accounts
+		}
+		id := fmt.Sprintf("acct-%d", a)
+		switch amount := 1 + rng.Int64N(50); {
+		case left[a] == perAccount:
+			events = append(events, ledger.AccountOpened{AccountID: id, Owner: "owner " + id})
+		case rng.IntN(3) == 0 && balance[a] >= amount:
+			balance[a] -= amount
+			events = append(events, ledger.Withdrew{AccountID: id, Amount: amount})
+		default:
+			balance[a] += amount
+			events = append(events, ledger.Deposited{AccountID: id, Amount: amount})
+		}
+		left[a]--
+	}
+	return ledgertest.SequenceAccount(events...)
+}
+
+// TestKitChaosReachesInOrderBalances delivers the ledger's events through
+// the generated harness with seeded duplicates, redeliveries, reorderings
+// and gaps, and compares balances and each account's handled events with
+// in-order application.
+func TestKitChaosReachesInOrderBalances(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		accounts := rapid.IntRange(1, 6).Draw(rt, "accounts")
+		perAccount := rapid.IntRange(1, 30).Draw(rt, "perAccount")
+		chaos := ledgertest.Chaos{
+			Seed:         rapid.Uint64().Draw(rt, "seed"),
+			Duplicates:   rapid.Float64Range(0, 0.5).Draw(rt, "duplicates"),
+			Redeliveries: rapid.Float64Range(0, 0.5).Draw(rt, "redeliveries"),
+			Reorder:      rapid.IntRange(0, 8).Draw(rt, "reorder"),
+			Gaps:         rapid.Float64Range(0, 0.2).Draw(rt, "gaps"),
+		}
+		events := accountEvents(rand.New(rand.NewPCG(chaos.Seed, 5)), accounts, perAccount)
+		ctx := context.Background()
+		got, want := newBook(0, 1), newBook(0, 1)
+		gotRec, wantRec := ledgertest.NewAccountRecorder(got), ledgertest.NewAccountRecorder(want)
+		quiet := func(c *ledger.AccountConfig) { c.Logger = quietLogger(); c.MaxHeld = 8 }
+		h, err := ledgertest.NewAccountHarness(gotRec, quiet)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		defer h.Close(ctx)
+		report, err := h.Deliver(ctx, events, chaos)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if err := ledgertest.ApplyAccountInOrder(ctx, wantRec, events, quiet); err != nil {
+			rt.Fatal(err)
+		}
+		for a := range accounts {
+			id := fmt.Sprintf("acct-%d", a)
+			if g, w := got.balance(id), want.balance(id); g != w {
+				rt.Fatalf("%s: balance %d after %v, in-order application gives %d", id, g, chaos, w)
+			}
+			if g, w := gotRec.EventsOf(id), wantRec.EventsOf(id); !reflect.DeepEqual(g, w) {
+				rt.Fatalf("%s: handled\n%v\nin-order application handles\n%v", id, g, w)
+			}
+		}
+		s := report.Stats
+		if s.Handled != uint64(len(events)) || s.Held != 0 || s.Parked != 0 || s.Pending != 0 {
+			rt.Fatalf("stats after %v: %+v; want every one of the %d events handled once", chaos, s, len(events))
+		}
+		if copies := report.Count(ledgertest.Duplicate) + report.Count(ledgertest.Redelivery); s.Skipped != uint64(copies) {
+			rt.Fatalf("skipped %d, want the %d copies", s.Skipped, copies)
+		}
+	})
+}
+
+// TestKitStateGuardSkipsRepeatedTransitions delivers order transitions
+// with duplicates and stale redeliveries: Order has no version, so the
+// state guard alone keeps each order's final status.
+func TestKitStateGuardSkipsRepeatedTransitions(t *testing.T) {
+	ctx := context.Background()
+	var events []ledger.OrderEvent
+	for i, life := range [][]ledger.OrderEvent{
+		{ledger.OrderPlaced{}, ledger.OrderPaid{}, ledger.OrderShipped{}, ledger.OrderDelivered{}},
+		{ledger.OrderPlaced{}, ledger.OrderPaid{}, ledger.OrderCancelled{}},
+		{ledger.OrderPlaced{}, ledger.OrderShipped{}},
+	} {
+		for _, e := range life {
+			events = append(events, withOrderID(e, fmt.Sprintf("order-%d", i)))
+		}
+	}
+	for seed := range uint64(20) {
+		got, want := &shipments{status: map[string]string{}}, &shipments{status: map[string]string{}}
+		quiet := func(c *ledger.OrderConfig) { c.Logger = quietLogger() }
+		h, err := ledgertest.NewOrderHarness(got, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report, err := h.Deliver(ctx, events, ledgertest.Chaos{Seed: seed, Duplicates: 0.5, Redeliveries: 0.5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := ledgertest.ApplyOrderInOrder(ctx, want, events, quiet); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.status, want.status) {
+			t.Fatalf("seed %d: status %v, in-order application gives %v", seed, got.status, want.status)
+		}
+		if report.Stats.Handled != uint64(len(events)) {
+			t.Fatalf("seed %d: handled %d transitions, want %d: %+v", seed, report.Stats.Handled, len(events), report.Stats)
+		}
+	}
+	// Order has no version: the harness refuses to reorder it.
+	h, err := ledgertest.NewOrderHarness(&shipments{status: map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	if _, err := h.Deliver(ctx, events, ledgertest.Chaos{Reorder: 1}); !errors.Is(err, ledgertest.ErrUnrepairable) {
+		t.Errorf("reordering an entity without a version: %v, want ErrUnrepairable", err)
+	}
+}
+
+func withOrderID(e ledger.OrderEvent, id string) ledger.OrderEvent {
+	switch e := e.(type) {
+	case ledger.OrderPlaced:
+		e.OrderID = id
+		return e
+	case ledger.OrderPaid:
+		e.OrderID = id
+		return e
+	case ledger.OrderShipped:
+		e.OrderID = id
+		return e
+	case ledger.OrderDelivered:
+		e.OrderID = id
+		return e
+	case ledger.OrderCancelled:
+		e.OrderID = id
+		return e
+	}
+	return e
+}
+
+// TestKitReadme is the ten-line test the README shows.
+func TestKitReadme(t *testing.T) {
+	ctx := context.Background()
+	events := ledgertest.SequenceAccount(ledger.AccountOpened{AccountID: "a"},
+		ledger.Deposited{AccountID: "a", Amount: 5}, ledger.Withdrew{AccountID: "a", Amount: 2})
+	got, want := newBook(0, 1), newBook(0, 1)
+	h, err := ledgertest.NewAccountHarness(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	if _, err := h.Deliver(ctx, events, ledgertest.Chaos{Seed: 1, Duplicates: 0.3, Redeliveries: 0.3, Reorder: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ledgertest.ApplyAccountInOrder(ctx, want, events); err != nil {
+		t.Fatal(err)
+	}
+	if got.balance("a") != want.balance("a") || got.balance("a") != 3 {
+		t.Errorf("balance %d, in order %d", got.balance("a"), want.balance("a"))
+	}
+}

@@ -1,0 +1,230 @@
+package breaking
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/ordergen/ordergen/generator/diag"
+	"github.com/ordergen/ordergen/generator/ir"
+	"github.com/ordergen/ordergen/generator/schema"
+)
+
+// Compare returns the breaking changes from old to new, each positioned in
+// new and worded "RULE_ID: message"; format them with List.Format(path of
+// new). An empty list means new is compatible with old.
+func Compare(old, new *Schema) diag.List {
+	c := &comparer{}
+	for _, oe := range old.pkg.Entities {
+		ne, ns := entityOf(new, oe.Name)
+		if ne == nil {
+			c.add(new.file.EntitiesPos, EntityNoDelete, "entity %s was removed", oe.Name)
+			continue
+		}
+		c.entity(oe, ne, ns)
+	}
+	return c.out
+}
+
+type comparer struct {
+	out diag.List
+}
+
+func (c *comparer) add(pos diag.Pos, rule, format string, args ...any) {
+	c.out.Add(pos, rule+": "+format, args...)
+}
+
+// entityOf returns the entity name of s, resolved and as written.
+func entityOf(s *Schema, name string) (*ir.Entity, *schema.Entity) {
+	for i, e := range s.pkg.Entities {
+		if e.Name == name {
+			return e, s.file.Entities[i]
+		}
+	}
+	return nil, nil
+}
+
+func (c *comparer) entity(oe, ne *ir.Entity, ns *schema.Entity) {
+	name := oe.Name
+	if oe.Key.Name != ne.Key.Name {
+		c.add(ns.Key.Field.Pos, KeyFieldSame, "entity %s: key field %s was renamed %s", name, oe.Key.Name, ne.Key.Name)
+	}
+	if o, n := typeString(oe.Key.Type), typeString(ne.Key.Type); o != n {
+		c.add(ns.Key.Type.Pos, KeyTypeSame, "entity %s: key type changed from %s to %s", name, o, n)
+	}
+	c.version(oe, ne, ns)
+	c.states(oe, ne, ns)
+	if !oe.Conflate && ne.Conflate {
+		c.add(ns.Conflate.Pos, ConflateNotEnabled, "entity %s: conflate was turned on", name)
+	}
+	for _, oev := range oe.Events {
+		i := slices.IndexFunc(ne.Events, func(e *ir.Event) bool { return e.Name == oev.Name })
+		if i < 0 {
+			pos := ns.EventsPos
+			if pos.Line == 0 {
+				pos = ns.Name.Pos
+			}
+			c.add(pos, EventNoDelete, "entity %s: event %s was removed", name, oev.Name)
+			continue
+		}
+		c.event(oe, oev, ne, ne.Events[i], ns.Events[i])
+	}
+}
+
+func (c *comparer) version(oe, ne *ir.Entity, ns *schema.Entity) {
+	name := oe.Name
+	switch {
+	case oe.Version == nil && ne.Version == nil:
+	case oe.Version == nil:
+		c.add(ns.Version.Pos, VersionFieldSame, "entity %s: version %s was added; producers of the older schema send no version", name, ne.Version.Name)
+	case ne.Version == nil:
+		c.add(ns.Name.Pos, VersionFieldSame, "entity %s: version %s was removed; duplicates and gaps go undetected and stored versions are abandoned", name, oe.Version.Name)
+	default:
+		if oe.Version.Name != ne.Version.Name {
+			c.add(ns.Version.Field.Pos, VersionFieldSame, "entity %s: version field %s was renamed %s", name, oe.Version.Name, ne.Version.Name)
+		}
+		if o, n := typeString(oe.Version.Type), typeString(ne.Version.Type); o != n {
+			pos := ns.Version.Pos
+			if ns.Version.Type != nil {
+				pos = ns.Version.Type.Pos
+			}
+			c.add(pos, VersionTypeSame, "entity %s: version type changed from %s to %s", name, o, n)
+		}
+	}
+}
+
+func (c *comparer) states(oe, ne *ir.Entity, ns *schema.Entity) {
+	name := oe.Name
+	statesPos := ns.StatesPos
+	if statesPos.Line == 0 {
+		statesPos = ns.Name.Pos
+	}
+	isBranch := func(e *ir.Entity, s string) bool { _, ok := e.IsBranch(s); return ok }
+	for _, s := range oe.States {
+		switch {
+		case isBranch(ne, s):
+			c.add(branchPos(ns, s), StateNoDelete, "entity %s: ranked state %s became a branch state", name, s)
+		case ne.Rank(s) == 0:
+			c.add(statesPos, StateNoDelete, "entity %s: state %s was removed", name, s)
+		}
+	}
+	for _, b := range oe.Branches {
+		nb, ok := ne.IsBranch(b.Name)
+		switch {
+		case ne.Rank(b.Name) > 0:
+			c.add(statePos(ns, b.Name), StateNoDelete, "entity %s: branch state %s became a ranked state", name, b.Name)
+			continue
+		case !ok:
+			c.add(statesPos, StateNoDelete, "entity %s: branch state %s was removed", name, b.Name)
+			continue
+		}
+		for _, from := range b.From {
+			if !slices.Contains(nb.From, from) {
+				c.add(branchFromPos(ns, b.Name), BranchFromNoDelete, "entity %s: branch state %s may no longer be entered from %s", name, b.Name, from)
+			}
+		}
+	}
+	// The ranked states of old that are still ranked must start new's
+	// ranked states, in the same order.
+	var kept []string
+	for _, s := range oe.States {
+		if ne.Rank(s) > 0 {
+			kept = append(kept, s)
+		}
+	}
+	for i, s := range kept {
+		if ne.States[i] == s {
+			continue
+		}
+		n := ne.States[i]
+		if oe.Rank(n) == 0 {
+			c.add(statePos(ns, n), StateOrderSame, "entity %s: state %s was inserted before %s, changing the ranks after it; append new states after %s", name, n, s, ne.States[len(ne.States)-1])
+		} else {
+			c.add(statePos(ns, n), StateOrderSame, "entity %s: ranked states were reordered: %s is now where %s was (older order: %s)", name, n, s, strings.Join(oe.States, ", "))
+		}
+		break
+	}
+}
+
+func statePos(ns *schema.Entity, state string) diag.Pos {
+	for _, s := range ns.States {
+		if s.Value == state {
+			return s.Pos
+		}
+	}
+	return ns.Name.Pos
+}
+
+func branchPos(ns *schema.Entity, state string) diag.Pos {
+	for _, b := range ns.Branches {
+		if b.Name.Value == state {
+			return b.Name.Pos
+		}
+	}
+	return ns.Name.Pos
+}
+
+func branchFromPos(ns *schema.Entity, state string) diag.Pos {
+	for _, b := range ns.Branches {
+		if b.Name.Value == state {
+			return b.FromPos
+		}
+	}
+	return ns.Name.Pos
+}
+
+func (c *comparer) event(oe *ir.Entity, oev *ir.Event, ne *ir.Entity, nev *ir.Event, ns *schema.Event) {
+	where := "entity " + oe.Name + ", event " + oev.Name
+	if oe.Version != nil && ne.Version != nil && oev.Snapshot != nev.Snapshot {
+		pos := ns.Name.Pos
+		if ns.Kind != nil {
+			pos = ns.Kind.Pos
+		}
+		c.add(pos, EventKindSame, "%s: kind changed from %s to %s", where, kind(oev), kind(nev))
+	}
+	if oev.To != nev.To {
+		pos := ns.Name.Pos
+		if ns.To != nil {
+			pos = ns.To.Pos
+		}
+		c.add(pos, EventStateSame, "%s: moves to %s instead of %s", where, orNone(nev.To), orNone(oev.To))
+	}
+	for _, of := range oev.Fields {
+		i := slices.IndexFunc(nev.Fields, func(f ir.Field) bool { return f.Name == of.Name })
+		if i < 0 {
+			c.add(ns.Name.Pos, FieldNoDelete, "%s: field %s was removed", where, of.Name)
+			continue
+		}
+		if o, n := typeString(of.Type), typeString(nev.Fields[i].Type); o != n {
+			c.add(ns.Fields[i].Type.Pos, FieldSameType, "%s: field %s changed type from %s to %s", where, of.Name, o, n)
+		}
+	}
+}
+
+func kind(ev *ir.Event) string {
+	if ev.Snapshot {
+		return "snapshot"
+	}
+	return "delta"
+}
+
+func orNone(state string) string {
+	if state == "" {
+		return "no state"
+	}
+	return "state " + state
+}
+
+// typeString spells t as a schema does: qualified types by import path.
+func typeString(t *ir.Type) string {
+	switch t.Kind {
+	case ir.Named:
+		return t.Path + "." + t.Name
+	case ir.Slice:
+		return "[]" + typeString(t.Elem)
+	case ir.Map:
+		return "map[" + typeString(t.Key) + "]" + typeString(t.Elem)
+	case ir.Pointer:
+		return "*" + typeString(t.Elem)
+	}
+	return t.Name
+}

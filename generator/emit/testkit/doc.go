@@ -1,0 +1,19 @@
+// Package testkit emits the test kit of a schema: a package named after
+// the generated one with "test" appended (ledgertest beside ledger, as
+// net/http/httptest is beside net/http), written into a sub-directory of
+// the output directory. It holds, for each entity (Account below):
+//
+//	recorders.go  AccountRecorder, an AccountHandler that records every
+//	              event it handled, in order, after passing it to an
+//	              optional next handler
+//	harnesses.go  AccountHarness, which delivers events through a real
+//	              AccountDispatcher (lanes, guards, resequencer) in the
+//	              order a seeded Chaos plan gives (runtime/delivery);
+//	              ApplyAccountInOrder, the in-order application to compare
+//	              with; SequenceAccount, which numbers the versions of a
+//	              stream as its single writer would
+//	kit.go        the package documentation and the Chaos and Kind names
+//
+// The kit imports the generated package by its import path, which the
+// caller supplies.
+package testkit

@@ -1,0 +1,237 @@
+package testkit
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ordergen/ordergen/generator/emit"
+	"github.com/ordergen/ordergen/generator/ir"
+)
+
+func (k kit) keyType(e *ir.Entity) jen.Code { return emit.Type(e.Key.Type) }
+
+func hasSnapshot(e *ir.Entity) bool {
+	for _, ev := range e.Events {
+		if ev.Snapshot {
+			return true
+		}
+	}
+	return false
+}
+
+func (k kit) harnesses(f *jen.File) {
+	for _, e := range k.pkg.Entities {
+		n := namesOf(e)
+		k.harness(f, n)
+		k.inOrder(f, n)
+		k.value(f, n)
+		if e.Version != nil {
+			k.sequence(f, n)
+			if hasSnapshot(e) {
+				k.snapshot(f, n)
+			}
+		}
+	}
+}
+
+func (k kit) harness(f *jen.File, n names) {
+	e := n.e
+	ctx := jen.Id("ctx").Qual("context", "Context")
+	events := jen.Index().Add(k.gen(n.Event))
+	errf := func(format string, args ...jen.Code) *jen.Statement {
+		return jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(k.name + ": " + format)}, args...)...)
+	}
+
+	f.Commentf("%s is the report of a delivery: what was sent, in order, and the", n.Delivery)
+	f.Commentf("counters of the harness's %s subscriber afterwards.", e.Name)
+	f.Type().Id(n.Delivery).Op("=").Qual(DeliveryPath, "Report").Types(k.gen(n.Event))
+	f.Line()
+
+	f.Commentf("%s delivers %s events through a real %s.%s: its lanes,", n.Harness, e.Name, k.pkg.Name, n.Dispatcher)
+	switch {
+	case e.Version != nil:
+		f.Comment("its version guard and resequencer, and its state guard, in the order a")
+		f.Comment("Chaos plan gives. The version guard skips duplicates and stale")
+		f.Comment("redeliveries and the resequencer holds early events until their gap")
+		f.Comment("fills, so every Chaos within the resequencer's bound (MaxHeld) reaches")
+		f.Comment("the state that in-order application reaches.")
+	case e.HasStateGuard():
+		f.Comment("and its state guard, in the order a Chaos plan gives. The entity has no")
+		f.Comment("version: the harness refuses reorderings and gaps; the state guard skips")
+		f.Comment("duplicated and late transitions, and every other duplicate or")
+		f.Comment("redelivery reaches the handler again.")
+	default:
+		f.Comment("in the order a Chaos plan gives. The entity has no version and no")
+		f.Comment("states: the harness refuses reorderings and gaps, and every duplicate and")
+		f.Comment("redelivery reaches the handler again.")
+	}
+	f.Type().Id(n.Harness).Struct(
+		jen.Id("d").Op("*").Add(k.gen(n.Dispatcher)),
+		jen.Id("guard").Qual(DeliveryPath, "Guard"),
+	)
+	f.Line()
+
+	f.Commentf("New%s starts a dispatcher for handler, configured with the schema's", n.Harness)
+	f.Comment("policies changed by opts, except that a full backlog blocks the harness")
+	f.Comment("(runtime.Block), so that every delivery is accepted. Close it when done.")
+	capture := []jen.Code{
+		jen.Id("c").Dot("Backlog").Dot("WhenFull").Op("=").Qual(emit.RuntimePath, "Block"),
+	}
+	if e.Version != nil {
+		capture = append(capture, jen.Id("h").Dot("guard").Dot("MaxHeld").Op("=").Id("c").Dot("MaxHeld"))
+	}
+	guard := jen.Qual(DeliveryPath, "Guard").Values()
+	if e.Version != nil {
+		guard = jen.Qual(DeliveryPath, "Guard").Values(jen.Dict{jen.Id("Versioned"): jen.True()})
+	}
+	f.Func().Id("New"+n.Harness).Params(jen.Id("handler").Add(k.gen(n.Handler)), jen.Id("opts").Op("...").Add(k.gen(n.Option))).Params(jen.Op("*").Id(n.Harness), jen.Error()).Block(
+		jen.Id("h").Op(":=").Op("&").Id(n.Harness).Values(jen.Dict{jen.Id("guard"): guard}),
+		jen.Id("opts").Op("=").Append(
+			jen.Qual("slices", "Clip").Call(jen.Id("opts")),
+			jen.Func().Params(jen.Id("c").Op("*").Add(k.gen(n.Config))).Block(capture...),
+		),
+		jen.List(jen.Id("d"), jen.Err()).Op(":=").Add(k.gen("New"+n.Dispatcher)).Call(jen.Id("handler"), jen.Id("opts").Op("...")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), errf("new "+n.Harness+": %w", jen.Err()))),
+		jen.Id("h").Dot("d").Op("=").Id("d"),
+		jen.Return(jen.Id("h"), jen.Nil()),
+	)
+	f.Line()
+
+	f.Comment("Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,")
+	f.Comment("Replay and the rest.")
+	f.Func().Params(jen.Id("h").Op("*").Id(n.Harness)).Id("Dispatcher").Params().Op("*").Add(k.gen(n.Dispatcher)).Block(jen.Return(jen.Id("h").Dot("d")))
+	f.Line()
+
+	f.Comment("Deliver plans a delivery of events, given in publication order, with c,")
+	f.Comment("publishes it from the calling goroutine, and waits until every event has")
+	f.Comment("an outcome (or is parked). The same events and c always give the same")
+	f.Comment("delivery. Pointers to events are delivered as the events they point to.")
+	f.Comment("It returns an error wrapping ErrUnrepairable for a Chaos the entity's")
+	f.Comment("guards cannot repair, and an error for a nil event or a failed publish.")
+	snapshot := jen.Nil()
+	if e.Version != nil && hasSnapshot(e) {
+		snapshot = jen.Id(n.snapshot)
+	}
+	fail := func(err jen.Code) jen.Code {
+		return jen.Return(jen.Id(n.Delivery).Values(), err)
+	}
+	f.Func().Params(jen.Id("h").Op("*").Id(n.Harness)).Id("Deliver").Params(ctx, jen.Id("events").Add(events.Clone()), jen.Id("c").Id("Chaos")).Params(jen.Id(n.Delivery), jen.Error()).Block(
+		jen.Id("values").Op(":=").Make(events.Clone(), jen.Len(jen.Id("events"))),
+		jen.For(jen.List(jen.Id("i"), jen.Id("e")).Op(":=").Range().Id("events")).Block(
+			jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id(n.value).Call(jen.Id("e")),
+			jen.If(jen.Op("!").Id("ok")).Block(fail(errf("deliver "+e.Name+" events: event %d is nil", jen.Id("i")))),
+			jen.Id("values").Index(jen.Id("i")).Op("=").Id("v"),
+		),
+		jen.List(jen.Id("plan"), jen.Err()).Op(":=").Qual(DeliveryPath, "Plan").Call(
+			jen.Id("values"), k.gen(n.Event).Dot("EventKey"), snapshot, jen.Id("h").Dot("guard"), jen.Id("c"),
+		),
+		jen.If(jen.Err().Op("!=").Nil()).Block(fail(errf("deliver "+e.Name+" events: %w", jen.Err()))),
+		jen.If(jen.Err().Op(":=").Qual(DeliveryPath, "Run").Call(jen.Id("ctx"), jen.Id("plan"), jen.Id("h").Dot("d").Dot("Publish"), jen.Id("h").Dot("d").Dot("Flush")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Id(n.Delivery).Values(jen.Dict{jen.Id("Sent"): jen.Id("plan")}), errf("deliver "+e.Name+" events with %v: %w", jen.Id("c"), jen.Err())),
+		),
+		jen.Return(jen.Id(n.Delivery).Values(jen.Dict{
+			jen.Id("Sent"):  jen.Id("plan"),
+			jen.Id("Stats"): jen.Id("h").Dot("d").Dot("Stats").Call().Index(jen.Lit(e.Name)),
+		}), jen.Nil()),
+	)
+	f.Line()
+
+	f.Comment("Close closes the harness's dispatcher (see its Close).")
+	f.Func().Params(jen.Id("h").Op("*").Id(n.Harness)).Id("Close").Params(ctx.Clone()).Error().Block(
+		jen.Return(jen.Id("h").Dot("d").Dot("Close").Call(jen.Id("ctx"))),
+	)
+}
+
+func (k kit) inOrder(f *jen.File, n names) {
+	e := n.e
+	f.Line()
+	f.Commentf("%s delivers events to h once each, in publication order,", n.InOrder)
+	f.Commentf("through a new dispatcher with opts: the in-order application that a")
+	f.Commentf("delivery by %s %s with any Chaos it accepts must reach as well. It", article(n.Harness), n.Harness)
+	f.Comment("returns")
+	f.Comment("when every event has an outcome, and closes the dispatcher.")
+	f.Func().Id(n.InOrder).Params(
+		jen.Id("ctx").Qual("context", "Context"),
+		jen.Id("h").Add(k.gen(n.Handler)),
+		jen.Id("events").Index().Add(k.gen(n.Event)),
+		jen.Id("opts").Op("...").Add(k.gen(n.Option)),
+	).Params(jen.Err().Error()).Block(
+		jen.List(jen.Id("hs"), jen.Err()).Op(":=").Id("New"+n.Harness).Call(jen.Id("h"), jen.Id("opts").Op("...")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Defer().Func().Params().Block(
+			jen.Err().Op("=").Qual("errors", "Join").Call(jen.Err(), jen.Id("hs").Dot("Close").Call(jen.Id("ctx"))),
+		).Call(),
+		jen.List(jen.Id("_"), jen.Err()).Op("=").Id("hs").Dot("Deliver").Call(jen.Id("ctx"), jen.Id("events"), jen.Id("Chaos").Values()),
+		jen.Return(jen.Err()),
+	)
+	_ = e
+}
+
+// value emits the function that turns an event (or a pointer to one) into
+// the event's value.
+func (k kit) value(f *jen.File, n names) {
+	f.Line()
+	f.Commentf("%s returns e as a value, dereferencing a pointer; false for nil.", n.value)
+	f.Func().Id(n.value).Params(jen.Id("e").Add(k.gen(n.Event))).Params(k.gen(n.Event), jen.Bool()).Block(
+		jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
+			for _, ev := range n.e.Events {
+				g.Case(k.gen(ev.Name)).Block(jen.Return(jen.Id("e"), jen.True()))
+				g.Case(jen.Op("*").Add(k.gen(ev.Name))).Block(
+					jen.If(jen.Id("e").Op("!=").Nil()).Block(jen.Return(jen.Op("*").Id("e"), jen.True())),
+				)
+			}
+		}),
+		jen.Return(jen.Nil(), jen.False()),
+	)
+}
+
+// sequence emits SequenceX, which numbers the versions of a stream.
+func (k kit) sequence(f *jen.File, n names) {
+	e := n.e
+	events := jen.Index().Add(k.gen(n.Event))
+	version := jen.Id("next").Index(jen.Id("key"))
+	if t := e.Version.Type; t.Name != "uint64" {
+		version = jen.Id(t.Name).Call(version) // versions are integer builtins
+	}
+	f.Line()
+	f.Commentf("%s returns copies of events with their %s set to 1, 2, 3 and", n.Sequence, e.Version.Name)
+	f.Commentf("on for each key, in the order given: the versions the single writer of")
+	f.Commentf("each %s gives. Pointers become values; nil events are left out.", e.Name)
+	f.Func().Id(n.Sequence).Params(jen.Id("events").Op("...").Add(k.gen(n.Event))).Add(events.Clone()).Block(
+		jen.Id("next").Op(":=").Make(jen.Map(k.keyType(e)).Uint64()),
+		jen.Id("out").Op(":=").Make(events.Clone(), jen.Lit(0), jen.Len(jen.Id("events"))),
+		jen.For(jen.List(jen.Id("_"), jen.Id("e")).Op(":=").Range().Id("events")).Block(
+			jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id(n.value).Call(jen.Id("e")),
+			jen.If(jen.Op("!").Id("ok")).Block(jen.Continue()),
+			jen.Id("key").Op(":=").Id("v").Dot("EventKey").Call(),
+			jen.Id("next").Index(jen.Id("key")).Op("++"),
+			jen.Switch(jen.Id("v").Op(":=").Id("v").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
+				for _, ev := range e.Events {
+					g.Case(k.gen(ev.Name)).Block(
+						jen.Id("v").Dot(e.Version.Name).Op("=").Add(version.Clone()),
+						jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("v")),
+					)
+				}
+			}),
+		),
+		jen.Return(jen.Id("out")),
+	)
+}
+
+// snapshot emits the function that tells the snapshot events.
+func (k kit) snapshot(f *jen.File, n names) {
+	var cases []jen.Code
+	for _, ev := range n.e.Events {
+		if ev.Snapshot {
+			cases = append(cases, k.gen(ev.Name))
+		}
+	}
+	f.Line()
+	f.Commentf("%s reports whether e carries the full state of its %s (a", n.snapshot, n.e.Name)
+	f.Comment("snapshot, which the version guard applies across a gap).")
+	f.Func().Id(n.snapshot).Params(jen.Id("e").Add(k.gen(n.Event))).Bool().Block(
+		jen.Switch(jen.Id("e").Assert(jen.Type())).Block(
+			jen.Case(cases...).Block(jen.Return(jen.True())),
+		),
+		jen.Return(jen.False()),
+	)
+}

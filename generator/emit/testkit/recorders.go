@@ -1,0 +1,79 @@
+package testkit
+
+import (
+	"github.com/dave/jennifer/jen"
+)
+
+func (k kit) recorders(f *jen.File) {
+	for _, e := range k.pkg.Entities {
+		n := namesOf(e)
+		ctx := jen.Id("ctx").Qual("context", "Context")
+		events := jen.Index().Add(k.gen(n.Event))
+
+		f.Commentf("%s is %s %s.%s that records every event it handled, in", n.Recorder, article(n.Handler), k.pkg.Name, n.Handler)
+		f.Comment("handling order. It passes each event to its next handler first, when it")
+		f.Comment("has one, and records the event only when that handler returns nil. It is")
+		f.Comment("safe for concurrent use.")
+		f.Type().Id(n.Recorder).Struct(
+			jen.Id("next").Add(k.gen(n.Handler)),
+			jen.Id("mu").Qual("sync", "Mutex"),
+			jen.Id("events").Add(events.Clone()),
+		)
+		f.Line()
+		f.Var().Id("_").Add(k.gen(n.Handler)).Op("=").Parens(jen.Op("*").Id(n.Recorder)).Parens(jen.Nil())
+		f.Line()
+		f.Commentf("New%s returns a recorder that passes each event to next first; a nil", n.Recorder)
+		f.Comment("next only records.")
+		f.Func().Id("New" + n.Recorder).Params(jen.Id("next").Add(k.gen(n.Handler))).Op("*").Id(n.Recorder).Block(
+			jen.Return(jen.Op("&").Id(n.Recorder).Values(jen.Dict{jen.Id("next"): jen.Id("next")})),
+		)
+		for _, ev := range e.Events {
+			method := "Handle" + ev.Name
+			f.Line()
+			f.Commentf("%s implements %s.%s.", method, k.pkg.Name, n.Handler)
+			f.Func().Params(jen.Id("r").Op("*").Id(n.Recorder)).Id(method).Params(ctx.Clone(), jen.Id("e").Add(k.gen(ev.Name))).Error().Block(
+				jen.If(jen.Id("r").Dot("next").Op("!=").Nil()).Block(
+					jen.If(jen.Err().Op(":=").Id("r").Dot("next").Dot(method).Call(jen.Id("ctx"), jen.Id("e")), jen.Err().Op("!=").Nil()).Block(
+						jen.Return(jen.Err()),
+					),
+				),
+				jen.Id("r").Dot("record").Call(jen.Id("e")),
+				jen.Return(jen.Nil()),
+			)
+		}
+		f.Line()
+		f.Func().Params(jen.Id("r").Op("*").Id(n.Recorder)).Id("record").Params(jen.Id("e").Add(k.gen(n.Event))).Block(
+			jen.Id("r").Dot("mu").Dot("Lock").Call(),
+			jen.Defer().Id("r").Dot("mu").Dot("Unlock").Call(),
+			jen.Id("r").Dot("events").Op("=").Append(jen.Id("r").Dot("events"), jen.Id("e")),
+		)
+		f.Line()
+		f.Comment("Events returns the events handled so far, in handling order.")
+		f.Func().Params(jen.Id("r").Op("*").Id(n.Recorder)).Id("Events").Params().Add(events.Clone()).Block(
+			jen.Id("r").Dot("mu").Dot("Lock").Call(),
+			jen.Defer().Id("r").Dot("mu").Dot("Unlock").Call(),
+			jen.Return(jen.Qual("slices", "Clone").Call(jen.Id("r").Dot("events"))),
+		)
+		f.Line()
+		f.Commentf("EventsOf returns the events of the %s with key key handled so far, in", e.Name)
+		f.Comment("handling order.")
+		f.Func().Params(jen.Id("r").Op("*").Id(n.Recorder)).Id("EventsOf").Params(jen.Id("key").Add(k.keyType(e))).Add(events.Clone()).Block(
+			jen.Id("r").Dot("mu").Dot("Lock").Call(),
+			jen.Defer().Id("r").Dot("mu").Dot("Unlock").Call(),
+			jen.Var().Id("out").Add(events.Clone()),
+			jen.For(jen.List(jen.Id("_"), jen.Id("e")).Op(":=").Range().Id("r").Dot("events")).Block(
+				jen.If(jen.Id("e").Dot("EventKey").Call().Op("==").Id("key")).Block(
+					jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("e")),
+				),
+			),
+			jen.Return(jen.Id("out")),
+		)
+		f.Line()
+		f.Comment("Reset forgets the events recorded so far.")
+		f.Func().Params(jen.Id("r").Op("*").Id(n.Recorder)).Id("Reset").Params().Block(
+			jen.Id("r").Dot("mu").Dot("Lock").Call(),
+			jen.Defer().Id("r").Dot("mu").Dot("Unlock").Call(),
+			jen.Id("r").Dot("events").Op("=").Nil(),
+		)
+	}
+}

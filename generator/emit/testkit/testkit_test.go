@@ -1,0 +1,66 @@
+package testkit
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/ordergen/ordergen/generator/schema"
+	"github.com/ordergen/ordergen/generator/validate"
+)
+
+func TestFiles(t *testing.T) {
+	src := []byte(`version: 1
+package: shop
+entities:
+  Order:
+    key: {field: OrderID, type: int32}
+    version: {field: Rev, type: uint16}
+    events:
+      OrderPlaced: {fields: {Total: int64}, kind: snapshot}
+      OrderPaid: {}
+  Ping:
+    key: {field: ID, type: string}
+    events: {Pinged: {}}
+`)
+	f, diags := schema.Load(src)
+	if f == nil || diags.Len() > 0 {
+		t.Fatal(diags.Format("schema.yaml"))
+	}
+	pkg, diags := validate.Check(f, nil)
+	if pkg == nil {
+		t.Fatal(diags.Format("schema.yaml"))
+	}
+	if _, err := Files(pkg, ""); err == nil {
+		t.Error("Files without an import path succeeded")
+	}
+	files, err := Files(pkg, "example.com/shop/gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all bytes.Buffer
+	for _, f := range files {
+		if !strings.HasPrefix(f.Name, "shoptest/") {
+			t.Errorf("file %s is not in shoptest/", f.Name)
+		}
+		all.Write(f.Contents)
+	}
+	for _, want := range []string{
+		"package shoptest",
+		`"example.com/shop/gen"`,
+		"func NewOrderHarness(handler shop.OrderHandler, opts ...shop.OrderOption) (*OrderHarness, error) {",
+		"h.guard.MaxHeld = c.MaxHeld",
+		"v.Rev = uint16(next[key])",
+		"func SequenceOrder(events ...shop.OrderEvent) []shop.OrderEvent {",
+		"func (r *OrderRecorder) EventsOf(key int32) []shop.OrderEvent {",
+		"plan, err := delivery.Plan(values, shop.PingEvent.EventKey, nil, h.guard, c)",
+		"case shop.OrderPlaced:\n\t\treturn true",
+	} {
+		if !bytes.Contains(all.Bytes(), []byte(want)) {
+			t.Errorf("the kit lacks %q", want)
+		}
+	}
+	if bytes.Contains(all.Bytes(), []byte("func SequencePing(")) {
+		t.Error("SequencePing generated for an entity without a version")
+	}
+}
