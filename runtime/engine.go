@@ -64,8 +64,8 @@ type Engine[K comparable, E any] struct {
 	metrics     *metrics
 	// rate limits of operator logs
 	rejectLog, timeoutLog rateLimit
-	closing    atomic.Bool
-	aborted    atomic.Bool
+	closing               atomic.Bool
+	aborted               atomic.Bool
 
 	space notifier // signalled when pending events finish (Block, Timeout)
 	quiet notifier // signalled when a shard stops being busy (Flush, Close)

@@ -31,8 +31,8 @@ type worker[K comparable, E any] struct {
 	// between ticks to find a worker stuck in a handler.
 	runs     atomic.Uint64
 	lastRuns uint64 // the watchdog's last look (only it reads and writes)
-	timing timing
-	skips  skipCounter
+	timing   timing
+	skips    skipCounter
 	// unflushed counts events this worker finished and has not yet
 	// subtracted from Engine.pending (see flush).
 	unflushed atomic.Int64
