@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
 	"github.com/ordergen/ordergen/runtime"
 )
 
@@ -38,41 +40,61 @@ func BenchmarkEngine(b *testing.B) {
 		skewed bool
 	}{{"uniform", false}, {"skewed", true}} {
 		b.Run(wl.name, func(b *testing.B) {
-			keys := benchKeys(1<<20, wl.skewed)
-			noop := func(context.Context, string, int) error { return nil }
-			e, err := runtime.New(noop, runtime.Config[string, int]{
-				MaxActive: 8,
-				Backlog:   runtime.Backlog{PerKey: 4096, Total: 4096, WhenFull: runtime.Block},
-				Logger:    discardLogger(),
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ctx := context.Background()
-			// Warm up: lanes, buffers and the map reach their steady size.
-			for i := 0; i < 100000; i++ {
-				_ = e.Submit(ctx, keys[i&(len(keys)-1)], i)
-			}
-			_ = e.Flush(ctx)
-			b.ReportAllocs()
-			var before, after goruntime.MemStats
-			goruntime.ReadMemStats(&before)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := e.Submit(ctx, keys[i&(len(keys)-1)], i); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := e.Flush(ctx); err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			goruntime.ReadMemStats(&after)
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
-			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N), "allocs/event")
-			if err := e.Close(ctx); err != nil {
-				b.Fatal(err)
-			}
+			benchDispatch(b, benchKeys(1<<20, wl.skewed), runtime.Config[string, int]{})
 		})
+	}
+}
+
+// BenchmarkMetrics measures the same uniform no-op dispatch without a meter
+// provider and with the OpenTelemetry SDK's (its reader never collecting,
+// so only recording costs): compare the two in one run.
+func BenchmarkMetrics(b *testing.B) {
+	keys := benchKeys(1<<20, false)
+	b.Run("none", func(b *testing.B) { benchDispatch(b, keys, runtime.Config[string, int]{}) })
+	b.Run("provider", func(b *testing.B) {
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		defer mp.Shutdown(context.Background())
+		benchDispatch(b, keys, runtime.Config[string, int]{MeterProvider: mp})
+	})
+}
+
+// benchDispatch submits b.N events over keys through an engine with cfg
+// (plus the benchmark's worker count and backlog) and waits for them.
+func benchDispatch(b *testing.B, keys []string, cfg runtime.Config[string, int]) {
+	noop := func(context.Context, string, int) error { return nil }
+	cfg.MaxActive = 8
+	cfg.Backlog = runtime.Backlog{PerKey: 4096, Total: 4096, WhenFull: runtime.Block}
+	cfg.Logger = discardLogger()
+	e, err := runtime.New(noop, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	// Warm up: lanes, buffers and the map reach their steady size.
+	for i := 0; i < 100000; i++ {
+		_ = e.Submit(ctx, keys[i&(len(keys)-1)], i)
+	}
+	_ = e.Flush(ctx)
+	b.ReportAllocs()
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	cpu := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := e.Submit(ctx, keys[i&(len(keys)-1)], i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := e.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	cpu = cpuTime() - cpu
+	goruntime.ReadMemStats(&after)
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/event")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N), "allocs/event")
+	if err := e.Close(ctx); err != nil {
+		b.Fatal(err)
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // FullPolicy says what Submit does when a backlog limit is reached.
@@ -130,6 +133,16 @@ type Config[K comparable, E any] struct {
 	// that policy. When it returns an error the event is parked instead, so
 	// nothing is lost.
 	DeadLetter DeadLetterSink[K, E]
+	// MeterProvider, when set, receives the engine's metrics through the
+	// OpenTelemetry metric API (see the Metric constants). Nil: nothing is
+	// recorded, and the hot path pays one nil check.
+	MeterProvider metric.MeterProvider
+	// MetricAttributes are added to every measurement; generated
+	// dispatchers add the entity and the subscriber.
+	MetricAttributes []attribute.KeyValue
+	// TopKeys is how many keys with the largest backlog the per-key backlog
+	// gauges report. Zero: 10.
+	TopKeys int
 	// OnOutcome, when set, is told the outcome of every accepted event; see
 	// OutcomeFunc.
 	OnOutcome OutcomeFunc[K]
@@ -172,6 +185,9 @@ func (c Config[K, E]) withDefaults() (Config[K, E], error) {
 	if c.MaxHold == 0 {
 		c.MaxHold = 30 * time.Second
 	}
+	if c.TopKeys == 0 {
+		c.TopKeys = 10
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -198,8 +214,8 @@ func (c Config[K, E]) withDefaults() (Config[K, E], error) {
 		return c, fmt.Errorf("%w: unknown exhaustion policy %v", ErrInvalidConfig, c.OnExhausted)
 	case c.OnExhausted == DeadLetter && c.DeadLetter == nil:
 		return c, fmt.Errorf("%w: the dead-letter policy needs a DeadLetter sink", ErrInvalidConfig)
-	case c.BatchSize < 0 || c.MaxHeld < 0 || c.MaxHold < 0:
-		return c, fmt.Errorf("%w: BatchSize, MaxHeld and MaxHold must not be negative", ErrInvalidConfig)
+	case c.BatchSize < 0 || c.MaxHeld < 0 || c.MaxHold < 0 || c.TopKeys < 0:
+		return c, fmt.Errorf("%w: BatchSize, MaxHeld, MaxHold and TopKeys must not be negative", ErrInvalidConfig)
 	}
 	if c.Parks == nil {
 		c.Parks = NewMemoryParkStore[K, E]()

@@ -59,8 +59,13 @@ type Engine[K comparable, E any] struct {
 	parkedKeys atomic.Int64
 	restored   atomic.Uint64
 	misc       counters // outcomes reached outside the workers
-	closing    atomic.Bool
-	aborted    atomic.Bool
+	// parkedTotal counts every event that reached the park (metrics).
+	parkedTotal atomic.Uint64
+	metrics     *metrics
+	// rate limits of operator logs
+	rejectLog, timeoutLog rateLimit
+	closing               atomic.Bool
+	aborted               atomic.Bool
 
 	space notifier // signalled when pending events finish (Block, Timeout)
 	quiet notifier // signalled when a shard stops being busy (Flush, Close)
@@ -184,6 +189,11 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 		e.stop()
 		return nil, err
 	}
+	if err := e.startMetrics(); err != nil {
+		e.clock.close()
+		e.stop()
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -246,7 +256,9 @@ func (e *Engine[K, E]) submitSlow(ctx context.Context, sh *shard[K, E], key K, e
 		case <-deadline:
 			e.space.unregister()
 			e.countRejected(sh)
-			return fmt.Errorf("%w after waiting %v", e.fullErrFor(key), e.cfg.Backlog.Wait)
+			err := e.fullErrFor(key)
+			e.logRejected(key, err == e.errKeyFull)
+			return fmt.Errorf("%w after waiting %v", err, e.cfg.Backlog.Wait)
 		}
 	}
 }
@@ -403,8 +415,10 @@ func (e *Engine[K, E]) whenFull(sh *shard[K, E], l *lane[K, E], key K, event E, 
 		}
 	default:
 		sh.rejected++
+		keyFull := (l != nil && l.pending() >= e.cfg.Backlog.PerKey) || (l == nil && sh.keyPending(key) >= e.cfg.Backlog.PerKey)
 		sh.mu.Unlock()
-		if (l != nil && l.pending() >= e.cfg.Backlog.PerKey) || (l == nil && sh.keyPending(key) >= e.cfg.Backlog.PerKey) {
+		e.logRejected(key, keyFull)
+		if keyFull {
 			return e.errKeyFull, false
 		}
 		return e.errTotalAll, false
@@ -489,4 +503,37 @@ func (e *Engine[K, E]) report(key K, tag uint64, o Outcome) {
 	if e.cfg.OnOutcome != nil {
 		e.cfg.OnOutcome(key, tag, o)
 	}
+}
+
+// logRejected tells the operator about a submission refused for a full
+// backlog, at most once a second, with how many were refused meanwhile.
+func (e *Engine[K, E]) logRejected(key K, keyFull bool) {
+	if ok, n := e.rejectLog.allow(e.now()); ok {
+		limit, which := e.cfg.Backlog.Total, "total"
+		if keyFull {
+			limit, which = e.cfg.Backlog.PerKey, "per-key"
+		}
+		e.cfg.Logger.Warn("ordergen: backlog full, events refused", "engine", e.cfg.Name, "key", key,
+			"limit", which, "size", limit, "refused", n)
+	}
+}
+
+// rateLimit lets one log line through per second and counts the others.
+type rateLimit struct {
+	mu      sync.Mutex
+	last    int64
+	dropped int64
+}
+
+// allow reports whether to log now, and how many events the line stands for.
+func (r *rateLimit) allow(now int64) (bool, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dropped++
+	if r.last != 0 && now-r.last < int64(time.Second) {
+		return false, 0
+	}
+	n := r.dropped
+	r.last, r.dropped = now, 0
+	return true, n
 }

@@ -100,8 +100,11 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) {
 			}
 			continue
 		}
-		if _, ok := IsSkip(err); ok {
+		if reason, ok := IsSkip(err); ok {
 			w.c.skipped.Add(1)
+			if e.metrics != nil {
+				w.skips.add(reason)
+			}
 			e.report(en.key, en.it.tag, Skipped)
 			done++
 			continue

@@ -141,6 +141,7 @@ func (e *Engine[K, E]) Close(ctx context.Context) error {
 	e.workers.Wait()
 	e.timers.Wait()
 	e.clock.close()
+	e.stopMetrics()
 	e.stop()
 	return nil
 }
@@ -185,6 +186,7 @@ func (e *Engine[K, E]) abort(cause error) error {
 	e.workers.Wait()
 	e.timers.Wait()
 	e.clock.close()
+	e.stopMetrics()
 	ce := &CloseError{Pending: e.pendingNow(), Err: cause}
 	sample := func(key K) {
 		ce.Keys++

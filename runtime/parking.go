@@ -93,6 +93,7 @@ func (w *worker[K, E]) park(l *lane[K, E], reason string) next {
 	}
 	l.stored += len(events)
 	e.parked.Add(int64(len(items)))
+	e.parkedTotal.Add(uint64(len(items)))
 	for _, it := range items {
 		e.report(l.key, it.outTag(), Parked)
 	}

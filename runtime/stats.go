@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -111,6 +113,80 @@ func (e *Engine[K, E]) TopBacklog(n int) []KeyBacklog[K] {
 	if n <= 0 {
 		return nil
 	}
+	top, _ := e.topAndOldest(n)
+	return top
+}
+
+// Stuck returns the keys whose oldest pending event is older than age,
+// oldest first: a key that stays in this list on steady traffic is hot or
+// stuck. It visits every lane, like TopBacklog.
+func (e *Engine[K, E]) Stuck(age time.Duration) []KeyBacklog[K] {
+	var stuck []KeyBacklog[K]
+	for _, kb := range e.backlog() {
+		if kb.OldestAge > age {
+			stuck = append(stuck, kb)
+		}
+	}
+	slices.SortFunc(stuck, func(a, b KeyBacklog[K]) int { return cmp.Compare(b.OldestAge, a.OldestAge) })
+	return stuck
+}
+
+// Health returns nil when no key's oldest pending event is older than age,
+// and otherwise a *StuckError naming the keys: a readiness probe or an alert
+// can use it directly.
+func (e *Engine[K, E]) Health(age time.Duration) error {
+	stuck := e.Stuck(age)
+	if len(stuck) == 0 {
+		return nil
+	}
+	se := &StuckError{Name: e.cfg.Name, Age: age, Keys: len(stuck), Oldest: stuck[0].OldestAge}
+	for _, kb := range stuck[:min(len(stuck), 10)] {
+		se.Sample = append(se.Sample, fmt.Sprint(kb.Key))
+	}
+	return se
+}
+
+// StuckError reports keys whose oldest pending event is older than a limit.
+type StuckError struct {
+	// Name is the engine's name.
+	Name string
+	// Age is the limit.
+	Age time.Duration
+	// Keys is how many keys are over it.
+	Keys int
+	// Oldest is the age of the oldest pending event among them.
+	Oldest time.Duration
+	// Sample names up to ten of them, oldest first.
+	Sample []string
+}
+
+func (e *StuckError) Error() string {
+	return fmt.Sprintf("%s: %d keys have events pending for over %v (oldest %v): %s",
+		e.Name, e.Keys, e.Age, e.Oldest.Round(time.Millisecond), strings.Join(e.Sample, ", "))
+}
+
+// topAndOldest returns up to n keys with the largest backlog, and the age of
+// the oldest pending event of all.
+func (e *Engine[K, E]) topAndOldest(n int) ([]KeyBacklog[K], time.Duration) {
+	top := e.backlog()
+	var oldest time.Duration
+	for _, kb := range top {
+		oldest = max(oldest, kb.OldestAge)
+	}
+	slices.SortFunc(top, func(a, b KeyBacklog[K]) int {
+		if c := cmp.Compare(b.Pending, a.Pending); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.OldestAge, a.OldestAge)
+	})
+	if len(top) > n {
+		top = top[:n]
+	}
+	return top, oldest
+}
+
+// backlog returns every key with pending events, in no order.
+func (e *Engine[K, E]) backlog() []KeyBacklog[K] {
 	now := e.now()
 	var top []KeyBacklog[K]
 	for i := range e.shards {
@@ -133,15 +209,6 @@ func (e *Engine[K, E]) TopBacklog(n int) []KeyBacklog[K] {
 			top = append(top, KeyBacklog[K]{Key: en.key, Pending: 1, OldestAge: time.Duration(now - en.it.at)})
 		}
 		sh.mu.Unlock()
-	}
-	slices.SortFunc(top, func(a, b KeyBacklog[K]) int {
-		if c := cmp.Compare(b.Pending, a.Pending); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.OldestAge, a.OldestAge)
-	})
-	if len(top) > n {
-		top = top[:n]
 	}
 	return top
 }

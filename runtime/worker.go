@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 )
 
 // laneBudget is how many events a worker handles from one lane before it
@@ -30,6 +31,8 @@ type worker[K comparable, E any] struct {
 	// between ticks to find a worker stuck in a handler.
 	runs     atomic.Uint64
 	lastRuns uint64 // the watchdog's last look (only it reads and writes)
+	timing   timing
+	skips    skipCounter
 	// unflushed counts events this worker finished and has not yet
 	// subtracted from Engine.pending (see flush).
 	unflushed atomic.Int64
@@ -181,6 +184,10 @@ func (w *worker[K, E]) drive(l *lane[K, E], handled int) {
 		if l.holdCheck {
 			l.holdCheck = false
 			if w.holdExpired(l) {
+				if !e.closing.Load() {
+					e.cfg.Logger.Warn("ordergen: resequencer bound hit: parking the key", "engine", e.cfg.Name, "key", l.key,
+						"held", len(l.held), "max_wait", e.cfg.MaxHold, "reason", l.held[0].reason)
+				}
 				if w.park(l, w.holdParkReason(l)) == waitForTimer {
 					sh.mu.Unlock()
 					return
@@ -305,8 +312,11 @@ func (w *worker[K, E]) judge(l *lane[K, E], it *item[E], err error, i int, done 
 	if e.aborted.Load() {
 		return result{kind: abandoned, stopAt: i, done: *done}, true
 	}
-	if _, ok := IsSkip(err); ok {
+	if reason, ok := IsSkip(err); ok {
 		w.c.skipped.Add(1)
+		if e.metrics != nil {
+			w.skips.add(reason)
+		}
 		e.report(l.key, it.outTag(), Skipped)
 		*done++
 		w.finished(l, it)
@@ -408,13 +418,25 @@ func (w *worker[K, E]) attempt(key K, it *item[E]) error {
 
 // call runs fn as one attempt of it: with the per-attempt timeout, and with
 // a panic turned into a PanicError.
-func (w *worker[K, E]) call(_ K, it *item[E], fn func(context.Context) error) (err error) {
+func (w *worker[K, E]) call(key K, it *item[E], fn func(context.Context) error) (err error) {
+	e := w.e
 	it.attempts++
-	ctx := w.e.base
-	if w.e.cfg.Timeout > 0 {
+	ctx := e.base
+	if e.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, w.e.cfg.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, e.cfg.Timeout)
 		defer cancel()
+		defer func() {
+			if err != nil && ctx.Err() == context.DeadlineExceeded && e.base.Err() == nil {
+				w.logTimeout(key, it)
+			}
+		}()
+	}
+	if e.metrics != nil && w.timing.sample() {
+		start := time.Now()
+		defer func() {
+			w.recordAttempt(time.Since(start), err, ctx.Err() == context.DeadlineExceeded)
+		}()
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -422,6 +444,16 @@ func (w *worker[K, E]) call(_ K, it *item[E], fn func(context.Context) error) (e
 		}
 	}()
 	return fn(ctx)
+}
+
+// logTimeout tells the operator about an attempt that ran out of its
+// timeout, at most once a second.
+func (w *worker[K, E]) logTimeout(key K, it *item[E]) {
+	e := w.e
+	if ok, n := e.timeoutLog.allow(e.now()); ok {
+		e.cfg.Logger.Warn("ordergen: handler exceeded its timeout", "engine", e.cfg.Name, "key", key,
+			"timeout", e.cfg.Timeout, "attempt", it.attempts, "timeouts", n)
+	}
 }
 
 // next says what run does after settling a result.
@@ -468,6 +500,8 @@ func (w *worker[K, E]) settle(l *lane[K, E], res result) next {
 		return giveUp
 	}
 	if len(l.held) > e.cfg.MaxHeld {
+		e.cfg.Logger.Warn("ordergen: resequencer bound hit: parking the key", "engine", e.cfg.Name, "key", l.key,
+			"held", len(l.held), "max", e.cfg.MaxHeld, "reason", l.held[0].reason)
 		return w.park(l, "resequencer full ("+itoa(len(l.held))+" events held): "+l.held[0].reason)
 	}
 	return keepRunning
