@@ -2,6 +2,8 @@ package sqlstore_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
@@ -67,4 +69,15 @@ func postgresBackend(t testing.TB) backend {
 func eachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
 	t.Run("sqlite", func(t *testing.T) { fn(t, sqliteBackend(t)) })
 	t.Run("postgres", func(t *testing.T) { fn(t, postgresBackend(t)) })
+}
+
+// randomSuffix returns a name part unique to this test run, for tables and
+// namespaces in a database shared with earlier runs.
+func randomSuffix(t testing.TB) string {
+	t.Helper()
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b[:])
 }
