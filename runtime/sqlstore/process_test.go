@@ -35,7 +35,9 @@ func runIncrements(t *testing.T, s *sqlstore.Store, job childJob) [][]uint64 {
 	errs := make([]error, job.Racers)
 	var wg sync.WaitGroup
 	for i := range wins {
-		wg.Go(func() { wins[i], errs[i] = storetest.Increment(t.Context(), s.Versions(job.Namespace), job.Key, job.UpTo) })
+		wg.Go(func() {
+			wins[i], errs[i] = storetest.Increment(t.Context(), s.Versions(job.Namespace), job.Key, job.UpTo)
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {
