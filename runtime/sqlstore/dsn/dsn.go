@@ -1,0 +1,54 @@
+// Package dsn opens a runtime/sqlstore Store from one string, for command
+// lines and configuration files: a PostgreSQL URL or a SQLite file.
+//
+//	postgres://user:password@host:5432/db?sslmode=disable   PostgreSQL
+//	postgresql://...                                        PostgreSQL
+//	sqlite:/var/lib/app/ordergen.db                         SQLite
+//	/var/lib/app/ordergen.db                                SQLite
+//
+// It links both drivers; a service that uses one opens it with
+// runtime/sqlstore/sqlite or runtime/sqlstore/postgres instead.
+package dsn
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ordergen/ordergen/runtime/sqlstore"
+	"github.com/ordergen/ordergen/runtime/sqlstore/postgres"
+	"github.com/ordergen/ordergen/runtime/sqlstore/sqlite"
+)
+
+// Open opens the store that s names (see the package documentation).
+func Open(ctx context.Context, s string) (*sqlstore.Store, error) {
+	switch {
+	case s == "":
+		return nil, fmt.Errorf("dsn: empty store name: give a postgres:// URL or a SQLite file path")
+	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
+		return postgres.Open(ctx, s)
+	case strings.HasPrefix(s, "sqlite:"):
+		return sqlite.Open(ctx, strings.TrimPrefix(s, "sqlite:"))
+	}
+	return sqlite.Open(ctx, s)
+}
+
+// Redact returns s with a PostgreSQL password replaced by "xxxxx", for
+// messages and logs.
+func Redact(s string) string {
+	for _, scheme := range []string{"postgres://", "postgresql://"} {
+		rest, ok := strings.CutPrefix(s, scheme)
+		if !ok {
+			continue
+		}
+		authority, _, _ := strings.Cut(rest, "/")
+		at := strings.LastIndex(authority, "@")
+		if at < 0 {
+			return s
+		}
+		if user, _, hasPass := strings.Cut(rest[:at], ":"); hasPass {
+			return scheme + user + ":xxxxx" + rest[at:]
+		}
+	}
+	return s
+}
