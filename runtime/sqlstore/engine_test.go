@@ -49,6 +49,8 @@ func (r *recorder) seen() []string {
 	return slices.Clone(r.handled)
 }
 
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
 func startEngine(t *testing.T, parks runtime.ParkStore[string, runtime.RawEvent], r *recorder) *runtime.Engine[string, string] {
 	t.Helper()
 	e, err := runtime.New(r.handle, runtime.Config[string, string]{

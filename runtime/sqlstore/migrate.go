@@ -54,6 +54,7 @@ func (d Dialect) migrations() [][]string {
 			key TEXT NOT NULL,
 			action TEXT NOT NULL,
 			requested_ns {integer} NOT NULL,
+			claimed_ns {integer},
 			done_ns {integer},
 			result TEXT NOT NULL DEFAULT '')`),
 		`CREATE INDEX ordergen_requests_pending ON ordergen_requests (namespace, done_ns)`,
