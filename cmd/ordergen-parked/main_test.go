@@ -21,7 +21,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type textCodec struct{}
 
-func (textCodec) Encode(e string) (string, []byte, error) { return "Text", []byte(`{"text":"` + e + `"}`), nil }
+func (textCodec) Encode(e string) (string, []byte, error) {
+	return "Text", []byte(`{"text":"` + e + `"}`), nil
+}
 func (textCodec) Decode(_ string, data []byte) (string, error) {
 	return strings.TrimSuffix(strings.TrimPrefix(string(data), `{"text":"`), `"}`), nil
 }
