@@ -24,7 +24,8 @@ type sqlBook struct {
 	stopAt *fault          // where to stop between a write and its commit
 	// stopped is closed when the handler reached stopAt, wrote, and now
 	// waits for its context to end: a crash or a shutdown at that point.
-	stopped chan struct{}
+	stopped  chan struct{}
+	stopOnce sync.Once
 }
 
 // newSQLBook returns a book whose tables are named after prefix, creating
@@ -117,7 +118,7 @@ func (b *sqlBook) apply(ctx context.Context, tx *sql.Tx, account string, version
 		}
 	}
 	if stop {
-		close(b.stopped)
+		b.stopOnce.Do(func() { close(b.stopped) })
 		<-ctx.Done() // written, not committed: the process dies or shuts down here
 		return ctx.Err()
 	}
