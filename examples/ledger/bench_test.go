@@ -24,22 +24,22 @@ import (
 // of a key (the writes of every event, one version advance).
 //
 //	go test -run '^$' -bench Guarded -benchtime 2000x ./examples/ledger
-const (
-	benchKeys      = 32
-	benchMaxActive = 16
-)
+const benchKeys = 32
 
 // benchStore opens an empty store for one run of a benchmark; nil means the
 // in-memory stores.
 type benchStore struct {
 	name string
 	open func(b *testing.B) *sqlstore.Store
+	// maxActive is the keys in progress at once: 1 for SQLite, whose one
+	// writer at a time makes more workers only contend for its connection.
+	maxActive int
 }
 
 func benchStores(b *testing.B) []benchStore {
 	stores := []benchStore{
-		{name: "memory", open: func(*testing.B) *sqlstore.Store { return nil }},
-		{name: "sqlite", open: func(b *testing.B) *sqlstore.Store {
+		{name: "memory", maxActive: 16, open: func(*testing.B) *sqlstore.Store { return nil }},
+		{name: "sqlite", maxActive: 1, open: func(b *testing.B) *sqlstore.Store {
 			s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"))
 			if err != nil {
 				b.Fatal(err)
@@ -48,7 +48,7 @@ func benchStores(b *testing.B) []benchStore {
 		}},
 	}
 	if pg := os.Getenv("ORDERGEN_TEST_POSTGRES"); pg != "" {
-		stores = append(stores, benchStore{name: "postgres", open: func(b *testing.B) *sqlstore.Store {
+		stores = append(stores, benchStore{name: "postgres", maxActive: 16, open: func(b *testing.B) *sqlstore.Store {
 			s, err := postgres.Open(b.Context(), pg)
 			if err != nil {
 				b.Fatal(err)
@@ -97,10 +97,12 @@ type memBook struct{ ledger.AccountHandler }
 
 func (memBook) HandleDeposited(context.Context, ledger.Deposited) error { return nil }
 
-func benchConfig(c *ledger.AccountConfig) {
-	c.MaxActive = benchMaxActive
-	c.Backlog = runtime.Backlog{PerKey: 1 << 20, Total: 1 << 22, WhenFull: runtime.Block}
-	c.Logger = quietLogger()
+func benchConfig(maxActive int) ledger.AccountOption {
+	return func(c *ledger.AccountConfig) {
+		c.MaxActive = maxActive
+		c.Backlog = runtime.Backlog{PerKey: 1 << 20, Total: 1 << 22, WhenFull: runtime.Block}
+		c.Logger = quietLogger()
+	}
 }
 
 func BenchmarkGuardedHandling(b *testing.B) {
@@ -126,11 +128,11 @@ func benchPerEvent(b *testing.B, st benchStore) {
 	var d *ledger.AccountDispatcher
 	var err error
 	if s == nil {
-		d, err = ledger.NewAccountDispatcher(memBook{}, benchConfig)
+		d, err = ledger.NewAccountDispatcher(memBook{}, benchConfig(st.maxActive))
 	} else {
 		defer s.Close()
 		benchBalances(b, s)
-		d, err = ledger.NewAccountTxDispatcher(s, txBook{}, benchConfig)
+		d, err = ledger.NewAccountTxDispatcher(s, txBook{}, benchConfig(st.maxActive))
 	}
 	if err != nil {
 		b.Fatal(err)
@@ -198,7 +200,7 @@ func benchBatched(b *testing.B, st benchStore) {
 		}
 	}
 	e, err := runtime.NewBatch(h, runtime.Config[string, ledger.Deposited]{
-		MaxActive: benchMaxActive,
+		MaxActive: st.maxActive,
 		Backlog:   runtime.Backlog{PerKey: 1 << 20, Total: 1 << 22, WhenFull: runtime.Block},
 		Logger:    quietLogger(),
 	})
