@@ -9,5 +9,7 @@
 // uses one connection: SQLite has one writer at a time anyway, and Go queues
 // the writers of the process instead of SQLite's busy loop. A handler must
 // therefore write only through the transaction it is given, never through
-// the store's DB, or it waits for itself.
+// the store's DB, or it waits for itself. For the same reason a transactional
+// dispatcher on SQLite gains nothing from many keys in progress at once: set
+// its MaxActive low (1 to 4); more workers only queue for the connection.
 package sqlite
