@@ -70,7 +70,8 @@
 //   - names that clash in the generated package: an event named like
 //     another entity's event or like a generated declaration (AccountEvent,
 //     AccountHandler, AccountDispatcher, AccountConfig, AccountOption,
-//     AccountPublisher, NewAccountDispatcher and the unexported helpers);
+//     AccountPublisher, AccountTxHandler, NewAccountDispatcher,
+//     NewAccountTxDispatcher and the unexported helpers);
 //     an event field named like the key or version field or like a
 //     generated method (EventName, EventKey, EventVersion); a version field
 //     named like the key field. Each clash is reported at the later of the
@@ -103,7 +104,7 @@
 //
 // # Generated code
 //
-// For each entity (Account with key AccountID string below), five files
+// For each entity (Account with key AccountID string below), the files
 // of one package hold:
 //
 //   - events.go: one struct per event (key field, version field, then the
@@ -133,6 +134,19 @@
 //   - publishers.go: AccountPublisher and the dispatcher's typed PublishX
 //     methods, which refuse an empty string key or a version below 1 with
 //     runtime.ErrInvalidEvent, and Publish for any AccountEvent.
+//   - durable.go: what ties the dispatcher to a durable store
+//     (runtime.DurableStore, runtime/sqlstore). AccountConfig.Store keeps a
+//     subscriber's versions, states and parked events in the store, in the
+//     namespace of the subscriber's name (at-least-once: the version is
+//     stored after the handler). AccountTxHandler has one
+//     HandleX(ctx, tx *sql.Tx, X) error per event; NewAccountTxDispatcher
+//     and the dispatcher's SubscribeTx take one with a
+//     runtime.TxStore[*sql.Tx]: the guard then begins a transaction, reads
+//     (and locks) the key's version and state in it, decides, calls the
+//     handler with the transaction and commits the handler's writes with the
+//     new version and state (effectively once). For an entity without
+//     version and states the transaction only makes the handler's writes
+//     atomic.
 //   - codecs.go: AccountCodec, a runtime.Codec that encodes an event as a
 //     JSON object named by its schema name, for durable park stores and
 //     transports. Decoding ignores unknown fields (a newer schema's added

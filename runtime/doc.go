@@ -69,6 +69,17 @@
 // Config.MaxHeld events and Config.MaxHold time, after which the key is
 // parked with the reason).
 //
+// # Durable stores
+//
+// The in-memory stores are the defaults. A [DurableStore] keeps versions,
+// states and parked events outside the process, in namespaces (one per
+// subscriber), with keys as text ([EncodeKey]) and events as [RawEvent]s of
+// a [Codec]; [EncodedParks], [EncodedVersions] and [EncodedStates] give them
+// an engine's types. A [TxStore] also begins transactions ([KeyTx]) that a
+// handler writes in, so that its writes and the version advance commit
+// together: effectively once. runtime/sqlstore implements both on SQLite
+// and PostgreSQL; runtime/storetest is the suite every store passes.
+//
 // # Other modes
 //
 // Config.Conflate keeps only the newest pending event of a key (for state

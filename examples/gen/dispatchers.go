@@ -163,6 +163,11 @@ type AccountConfig struct {
 	// DeadLetter receives the events that failed for good under the
 	// runtime.DeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, AccountEvent]
+	// Store, when set, keeps the subscriber's versions, states and parked
+	// events durably (runtime/sqlstore), in the namespace of the subscriber's
+	// name ("Account", "Account/name"); Versions, States and Parks set here win
+	// over it. NewAccountTxDispatcher and SubscribeTx set it to their store.
+	Store runtime.DurableStore
 }
 
 // AccountOption changes an AccountConfig before a subscriber starts.
@@ -205,6 +210,7 @@ type AccountDispatcher struct {
 type accountSubscriber struct {
 	name     string
 	h        AccountHandler
+	tx       *accountTx
 	engine   *runtime.Engine[string, accountEnvelope]
 	versions runtime.VersionStore[string]
 	states   runtime.StateStore[string]
@@ -215,7 +221,7 @@ type accountSubscriber struct {
 // it when done.
 func NewAccountDispatcher(h AccountHandler, opts ...AccountOption) (*AccountDispatcher, error) {
 	d := &AccountDispatcher{topic: runtime.NewTopic[string, accountEnvelope]()}
-	if err := d.subscribe("Account", h, opts); err != nil {
+	if err := d.subscribe("Account", h, nil, opts); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -228,10 +234,10 @@ func (d *AccountDispatcher) Subscribe(name string, h AccountHandler, opts ...Acc
 	if name == "" {
 		return fmt.Errorf("ledger: subscribe to Account: empty subscriber name")
 	}
-	return d.subscribe("Account/"+name, h, opts)
+	return d.subscribe("Account/"+name, h, nil, opts)
 }
-func (d *AccountDispatcher) subscribe(name string, h AccountHandler, opts []AccountOption) error {
-	if h == nil {
+func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *accountTx, opts []AccountOption) error {
+	if h == nil && tx == nil {
 		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
 	}
 	d.mu.Lock()
@@ -247,10 +253,12 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, opts []Acco
 			opt(&cfg)
 		}
 	}
+	accountUseStore(&cfg, name, tx)
 	s := &accountSubscriber{
 		h:        h,
 		name:     name,
 		states:   cfg.States,
+		tx:       tx,
 		versions: cfg.Versions,
 	}
 	if s.versions == nil {
@@ -284,7 +292,7 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, opts []Acco
 			})
 		}
 	}
-	engine, err := d.topic.Subscribe(s.handle, rc)
+	engine, err := d.topic.Subscribe(s.engineHandler(), rc)
 	if err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
 	}
@@ -551,6 +559,11 @@ type OrderConfig struct {
 	// DeadLetter receives the events that failed for good under the
 	// runtime.DeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, OrderEvent]
+	// Store, when set, keeps the subscriber's versions, states and parked
+	// events durably (runtime/sqlstore), in the namespace of the subscriber's
+	// name ("Order", "Order/name"); Versions, States and Parks set here win
+	// over it. NewOrderTxDispatcher and SubscribeTx set it to their store.
+	Store runtime.DurableStore
 }
 
 // OrderOption changes an OrderConfig before a subscriber starts.
@@ -591,6 +604,7 @@ type OrderDispatcher struct {
 type orderSubscriber struct {
 	name   string
 	h      OrderHandler
+	tx     *orderTx
 	engine *runtime.Engine[string, orderEnvelope]
 	states runtime.StateStore[string]
 }
@@ -600,7 +614,7 @@ type orderSubscriber struct {
 // it when done.
 func NewOrderDispatcher(h OrderHandler, opts ...OrderOption) (*OrderDispatcher, error) {
 	d := &OrderDispatcher{topic: runtime.NewTopic[string, orderEnvelope]()}
-	if err := d.subscribe("Order", h, opts); err != nil {
+	if err := d.subscribe("Order", h, nil, opts); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -613,10 +627,10 @@ func (d *OrderDispatcher) Subscribe(name string, h OrderHandler, opts ...OrderOp
 	if name == "" {
 		return fmt.Errorf("ledger: subscribe to Order: empty subscriber name")
 	}
-	return d.subscribe("Order/"+name, h, opts)
+	return d.subscribe("Order/"+name, h, nil, opts)
 }
-func (d *OrderDispatcher) subscribe(name string, h OrderHandler, opts []OrderOption) error {
-	if h == nil {
+func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, opts []OrderOption) error {
+	if h == nil && tx == nil {
 		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
 	}
 	d.mu.Lock()
@@ -632,10 +646,12 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, opts []OrderOpt
 			opt(&cfg)
 		}
 	}
+	orderUseStore(&cfg, name, tx)
 	s := &orderSubscriber{
 		h:      h,
 		name:   name,
 		states: cfg.States,
+		tx:     tx,
 	}
 	if s.states == nil {
 		s.states = runtime.NewMemoryStateStore[string]()
@@ -663,7 +679,7 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, opts []OrderOpt
 			})
 		}
 	}
-	engine, err := d.topic.Subscribe(s.handle, rc)
+	engine, err := d.topic.Subscribe(s.engineHandler(), rc)
 	if err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
 	}
@@ -863,6 +879,11 @@ type RiderConfig struct {
 	// DeadLetter receives the events that failed for good under the
 	// runtime.DeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, RiderEvent]
+	// Store, when set, keeps the subscriber's versions, states and parked
+	// events durably (runtime/sqlstore), in the namespace of the subscriber's
+	// name ("Rider", "Rider/name"); Versions, States and Parks set here win
+	// over it. NewRiderTxDispatcher and SubscribeTx set it to their store.
+	Store runtime.DurableStore
 }
 
 // RiderOption changes a RiderConfig before a subscriber starts.
@@ -903,6 +924,7 @@ type RiderDispatcher struct {
 type riderSubscriber struct {
 	name   string
 	h      RiderHandler
+	tx     *riderTx
 	engine *runtime.Engine[string, riderEnvelope]
 }
 
@@ -911,7 +933,7 @@ type riderSubscriber struct {
 // it when done.
 func NewRiderDispatcher(h RiderHandler, opts ...RiderOption) (*RiderDispatcher, error) {
 	d := &RiderDispatcher{topic: runtime.NewTopic[string, riderEnvelope]()}
-	if err := d.subscribe("Rider", h, opts); err != nil {
+	if err := d.subscribe("Rider", h, nil, opts); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -924,10 +946,10 @@ func (d *RiderDispatcher) Subscribe(name string, h RiderHandler, opts ...RiderOp
 	if name == "" {
 		return fmt.Errorf("ledger: subscribe to Rider: empty subscriber name")
 	}
-	return d.subscribe("Rider/"+name, h, opts)
+	return d.subscribe("Rider/"+name, h, nil, opts)
 }
-func (d *RiderDispatcher) subscribe(name string, h RiderHandler, opts []RiderOption) error {
-	if h == nil {
+func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, opts []RiderOption) error {
+	if h == nil && tx == nil {
 		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
 	}
 	d.mu.Lock()
@@ -943,9 +965,11 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, opts []RiderOpt
 			opt(&cfg)
 		}
 	}
+	riderUseStore(&cfg, name, tx)
 	s := &riderSubscriber{
 		h:    h,
 		name: name,
+		tx:   tx,
 	}
 	rc := runtime.Config[string, riderEnvelope]{
 		Backlog:     cfg.Backlog,
@@ -970,7 +994,7 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, opts []RiderOpt
 			})
 		}
 	}
-	engine, err := d.topic.Subscribe(s.handle, rc)
+	engine, err := d.topic.Subscribe(s.engineHandler(), rc)
 	if err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
 	}
@@ -1170,6 +1194,11 @@ type WebhookConfig struct {
 	// DeadLetter receives the events that failed for good under the
 	// runtime.DeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[int64, WebhookEvent]
+	// Store, when set, keeps the subscriber's versions, states and parked
+	// events durably (runtime/sqlstore), in the namespace of the subscriber's
+	// name ("Webhook", "Webhook/name"); Versions, States and Parks set here win
+	// over it. NewWebhookTxDispatcher and SubscribeTx set it to their store.
+	Store runtime.DurableStore
 }
 
 // WebhookOption changes a WebhookConfig before a subscriber starts.
@@ -1211,6 +1240,7 @@ type WebhookDispatcher struct {
 type webhookSubscriber struct {
 	name   string
 	h      WebhookHandler
+	tx     *webhookTx
 	engine *runtime.Engine[int64, webhookEnvelope]
 }
 
@@ -1219,7 +1249,7 @@ type webhookSubscriber struct {
 // it when done.
 func NewWebhookDispatcher(h WebhookHandler, opts ...WebhookOption) (*WebhookDispatcher, error) {
 	d := &WebhookDispatcher{topic: runtime.NewTopic[int64, webhookEnvelope]()}
-	if err := d.subscribe("Webhook", h, opts); err != nil {
+	if err := d.subscribe("Webhook", h, nil, opts); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -1232,10 +1262,10 @@ func (d *WebhookDispatcher) Subscribe(name string, h WebhookHandler, opts ...Web
 	if name == "" {
 		return fmt.Errorf("ledger: subscribe to Webhook: empty subscriber name")
 	}
-	return d.subscribe("Webhook/"+name, h, opts)
+	return d.subscribe("Webhook/"+name, h, nil, opts)
 }
-func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, opts []WebhookOption) error {
-	if h == nil {
+func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhookTx, opts []WebhookOption) error {
+	if h == nil && tx == nil {
 		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
 	}
 	d.mu.Lock()
@@ -1251,9 +1281,11 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, opts []Webh
 			opt(&cfg)
 		}
 	}
+	webhookUseStore(&cfg, name, tx)
 	s := &webhookSubscriber{
 		h:    h,
 		name: name,
+		tx:   tx,
 	}
 	rc := runtime.Config[int64, webhookEnvelope]{
 		Backlog:     cfg.Backlog,
@@ -1278,7 +1310,7 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, opts []Webh
 			})
 		}
 	}
-	engine, err := d.topic.Subscribe(s.handle, rc)
+	engine, err := d.topic.Subscribe(s.engineHandler(), rc)
 	if err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
 	}

@@ -30,6 +30,9 @@ func TestExampleReport(t *testing.T) {
 		"acct-4 v6 failed permanently: the key parked",
 		"status Shipped, 2 skipped by the state guard",
 		"every rider ends at its newest position",
+		"SQLite store in a temporary file",
+		"survived a restart; a new event joined its park",
+		"10 of 10 accounts equal in-order application, 0 events applied twice",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())

@@ -10,7 +10,17 @@
 //   - a permanent failure that parks the account, then a replay after the
 //     fault is fixed;
 //   - late order transitions skipped by the state guard, and rider locations
-//     conflated.
+//     conflated;
+//   - effectively-once handling on a durable store: handlers that write in
+//     the store's transaction, a process stopped between a write and its
+//     commit, a restart with full redelivery, and a parked account that
+//     survives a restart.
+//
+// The guards' versions and states and the parked events live in a durable
+// store: by default an embedded SQLite file in a temporary directory, removed
+// at the end; -store names another (a SQLite file path, or a postgres:// URL).
+// The example empties its own namespaces (Account, Order, Rider) and tables
+// (ledger_example_*) in that store first.
 //
 // Run it from the repository root with: go run ./examples/ledger
 package main
@@ -21,7 +31,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/ordergen/ordergen/runtime/sqlstore"
+	"github.com/ordergen/ordergen/runtime/sqlstore/dsn"
+	"github.com/ordergen/ordergen/runtime/sqlstore/sqlite"
 )
 
 func main() {
@@ -30,6 +45,7 @@ func main() {
 	flag.IntVar(&cfg.events, "events", 20, "events per cold account")
 	flag.DurationVar(&cfg.latency, "latency", time.Millisecond, "upper bound of a handler's random latency (from half of it)")
 	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the generated streams and latencies")
+	flag.StringVar(&cfg.store, "store", "", "durable store: a SQLite file path or a postgres:// URL (default: a temporary SQLite file)")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -45,20 +61,57 @@ type config struct {
 	events   int
 	latency  time.Duration
 	seed     uint64
+	store    string // "": a temporary SQLite file
 }
 
 // run plays every scenario and writes the report to out. It returns an error
 // when a guarantee did not hold.
 func run(ctx context.Context, out io.Writer, cfg config) error {
-	fmt.Fprintln(out, "ordergen example: the ledger schema on per-key lanes (in-memory stores)")
-	if err := runLedger(ctx, out, cfg); err != nil {
+	store, where, closeStore, err := openStore(ctx, cfg.store)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	fmt.Fprintf(out, "ordergen example: the ledger schema on per-key lanes (%s)\n", where)
+	for _, ns := range []string{"Account", "Order", "Rider"} {
+		if err := store.DeleteNamespace(ctx, ns); err != nil {
+			return err
+		}
+	}
+	if err := runLedger(ctx, out, cfg, store); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	if err := runOrders(ctx, out); err != nil {
+	if err := runOrders(ctx, out, store); err != nil {
 		return fmt.Errorf("orders: %w", err)
 	}
-	if err := runRiders(ctx, out); err != nil {
+	if err := runRiders(ctx, out, store); err != nil {
 		return fmt.Errorf("riders: %w", err)
 	}
+	if err := runDurable(ctx, out, store, cfg.seed); err != nil {
+		return fmt.Errorf("durable: %w", err)
+	}
 	return nil
+}
+
+// openStore opens the store named by name, or a SQLite file in a new
+// temporary directory when name is empty. It returns a description for the
+// report and a function that closes the store (and removes the directory).
+func openStore(ctx context.Context, name string) (*sqlstore.Store, string, func(), error) {
+	if name != "" {
+		s, err := dsn.Open(ctx, name)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return s, "store " + dsn.Redact(name), func() { s.Close() }, nil
+	}
+	dir, err := os.MkdirTemp("", "ordergen-ledger-")
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("temporary store: %w", err)
+	}
+	s, err := sqlite.Open(ctx, filepath.Join(dir, "ledger.db"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, "", nil, err
+	}
+	return s, "SQLite store in a temporary file", func() { s.Close(); os.RemoveAll(dir) }, nil
 }

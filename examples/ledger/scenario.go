@@ -11,6 +11,7 @@ import (
 
 	"github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/sqlstore"
 )
 
 const (
@@ -26,7 +27,7 @@ const (
 // runLedger publishes interleaved account streams from several publishers,
 // with one hot account, one transient and one permanent fault, and checks the
 // balances against in-order application.
-func runLedger(ctx context.Context, out io.Writer, cfg config) error {
+func runLedger(ctx context.Context, out io.Writer, cfg config, store *sqlstore.Store) error {
 	rng := rand.New(rand.NewPCG(cfg.seed, 7))
 	b := newBook(cfg.latency, cfg.seed)
 	d, err := ledger.NewAccountDispatcher(b, func(c *ledger.AccountConfig) {
@@ -36,6 +37,7 @@ func runLedger(ctx context.Context, out io.Writer, cfg config) error {
 		// reject policy would for a request path.
 		c.Backlog.WhenFull = runtime.Block
 		c.Logger = quietLogger()
+		c.Store = store // versions, states and parks survive restarts
 	})
 	if err != nil {
 		return err
@@ -172,9 +174,12 @@ func (s *shipments) HandleOrderCancelled(_ context.Context, e ledger.OrderCancel
 
 // runOrders sends one order's transitions with a late payment and a late
 // cancellation, which the forward-only state guard skips.
-func runOrders(ctx context.Context, out io.Writer) error {
+func runOrders(ctx context.Context, out io.Writer, store *sqlstore.Store) error {
 	s := &shipments{status: map[string]string{}}
-	d, err := ledger.NewOrderDispatcher(s, func(c *ledger.OrderConfig) { c.Logger = quietLogger() })
+	d, err := ledger.NewOrderDispatcher(s, func(c *ledger.OrderConfig) {
+		c.Logger = quietLogger()
+		c.Store = store
+	})
 	if err != nil {
 		return err
 	}
@@ -228,9 +233,12 @@ func (p *positions) HandleLocationUpdated(_ context.Context, e ledger.LocationUp
 
 // runRiders floods location updates; conflation keeps only the newest
 // pending one per rider, and the last one always arrives.
-func runRiders(ctx context.Context, out io.Writer) error {
+func runRiders(ctx context.Context, out io.Writer, store *sqlstore.Store) error {
 	p := &positions{last: map[string]ledger.LocationUpdated{}}
-	d, err := ledger.NewRiderDispatcher(p, func(c *ledger.RiderConfig) { c.Logger = quietLogger() })
+	d, err := ledger.NewRiderDispatcher(p, func(c *ledger.RiderConfig) {
+		c.Logger = quietLogger()
+		c.Store = store
+	})
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ func dispatcher(f *jen.File, n names) {
 	f.Type().Id(n.subscriber).StructFunc(func(g *jen.Group) {
 		g.Id("name").String()
 		g.Id("h").Id(n.Handler)
+		g.Id("tx").Op("*").Id(n.txBinding)
 		g.Id("engine").Op("*").Add(engine)
 		if e.Version != nil {
 			g.Id("versions").Add(rt("VersionStore")).Types(n.key())
@@ -38,7 +39,7 @@ func dispatcher(f *jen.File, n names) {
 	f.Comment("configured with the schema's policies changed by opts. Close it when done.")
 	f.Func().Id(n.New).Params(jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
 		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Values(jen.Dict{jen.Id("topic"): rt("NewTopic").Types(n.key(), jen.Id(n.envelope)).Call()}),
-		jen.If(jen.Err().Op(":=").Id("d").Dot("subscribe").Call(jen.Lit(e.Name), jen.Id("h"), jen.Id("opts")), jen.Err().Op("!=").Nil()).Block(
+		jen.If(jen.Err().Op(":=").Id("d").Dot("subscribe").Call(jen.Lit(e.Name), jen.Id("h"), jen.Nil(), jen.Id("opts")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Err()),
 		),
 		jen.Return(jen.Id("d"), jen.Nil()),
@@ -49,11 +50,11 @@ func dispatcher(f *jen.File, n names) {
 	f.Comment("followed by name; names must be unique.")
 	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Subscribe").Params(jen.Id("name").String(), jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Error().Block(
 		jen.If(jen.Id("name").Op("==").Lit("")).Block(jen.Return(errorf(n.pkg()+": subscribe to "+e.Name+": empty subscriber name"))),
-		jen.Return(jen.Id("d").Dot("subscribe").Call(jen.Lit(e.Name+"/").Op("+").Id("name"), jen.Id("h"), jen.Id("opts"))),
+		jen.Return(jen.Id("d").Dot("subscribe").Call(jen.Lit(e.Name+"/").Op("+").Id("name"), jen.Id("h"), jen.Nil(), jen.Id("opts"))),
 	)
 
-	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("subscribe").Params(jen.Id("name").String(), jen.Id("h").Id(n.Handler), jen.Id("opts").Index().Id(n.Option)).Error().BlockFunc(func(g *jen.Group) {
-		g.If(jen.Id("h").Op("==").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: nil handler", jen.Id("name"))))
+	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("subscribe").Params(jen.Id("name").String(), jen.Id("h").Id(n.Handler), jen.Id("tx").Op("*").Id(n.txBinding), jen.Id("opts").Index().Id(n.Option)).Error().BlockFunc(func(g *jen.Group) {
+		g.If(jen.Id("h").Op("==").Nil().Op("&&").Id("tx").Op("==").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: nil handler", jen.Id("name"))))
 		g.Id("d").Dot("mu").Dot("Lock").Call()
 		g.Defer().Id("d").Dot("mu").Dot("Unlock").Call()
 		g.For(jen.List(jen.Id("_"), jen.Id("s")).Op(":=").Range().Id("d").Dot("subs")).Block(
@@ -63,7 +64,8 @@ func dispatcher(f *jen.File, n names) {
 		g.For(jen.List(jen.Id("_"), jen.Id("opt")).Op(":=").Range().Id("opts")).Block(
 			jen.If(jen.Id("opt").Op("!=").Nil()).Block(jen.Id("opt").Call(jen.Op("&").Id("cfg"))),
 		)
-		sub := jen.Dict{jen.Id("name"): jen.Id("name"), jen.Id("h"): jen.Id("h")}
+		g.Id(n.useStore).Call(jen.Op("&").Id("cfg"), jen.Id("name"), jen.Id("tx"))
+		sub := jen.Dict{jen.Id("name"): jen.Id("name"), jen.Id("h"): jen.Id("h"), jen.Id("tx"): jen.Id("tx")}
 		if e.Version != nil {
 			sub[jen.Id("versions")] = jen.Id("cfg").Dot("Versions")
 		}
@@ -114,7 +116,7 @@ func dispatcher(f *jen.File, n names) {
 				}))),
 			),
 		)
-		g.List(jen.Id("engine"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("Subscribe").Call(jen.Id("s").Dot("handle"), jen.Id("rc"))
+		g.List(jen.Id("engine"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("Subscribe").Call(jen.Id("s").Dot("engineHandler").Call(), jen.Id("rc"))
 		g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: %w", jen.Id("name"), jen.Err())))
 		g.Id("s").Dot("engine").Op("=").Id("engine")
 		g.Id("d").Dot("subs").Op("=").Append(jen.Id("d").Dot("subs"), jen.Id("s"))

@@ -8,6 +8,10 @@
 //	                and the compile-time handshake with the runtime
 //	guards.go       the engine handler of each subscriber: the version guard
 //	                and the forward-only state guard
+//	durable.go      durable stores: the transactional handler interface, its
+//	                dispatcher constructors and guard (effectively once over
+//	                runtime.TxStore), and the use of AccountConfig.Store
+//	codecs.go       each entity's JSON codec (runtime.Codec)
 //	publishers.go   each entity's publisher interface and the dispatcher's
 //	                typed Publish methods
 //

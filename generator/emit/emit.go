@@ -37,6 +37,7 @@ func Files(pkg *ir.Package) ([]File, error) {
 	}{
 		{"codecs.go", codecs},
 		{"dispatchers.go", dispatchers},
+		{"durable.go", durable},
 		{"events.go", events},
 		{"guards.go", guards},
 		{"handlers.go", handlers},
@@ -144,6 +145,10 @@ type names struct {
 	transition  string
 	defaults    string
 	newEnvelope string
+	TxHandler   string
+	NewTx       string
+	txBinding   string
+	useStore    string
 }
 
 func namesOf(pkg string, e *ir.Entity) names {
@@ -166,6 +171,10 @@ func namesOf(pkg string, e *ir.Entity) names {
 		transition:  lc + "Transition",
 		defaults:    "default" + e.Name + "Config",
 		newEnvelope: "new" + e.Name + "Envelope",
+		TxHandler:   e.Name + "TxHandler",
+		NewTx:       "New" + e.Name + "TxDispatcher",
+		txBinding:   lc + "Tx",
+		useStore:    lc + "UseStore",
 	}
 }
 

@@ -75,12 +75,13 @@ func (v *validator) declareEntity(name string, pos diag.Pos) {
 	what := func(kind, n string) string {
 		return "the generated " + kind + " " + n + " of entity " + name
 	}
-	for _, suffix := range []string{"Event", "Handler", "Dispatcher", "Config", "Option", "Publisher", "Codec", "Producer", "Consumer"} {
+	for _, suffix := range []string{"Event", "Handler", "Dispatcher", "Config", "Option", "Publisher", "Codec", "Producer", "Consumer", "TxHandler"} {
 		v.pkg.declare(name+suffix, pos, what("type", name+suffix))
 	}
 	v.pkg.declare("New"+name+"Dispatcher", pos, what("function", "New"+name+"Dispatcher"))
+	v.pkg.declare("New"+name+"TxDispatcher", pos, what("function", "New"+name+"TxDispatcher"))
 	lc := lowerFirst(name)
-	for _, n := range []string{lc + "Envelope", lc + "Kind", lc + "Subscriber", lc + "Rank", lc + "Transition", "default" + name + "Config", "new" + name + "Envelope"} {
+	for _, n := range []string{lc + "Envelope", lc + "Kind", lc + "Subscriber", lc + "Rank", lc + "Transition", "default" + name + "Config", "new" + name + "Envelope", lc + "Tx", lc + "UseStore"} {
 		v.pkg.declare(n, pos, what("name", n))
 	}
 }

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ordergen/ordergen/examples/gen"
+	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/sqlstore"
+	"github.com/ordergen/ordergen/runtime/sqlstore/postgres"
+	"github.com/ordergen/ordergen/runtime/sqlstore/sqlite"
+)
+
+// The benchmarks of version-guarded handling: the same stream of Deposited
+// events (benchKeys accounts, versions 1, 2, ... each) through the version
+// guard, on the in-memory stores and, effectively once, on SQLite and
+// PostgreSQL (ORDERGEN_TEST_POSTGRES). per-event: the generated dispatcher,
+// one transaction per event (handler write + version advance). batched: an
+// engine with a batch handler, one transaction per batch of up to 64 events
+// of a key (the writes of every event, one version advance).
+//
+//	go test -run '^$' -bench Guarded -benchtime 2000x ./examples/ledger
+const benchKeys = 32
+
+// benchStore opens an empty store for one run of a benchmark; nil means the
+// in-memory stores.
+type benchStore struct {
+	name string
+	open func(b *testing.B) *sqlstore.Store
+	// maxActive is the keys in progress at once: 1 for SQLite, whose one
+	// writer at a time makes more workers only contend for its connection.
+	maxActive int
+}
+
+func benchStores(b *testing.B) []benchStore {
+	stores := []benchStore{
+		{name: "memory", maxActive: 16, open: func(*testing.B) *sqlstore.Store { return nil }},
+		{name: "sqlite", maxActive: 1, open: func(b *testing.B) *sqlstore.Store {
+			s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		}},
+	}
+	if pg := os.Getenv("ORDERGEN_TEST_POSTGRES"); pg != "" {
+		stores = append(stores, benchStore{name: "postgres", maxActive: 16, open: func(b *testing.B) *sqlstore.Store {
+			s, err := postgres.Open(b.Context(), pg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		}})
+	}
+	return stores
+}
+
+// benchBalances creates (or empties) the handlers' table and the Account
+// namespace.
+func benchBalances(b *testing.B, s *sqlstore.Store) {
+	ctx := b.Context()
+	for _, stmt := range []string{
+		`CREATE TABLE IF NOT EXISTS bench_balances (account TEXT PRIMARY KEY, balance BIGINT NOT NULL)`,
+		`DELETE FROM bench_balances`,
+	} {
+		if _, err := s.DB().ExecContext(ctx, stmt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.DeleteNamespace(ctx, "Account"); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.DeleteNamespace(ctx, "bench-batched"); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func deposit(ctx context.Context, tx *sql.Tx, account string, amount int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO bench_balances (account, balance) VALUES ($1, $2)
+		ON CONFLICT (account) DO UPDATE SET balance = bench_balances.balance + excluded.balance`, account, amount)
+	return err
+}
+
+// txBook is the benchmarks' AccountTxHandler: one write per deposit.
+type txBook struct{ ledger.AccountTxHandler }
+
+func (txBook) HandleDeposited(ctx context.Context, tx *sql.Tx, e ledger.Deposited) error {
+	return deposit(ctx, tx, e.AccountID, e.Amount)
+}
+
+// memBook is the benchmarks' in-memory AccountHandler: it does nothing.
+type memBook struct{ ledger.AccountHandler }
+
+func (memBook) HandleDeposited(context.Context, ledger.Deposited) error { return nil }
+
+func benchConfig(maxActive int) ledger.AccountOption {
+	return func(c *ledger.AccountConfig) {
+		c.MaxActive = maxActive
+		c.Backlog = runtime.Backlog{PerKey: 1 << 20, Total: 1 << 22, WhenFull: runtime.Block}
+		c.Logger = quietLogger()
+	}
+}
+
+func BenchmarkGuardedHandling(b *testing.B) {
+	for _, st := range benchStores(b) {
+		b.Run(st.name+"/per-event", func(b *testing.B) { benchPerEvent(b, st) })
+		b.Run(st.name+"/batched", func(b *testing.B) { benchBatched(b, st) })
+	}
+}
+
+// events returns b.N deposits over benchKeys accounts, versions in order,
+// the accounts interleaved.
+func events(n int) []ledger.Deposited {
+	out := make([]ledger.Deposited, 0, n)
+	for i := range n {
+		out = append(out, ledger.Deposited{AccountID: fmt.Sprintf("acct-%d", i%benchKeys), Version: uint64(i/benchKeys + 1), Amount: 1})
+	}
+	return out
+}
+
+func benchPerEvent(b *testing.B, st benchStore) {
+	ctx := b.Context()
+	s := st.open(b)
+	var d *ledger.AccountDispatcher
+	var err error
+	if s == nil {
+		d, err = ledger.NewAccountDispatcher(memBook{}, benchConfig(st.maxActive))
+	} else {
+		defer s.Close()
+		benchBalances(b, s)
+		d, err = ledger.NewAccountTxDispatcher(s, txBook{}, benchConfig(st.maxActive))
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close(context.Background())
+	evs := events(b.N)
+	b.ResetTimer()
+	for _, e := range evs {
+		if err := d.PublishDeposited(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := d.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	if st := d.Stats()["Account"]; st.Handled != uint64(b.N) {
+		b.Fatalf("handled %d of %d events: %+v", st.Handled, b.N, st)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// benchBatched runs the version guard over batches: one transaction (or one
+// compare-and-set) per batch of a key's pending events.
+func benchBatched(b *testing.B, st benchStore) {
+	ctx := b.Context()
+	s := st.open(b)
+	var h runtime.BatchHandler[string, ledger.Deposited]
+	if s == nil {
+		versions := runtime.NewMemoryVersionStore[string]()
+		h = func(ctx context.Context, key string, batch []ledger.Deposited) error {
+			stored, err := versions.Version(ctx, key)
+			if err != nil {
+				return err
+			}
+			next := advance(stored, batch, func(ledger.Deposited) error { return nil })
+			if next == stored {
+				return runtime.Skip("duplicates")
+			}
+			if ok, err := versions.CompareAndSet(ctx, key, stored, next); err != nil || !ok {
+				return fmt.Errorf("version moved: %v", err)
+			}
+			return nil
+		}
+	} else {
+		defer s.Close()
+		benchBalances(b, s)
+		h = func(ctx context.Context, key string, batch []ledger.Deposited) error {
+			tx, err := s.BeginKey(ctx, "bench-batched", key)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			var werr error
+			next := advance(tx.Version(), batch, func(e ledger.Deposited) error {
+				if werr == nil {
+					werr = deposit(ctx, tx.Tx(), e.AccountID, e.Amount)
+				}
+				return werr
+			})
+			if werr != nil {
+				return werr
+			}
+			return tx.Commit(ctx, next, tx.State())
+		}
+	}
+	e, err := runtime.NewBatch(h, runtime.Config[string, ledger.Deposited]{
+		MaxActive: st.maxActive,
+		Backlog:   runtime.Backlog{PerKey: 1 << 20, Total: 1 << 22, WhenFull: runtime.Block},
+		Logger:    quietLogger(),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	evs := events(b.N)
+	b.ResetTimer()
+	for _, ev := range evs {
+		if err := e.Submit(ctx, ev.AccountID, ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := e.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	if st := e.Stats(); st.Handled+st.Skipped == 0 || st.Parked != 0 || st.Pending != 0 {
+		b.Fatalf("events left behind: %+v", st)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// advance applies, in order, the events of batch that continue the version
+// sequence from stored, and returns the last version applied. In this
+// stream versions arrive in order, so nothing is held back.
+func advance(stored uint64, batch []ledger.Deposited, apply func(ledger.Deposited) error) uint64 {
+	for _, e := range batch {
+		if e.Version != stored+1 {
+			continue // a duplicate (or a gap, which this stream has not)
+		}
+		if apply(e) != nil {
+			return stored
+		}
+		stored = e.Version
+	}
+	return stored
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/ordergen/ordergen/examples/gen"
+	"github.com/ordergen/ordergen/runtime"
+)
+
+// sqlBook is the example's ledger.AccountTxHandler: it keeps balances in the
+// store's database, writing through the transaction it is handed, so each
+// write commits together with the account's version. Every applied event is
+// also logged, so that a test can see that none was applied twice.
+type sqlBook struct {
+	balances string // table names
+	applied  string
+
+	mu     sync.Mutex
+	faults map[fault]error // permanent failures, until fixed
+	stopAt *fault          // where to stop between a write and its commit
+	// stopped is closed when the handler reached stopAt, wrote, and now
+	// waits for its context to end: a crash or a shutdown at that point.
+	stopped  chan struct{}
+	stopOnce sync.Once
+}
+
+// newSQLBook returns a book whose tables are named after prefix, creating
+// them if needed.
+func newSQLBook(ctx context.Context, db *sql.DB, prefix string) (*sqlBook, error) {
+	b := &sqlBook{balances: prefix + "_balances", applied: prefix + "_applied", faults: map[fault]error{}, stopped: make(chan struct{})}
+	for _, stmt := range []string{
+		`CREATE TABLE IF NOT EXISTS ` + b.balances + ` (account TEXT PRIMARY KEY, balance BIGINT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS ` + b.applied + ` (account TEXT NOT NULL, version BIGINT NOT NULL)`,
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return nil, fmt.Errorf("create the book's tables: %w", err)
+		}
+	}
+	return b, nil
+}
+
+// reset empties the book's tables.
+func (b *sqlBook) reset(ctx context.Context, db *sql.DB) error {
+	for _, table := range []string{b.balances, b.applied} {
+		if _, err := db.ExecContext(ctx, `DELETE FROM `+table); err != nil {
+			return fmt.Errorf("reset %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// failPermanently makes the event fail permanently until fix is called.
+func (b *sqlBook) failPermanently(account string, version uint64, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.faults[fault{account, version}] = err
+}
+
+// fix clears every fault of account.
+func (b *sqlBook) fix(account string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for f := range b.faults {
+		if f.account == account {
+			delete(b.faults, f)
+		}
+	}
+}
+
+// stopBeforeCommit makes the handler of the event, after its write, wait
+// for its context to end instead of returning.
+func (b *sqlBook) stopBeforeCommit(account string, version uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopAt = &fault{account, version}
+}
+
+// resume undoes stopBeforeCommit.
+func (b *sqlBook) resume() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopAt = nil
+}
+
+// apply writes one event: the applied log and the balance change.
+func (b *sqlBook) apply(ctx context.Context, tx *sql.Tx, account string, version uint64, open bool, delta int64) error {
+	b.mu.Lock()
+	err := b.faults[fault{account, version}]
+	stop := b.stopAt != nil && *b.stopAt == fault{account, version}
+	b.mu.Unlock()
+	if err != nil {
+		return runtime.Permanent(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+b.applied+` (account, version) VALUES ($1, $2)`, account, int64(version)); err != nil {
+		return fmt.Errorf("log %s v%d: %w", account, version, err)
+	}
+	if open {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+b.balances+` (account, balance) VALUES ($1, 0) ON CONFLICT (account) DO NOTHING`, account); err != nil {
+			return fmt.Errorf("open %s: %w", account, err)
+		}
+	} else if delta != 0 {
+		var balance int64
+		err := tx.QueryRowContext(ctx, `SELECT balance FROM `+b.balances+` WHERE account = $1`, account).Scan(&balance)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return runtime.Permanent(fmt.Errorf("account %s is not open", account))
+		case err != nil:
+			return fmt.Errorf("read %s: %w", account, err)
+		case balance+delta < 0:
+			return runtime.Permanent(fmt.Errorf("account %s would go negative", account))
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE `+b.balances+` SET balance = $2 WHERE account = $1`, account, balance+delta); err != nil {
+			return fmt.Errorf("update %s: %w", account, err)
+		}
+	}
+	if stop {
+		b.stopOnce.Do(func() { close(b.stopped) })
+		<-ctx.Done() // written, not committed: the process dies or shuts down here
+		return ctx.Err()
+	}
+	return nil
+}
+
+// HandleAccountOpened implements ledger.AccountTxHandler.
+func (b *sqlBook) HandleAccountOpened(ctx context.Context, tx *sql.Tx, e ledger.AccountOpened) error {
+	return b.apply(ctx, tx, e.AccountID, e.Version, true, 0)
+}
+
+// HandleDeposited implements ledger.AccountTxHandler.
+func (b *sqlBook) HandleDeposited(ctx context.Context, tx *sql.Tx, e ledger.Deposited) error {
+	return b.apply(ctx, tx, e.AccountID, e.Version, false, e.Amount)
+}
+
+// HandleWithdrew implements ledger.AccountTxHandler.
+func (b *sqlBook) HandleWithdrew(ctx context.Context, tx *sql.Tx, e ledger.Withdrew) error {
+	return b.apply(ctx, tx, e.AccountID, e.Version, false, -e.Amount)
+}
+
+// HandleAccountFrozen implements ledger.AccountTxHandler.
+func (b *sqlBook) HandleAccountFrozen(ctx context.Context, tx *sql.Tx, e ledger.AccountFrozen) error {
+	return b.apply(ctx, tx, e.AccountID, e.Version, false, 0)
+}
+
+// HandleAccountClosed implements ledger.AccountTxHandler.
+func (b *sqlBook) HandleAccountClosed(ctx context.Context, tx *sql.Tx, e ledger.AccountClosed) error {
+	return b.apply(ctx, tx, e.AccountID, e.Version, false, 0)
+}
+
+// snapshot returns every balance and the events applied more than once.
+func (b *sqlBook) snapshot(ctx context.Context, db *sql.DB) (balances map[string]int64, twice int, err error) {
+	rows, err := db.QueryContext(ctx, `SELECT account, balance FROM `+b.balances)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read balances: %w", err)
+	}
+	defer rows.Close()
+	balances = map[string]int64{}
+	for rows.Next() {
+		var account string
+		var balance int64
+		if err := rows.Scan(&account, &balance); err != nil {
+			return nil, 0, fmt.Errorf("read balances: %w", err)
+		}
+		balances[account] = balance
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("read balances: %w", err)
+	}
+	err = db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT account, version FROM `+b.applied+
+		` GROUP BY account, version HAVING COUNT(*) > 1) AS twice`).Scan(&twice)
+	if err != nil {
+		return nil, 0, fmt.Errorf("count events applied twice: %w", err)
+	}
+	return balances, twice, nil
+}

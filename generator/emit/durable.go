@@ -1,0 +1,135 @@
+package emit
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ordergen/ordergen/generator/ir"
+)
+
+// durable emits, for each entity, what connects its dispatcher to a durable
+// store (runtime.DurableStore, runtime.TxStore): the transactional handler
+// interface, the constructors of transactional subscribers, the guard that
+// runs in the store's transaction, and the helper that takes a
+// subscriber's stores from AccountConfig.Store.
+func durable(f *jen.File, pkg *ir.Package) {
+	for _, e := range pkg.Entities {
+		n := namesOf(pkg.Name, e)
+		txHandler(f, n)
+		txConstructors(f, n)
+		useStore(f, n)
+		handleTx(f, n)
+	}
+}
+
+// sqlTx is the transaction type transactional handlers receive.
+func sqlTx() *jen.Statement { return jen.Op("*").Qual("database/sql", "Tx") }
+
+// txStore is the store type of transactional subscribers.
+func txStore() *jen.Statement { return rt("TxStore").Types(sqlTx()) }
+
+func txHandler(f *jen.File, n names) {
+	e := n.e
+	f.Commentf("%s handles the events of entity %s inside a database transaction,", n.TxHandler, e.Name)
+	f.Commentf("one typed method per event. A dispatcher made with %s (or", n.NewTx)
+	f.Comment("SubscribeTx) begins the transaction, reads the key's version and state in")
+	f.Comment("it, lets the guards decide, calls the method with the transaction, and")
+	f.Comment("commits the method's writes together with the new version and state: an")
+	f.Comment("event is applied effectively once, even when the process dies in between.")
+	f.Comment("A method writes through tx only and neither commits nor rolls it back; an")
+	f.Comment("error rolls everything back and is retried in place (wrap it with")
+	f.Comment("runtime.Permanent to apply the exhaustion policy at once).")
+	f.Type().Id(n.TxHandler).InterfaceFunc(func(g *jen.Group) {
+		for _, ev := range e.Events {
+			g.Commentf("Handle%s handles %s %s event in tx.", ev.Name, article(ev.Name), ev.Name)
+			g.Id("Handle"+ev.Name).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("tx").Add(sqlTx()), jen.Id("e").Id(ev.Name)).Error()
+		}
+	})
+	f.Commentf("%s binds a transactional subscriber to its handler and store.", n.txBinding)
+	f.Type().Id(n.txBinding).Struct(
+		jen.Id("h").Id(n.TxHandler),
+		jen.Id("store").Add(txStore()),
+	)
+}
+
+func txConstructors(f *jen.File, n names) {
+	e := n.e
+	f.Commentf("%s returns a dispatcher whose first subscriber, named %q, is", n.NewTx, e.Name)
+	f.Comment("the transactional handler h over store: the subscriber's versions, states")
+	f.Comment("and parked events live in store under its name, and each event's handler")
+	f.Comment("writes commit together with its version advance. opts change the schema's")
+	f.Comment("policies. Close the dispatcher when done, then the store.")
+	f.Func().Id(n.NewTx).Params(jen.Id("store").Add(txStore()), jen.Id("h").Id(n.TxHandler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
+		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Values(jen.Dict{jen.Id("topic"): rt("NewTopic").Types(n.key(), jen.Id(n.envelope)).Call()}),
+		jen.If(jen.Err().Op(":=").Id("d").Dot("subscribeTx").Call(jen.Lit(e.Name), jen.Id("store"), jen.Id("h"), jen.Id("opts")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Err()),
+		),
+		jen.Return(jen.Id("d"), jen.Nil()),
+	)
+
+	f.Comment("SubscribeTx adds a transactional subscriber: h receives every event")
+	f.Comment("published from now on, in its own lanes, inside transactions of store, with")
+	f.Commentf("its versions, states and parked events in store. Its runtime name (and its")
+	f.Commentf("namespace in store) is %q followed by name; names must be unique.", e.Name+"/")
+	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("SubscribeTx").Params(jen.Id("name").String(), jen.Id("store").Add(txStore()), jen.Id("h").Id(n.TxHandler), jen.Id("opts").Op("...").Id(n.Option)).Error().Block(
+		jen.If(jen.Id("name").Op("==").Lit("")).Block(jen.Return(errorf(n.pkg()+": subscribe to "+e.Name+": empty subscriber name"))),
+		jen.Return(jen.Id("d").Dot("subscribeTx").Call(jen.Lit(e.Name+"/").Op("+").Id("name"), jen.Id("store"), jen.Id("h"), jen.Id("opts"))),
+	)
+
+	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("subscribeTx").Params(jen.Id("name").String(), jen.Id("store").Add(txStore()), jen.Id("h").Id(n.TxHandler), jen.Id("opts").Index().Id(n.Option)).Error().Block(
+		jen.If(jen.Id("store").Op("==").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: nil store", jen.Id("name")))),
+		jen.If(jen.Id("h").Op("==").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: nil handler", jen.Id("name")))),
+		jen.Return(jen.Id("d").Dot("subscribe").Call(jen.Id("name"), jen.Nil(), jen.Op("&").Id(n.txBinding).Values(jen.Dict{jen.Id("h"): jen.Id("h"), jen.Id("store"): jen.Id("store")}), jen.Id("opts"))),
+	)
+}
+
+// useStore emits the helper that fills a subscriber's stores from a
+// durable store.
+func useStore(f *jen.File, n names) {
+	e := n.e
+	f.Commentf("%s fills in the stores that cfg leaves nil from cfg.Store (from the", n.useStore)
+	f.Comment("transactional store of tx, when given), in the namespace name.")
+	f.Func().Id(n.useStore).Params(jen.Id("cfg").Op("*").Id(n.Config), jen.Id("name").String(), jen.Id("tx").Op("*").Id(n.txBinding)).BlockFunc(func(g *jen.Group) {
+		g.If(jen.Id("tx").Op("!=").Nil()).Block(jen.Id("cfg").Dot("Store").Op("=").Id("tx").Dot("store"))
+		g.If(jen.Id("cfg").Dot("Store").Op("==").Nil()).Block(jen.Return())
+		if e.Version != nil {
+			g.If(jen.Id("cfg").Dot("Versions").Op("==").Nil()).Block(
+				jen.Id("cfg").Dot("Versions").Op("=").Add(rt("EncodedVersions")).Types(n.key()).Call(jen.Id("cfg").Dot("Store").Dot("Versions").Call(jen.Id("name"))),
+			)
+		}
+		if e.HasStateGuard() {
+			g.If(jen.Id("cfg").Dot("States").Op("==").Nil()).Block(
+				jen.Id("cfg").Dot("States").Op("=").Add(rt("EncodedStates")).Types(n.key()).Call(jen.Id("cfg").Dot("Store").Dot("States").Call(jen.Id("name"))),
+			)
+		}
+		g.If(jen.Id("cfg").Dot("Parks").Op("==").Nil()).Block(
+			jen.Id("cfg").Dot("Parks").Op("=").Add(rt("EncodedParks")).Types(n.key(), jen.Id(n.Event)).Call(jen.Id("cfg").Dot("Store").Dot("Parks").Call(jen.Id("name")), jen.Id(n.Codec).Values()),
+		)
+	})
+
+	f.Comment("engineHandler returns the subscriber's engine handler: the transactional")
+	f.Comment("guard for a transactional subscriber.")
+	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("engineHandler").Params().Add(rt("Handler")).Types(n.key(), jen.Id(n.envelope)).Block(
+		jen.If(jen.Id("s").Dot("tx").Op("!=").Nil()).Block(jen.Return(jen.Id("s").Dot("handleTx"))),
+		jen.Return(jen.Id("s").Dot("handle")),
+	)
+}
+
+// keyText returns the code of key's text form, as runtime.EncodeKey gives it.
+func keyText(n names) jen.Code {
+	t := n.e.Key.Type
+	switch {
+	case t.Name == "string":
+		return jen.Id("key")
+	case unsigned(t):
+		arg := jen.Id("key")
+		if t.Name != "uint64" {
+			arg = jen.Uint64().Call(jen.Id("key"))
+		}
+		return jen.Qual("strconv", "FormatUint").Call(arg, jen.Lit(10))
+	}
+	arg := jen.Id("key")
+	if t.Name != "int64" {
+		arg = jen.Int64().Call(jen.Id("key"))
+	}
+	return jen.Qual("strconv", "FormatInt").Call(arg, jen.Lit(10))
+}

@@ -1,0 +1,117 @@
+package emit
+
+import (
+	"github.com/dave/jennifer/jen"
+)
+
+// handleTx emits the engine handler of a transactional subscriber: the
+// guards of handle, with the version and state read, and stored, in the
+// transaction the handler writes in.
+func handleTx(f *jen.File, n names) {
+	e := n.e
+	versioned := e.Version != nil
+	snapshots := versioned && anySnapshot(e)
+	stated := e.HasStateGuard()
+	keyFmt := n.pkg() + ": " + e.Name + " %v: "
+
+	f.Commentf("handleTx is the engine handler of a transactional %s subscriber. It", e.Name)
+	f.Comment("begins a transaction of the subscriber's store, in which the key's version")
+	f.Comment("and state are read (and locked),")
+	if versioned || stated {
+		f.Comment("applies the guards of handle,")
+	}
+	f.Comment("calls the handler with the transaction and commits its writes together with")
+	f.Comment("the new version and state. Anything but success rolls back.")
+	ctx := jen.Id("ctx").Qual("context", "Context")
+	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("handleTx").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("env").Id(n.envelope)).Error().BlockFunc(func(g *jen.Group) {
+		var decl []jen.Code
+		if versioned {
+			decl = append(decl, jen.Id("version").Uint64())
+		}
+		if snapshots {
+			decl = append(decl, jen.Id("snapshot").Bool())
+		}
+		if stated {
+			decl = append(decl, jen.Id("target").String())
+		}
+		empty := jen.Return(rt("Permanent").Call(errorf(keyFmt+"empty event envelope", jen.Id("key"))))
+		switch len(decl) {
+		case 0:
+		case 1:
+			g.Var().Add(decl[0])
+		default:
+			g.Var().Defs(decl...)
+		}
+		g.Switch(jen.Id("env").Dot("kind")).BlockFunc(func(g *jen.Group) {
+			for _, ev := range e.Events {
+				var body []jen.Code
+				if versioned {
+					body = append(body, jen.Id("version").Op("=").Add(versionExpr(e, jen.Id("env").Dot(field(ev)))))
+				}
+				if ev.Snapshot {
+					body = append(body, jen.Id("snapshot").Op("=").True())
+				}
+				if ev.To != "" {
+					body = append(body, jen.Id("target").Op("=").Lit(ev.To))
+				}
+				g.Case(jen.Id(n.kindOf(ev))).Block(body...)
+			}
+			g.Default().Block(empty)
+		})
+
+		g.List(jen.Id("tx"), jen.Err()).Op(":=").Id("s").Dot("tx").Dot("store").Dot("BeginKey").Call(jen.Id("ctx"), jen.Id("s").Dot("name"), keyText(n))
+		g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"%w", jen.Id("key"), jen.Err())))
+		g.Defer().Id("tx").Dot("Rollback").Call()
+
+		storedVersion := jen.Id("tx").Dot("Version").Call()
+		if versioned {
+			g.Id("stored").Op(":=").Id("tx").Dot("Version").Call()
+			storedVersion = jen.Id("stored")
+			g.If(jen.Id("version").Op("<=").Id("stored")).Block(jen.Return(rt("Skip").Call(jen.Lit("duplicate or stale version"))))
+			gap := jen.Id("version").Op(">").Id("stored").Op("+").Lit(1)
+			if snapshots {
+				gap = gap.Op("&&").Op("!").Id("snapshot")
+			}
+			g.If(gap).Block(jen.Return(rt("Hold").Call(
+				jen.Lit("version gap: waiting for version ").Op("+").Qual("strconv", "FormatUint").Call(jen.Id("stored").Op("+").Lit(1), jen.Lit(10)),
+			)))
+		}
+		newVersion := storedVersion
+		if versioned {
+			newVersion = jen.Id("version")
+		}
+		commit := func(state jen.Code, what string) jen.Code {
+			return jen.If(jen.Err().Op(":=").Id("tx").Dot("Commit").Call(jen.Id("ctx"), newVersion, state), jen.Err().Op("!=").Nil()).Block(
+				jen.Return(errorf(keyFmt+what+": %w", jen.Id("key"), jen.Err())),
+			)
+		}
+
+		g.Id("current").Op(":=").Id("tx").Dot("State").Call()
+		if stated {
+			g.If(jen.Id("target").Op("!=").Lit("")).BlockFunc(func(g *jen.Group) {
+				g.If(jen.Id(n.rank).Call(jen.Id("current")).Op("==").Lit(-2)).Block(jen.Return(rt("Permanent").Call(
+					errorf(keyFmt+"stored state %q is not a state of "+e.Name, jen.Id("key"), jen.Id("current")),
+				)))
+				skip := []jen.Code{}
+				if versioned {
+					// A skipped transition still uses up its version.
+					skip = append(skip, commit(jen.Id("current"), "store version"))
+				}
+				skip = append(skip, jen.Return(rt("Skip").Call(jen.Id("reason"))))
+				g.If(jen.Id("reason").Op(":=").Id(n.transition).Call(jen.Id("current"), jen.Id("target")), jen.Id("reason").Op("!=").Lit("")).Block(skip...)
+			})
+		}
+
+		g.Switch(jen.Id("env").Dot("kind")).BlockFunc(func(g *jen.Group) {
+			for _, ev := range e.Events {
+				g.Case(jen.Id(n.kindOf(ev))).Block(jen.Err().Op("=").Id("s").Dot("tx").Dot("h").Dot("Handle"+ev.Name).Call(jen.Id("ctx"), jen.Id("tx").Dot("Tx").Call(), jen.Id("env").Dot(field(ev))))
+			}
+		})
+		g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
+		if stated {
+			g.If(jen.Id("target").Op("!=").Lit("")).Block(jen.Id("current").Op("=").Id("target"))
+		}
+		g.Add(commit(jen.Id("current"), "commit"))
+		g.Return(jen.Nil())
+	})
+}

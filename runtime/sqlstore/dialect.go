@@ -1,0 +1,69 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// Dialect is the SQL dialect of a database. The queries are the same for
+// both but for row locks, column types and how migrations are serialised.
+type Dialect uint8
+
+const (
+	// SQLite is SQLite 3.35 or later (the embedded default, through
+	// modernc.org/sqlite: see runtime/sqlstore/sqlite). Open it with
+	// _txlock=immediate, so that every transaction takes the write lock when
+	// it begins, and a busy_timeout.
+	SQLite Dialect = iota + 1
+	// Postgres is PostgreSQL 12 or later (see runtime/sqlstore/postgres).
+	Postgres
+)
+
+// String returns the dialect's name.
+func (d Dialect) String() string {
+	switch d {
+	case SQLite:
+		return "sqlite"
+	case Postgres:
+		return "postgres"
+	}
+	return fmt.Sprintf("Dialect(%d)", uint8(d))
+}
+
+func (d Dialect) valid() bool { return d == SQLite || d == Postgres }
+
+// forUpdate is the clause that locks the rows a SELECT reads until the
+// transaction ends. SQLite has none and needs none: a transaction begun
+// with BEGIN IMMEDIATE holds the database's only write lock.
+func (d Dialect) forUpdate() string {
+	if d == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// migrationLockKey is the pg_advisory_xact_lock key that serialises the
+// migrations of every replica: "ordergen" in ASCII.
+const migrationLockKey = 0x6f72646572676e
+
+// lockMigrations makes tx the only migration in progress. On SQLite the
+// transaction already holds the write lock (BEGIN IMMEDIATE).
+func (d Dialect) lockMigrations(ctx context.Context, tx *sql.Tx) error {
+	if d != Postgres {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrationLockKey)); err != nil {
+		return fmt.Errorf("lock migrations: %w", err)
+	}
+	return nil
+}
+
+// types are the column types and the auto-increment primary key of a
+// dialect.
+func (d Dialect) types() (integer, blob, id string) {
+	if d == Postgres {
+		return "BIGINT", "BYTEA", "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
+	}
+	return "INTEGER", "BLOB", "INTEGER PRIMARY KEY AUTOINCREMENT"
+}

@@ -1,0 +1,43 @@
+// Package sqlstore keeps ordergen's guard versions, states and parked events
+// in a SQL database, so that they survive restarts and are shared by
+// replicas: SQLite (embedded, one file: the default; see
+// runtime/sqlstore/sqlite) or PostgreSQL (see runtime/sqlstore/postgres),
+// through database/sql. A Store implements runtime.TxStore[*sql.Tx].
+//
+// # Namespaces
+//
+// One store serves many entities and subscribers: each has a namespace of
+// its own, and generated dispatchers use the subscriber's name ("Account",
+// "Account/audit"). Keys are stored as text (runtime.EncodeKey), parked
+// events as the name and bytes of the entity's generated codec.
+//
+// # Effectively once
+//
+// BeginKey starts a transaction and reads the key's version and state in it
+// (locked on PostgreSQL with SELECT ... FOR UPDATE; SQLite transactions hold
+// the write lock). The generated guard decides there, hands the *sql.Tx to
+// the handler, and KeyTx.Commit advances the version and state with a
+// conditional UPDATE ... WHERE version = read and commits. The handler's
+// writes and the version advance commit together or not at all, so a crash
+// between them neither applies an event twice nor skips one: the event is
+// redelivered (at-least-once transports) and applied, or found applied and
+// skipped. Writes the handler makes anywhere but the transaction (a call to
+// another service) are outside this guarantee.
+//
+// # Tables
+//
+// New creates and migrates the tables ordergen_keys, ordergen_parks,
+// ordergen_parked_events and ordergen_requests, recording the version in
+// ordergen_schema. Migrations are idempotent and run in one transaction that
+// no other migration runs beside (pg_advisory_xact_lock on PostgreSQL, BEGIN
+// IMMEDIATE on SQLite), so replicas may start at once. A database migrated
+// by a newer ordergen is refused with ErrSchemaTooNew.
+//
+// # Operators
+//
+// ParkedKeys and ParkedEvents read what is parked in any namespace;
+// RequestReplay and RequestDiscard leave a request in ordergen_requests that
+// the running service carries out with ServeRequests (replay needs the
+// service's handlers). The ordergen-parked command is the operator's tool
+// over these.
+package sqlstore

@@ -1,0 +1,147 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Action is what an operator request asks the service to do with a parked
+// key.
+type Action string
+
+const (
+	// Replay re-runs the key's parked events in order (Engine.Replay).
+	Replay Action = "replay"
+	// Discard drops the key's parked events (Engine.Discard).
+	Discard Action = "discard"
+)
+
+// Request is an operator request and what became of it.
+type Request struct {
+	// ID identifies the request.
+	ID int64
+	// Namespace is where the operator saw the key parked ("Account",
+	// "Account/audit").
+	Namespace string
+	// Key is the parked key, as text.
+	Key string
+	// Action is what was asked.
+	Action Action
+	// Requested is when the request was made.
+	Requested time.Time
+	// Claimed is when a service took the request up; zero before.
+	Claimed time.Time
+	// Done is when the service finished it; zero before.
+	Done time.Time
+	// Result says how it went once Done: "replayed", "discarded N events" or
+	// "error: ...".
+	Result string
+}
+
+// Pending reports whether the request is not finished.
+func (r Request) Pending() bool { return r.Done.IsZero() }
+
+// ErrNoRequest is returned by RequestByID for an unknown ID.
+var ErrNoRequest = errors.New("sqlstore: no such request")
+
+// Request asks the service that serves namespace's entity (see Server) to
+// replay or discard key, and returns the pending request. Replay needs the
+// service's handlers, so only a running service can carry it out.
+func (s *Store) Request(ctx context.Context, namespace, key string, action Action) (Request, error) {
+	if action != Replay && action != Discard {
+		return Request{}, fmt.Errorf("sqlstore: unknown action %q: want replay or discard", action)
+	}
+	r := Request{Namespace: namespace, Key: key, Action: action, Requested: time.Now()}
+	err := s.db.QueryRowContext(ctx, `INSERT INTO ordergen_requests (namespace, key, action, requested_ns) VALUES ($1, $2, $3, $4) RETURNING id`,
+		namespace, key, string(action), r.Requested.UnixNano()).Scan(&r.ID)
+	if err != nil {
+		return Request{}, fmt.Errorf("sqlstore: request %s of %s %q: %w", action, namespace, key, err)
+	}
+	return r, nil
+}
+
+const requestColumns = `id, namespace, key, action, requested_ns, claimed_ns, done_ns, result`
+
+func scanRequest(row interface{ Scan(...any) error }) (Request, error) {
+	var r Request
+	var action string
+	var requested int64
+	var claimed, done sql.NullInt64
+	if err := row.Scan(&r.ID, &r.Namespace, &r.Key, &action, &requested, &claimed, &done, &r.Result); err != nil {
+		return Request{}, err
+	}
+	r.Action, r.Requested = Action(action), timeFromSQL(requested)
+	if claimed.Valid {
+		r.Claimed = timeFromSQL(claimed.Int64)
+	}
+	if done.Valid {
+		r.Done = timeFromSQL(done.Int64)
+	}
+	return r, nil
+}
+
+// RequestByID returns request id as it is now.
+func (s *Store) RequestByID(ctx context.Context, id int64) (Request, error) {
+	r, err := scanRequest(s.db.QueryRowContext(ctx, `SELECT `+requestColumns+` FROM ordergen_requests WHERE id = $1`, id))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Request{}, fmt.Errorf("%w: %d", ErrNoRequest, id)
+	case err != nil:
+		return Request{}, fmt.Errorf("sqlstore: read request %d: %w", id, err)
+	}
+	return r, nil
+}
+
+// Requests returns the latest limit requests, newest first.
+func (s *Store) Requests(ctx context.Context, limit int) ([]Request, error) {
+	return s.queryRequests(ctx, `SELECT `+requestColumns+` FROM ordergen_requests ORDER BY id DESC LIMIT $1`, limit)
+}
+
+func (s *Store) queryRequests(ctx context.Context, query string, args ...any) ([]Request, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: list requests: %w", err)
+	}
+	defer rows.Close()
+	var out []Request
+	for rows.Next() {
+		r, err := scanRequest(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: list requests: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: list requests: %w", err)
+	}
+	return out, nil
+}
+
+// pending returns the unclaimed requests for entity's namespaces (entity,
+// and entity/ followed by a subscriber name), oldest first.
+func (s *Store) pending(ctx context.Context, entity string) ([]Request, error) {
+	prefix := entity + "/"
+	return s.queryRequests(ctx, `SELECT `+requestColumns+` FROM ordergen_requests
+		WHERE claimed_ns IS NULL AND (namespace = $1 OR substr(namespace, 1, $3) = $2) ORDER BY id`,
+		entity, prefix, len(prefix))
+}
+
+// claim takes request id up, unless another service did.
+func (s *Store) claim(ctx context.Context, id int64) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE ordergen_requests SET claimed_ns = $2 WHERE id = $1 AND claimed_ns IS NULL`, id, time.Now().UnixNano())
+	if err != nil {
+		return false, fmt.Errorf("sqlstore: claim request %d: %w", id, err)
+	}
+	return oneRow(res)
+}
+
+// finish records the result of request id.
+func (s *Store) finish(ctx context.Context, id int64, result string) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE ordergen_requests SET done_ns = $2, result = $3 WHERE id = $1`, id, time.Now().UnixNano(), result); err != nil {
+		return fmt.Errorf("sqlstore: finish request %d: %w", id, err)
+	}
+	return nil
+}

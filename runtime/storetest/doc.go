@@ -1,0 +1,17 @@
+// Package storetest is the conformance suite of ordergen's durable stores:
+// every implementation of runtime.DurableStore (the in-memory one here,
+// runtime/sqlstore on SQLite and PostgreSQL) runs the same tests, so they
+// keep the contract of the in-memory stores:
+//
+//   - versions and states: compare-and-set from many goroutines and handles
+//     never advances a key twice from one value; a stale compare is
+//     refused and changes nothing; namespaces do not see each other;
+//   - parks: Append assigns increasing Seq in park order; Keys lists the
+//     oldest park first with its reason and size; Read returns the events
+//     in order; Remove and Clear unpark a key once its park is empty;
+//     everything survives closing one handle and opening another.
+//
+// A store's own test calls Run with a Harness that opens handles on one
+// database. Increment is the compare-and-set loop that the suite and the
+// two-process tests of the stores share.
+package storetest
