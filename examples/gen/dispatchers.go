@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // This line fails to compile when the runtime package is older or newer than
@@ -152,6 +154,11 @@ type AccountConfig struct {
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
 	Logger *slog.Logger
+	// MeterProvider, when set, receives the subscriber's metrics (see the
+	// runtime's Metric constants), with the entity as
+	// messaging.destination.name and the subscriber's name as
+	// messaging.consumer.group.name. Nil: nothing is recorded.
+	MeterProvider metric.MeterProvider
 	// Versions stores the last applied version of each Account. Nil: a new
 	// in-memory store. Give each subscriber its own store.
 	Versions runtime.VersionStore[string]
@@ -268,16 +275,18 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 		s.states = runtime.NewMemoryStateStore[string]()
 	}
 	rc := runtime.Config[string, accountEnvelope]{
-		Backlog:     cfg.Backlog,
-		Conflate:    false,
-		Logger:      cfg.Logger,
-		MaxActive:   cfg.MaxActive,
-		MaxHeld:     cfg.MaxHeld,
-		MaxHold:     cfg.MaxHold,
-		Name:        name,
-		OnExhausted: cfg.OnExhausted,
-		Retry:       cfg.Retry,
-		Timeout:     cfg.Timeout,
+		Backlog:          cfg.Backlog,
+		Conflate:         false,
+		Logger:           cfg.Logger,
+		MaxActive:        cfg.MaxActive,
+		MaxHeld:          cfg.MaxHeld,
+		MaxHold:          cfg.MaxHold,
+		MeterProvider:    cfg.MeterProvider,
+		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Account"), attribute.String("messaging.consumer.group.name", name)},
+		Name:             name,
+		OnExhausted:      cfg.OnExhausted,
+		Retry:            cfg.Retry,
+		Timeout:          cfg.Timeout,
 	}
 	if cfg.Parks != nil {
 		rc.Parks = runtime.MapParkStore[string, accountEnvelope, AccountEvent](cfg.Parks, accountEnvelope.event, newAccountEnvelope)
@@ -406,11 +415,25 @@ func (d *AccountDispatcher) ParkedEvents(ctx context.Context, subscriber string,
 				Attempts: pe.Attempts,
 				Err:      pe.Err,
 				Event:    pe.Event.event(),
+				Seq:      pe.Seq,
 			}
 		}
 		return out, nil
 	}
 	return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
+}
+
+// Health returns nil when no subscriber has a key whose oldest pending event is
+// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
+// readiness probe or an alert can use it as it is.
+func (d *AccountDispatcher) Health(age time.Duration) error {
+	var errs []error
+	for _, s := range d.subscribers() {
+		if err := s.engine.Health(age); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
@@ -551,6 +574,11 @@ type OrderConfig struct {
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
 	Logger *slog.Logger
+	// MeterProvider, when set, receives the subscriber's metrics (see the
+	// runtime's Metric constants), with the entity as
+	// messaging.destination.name and the subscriber's name as
+	// messaging.consumer.group.name. Nil: nothing is recorded.
+	MeterProvider metric.MeterProvider
 	// States stores the current state of each Order. Nil: a new in-memory
 	// store. Give each subscriber its own store.
 	States runtime.StateStore[string]
@@ -657,14 +685,16 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, op
 		s.states = runtime.NewMemoryStateStore[string]()
 	}
 	rc := runtime.Config[string, orderEnvelope]{
-		Backlog:     cfg.Backlog,
-		Conflate:    false,
-		Logger:      cfg.Logger,
-		MaxActive:   cfg.MaxActive,
-		Name:        name,
-		OnExhausted: cfg.OnExhausted,
-		Retry:       cfg.Retry,
-		Timeout:     cfg.Timeout,
+		Backlog:          cfg.Backlog,
+		Conflate:         false,
+		Logger:           cfg.Logger,
+		MaxActive:        cfg.MaxActive,
+		MeterProvider:    cfg.MeterProvider,
+		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Order"), attribute.String("messaging.consumer.group.name", name)},
+		Name:             name,
+		OnExhausted:      cfg.OnExhausted,
+		Retry:            cfg.Retry,
+		Timeout:          cfg.Timeout,
 	}
 	if cfg.Parks != nil {
 		rc.Parks = runtime.MapParkStore[string, orderEnvelope, OrderEvent](cfg.Parks, orderEnvelope.event, newOrderEnvelope)
@@ -793,11 +823,25 @@ func (d *OrderDispatcher) ParkedEvents(ctx context.Context, subscriber string, k
 				Attempts: pe.Attempts,
 				Err:      pe.Err,
 				Event:    pe.Event.event(),
+				Seq:      pe.Seq,
 			}
 		}
 		return out, nil
 	}
 	return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
+}
+
+// Health returns nil when no subscriber has a key whose oldest pending event is
+// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
+// readiness probe or an alert can use it as it is.
+func (d *OrderDispatcher) Health(age time.Duration) error {
+	var errs []error
+	for _, s := range d.subscribers() {
+		if err := s.engine.Health(age); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
@@ -874,6 +918,11 @@ type RiderConfig struct {
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
 	Logger *slog.Logger
+	// MeterProvider, when set, receives the subscriber's metrics (see the
+	// runtime's Metric constants), with the entity as
+	// messaging.destination.name and the subscriber's name as
+	// messaging.consumer.group.name. Nil: nothing is recorded.
+	MeterProvider metric.MeterProvider
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, RiderEvent]
 	// DeadLetter receives the events that failed for good under the
@@ -972,14 +1021,16 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, op
 		tx:   tx,
 	}
 	rc := runtime.Config[string, riderEnvelope]{
-		Backlog:     cfg.Backlog,
-		Conflate:    true,
-		Logger:      cfg.Logger,
-		MaxActive:   cfg.MaxActive,
-		Name:        name,
-		OnExhausted: cfg.OnExhausted,
-		Retry:       cfg.Retry,
-		Timeout:     cfg.Timeout,
+		Backlog:          cfg.Backlog,
+		Conflate:         true,
+		Logger:           cfg.Logger,
+		MaxActive:        cfg.MaxActive,
+		MeterProvider:    cfg.MeterProvider,
+		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Rider"), attribute.String("messaging.consumer.group.name", name)},
+		Name:             name,
+		OnExhausted:      cfg.OnExhausted,
+		Retry:            cfg.Retry,
+		Timeout:          cfg.Timeout,
 	}
 	if cfg.Parks != nil {
 		rc.Parks = runtime.MapParkStore[string, riderEnvelope, RiderEvent](cfg.Parks, riderEnvelope.event, newRiderEnvelope)
@@ -1108,11 +1159,25 @@ func (d *RiderDispatcher) ParkedEvents(ctx context.Context, subscriber string, k
 				Attempts: pe.Attempts,
 				Err:      pe.Err,
 				Event:    pe.Event.event(),
+				Seq:      pe.Seq,
 			}
 		}
 		return out, nil
 	}
 	return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
+}
+
+// Health returns nil when no subscriber has a key whose oldest pending event is
+// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
+// readiness probe or an alert can use it as it is.
+func (d *RiderDispatcher) Health(age time.Duration) error {
+	var errs []error
+	for _, s := range d.subscribers() {
+		if err := s.engine.Health(age); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
@@ -1189,6 +1254,11 @@ type WebhookConfig struct {
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
 	Logger *slog.Logger
+	// MeterProvider, when set, receives the subscriber's metrics (see the
+	// runtime's Metric constants), with the entity as
+	// messaging.destination.name and the subscriber's name as
+	// messaging.consumer.group.name. Nil: nothing is recorded.
+	MeterProvider metric.MeterProvider
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[int64, WebhookEvent]
 	// DeadLetter receives the events that failed for good under the
@@ -1288,14 +1358,16 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhook
 		tx:   tx,
 	}
 	rc := runtime.Config[int64, webhookEnvelope]{
-		Backlog:     cfg.Backlog,
-		Conflate:    false,
-		Logger:      cfg.Logger,
-		MaxActive:   cfg.MaxActive,
-		Name:        name,
-		OnExhausted: cfg.OnExhausted,
-		Retry:       cfg.Retry,
-		Timeout:     cfg.Timeout,
+		Backlog:          cfg.Backlog,
+		Conflate:         false,
+		Logger:           cfg.Logger,
+		MaxActive:        cfg.MaxActive,
+		MeterProvider:    cfg.MeterProvider,
+		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Webhook"), attribute.String("messaging.consumer.group.name", name)},
+		Name:             name,
+		OnExhausted:      cfg.OnExhausted,
+		Retry:            cfg.Retry,
+		Timeout:          cfg.Timeout,
 	}
 	if cfg.Parks != nil {
 		rc.Parks = runtime.MapParkStore[int64, webhookEnvelope, WebhookEvent](cfg.Parks, webhookEnvelope.event, newWebhookEnvelope)
@@ -1424,11 +1496,25 @@ func (d *WebhookDispatcher) ParkedEvents(ctx context.Context, subscriber string,
 				Attempts: pe.Attempts,
 				Err:      pe.Err,
 				Event:    pe.Event.event(),
+				Seq:      pe.Seq,
 			}
 		}
 		return out, nil
 	}
 	return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
+}
+
+// Health returns nil when no subscriber has a key whose oldest pending event is
+// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
+// readiness probe or an alert can use it as it is.
+func (d *WebhookDispatcher) Health(age time.Duration) error {
+	var errs []error
+	for _, s := range d.subscribers() {
+		if err := s.engine.Health(age); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber

@@ -84,14 +84,19 @@ func dispatcher(f *jen.File, n names) {
 			)
 		}
 		rc := jen.Dict{
-			jen.Id("Name"):        jen.Id("name"),
-			jen.Id("MaxActive"):   jen.Id("cfg").Dot("MaxActive"),
-			jen.Id("Backlog"):     jen.Id("cfg").Dot("Backlog"),
-			jen.Id("Retry"):       jen.Id("cfg").Dot("Retry"),
-			jen.Id("Timeout"):     jen.Id("cfg").Dot("Timeout"),
-			jen.Id("OnExhausted"): jen.Id("cfg").Dot("OnExhausted"),
-			jen.Id("Conflate"):    jen.Lit(e.Conflate),
-			jen.Id("Logger"):      jen.Id("cfg").Dot("Logger"),
+			jen.Id("Name"):          jen.Id("name"),
+			jen.Id("MaxActive"):     jen.Id("cfg").Dot("MaxActive"),
+			jen.Id("Backlog"):       jen.Id("cfg").Dot("Backlog"),
+			jen.Id("Retry"):         jen.Id("cfg").Dot("Retry"),
+			jen.Id("Timeout"):       jen.Id("cfg").Dot("Timeout"),
+			jen.Id("OnExhausted"):   jen.Id("cfg").Dot("OnExhausted"),
+			jen.Id("Conflate"):      jen.Lit(e.Conflate),
+			jen.Id("Logger"):        jen.Id("cfg").Dot("Logger"),
+			jen.Id("MeterProvider"): jen.Id("cfg").Dot("MeterProvider"),
+			jen.Id("MetricAttributes"): jen.Index().Qual("go.opentelemetry.io/otel/attribute", "KeyValue").Values(
+				jen.Qual("go.opentelemetry.io/otel/attribute", "String").Call(jen.Lit("messaging.destination.name"), jen.Lit(e.Name)),
+				jen.Qual("go.opentelemetry.io/otel/attribute", "String").Call(jen.Lit("messaging.consumer.group.name"), jen.Id("name")),
+			),
 		}
 		if e.Version != nil {
 			rc[jen.Id("MaxHeld")] = jen.Id("cfg").Dot("MaxHeld")

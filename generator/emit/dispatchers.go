@@ -99,6 +99,11 @@ func config(f *jen.File, n names) {
 		g.Comment("Logger receives what an operator must see (a key parked, a replay).")
 		g.Comment("Nil: slog.Default().")
 		g.Id("Logger").Op("*").Qual("log/slog", "Logger")
+		g.Comment("MeterProvider, when set, receives the subscriber's metrics (see the")
+		g.Comment("runtime's Metric constants), with the entity as")
+		g.Comment("messaging.destination.name and the subscriber's name as")
+		g.Comment("messaging.consumer.group.name. Nil: nothing is recorded.")
+		g.Id("MeterProvider").Qual("go.opentelemetry.io/otel/metric", "MeterProvider")
 		if e.Version != nil {
 			g.Commentf("Versions stores the last applied version of each %s. Nil: a new", e.Name)
 			g.Comment("in-memory store. Give each subscriber its own store.")

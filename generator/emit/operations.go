@@ -93,11 +93,25 @@ func operations(f *jen.File, n names) {
 					jen.Id("Err"):      jen.Id("pe").Dot("Err"),
 					jen.Id("Attempts"): jen.Id("pe").Dot("Attempts"),
 					jen.Id("At"):       jen.Id("pe").Dot("At"),
+					jen.Id("Seq"):      jen.Id("pe").Dot("Seq"),
 				}),
 			),
 			jen.Return(jen.Id("out"), jen.Nil()),
 		),
 		jen.Return(jen.Nil(), errorf(n.pkg()+": no subscriber named %q", jen.Id("subscriber"))),
+	)
+
+	f.Comment("Health returns nil when no subscriber has a key whose oldest pending event")
+	f.Comment("is older than age, and otherwise the subscribers' *runtime.StuckError")
+	f.Comment("joined: a readiness probe or an alert can use it as it is.")
+	f.Func().Add(recv()).Id("Health").Params(jen.Id("age").Qual("time", "Duration")).Error().Block(
+		jen.Var().Id("errs").Index().Error(),
+		each.Clone().Block(
+			jen.If(jen.Err().Op(":=").Id("s").Dot("engine").Dot("Health").Call(jen.Id("age")), jen.Err().Op("!=").Nil()).Block(
+				jen.Id("errs").Op("=").Append(jen.Id("errs"), jen.Err()),
+			),
+		),
+		jen.Return(jen.Qual("errors", "Join").Call(jen.Id("errs").Op("..."))),
 	)
 
 	f.Comment("Stats returns a snapshot of the counters of each subscriber, by subscriber")
