@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -175,6 +176,7 @@ type memberOpts struct {
 	cfg     func(*kafka.Config[ev])
 	handler runtime.Handler[string, ev]
 	engine  func(*runtime.Config[string, ev])
+	wrap    func(kafka.Target[ev]) kafka.Target[ev]
 }
 
 func startMember(t *testing.T, c *kfake.Cluster, group string, o memberOpts) *member {
@@ -186,6 +188,7 @@ func startMember(t *testing.T, c *kfake.Cluster, group string, o memberOpts) *me
 			kgo.FetchMaxWait(100 * time.Millisecond),
 		},
 		Group:           group,
+		Logger:          slog.New(slog.DiscardHandler),
 		Topics:          []string{topic},
 		Codec:           codec{},
 		DeadLetterTopic: dlt,
@@ -198,7 +201,7 @@ func startMember(t *testing.T, c *kfake.Cluster, group string, o memberOpts) *me
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := runtime.Config[string, ev]{MaxActive: 32, OnOutcome: kc.OnOutcome, Retry: runtime.Retry{Attempts: 1}}
+	rc := runtime.Config[string, ev]{MaxActive: 32, OnOutcome: kc.OnOutcome, Retry: runtime.Retry{Attempts: 1}, Logger: slog.New(slog.DiscardHandler)}
 	if o.engine != nil {
 		o.engine(&rc)
 	}
@@ -206,9 +209,13 @@ func startMember(t *testing.T, c *kfake.Cluster, group string, o memberOpts) *me
 	if err != nil {
 		t.Fatal(err)
 	}
+	target := kafka.EngineTarget(e)
+	if o.wrap != nil {
+		target = o.wrap(target)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &member{c: kc, engine: e, cancel: cancel, done: make(chan error, 1)}
-	go func() { m.done <- kc.Run(ctx, kafka.EngineTarget(e)) }()
+	go func() { m.done <- kc.Run(ctx, target) }()
 	return m
 }
 

@@ -37,7 +37,7 @@ const DefaultMaxMetadataBytes = 3072
 const minMetadataBytes = 64
 
 // span is the half-open range of offsets [from, to).
-type span struct{ from, to int64 }
+type span struct{ From, To int64 }
 
 // encodeMetadata returns the metadata for committed offset c and the finished
 // spans above it (sorted, disjoint, not touching, all above c), the longest
@@ -61,7 +61,7 @@ func encodeMetadata(c int64, spans []span, max int) (string, int) {
 	if n == 0 {
 		return "", 0
 	}
-	span := uint64(spans[n-1].to - c - 1)
+	span := uint64(spans[n-1].To - c - 1)
 	raw := make([]byte, 0, rawLen(c, spans))
 	bitsetLen, runsLen := sizes(c, spans)
 	if bitsetLen <= runsLen {
@@ -70,7 +70,7 @@ func encodeMetadata(c int64, spans []span, max int) (string, int) {
 		raw = binary.AppendUvarint(raw, span)
 		set := make([]byte, (span+7)/8)
 		for _, s := range spans {
-			for o := s.from; o < s.to; o++ {
+			for o := s.From; o < s.To; o++ {
 				i := o - c - 1
 				set[i/8] |= 1 << (i % 8)
 			}
@@ -82,14 +82,14 @@ func encodeMetadata(c int64, spans []span, max int) (string, int) {
 		raw = binary.AppendUvarint(raw, span)
 		next := c + 1
 		for _, s := range spans {
-			if s.from > next {
+			if s.From > next {
 				if next == c+1 {
 					raw = binary.AppendUvarint(raw, 0) // no finished run first
 				}
-				raw = binary.AppendUvarint(raw, uint64(s.from-next))
+				raw = binary.AppendUvarint(raw, uint64(s.From-next))
 			}
-			raw = binary.AppendUvarint(raw, uint64(s.to-s.from))
-			next = s.to
+			raw = binary.AppendUvarint(raw, uint64(s.To-s.From))
+			next = s.To
 		}
 	}
 	return base64.RawStdEncoding.EncodeToString(raw), n
@@ -110,20 +110,20 @@ func rawLen(c int64, spans []span) int {
 
 // sizes returns the raw lengths of the bitset and the runs encodings.
 func sizes(c int64, spans []span) (bitset, runs int) {
-	span := uint64(spans[len(spans)-1].to - c - 1)
+	span := uint64(spans[len(spans)-1].To - c - 1)
 	header := 1 + uvarintLen(uint64(c)) + uvarintLen(span)
 	bitset = header + int((span+7)/8)
 	runs = header
 	next := c + 1
 	for _, s := range spans {
-		if s.from > next {
+		if s.From > next {
 			if next == c+1 {
 				runs++
 			}
-			runs += uvarintLen(uint64(s.from - next))
+			runs += uvarintLen(uint64(s.From - next))
 		}
-		runs += uvarintLen(uint64(s.to - s.from))
-		next = s.to
+		runs += uvarintLen(uint64(s.To - s.From))
+		next = s.To
 	}
 	return bitset, runs
 }
@@ -159,11 +159,11 @@ func decodeMetadata(meta string, c int64) ([]span, error) {
 	rest = rest[n:]
 	var spans []span
 	add := func(from, to int64) {
-		if k := len(spans); k > 0 && spans[k-1].to == from {
-			spans[k-1].to = to
+		if k := len(spans); k > 0 && spans[k-1].To == from {
+			spans[k-1].To = to
 			return
 		}
-		spans = append(spans, span{from, to})
+		spans = append(spans, span{From: from, To: to})
 	}
 	switch format {
 	case formatBitset:

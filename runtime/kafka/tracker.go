@@ -43,10 +43,10 @@ func (t *tracker) seen(offset int64) bool { return t.known && offset < t.end }
 // finished.
 func (t *tracker) inheritedDone(offset int64) bool {
 	for _, s := range t.inherited {
-		if offset < s.from {
+		if offset < s.From {
 			return false
 		}
-		if offset < s.to {
+		if offset < s.To {
 			return true
 		}
 	}
@@ -67,11 +67,11 @@ func (t *tracker) add(offset int64) {
 
 func (t *tracker) advance(end int64) {
 	t.end, t.known = end, true
-	for len(t.inherited) > 0 && t.inherited[0].to <= end {
+	for len(t.inherited) > 0 && t.inherited[0].To <= end {
 		t.inherited = t.inherited[1:]
 	}
-	if len(t.inherited) > 0 && t.inherited[0].from < end {
-		t.inherited[0].from = end
+	if len(t.inherited) > 0 && t.inherited[0].From < end {
+		t.inherited[0].From = end
 	}
 }
 
@@ -120,11 +120,11 @@ func (t *tracker) commitPoint() (int64, []span) {
 		if from >= to {
 			return
 		}
-		if k := len(spans); k > 0 && spans[k-1].to == from {
-			spans[k-1].to = to
+		if k := len(spans); k > 0 && spans[k-1].To == from {
+			spans[k-1].To = to
 			return
 		}
-		spans = append(spans, span{from, to})
+		spans = append(spans, span{From: from, To: to})
 	}
 	base := t.end
 	first := true
@@ -148,13 +148,13 @@ func (t *tracker) commitPoint() (int64, []span) {
 	if first {
 		// Nothing taken is unfinished: the previous owner's finished
 		// offsets right at end are committed past.
-		for len(inh) > 0 && inh[0].from == base {
-			base = inh[0].to
+		for len(inh) > 0 && inh[0].From == base {
+			base = inh[0].To
 			inh = inh[1:]
 		}
 	}
 	for _, s := range inh {
-		add(s.from, s.to)
+		add(s.From, s.To)
 	}
 	return base, spans
 }

@@ -1,0 +1,62 @@
+package kafka_test
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// The commit metadata makes a restart skip the offsets that were finished
+// above the committed one: only what was in flight at the commit runs
+// again.
+func TestRestartSkipsFinishedOffsets(t *testing.T) {
+	c := newCluster(t, 1)
+	produce(t, c, []string{"slow"}, 1, 1) // offset 0: in flight at the commit
+	others := keys(100)
+	produce(t, c, others, 1, 1) // offsets 1-100: finished at the commit
+	b := newBook(len(others))
+	a := startMember(t, c, "g", memberOpts{handler: func(ctx context.Context, key string, e ev) error {
+		if key == "slow" {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		b.apply("a", e)
+		return nil
+	}})
+	b.wait(t, 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.c.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inflight := a.c.Stats().InFlight
+	commit := c.GroupInfo("g").Commits[topic][0]
+	if commit.Offset != 0 || commit.Metadata == "" {
+		t.Fatalf("commit %d with metadata %q, want 0 with the finished offsets", commit.Offset, commit.Metadata)
+	}
+	a.kill(t)
+
+	b2 := newBook(1)
+	m := startMember(t, c, "g", memberOpts{
+		handler: func(_ context.Context, _ string, e ev) error {
+			b2.apply("b", e)
+			return nil
+		},
+	})
+	kc := m.c
+	b2.wait(t, 30*time.Second)
+	m.stop(t)
+	st := kc.Stats()
+
+	reran, _, _, _ := b2.snapshot()
+	if reran > inflight {
+		t.Errorf("%d events ran again, more than the %d in flight at the commit", reran, inflight)
+	}
+	if st.SkippedFinished != uint64(len(others)) {
+		t.Errorf("skipped %d finished offsets, want %d", st.SkippedFinished, len(others))
+	}
+	if end := c.GroupInfo("g").Commits[topic][0]; end.Offset != int64(len(others)+1) || end.Metadata != "" {
+		t.Errorf("final commit %d %q, want %d without metadata", end.Offset, end.Metadata, len(others)+1)
+	}
+	t.Logf("re-ran %d event(s), %d in flight at the commit; skipped %d; metadata was %d bytes", reran, inflight, st.SkippedFinished, len(commit.Metadata))
+}
