@@ -66,7 +66,8 @@
 //   - names that clash in the generated package: an event named like
 //     another entity's event or like a generated declaration (AccountEvent,
 //     AccountHandler, AccountDispatcher, AccountConfig, AccountOption,
-//     AccountPublisher, NewAccountDispatcher and the unexported helpers);
+//     AccountPublisher, AccountProducer, AccountConsumer, NewAccountDispatcher,
+//     NewAccountProducer and the unexported helpers);
 //     an event field named like the key or version field or like a
 //     generated method (EventName, EventKey, EventVersion); a version field
 //     named like the key field. Each clash is reported at the later of the
@@ -99,8 +100,8 @@
 //
 // # Generated code
 //
-// For each entity (Account with key AccountID string below), five files
-// of one package hold:
+// For each entity (Account with key AccountID string below), the files of
+// one package hold:
 //
 //   - events.go: one struct per event (key field, version field, then the
 //     declared fields) and the sealed interface AccountEvent with
@@ -129,6 +130,17 @@
 //   - publishers.go: AccountPublisher and the dispatcher's typed PublishX
 //     methods, which refuse an empty string key or a version below 1 with
 //     runtime.ErrInvalidEvent, and Publish for any AccountEvent.
+//   - transports.go: what carries events between processes without naming
+//     a transport, so that code generated for users without Kafka never
+//     imports it. AccountProducer (NewAccountProducer) implements
+//     AccountPublisher over any runtime.Sink[string, AccountEvent], such as
+//     the Kafka producer of runtime/kafka, refusing what the dispatcher's
+//     Publish methods refuse. The dispatcher's SubmitTagged(ctx, e, tag,
+//     from) is how a consumer (runtime/kafka's) feeds the lanes: every
+//     subscriber reports each event's outcome with its tag to the OnOutcome
+//     of its AccountConfig, so the consumer learns when a record is finished
+//     in every subscriber; SubmitTagged refuses to run while a subscriber
+//     has no OnOutcome.
 //   - codecs.go: AccountCodec, a runtime.Codec that encodes an event as a
 //     JSON object named by its schema name, for durable park stores and
 //     transports. Decoding ignores unknown fields (a newer schema's added

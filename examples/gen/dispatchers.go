@@ -163,6 +163,13 @@ type AccountConfig struct {
 	// DeadLetter receives the events that failed for good under the
 	// runtime.DeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, AccountEvent]
+	// OnOutcome, when set, is told the outcome of each event the subscriber
+	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
+	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
+	// on every subscriber to learn when its records are finished; SubmitTagged
+	// refuses to run while a subscriber has none. It must be fast and must not
+	// block (see runtime.OutcomeFunc).
+	OnOutcome runtime.OutcomeFunc[string]
 }
 
 // AccountOption changes an AccountConfig before a subscriber starts.
@@ -206,6 +213,7 @@ type accountSubscriber struct {
 	name     string
 	h        AccountHandler
 	engine   *runtime.Engine[string, accountEnvelope]
+	reports  bool
 	versions runtime.VersionStore[string]
 	states   runtime.StateStore[string]
 }
@@ -250,6 +258,7 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, opts []Acco
 	s := &accountSubscriber{
 		h:        h,
 		name:     name,
+		reports:  cfg.OnOutcome != nil,
 		states:   cfg.States,
 		versions: cfg.Versions,
 	}
@@ -268,6 +277,7 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, opts []Acco
 		MaxHold:     cfg.MaxHold,
 		Name:        name,
 		OnExhausted: cfg.OnExhausted,
+		OnOutcome:   cfg.OnOutcome,
 		Retry:       cfg.Retry,
 		Timeout:     cfg.Timeout,
 	}
@@ -551,6 +561,13 @@ type OrderConfig struct {
 	// DeadLetter receives the events that failed for good under the
 	// runtime.DeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, OrderEvent]
+	// OnOutcome, when set, is told the outcome of each event the subscriber
+	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
+	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
+	// on every subscriber to learn when its records are finished; SubmitTagged
+	// refuses to run while a subscriber has none. It must be fast and must not
+	// block (see runtime.OutcomeFunc).
+	OnOutcome runtime.OutcomeFunc[string]
 }
 
 // OrderOption changes an OrderConfig before a subscriber starts.
@@ -589,10 +606,11 @@ type OrderDispatcher struct {
 // orderSubscriber is one subscriber of an OrderDispatcher: its handler, its
 // engine and the stores of its guards.
 type orderSubscriber struct {
-	name   string
-	h      OrderHandler
-	engine *runtime.Engine[string, orderEnvelope]
-	states runtime.StateStore[string]
+	name    string
+	h       OrderHandler
+	engine  *runtime.Engine[string, orderEnvelope]
+	reports bool
+	states  runtime.StateStore[string]
 }
 
 // NewOrderDispatcher returns a dispatcher whose first subscriber, named
@@ -633,9 +651,10 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, opts []OrderOpt
 		}
 	}
 	s := &orderSubscriber{
-		h:      h,
-		name:   name,
-		states: cfg.States,
+		h:       h,
+		name:    name,
+		reports: cfg.OnOutcome != nil,
+		states:  cfg.States,
 	}
 	if s.states == nil {
 		s.states = runtime.NewMemoryStateStore[string]()
@@ -647,6 +666,7 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, opts []OrderOpt
 		MaxActive:   cfg.MaxActive,
 		Name:        name,
 		OnExhausted: cfg.OnExhausted,
+		OnOutcome:   cfg.OnOutcome,
 		Retry:       cfg.Retry,
 		Timeout:     cfg.Timeout,
 	}
@@ -863,6 +883,13 @@ type RiderConfig struct {
 	// DeadLetter receives the events that failed for good under the
 	// runtime.DeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, RiderEvent]
+	// OnOutcome, when set, is told the outcome of each event the subscriber
+	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
+	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
+	// on every subscriber to learn when its records are finished; SubmitTagged
+	// refuses to run while a subscriber has none. It must be fast and must not
+	// block (see runtime.OutcomeFunc).
+	OnOutcome runtime.OutcomeFunc[string]
 }
 
 // RiderOption changes a RiderConfig before a subscriber starts.
@@ -901,9 +928,10 @@ type RiderDispatcher struct {
 // riderSubscriber is one subscriber of a RiderDispatcher: its handler, its
 // engine and the stores of its guards.
 type riderSubscriber struct {
-	name   string
-	h      RiderHandler
-	engine *runtime.Engine[string, riderEnvelope]
+	name    string
+	h       RiderHandler
+	engine  *runtime.Engine[string, riderEnvelope]
+	reports bool
 }
 
 // NewRiderDispatcher returns a dispatcher whose first subscriber, named
@@ -944,8 +972,9 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, opts []RiderOpt
 		}
 	}
 	s := &riderSubscriber{
-		h:    h,
-		name: name,
+		h:       h,
+		name:    name,
+		reports: cfg.OnOutcome != nil,
 	}
 	rc := runtime.Config[string, riderEnvelope]{
 		Backlog:     cfg.Backlog,
@@ -954,6 +983,7 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, opts []RiderOpt
 		MaxActive:   cfg.MaxActive,
 		Name:        name,
 		OnExhausted: cfg.OnExhausted,
+		OnOutcome:   cfg.OnOutcome,
 		Retry:       cfg.Retry,
 		Timeout:     cfg.Timeout,
 	}
@@ -1170,6 +1200,13 @@ type WebhookConfig struct {
 	// DeadLetter receives the events that failed for good under the
 	// runtime.DeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[int64, WebhookEvent]
+	// OnOutcome, when set, is told the outcome of each event the subscriber
+	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
+	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
+	// on every subscriber to learn when its records are finished; SubmitTagged
+	// refuses to run while a subscriber has none. It must be fast and must not
+	// block (see runtime.OutcomeFunc).
+	OnOutcome runtime.OutcomeFunc[int64]
 }
 
 // WebhookOption changes a WebhookConfig before a subscriber starts.
@@ -1209,9 +1246,10 @@ type WebhookDispatcher struct {
 // webhookSubscriber is one subscriber of a WebhookDispatcher: its handler, its
 // engine and the stores of its guards.
 type webhookSubscriber struct {
-	name   string
-	h      WebhookHandler
-	engine *runtime.Engine[int64, webhookEnvelope]
+	name    string
+	h       WebhookHandler
+	engine  *runtime.Engine[int64, webhookEnvelope]
+	reports bool
 }
 
 // NewWebhookDispatcher returns a dispatcher whose first subscriber, named
@@ -1252,8 +1290,9 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, opts []Webh
 		}
 	}
 	s := &webhookSubscriber{
-		h:    h,
-		name: name,
+		h:       h,
+		name:    name,
+		reports: cfg.OnOutcome != nil,
 	}
 	rc := runtime.Config[int64, webhookEnvelope]{
 		Backlog:     cfg.Backlog,
@@ -1262,6 +1301,7 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, opts []Webh
 		MaxActive:   cfg.MaxActive,
 		Name:        name,
 		OnExhausted: cfg.OnExhausted,
+		OnOutcome:   cfg.OnOutcome,
 		Retry:       cfg.Retry,
 		Timeout:     cfg.Timeout,
 	}

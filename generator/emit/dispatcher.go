@@ -26,6 +26,7 @@ func dispatcher(f *jen.File, n names) {
 		g.Id("name").String()
 		g.Id("h").Id(n.Handler)
 		g.Id("engine").Op("*").Add(engine)
+		g.Id("reports").Bool() // OnOutcome is set: SubmitTagged may feed it
 		if e.Version != nil {
 			g.Id("versions").Add(rt("VersionStore")).Types(n.key())
 		}
@@ -63,7 +64,7 @@ func dispatcher(f *jen.File, n names) {
 		g.For(jen.List(jen.Id("_"), jen.Id("opt")).Op(":=").Range().Id("opts")).Block(
 			jen.If(jen.Id("opt").Op("!=").Nil()).Block(jen.Id("opt").Call(jen.Op("&").Id("cfg"))),
 		)
-		sub := jen.Dict{jen.Id("name"): jen.Id("name"), jen.Id("h"): jen.Id("h")}
+		sub := jen.Dict{jen.Id("name"): jen.Id("name"), jen.Id("h"): jen.Id("h"), jen.Id("reports"): jen.Id("cfg").Dot("OnOutcome").Op("!=").Nil()}
 		if e.Version != nil {
 			sub[jen.Id("versions")] = jen.Id("cfg").Dot("Versions")
 		}
@@ -90,6 +91,7 @@ func dispatcher(f *jen.File, n names) {
 			jen.Id("OnExhausted"): jen.Id("cfg").Dot("OnExhausted"),
 			jen.Id("Conflate"):    jen.Lit(e.Conflate),
 			jen.Id("Logger"):      jen.Id("cfg").Dot("Logger"),
+			jen.Id("OnOutcome"):   jen.Id("cfg").Dot("OnOutcome"),
 		}
 		if e.Version != nil {
 			rc[jen.Id("MaxHeld")] = jen.Id("cfg").Dot("MaxHeld")

@@ -79,8 +79,9 @@ func (v *validator) declareEntity(name string, pos diag.Pos) {
 		v.pkg.declare(name+suffix, pos, what("type", name+suffix))
 	}
 	v.pkg.declare("New"+name+"Dispatcher", pos, what("function", "New"+name+"Dispatcher"))
+	v.pkg.declare("New"+name+"Producer", pos, what("function", "New"+name+"Producer"))
 	lc := lowerFirst(name)
-	for _, n := range []string{lc + "Envelope", lc + "Kind", lc + "Subscriber", lc + "Rank", lc + "Transition", "default" + name + "Config", "new" + name + "Envelope"} {
+	for _, n := range []string{lc + "Envelope", lc + "Kind", lc + "Subscriber", lc + "Rank", lc + "Transition", "default" + name + "Config", "new" + name + "Envelope", "check" + name} {
 		v.pkg.declare(n, pos, what("name", n))
 	}
 }
