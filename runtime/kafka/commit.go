@@ -21,7 +21,7 @@ func (c *Consumer[K, E]) commitLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := c.commit(ctx, c.cl, c.all()); err != nil && ctx.Err() == nil {
+			if err := c.commit(ctx, c.client(), c.all()); err != nil && ctx.Err() == nil {
 				c.cfg.Logger.Warn("ordergen/kafka: commit failed", "group", c.cfg.Group, "error", err)
 			}
 		}
@@ -33,10 +33,11 @@ func (c *Consumer[K, E]) commitLoop(ctx context.Context) {
 // The consumer also commits on its own every Config.CommitInterval, when
 // partitions are revoked and when it closes.
 func (c *Consumer[K, E]) Commit(ctx context.Context) error {
-	if c.cl == nil {
+	cl := c.client()
+	if cl == nil {
 		return errors.New("kafka: commit before Run")
 	}
-	return c.commit(ctx, c.cl, c.all())
+	return c.commit(ctx, cl, c.all())
 }
 
 // commitPart is one partition's commit in a request.

@@ -37,9 +37,9 @@ type Consumer[K comparable, E Keyed[K]] struct {
 	stats      Stats
 	topicIDs   map[string][16]byte
 
-	cl       *kgo.Client
-	wake     chan struct{} // outcomes that may unblock the feeder
-	commitMu sync.Mutex    // one commit at a time, in order
+	cl       atomic.Pointer[kgo.Client] // set by Run
+	wake     chan struct{}              // outcomes that may unblock the feeder
+	commitMu sync.Mutex                 // one commit at a time, in order
 
 	started   atomic.Bool
 	abandon   atomic.Bool // callbacks commit nothing: the consumer stops abruptly
@@ -179,7 +179,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	if err != nil {
 		return fmt.Errorf("kafka: consumer client: %w", err)
 	}
-	c.cl = cl
+	c.cl.Store(cl)
 
 	cctx, stopCommits := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -255,3 +255,6 @@ func (c *Consumer[K, E]) assigned() map[string][]int32 {
 	}
 	return m
 }
+
+// client returns the client Run created.
+func (c *Consumer[K, E]) client() *kgo.Client { return c.cl.Load() }

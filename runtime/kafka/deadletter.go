@@ -36,7 +36,7 @@ func (c *Consumer[K, E]) deadLetter(p *partition[K, E], it *pending[E]) {
 	)
 	dl := &kgo.Record{Topic: c.cfg.DeadLetterTopic, Key: r.Key, Value: r.Value, Headers: headers}
 	tag, reason, offset := it.tag, it.reason, r.Offset
-	c.cl.Produce(context.Background(), dl, func(_ *kgo.Record, err error) {
+	c.client().Produce(context.Background(), dl, func(_ *kgo.Record, err error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		s := c.slots.get(tag)

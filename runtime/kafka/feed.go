@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -85,7 +86,7 @@ func (c *Consumer[K, E]) feed(ctx context.Context, target Target[E]) error {
 			cancel()
 		default:
 		}
-		fetches := c.cl.PollRecords(pctx, min(room, c.cfg.MaxPollRecords))
+		fetches := c.client().PollRecords(pctx, min(room, c.cfg.MaxPollRecords))
 		c.mu.Lock()
 		c.pollCancel = nil
 		c.mu.Unlock()
@@ -121,7 +122,7 @@ func (c *Consumer[K, E]) take(t tp, recs []*kgo.Record, ends uint64, target Targ
 	p := c.parts[t]
 	ok := p != nil && p.state == active
 	if ok && c.endedAt[t] > ends && p.trk.known {
-		c.cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{t.topic: {t.partition: {Epoch: -1, Offset: p.trk.end}}})
+		c.client().SetOffsets(map[string]map[int32]kgo.EpochOffset{t.topic: {t.partition: {Epoch: -1, Offset: p.trk.end}}})
 		ok = false
 	}
 	if ok {
@@ -216,7 +217,7 @@ func (c *Consumer[K, E]) submit(p *partition[K, E], items []*pending[E], target 
 				continue
 			}
 			if !p.trk.fits(o, c.cfg.MaxMetadataBytes) {
-				c.block(p, items[i:], "the commit metadata would pass its bound")
+				c.block(p, items[i:], true)
 				c.mu.Unlock()
 				return nil
 			}
@@ -251,7 +252,7 @@ func (c *Consumer[K, E]) submit(p *partition[K, E], items []*pending[E], target 
 				c.mu.Unlock()
 				return nil
 			}
-			c.block(p, items[i:], "the lanes are full")
+			c.block(p, items[i:], false)
 			c.mu.Unlock()
 			return nil
 		case errors.Is(err, runtime.ErrInvalidEvent) && n == 0:
@@ -272,7 +273,11 @@ func (c *Consumer[K, E]) submit(p *partition[K, E], items []*pending[E], target 
 }
 
 // block keeps rest in p's stash and pauses fetching p. c.mu is held.
-func (c *Consumer[K, E]) block(p *partition[K, E], rest []*pending[E], why string) {
+func (c *Consumer[K, E]) block(p *partition[K, E], rest []*pending[E], bound bool) {
+	why := "the lanes are full"
+	if bound {
+		why = "the commit metadata could pass its bound"
+	}
 	if !p.blocked {
 		p.blocked = true
 		c.blocked++
@@ -281,8 +286,12 @@ func (c *Consumer[K, E]) block(p *partition[K, E], rest []*pending[E], why strin
 	if !p.paused {
 		p.paused = true
 		c.stats.Pauses++
-		c.cl.PauseFetchPartitions(map[string][]int32{p.topic: {p.partition}})
-		c.cfg.Logger.Debug("ordergen/kafka: partition paused", "topic", p.topic, "partition", p.partition, "why", why)
+		c.client().PauseFetchPartitions(map[string][]int32{p.topic: {p.partition}})
+		level := slog.LevelDebug
+		if bound {
+			level = slog.LevelWarn // it waits for records to finish, perhaps parked ones
+		}
+		c.cfg.Logger.Log(context.Background(), level, "ordergen/kafka: partition paused", "topic", p.topic, "partition", p.partition, "why", why)
 	}
 }
 
@@ -297,7 +306,7 @@ func (c *Consumer[K, E]) unblock(p *partition[K, E]) {
 	}
 	if p.paused {
 		p.paused = false
-		c.cl.ResumeFetchPartitions(map[string][]int32{p.topic: {p.partition}})
+		c.client().ResumeFetchPartitions(map[string][]int32{p.topic: {p.partition}})
 	}
 }
 
