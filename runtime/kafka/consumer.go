@@ -30,9 +30,7 @@ type Consumer[K comparable, E Keyed[K]] struct {
 	parts      map[tp]*partition[K, E]
 	slots      slots[K, E]
 	inflight   int
-	ends       uint64        // assignments of partitions that ended
-	endedAt    map[tp]uint64 // ends when each partition's last assignment ended
-	blocked    int           // partitions with a stash
+	blocked    int // partitions with a stash
 	pollCancel context.CancelFunc
 	stats      Stats
 	topicIDs   map[string][16]byte
@@ -73,7 +71,6 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 		cfg:     cfg,
 		nowait:  nowait,
 		parts:   make(map[tp]*partition[K, E]),
-		endedAt: make(map[tp]uint64),
 		wake:    make(chan struct{}, 1),
 		closeCh: make(chan struct{}),
 		done:    make(chan struct{}),
@@ -170,6 +167,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 		kgo.ConsumerGroup(c.cfg.Group),
 		kgo.ConsumeTopics(c.cfg.Topics...),
 		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
 		kgo.OnPartitionsAssigned(c.onAssigned),
 		kgo.OnPartitionsRevoked(c.onRevoked),
 		kgo.OnPartitionsLost(c.onLost),

@@ -80,9 +80,10 @@
 // committed and run again on the next owner (the version guard skips them
 // there if they finished here). On lost partitions (the member was fenced)
 // it commits nothing: another member may own them already; their records in
-// flight are abandoned and their outcomes ignored. Records polled before a
-// partition was revoked and assigned again are dropped and fetched again
-// from where the new assignment stands.
+// flight are abandoned and their outcomes ignored. Rebalances wait while
+// the consumer hands over the records of one poll (franz-go's
+// BlockRebalanceOnPoll; handing over never blocks), so every record taken
+// belongs to its partition's current assignment.
 //
 // # Backpressure
 //

@@ -65,7 +65,6 @@ func (c *Consumer[K, E]) feed(ctx context.Context, target Target[E]) error {
 		}
 		c.mu.Lock()
 		room := c.cfg.MaxInFlight - c.inflight
-		ends := c.ends
 		c.mu.Unlock()
 		if room <= 0 {
 			select {
@@ -86,12 +85,15 @@ func (c *Consumer[K, E]) feed(ctx context.Context, target Target[E]) error {
 			cancel()
 		default:
 		}
+		// Rebalances wait from this poll until AllowRebalance, so the
+		// records polled belong to the partitions' current assignment.
 		fetches := c.client().PollRecords(pctx, min(room, c.cfg.MaxPollRecords))
 		c.mu.Lock()
 		c.pollCancel = nil
 		c.mu.Unlock()
 		cancel()
 		if fetches.IsClientClosed() {
+			c.client().AllowRebalance()
 			return nil
 		}
 		fetches.EachError(func(topic string, partition int32, err error) {
@@ -102,9 +104,10 @@ func (c *Consumer[K, E]) feed(ctx context.Context, target Target[E]) error {
 		var err error
 		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 			if err == nil && len(fp.Records) > 0 {
-				err = c.take(tp{fp.Topic, fp.Partition}, fp.Records, ends, target)
+				err = c.take(tp{fp.Topic, fp.Partition}, fp.Records, target)
 			}
 		})
+		c.client().AllowRebalance()
 		if err != nil {
 			return err
 		}
@@ -112,19 +115,10 @@ func (c *Consumer[K, E]) feed(ctx context.Context, target Target[E]) error {
 }
 
 // take decodes the records polled from one partition and feeds them.
-//
-// Records of a partition whose earlier assignment ended while the poll ran
-// may belong to that assignment: they are dropped, and the current
-// assignment's fetching is moved back to where it stands, so that it
-// fetches them again.
-func (c *Consumer[K, E]) take(t tp, recs []*kgo.Record, ends uint64, target Target[E]) error {
+func (c *Consumer[K, E]) take(t tp, recs []*kgo.Record, target Target[E]) error {
 	c.mu.Lock()
 	p := c.parts[t]
 	ok := p != nil && p.state == active
-	if ok && c.endedAt[t] > ends && p.trk.known {
-		c.client().SetOffsets(map[string]map[int32]kgo.EpochOffset{t.topic: {t.partition: {Epoch: -1, Offset: p.trk.end}}})
-		ok = false
-	}
 	if ok {
 		c.stats.Polled += uint64(len(recs))
 	}

@@ -180,8 +180,6 @@ func (c *Consumer[K, E]) forget(cl *kgo.Client, ps []*partition[K, E]) {
 		if c.parts[p.tp] == p {
 			delete(c.parts, p.tp)
 		}
-		c.ends++
-		c.endedAt[p.tp] = c.ends
 		if p.paused {
 			p.paused = false
 			resume[p.topic] = append(resume[p.topic], p.partition)
