@@ -73,13 +73,34 @@ func (c *Consumer[K, E]) commit(ctx context.Context, cl *kgo.Client, ps []*parti
 	if len(parts) == 0 {
 		return nil
 	}
+	tooLarge, err := c.send(ctx, cl, parts)
+	if len(tooLarge) > 0 {
+		// The brokers' offset.metadata.max.bytes is below MaxMetadataBytes:
+		// commit the offsets alone (safe: the finished offsets above them
+		// run again after a restart).
+		c.cfg.Logger.Warn("ordergen/kafka: commit metadata too large for the brokers; committing offsets without it (lower MaxMetadataBytes)",
+			"group", c.cfg.Group, "partitions", len(tooLarge), "bound", c.cfg.MaxMetadataBytes)
+		for i := range tooLarge {
+			tooLarge[i].meta = ""
+		}
+		if _, rerr := c.send(ctx, cl, tooLarge); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return err
+}
+
+// send sends one OffsetCommit request for parts, carrying the group's
+// generation and member ID, and returns the parts the brokers refused as
+// OFFSET_METADATA_TOO_LARGE apart from the other errors.
+func (c *Consumer[K, E]) send(ctx context.Context, cl *kgo.Client, parts []commitPart[K, E]) ([]commitPart[K, E], error) {
 	member, gen := cl.GroupMetadata()
 	if gen < 0 {
-		return fmt.Errorf("kafka: commit: not in group %s", c.cfg.Group)
+		return nil, fmt.Errorf("kafka: commit: not in group %s", c.cfg.Group)
 	}
 	ids, err := c.topicIDsFor(ctx, cl, parts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation, req.MemberID = c.cfg.Group, gen, member
@@ -95,8 +116,7 @@ func (c *Consumer[K, E]) commit(ctx context.Context, cl *kgo.Client, ps []*parti
 		}
 		rp := kmsg.NewOffsetCommitRequestTopicPartition()
 		rp.Partition, rp.Offset = pt.p.partition, pt.offset
-		meta := pt.meta
-		rp.Metadata = &meta
+		rp.Metadata = kmsg.StringPtr(pt.meta)
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
 	resp, err := req.RequestWith(ctx, cl)
@@ -104,19 +124,25 @@ func (c *Consumer[K, E]) commit(ctx context.Context, cl *kgo.Client, ps []*parti
 	defer c.mu.Unlock()
 	if err != nil {
 		c.stats.CommitErrors++
-		return fmt.Errorf("kafka: commit: %w", err)
+		return nil, fmt.Errorf("kafka: commit: %w", err)
 	}
 	var errs []error
+	var tooLarge []commitPart[K, E]
 	for i, rt := range resp.Topics {
-		for j, rp := range rt.Partitions {
-			if i >= len(req.Topics) || j >= len(req.Topics[i].Partitions) {
-				continue
-			}
+		if i >= len(req.Topics) {
+			break
+		}
+		for _, rp := range rt.Partitions {
 			pt := findPart(parts, req.Topics[i].Topic, rp.Partition)
 			if pt < 0 {
 				continue
 			}
-			if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+			err := kerr.ErrorForCode(rp.ErrorCode)
+			switch {
+			case errors.Is(err, kerr.OffsetMetadataTooLarge) && parts[pt].meta != "":
+				tooLarge = append(tooLarge, parts[pt])
+				continue
+			case err != nil:
 				c.stats.CommitErrors++
 				errs = append(errs, fmt.Errorf("%s[%d] offset %d: %w", req.Topics[i].Topic, rp.Partition, parts[pt].offset, err))
 				continue
@@ -127,9 +153,9 @@ func (c *Consumer[K, E]) commit(ctx context.Context, cl *kgo.Client, ps []*parti
 	}
 	c.stats.Commits++
 	if len(errs) > 0 {
-		return fmt.Errorf("kafka: commit: %w", errors.Join(errs...))
+		return tooLarge, fmt.Errorf("kafka: commit: %w", errors.Join(errs...))
 	}
-	return nil
+	return tooLarge, nil
 }
 
 func findPart[K comparable, E any](parts []commitPart[K, E], topic string, partition int32) int {

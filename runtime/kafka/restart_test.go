@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // The commit metadata makes a restart skip the offsets that were finished
@@ -59,4 +62,57 @@ func TestRestartSkipsFinishedOffsets(t *testing.T) {
 		t.Errorf("final commit %d %q, want %d without metadata", end.Offset, end.Metadata, len(others)+1)
 	}
 	t.Logf("re-ran %d event(s), %d in flight at the commit; skipped %d; metadata was %d bytes", reran, inflight, st.SkippedFinished, len(commit.Metadata))
+}
+
+// Brokers whose offset.metadata.max.bytes is below the bound refuse the
+// metadata: the consumer commits the offsets alone.
+func TestMetadataTooLargeCommitsOffsetsAlone(t *testing.T) {
+	c := newCluster(t, 1)
+	c.ControlKey(int16(kmsg.OffsetCommit), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kr.(*kmsg.OffsetCommitRequest)
+		refuse := false
+		for _, rt := range req.Topics {
+			for _, rp := range rt.Partitions {
+				refuse = refuse || (rp.Metadata != nil && *rp.Metadata != "")
+			}
+		}
+		if !refuse {
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+		resp.Version = req.Version
+		for _, rt := range req.Topics {
+			st := kmsg.NewOffsetCommitResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewOffsetCommitResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.OffsetMetadataTooLarge.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	produce(t, c, []string{"slow"}, 1, 1)
+	produce(t, c, keys(20), 1, 1)
+	b := newBook(20)
+	a := startMember(t, c, "g", memberOpts{handler: func(ctx context.Context, key string, e ev) error {
+		if key == "slow" {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		b.apply("a", e)
+		return nil
+	}})
+	b.wait(t, 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.c.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.kill(t)
+	if commit := c.GroupInfo("g").Commits[topic][0]; commit.Offset != 0 || commit.Metadata != "" {
+		t.Errorf("commit %d %q, want offset 0 without metadata", commit.Offset, commit.Metadata)
+	}
 }
