@@ -60,16 +60,12 @@ func TestBadRecordsDeadLettered(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := newBook(3)
-	var target kafka.Target[ev]
 	m := startMember(t, c, "g", memberOpts{
 		handler: func(_ context.Context, _ string, e ev) error {
 			b.apply("a", e)
 			return nil
 		},
-		wrap: func(tg kafka.Target[ev]) kafka.Target[ev] {
-			target = validating{tg}
-			return target
-		},
+		wrap: func(tg kafka.Target[ev]) kafka.Target[ev] { return validating{tg} },
 	})
 	b.wait(t, 30*time.Second)
 
@@ -107,5 +103,29 @@ func TestBadRecordsDeadLettered(t *testing.T) {
 	}
 	if end := c.GroupInfo("g").Commits[topic][0]; end.Offset != int64(len(records)) {
 		t.Errorf("commit %d, want %d: the partition did not flow past its bad records", end.Offset, len(records))
+	}
+}
+
+// With AcceptKeyless a record without a key is ordered by its event's key
+// instead of going to the dead-letter topic.
+func TestAcceptKeyless(t *testing.T) {
+	c := newCluster(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := client(t, c).ProduceSync(ctx, rec("", "ev", `{"Key":"k1","Seq":1}`), rec("k1", "ev", `{"Key":"k1","Seq":2}`)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	b := newBook(2)
+	m := startMember(t, c, "g", memberOpts{
+		cfg: func(cfg *kafka.Config[ev]) { cfg.AcceptKeyless = true },
+		handler: func(_ context.Context, _ string, e ev) error {
+			b.apply("a", e)
+			return nil
+		},
+	})
+	b.wait(t, 30*time.Second)
+	m.stop(t)
+	if st := m.c.Stats(); st.DeadLettered != 0 {
+		t.Errorf("%d records dead-lettered", st.DeadLettered)
 	}
 }

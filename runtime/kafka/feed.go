@@ -230,6 +230,10 @@ func (c *Consumer[K, E]) submit(p *partition[K, E], items []*pending[E], target 
 		n, err := target.SubmitTagged(c.nowait, it.event, it.tag, it.from)
 		c.mu.Lock()
 		s := c.slots.get(it.tag)
+		if s == nil { // given up meanwhile (the partition was lost)
+			c.mu.Unlock()
+			continue
+		}
 		s.remaining += int32(n - it.from)
 		it.from = n
 		switch {
