@@ -2,11 +2,14 @@ package kafka_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ordergen/ordergen/runtime"
 )
 
 // The commit metadata makes a restart skip the offsets that were finished
@@ -17,18 +20,24 @@ func TestRestartSkipsFinishedOffsets(t *testing.T) {
 	produce(t, c, []string{"slow"}, 1, 1) // offset 0: in flight at the commit
 	others := keys(100)
 	produce(t, c, others, 1, 1) // offsets 1-100: finished at the commit
-	b := newBook(len(others))
-	a := startMember(t, c, "g", memberOpts{handler: func(ctx context.Context, key string, e ev) error {
-		if key == "slow" {
-			<-ctx.Done()
-			return ctx.Err()
-		}
-		b.apply("a", e)
-		return nil
-	}})
-	b.wait(t, 30*time.Second)
+	hook, reported := afterOutcomes(len(others))
+	a := startMember(t, c, "g", memberOpts{
+		handler: func(ctx context.Context, key string, e ev) error {
+			if key == "slow" {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		},
+		engine: hook,
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	select {
+	case <-reported:
+	case <-ctx.Done():
+		t.Fatal("the finished events were never reported")
+	}
 	if err := a.c.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -96,18 +105,24 @@ func TestMetadataTooLargeCommitsOffsetsAlone(t *testing.T) {
 	})
 	produce(t, c, []string{"slow"}, 1, 1)
 	produce(t, c, keys(20), 1, 1)
-	b := newBook(20)
-	a := startMember(t, c, "g", memberOpts{handler: func(ctx context.Context, key string, e ev) error {
-		if key == "slow" {
-			<-ctx.Done()
-			return ctx.Err()
-		}
-		b.apply("a", e)
-		return nil
-	}})
-	b.wait(t, 30*time.Second)
+	hook, reported := afterOutcomes(20)
+	a := startMember(t, c, "g", memberOpts{
+		handler: func(ctx context.Context, key string, e ev) error {
+			if key == "slow" {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		},
+		engine: hook,
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	select {
+	case <-reported:
+	case <-ctx.Done():
+		t.Fatal("the finished events were never reported")
+	}
 	if err := a.c.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -115,4 +130,20 @@ func TestMetadataTooLargeCommitsOffsetsAlone(t *testing.T) {
 	if commit := c.GroupInfo("g").Commits[topic][0]; commit.Offset != 0 || commit.Metadata != "" {
 		t.Errorf("commit %d %q, want offset 0 without metadata", commit.Offset, commit.Metadata)
 	}
+}
+
+// afterOutcomes returns an engine option that passes outcomes on to the
+// consumer and a channel closed once n of them were passed on.
+func afterOutcomes(n int) (func(*runtime.Config[string, ev]), <-chan struct{}) {
+	done := make(chan struct{})
+	var count atomic.Int64
+	return func(rc *runtime.Config[string, ev]) {
+		consumer := rc.OnOutcome
+		rc.OnOutcome = func(key string, tag uint64, o runtime.Outcome) {
+			consumer(key, tag, o)
+			if count.Add(1) == int64(n) {
+				close(done)
+			}
+		}
+	}, done
 }
