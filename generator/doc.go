@@ -70,8 +70,9 @@
 //   - names that clash in the generated package: an event named like
 //     another entity's event or like a generated declaration (AccountEvent,
 //     AccountHandler, AccountDispatcher, AccountConfig, AccountOption,
-//     AccountPublisher, AccountTxHandler, NewAccountDispatcher,
-//     NewAccountTxDispatcher and the unexported helpers);
+//     AccountPublisher, AccountTxHandler, AccountProducer, AccountConsumer,
+//     NewAccountDispatcher, NewAccountTxDispatcher, NewAccountProducer and the
+//     unexported helpers);
 //     an event field named like the key or version field or like a
 //     generated method (EventName, EventKey, EventVersion); a version field
 //     named like the key field. Each clash is reported at the later of the
@@ -147,6 +148,17 @@
 //     new version and state (effectively once). For an entity without
 //     version and states the transaction only makes the handler's writes
 //     atomic.
+//   - transports.go: what carries events between processes without naming
+//     a transport, so that code generated for users without Kafka never
+//     imports it. AccountProducer (NewAccountProducer) implements
+//     AccountPublisher over any runtime.Sink[string, AccountEvent], such as
+//     the Kafka producer of runtime/kafka, refusing what the dispatcher's
+//     Publish methods refuse. The dispatcher's SubmitTagged(ctx, e, tag,
+//     from) is how a consumer (runtime/kafka's) feeds the lanes: every
+//     subscriber reports each event's outcome with its tag to the OnOutcome
+//     of its AccountConfig, so the consumer learns when a record is finished
+//     in every subscriber; SubmitTagged refuses to run while a subscriber
+//     has no OnOutcome.
 //   - codecs.go: AccountCodec, a runtime.Codec that encodes an event as a
 //     JSON object named by its schema name, for durable park stores and
 //     transports. Decoding ignores unknown fields (a newer schema's added

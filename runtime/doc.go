@@ -96,5 +96,8 @@
 // returns a [*CloseError] that says how many events of which keys were left.
 //
 // Across processes, partition by key at the source (Kafka) and run an
-// engine in each consumer.
+// engine in each consumer: a [Sink] carries events out of the process
+// (runtime/kafka's Producer), and a transport feeds the engine with
+// [Engine.SubmitTagged], learning from Config.OnOutcome when each record is
+// finished (runtime/kafka's Consumer).
 package runtime

@@ -50,7 +50,7 @@ func mustGenerate(t *testing.T, args ...string) {
 	}
 }
 
-var generated = []string{"codecs.go", "dispatchers.go", "durable.go", "events.go", "guards.go", "handlers.go", "publishers.go"}
+var generated = []string{"codecs.go", "dispatchers.go", "durable.go", "events.go", "guards.go", "handlers.go", "publishers.go", "transports.go"}
 
 func TestGenerateDefaultDir(t *testing.T) {
 	schema := writeSchema(t, ledgerSchema)

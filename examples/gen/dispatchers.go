@@ -175,6 +175,13 @@ type AccountConfig struct {
 	// name ("Account", "Account/name"); Versions, States and Parks set here win
 	// over it. NewAccountTxDispatcher and SubscribeTx set it to their store.
 	Store runtime.DurableStore
+	// OnOutcome, when set, is told the outcome of each event the subscriber
+	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
+	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
+	// on every subscriber to learn when its records are finished; SubmitTagged
+	// refuses to run while a subscriber has none. It must be fast and must not
+	// block (see runtime.OutcomeFunc).
+	OnOutcome runtime.OutcomeFunc[string]
 }
 
 // AccountOption changes an AccountConfig before a subscriber starts.
@@ -219,6 +226,7 @@ type accountSubscriber struct {
 	h        AccountHandler
 	tx       *accountTx
 	engine   *runtime.Engine[string, accountEnvelope]
+	reports  bool
 	versions runtime.VersionStore[string]
 	states   runtime.StateStore[string]
 }
@@ -264,6 +272,7 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 	s := &accountSubscriber{
 		h:        h,
 		name:     name,
+		reports:  cfg.OnOutcome != nil,
 		states:   cfg.States,
 		tx:       tx,
 		versions: cfg.Versions,
@@ -285,6 +294,7 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Account"), attribute.String("messaging.consumer.group.name", name)},
 		Name:             name,
 		OnExhausted:      cfg.OnExhausted,
+		OnOutcome:        cfg.OnOutcome,
 		Retry:            cfg.Retry,
 		Timeout:          cfg.Timeout,
 	}
@@ -592,6 +602,13 @@ type OrderConfig struct {
 	// name ("Order", "Order/name"); Versions, States and Parks set here win
 	// over it. NewOrderTxDispatcher and SubscribeTx set it to their store.
 	Store runtime.DurableStore
+	// OnOutcome, when set, is told the outcome of each event the subscriber
+	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
+	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
+	// on every subscriber to learn when its records are finished; SubmitTagged
+	// refuses to run while a subscriber has none. It must be fast and must not
+	// block (see runtime.OutcomeFunc).
+	OnOutcome runtime.OutcomeFunc[string]
 }
 
 // OrderOption changes an OrderConfig before a subscriber starts.
@@ -630,11 +647,12 @@ type OrderDispatcher struct {
 // orderSubscriber is one subscriber of an OrderDispatcher: its handler, its
 // engine and the stores of its guards.
 type orderSubscriber struct {
-	name   string
-	h      OrderHandler
-	tx     *orderTx
-	engine *runtime.Engine[string, orderEnvelope]
-	states runtime.StateStore[string]
+	name    string
+	h       OrderHandler
+	tx      *orderTx
+	engine  *runtime.Engine[string, orderEnvelope]
+	reports bool
+	states  runtime.StateStore[string]
 }
 
 // NewOrderDispatcher returns a dispatcher whose first subscriber, named
@@ -676,10 +694,11 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, op
 	}
 	orderUseStore(&cfg, name, tx)
 	s := &orderSubscriber{
-		h:      h,
-		name:   name,
-		states: cfg.States,
-		tx:     tx,
+		h:       h,
+		name:    name,
+		reports: cfg.OnOutcome != nil,
+		states:  cfg.States,
+		tx:      tx,
 	}
 	if s.states == nil {
 		s.states = runtime.NewMemoryStateStore[string]()
@@ -693,6 +712,7 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, op
 		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Order"), attribute.String("messaging.consumer.group.name", name)},
 		Name:             name,
 		OnExhausted:      cfg.OnExhausted,
+		OnOutcome:        cfg.OnOutcome,
 		Retry:            cfg.Retry,
 		Timeout:          cfg.Timeout,
 	}
@@ -933,6 +953,13 @@ type RiderConfig struct {
 	// name ("Rider", "Rider/name"); Versions, States and Parks set here win
 	// over it. NewRiderTxDispatcher and SubscribeTx set it to their store.
 	Store runtime.DurableStore
+	// OnOutcome, when set, is told the outcome of each event the subscriber
+	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
+	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
+	// on every subscriber to learn when its records are finished; SubmitTagged
+	// refuses to run while a subscriber has none. It must be fast and must not
+	// block (see runtime.OutcomeFunc).
+	OnOutcome runtime.OutcomeFunc[string]
 }
 
 // RiderOption changes a RiderConfig before a subscriber starts.
@@ -971,10 +998,11 @@ type RiderDispatcher struct {
 // riderSubscriber is one subscriber of a RiderDispatcher: its handler, its
 // engine and the stores of its guards.
 type riderSubscriber struct {
-	name   string
-	h      RiderHandler
-	tx     *riderTx
-	engine *runtime.Engine[string, riderEnvelope]
+	name    string
+	h       RiderHandler
+	tx      *riderTx
+	engine  *runtime.Engine[string, riderEnvelope]
+	reports bool
 }
 
 // NewRiderDispatcher returns a dispatcher whose first subscriber, named
@@ -1016,9 +1044,10 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, op
 	}
 	riderUseStore(&cfg, name, tx)
 	s := &riderSubscriber{
-		h:    h,
-		name: name,
-		tx:   tx,
+		h:       h,
+		name:    name,
+		reports: cfg.OnOutcome != nil,
+		tx:      tx,
 	}
 	rc := runtime.Config[string, riderEnvelope]{
 		Backlog:          cfg.Backlog,
@@ -1029,6 +1058,7 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, op
 		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Rider"), attribute.String("messaging.consumer.group.name", name)},
 		Name:             name,
 		OnExhausted:      cfg.OnExhausted,
+		OnOutcome:        cfg.OnOutcome,
 		Retry:            cfg.Retry,
 		Timeout:          cfg.Timeout,
 	}
@@ -1269,6 +1299,13 @@ type WebhookConfig struct {
 	// name ("Webhook", "Webhook/name"); Versions, States and Parks set here win
 	// over it. NewWebhookTxDispatcher and SubscribeTx set it to their store.
 	Store runtime.DurableStore
+	// OnOutcome, when set, is told the outcome of each event the subscriber
+	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
+	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
+	// on every subscriber to learn when its records are finished; SubmitTagged
+	// refuses to run while a subscriber has none. It must be fast and must not
+	// block (see runtime.OutcomeFunc).
+	OnOutcome runtime.OutcomeFunc[int64]
 }
 
 // WebhookOption changes a WebhookConfig before a subscriber starts.
@@ -1308,10 +1345,11 @@ type WebhookDispatcher struct {
 // webhookSubscriber is one subscriber of a WebhookDispatcher: its handler, its
 // engine and the stores of its guards.
 type webhookSubscriber struct {
-	name   string
-	h      WebhookHandler
-	tx     *webhookTx
-	engine *runtime.Engine[int64, webhookEnvelope]
+	name    string
+	h       WebhookHandler
+	tx      *webhookTx
+	engine  *runtime.Engine[int64, webhookEnvelope]
+	reports bool
 }
 
 // NewWebhookDispatcher returns a dispatcher whose first subscriber, named
@@ -1353,9 +1391,10 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhook
 	}
 	webhookUseStore(&cfg, name, tx)
 	s := &webhookSubscriber{
-		h:    h,
-		name: name,
-		tx:   tx,
+		h:       h,
+		name:    name,
+		reports: cfg.OnOutcome != nil,
+		tx:      tx,
 	}
 	rc := runtime.Config[int64, webhookEnvelope]{
 		Backlog:          cfg.Backlog,
@@ -1366,6 +1405,7 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhook
 		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Webhook"), attribute.String("messaging.consumer.group.name", name)},
 		Name:             name,
 		OnExhausted:      cfg.OnExhausted,
+		OnOutcome:        cfg.OnOutcome,
 		Retry:            cfg.Retry,
 		Timeout:          cfg.Timeout,
 	}

@@ -27,6 +27,7 @@ func dispatcher(f *jen.File, n names) {
 		g.Id("h").Id(n.Handler)
 		g.Id("tx").Op("*").Id(n.txBinding)
 		g.Id("engine").Op("*").Add(engine)
+		g.Id("reports").Bool() // OnOutcome is set: SubmitTagged may feed it
 		if e.Version != nil {
 			g.Id("versions").Add(rt("VersionStore")).Types(n.key())
 		}
@@ -65,7 +66,7 @@ func dispatcher(f *jen.File, n names) {
 			jen.If(jen.Id("opt").Op("!=").Nil()).Block(jen.Id("opt").Call(jen.Op("&").Id("cfg"))),
 		)
 		g.Id(n.useStore).Call(jen.Op("&").Id("cfg"), jen.Id("name"), jen.Id("tx"))
-		sub := jen.Dict{jen.Id("name"): jen.Id("name"), jen.Id("h"): jen.Id("h"), jen.Id("tx"): jen.Id("tx")}
+		sub := jen.Dict{jen.Id("name"): jen.Id("name"), jen.Id("h"): jen.Id("h"), jen.Id("tx"): jen.Id("tx"), jen.Id("reports"): jen.Id("cfg").Dot("OnOutcome").Op("!=").Nil()}
 		if e.Version != nil {
 			sub[jen.Id("versions")] = jen.Id("cfg").Dot("Versions")
 		}
@@ -97,6 +98,7 @@ func dispatcher(f *jen.File, n names) {
 				jen.Qual("go.opentelemetry.io/otel/attribute", "String").Call(jen.Lit("messaging.destination.name"), jen.Lit(e.Name)),
 				jen.Qual("go.opentelemetry.io/otel/attribute", "String").Call(jen.Lit("messaging.consumer.group.name"), jen.Id("name")),
 			),
+			jen.Id("OnOutcome"): jen.Id("cfg").Dot("OnOutcome"),
 		}
 		if e.Version != nil {
 			rc[jen.Id("MaxHeld")] = jen.Id("cfg").Dot("MaxHeld")

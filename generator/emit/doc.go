@@ -14,6 +14,9 @@
 //	codecs.go       each entity's JSON codec (runtime.Codec)
 //	publishers.go   each entity's publisher interface and the dispatcher's
 //	                typed Publish methods
+//	transports.go   each entity's producer over any runtime.Sink and the
+//	                dispatcher's SubmitTagged, for transports (runtime/kafka)
+//	codecs.go       each entity's JSON runtime.Codec
 //
 // The output is gofmt-formatted, with imports grouped as goimports groups
 // them (standard library first) and doc comments wrapped into paragraphs. It

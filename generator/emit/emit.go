@@ -42,6 +42,7 @@ func Files(pkg *ir.Package) ([]File, error) {
 		{"guards.go", guards},
 		{"handlers.go", handlers},
 		{"publishers.go", publishers},
+		{"transports.go", transports},
 	}
 	out := make([]File, 0, len(concerns))
 	for _, c := range concerns {

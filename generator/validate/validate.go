@@ -80,8 +80,9 @@ func (v *validator) declareEntity(name string, pos diag.Pos) {
 	}
 	v.pkg.declare("New"+name+"Dispatcher", pos, what("function", "New"+name+"Dispatcher"))
 	v.pkg.declare("New"+name+"TxDispatcher", pos, what("function", "New"+name+"TxDispatcher"))
+	v.pkg.declare("New"+name+"Producer", pos, what("function", "New"+name+"Producer"))
 	lc := lowerFirst(name)
-	for _, n := range []string{lc + "Envelope", lc + "Kind", lc + "Subscriber", lc + "Rank", lc + "Transition", "default" + name + "Config", "new" + name + "Envelope", lc + "Tx", lc + "UseStore"} {
+	for _, n := range []string{lc + "Envelope", lc + "Kind", lc + "Subscriber", lc + "Rank", lc + "Transition", "default" + name + "Config", "new" + name + "Envelope", lc + "Tx", lc + "UseStore", "check" + name} {
 		v.pkg.declare(n, pos, what("name", n))
 	}
 }

@@ -6,15 +6,27 @@ import (
 	"strings"
 )
 
-// Figures holds one value per benchmark and unit: the median over the
-// runs that -count repeated.
+// Figures holds one value per benchmark and unit: the median or the
+// minimum over the runs that -count repeated.
 type Figures struct {
 	values map[string]map[string]float64
 	runs   map[string]int
+	stat   Stat
 }
 
-// Reduce turns parsed results into figures.
-func Reduce(results []Result) Figures {
+// Stat is how Reduce summarises repeated runs.
+type Stat string
+
+const (
+	// Median keeps the middle value: the usual summary.
+	Median Stat = "median"
+	// Min keeps the lowest value: on a machine shared with other work,
+	// which only ever slows a run down, the least disturbed run.
+	Min Stat = "min"
+)
+
+// Reduce turns parsed results into figures, summarised by stat.
+func Reduce(results []Result, stat Stat) Figures {
 	samples := map[string]map[string][]float64{}
 	runs := map[string]int{}
 	for _, r := range results {
@@ -26,11 +38,15 @@ func Reduce(results []Result) Figures {
 		}
 		runs[r.Name]++
 	}
-	f := Figures{values: map[string]map[string]float64{}, runs: runs}
+	f := Figures{values: map[string]map[string]float64{}, runs: runs, stat: stat}
 	for name, units := range samples {
 		f.values[name] = map[string]float64{}
 		for unit, vs := range units {
-			f.values[name][unit] = median(vs)
+			if stat == Min {
+				f.values[name][unit] = slices.Min(vs)
+			} else {
+				f.values[name][unit] = median(vs)
+			}
 		}
 	}
 	return f
@@ -51,6 +67,9 @@ func (f Figures) Get(name, unit string) (float64, bool) {
 	v, ok := f.values[name][unit]
 	return v, ok
 }
+
+// Stat returns how the figures summarise repeated runs.
+func (f Figures) Stat() Stat { return f.stat }
 
 // Runs returns the most runs any benchmark had.
 func (f Figures) Runs() int {

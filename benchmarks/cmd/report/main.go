@@ -13,7 +13,9 @@
 //	-benchtime D     BenchmarkDispatch's -benchtime (default 1000000x)
 //	-hotkey-benchtime D
 //	                 BenchmarkHotKey's -benchtime (default 10x)
-//	-count N         runs of each benchmark; the report shows medians (default 1)
+//	-count N         runs of each benchmark (default 1)
+//	-stat S          how to summarise them: median (default), or min, the
+//	                 least disturbed run on a machine shared with other work
 //	-out DIR         where to write the files (default ../docs)
 //	-dir DIR         the benchmarks module (default .)
 //	-input FILE      parse this saved go test output instead of running the

@@ -15,6 +15,7 @@ type Meta struct {
 	Source       string   // the ordergen commit measured, or ""
 	Date         string   // YYYY-MM-DD, UTC
 	Load         string   // load averages before the run, or ""
+	Report       string   // the report command line, from the benchmarks module
 	Commands     []string // the commands that produced the output, from the benchmarks module
 	Workers      int      // the peers' concurrency
 	Keys         int      // keys per workload
@@ -44,7 +45,7 @@ func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 	fmt.Fprintf(&b, "The ordergen runtime side by side with its peers, in one process, on the same workloads "+
 		"(see [benchmarks/README.md](../benchmarks/README.md)). Every peer runs at most %d handlers at once. "+
 		"%s Timings on a small shared machine move from run to run: compare peers within one report, "+
-		"and changes with `-count` and benchstat.\n\n", m.Workers, runsSentence(f.Runs()))
+		"and changes with `-count` and benchstat.\n\n", m.Workers, runsSentence(f.Runs(), f.Stat()))
 	b.WriteString("| | |\n|---|---|\n")
 	fmt.Fprintf(&b, "| Machine | %s, %d cores |\n", m.CPU, m.Cores)
 	fmt.Fprintf(&b, "| Go | %s |\n", m.Go)
@@ -55,7 +56,11 @@ func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 	if m.Load != "" {
 		fmt.Fprintf(&b, "| Load average before the run | %s |\n", m.Load)
 	}
-	b.WriteString("\nCommands, in `benchmarks/`:\n\n")
+	if m.Report != "" {
+		fmt.Fprintf(&b, "\nWritten in `benchmarks/` by `%s`, which ran:\n\n", m.Report)
+	} else {
+		b.WriteString("\nCommands, in `benchmarks/`:\n\n")
+	}
 	for _, c := range m.Commands {
 		fmt.Fprintf(&b, "    %s\n", c)
 	}
@@ -129,11 +134,16 @@ func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 }
 
 // runsSentence says how many runs the figures summarise.
-func runsSentence(runs int) string {
-	if runs <= 1 {
+func runsSentence(runs int, stat Stat) string {
+	switch {
+	case runs <= 1:
 		return "Figures are from one run of each benchmark."
+	case stat == Min:
+		return fmt.Sprintf("Figures are the lowest of %d runs of each benchmark (each figure on its own: "+
+			"the least disturbed run).", runs)
+	default:
+		return fmt.Sprintf("Figures are the medians of %d runs of each benchmark.", runs)
 	}
-	return fmt.Sprintf("Figures are the medians of %d runs of each benchmark.", runs)
 }
 
 // ratio formats the ratio of two benchmarks' figures in unit, or a dash

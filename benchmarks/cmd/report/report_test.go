@@ -68,12 +68,15 @@ func TestSplitProcs(t *testing.T) {
 
 func TestReduceTakesMedians(t *testing.T) {
 	out, _ := sample(t)
-	f := Reduce(out.Results)
+	f := Reduce(out.Results, Median)
 	if v, _ := f.Get("BenchmarkDispatch/uniform-noop/ordergen", "ns/op"); v != 660.4 {
 		t.Errorf("median = %v, want 660.4", v)
 	}
 	if f.Runs() != 3 {
 		t.Errorf("runs = %d, want 3", f.Runs())
+	}
+	if v, _ := Reduce(out.Results, Min).Get("BenchmarkDispatch/uniform-noop/ordergen", "ns/op"); v != 640 {
+		t.Errorf("min = %v, want 640", v)
 	}
 }
 
@@ -85,7 +88,7 @@ func testMeta() Meta {
 func TestMarkdown(t *testing.T) {
 	out, raw := sample(t)
 	var b bytes.Buffer
-	if err := WriteMarkdown(&b, testMeta(), defaultSuite(), Reduce(out.Results), raw); err != nil {
+	if err := WriteMarkdown(&b, testMeta(), defaultSuite(), Reduce(out.Results, Median), raw); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()
@@ -106,7 +109,7 @@ func TestMarkdown(t *testing.T) {
 
 func TestSVGIsWellFormedAndDeterministic(t *testing.T) {
 	out, _ := sample(t)
-	f := Reduce(out.Results)
+	f := Reduce(out.Results, Median)
 	var a, b bytes.Buffer
 	if err := WriteSVG(&a, defaultSuite(), f); err != nil {
 		t.Fatal(err)

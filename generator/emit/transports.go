@@ -1,0 +1,127 @@
+package emit
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ordergen/ordergen/generator/ir"
+)
+
+// transports emits what carries events between processes without naming a
+// transport: a producer per entity that publishes to any runtime.Sink (the
+// Kafka producer of runtime/kafka, for one), and the dispatcher's
+// SubmitTagged, through which a consumer (runtime/kafka's) feeds the lanes
+// and learns, from each subscriber's OnOutcome, when a record is finished.
+// Generated code never imports a transport: users without Kafka do not
+// build it.
+func transports(f *jen.File, pkg *ir.Package) {
+	for _, e := range pkg.Entities {
+		n := namesOf(pkg.Name, e)
+		producer(f, n)
+		submitTagged(f, n)
+		check(f, n)
+	}
+}
+
+func producerName(e *ir.Entity) string { return e.Name + "Producer" }
+func checkName(e *ir.Entity) string    { return "check" + e.Name }
+
+func producer(f *jen.File, n names) {
+	e := n.e
+	name := producerName(e)
+	ctx := func() jen.Code { return jen.Id("ctx").Qual("context", "Context") }
+	sink := rt("Sink").Types(n.key(), jen.Id(n.Event))
+	f.Commentf("%s publishes %s events to a runtime.Sink, such as the Kafka producer", name, e.Name)
+	f.Commentf("of github.com/ordergen/ordergen/runtime/kafka, keyed by their %s.", e.Key.Name)
+	f.Commentf("It implements %s and refuses what the dispatcher's Publish", n.Publisher)
+	f.Comment("methods refuse. Consumers in other processes feed the events to their")
+	f.Commentf("%s with SubmitTagged.", n.Dispatcher)
+	f.Type().Id(name).Struct(jen.Id("sink").Add(sink))
+	f.Var().Id("_").Id(n.Publisher).Op("=").Parens(jen.Op("*").Id(name)).Parens(jen.Nil())
+
+	f.Commentf("New%s returns a producer that sends to sink; a nil sink is refused", name)
+	f.Comment("with runtime.ErrInvalidConfig.")
+	f.Func().Id("New"+name).Params(jen.Id("sink").Add(sink)).Params(jen.Op("*").Id(name), jen.Error()).Block(
+		jen.If(jen.Id("sink").Op("==").Nil()).Block(jen.Return(jen.Nil(), errorf("%w: "+name+" needs a sink", rt("ErrInvalidConfig")))),
+		jen.Return(jen.Op("&").Id(name).Values(jen.Dict{jen.Id("sink"): jen.Id("sink")}), jen.Nil()),
+	)
+	recv := func() *jen.Statement { return jen.Params(jen.Id("p").Op("*").Id(name)) }
+	for _, ev := range e.Events {
+		f.Commentf("Publish%s sends e to the sink, keyed by e.%s, and returns once the", ev.Name, e.Key.Name)
+		f.Comment("sink took it. It refuses what the dispatcher's Publish methods refuse,")
+		f.Comment("with an error wrapping runtime.ErrInvalidEvent.")
+		f.Func().Add(recv()).Id("Publish"+ev.Name).Params(ctx(), jen.Id("e").Id(ev.Name)).Error().Block(
+			jen.If(jen.Err().Op(":=").Id(checkName(e)).Call(jen.Id("e")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+			jen.Return(jen.Id("p").Dot("sink").Dot("Send").Call(jen.Id("ctx"), jen.Id("e").Dot(e.Key.Name), jen.Id("e"))),
+		)
+	}
+	f.Commentf("Publish sends any %s event to the sink, as its Publish method does. A", e.Name)
+	f.Comment("nil e is refused with runtime.ErrInvalidEvent.")
+	f.Func().Add(recv()).Id("Publish").Params(ctx(), jen.Id("e").Id(n.Event)).Error().Block(
+		jen.Id("ev").Op(":=").Id(n.newEnvelope).Call(jen.Id("e")).Dot("event").Call(),
+		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent")))),
+		jen.If(jen.Err().Op(":=").Id(checkName(e)).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Return(jen.Id("p").Dot("sink").Dot("Send").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"))),
+	)
+}
+
+func submitTagged(f *jen.File, n names) {
+	e := n.e
+	f.Comment("SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is")
+	f.Comment("the first, in subscription order), for transports such as the Kafka consumer")
+	f.Comment("of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's")
+	f.Commentf("outcome with tag to the OnOutcome of its %s, so a record is finished", n.Config)
+	f.Comment("when every subscriber that holds it reported. It returns how many subscribers")
+	f.Comment("hold e afterwards. It stops at the first subscriber that refuses e")
+	f.Comment("(runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the")
+	f.Comment("refusal: call it again with from set to the number returned, so that no")
+	f.Comment("subscriber gets e twice. It refuses, before any subscriber gets it, what the")
+	f.Comment("Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything")
+	f.Comment("with runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its")
+	f.Comment("transport would never learn that its events finished.")
+	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("SubmitTagged").Params(
+		jen.Id("ctx").Qual("context", "Context"), jen.Id("e").Id(n.Event), jen.Id("tag").Uint64(), jen.Id("from").Int(),
+	).Params(jen.Int(), jen.Error()).Block(
+		jen.Id("env").Op(":=").Id(n.newEnvelope).Call(jen.Id("e")),
+		jen.Id("ev").Op(":=").Id("env").Dot("event").Call(),
+		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(jen.Id("from"), errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent")))),
+		jen.If(jen.Err().Op(":=").Id(checkName(e)).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("from"), jen.Err())),
+		jen.Id("subs").Op(":=").Id("d").Dot("subscribers").Call(),
+		jen.For(jen.List(jen.Id("_"), jen.Id("s")).Op(":=").Range().Id("subs")).Block(
+			jen.If(jen.Op("!").Id("s").Dot("reports")).Block(jen.Return(jen.Id("from"),
+				errorf("%w: subscriber %s has no OnOutcome: a transport would never learn that its events finished", rt("ErrInvalidConfig"), jen.Id("s").Dot("name")))),
+		),
+		jen.Id("key").Op(":=").Id("ev").Dot("EventKey").Call(),
+		jen.For(jen.Id("i").Op(":=").Id("from"), jen.Id("i").Op("<").Len(jen.Id("subs")), jen.Id("i").Op("++")).Block(
+			jen.If(jen.Err().Op(":=").Id("subs").Index(jen.Id("i")).Dot("engine").Dot("SubmitTagged").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("env"), jen.Id("tag")), jen.Err().Op("!=").Nil()).Block(
+				jen.Return(jen.Id("i"), errorf(n.pkg()+": submit to %s: %w", jen.Id("subs").Index(jen.Id("i")).Dot("name"), jen.Err())),
+			),
+		),
+		jen.Return(jen.Len(jen.Id("subs")), jen.Nil()),
+	)
+}
+
+func check(f *jen.File, n names) {
+	e := n.e
+	f.Commentf("%s refuses, with an error wrapping runtime.ErrInvalidEvent, %s %s event", checkName(e), article(e.Name), e.Name)
+	f.Comment("that the dispatcher's Publish methods refuse; e is not nil.")
+	f.Func().Id(checkName(e)).Params(jen.Id("e").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
+		prefix := "%w: " + e.Name + " event %s: "
+		if e.Key.Type.Name == "string" {
+			g.If(jen.Id("e").Dot("EventKey").Call().Op("==").Lit("")).Block(jen.Return(
+				errorf(prefix+"key field "+e.Key.Name+" is empty", rt("ErrInvalidEvent"), jen.Id("e").Dot("EventName").Call()),
+			))
+		}
+		if v := e.Version; v != nil {
+			value := jen.Id("e").Dot("EventVersion").Call()
+			cond := jen.Id("e").Dot("EventVersion").Call().Op("==").Lit(0)
+			if !unsigned(v.Type) {
+				value = jen.Int64().Call(jen.Id("e").Dot("EventVersion").Call())
+				cond = jen.Int64().Call(jen.Id("e").Dot("EventVersion").Call()).Op("<").Lit(1)
+			}
+			g.If(cond).Block(jen.Return(
+				errorf(prefix+"version field "+v.Name+" is %d, below 1", rt("ErrInvalidEvent"), jen.Id("e").Dot("EventName").Call(), value),
+			))
+		}
+		g.Return(jen.Nil())
+	})
+}

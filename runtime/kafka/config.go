@@ -1,0 +1,118 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/ordergen/ordergen/runtime"
+)
+
+// ErrConfig is wrapped by every error NewConsumer and NewProducer return for
+// a configuration that cannot work.
+var ErrConfig = errors.New("kafka: invalid configuration")
+
+// Config configures a Consumer of the events E of one entity.
+type Config[E any] struct {
+	// ClientOpts are the franz-go options to reach the cluster (SeedBrokers,
+	// TLS, SASL, WithLogger, SessionTimeout, HeartbeatInterval, Balancers,
+	// ...). The consumer adds ConsumerGroup, ConsumeTopics,
+	// DisableAutoCommit and its own OnPartitionsAssigned,
+	// OnPartitionsRevoked, OnPartitionsLost and OnOffsetsFetched after
+	// them, which replace any given here.
+	ClientOpts []kgo.Opt
+	// Group is the consumer group. Required.
+	Group string
+	// Topics are the topics to consume. Required.
+	Topics []string
+	// Codec decodes a record's value, by the event type named in its
+	// HeaderType header. Required; ordergen generates one per entity
+	// (AccountCodec).
+	Codec runtime.Codec[E]
+	// DeadLetterTopic receives the records that cannot be handled (see
+	// Reason), with the reason in headers. Required: a bad record never
+	// stops its partition.
+	DeadLetterTopic string
+	// MaxInFlight bounds the records taken from Kafka and not finished yet,
+	// over all partitions. When it is reached the consumer stops polling
+	// until records finish. Zero: 10000.
+	MaxInFlight int
+	// MaxPollRecords bounds the records taken in one poll. Zero: 1000.
+	MaxPollRecords int
+	// MaxMetadataBytes bounds the commit metadata of one partition (the
+	// finished offsets above the committed one), in bytes of its text. A
+	// partition whose metadata could pass it, however its unfinished
+	// records finish, is paused until it shrinks. It must stay below the
+	// brokers' offset.metadata.max.bytes. Zero: DefaultMaxMetadataBytes.
+	MaxMetadataBytes int
+	// CommitInterval is the time between periodic commits. Zero: 1s.
+	CommitInterval time.Duration
+	// RevokeTimeout bounds the wait, when partitions are revoked or the
+	// consumer closes, for their records in flight to finish before the
+	// final commit. Records still running then are not committed and run
+	// again on the next owner. Zero: 10s.
+	RevokeTimeout time.Duration
+	// CommitParked makes a parked event count as finished, so that commits
+	// move past it. Set it only when every subscriber's park store is
+	// durable (the park survives the process). Otherwise (the default,
+	// right for the in-memory park store) a parked record stays unfinished
+	// in this process: the committed offset of its partition stays before
+	// it and a restart or a new owner runs it again, while finished offsets
+	// after it go into the commit metadata.
+	CommitParked bool
+	// AcceptKeyless accepts a record without a key, ordered by the key of
+	// its decoded event. Its order is then kept only against records of the
+	// same partition: the producer did not choose the partition by key. By
+	// default such a record goes to the dead-letter topic (ReasonMissingKey).
+	AcceptKeyless bool
+	// Logger receives what an operator must see (partitions assigned,
+	// revoked, lost or paused; dead letters; failed commits). Nil:
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config[E]) withDefaults() (Config[E], error) {
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = 10000
+	}
+	if c.MaxPollRecords == 0 {
+		c.MaxPollRecords = 1000
+	}
+	if c.MaxMetadataBytes == 0 {
+		c.MaxMetadataBytes = DefaultMaxMetadataBytes
+	}
+	if c.CommitInterval == 0 {
+		c.CommitInterval = time.Second
+	}
+	if c.RevokeTimeout == 0 {
+		c.RevokeTimeout = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	switch {
+	case c.Group == "":
+		return c, fmt.Errorf("%w: no Group", ErrConfig)
+	case len(c.Topics) == 0:
+		return c, fmt.Errorf("%w: no Topics", ErrConfig)
+	case c.Codec == nil:
+		return c, fmt.Errorf("%w: no Codec", ErrConfig)
+	case c.DeadLetterTopic == "":
+		return c, fmt.Errorf("%w: no DeadLetterTopic: bad records must go somewhere", ErrConfig)
+	case c.MaxInFlight < 0 || c.MaxPollRecords < 0:
+		return c, fmt.Errorf("%w: MaxInFlight and MaxPollRecords must not be negative", ErrConfig)
+	case c.MaxMetadataBytes < minMetadataBytes:
+		return c, fmt.Errorf("%w: MaxMetadataBytes %d is below %d", ErrConfig, c.MaxMetadataBytes, minMetadataBytes)
+	case c.CommitInterval < 0 || c.RevokeTimeout < 0:
+		return c, fmt.Errorf("%w: CommitInterval and RevokeTimeout must not be negative", ErrConfig)
+	}
+	for _, t := range c.Topics {
+		if t == c.DeadLetterTopic {
+			return c, fmt.Errorf("%w: topic %q is also the DeadLetterTopic", ErrConfig, t)
+		}
+	}
+	return c, nil
+}

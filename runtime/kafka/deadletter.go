@@ -1,0 +1,94 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/ordergen/ordergen/runtime"
+)
+
+// deadLetter writes a bad record to the dead-letter topic. The record is
+// finished when the write is acknowledged; if the write fails, it stays
+// unfinished in this process (the next owner or a restart offers it
+// again) and the partition goes on.
+func (c *Consumer[K, E]) deadLetter(p *partition[K, E], it *pending[E]) {
+	c.mu.Lock()
+	s := c.slots.get(it.tag)
+	s.remaining, s.handing = 1, false
+	c.mu.Unlock()
+	r := it.rec
+	headers := make([]kgo.RecordHeader, 0, len(r.Headers)+6)
+	headers = append(headers, r.Headers...)
+	errText := ""
+	if it.err != nil {
+		errText = it.err.Error()
+	}
+	headers = append(headers,
+		kgo.RecordHeader{Key: HeaderReason, Value: []byte(it.reason)},
+		kgo.RecordHeader{Key: HeaderError, Value: []byte(errText)},
+		kgo.RecordHeader{Key: HeaderTopic, Value: []byte(r.Topic)},
+		kgo.RecordHeader{Key: HeaderPartition, Value: []byte(strconv.FormatInt(int64(r.Partition), 10))},
+		kgo.RecordHeader{Key: HeaderOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))},
+		kgo.RecordHeader{Key: HeaderGroup, Value: []byte(c.cfg.Group)},
+	)
+	dl := &kgo.Record{Topic: c.cfg.DeadLetterTopic, Key: r.Key, Value: r.Value, Headers: headers}
+	tag, reason, offset := it.tag, it.reason, r.Offset
+	c.client().Produce(context.Background(), dl, func(_ *kgo.Record, err error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		s := c.slots.get(tag)
+		if s == nil {
+			return
+		}
+		if err != nil {
+			s.stuck = true
+			c.stats.DeadLetterErrors++
+			c.cfg.Logger.Error("ordergen/kafka: dead-letter write failed; the record stays unfinished",
+				"topic", p.topic, "partition", p.partition, "offset", offset, "reason", reason, "error", err)
+		} else {
+			c.stats.DeadLettered++
+			c.cfg.Logger.Warn("ordergen/kafka: record dead-lettered",
+				"topic", p.topic, "partition", p.partition, "offset", offset, "reason", reason, "to", c.cfg.DeadLetterTopic)
+		}
+		s.remaining--
+		if s.remaining == 0 {
+			c.release(tag, s)
+		}
+	})
+}
+
+// DeadLetters returns a runtime.DeadLetterSink, for the runtime.DeadLetter
+// exhaustion policy, that writes each event a handler gave up on to topic
+// through cl: keyed by its key, encoded by codec, with the HeaderType,
+// HeaderReason (ReasonHandlerFailed), HeaderError and HeaderAttempts
+// headers. It returns once the write is acknowledged; when the write fails
+// the runtime parks the event instead, so nothing is lost.
+func DeadLetters[K comparable, E any](cl *kgo.Client, topic string, codec runtime.Codec[E]) runtime.DeadLetterSink[K, E] {
+	return func(ctx context.Context, dl runtime.DeadLetterEvent[K, E]) error {
+		key, err := runtime.EncodeKey(dl.Key)
+		if err != nil {
+			return err
+		}
+		name, data, err := codec.Encode(dl.Event)
+		if err != nil {
+			return fmt.Errorf("kafka: dead letter of key %s: %w", key, err)
+		}
+		errText := ""
+		if dl.Err != nil {
+			errText = dl.Err.Error()
+		}
+		r := &kgo.Record{Topic: topic, Key: []byte(key), Value: data, Headers: []kgo.RecordHeader{
+			{Key: HeaderType, Value: []byte(name)},
+			{Key: HeaderReason, Value: []byte(ReasonHandlerFailed)},
+			{Key: HeaderError, Value: []byte(errText)},
+			{Key: HeaderAttempts, Value: []byte(strconv.Itoa(dl.Attempts))},
+		}}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			return fmt.Errorf("kafka: dead letter of key %s to %s: %w", key, topic, err)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,249 @@
+package kafka_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/kafka"
+)
+
+const (
+	topic = "events"
+	dlt   = "events.dlt"
+)
+
+// ev is the test entity's one event: the Seq-th event of Key, from 1.
+type ev struct {
+	Key string
+	Seq int
+}
+
+func (e ev) EventKey() string { return e.Key }
+
+type codec struct{}
+
+func (codec) Encode(e ev) (string, []byte, error) {
+	data, err := json.Marshal(e)
+	return "ev", data, err
+}
+
+func (codec) Decode(name string, data []byte) (ev, error) {
+	var e ev
+	if name != "ev" {
+		return e, fmt.Errorf("%w: %q", runtime.ErrUnknownEventType, name)
+	}
+	if err := json.Unmarshal(data, &e); err != nil {
+		return e, fmt.Errorf("%w: %v", runtime.ErrInvalidEvent, err)
+	}
+	return e, nil
+}
+
+// newCluster starts a kfake cluster with the events topic (partitions
+// partitions) and the dead-letter topic, closed when the test ends.
+func newCluster(t *testing.T, partitions int32) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topic), kfake.SeedTopics(1, dlt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func client(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// produce writes events for keys keys, n each, in order per key, from
+// several goroutines.
+func produce(t *testing.T, c *kfake.Cluster, keys []string, from, to int) {
+	t.Helper()
+	p, err := kafka.NewProducer[string, ev](client(t, c), topic, codec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(keys))
+	const workers = 8
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(keys); i += workers {
+				for seq := from; seq <= to; seq++ {
+					if err := p.Send(context.Background(), keys[i], ev{keys[i], seq}); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+func keys(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("k%03d", i)
+	}
+	return out
+}
+
+// book records what handlers applied, across consumers, like a shared
+// database: per key the last applied Seq, applied only when it is the
+// next one (the version guard).
+type book struct {
+	mu       sync.Mutex
+	last     map[string]int
+	applied  int
+	dups     int
+	skips    []string // events handled before their predecessor
+	want     int
+	done     chan struct{}
+	byWorker map[string]int
+}
+
+func newBook(want int) *book {
+	return &book{last: map[string]int{}, want: want, done: make(chan struct{}), byWorker: map[string]int{}}
+}
+
+func (b *book) apply(who string, e ev) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch last := b.last[e.Key]; {
+	case e.Seq == last+1:
+		b.last[e.Key] = e.Seq
+		b.applied++
+		b.byWorker[who]++
+		if b.applied == b.want {
+			close(b.done)
+		}
+	case e.Seq <= last:
+		b.dups++
+	default:
+		b.skips = append(b.skips, fmt.Sprintf("%s: %d after %d", e.Key, e.Seq, last))
+	}
+}
+
+func (b *book) snapshot() (applied, dups int, skips []string, by map[string]int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	by = map[string]int{}
+	for k, v := range b.byWorker {
+		by[k] = v
+	}
+	return b.applied, b.dups, append([]string(nil), b.skips...), by
+}
+
+// wait waits until every wanted event is applied, or fails the test.
+func (b *book) wait(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case <-b.done:
+	case <-time.After(d):
+		applied, dups, skips, _ := b.snapshot()
+		t.Fatalf("only %d of %d events applied (%d duplicates, skips %v)", applied, b.want, dups, skips)
+	}
+}
+
+// member is one consumer process: a consumer and its engine.
+type member struct {
+	c      *kafka.Consumer[string, ev]
+	engine *runtime.Engine[string, ev]
+	cancel context.CancelFunc
+	done   chan error
+}
+
+type memberOpts struct {
+	cfg     func(*kafka.Config[ev])
+	handler runtime.Handler[string, ev]
+	engine  func(*runtime.Config[string, ev])
+	wrap    func(kafka.Target[ev]) kafka.Target[ev]
+}
+
+func startMember(t *testing.T, c *kfake.Cluster, group string, o memberOpts) *member {
+	t.Helper()
+	cfg := kafka.Config[ev]{
+		ClientOpts: []kgo.Opt{
+			kgo.SeedBrokers(c.ListenAddrs()...),
+			kgo.HeartbeatInterval(100 * time.Millisecond),
+			kgo.FetchMaxWait(100 * time.Millisecond),
+		},
+		Group:           group,
+		Logger:          slog.New(slog.DiscardHandler),
+		Topics:          []string{topic},
+		Codec:           codec{},
+		DeadLetterTopic: dlt,
+		CommitInterval:  50 * time.Millisecond,
+	}
+	if o.cfg != nil {
+		o.cfg(&cfg)
+	}
+	kc, err := kafka.NewConsumer[string, ev](cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := runtime.Config[string, ev]{MaxActive: 32, OnOutcome: kc.OnOutcome, Retry: runtime.Retry{Attempts: 1}, Logger: slog.New(slog.DiscardHandler)}
+	if o.engine != nil {
+		o.engine(&rc)
+	}
+	e, err := runtime.New(o.handler, rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := kafka.EngineTarget(e)
+	if o.wrap != nil {
+		target = o.wrap(target)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &member{c: kc, engine: e, cancel: cancel, done: make(chan error, 1)}
+	go func() { m.done <- kc.Run(ctx, target) }()
+	return m
+}
+
+// stop closes the member cleanly: the consumer drains and commits, then
+// the engine closes.
+func (m *member) stop(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := m.c.Close(ctx); err != nil {
+		t.Errorf("consumer close: %v", err)
+	}
+	if err := m.engine.Close(ctx); err != nil {
+		t.Errorf("engine close: %v", err)
+	}
+	m.cancel()
+}
+
+// kill stops the member as a crash would: the engine is aborted (running
+// handlers are cancelled, pending events are lost), then the consumer
+// stops without draining or committing and leaves the group.
+func (m *member) kill(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = m.engine.Close(ctx)
+	m.cancel()
+	if err := <-m.done; err == nil {
+		t.Errorf("run after kill returned nil")
+	}
+}

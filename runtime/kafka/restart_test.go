@@ -1,0 +1,149 @@
+package kafka_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ordergen/ordergen/runtime"
+)
+
+// The commit metadata makes a restart skip the offsets that were finished
+// above the committed one: only what was in flight at the commit runs
+// again.
+func TestRestartSkipsFinishedOffsets(t *testing.T) {
+	c := newCluster(t, 1)
+	produce(t, c, []string{"slow"}, 1, 1) // offset 0: in flight at the commit
+	others := keys(100)
+	produce(t, c, others, 1, 1) // offsets 1-100: finished at the commit
+	hook, reported := afterOutcomes(len(others))
+	a := startMember(t, c, "g", memberOpts{
+		handler: func(ctx context.Context, key string, e ev) error {
+			if key == "slow" {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		},
+		engine: hook,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	select {
+	case <-reported:
+	case <-ctx.Done():
+		t.Fatal("the finished events were never reported")
+	}
+	if err := a.c.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inflight := a.c.Stats().InFlight
+	commit := c.GroupInfo("g").Commits[topic][0]
+	if commit.Offset != 0 || commit.Metadata == "" {
+		t.Fatalf("commit %d with metadata %q, want 0 with the finished offsets", commit.Offset, commit.Metadata)
+	}
+	a.kill(t)
+
+	b2 := newBook(1)
+	m := startMember(t, c, "g", memberOpts{
+		handler: func(_ context.Context, _ string, e ev) error {
+			b2.apply("b", e)
+			return nil
+		},
+	})
+	kc := m.c
+	b2.wait(t, 30*time.Second)
+	m.stop(t)
+	st := kc.Stats()
+
+	reran, _, _, _ := b2.snapshot()
+	if reran > inflight {
+		t.Errorf("%d events ran again, more than the %d in flight at the commit", reran, inflight)
+	}
+	if st.SkippedFinished != uint64(len(others)) {
+		t.Errorf("skipped %d finished offsets, want %d", st.SkippedFinished, len(others))
+	}
+	if end := c.GroupInfo("g").Commits[topic][0]; end.Offset != int64(len(others)+1) || end.Metadata != "" {
+		t.Errorf("final commit %d %q, want %d without metadata", end.Offset, end.Metadata, len(others)+1)
+	}
+	t.Logf("re-ran %d event(s), %d in flight at the commit; skipped %d; metadata was %d bytes", reran, inflight, st.SkippedFinished, len(commit.Metadata))
+}
+
+// Brokers whose offset.metadata.max.bytes is below the bound refuse the
+// metadata: the consumer commits the offsets alone.
+func TestMetadataTooLargeCommitsOffsetsAlone(t *testing.T) {
+	c := newCluster(t, 1)
+	c.ControlKey(int16(kmsg.OffsetCommit), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kr.(*kmsg.OffsetCommitRequest)
+		refuse := false
+		for _, rt := range req.Topics {
+			for _, rp := range rt.Partitions {
+				refuse = refuse || (rp.Metadata != nil && *rp.Metadata != "")
+			}
+		}
+		if !refuse {
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+		resp.Version = req.Version
+		for _, rt := range req.Topics {
+			st := kmsg.NewOffsetCommitResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewOffsetCommitResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.OffsetMetadataTooLarge.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	produce(t, c, []string{"slow"}, 1, 1)
+	produce(t, c, keys(20), 1, 1)
+	hook, reported := afterOutcomes(20)
+	a := startMember(t, c, "g", memberOpts{
+		handler: func(ctx context.Context, key string, e ev) error {
+			if key == "slow" {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		},
+		engine: hook,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	select {
+	case <-reported:
+	case <-ctx.Done():
+		t.Fatal("the finished events were never reported")
+	}
+	if err := a.c.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.kill(t)
+	if commit := c.GroupInfo("g").Commits[topic][0]; commit.Offset != 0 || commit.Metadata != "" {
+		t.Errorf("commit %d %q, want offset 0 without metadata", commit.Offset, commit.Metadata)
+	}
+}
+
+// afterOutcomes returns an engine option that passes outcomes on to the
+// consumer and a channel closed once n of them were passed on.
+func afterOutcomes(n int) (func(*runtime.Config[string, ev]), <-chan struct{}) {
+	done := make(chan struct{})
+	var count atomic.Int64
+	return func(rc *runtime.Config[string, ev]) {
+		consumer := rc.OnOutcome
+		rc.OnOutcome = func(key string, tag uint64, o runtime.Outcome) {
+			consumer(key, tag, o)
+			if count.Add(1) == int64(n) {
+				close(done)
+			}
+		}
+	}, done
+}
