@@ -44,7 +44,7 @@ func (w *worker[K, E]) deadLetter(l *lane[K, E], it *item[E], err error) error {
 		return fmt.Errorf("%w (dead-letter sink failed: %v)", err, sinkErr)
 	}
 	w.c.deadLettered.Add(1)
-	e.report(l.key, it.outTag(), DeadLettered)
+	e.report(l.key, it.tag, DeadLettered)
 	return nil
 }
 

@@ -26,23 +26,15 @@ type item[E any] struct {
 	// at is when the event was accepted, in nanoseconds since the engine
 	// started (monotonic).
 	at int64
-	// tag is the caller's tag from SubmitTagged, reported with the
-	// outcome; for a replayed event it is the event's Seq in the park store,
-	// where it is removed at its outcome.
+	// tag is the caller's tag from SubmitTagged, reported with the outcome.
 	tag uint64
+	// seq is a replayed event's Seq in the park store, where it is removed
+	// at its outcome.
+	seq uint64
 	// attempts made so far.
 	attempts int32
 	// replayed marks an event put back by Replay.
 	replayed bool
-}
-
-// outTag is the tag to report with the event's outcome: replayed events
-// lost theirs when they were parked.
-func (it *item[E]) outTag() uint64 {
-	if it.replayed {
-		return 0
-	}
-	return it.tag
 }
 
 // heldItem is an event set aside by Hold until its key's gap fills.

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -57,5 +58,42 @@ func TestParkedOutcome(t *testing.T) {
 	defer mu.Unlock()
 	if got[7] != runtime.Parked || got[8] != runtime.Parked {
 		t.Fatalf("outcomes %v", got)
+	}
+}
+
+func TestTagsSurviveTheMemoryPark(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	r := newRecorder()
+	e := mustNew(t, r.handle, runtime.Config[string, ev]{
+		OnOutcome: func(key string, tag uint64, o runtime.Outcome) {
+			mu.Lock()
+			got = append(got, fmt.Sprintf("%s/%d:%v", key, tag, o))
+			mu.Unlock()
+		},
+	})
+	ctx := context.Background()
+	_ = e.SubmitTagged(ctx, "a", ev{Seq: 1, Permanent: true}, 1)
+	_ = e.SubmitTagged(ctx, "a", ev{Seq: 2}, 2)
+	_ = e.SubmitTagged(ctx, "b", ev{Seq: 1, Permanent: true}, 3)
+	flush(t, e)
+	r.fix("a")
+	if err := e.Replay(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Discard(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, e)
+	mu.Lock()
+	defer mu.Unlock()
+	want := map[string]bool{"a/1:parked": true, "a/2:parked": true, "b/3:parked": true, "a/1:handled": true, "a/2:handled": true, "b/3:dropped": true}
+	if len(got) != len(want) {
+		t.Fatalf("outcomes %v", got)
+	}
+	for _, g := range got {
+		if !want[g] {
+			t.Fatalf("unexpected outcome %s in %v", g, got)
+		}
 	}
 }

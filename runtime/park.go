@@ -23,6 +23,11 @@ type ParkedEvent[E any] struct {
 	// in Append (increasing in park order); the engine uses it to Remove a
 	// replayed event once it reaches its outcome.
 	Seq uint64
+	// Tag is the tag the event was submitted with (SubmitTagged), reported
+	// again with its outcome after a replay or a discard. The memory store
+	// keeps it; a durable store may give 0 back, since tags of an earlier
+	// process mean nothing to the next one.
+	Tag uint64
 }
 
 // ParkedKey describes one parked key.

@@ -66,7 +66,7 @@ func (w *worker[K, E]) park(l *lane[K, E], reason string) next {
 	events := make([]ParkedEvent[E], 0, len(items))
 	for i, it := range items {
 		if !it.replayed {
-			pe := ParkedEvent[E]{Event: it.ev, Attempts: int(it.attempts), At: now}
+			pe := ParkedEvent[E]{Event: it.ev, Attempts: int(it.attempts), At: now, Tag: it.tag}
 			if i == failing {
 				pe.Err = l.failErr.Error()
 			}
@@ -95,7 +95,7 @@ func (w *worker[K, E]) park(l *lane[K, E], reason string) next {
 	e.parked.Add(int64(len(items)))
 	e.parkedTotal.Add(uint64(len(items)))
 	for _, it := range items {
-		e.report(l.key, it.outTag(), Parked)
+		e.report(l.key, it.tag, Parked)
 	}
 	w.finish(int64(len(items)))
 	if newly {
@@ -120,7 +120,7 @@ func (w *worker[K, E]) finished(l *lane[K, E], it *item[E]) {
 		return
 	}
 	e := w.e
-	if err := e.cfg.Parks.Remove(e.base, l.key, it.tag); err != nil {
+	if err := e.cfg.Parks.Remove(e.base, l.key, it.seq); err != nil {
 		// The event was handled; left in the store, a later replay offers it
 		// again and the version guard skips it.
 		e.cfg.Logger.Error("ordergen: park store failed to remove a replayed event",
@@ -128,7 +128,7 @@ func (w *worker[K, E]) finished(l *lane[K, E], it *item[E]) {
 	} else {
 		l.stored--
 	}
-	it.replayed, it.tag = false, 0
+	it.replayed, it.seq = false, 0
 	if l.replay != nil {
 		l.replay.remaining--
 	}
@@ -163,7 +163,12 @@ func (w *worker[K, E]) serve(l *lane[K, E]) next {
 	key := l.key
 	if req.discard {
 		sh.mu.Unlock()
-		n, err := e.cfg.Parks.Clear(e.base, key)
+		// Read first: each discarded event reports Dropped with its tag.
+		events, err := e.cfg.Parks.Read(e.base, key)
+		n := 0
+		if err == nil {
+			n, err = e.cfg.Parks.Clear(e.base, key)
+		}
 		sh.mu.Lock()
 		if err != nil {
 			req.reply(0, fmt.Errorf("%s: discard key %v: %w", e.cfg.Name, key, err))
@@ -175,6 +180,9 @@ func (w *worker[K, E]) serve(l *lane[K, E]) next {
 		w.c.dropped.Add(stored)
 		w.c.discarded.Add(stored)
 		l.stored, l.parked, l.reason = 0, false, ""
+		for _, ev := range events {
+			e.report(key, ev.Tag, Dropped)
+		}
 		e.cfg.Logger.Warn("ordergen: parked key discarded", "engine", e.cfg.Name, "key", key, "events", n)
 		req.reply(n, nil)
 		return keepRunning
@@ -197,7 +205,7 @@ func (w *worker[K, E]) serve(l *lane[K, E]) next {
 	now := e.now()
 	items := make([]item[E], len(events))
 	for i, ev := range events {
-		items[i] = item[E]{ev: ev.Event, at: now, tag: ev.Seq, replayed: true}
+		items[i] = item[E]{ev: ev.Event, at: now, tag: ev.Tag, seq: ev.Seq, replayed: true}
 	}
 	l.q.prependAll(items)
 	e.pending.Add(int64(len(items)))

@@ -20,7 +20,7 @@ type mappedParkStore[K comparable, E, F any] struct {
 func (m mappedParkStore[K, E, F]) Append(ctx context.Context, key K, reason string, events []ParkedEvent[E]) error {
 	converted := make([]ParkedEvent[F], len(events))
 	for i, ev := range events {
-		converted[i] = ParkedEvent[F]{Event: m.to(ev.Event), Err: ev.Err, Attempts: ev.Attempts, At: ev.At, Seq: ev.Seq}
+		converted[i] = ParkedEvent[F]{Event: m.to(ev.Event), Err: ev.Err, Attempts: ev.Attempts, At: ev.At, Seq: ev.Seq, Tag: ev.Tag}
 	}
 	return m.store.Append(ctx, key, reason, converted)
 }
@@ -36,7 +36,7 @@ func (m mappedParkStore[K, E, F]) Read(ctx context.Context, key K) ([]ParkedEven
 	}
 	converted := make([]ParkedEvent[E], len(events))
 	for i, ev := range events {
-		converted[i] = ParkedEvent[E]{Event: m.from(ev.Event), Err: ev.Err, Attempts: ev.Attempts, At: ev.At, Seq: ev.Seq}
+		converted[i] = ParkedEvent[E]{Event: m.from(ev.Event), Err: ev.Err, Attempts: ev.Attempts, At: ev.At, Seq: ev.Seq, Tag: ev.Tag}
 	}
 	return converted, nil
 }

@@ -301,7 +301,7 @@ func (w *worker[K, E]) judge(l *lane[K, E], it *item[E], err error, i int, done 
 	e := w.e
 	if err == nil {
 		w.c.handled.Add(1)
-		e.report(l.key, it.outTag(), Handled)
+		e.report(l.key, it.tag, Handled)
 		*done++
 		w.finished(l, it)
 		if len(l.held) > 0 || len(w.held) > 0 {
@@ -317,7 +317,7 @@ func (w *worker[K, E]) judge(l *lane[K, E], it *item[E], err error, i int, done 
 		if e.metrics != nil {
 			w.skips.add(reason)
 		}
-		e.report(l.key, it.outTag(), Skipped)
+		e.report(l.key, it.tag, Skipped)
 		*done++
 		w.finished(l, it)
 		return result{}, false
@@ -332,7 +332,7 @@ func (w *worker[K, E]) judge(l *lane[K, E], it *item[E], err error, i int, done 
 	switch e.cfg.OnExhausted {
 	case Drop:
 		w.c.dropped.Add(1)
-		e.report(l.key, it.outTag(), Dropped)
+		e.report(l.key, it.tag, Dropped)
 	case DeadLetter:
 		if err := w.deadLetter(l, it, err); err != nil {
 			return result{kind: parkNow, stopAt: i, done: *done, reason: parkReason(it, err), err: err}, true
@@ -401,7 +401,7 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 
 func (w *worker[K, E]) reportAll(l *lane[K, E], o Outcome) {
 	for i := range w.buf {
-		w.e.report(l.key, w.buf[i].outTag(), o)
+		w.e.report(l.key, w.buf[i].tag, o)
 	}
 }
 
