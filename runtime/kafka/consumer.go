@@ -81,8 +81,9 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 // it to every subscriber of the target (the OnOutcome field of a generated
 // AccountConfig, or runtime.Config.OnOutcome): a record is finished when
 // every subscriber that holds it reported. Outcomes with tag 0 (events
-// published in process, replayed from a park) are not the consumer's and
-// are ignored.
+// published in process) or of records the consumer let go of (a replay of
+// a parked record, see Parked keys in the package documentation) are
+// ignored.
 func (c *Consumer[K, E]) OnOutcome(_ K, tag uint64, o runtime.Outcome) {
 	if tag == 0 {
 		return

@@ -128,9 +128,10 @@
 // with the process, so a parked record stays unfinished: its partition is
 // committed up to it, the finished offsets after it go into the metadata,
 // and a restart or the next owner runs it again. Replaying it in process
-// does not move the commit (the runtime reports replayed outcomes without
-// their tags), so it runs again, and the version guard skips it, on the
-// next owner. With a durable park store, set Config.CommitParked: a parked
+// does not move the commit either: the consumer let go of the record when
+// it was parked, so the replay's outcome (which carries the record's tag)
+// finds no record and is ignored; the record runs again, and the version
+// guard skips it, on the next owner. With a durable park store, set Config.CommitParked: a parked
 // record is then finished, as the park keeps it. Many parked records in
 // one partition can fill its metadata; the partition then pauses (logged as
 // a warning) until they are resolved.
