@@ -22,6 +22,8 @@ type book struct {
 	balances map[string]int64
 	opened   map[string]bool
 	lastDone map[string]time.Time
+	applied  map[string]int // events applied per account
+	watches  []watch
 	faults   map[fault]*faultState
 }
 
@@ -44,6 +46,7 @@ func newBook(latency time.Duration, seed uint64) *book {
 		balances: map[string]int64{},
 		opened:   map[string]bool{},
 		lastDone: map[string]time.Time{},
+		applied:  map[string]int{},
 		faults:   map[fault]*faultState{},
 	}
 }
@@ -126,7 +129,38 @@ func (b *book) apply(account string, delta int64) error {
 	}
 	b.balances[account] += delta
 	b.lastDone[account] = time.Now()
+	b.count(account)
 	return nil
+}
+
+// watch is a channel closed when an account has had n events applied.
+type watch struct {
+	account string
+	n       int
+	ch      chan struct{}
+}
+
+// after returns a channel closed once account has had n events applied.
+func (b *book) after(account string, n int) <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w := watch{account, n, make(chan struct{})}
+	b.watches = append(b.watches, w)
+	return w.ch
+}
+
+// count records an applied event of account; b.mu is held.
+func (b *book) count(account string) {
+	b.applied[account]++
+	kept := b.watches[:0]
+	for _, w := range b.watches {
+		if w.account == account && b.applied[account] >= w.n {
+			close(w.ch)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	b.watches = kept
 }
 
 // HandleAccountOpened implements ledger.AccountHandler.
@@ -139,6 +173,7 @@ func (b *book) HandleAccountOpened(ctx context.Context, e ledger.AccountOpened) 
 	b.opened[e.AccountID] = true
 	b.balances[e.AccountID] = 0
 	b.lastDone[e.AccountID] = time.Now()
+	b.count(e.AccountID)
 	return nil
 }
 

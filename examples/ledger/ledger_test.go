@@ -30,6 +30,8 @@ func TestExampleReport(t *testing.T) {
 		"acct-4 v6 failed permanently: the key parked",
 		"status Shipped, 2 skipped by the state guard",
 		"every rider ends at its newest position",
+		"ordergen.backlog.key {top keys: acct-hot=",
+		"ordergen.events{accepted=",
 		"SQLite store in a temporary file",
 		"survived a restart; a new event joined its park",
 		"10 of 10 accounts equal in-order application, 0 events applied twice",

@@ -30,7 +30,10 @@ const (
 func runLedger(ctx context.Context, out io.Writer, cfg config, store *sqlstore.Store) error {
 	rng := rand.New(rand.NewPCG(cfg.seed, 7))
 	b := newBook(cfg.latency, cfg.seed)
+	m := newMeter()
+	defer m.close()
 	d, err := ledger.NewAccountDispatcher(b, func(c *ledger.AccountConfig) {
+		c.MeterProvider = m.provider // metrics through OpenTelemetry
 		c.MaxActive = workersInExample
 		// The publishers here are batch jobs, so a full backlog blocks them
 		// (backpressure) instead of failing the publish as the schema's
@@ -56,6 +59,7 @@ func runLedger(ctx context.Context, out io.Writer, cfg config, store *sqlstore.S
 	}
 	hot, hotBalance := accountStream(rng, hotAccount, total) // as many events as all the others
 	want[hotAccount] = hotBalance
+	halfway := b.after(hotAccount, len(hot)/2)
 	b.failTransiently(retriedAccount, retriedVersion, 2)
 	b.failPermanently(parkedAccount, parkedVersion, errors.New("ledger row locked by a migration"))
 
@@ -73,6 +77,15 @@ func runLedger(ctx context.Context, out io.Writer, cfg config, store *sqlstore.S
 		if err != nil {
 			return err
 		}
+	}
+	select { // read the metrics while the hot account drains
+	case <-halfway:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	during, err := m.snapshot(ctx)
+	if err != nil {
+		return err
 	}
 	if err := d.Flush(ctx); err != nil {
 		return err
@@ -93,6 +106,7 @@ func runLedger(ctx context.Context, out io.Writer, cfg config, store *sqlstore.S
 	if !coldDone.Before(hotDone) {
 		return fmt.Errorf("the cold accounts finished after the hot one: the hot key stalled them")
 	}
+	fmt.Fprintf(out, "metrics  while %s drained (OpenTelemetry, read from the SDK):\n         %s\n", hotAccount, during)
 
 	stats := d.Stats()["Account"]
 	fmt.Fprintf(out, "retry    %s v%d failed twice (database timeout) and was applied on attempt %d; its later events waited; %d retries in all\n",
@@ -131,6 +145,11 @@ func runLedger(ctx context.Context, out io.Writer, cfg config, store *sqlstore.S
 	stats = d.Stats()["Account"]
 	fmt.Fprintf(out, "stats    accepted %d, handled %d, retried %d, parked now %d, replayed %d\n",
 		stats.Accepted, stats.Handled, stats.Retried, stats.Parked, stats.Replayed)
+	after, err := m.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "metrics  at the end:\n         %s\n", after)
 	return nil
 }
 
