@@ -92,10 +92,11 @@ type Engine[K comparable, E any] struct {
 // batches. For each key, either it has a lane and none of its events are in
 // the inbox, or it has no lane: dispatch moves the whole inbox at once.
 type shard[K comparable, E any] struct {
-	mu     sync.Mutex
-	lanes  map[K]*lane[K, E]
-	inbox  []entry[K, E]
-	queued bool // the inbox is in the run queue (or being dispatched)
+	mu      sync.Mutex
+	lanes   map[K]*lane[K, E]
+	inbox   []entry[K, E]
+	reserve []entry[K, E] // the other inbox buffer (see dispatchInline)
+	queued  bool          // the inbox is in the run queue (or being dispatched)
 	// cur is the inbox being run inline by a worker, nil when none is.
 	cur *inlineBatch[K, E]
 	// busy counts the shard's lanes that are queued, running or waiting to

@@ -46,34 +46,31 @@ type inlineBatch[K comparable, E any] struct {
 	seen int64
 }
 
+// giveBack returns the batch's buffer to sh as its spare; sh.mu is held.
+func (b *inlineBatch[K, E]) giveBack(sh *shard[K, E]) {
+	clear(b.entries)
+	if cap(b.entries) > cap(sh.reserve) {
+		sh.reserve = b.entries[:0]
+	}
+	b.entries = nil
+}
+
 // dispatchInline runs the events of sh's inbox inline (see the top of this
 // file). It returns when the batch is done or stolen.
 func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) {
 	e := w.e
 	b := &w.ib
 	sh.mu.Lock()
-	b.entries, sh.inbox = sh.inbox, b.entries[:0]
+	// The shard keeps two buffers: the inbox and a spare, swapped here and
+	// given back at the end, so that a busy shard's inbox does not regrow.
+	b.entries, sh.inbox, sh.reserve = sh.inbox, sh.reserve[:0], nil
 	b.pos.Store(-1)
 	b.seen = -2
 	sh.cur = b
-	// Events whose key got a lane since they were submitted (a failure or
-	// a steal made it) join that lane, behind its earlier events.
-	w.lanes = w.lanes[:0]
-	if len(sh.lanes) > 0 {
-		for i := range b.entries {
-			en := &b.entries[i]
-			if l := sh.lanes[en.key]; l != nil {
-				l.q.pushBack(en.it)
-				en.moved = true
-				if e.schedule(l) {
-					w.lanes = append(w.lanes, l)
-				}
-			}
-		}
-	}
+	// No event of the batch has a lane: a key with a lane gets its events
+	// in the lane, and whoever makes a lane (laneForFailure, steal) moves
+	// the key's events out of the inbox into it.
 	sh.mu.Unlock()
-	e.rq.pushLanes(w.lanes)
-	clear(w.lanes)
 
 	done := int64(0)
 	for j := range b.entries {
@@ -126,8 +123,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) {
 	}
 	sh.mu.Lock()
 	sh.cur = nil
-	clear(b.entries)
-	b.entries = b.entries[:0]
+	b.giveBack(sh)
 	push := len(sh.inbox) > 0
 	if !push {
 		sh.queued = false
@@ -156,6 +152,7 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 		l := sh.lanes[en.key]
 		l.inline = false
 		w.buf = append(w.buf[:0], en.it)
+		b.giveBack(sh)
 		if w.settleTaken(l, err) {
 			w.drive(l, 0)
 		} else {
@@ -234,11 +231,11 @@ func (w *worker[K, E]) stolenAfter(sh *shard[K, E], b *inlineBatch[K, E], p int)
 	// Taking the lock also waits for the watchdog to finish with the
 	// batch's entries before this worker reuses them.
 	sh.mu.Lock()
-	if p < 0 {
-		sh.mu.Unlock()
-		return
+	var l *lane[K, E]
+	if p >= 0 {
+		l = sh.lanes[b.entries[p].key]
 	}
-	l := sh.lanes[b.entries[p].key]
+	b.giveBack(sh)
 	if l == nil || !l.inline {
 		sh.mu.Unlock()
 		return

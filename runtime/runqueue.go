@@ -1,6 +1,9 @@
 package runtime
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // task is one unit of work for a worker: a lane to run, or a shard whose
 // inbox is to be dispatched into lanes.
@@ -14,14 +17,17 @@ type task[K comparable, E any] struct {
 // run, so an idle engine costs no CPU and a busy one wakes a worker only
 // when work arrives while every worker is asleep.
 type runQueue[K comparable, E any] struct {
-	mu      sync.Mutex
-	cond    sync.Cond
-	q       ring[task[K, E]]
-	sleepy  int // workers waiting on cond and not yet signalled
-	workers int
-	max     int
-	start   func()
-	clock   *clock
+	mu     sync.Mutex
+	cond   sync.Cond
+	q      ring[task[K, E]]
+	sleepy int // workers waiting on cond and not yet signalled
+	// queued and asleep mirror q.len() and sleepy for readers without the
+	// lock (written under it).
+	queued, asleep atomic.Int32
+	workers        int
+	max            int
+	start          func()
+	clock          *clock
 	// draining: workers exit once the queue is empty; aborting: at once.
 	draining, aborting bool
 }
@@ -37,6 +43,7 @@ func (r *runQueue[K, E]) init(max int, start func(), c *clock) {
 func (r *runQueue[K, E]) push(t task[K, E]) {
 	r.mu.Lock()
 	r.q.pushBack(t)
+	r.queued.Store(int32(r.q.len()))
 	r.wakeOne()
 	r.mu.Unlock()
 }
@@ -49,6 +56,7 @@ func (r *runQueue[K, E]) pushLanes(ls []*lane[K, E]) {
 	r.mu.Lock()
 	for _, l := range ls {
 		r.q.pushBack(task[K, E]{l: l})
+		r.queued.Store(int32(r.q.len()))
 		r.wakeOne()
 	}
 	r.mu.Unlock()
@@ -59,6 +67,7 @@ func (r *runQueue[K, E]) wakeOne() {
 	switch {
 	case r.sleepy > 0:
 		r.sleepy--
+		r.asleep.Store(int32(r.sleepy))
 		r.cond.Signal()
 		r.clock.wakeUp()
 	case r.workers < r.max && !r.draining:
@@ -73,6 +82,7 @@ func (r *runQueue[K, E]) wakeThief() {
 	r.mu.Lock()
 	if r.sleepy > 0 {
 		r.sleepy--
+		r.asleep.Store(int32(r.sleepy))
 		r.cond.Signal()
 		r.clock.wakeUp()
 	}
@@ -86,12 +96,27 @@ func (r *runQueue[K, E]) sleepers() int {
 	return r.sleepy
 }
 
-// waiting reports whether tasks wait for a worker.
-func (r *runQueue[K, E]) waiting() bool {
+// crowded reports, without the lock, whether tasks wait while no worker
+// sleeps: a worker that used its budget on one lane then lets them go first.
+func (r *runQueue[K, E]) crowded() bool {
+	return r.queued.Load() > 0 && r.asleep.Load() == 0
+}
+
+// swapFront takes the oldest task and puts t at the front in its place, so
+// that the next worker to free up takes t. With no task waiting it queues t
+// and reports false.
+func (r *runQueue[K, E]) swapFront(t task[K, E]) (task[K, E], bool) {
 	r.mu.Lock()
-	n := r.q.len()
-	r.mu.Unlock()
-	return n > 0
+	defer r.mu.Unlock()
+	if r.q.len() == 0 || r.aborting {
+		r.q.pushBack(t)
+		r.queued.Store(int32(r.q.len()))
+		r.wakeOne()
+		return task[K, E]{}, false
+	}
+	old := r.q.popFront()
+	r.q.pushFront(t)
+	return old, true
 }
 
 // pop returns the next task; the zero task with more false when the worker
@@ -106,7 +131,9 @@ func (r *runQueue[K, E]) pop(beforeSleep func() bool) (t task[K, E], more bool) 
 			return task[K, E]{}, false
 		}
 		if r.q.len() > 0 {
-			return r.q.popFront(), true
+			t := r.q.popFront()
+			r.queued.Store(int32(r.q.len()))
+			return t, true
 		}
 		if !flushed {
 			r.mu.Unlock()
@@ -122,6 +149,7 @@ func (r *runQueue[K, E]) pop(beforeSleep func() bool) (t task[K, E], more bool) 
 			return task[K, E]{}, false
 		}
 		r.sleepy++
+		r.asleep.Store(int32(r.sleepy))
 		if r.sleepy == r.workers {
 			r.clock.sleep()
 		}
@@ -136,6 +164,7 @@ func (r *runQueue[K, E]) stop(abort bool) {
 	r.draining = true
 	r.aborting = r.aborting || abort
 	r.sleepy = 0
+	r.asleep.Store(0)
 	r.cond.Broadcast()
 	r.mu.Unlock()
 }

@@ -8,8 +8,13 @@ import (
 )
 
 // laneBudget is how many events a worker handles from one lane before it
-// lets other waiting lanes go first: a hot key gets one worker, never all.
-const laneBudget = 64
+// lets a waiting task go first, when no worker is free: a hot key gets one
+// worker, never all, and a few yields keep its serial path short. takeSize
+// is how many events it takes from the lane at once, under the shard's lock.
+const (
+	laneBudget = 256
+	takeSize   = 64
+)
 
 // worker runs lanes taken from the run queue. It owns a lane while it runs
 // it, and keeps its buffers across lanes so steady-state dispatch does not
@@ -58,17 +63,26 @@ func (w *worker[K, E]) loop() {
 			continue
 		}
 		t, more := w.e.rq.pop(w.beforeSleep)
-		switch {
-		case t.s != nil && w.e.inline:
-			w.dispatchInline(t.s)
-		case t.s != nil:
-			w.dispatch(t.s)
-		case t.l != nil:
-			w.run(t.l)
-		case !more:
-			w.flush()
-			return
+		if t.s == nil && t.l == nil {
+			if !more {
+				w.flush()
+				return
+			}
+			continue
 		}
+		w.runTask(t)
+	}
+}
+
+// runTask runs one task from the run queue.
+func (w *worker[K, E]) runTask(t task[K, E]) {
+	switch {
+	case t.s != nil && w.e.inline:
+		w.dispatchInline(t.s)
+	case t.s != nil:
+		w.dispatch(t.s)
+	case t.l != nil:
+		w.run(t.l)
 	}
 }
 
@@ -208,14 +222,17 @@ func (w *worker[K, E]) drive(l *lane[K, E], handled int) {
 		if l.q.len() == 0 {
 			break
 		}
-		if handled >= laneBudget && e.rq.waiting() {
-			// Let the lanes that wait go first; this one goes to the back.
+		if handled >= laneBudget && e.rq.crowded() {
+			// Let the oldest waiting task have this worker: the lane goes to
+			// the front of the run queue, for the next worker that frees up.
 			l.state = laneQueued
 			sh.mu.Unlock()
-			e.rq.push(task[K, E]{l: l})
+			if t, ok := e.rq.swapFront(task[K, E]{l: l}); ok {
+				w.runTask(t)
+			}
 			return
 		}
-		take := laneBudget
+		take := takeSize
 		if e.batch != nil {
 			take = e.cfg.BatchSize
 		} else if e.cfg.Conflate {
