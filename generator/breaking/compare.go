@@ -48,7 +48,7 @@ func (c *comparer) entity(oe, ne *ir.Entity, ns *schema.Entity) {
 	if oe.Key.Name != ne.Key.Name {
 		c.add(ns.Key.Field.Pos, KeyFieldSame, "entity %s: key field %s was renamed %s", name, oe.Key.Name, ne.Key.Name)
 	}
-	if o, n := typeString(oe.Key.Type), typeString(ne.Key.Type); o != n {
+	if o, n := oe.Key.Type.Schema(), ne.Key.Type.Schema(); o != n {
 		c.add(ns.Key.Type.Pos, KeyTypeSame, "entity %s: key type changed from %s to %s", name, o, n)
 	}
 	c.version(oe, ne, ns)
@@ -82,7 +82,7 @@ func (c *comparer) version(oe, ne *ir.Entity, ns *schema.Entity) {
 		if oe.Version.Name != ne.Version.Name {
 			c.add(ns.Version.Field.Pos, VersionFieldSame, "entity %s: version field %s was renamed %s", name, oe.Version.Name, ne.Version.Name)
 		}
-		if o, n := typeString(oe.Version.Type), typeString(ne.Version.Type); o != n {
+		if o, n := oe.Version.Type.Schema(), ne.Version.Type.Schema(); o != n {
 			pos := ns.Version.Pos
 			if ns.Version.Type != nil {
 				pos = ns.Version.Type.Pos
@@ -194,7 +194,7 @@ func (c *comparer) event(oe *ir.Entity, oev *ir.Event, ne *ir.Entity, nev *ir.Ev
 			c.add(ns.Name.Pos, FieldNoDelete, "%s: field %s was removed", where, of.Name)
 			continue
 		}
-		if o, n := typeString(of.Type), typeString(nev.Fields[i].Type); o != n {
+		if o, n := of.Type.Schema(), nev.Fields[i].Type.Schema(); o != n {
 			c.add(ns.Fields[i].Type.Pos, FieldSameType, "%s: field %s changed type from %s to %s", where, of.Name, o, n)
 		}
 	}
@@ -212,19 +212,4 @@ func orNone(state string) string {
 		return "no state"
 	}
 	return "state " + state
-}
-
-// typeString spells t as a schema does: qualified types by import path.
-func typeString(t *ir.Type) string {
-	switch t.Kind {
-	case ir.Named:
-		return t.Path + "." + t.Name
-	case ir.Slice:
-		return "[]" + typeString(t.Elem)
-	case ir.Map:
-		return "map[" + typeString(t.Key) + "]" + typeString(t.Elem)
-	case ir.Pointer:
-		return "*" + typeString(t.Elem)
-	}
-	return t.Name
 }

@@ -79,7 +79,7 @@ func entityOf(e *ir.Entity) entity {
 	out := entity{
 		Name:       e.Name,
 		Anchor:     strings.ToLower(e.Name),
-		Key:        field{e.Key.Name, typeString(e.Key.Type)},
+		Key:        field{e.Key.Name, e.Key.Type.Schema()},
 		States:     e.States,
 		Branches:   e.Branches,
 		Conflate:   e.Conflate,
@@ -88,7 +88,7 @@ func entityOf(e *ir.Entity) entity {
 		Diagram:    diagramOf(e),
 	}
 	if e.Version != nil {
-		out.Version = &field{e.Version.Name, typeString(e.Version.Type)}
+		out.Version = &field{e.Version.Name, e.Version.Type.Schema()}
 		out.MaxHeld = e.Policy.MaxHeld
 		out.MaxHold = duration(e.Policy.MaxHold)
 	}
@@ -98,7 +98,7 @@ func entityOf(e *ir.Entity) entity {
 			x.Kind = "snapshot"
 		}
 		for _, f := range ev.Fields {
-			x.Fields = append(x.Fields, field{f.Name, typeString(f.Type)})
+			x.Fields = append(x.Fields, field{f.Name, f.Type.Schema()})
 		}
 		out.Events = append(out.Events, x)
 	}
@@ -149,21 +149,6 @@ func duration(d time.Duration) string {
 		}
 	}
 	return d.String()
-}
-
-// typeString spells t as a schema does: qualified types by import path.
-func typeString(t *ir.Type) string {
-	switch t.Kind {
-	case ir.Named:
-		return t.Path + "." + t.Name
-	case ir.Slice:
-		return "[]" + typeString(t.Elem)
-	case ir.Map:
-		return "map[" + typeString(t.Key) + "]" + typeString(t.Elem)
-	case ir.Pointer:
-		return "*" + typeString(t.Elem)
-	}
-	return t.Name
 }
 
 // article returns "an" or "a" for s.

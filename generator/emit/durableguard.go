@@ -24,40 +24,8 @@ func handleTx(f *jen.File, n names) {
 	f.Comment("the new version and state. Anything but success rolls back.")
 	ctx := jen.Id("ctx").Qual("context", "Context")
 	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("handleTx").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("env").Id(n.envelope)).Error().BlockFunc(func(g *jen.Group) {
-		var decl []jen.Code
-		if versioned {
-			decl = append(decl, jen.Id("version").Uint64())
-		}
-		if snapshots {
-			decl = append(decl, jen.Id("snapshot").Bool())
-		}
-		if stated {
-			decl = append(decl, jen.Id("target").String())
-		}
 		empty := jen.Return(rt("Permanent").Call(errorf(keyFmt+"empty event envelope", jen.Id("key"))))
-		switch len(decl) {
-		case 0:
-		case 1:
-			g.Var().Add(decl[0])
-		default:
-			g.Var().Defs(decl...)
-		}
-		g.Switch(jen.Id("env").Dot("kind")).BlockFunc(func(g *jen.Group) {
-			for _, ev := range e.Events {
-				var body []jen.Code
-				if versioned {
-					body = append(body, jen.Id("version").Op("=").Add(versionExpr(e, jen.Id("env").Dot(field(ev)))))
-				}
-				if ev.Snapshot {
-					body = append(body, jen.Id("snapshot").Op("=").True())
-				}
-				if ev.To != "" {
-					body = append(body, jen.Id("target").Op("=").Lit(ev.To))
-				}
-				g.Case(jen.Id(n.kindOf(ev))).Block(body...)
-			}
-			g.Default().Block(empty)
-		})
+		guardFacts(g, n, snapshots, empty)
 
 		g.List(jen.Id("tx"), jen.Err()).Op(":=").Id("s").Dot("tx").Dot("store").Dot("BeginKey").Call(jen.Id("ctx"), jen.Id("s").Dot("name"), keyText(n))
 		g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"%w", jen.Id("key"), jen.Err())))

@@ -66,38 +66,7 @@ func handle(f *jen.File, n names) {
 			return
 		}
 
-		// Gather what the guards need from the event.
-		var decl []jen.Code
-		if versioned {
-			decl = append(decl, jen.Id("version").Uint64())
-		}
-		if snapshots {
-			decl = append(decl, jen.Id("snapshot").Bool())
-		}
-		if stated {
-			decl = append(decl, jen.Id("target").String())
-		}
-		if len(decl) == 1 {
-			g.Var().Add(decl[0])
-		} else {
-			g.Var().Defs(decl...)
-		}
-		g.Switch(jen.Id("env").Dot("kind")).BlockFunc(func(g *jen.Group) {
-			for _, ev := range e.Events {
-				var body []jen.Code
-				if versioned {
-					body = append(body, jen.Id("version").Op("=").Add(versionExpr(e, jen.Id("env").Dot(field(ev)))))
-				}
-				if ev.Snapshot {
-					body = append(body, jen.Id("snapshot").Op("=").True())
-				}
-				if ev.To != "" {
-					body = append(body, jen.Id("target").Op("=").Lit(ev.To))
-				}
-				g.Case(jen.Id(n.kindOf(ev))).Block(body...)
-			}
-			g.Default().Block(empty)
-		})
+		guardFacts(g, n, snapshots, empty)
 
 		if versioned {
 			g.List(jen.Id("stored"), jen.Err()).Op(":=").Id("s").Dot("versions").Dot("Version").Call(jen.Id("ctx"), jen.Id("key"))
@@ -219,5 +188,46 @@ func transition(f *jen.File, n names) {
 			g.Case(jen.Id("from").Op("==").Id("to")).Block(jen.Return(jen.Lit("already in state ").Op("+").Id("target")))
 		})
 		g.Return(jen.Lit("late transition: state ").Op("+").Id("target").Op("+").Lit(" ranks below ").Op("+").Id("current"))
+	})
+}
+
+// guardFacts declares what the guards need from the event in env (version,
+// snapshot, target state, as the entity has them) and sets them with a
+// switch on the envelope's kind; an empty envelope runs empty.
+func guardFacts(g *jen.Group, n names, snapshots bool, empty jen.Code) {
+	e := n.e
+	versioned, stated := e.Version != nil, e.HasStateGuard()
+	var decl []jen.Code
+	if versioned {
+		decl = append(decl, jen.Id("version").Uint64())
+	}
+	if snapshots {
+		decl = append(decl, jen.Id("snapshot").Bool())
+	}
+	if stated {
+		decl = append(decl, jen.Id("target").String())
+	}
+	switch len(decl) {
+	case 0:
+	case 1:
+		g.Var().Add(decl[0])
+	default:
+		g.Var().Defs(decl...)
+	}
+	g.Switch(jen.Id("env").Dot("kind")).BlockFunc(func(g *jen.Group) {
+		for _, ev := range e.Events {
+			var body []jen.Code
+			if versioned {
+				body = append(body, jen.Id("version").Op("=").Add(versionExpr(e, jen.Id("env").Dot(field(ev)))))
+			}
+			if ev.Snapshot {
+				body = append(body, jen.Id("snapshot").Op("=").True())
+			}
+			if ev.To != "" {
+				body = append(body, jen.Id("target").Op("=").Lit(ev.To))
+			}
+			g.Case(jen.Id(n.kindOf(ev))).Block(body...)
+		}
+		g.Default().Block(empty)
 	})
 }

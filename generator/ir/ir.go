@@ -137,6 +137,22 @@ func (t *Type) String() string {
 	return t.Name
 }
 
+// Schema returns the type as a schema spells it: qualified types by their
+// import path.
+func (t *Type) Schema() string {
+	switch t.Kind {
+	case Named:
+		return t.Path + "." + t.Name
+	case Slice:
+		return "[]" + t.Elem.Schema()
+	case Map:
+		return "map[" + t.Key.Schema() + "]" + t.Elem.Schema()
+	case Pointer:
+		return "*" + t.Elem.Schema()
+	}
+	return t.Name
+}
+
 // Policy is the resolved delivery policy of an entity.
 type Policy struct {
 	// AtMostOnce drops failed events instead of retrying them.
