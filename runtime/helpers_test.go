@@ -111,8 +111,6 @@ func (r *recorder) overlaps() []string {
 // fastRetry is a retry policy for tests: quick and deterministic.
 var fastRetry = runtime.Retry{Attempts: 3, Initial: time.Millisecond, Max: 2 * time.Millisecond, Multiplier: 2, NoJitter: true}
 
-func quietLogger() runtime.Config[string, ev] { return runtime.Config[string, ev]{} }
-
 func mustNew(t *testing.T, h runtime.Handler[string, ev], cfg runtime.Config[string, ev]) *runtime.Engine[string, ev] {
 	t.Helper()
 	if cfg.Logger == nil {

@@ -42,7 +42,6 @@ type completionLog struct {
 	hotDone  atomic.Int64
 	mu       sync.Mutex
 	coldLast int64 // hot events done when the last cold event completed
-	hotTotal int64
 	order    map[string][]int
 }
 

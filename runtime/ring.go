@@ -1,7 +1,8 @@
 package runtime
 
-// ring is a FIFO of T on a power-of-two circular buffer. It grows as needed
-// and never shrinks; lanes that are recycled drop buffers that grew large.
+// ring is a double-ended queue of T on a power-of-two circular buffer, for
+// the run queue and the workers' deques. It grows as needed and never
+// shrinks.
 type ring[T any] struct {
 	buf  []T
 	head int
@@ -40,13 +41,7 @@ func (r *ring[T]) pushFront(v T) {
 	r.n++
 }
 
-// prependAll puts vs, in their order, before the current head.
-func (r *ring[T]) prependAll(vs []T) {
-	for i := len(vs) - 1; i >= 0; i-- {
-		r.pushFront(vs[i])
-	}
-}
-
+// popFront removes and returns the oldest element; r must not be empty.
 func (r *ring[T]) popFront() T {
 	var zero T
 	v := r.buf[r.head]
@@ -64,29 +59,4 @@ func (r *ring[T]) popBack() T {
 	r.buf[i] = zero
 	r.n--
 	return v
-}
-
-// front returns a pointer to the oldest element; r must not be empty.
-func (r *ring[T]) front() *T { return &r.buf[r.head] }
-
-// back returns a pointer to the newest element; r must not be empty.
-func (r *ring[T]) back() *T { return &r.buf[(r.head+r.n-1)&(len(r.buf)-1)] }
-
-// popInto moves up to max elements from the front into dst and returns it.
-func (r *ring[T]) popInto(dst []T, max int) []T {
-	for r.n > 0 && max > 0 {
-		dst = append(dst, r.popFront())
-		max--
-	}
-	return dst
-}
-
-// reset empties r, dropping a buffer larger than keep elements.
-func (r *ring[T]) reset(keep int) {
-	if len(r.buf) > keep {
-		r.buf = nil
-	} else {
-		clear(r.buf)
-	}
-	r.head, r.n = 0, 0
 }

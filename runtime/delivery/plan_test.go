@@ -38,8 +38,7 @@ func guardSim(t interface{ Fatalf(string, ...any) }, plan []Sent[ev]) (map[strin
 	held := map[string][]ev{}
 	applied := map[string][]uint64{}
 	most := 0
-	var offer func(e ev) bool
-	offer = func(e ev) bool {
+	offer := func(e ev) bool {
 		switch s := stored[e.key]; {
 		case e.version <= s:
 			return false // skipped

@@ -159,9 +159,6 @@ func (t *tracker) commitPoint() (int64, []span) {
 	return base, spans
 }
 
-// unfinished returns the number of offsets taken and not finished.
-func (t *tracker) unfinished() int { return t.live }
-
 // measure takes the size of the current map, for fits.
 func (t *tracker) measure() {
 	base, spans := t.commitPoint()

@@ -24,7 +24,7 @@ func Open(ctx context.Context, path string) (*sqlstore.Store, error) {
 		return nil, fmt.Errorf("sqlite: empty database path")
 	}
 	if strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") {
-		return nil, fmt.Errorf("sqlite: database path %q: give a plain file path, without '?', '#' or file:", path)
+		return nil, fmt.Errorf("sqlite: database path %q: give a plain file path, without '?', '#' or a file: prefix", path)
 	}
 	dsn := path + "?_txlock=immediate&_busy_timeout=" + fmt.Sprint(BusyTimeout.Milliseconds()) +
 		"&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on"
