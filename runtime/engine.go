@@ -58,7 +58,6 @@ type Engine[K comparable, E any] struct {
 	parked     atomic.Int64
 	parkedKeys atomic.Int64
 	restored   atomic.Uint64
-	misc       counters // outcomes reached outside the workers
 	// parkedTotal counts every event that reached the park (metrics).
 	parkedTotal atomic.Uint64
 	metrics     *metrics

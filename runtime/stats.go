@@ -97,7 +97,6 @@ func (e *Engine[K, E]) Stats() Stats {
 	for _, w := range ws {
 		add(&w.c)
 	}
-	add(&e.misc)
 	s.Restored = e.restored.Load()
 	s.Pending = e.pendingNow()
 	s.Held = e.held.Load()
