@@ -150,6 +150,12 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 		// key a lane that this worker owns: settle the event in it and run
 		// the rest of the lane.
 		l := sh.lanes[en.key]
+		if l == nil { // steal always makes it; never leave the event without one
+			l = sh.newLane(en.key)
+			sh.lanes[en.key] = l
+			l.state = laneRunning
+			sh.busy++
+		}
 		l.inline = false
 		w.buf = append(w.buf[:0], en.it)
 		b.giveBack(sh)
