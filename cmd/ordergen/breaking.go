@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,12 +20,8 @@ func runBreaking(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	against := fs.String("against", "", "the older schema: a `FILE`, or git:REV for NEW as of a git revision")
 	rules := fs.Bool("rules", false, "list the rules, each with its purpose")
-	fs.Usage = func() { fmt.Fprint(stderr, usage) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if *rules {
 		if fs.NArg() != 0 || *against != "" {

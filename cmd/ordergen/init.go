@@ -21,12 +21,8 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("ordergen init", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	pkg := fset.String("package", "", "the generated code's package `NAME` (default: from the folder's name)")
-	fset.Usage = func() { fmt.Fprint(stderr, usage) }
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fset, args, stderr); !ok {
+		return code
 	}
 	if fset.NArg() != 0 {
 		fmt.Fprintf(stderr, "ordergen init: unexpected arguments %q\n%s", fset.Args(), usage)

@@ -80,12 +80,8 @@ func runGenerate(cmd string, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ordergen "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "output `DIR` (default: gen/ beside SCHEMA)")
-	fs.Usage = func() { fmt.Fprint(stderr, usage) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "ordergen %s: want exactly one SCHEMA argument, got %d\n%s", cmd, fs.NArg(), usage)
@@ -146,4 +142,17 @@ func check(dir string, files []write.File, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "ordergen: %s is stale (run ordergen generate):\n  %s\n", dir, strings.Join(names, "\n  "))
 	fmt.Fprint(stdout, write.Unified(changes))
 	return exitBad
+}
+
+// parseFlags parses a subcommand's flags, printing the usage on -h or a bad
+// flag. When ok is false the subcommand returns code: 0 for -h, 2 otherwise.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	return 0, true
 }
