@@ -119,6 +119,28 @@ func TestBacklogBlockHonoursContextAndWakes(t *testing.T) {
 	checkInvariant(t, e.Stats())
 }
 
+// TestBacklogBlockWakesEveryWaiter submits a key's events one at a time
+// under Block with room for one: every submit after the first waits for the
+// previous event to finish. A wake-up sent before the finished event has left
+// the key's count (and none after) leaves a submit waiting forever, which the
+// test's timeout reports; many rounds make that window likely to be hit.
+func TestBacklogBlockWakesEveryWaiter(t *testing.T) {
+	r := newRecorder()
+	e := mustNew(t, r.handle, runtime.Config[string, ev]{Backlog: runtime.Backlog{PerKey: 1, WhenFull: runtime.Block}})
+	ctx := context.Background()
+	const n = 20000
+	for seq := 1; seq <= n; seq++ {
+		if err := e.Submit(ctx, "a", ev{Seq: seq}); err != nil {
+			t.Fatalf("submit %d: %v", seq, err)
+		}
+	}
+	flush(t, e)
+	if got := len(r.seqs("a")); got != n {
+		t.Fatalf("handled %d events, want %d", got, n)
+	}
+	checkInvariant(t, e.Stats())
+}
+
 func TestBacklogTimeoutRejects(t *testing.T) {
 	r := gated()
 	e := mustNew(t, r.handle, runtime.Config[string, ev]{Backlog: runtime.Backlog{PerKey: 1, WhenFull: runtime.Timeout, Wait: 5 * time.Millisecond}})

@@ -130,6 +130,11 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) {
 		e.idle(sh)
 	}
 	sh.mu.Unlock()
+	// Only now has the batch's last event left the per-key count
+	// (keyPending reads the batch from pos): wake submitters waiting for
+	// that key's room again, since the wake-up finish sent may have found
+	// the key still full, and no later one need come.
+	e.space.broadcastIfWaiting()
 	if push {
 		// More arrived meanwhile: back of the queue, so other shards get
 		// their turn (the shard stays queued and busy).
@@ -234,6 +239,7 @@ func (w *worker[K, E]) settleTaken(l *lane[K, E], err error) bool {
 // event at index p (or before the first, p == -1). If the watchdog gave that
 // event's key a lane owned by this worker, the worker runs it now.
 func (w *worker[K, E]) stolenAfter(sh *shard[K, E], b *inlineBatch[K, E], p int) {
+	e := w.e
 	// Taking the lock also waits for the watchdog to finish with the
 	// batch's entries before this worker reuses them.
 	sh.mu.Lock()
@@ -248,6 +254,9 @@ func (w *worker[K, E]) stolenAfter(sh *shard[K, E], b *inlineBatch[K, E], p int)
 	}
 	l.inline = false
 	l.inflight = 0
+	// The event left its lane's count just now (see the end of
+	// dispatchInline).
+	e.space.broadcastIfWaiting()
 	w.drive(l, 0)
 }
 
