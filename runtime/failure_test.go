@@ -254,3 +254,52 @@ func TestRetryingKeyHoldsNoWorker(t *testing.T) {
 		t.Fatalf("b handled %v", got)
 	}
 }
+
+// gatedParks is a park store whose Append announces itself and waits for a
+// token, so a test can act while a key is being parked.
+type gatedParks struct {
+	*runtime.MemoryParkStore[string, ev]
+	appending chan struct{}
+	gate      chan struct{}
+}
+
+func (p *gatedParks) Append(ctx context.Context, key string, reason string, events []runtime.ParkedEvent[ev]) error {
+	p.appending <- struct{}{}
+	<-p.gate
+	return p.MemoryParkStore.Append(ctx, key, reason, events)
+}
+
+// TestReplayRequestedWhileParking asks for a replay while the key's first
+// failure is being written to the park store: the request must be served
+// once the park is written, not left on a lane that nobody runs.
+func TestReplayRequestedWhileParking(t *testing.T) {
+	r := newRecorder()
+	parks := &gatedParks{
+		MemoryParkStore: runtime.NewMemoryParkStore[string, ev](),
+		appending:       make(chan struct{}),
+		gate:            make(chan struct{}),
+	}
+	e := mustNew(t, r.handle, runtime.Config[string, ev]{Retry: fastRetry, Parks: parks})
+	ctx := context.Background()
+	if err := e.Submit(ctx, "a", ev{Seq: 1, Permanent: true}); err != nil {
+		t.Fatal(err)
+	}
+	<-parks.appending // a/1 failed and the key is being parked
+	r.fix("a")
+	// A cancelled context returns at once; the replay request stays.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := e.Replay(cancelled, "a"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("replay while parking: %v", err)
+	}
+	parks.gate <- struct{}{}
+	flush(t, e)
+	if got := fmt.Sprint(r.seqs("a")); got != "[1]" {
+		t.Fatalf("a handled %s after the replay, want [1]", got)
+	}
+	s := e.Stats()
+	if s.Parked != 0 || s.ParkedKeys != 0 || s.Replayed != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	checkInvariant(t, s)
+}

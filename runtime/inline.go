@@ -196,14 +196,18 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 	w.buf = append(w.buf[:0], en.it)
 	// The lane runs elsewhere: this worker goes on with the batch.
 	if w.settleTaken(l, err) {
+		// A Replay or Discard may have come while the lock was released
+		// around the handler's verdict or the park store (see runnable).
+		if l.runnable() {
+			l.state = laneQueued // still busy
+			sh.mu.Unlock()
+			e.rq.push(task[K, E]{l: l})
+			return true
+		}
 		l.state = laneIdle
 		e.idle(sh)
 		if l.removable() {
 			sh.removeLane(l)
-		} else if l.q.len() > 0 && e.schedule(l) {
-			sh.mu.Unlock()
-			e.rq.push(task[K, E]{l: l})
-			return true
 		}
 	}
 	sh.mu.Unlock()

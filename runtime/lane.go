@@ -116,6 +116,14 @@ func (l *lane[K, E]) conflatable() bool {
 	return l.q.len() > 0 && !l.parked && !l.q.back().replayed
 }
 
+// runnable reports whether a worker has something to do on the lane: queued
+// events, an operator request or a hold check. Whoever stops running a lane
+// must look, since requests and hold checks arrive on a running lane
+// without scheduling it. The shard is locked.
+func (l *lane[K, E]) runnable() bool {
+	return l.q.len() > 0 || l.req != nil || l.holdCheck
+}
+
 // removable reports whether the lane holds nothing and can leave the map.
 func (l *lane[K, E]) removable() bool {
 	return l.q.len() == 0 && l.inflight == 0 && len(l.held) == 0 && !l.parked && l.req == nil && l.replay == nil
