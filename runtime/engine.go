@@ -74,6 +74,8 @@ type Engine[K comparable, E any] struct {
 	exited  atomic.Int64   // workers that returned
 	wmu     sync.Mutex
 	ws      []*worker[K, E] // every worker started, for Stats and pendingNow
+	// flushSeqs is readPending's scratch space, guarded by wmu.
+	flushSeqs []uint64
 
 	errClosed   error
 	errKeyFull  error

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	goruntime "runtime"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -41,7 +42,10 @@ type worker[K comparable, E any] struct {
 	// unflushed counts events this worker finished and has not yet
 	// subtracted from Engine.pending (see flush).
 	unflushed atomic.Int64
-	_         [64]byte
+	// flushes is odd while flush moves unflushed into Engine.pending, so
+	// that pendingNow can tell a consistent reading from a torn one.
+	flushes atomic.Uint64
+	_       [64]byte
 }
 
 func (e *Engine[K, E]) startWorker() {
@@ -549,16 +553,20 @@ func (w *worker[K, E]) finish(n int64) {
 	}
 }
 
-// flush subtracts the events this worker finished from Engine.pending. It
-// lowers unflushed first: a reader of pendingNow may then count them twice
-// for an instant, never miss them, so backlog limits err on the safe side.
+// flush subtracts the events this worker finished from Engine.pending. The
+// two counters cannot change together, so flushes brackets the move and
+// pendingNow retries a reading taken in the middle of one: a reader never
+// sees the events counted twice (a quiescent engine with one pending event)
+// or not at all. Only the worker itself calls flush.
 func (w *worker[K, E]) flush() {
 	n := w.unflushed.Load()
 	if n == 0 {
 		return
 	}
+	w.flushes.Add(1)
 	w.unflushed.Add(-n)
 	w.e.pending.Add(-n)
+	w.flushes.Add(1)
 	w.e.space.broadcastIfWaiting()
 }
 
@@ -572,13 +580,39 @@ func (e *Engine[K, E]) finishMisc(n int64) {
 // pendingNow returns the exact number of pending events: Engine.pending less
 // what the workers finished and have not subtracted yet.
 func (e *Engine[K, E]) pendingNow() int64 {
-	n := e.pending.Load()
 	e.wmu.Lock()
+	defer e.wmu.Unlock()
+	for {
+		if n, ok := e.readPending(); ok {
+			return n
+		}
+		goruntime.Gosched() // a worker is in the middle of flush: a few instructions
+	}
+}
+
+// readPending reads Engine.pending less every worker's unflushed count. It
+// reports false when a worker's flush overlapped the reading (its flushes
+// count was odd, or moved); e.wmu is held.
+func (e *Engine[K, E]) readPending() (int64, bool) {
+	seqs := e.flushSeqs[:0]
+	for _, w := range e.ws {
+		s := w.flushes.Load()
+		if s&1 != 0 {
+			return 0, false
+		}
+		seqs = append(seqs, s)
+	}
+	e.flushSeqs = seqs
+	n := e.pending.Load()
 	for _, w := range e.ws {
 		n -= w.unflushed.Load()
 	}
-	e.wmu.Unlock()
-	return n
+	for i, w := range e.ws {
+		if w.flushes.Load() != seqs[i] {
+			return 0, false
+		}
+	}
+	return n, true
 }
 
 func itoa(n int) string {
