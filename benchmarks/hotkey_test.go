@@ -1,7 +1,6 @@
 package benchmarks
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -26,7 +25,6 @@ func BenchmarkHotKey(b *testing.B) {
 	spin := workload.Calibrate(spec.Work)
 	for _, peer := range peers.All() {
 		b.Run(peer.Name, func(b *testing.B) {
-			ctx := context.Background()
 			var lastCold time.Duration
 			b.ReportAllocs()
 			for range b.N {
@@ -37,16 +35,7 @@ func BenchmarkHotKey(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				if err := run.Drive(ctx, p); err != nil {
-					b.Fatal(err)
-				}
-				b.StopTimer()
-				if err := p.Close(ctx); err != nil {
-					b.Fatal(err)
-				}
-				if err := run.Verify(); err != nil {
-					b.Fatal(err)
-				}
+				driveTimed(b, run, p)
 				lastCold += run.LastCold()
 				b.StartTimer()
 			}

@@ -124,31 +124,27 @@ type Type struct {
 
 // String returns the type as written in Go.
 func (t *Type) String() string {
-	switch t.Kind {
-	case Named:
-		return t.PkgName + "." + t.Name
-	case Slice:
-		return "[]" + t.Elem.String()
-	case Map:
-		return "map[" + t.Key.String() + "]" + t.Elem.String()
-	case Pointer:
-		return "*" + t.Elem.String()
-	}
-	return t.Name
+	return t.spell(func(n *Type) string { return n.PkgName })
 }
 
 // Schema returns the type as a schema spells it: qualified types by their
 // import path.
 func (t *Type) Schema() string {
+	return t.spell(func(n *Type) string { return n.Path })
+}
+
+// spell writes the type in Go syntax, qualifying a named type with what
+// qual returns for it.
+func (t *Type) spell(qual func(*Type) string) string {
 	switch t.Kind {
 	case Named:
-		return t.Path + "." + t.Name
+		return qual(t) + "." + t.Name
 	case Slice:
-		return "[]" + t.Elem.Schema()
+		return "[]" + t.Elem.spell(qual)
 	case Map:
-		return "map[" + t.Key.Schema() + "]" + t.Elem.Schema()
+		return "map[" + t.Key.spell(qual) + "]" + t.Elem.spell(qual)
 	case Pointer:
-		return "*" + t.Elem.Schema()
+		return "*" + t.Elem.spell(qual)
 	}
 	return t.Name
 }

@@ -40,55 +40,59 @@ func (l *loader) policy(p *Policies, e entry, where string) {
 		p.OnExhausted = l.scalar(e.val, what)
 	case "retry":
 		r := &Retry{Pos: pos(e.val)}
-		for _, f := range l.fields(e.val, what, false, "attempts", "initial", "max", "multiplier", "jitter") {
-			s := l.scalar(f.val, "retry."+f.key.Value)
-			switch f.key.Value {
-			case "attempts":
-				r.Attempts = s
-			case "initial":
-				r.Initial = s
-			case "max":
-				r.Max = s
-			case "multiplier":
-				r.Multiplier = s
-			case "jitter":
-				r.Jitter = s
-			}
-		}
+		l.scalars(e.val, what, "retry", []scalarField{
+			{"attempts", &r.Attempts},
+			{"initial", &r.Initial},
+			{"max", &r.Max},
+			{"multiplier", &r.Multiplier},
+			{"jitter", &r.Jitter},
+		})
 		p.Retry = r
 	case "backlog":
 		b := &Backlog{Pos: pos(e.val)}
-		for _, f := range l.fields(e.val, what, false, "per_key", "total", "when_full", "wait") {
-			s := l.scalar(f.val, "backlog."+f.key.Value)
-			switch f.key.Value {
-			case "per_key":
-				b.PerKey = s
-			case "total":
-				b.Total = s
-			case "when_full":
-				b.WhenFull = s
-			case "wait":
-				b.Wait = s
-			}
-		}
+		l.scalars(e.val, what, "backlog", []scalarField{
+			{"per_key", &b.PerKey},
+			{"total", &b.Total},
+			{"when_full", &b.WhenFull},
+			{"wait", &b.Wait},
+		})
 		p.Backlog = b
 	case "lanes":
 		ln := &Lanes{Pos: pos(e.val)}
-		for _, f := range l.fields(e.val, what, false, "max_active") {
-			ln.MaxActive = l.scalar(f.val, "lanes.max_active")
-		}
+		l.scalars(e.val, what, "lanes", []scalarField{{"max_active", &ln.MaxActive}})
 		p.Lanes = ln
 	case "resequencer":
 		r := &Resequencer{Pos: pos(e.key)}
-		for _, f := range l.fields(e.val, what, false, "max_events", "max_wait") {
-			s := l.scalar(f.val, "resequencer."+f.key.Value)
-			if f.key.Value == "max_events" {
-				r.MaxEvents = s
-			} else {
-				r.MaxWait = s
+		l.scalars(e.val, what, "resequencer", []scalarField{
+			{"max_events", &r.MaxEvents},
+			{"max_wait", &r.MaxWait},
+		})
+		p.Resequencer = r
+	}
+}
+
+// scalarField is one key of a policy mapping whose value is a single
+// scalar, and the field that receives it.
+type scalarField struct {
+	key string
+	dst **Scalar
+}
+
+// scalars loads the mapping n, named what in messages, whose keys are
+// those of fs: each value must be a single value, named prefix.key in
+// messages, and is stored in its field. Other keys are reported.
+func (l *loader) scalars(n *yaml.Node, what, prefix string, fs []scalarField) {
+	keys := make([]string, len(fs))
+	for i, f := range fs {
+		keys[i] = f.key
+	}
+	for _, e := range l.fields(n, what, false, keys...) {
+		s := l.scalar(e.val, prefix+"."+e.key.Value)
+		for _, f := range fs {
+			if f.key == e.key.Value {
+				*f.dst = s
 			}
 		}
-		p.Resequencer = r
 	}
 }
 

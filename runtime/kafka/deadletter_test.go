@@ -61,11 +61,8 @@ func TestBadRecordsDeadLettered(t *testing.T) {
 	}
 	b := newBook(3)
 	m := startMember(t, c, "g", memberOpts{
-		handler: func(_ context.Context, _ string, e ev) error {
-			b.apply("a", e)
-			return nil
-		},
-		wrap: func(tg kafka.Target[ev]) kafka.Target[ev] { return validating{tg} },
+		handler: b.handler("a"),
+		wrap:    func(tg kafka.Target[ev]) kafka.Target[ev] { return validating{tg} },
 	})
 	b.wait(t, 30*time.Second)
 
@@ -117,11 +114,8 @@ func TestAcceptKeyless(t *testing.T) {
 	}
 	b := newBook(2)
 	m := startMember(t, c, "g", memberOpts{
-		cfg: func(cfg *kafka.Config[ev]) { cfg.AcceptKeyless = true },
-		handler: func(_ context.Context, _ string, e ev) error {
-			b.apply("a", e)
-			return nil
-		},
+		cfg:     func(cfg *kafka.Config[ev]) { cfg.AcceptKeyless = true },
+		handler: b.handler("a"),
 	})
 	b.wait(t, 30*time.Second)
 	m.stop(t)

@@ -143,6 +143,14 @@ func (b *book) apply(who string, e ev) {
 	}
 }
 
+// handler returns a handler that applies every event to b as who.
+func (b *book) handler(who string) runtime.Handler[string, ev] {
+	return func(_ context.Context, _ string, e ev) error {
+		b.apply(who, e)
+		return nil
+	}
+}
+
 func (b *book) snapshot() (applied, dups int, skips []string, by map[string]int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

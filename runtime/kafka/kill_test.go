@@ -37,10 +37,7 @@ func TestKillMidStreamLosesNothing(t *testing.T) {
 	produce(t, c, ks, 1, 10)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m2 := startMember(t, c, "g", memberOpts{handler: func(_ context.Context, _ string, e ev) error {
-		b.apply("b", e)
-		return nil
-	}})
+	m2 := startMember(t, c, "g", memberOpts{handler: b.handler("b")})
 	if _, err := c.WaitGroupStable(ctx, "g", 2); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/ordergen/ordergen/runtime"
@@ -20,27 +21,7 @@ func TestRestartSkipsFinishedOffsets(t *testing.T) {
 	produce(t, c, []string{"slow"}, 1, 1) // offset 0: in flight at the commit
 	others := keys(100)
 	produce(t, c, others, 1, 1) // offsets 1-100: finished at the commit
-	hook, reported := afterOutcomes(len(others))
-	a := startMember(t, c, "g", memberOpts{
-		handler: func(ctx context.Context, key string, e ev) error {
-			if key == "slow" {
-				<-ctx.Done()
-				return ctx.Err()
-			}
-			return nil
-		},
-		engine: hook,
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	select {
-	case <-reported:
-	case <-ctx.Done():
-		t.Fatal("the finished events were never reported")
-	}
-	if err := a.c.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a := commitPastSlow(t, c, len(others))
 	inflight := a.c.Stats().InFlight
 	commit := c.GroupInfo("g").Commits[topic][0]
 	if commit.Offset != 0 || commit.Metadata == "" {
@@ -49,12 +30,7 @@ func TestRestartSkipsFinishedOffsets(t *testing.T) {
 	a.kill(t)
 
 	b2 := newBook(1)
-	m := startMember(t, c, "g", memberOpts{
-		handler: func(_ context.Context, _ string, e ev) error {
-			b2.apply("b", e)
-			return nil
-		},
-	})
+	m := startMember(t, c, "g", memberOpts{handler: b2.handler("b")})
 	kc := m.c
 	b2.wait(t, 30*time.Second)
 	m.stop(t)
@@ -105,9 +81,22 @@ func TestMetadataTooLargeCommitsOffsetsAlone(t *testing.T) {
 	})
 	produce(t, c, []string{"slow"}, 1, 1)
 	produce(t, c, keys(20), 1, 1)
-	hook, reported := afterOutcomes(20)
-	a := startMember(t, c, "g", memberOpts{
-		handler: func(ctx context.Context, key string, e ev) error {
+	a := commitPastSlow(t, c, 20)
+	a.kill(t)
+	if commit := c.GroupInfo("g").Commits[topic][0]; commit.Offset != 0 || commit.Metadata != "" {
+		t.Errorf("commit %d %q, want offset 0 without metadata", commit.Offset, commit.Metadata)
+	}
+}
+
+// commitPastSlow starts a member of group g whose handler holds the event
+// of key "slow" until it is cancelled and finishes every other event at
+// once. Once n events were reported finished it commits, and returns the
+// member with the slow event still in flight.
+func commitPastSlow(t *testing.T, c *kfake.Cluster, n int) *member {
+	t.Helper()
+	hook, reported := afterOutcomes(n)
+	m := startMember(t, c, "g", memberOpts{
+		handler: func(ctx context.Context, key string, _ ev) error {
 			if key == "slow" {
 				<-ctx.Done()
 				return ctx.Err()
@@ -123,13 +112,10 @@ func TestMetadataTooLargeCommitsOffsetsAlone(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the finished events were never reported")
 	}
-	if err := a.c.Commit(ctx); err != nil {
+	if err := m.c.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	a.kill(t)
-	if commit := c.GroupInfo("g").Commits[topic][0]; commit.Offset != 0 || commit.Metadata != "" {
-		t.Errorf("commit %d %q, want offset 0 without metadata", commit.Offset, commit.Metadata)
-	}
+	return m
 }
 
 // afterOutcomes returns an engine option that passes outcomes on to the

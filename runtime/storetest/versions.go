@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 	"testing"
+
+	"github.com/ordergen/ordergen/runtime"
 )
 
 func (s suite) versionsStartAtZero(t *testing.T) {
@@ -81,20 +83,10 @@ func (s suite) versionConcurrent(t *testing.T) {
 	upTo := uint64(s.h.Increments)
 	keys := []string{"k0", "k1"}
 	wins := make([][]uint64, s.h.Goroutines*len(keys))
-	errs := make([]error, len(wins))
-	var wg sync.WaitGroup
-	for i := range wins {
-		vs := a
-		if i%2 == 1 {
-			vs = b
-		}
-		key := keys[i%len(keys)]
-		wg.Go(func() { wins[i], errs[i] = Increment(ctx, vs, key, upTo) })
-	}
-	wg.Wait()
-	for _, err := range errs {
-		check(t, err)
-	}
+	race(t, len(wins), a, b, func(i int, vs runtime.VersionStore[string]) (err error) {
+		wins[i], err = Increment(ctx, vs, keys[i%len(keys)], upTo)
+		return err
+	})
 	for k, key := range keys {
 		var mine [][]uint64
 		for i := k; i < len(wins); i += len(keys) {
@@ -147,45 +139,32 @@ func (s suite) stateConcurrent(t *testing.T) {
 		return fmt.Sprintf("S%d", i)
 	}
 	won := make([][]int, s.h.Goroutines)
-	errs := make([]error, len(won))
-	var wg sync.WaitGroup
-	for g := range won {
-		ss := a
-		if g%2 == 1 {
-			ss = b
-		}
-		wg.Go(func() {
-			for {
-				cur, err := ss.State(ctx, "k")
-				if err != nil {
-					errs[g] = err
-					return
-				}
-				i := 0
-				if cur != "" {
-					if _, err := fmt.Sscanf(cur, "S%d", &i); err != nil {
-						errs[g] = fmt.Errorf("read state %q: %w", cur, err)
-						return
-					}
-				}
-				if i >= steps {
-					return
-				}
-				ok, err := ss.CompareAndSetState(ctx, "k", cur, state(i+1))
-				if err != nil {
-					errs[g] = err
-					return
-				}
-				if ok {
-					won[g] = append(won[g], i+1)
+	race(t, len(won), a, b, func(g int, ss runtime.StateStore[string]) error {
+		for {
+			cur, err := ss.State(ctx, "k")
+			if err != nil {
+				return err
+			}
+			i := 0
+			if cur != "" {
+				if _, err := fmt.Sscanf(cur, "S%d", &i); err != nil {
+					return fmt.Errorf("read state %q: %w", cur, err)
 				}
 			}
-		})
-	}
-	wg.Wait()
+			if i >= steps {
+				return nil
+			}
+			ok, err := ss.CompareAndSetState(ctx, "k", cur, state(i+1))
+			if err != nil {
+				return err
+			}
+			if ok {
+				won[g] = append(won[g], i+1)
+			}
+		}
+	})
 	seen := map[int]int{}
 	for g := range won {
-		check(t, errs[g])
 		for _, i := range won[g] {
 			seen[i]++
 		}
@@ -194,6 +173,26 @@ func (s suite) stateConcurrent(t *testing.T) {
 		if seen[i] != 1 {
 			t.Fatalf("state %s was stored %d times, want once", state(i), seen[i])
 		}
+	}
+}
+
+// race runs fn(i, h) in n goroutines, i from 0, h alternately handle a
+// (even i) and handle b (odd i), and fails t with the first error in order
+// of i once they all returned.
+func race[H any](t *testing.T, n int, a, b H, fn func(i int, h H) error) {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		h := a
+		if i%2 == 1 {
+			h = b
+		}
+		wg.Go(func() { errs[i] = fn(i, h) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		check(t, err)
 	}
 }
 
