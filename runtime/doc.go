@@ -87,7 +87,9 @@
 // ledger). [NewBatch] hands a [BatchHandler] up to Config.BatchSize pending
 // events of one key at once, in order. A [Topic] fans events out to several
 // subscribers, each with its own engine, so a slow subscriber never holds
-// up another; order is then per key and subscriber.
+// up another; order is then per key and subscriber. Its Replay, Discard,
+// ParkedKeys, Health and Stats ask every subscriber and name each by its
+// Config.Name (generated dispatchers are built on them).
 //
 // # Shutdown
 //

@@ -17,12 +17,19 @@ type mappedParkStore[K comparable, E, F any] struct {
 	from  func(F) E
 }
 
-func (m mappedParkStore[K, E, F]) Append(ctx context.Context, key K, reason string, events []ParkedEvent[E]) error {
+// MapParkedEvents converts parked events of E into parked events of F with
+// to, keeping everything else about each event. Generated dispatchers use it
+// to show their internal representation's parked events as the entity's.
+func MapParkedEvents[E, F any](events []ParkedEvent[E], to func(E) F) []ParkedEvent[F] {
 	converted := make([]ParkedEvent[F], len(events))
 	for i, ev := range events {
-		converted[i] = ParkedEvent[F]{Event: m.to(ev.Event), Err: ev.Err, Attempts: ev.Attempts, At: ev.At, Seq: ev.Seq, Tag: ev.Tag}
+		converted[i] = ParkedEvent[F]{Event: to(ev.Event), Err: ev.Err, Attempts: ev.Attempts, At: ev.At, Seq: ev.Seq, Tag: ev.Tag}
 	}
-	return m.store.Append(ctx, key, reason, converted)
+	return converted
+}
+
+func (m mappedParkStore[K, E, F]) Append(ctx context.Context, key K, reason string, events []ParkedEvent[E]) error {
+	return m.store.Append(ctx, key, reason, MapParkedEvents(events, m.to))
 }
 
 func (m mappedParkStore[K, E, F]) Keys(ctx context.Context) ([]ParkedKey[K], error) {
@@ -34,11 +41,7 @@ func (m mappedParkStore[K, E, F]) Read(ctx context.Context, key K) ([]ParkedEven
 	if err != nil {
 		return nil, err
 	}
-	converted := make([]ParkedEvent[E], len(events))
-	for i, ev := range events {
-		converted[i] = ParkedEvent[E]{Event: m.from(ev.Event), Err: ev.Err, Attempts: ev.Attempts, At: ev.At, Seq: ev.Seq, Tag: ev.Tag}
-	}
-	return converted, nil
+	return MapParkedEvents(events, m.from), nil
 }
 
 func (m mappedParkStore[K, E, F]) Remove(ctx context.Context, key K, seq uint64) error {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -79,11 +80,12 @@ func (t *Topic[K, E]) Publish(ctx context.Context, key K, event E) error {
 	return errors.Join(errs...)
 }
 
-// Flush waits until every subscriber is quiescent (see Engine.Flush).
+// Flush waits until every subscriber is quiescent (see Engine.Flush). Its
+// error names the subscriber it was waiting for.
 func (t *Topic[K, E]) Flush(ctx context.Context) error {
 	for _, s := range t.Subscribers() {
 		if err := s.Flush(ctx); err != nil {
-			return err
+			return fmt.Errorf("flush %s: %w", s.cfg.Name, err)
 		}
 	}
 	return nil

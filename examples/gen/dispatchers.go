@@ -4,7 +4,6 @@ package ledger
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -330,10 +329,8 @@ func (d *AccountDispatcher) subscribers() []*accountSubscriber {
 // Flush waits until every event published before the call has an outcome, or is
 // held back on a version gap or parked, in every subscriber, or until ctx ends.
 func (d *AccountDispatcher) Flush(ctx context.Context) error {
-	for _, s := range d.subscribers() {
-		if err := s.engine.Flush(ctx); err != nil {
-			return fmt.Errorf("ledger: flush %s: %w", s.name, err)
-		}
+	if err := d.topic.Flush(ctx); err != nil {
+		return fmt.Errorf("ledger: %w", err)
 	}
 	return nil
 }
@@ -348,113 +345,60 @@ func (d *AccountDispatcher) Close(ctx context.Context) error {
 // key is parked, and unparks it where all succeed. It returns an error wrapping
 // runtime.ErrNotParked when key is parked nowhere.
 func (d *AccountDispatcher) Replay(ctx context.Context, key string) error {
-	var errs []error
-	parked := false
-	for _, s := range d.subscribers() {
-		err := s.engine.Replay(ctx, key)
-		if errors.Is(err, runtime.ErrNotParked) {
-			continue
-		}
-		parked = true
-		if err != nil {
-			errs = append(errs, fmt.Errorf("ledger: replay %v in %s: %w", key, s.name, err))
-		}
+	if err := d.topic.Replay(ctx, key); err != nil {
+		return fmt.Errorf("ledger: %w", err)
 	}
-	if !parked {
-		return fmt.Errorf("ledger: replay Account %v: %w", key, runtime.ErrNotParked)
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // Discard drops the parked events of key in every subscriber where key is
 // parked, unparks it, and returns how many events were dropped. It returns an
 // error wrapping runtime.ErrNotParked when key is parked nowhere.
 func (d *AccountDispatcher) Discard(ctx context.Context, key string) (int, error) {
-	var errs []error
-	parked := false
-	total := 0
-	for _, s := range d.subscribers() {
-		n, err := s.engine.Discard(ctx, key)
-		if errors.Is(err, runtime.ErrNotParked) {
-			continue
-		}
-		parked = true
-		total += n
-		if err != nil {
-			errs = append(errs, fmt.Errorf("ledger: discard %v in %s: %w", key, s.name, err))
-		}
+	n, err := d.topic.Discard(ctx, key)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
 	}
-	if !parked {
-		return 0, fmt.Errorf("ledger: discard Account %v: %w", key, runtime.ErrNotParked)
-	}
-	return total, errors.Join(errs...)
+	return n, nil
 }
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
 // subscriber name ("Account" for the first subscriber, "Account/name" for the
 // others).
 func (d *AccountDispatcher) ParkedKeys(ctx context.Context) (map[string][]runtime.ParkedKey[string], error) {
-	out := make(map[string][]runtime.ParkedKey[string])
-	for _, s := range d.subscribers() {
-		keys, err := s.engine.ParkedKeys(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: parked keys of %s: %w", s.name, err)
-		}
-		if len(keys) > 0 {
-			out[s.name] = keys
-		}
+	keys, err := d.topic.ParkedKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	return out, nil
+	return keys, nil
 }
 
 // ParkedEvents returns, in order, the events parked for key in the subscriber
 // named subscriber ("Account" for the first one).
 func (d *AccountDispatcher) ParkedEvents(ctx context.Context, subscriber string, key string) ([]runtime.ParkedEvent[AccountEvent], error) {
-	for _, s := range d.subscribers() {
-		if s.name != subscriber {
-			continue
-		}
-		events, err := s.engine.ParkedEvents(ctx, key)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, s.name, err)
-		}
-		out := make([]runtime.ParkedEvent[AccountEvent], len(events))
-		for i, pe := range events {
-			out[i] = runtime.ParkedEvent[AccountEvent]{
-				At:       pe.At,
-				Attempts: pe.Attempts,
-				Err:      pe.Err,
-				Event:    pe.Event.event(),
-				Seq:      pe.Seq,
-			}
-		}
-		return out, nil
+	s, ok := d.topic.Subscriber(subscriber)
+	if !ok {
+		return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
 	}
-	return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
+	events, err := s.ParkedEvents(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
+	}
+	return runtime.MapParkedEvents(events, accountEnvelope.event), nil
 }
 
 // Health returns nil when no subscriber has a key whose oldest pending event is
 // older than age, and otherwise the subscribers' *runtime.StuckError joined: a
 // readiness probe or an alert can use it as it is.
 func (d *AccountDispatcher) Health(age time.Duration) error {
-	var errs []error
-	for _, s := range d.subscribers() {
-		if err := s.engine.Health(age); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return d.topic.Health(age)
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
 // name. Every subscriber sees every published event, so counters are per
 // subscriber; add them up only knowing that.
 func (d *AccountDispatcher) Stats() map[string]runtime.Stats {
-	out := make(map[string]runtime.Stats)
-	for _, s := range d.subscribers() {
-		out[s.name] = s.engine.Stats()
-	}
-	return out
+	return d.topic.Stats()
 }
 
 // orderKind tags the event that an orderEnvelope carries.
@@ -748,10 +692,8 @@ func (d *OrderDispatcher) subscribers() []*orderSubscriber {
 // Flush waits until every event published before the call has an outcome, or is
 // held back on a version gap or parked, in every subscriber, or until ctx ends.
 func (d *OrderDispatcher) Flush(ctx context.Context) error {
-	for _, s := range d.subscribers() {
-		if err := s.engine.Flush(ctx); err != nil {
-			return fmt.Errorf("ledger: flush %s: %w", s.name, err)
-		}
+	if err := d.topic.Flush(ctx); err != nil {
+		return fmt.Errorf("ledger: %w", err)
 	}
 	return nil
 }
@@ -766,113 +708,60 @@ func (d *OrderDispatcher) Close(ctx context.Context) error {
 // key is parked, and unparks it where all succeed. It returns an error wrapping
 // runtime.ErrNotParked when key is parked nowhere.
 func (d *OrderDispatcher) Replay(ctx context.Context, key string) error {
-	var errs []error
-	parked := false
-	for _, s := range d.subscribers() {
-		err := s.engine.Replay(ctx, key)
-		if errors.Is(err, runtime.ErrNotParked) {
-			continue
-		}
-		parked = true
-		if err != nil {
-			errs = append(errs, fmt.Errorf("ledger: replay %v in %s: %w", key, s.name, err))
-		}
+	if err := d.topic.Replay(ctx, key); err != nil {
+		return fmt.Errorf("ledger: %w", err)
 	}
-	if !parked {
-		return fmt.Errorf("ledger: replay Order %v: %w", key, runtime.ErrNotParked)
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // Discard drops the parked events of key in every subscriber where key is
 // parked, unparks it, and returns how many events were dropped. It returns an
 // error wrapping runtime.ErrNotParked when key is parked nowhere.
 func (d *OrderDispatcher) Discard(ctx context.Context, key string) (int, error) {
-	var errs []error
-	parked := false
-	total := 0
-	for _, s := range d.subscribers() {
-		n, err := s.engine.Discard(ctx, key)
-		if errors.Is(err, runtime.ErrNotParked) {
-			continue
-		}
-		parked = true
-		total += n
-		if err != nil {
-			errs = append(errs, fmt.Errorf("ledger: discard %v in %s: %w", key, s.name, err))
-		}
+	n, err := d.topic.Discard(ctx, key)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
 	}
-	if !parked {
-		return 0, fmt.Errorf("ledger: discard Order %v: %w", key, runtime.ErrNotParked)
-	}
-	return total, errors.Join(errs...)
+	return n, nil
 }
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
 // subscriber name ("Order" for the first subscriber, "Order/name" for the
 // others).
 func (d *OrderDispatcher) ParkedKeys(ctx context.Context) (map[string][]runtime.ParkedKey[string], error) {
-	out := make(map[string][]runtime.ParkedKey[string])
-	for _, s := range d.subscribers() {
-		keys, err := s.engine.ParkedKeys(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: parked keys of %s: %w", s.name, err)
-		}
-		if len(keys) > 0 {
-			out[s.name] = keys
-		}
+	keys, err := d.topic.ParkedKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	return out, nil
+	return keys, nil
 }
 
 // ParkedEvents returns, in order, the events parked for key in the subscriber
 // named subscriber ("Order" for the first one).
 func (d *OrderDispatcher) ParkedEvents(ctx context.Context, subscriber string, key string) ([]runtime.ParkedEvent[OrderEvent], error) {
-	for _, s := range d.subscribers() {
-		if s.name != subscriber {
-			continue
-		}
-		events, err := s.engine.ParkedEvents(ctx, key)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, s.name, err)
-		}
-		out := make([]runtime.ParkedEvent[OrderEvent], len(events))
-		for i, pe := range events {
-			out[i] = runtime.ParkedEvent[OrderEvent]{
-				At:       pe.At,
-				Attempts: pe.Attempts,
-				Err:      pe.Err,
-				Event:    pe.Event.event(),
-				Seq:      pe.Seq,
-			}
-		}
-		return out, nil
+	s, ok := d.topic.Subscriber(subscriber)
+	if !ok {
+		return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
 	}
-	return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
+	events, err := s.ParkedEvents(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
+	}
+	return runtime.MapParkedEvents(events, orderEnvelope.event), nil
 }
 
 // Health returns nil when no subscriber has a key whose oldest pending event is
 // older than age, and otherwise the subscribers' *runtime.StuckError joined: a
 // readiness probe or an alert can use it as it is.
 func (d *OrderDispatcher) Health(age time.Duration) error {
-	var errs []error
-	for _, s := range d.subscribers() {
-		if err := s.engine.Health(age); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return d.topic.Health(age)
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
 // name. Every subscriber sees every published event, so counters are per
 // subscriber; add them up only knowing that.
 func (d *OrderDispatcher) Stats() map[string]runtime.Stats {
-	out := make(map[string]runtime.Stats)
-	for _, s := range d.subscribers() {
-		out[s.name] = s.engine.Stats()
-	}
-	return out
+	return d.topic.Stats()
 }
 
 // riderKind tags the event that a riderEnvelope carries.
@@ -1094,10 +983,8 @@ func (d *RiderDispatcher) subscribers() []*riderSubscriber {
 // Flush waits until every event published before the call has an outcome, or is
 // held back on a version gap or parked, in every subscriber, or until ctx ends.
 func (d *RiderDispatcher) Flush(ctx context.Context) error {
-	for _, s := range d.subscribers() {
-		if err := s.engine.Flush(ctx); err != nil {
-			return fmt.Errorf("ledger: flush %s: %w", s.name, err)
-		}
+	if err := d.topic.Flush(ctx); err != nil {
+		return fmt.Errorf("ledger: %w", err)
 	}
 	return nil
 }
@@ -1112,113 +999,60 @@ func (d *RiderDispatcher) Close(ctx context.Context) error {
 // key is parked, and unparks it where all succeed. It returns an error wrapping
 // runtime.ErrNotParked when key is parked nowhere.
 func (d *RiderDispatcher) Replay(ctx context.Context, key string) error {
-	var errs []error
-	parked := false
-	for _, s := range d.subscribers() {
-		err := s.engine.Replay(ctx, key)
-		if errors.Is(err, runtime.ErrNotParked) {
-			continue
-		}
-		parked = true
-		if err != nil {
-			errs = append(errs, fmt.Errorf("ledger: replay %v in %s: %w", key, s.name, err))
-		}
+	if err := d.topic.Replay(ctx, key); err != nil {
+		return fmt.Errorf("ledger: %w", err)
 	}
-	if !parked {
-		return fmt.Errorf("ledger: replay Rider %v: %w", key, runtime.ErrNotParked)
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // Discard drops the parked events of key in every subscriber where key is
 // parked, unparks it, and returns how many events were dropped. It returns an
 // error wrapping runtime.ErrNotParked when key is parked nowhere.
 func (d *RiderDispatcher) Discard(ctx context.Context, key string) (int, error) {
-	var errs []error
-	parked := false
-	total := 0
-	for _, s := range d.subscribers() {
-		n, err := s.engine.Discard(ctx, key)
-		if errors.Is(err, runtime.ErrNotParked) {
-			continue
-		}
-		parked = true
-		total += n
-		if err != nil {
-			errs = append(errs, fmt.Errorf("ledger: discard %v in %s: %w", key, s.name, err))
-		}
+	n, err := d.topic.Discard(ctx, key)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
 	}
-	if !parked {
-		return 0, fmt.Errorf("ledger: discard Rider %v: %w", key, runtime.ErrNotParked)
-	}
-	return total, errors.Join(errs...)
+	return n, nil
 }
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
 // subscriber name ("Rider" for the first subscriber, "Rider/name" for the
 // others).
 func (d *RiderDispatcher) ParkedKeys(ctx context.Context) (map[string][]runtime.ParkedKey[string], error) {
-	out := make(map[string][]runtime.ParkedKey[string])
-	for _, s := range d.subscribers() {
-		keys, err := s.engine.ParkedKeys(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: parked keys of %s: %w", s.name, err)
-		}
-		if len(keys) > 0 {
-			out[s.name] = keys
-		}
+	keys, err := d.topic.ParkedKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	return out, nil
+	return keys, nil
 }
 
 // ParkedEvents returns, in order, the events parked for key in the subscriber
 // named subscriber ("Rider" for the first one).
 func (d *RiderDispatcher) ParkedEvents(ctx context.Context, subscriber string, key string) ([]runtime.ParkedEvent[RiderEvent], error) {
-	for _, s := range d.subscribers() {
-		if s.name != subscriber {
-			continue
-		}
-		events, err := s.engine.ParkedEvents(ctx, key)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, s.name, err)
-		}
-		out := make([]runtime.ParkedEvent[RiderEvent], len(events))
-		for i, pe := range events {
-			out[i] = runtime.ParkedEvent[RiderEvent]{
-				At:       pe.At,
-				Attempts: pe.Attempts,
-				Err:      pe.Err,
-				Event:    pe.Event.event(),
-				Seq:      pe.Seq,
-			}
-		}
-		return out, nil
+	s, ok := d.topic.Subscriber(subscriber)
+	if !ok {
+		return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
 	}
-	return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
+	events, err := s.ParkedEvents(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
+	}
+	return runtime.MapParkedEvents(events, riderEnvelope.event), nil
 }
 
 // Health returns nil when no subscriber has a key whose oldest pending event is
 // older than age, and otherwise the subscribers' *runtime.StuckError joined: a
 // readiness probe or an alert can use it as it is.
 func (d *RiderDispatcher) Health(age time.Duration) error {
-	var errs []error
-	for _, s := range d.subscribers() {
-		if err := s.engine.Health(age); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return d.topic.Health(age)
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
 // name. Every subscriber sees every published event, so counters are per
 // subscriber; add them up only knowing that.
 func (d *RiderDispatcher) Stats() map[string]runtime.Stats {
-	out := make(map[string]runtime.Stats)
-	for _, s := range d.subscribers() {
-		out[s.name] = s.engine.Stats()
-	}
-	return out
+	return d.topic.Stats()
 }
 
 // webhookKind tags the event that a webhookEnvelope carries.
@@ -1441,10 +1275,8 @@ func (d *WebhookDispatcher) subscribers() []*webhookSubscriber {
 // Flush waits until every event published before the call has an outcome, or is
 // held back on a version gap or parked, in every subscriber, or until ctx ends.
 func (d *WebhookDispatcher) Flush(ctx context.Context) error {
-	for _, s := range d.subscribers() {
-		if err := s.engine.Flush(ctx); err != nil {
-			return fmt.Errorf("ledger: flush %s: %w", s.name, err)
-		}
+	if err := d.topic.Flush(ctx); err != nil {
+		return fmt.Errorf("ledger: %w", err)
 	}
 	return nil
 }
@@ -1459,111 +1291,58 @@ func (d *WebhookDispatcher) Close(ctx context.Context) error {
 // key is parked, and unparks it where all succeed. It returns an error wrapping
 // runtime.ErrNotParked when key is parked nowhere.
 func (d *WebhookDispatcher) Replay(ctx context.Context, key int64) error {
-	var errs []error
-	parked := false
-	for _, s := range d.subscribers() {
-		err := s.engine.Replay(ctx, key)
-		if errors.Is(err, runtime.ErrNotParked) {
-			continue
-		}
-		parked = true
-		if err != nil {
-			errs = append(errs, fmt.Errorf("ledger: replay %v in %s: %w", key, s.name, err))
-		}
+	if err := d.topic.Replay(ctx, key); err != nil {
+		return fmt.Errorf("ledger: %w", err)
 	}
-	if !parked {
-		return fmt.Errorf("ledger: replay Webhook %v: %w", key, runtime.ErrNotParked)
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // Discard drops the parked events of key in every subscriber where key is
 // parked, unparks it, and returns how many events were dropped. It returns an
 // error wrapping runtime.ErrNotParked when key is parked nowhere.
 func (d *WebhookDispatcher) Discard(ctx context.Context, key int64) (int, error) {
-	var errs []error
-	parked := false
-	total := 0
-	for _, s := range d.subscribers() {
-		n, err := s.engine.Discard(ctx, key)
-		if errors.Is(err, runtime.ErrNotParked) {
-			continue
-		}
-		parked = true
-		total += n
-		if err != nil {
-			errs = append(errs, fmt.Errorf("ledger: discard %v in %s: %w", key, s.name, err))
-		}
+	n, err := d.topic.Discard(ctx, key)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
 	}
-	if !parked {
-		return 0, fmt.Errorf("ledger: discard Webhook %v: %w", key, runtime.ErrNotParked)
-	}
-	return total, errors.Join(errs...)
+	return n, nil
 }
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
 // subscriber name ("Webhook" for the first subscriber, "Webhook/name" for the
 // others).
 func (d *WebhookDispatcher) ParkedKeys(ctx context.Context) (map[string][]runtime.ParkedKey[int64], error) {
-	out := make(map[string][]runtime.ParkedKey[int64])
-	for _, s := range d.subscribers() {
-		keys, err := s.engine.ParkedKeys(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: parked keys of %s: %w", s.name, err)
-		}
-		if len(keys) > 0 {
-			out[s.name] = keys
-		}
+	keys, err := d.topic.ParkedKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	return out, nil
+	return keys, nil
 }
 
 // ParkedEvents returns, in order, the events parked for key in the subscriber
 // named subscriber ("Webhook" for the first one).
 func (d *WebhookDispatcher) ParkedEvents(ctx context.Context, subscriber string, key int64) ([]runtime.ParkedEvent[WebhookEvent], error) {
-	for _, s := range d.subscribers() {
-		if s.name != subscriber {
-			continue
-		}
-		events, err := s.engine.ParkedEvents(ctx, key)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, s.name, err)
-		}
-		out := make([]runtime.ParkedEvent[WebhookEvent], len(events))
-		for i, pe := range events {
-			out[i] = runtime.ParkedEvent[WebhookEvent]{
-				At:       pe.At,
-				Attempts: pe.Attempts,
-				Err:      pe.Err,
-				Event:    pe.Event.event(),
-				Seq:      pe.Seq,
-			}
-		}
-		return out, nil
+	s, ok := d.topic.Subscriber(subscriber)
+	if !ok {
+		return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
 	}
-	return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
+	events, err := s.ParkedEvents(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
+	}
+	return runtime.MapParkedEvents(events, webhookEnvelope.event), nil
 }
 
 // Health returns nil when no subscriber has a key whose oldest pending event is
 // older than age, and otherwise the subscribers' *runtime.StuckError joined: a
 // readiness probe or an alert can use it as it is.
 func (d *WebhookDispatcher) Health(age time.Duration) error {
-	var errs []error
-	for _, s := range d.subscribers() {
-		if err := s.engine.Health(age); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return d.topic.Health(age)
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
 // name. Every subscriber sees every published event, so counters are per
 // subscriber; add them up only knowing that.
 func (d *WebhookDispatcher) Stats() map[string]runtime.Stats {
-	out := make(map[string]runtime.Stats)
-	for _, s := range d.subscribers() {
-		out[s.name] = s.engine.Stats()
-	}
-	return out
+	return d.topic.Stats()
 }

@@ -1,0 +1,115 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/ordergen/ordergen/runtime"
+)
+
+// TestTopicOperatorView parks a key in one of two subscribers and checks
+// what the topic's operator methods say about each, by name.
+func TestTopicOperatorView(t *testing.T) {
+	failing, fine := newRecorder(), newRecorder()
+	fine.fix("k")
+	topic := runtime.NewTopic[string, ev]()
+	ctx := context.Background()
+	defer topic.Close(ctx)
+	for name, r := range map[string]*recorder{"a": failing, "b": fine} {
+		if _, err := topic.Subscribe(r.handle, runtime.Config[string, ev]{Name: name, Retry: fastRetry, Logger: discardLogger()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for seq := 1; seq <= 2; seq++ {
+		if err := topic.Publish(ctx, "k", ev{Seq: seq, Permanent: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flush(t, topic)
+
+	keys, err := topic.ParkedKeys(ctx)
+	if err != nil || len(keys) != 1 || len(keys["a"]) != 1 || keys["a"][0].Key != "k" {
+		t.Fatalf("parked keys: %v, %v", keys, err)
+	}
+	if s, ok := topic.Subscriber("a"); !ok {
+		t.Fatal("subscriber a not found")
+	} else if events, err := s.ParkedEvents(ctx, "k"); err != nil || len(events) != 2 {
+		t.Fatalf("a's parked events: %v, %v", events, err)
+	}
+	if _, ok := topic.Subscriber("nobody"); ok {
+		t.Fatal("found a subscriber that does not exist")
+	}
+	if err := topic.Replay(ctx, "other"); !errors.Is(err, runtime.ErrNotParked) {
+		t.Fatalf("replay of a key parked nowhere: %v", err)
+	}
+	// Still failing: the replay parks the key again, and the error names a.
+	if err := topic.Replay(ctx, "k"); !errors.Is(err, runtime.ErrParkedAgain) || !errContains(err, "in a: ") {
+		t.Fatalf("replay before the fix: %v", err)
+	}
+	failing.fix("k")
+	if err := topic.Replay(ctx, "k"); err != nil {
+		t.Fatalf("replay after the fix: %v", err)
+	}
+	flush(t, topic)
+	for name, r := range map[string]*recorder{"a": failing, "b": fine} {
+		if got := fmt.Sprint(r.seqs("k")); got != "[1 2]" {
+			t.Fatalf("%s handled %s", name, got)
+		}
+	}
+	stats := topic.Stats()
+	if len(stats) != 2 || stats["a"].Handled != 2 || stats["b"].Handled != 2 || stats["a"].Parked != 0 {
+		t.Fatalf("stats by subscriber: %+v", stats)
+	}
+	if err := topic.Health(0); err != nil {
+		t.Fatalf("health of a drained topic: %v", err)
+	}
+}
+
+func TestTopicDiscardCountsEverySubscriber(t *testing.T) {
+	ra, rb := newRecorder(), newRecorder()
+	topic := runtime.NewTopic[string, ev]()
+	ctx := context.Background()
+	defer topic.Close(ctx)
+	for name, r := range map[string]*recorder{"a": ra, "b": rb} {
+		if _, err := topic.Subscribe(r.handle, runtime.Config[string, ev]{Name: name, Retry: fastRetry, Logger: discardLogger()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := topic.Publish(ctx, "k", ev{Seq: 1, Permanent: true}); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, topic)
+	if n, err := topic.Discard(ctx, "k"); err != nil || n != 2 {
+		t.Fatalf("discard in both subscribers: %d, %v", n, err)
+	}
+	if _, err := topic.Discard(ctx, "k"); !errors.Is(err, runtime.ErrNotParked) {
+		t.Fatalf("second discard: %v", err)
+	}
+	if keys, err := topic.ParkedKeys(ctx); err != nil || len(keys) != 0 {
+		t.Fatalf("parked keys after discard: %v, %v", keys, err)
+	}
+}
+
+func TestTopicFlushNamesTheSubscriber(t *testing.T) {
+	slow := gated()
+	topic := runtime.NewTopic[string, ev]()
+	ctx := context.Background()
+	if _, err := topic.Subscribe(slow.handle, runtime.Config[string, ev]{Name: "slow", Logger: discardLogger()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := topic.Publish(ctx, "k", ev{Seq: 1}); err != nil {
+		t.Fatal(err)
+	}
+	<-slow.started
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := topic.Flush(cancelled); !errors.Is(err, context.Canceled) || !errContains(err, "flush slow: ") {
+		t.Fatalf("flush while slow is stuck: %v", err)
+	}
+	slow.release(1)
+	if err := topic.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
