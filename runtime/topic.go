@@ -80,6 +80,30 @@ func (t *Topic[K, E]) Publish(ctx context.Context, key K, event E) error {
 	return errors.Join(errs...)
 }
 
+// SubmitTagged hands event, with tag, to the subscribers numbered from and
+// up (0 is the first, in subscription order), for a transport that learns
+// from each subscriber's Config.OnOutcome when its record is finished. It
+// returns how many subscribers hold the event afterwards. It stops at the
+// first subscriber that refuses it and returns that refusal: call again with
+// from set to the number returned, so that no subscriber gets the event
+// twice. While a subscriber has no OnOutcome it refuses everything with
+// ErrInvalidConfig, since the transport would never learn that its events
+// finished.
+func (t *Topic[K, E]) SubmitTagged(ctx context.Context, key K, event E, tag uint64, from int) (int, error) {
+	subs := t.Subscribers()
+	for _, s := range subs {
+		if s.cfg.OnOutcome == nil {
+			return from, fmt.Errorf("%w: subscriber %s has no OnOutcome: a transport would never learn that its events finished", ErrInvalidConfig, s.cfg.Name)
+		}
+	}
+	for i := from; i < len(subs); i++ {
+		if err := subs[i].SubmitTagged(ctx, key, event, tag); err != nil {
+			return i, fmt.Errorf("submit to %s: %w", subs[i].cfg.Name, err)
+		}
+	}
+	return len(subs), nil
+}
+
 // Flush waits until every subscriber is quiescent (see Engine.Flush). Its
 // error names the subscriber it was waiting for.
 func (t *Topic[K, E]) Flush(ctx context.Context) error {

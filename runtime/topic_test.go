@@ -113,3 +113,54 @@ func TestTopicFlushNamesTheSubscriber(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTopicSubmitTaggedResumes refuses events while a subscriber has no
+// OnOutcome, and resumes a submission refused by one subscriber from that
+// subscriber on, so that none gets the event twice.
+func TestTopicSubmitTaggedResumes(t *testing.T) {
+	ctx := context.Background()
+	silent := runtime.NewTopic[string, ev]()
+	if _, err := silent.Subscribe(newRecorder().handle, runtime.Config[string, ev]{Name: "silent", Logger: discardLogger()}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := silent.SubmitTagged(ctx, "k", ev{Seq: 1}, 1, 0); n != 0 || !errors.Is(err, runtime.ErrInvalidConfig) {
+		t.Fatalf("submit to a subscriber without OnOutcome: %d, %v", n, err)
+	}
+	if err := silent.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	outcomes := func(string, uint64, runtime.Outcome) {}
+	ra, rb := newRecorder(), gated()
+	topic := runtime.NewTopic[string, ev]()
+	defer topic.Close(ctx)
+	if _, err := topic.Subscribe(ra.handle, runtime.Config[string, ev]{Name: "a", OnOutcome: outcomes, Logger: discardLogger()}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := topic.Subscribe(rb.handle, runtime.Config[string, ev]{Name: "b", OnOutcome: outcomes, Logger: discardLogger(),
+		Backlog: runtime.Backlog{PerKey: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := topic.SubmitTagged(ctx, "k", ev{Seq: 1}, 1, 0); n != 2 || err != nil {
+		t.Fatalf("first event: %d, %v", n, err)
+	}
+	<-rb.started // b/1 runs and fills b's room for k
+	n, err := topic.SubmitTagged(ctx, "k", ev{Seq: 2}, 2, 0)
+	if n != 1 || !errors.Is(err, runtime.ErrBacklogFull) || !errContains(err, "submit to b: ") {
+		t.Fatalf("second event while b is full: %d, %v", n, err)
+	}
+	rb.release(1)
+	flush(t, b)
+	if n, err := topic.SubmitTagged(ctx, "k", ev{Seq: 2}, 2, n); n != 2 || err != nil {
+		t.Fatalf("second event resumed at b: %d, %v", n, err)
+	}
+	<-rb.started
+	rb.release(1)
+	flush(t, topic)
+	for name, r := range map[string]*recorder{"a": ra, "b": rb} {
+		if got := fmt.Sprint(r.seqs("k")); got != "[1 2]" {
+			t.Fatalf("%s handled %s", name, got)
+		}
+	}
+}

@@ -214,18 +214,15 @@ func defaultAccountConfig() AccountConfig {
 // or parked subscriber delays no other. It is safe for concurrent use.
 type AccountDispatcher struct {
 	topic *runtime.Topic[string, accountEnvelope]
-	mu    sync.Mutex
-	subs  []*accountSubscriber
+	mu    sync.Mutex // serialises subscribe: a name is taken once
 }
 
-// accountSubscriber is one subscriber of an AccountDispatcher: its handler, its
-// engine and the stores of its guards.
+// accountSubscriber is one subscriber of an AccountDispatcher: its name, its
+// handler and the stores of its guards.
 type accountSubscriber struct {
 	name     string
 	h        AccountHandler
 	tx       *accountTx
-	engine   *runtime.Engine[string, accountEnvelope]
-	reports  bool
 	versions runtime.VersionStore[string]
 	states   runtime.StateStore[string]
 }
@@ -256,10 +253,8 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, s := range d.subs {
-		if s.name == name {
-			return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
-		}
+	if _, taken := d.topic.Subscriber(name); taken {
+		return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
 	}
 	cfg := defaultAccountConfig()
 	for _, opt := range opts {
@@ -271,7 +266,6 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 	s := &accountSubscriber{
 		h:        h,
 		name:     name,
-		reports:  cfg.OnOutcome != nil,
 		states:   cfg.States,
 		tx:       tx,
 		versions: cfg.Versions,
@@ -310,20 +304,10 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 			})
 		}
 	}
-	engine, err := d.topic.Subscribe(s.engineHandler(), rc)
-	if err != nil {
+	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
 	}
-	s.engine = engine
-	d.subs = append(d.subs, s)
 	return nil
-}
-
-// subscribers returns the current subscribers.
-func (d *AccountDispatcher) subscribers() []*accountSubscriber {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.subs[:len(d.subs):len(d.subs)]
 }
 
 // Flush waits until every event published before the call has an outcome, or is
@@ -584,19 +568,16 @@ func defaultOrderConfig() OrderConfig {
 // parked subscriber delays no other. It is safe for concurrent use.
 type OrderDispatcher struct {
 	topic *runtime.Topic[string, orderEnvelope]
-	mu    sync.Mutex
-	subs  []*orderSubscriber
+	mu    sync.Mutex // serialises subscribe: a name is taken once
 }
 
-// orderSubscriber is one subscriber of an OrderDispatcher: its handler, its
-// engine and the stores of its guards.
+// orderSubscriber is one subscriber of an OrderDispatcher: its name, its
+// handler and the stores of its guards.
 type orderSubscriber struct {
-	name    string
-	h       OrderHandler
-	tx      *orderTx
-	engine  *runtime.Engine[string, orderEnvelope]
-	reports bool
-	states  runtime.StateStore[string]
+	name   string
+	h      OrderHandler
+	tx     *orderTx
+	states runtime.StateStore[string]
 }
 
 // NewOrderDispatcher returns a dispatcher whose first subscriber, named
@@ -625,10 +606,8 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, op
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, s := range d.subs {
-		if s.name == name {
-			return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
-		}
+	if _, taken := d.topic.Subscriber(name); taken {
+		return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
 	}
 	cfg := defaultOrderConfig()
 	for _, opt := range opts {
@@ -638,11 +617,10 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, op
 	}
 	orderUseStore(&cfg, name, tx)
 	s := &orderSubscriber{
-		h:       h,
-		name:    name,
-		reports: cfg.OnOutcome != nil,
-		states:  cfg.States,
-		tx:      tx,
+		h:      h,
+		name:   name,
+		states: cfg.States,
+		tx:     tx,
 	}
 	if s.states == nil {
 		s.states = runtime.NewMemoryStateStore[string]()
@@ -673,20 +651,10 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, op
 			})
 		}
 	}
-	engine, err := d.topic.Subscribe(s.engineHandler(), rc)
-	if err != nil {
+	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
 	}
-	s.engine = engine
-	d.subs = append(d.subs, s)
 	return nil
-}
-
-// subscribers returns the current subscribers.
-func (d *OrderDispatcher) subscribers() []*orderSubscriber {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.subs[:len(d.subs):len(d.subs)]
 }
 
 // Flush waits until every event published before the call has an outcome, or is
@@ -880,18 +848,15 @@ func defaultRiderConfig() RiderConfig {
 // parked subscriber delays no other. It is safe for concurrent use.
 type RiderDispatcher struct {
 	topic *runtime.Topic[string, riderEnvelope]
-	mu    sync.Mutex
-	subs  []*riderSubscriber
+	mu    sync.Mutex // serialises subscribe: a name is taken once
 }
 
-// riderSubscriber is one subscriber of a RiderDispatcher: its handler, its
-// engine and the stores of its guards.
+// riderSubscriber is one subscriber of a RiderDispatcher: its name, its handler
+// and the stores of its guards.
 type riderSubscriber struct {
-	name    string
-	h       RiderHandler
-	tx      *riderTx
-	engine  *runtime.Engine[string, riderEnvelope]
-	reports bool
+	name string
+	h    RiderHandler
+	tx   *riderTx
 }
 
 // NewRiderDispatcher returns a dispatcher whose first subscriber, named
@@ -920,10 +885,8 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, op
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, s := range d.subs {
-		if s.name == name {
-			return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
-		}
+	if _, taken := d.topic.Subscriber(name); taken {
+		return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
 	}
 	cfg := defaultRiderConfig()
 	for _, opt := range opts {
@@ -933,10 +896,9 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, op
 	}
 	riderUseStore(&cfg, name, tx)
 	s := &riderSubscriber{
-		h:       h,
-		name:    name,
-		reports: cfg.OnOutcome != nil,
-		tx:      tx,
+		h:    h,
+		name: name,
+		tx:   tx,
 	}
 	rc := runtime.Config[string, riderEnvelope]{
 		Backlog:          cfg.Backlog,
@@ -964,20 +926,10 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, op
 			})
 		}
 	}
-	engine, err := d.topic.Subscribe(s.engineHandler(), rc)
-	if err != nil {
+	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
 	}
-	s.engine = engine
-	d.subs = append(d.subs, s)
 	return nil
-}
-
-// subscribers returns the current subscribers.
-func (d *RiderDispatcher) subscribers() []*riderSubscriber {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.subs[:len(d.subs):len(d.subs)]
 }
 
 // Flush waits until every event published before the call has an outcome, or is
@@ -1172,18 +1124,15 @@ func defaultWebhookConfig() WebhookConfig {
 // or parked subscriber delays no other. It is safe for concurrent use.
 type WebhookDispatcher struct {
 	topic *runtime.Topic[int64, webhookEnvelope]
-	mu    sync.Mutex
-	subs  []*webhookSubscriber
+	mu    sync.Mutex // serialises subscribe: a name is taken once
 }
 
-// webhookSubscriber is one subscriber of a WebhookDispatcher: its handler, its
-// engine and the stores of its guards.
+// webhookSubscriber is one subscriber of a WebhookDispatcher: its name, its
+// handler and the stores of its guards.
 type webhookSubscriber struct {
-	name    string
-	h       WebhookHandler
-	tx      *webhookTx
-	engine  *runtime.Engine[int64, webhookEnvelope]
-	reports bool
+	name string
+	h    WebhookHandler
+	tx   *webhookTx
 }
 
 // NewWebhookDispatcher returns a dispatcher whose first subscriber, named
@@ -1212,10 +1161,8 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhook
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, s := range d.subs {
-		if s.name == name {
-			return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
-		}
+	if _, taken := d.topic.Subscriber(name); taken {
+		return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
 	}
 	cfg := defaultWebhookConfig()
 	for _, opt := range opts {
@@ -1225,10 +1172,9 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhook
 	}
 	webhookUseStore(&cfg, name, tx)
 	s := &webhookSubscriber{
-		h:       h,
-		name:    name,
-		reports: cfg.OnOutcome != nil,
-		tx:      tx,
+		h:    h,
+		name: name,
+		tx:   tx,
 	}
 	rc := runtime.Config[int64, webhookEnvelope]{
 		Backlog:          cfg.Backlog,
@@ -1256,20 +1202,10 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhook
 			})
 		}
 	}
-	engine, err := d.topic.Subscribe(s.engineHandler(), rc)
-	if err != nil {
+	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
 	}
-	s.engine = engine
-	d.subs = append(d.subs, s)
 	return nil
-}
-
-// subscribers returns the current subscribers.
-func (d *WebhookDispatcher) subscribers() []*webhookSubscriber {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.subs[:len(d.subs):len(d.subs)]
 }
 
 // Flush waits until every event published before the call has an outcome, or is

@@ -113,19 +113,11 @@ func (d *AccountDispatcher) SubmitTagged(ctx context.Context, e AccountEvent, ta
 	if err := checkAccount(ev); err != nil {
 		return from, err
 	}
-	subs := d.subscribers()
-	for _, s := range subs {
-		if !s.reports {
-			return from, fmt.Errorf("%w: subscriber %s has no OnOutcome: a transport would never learn that its events finished", runtime.ErrInvalidConfig, s.name)
-		}
+	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), env, tag, from)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
 	}
-	key := ev.EventKey()
-	for i := from; i < len(subs); i++ {
-		if err := subs[i].engine.SubmitTagged(ctx, key, env, tag); err != nil {
-			return i, fmt.Errorf("ledger: submit to %s: %w", subs[i].name, err)
-		}
-	}
-	return len(subs), nil
+	return n, nil
 }
 
 // checkAccount refuses, with an error wrapping runtime.ErrInvalidEvent, an
@@ -244,19 +236,11 @@ func (d *OrderDispatcher) SubmitTagged(ctx context.Context, e OrderEvent, tag ui
 	if err := checkOrder(ev); err != nil {
 		return from, err
 	}
-	subs := d.subscribers()
-	for _, s := range subs {
-		if !s.reports {
-			return from, fmt.Errorf("%w: subscriber %s has no OnOutcome: a transport would never learn that its events finished", runtime.ErrInvalidConfig, s.name)
-		}
+	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), env, tag, from)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
 	}
-	key := ev.EventKey()
-	for i := from; i < len(subs); i++ {
-		if err := subs[i].engine.SubmitTagged(ctx, key, env, tag); err != nil {
-			return i, fmt.Errorf("ledger: submit to %s: %w", subs[i].name, err)
-		}
-	}
-	return len(subs), nil
+	return n, nil
 }
 
 // checkOrder refuses, with an error wrapping runtime.ErrInvalidEvent, an Order
@@ -332,19 +316,11 @@ func (d *RiderDispatcher) SubmitTagged(ctx context.Context, e RiderEvent, tag ui
 	if err := checkRider(ev); err != nil {
 		return from, err
 	}
-	subs := d.subscribers()
-	for _, s := range subs {
-		if !s.reports {
-			return from, fmt.Errorf("%w: subscriber %s has no OnOutcome: a transport would never learn that its events finished", runtime.ErrInvalidConfig, s.name)
-		}
+	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), env, tag, from)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
 	}
-	key := ev.EventKey()
-	for i := from; i < len(subs); i++ {
-		if err := subs[i].engine.SubmitTagged(ctx, key, env, tag); err != nil {
-			return i, fmt.Errorf("ledger: submit to %s: %w", subs[i].name, err)
-		}
-	}
-	return len(subs), nil
+	return n, nil
 }
 
 // checkRider refuses, with an error wrapping runtime.ErrInvalidEvent, a Rider
@@ -420,19 +396,11 @@ func (d *WebhookDispatcher) SubmitTagged(ctx context.Context, e WebhookEvent, ta
 	if err := checkWebhook(ev); err != nil {
 		return from, err
 	}
-	subs := d.subscribers()
-	for _, s := range subs {
-		if !s.reports {
-			return from, fmt.Errorf("%w: subscriber %s has no OnOutcome: a transport would never learn that its events finished", runtime.ErrInvalidConfig, s.name)
-		}
+	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), env, tag, from)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
 	}
-	key := ev.EventKey()
-	for i := from; i < len(subs); i++ {
-		if err := subs[i].engine.SubmitTagged(ctx, key, env, tag); err != nil {
-			return i, fmt.Errorf("ledger: submit to %s: %w", subs[i].name, err)
-		}
-	}
-	return len(subs), nil
+	return n, nil
 }
 
 // checkWebhook refuses, with an error wrapping runtime.ErrInvalidEvent, a

@@ -10,24 +10,20 @@ func errorf(format string, args ...jen.Code) *jen.Statement {
 
 func dispatcher(f *jen.File, n names) {
 	e := n.e
-	engine := rt("Engine").Types(n.key(), jen.Id(n.envelope))
 	f.Commentf("%s delivers %s events to per-key lanes: the events of one key are", n.Dispatcher, e.Name)
 	f.Comment("handled one at a time in publication order, events of different keys in")
 	f.Comment("parallel. Each subscriber has its own lanes, guards and stores, so a slow or")
 	f.Comment("parked subscriber delays no other. It is safe for concurrent use.")
 	f.Type().Id(n.Dispatcher).Struct(
 		jen.Id("topic").Op("*").Add(rt("Topic")).Types(n.key(), jen.Id(n.envelope)),
-		jen.Id("mu").Qual("sync", "Mutex"),
-		jen.Id("subs").Index().Op("*").Id(n.subscriber),
+		jen.Id("mu").Qual("sync", "Mutex").Comment("serialises subscribe: a name is taken once"),
 	)
-	f.Commentf("%s is one subscriber of %s %s: its handler, its engine and the", n.subscriber, article(n.Dispatcher), n.Dispatcher)
+	f.Commentf("%s is one subscriber of %s %s: its name, its handler and the", n.subscriber, article(n.Dispatcher), n.Dispatcher)
 	f.Comment("stores of its guards.")
 	f.Type().Id(n.subscriber).StructFunc(func(g *jen.Group) {
 		g.Id("name").String()
 		g.Id("h").Id(n.Handler)
 		g.Id("tx").Op("*").Id(n.txBinding)
-		g.Id("engine").Op("*").Add(engine)
-		g.Id("reports").Bool() // OnOutcome is set: SubmitTagged may feed it
 		if e.Version != nil {
 			g.Id("versions").Add(rt("VersionStore")).Types(n.key())
 		}
@@ -58,15 +54,15 @@ func dispatcher(f *jen.File, n names) {
 		g.If(jen.Id("h").Op("==").Nil().Op("&&").Id("tx").Op("==").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: nil handler", jen.Id("name"))))
 		g.Id("d").Dot("mu").Dot("Lock").Call()
 		g.Defer().Id("d").Dot("mu").Dot("Unlock").Call()
-		g.For(jen.List(jen.Id("_"), jen.Id("s")).Op(":=").Range().Id("d").Dot("subs")).Block(
-			jen.If(jen.Id("s").Dot("name").Op("==").Id("name")).Block(jen.Return(errorf(n.pkg()+": subscribe %s: the name is taken", jen.Id("name")))),
+		g.If(jen.List(jen.Id("_"), jen.Id("taken")).Op(":=").Id("d").Dot("topic").Dot("Subscriber").Call(jen.Id("name")), jen.Id("taken")).Block(
+			jen.Return(errorf(n.pkg()+": subscribe %s: the name is taken", jen.Id("name"))),
 		)
 		g.Id("cfg").Op(":=").Id(n.defaults).Call()
 		g.For(jen.List(jen.Id("_"), jen.Id("opt")).Op(":=").Range().Id("opts")).Block(
 			jen.If(jen.Id("opt").Op("!=").Nil()).Block(jen.Id("opt").Call(jen.Op("&").Id("cfg"))),
 		)
 		g.Id(n.useStore).Call(jen.Op("&").Id("cfg"), jen.Id("name"), jen.Id("tx"))
-		sub := jen.Dict{jen.Id("name"): jen.Id("name"), jen.Id("h"): jen.Id("h"), jen.Id("tx"): jen.Id("tx"), jen.Id("reports"): jen.Id("cfg").Dot("OnOutcome").Op("!=").Nil()}
+		sub := jen.Dict{jen.Id("name"): jen.Id("name"), jen.Id("h"): jen.Id("h"), jen.Id("tx"): jen.Id("tx")}
 		if e.Version != nil {
 			sub[jen.Id("versions")] = jen.Id("cfg").Dot("Versions")
 		}
@@ -123,17 +119,10 @@ func dispatcher(f *jen.File, n names) {
 				}))),
 			),
 		)
-		g.List(jen.Id("engine"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("Subscribe").Call(jen.Id("s").Dot("engineHandler").Call(), jen.Id("rc"))
-		g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: %w", jen.Id("name"), jen.Err())))
-		g.Id("s").Dot("engine").Op("=").Id("engine")
-		g.Id("d").Dot("subs").Op("=").Append(jen.Id("d").Dot("subs"), jen.Id("s"))
+		g.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("Subscribe").Call(jen.Id("s").Dot("engineHandler").Call(), jen.Id("rc")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(errorf(n.pkg()+": subscribe %s: %w", jen.Id("name"), jen.Err())),
+		)
 		g.Return(jen.Nil())
 	})
 
-	f.Comment("subscribers returns the current subscribers.")
-	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("subscribers").Params().Index().Op("*").Id(n.subscriber).Block(
-		jen.Id("d").Dot("mu").Dot("Lock").Call(),
-		jen.Defer().Id("d").Dot("mu").Dot("Unlock").Call(),
-		jen.Return(jen.Id("d").Dot("subs").Index(jen.Op(":").Len(jen.Id("d").Dot("subs")).Op(":").Len(jen.Id("d").Dot("subs")))),
-	)
 }

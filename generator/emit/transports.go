@@ -85,18 +85,9 @@ func submitTagged(f *jen.File, n names) {
 		jen.Id("ev").Op(":=").Id("env").Dot("event").Call(),
 		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(jen.Id("from"), errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent")))),
 		jen.If(jen.Err().Op(":=").Id(checkName(e)).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("from"), jen.Err())),
-		jen.Id("subs").Op(":=").Id("d").Dot("subscribers").Call(),
-		jen.For(jen.List(jen.Id("_"), jen.Id("s")).Op(":=").Range().Id("subs")).Block(
-			jen.If(jen.Op("!").Id("s").Dot("reports")).Block(jen.Return(jen.Id("from"),
-				errorf("%w: subscriber %s has no OnOutcome: a transport would never learn that its events finished", rt("ErrInvalidConfig"), jen.Id("s").Dot("name")))),
-		),
-		jen.Id("key").Op(":=").Id("ev").Dot("EventKey").Call(),
-		jen.For(jen.Id("i").Op(":=").Id("from"), jen.Id("i").Op("<").Len(jen.Id("subs")), jen.Id("i").Op("++")).Block(
-			jen.If(jen.Err().Op(":=").Id("subs").Index(jen.Id("i")).Dot("engine").Dot("SubmitTagged").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("env"), jen.Id("tag")), jen.Err().Op("!=").Nil()).Block(
-				jen.Return(jen.Id("i"), errorf(n.pkg()+": submit to %s: %w", jen.Id("subs").Index(jen.Id("i")).Dot("name"), jen.Err())),
-			),
-		),
-		jen.Return(jen.Len(jen.Id("subs")), jen.Nil()),
+		jen.List(jen.Id("n"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("SubmitTagged").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("env"), jen.Id("tag"), jen.Id("from")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("n"), errorf(n.pkg()+": %w", jen.Err()))),
+		jen.Return(jen.Id("n"), jen.Nil()),
 	)
 }
 
