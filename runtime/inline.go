@@ -72,12 +72,19 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) {
 	// the key's events out of the inbox into it.
 	sh.mu.Unlock()
 
+	// done counts the events finished and not yet reported to finish. They
+	// are reported only once they have left every per-key count (keyPending
+	// reads the batch from pos, and the whole batch while sh.cur is set), so
+	// that a submitter that finish wakes finds the room it waits for.
 	done := int64(0)
 	for j := range b.entries {
 		if !b.pos.CompareAndSwap(int64(j-1), int64(j)) {
-			w.finish(done)
-			w.stolenAfter(sh, b, j-1)
+			w.stolenAfter(sh, b, j-1, done)
 			return
+		}
+		if done >= 64 { // every event before j has left the count
+			w.finish(done)
+			done = 0
 		}
 		en := &b.entries[j]
 		if en.moved {
@@ -91,10 +98,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) {
 		if err == nil {
 			w.c.handled.Add(1)
 			e.report(en.key, en.it.tag, Handled)
-			if done++; done == 64 {
-				w.finish(done)
-				done = 0
-			}
+			done++
 			continue
 		}
 		if reason, ok := IsSkip(err); ok {
@@ -116,25 +120,22 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) {
 			return // stolen meanwhile: the lane goes on, the batch is not ours
 		}
 	}
-	w.finish(done)
 	if !b.pos.CompareAndSwap(int64(len(b.entries)-1), posDone) {
-		w.stolenAfter(sh, b, len(b.entries)-1)
+		w.stolenAfter(sh, b, len(b.entries)-1, done)
 		return
 	}
 	sh.mu.Lock()
 	sh.cur = nil
 	b.giveBack(sh)
+	// The batch has left the count; and finish comes before idle, so that
+	// Stats after Flush finds these events finished.
+	w.finish(done)
 	push := len(sh.inbox) > 0
 	if !push {
 		sh.queued = false
 		e.idle(sh)
 	}
 	sh.mu.Unlock()
-	// Only now has the batch's last event left the per-key count
-	// (keyPending reads the batch from pos): wake submitters waiting for
-	// that key's room again, since the wake-up finish sent may have found
-	// the key still full, and no later one need come.
-	e.space.broadcastIfWaiting()
 	if push {
 		// More arrived meanwhile: back of the queue, so other shards get
 		// their turn (the shard stays queued and busy).
@@ -240,10 +241,10 @@ func (w *worker[K, E]) settleTaken(l *lane[K, E], err error) bool {
 }
 
 // stolenAfter runs when the worker finds its batch stolen after it ran the
-// event at index p (or before the first, p == -1). If the watchdog gave that
+// event at index p (or before the first, p == -1); done counts the events
+// it finished and has not reported to finish. If the watchdog gave that
 // event's key a lane owned by this worker, the worker runs it now.
-func (w *worker[K, E]) stolenAfter(sh *shard[K, E], b *inlineBatch[K, E], p int) {
-	e := w.e
+func (w *worker[K, E]) stolenAfter(sh *shard[K, E], b *inlineBatch[K, E], p int, done int64) {
 	// Taking the lock also waits for the watchdog to finish with the
 	// batch's entries before this worker reuses them.
 	sh.mu.Lock()
@@ -252,15 +253,16 @@ func (w *worker[K, E]) stolenAfter(sh *shard[K, E], b *inlineBatch[K, E], p int)
 		l = sh.lanes[b.entries[p].key]
 	}
 	b.giveBack(sh)
-	if l == nil || !l.inline {
+	own := l != nil && l.inline
+	if own {
+		l.inline = false
+		l.inflight = 0 // event p is finished: it leaves its lane's count
+	}
+	w.finish(done) // the steal moved the rest of the batch to lanes
+	if !own {
 		sh.mu.Unlock()
 		return
 	}
-	l.inline = false
-	l.inflight = 0
-	// The event left its lane's count just now (see the end of
-	// dispatchInline).
-	e.space.broadcastIfWaiting()
 	w.drive(l, 0)
 }
 
