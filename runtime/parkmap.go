@@ -11,6 +11,15 @@ func MapParkStore[K comparable, E, F any](store ParkStore[K, F], to func(E) F, f
 	return mappedParkStore[K, E, F]{store: store, to: to, from: from}
 }
 
+// MapDeadLetterSink adapts a sink of F events into a sink of E events with
+// the conversion to F, as MapParkStore does for park stores. The conversion
+// runs only for events that are dead-lettered.
+func MapDeadLetterSink[K comparable, E, F any](sink DeadLetterSink[K, F], to func(E) F) DeadLetterSink[K, E] {
+	return func(ctx context.Context, dl DeadLetterEvent[K, E]) error {
+		return sink(ctx, DeadLetterEvent[K, F]{Key: dl.Key, Event: to(dl.Event), Err: dl.Err, Attempts: dl.Attempts})
+	}
+}
+
 type mappedParkStore[K comparable, E, F any] struct {
 	store ParkStore[K, F]
 	to    func(E) F

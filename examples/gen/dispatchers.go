@@ -294,15 +294,8 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 	if cfg.Parks != nil {
 		rc.Parks = runtime.MapParkStore[string, accountEnvelope, AccountEvent](cfg.Parks, accountEnvelope.event, newAccountEnvelope)
 	}
-	if sink := cfg.DeadLetter; sink != nil {
-		rc.DeadLetter = func(ctx context.Context, dl runtime.DeadLetterEvent[string, accountEnvelope]) error {
-			return sink(ctx, runtime.DeadLetterEvent[string, AccountEvent]{
-				Attempts: dl.Attempts,
-				Err:      dl.Err,
-				Event:    dl.Event.event(),
-				Key:      dl.Key,
-			})
-		}
+	if cfg.DeadLetter != nil {
+		rc.DeadLetter = runtime.MapDeadLetterSink[string, accountEnvelope, AccountEvent](cfg.DeadLetter, accountEnvelope.event)
 	}
 	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
@@ -641,15 +634,8 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, op
 	if cfg.Parks != nil {
 		rc.Parks = runtime.MapParkStore[string, orderEnvelope, OrderEvent](cfg.Parks, orderEnvelope.event, newOrderEnvelope)
 	}
-	if sink := cfg.DeadLetter; sink != nil {
-		rc.DeadLetter = func(ctx context.Context, dl runtime.DeadLetterEvent[string, orderEnvelope]) error {
-			return sink(ctx, runtime.DeadLetterEvent[string, OrderEvent]{
-				Attempts: dl.Attempts,
-				Err:      dl.Err,
-				Event:    dl.Event.event(),
-				Key:      dl.Key,
-			})
-		}
+	if cfg.DeadLetter != nil {
+		rc.DeadLetter = runtime.MapDeadLetterSink[string, orderEnvelope, OrderEvent](cfg.DeadLetter, orderEnvelope.event)
 	}
 	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
@@ -916,15 +902,8 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, op
 	if cfg.Parks != nil {
 		rc.Parks = runtime.MapParkStore[string, riderEnvelope, RiderEvent](cfg.Parks, riderEnvelope.event, newRiderEnvelope)
 	}
-	if sink := cfg.DeadLetter; sink != nil {
-		rc.DeadLetter = func(ctx context.Context, dl runtime.DeadLetterEvent[string, riderEnvelope]) error {
-			return sink(ctx, runtime.DeadLetterEvent[string, RiderEvent]{
-				Attempts: dl.Attempts,
-				Err:      dl.Err,
-				Event:    dl.Event.event(),
-				Key:      dl.Key,
-			})
-		}
+	if cfg.DeadLetter != nil {
+		rc.DeadLetter = runtime.MapDeadLetterSink[string, riderEnvelope, RiderEvent](cfg.DeadLetter, riderEnvelope.event)
 	}
 	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
@@ -1192,15 +1171,8 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhook
 	if cfg.Parks != nil {
 		rc.Parks = runtime.MapParkStore[int64, webhookEnvelope, WebhookEvent](cfg.Parks, webhookEnvelope.event, newWebhookEnvelope)
 	}
-	if sink := cfg.DeadLetter; sink != nil {
-		rc.DeadLetter = func(ctx context.Context, dl runtime.DeadLetterEvent[int64, webhookEnvelope]) error {
-			return sink(ctx, runtime.DeadLetterEvent[int64, WebhookEvent]{
-				Attempts: dl.Attempts,
-				Err:      dl.Err,
-				Event:    dl.Event.event(),
-				Key:      dl.Key,
-			})
-		}
+	if cfg.DeadLetter != nil {
+		rc.DeadLetter = runtime.MapDeadLetterSink[int64, webhookEnvelope, WebhookEvent](cfg.DeadLetter, webhookEnvelope.event)
 	}
 	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)

@@ -106,17 +106,9 @@ func dispatcher(f *jen.File, n names) {
 				jen.Id("cfg").Dot("Parks"), jen.Id(n.envelope).Dot("event"), jen.Id(n.newEnvelope),
 			),
 		)
-		g.If(jen.Id("sink").Op(":=").Id("cfg").Dot("DeadLetter"), jen.Id("sink").Op("!=").Nil()).Block(
-			jen.Id("rc").Dot("DeadLetter").Op("=").Func().Params(
-				jen.Id("ctx").Qual("context", "Context"),
-				jen.Id("dl").Add(rt("DeadLetterEvent")).Types(n.key(), jen.Id(n.envelope)),
-			).Error().Block(
-				jen.Return(jen.Id("sink").Call(jen.Id("ctx"), rt("DeadLetterEvent").Types(n.key(), jen.Id(n.Event)).Values(jen.Dict{
-					jen.Id("Key"):      jen.Id("dl").Dot("Key"),
-					jen.Id("Event"):    jen.Id("dl").Dot("Event").Dot("event").Call(),
-					jen.Id("Err"):      jen.Id("dl").Dot("Err"),
-					jen.Id("Attempts"): jen.Id("dl").Dot("Attempts"),
-				}))),
+		g.If(jen.Id("cfg").Dot("DeadLetter").Op("!=").Nil()).Block(
+			jen.Id("rc").Dot("DeadLetter").Op("=").Add(rt("MapDeadLetterSink")).Types(n.key(), jen.Id(n.envelope), jen.Id(n.Event)).Call(
+				jen.Id("cfg").Dot("DeadLetter"), jen.Id(n.envelope).Dot("event"),
 			),
 		)
 		g.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("Subscribe").Call(jen.Id("s").Dot("engineHandler").Call(), jen.Id("rc")), jen.Err().Op("!=").Nil()).Block(
