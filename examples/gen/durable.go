@@ -139,11 +139,8 @@ func (s *accountSubscriber) handleTx(ctx context.Context, key string, env accoun
 	}
 	defer tx.Rollback()
 	stored := tx.Version()
-	if version <= stored {
-		return runtime.Skip("duplicate or stale version")
-	}
-	if version > stored+1 && !snapshot {
-		return runtime.Hold("version gap: waiting for version " + strconv.FormatUint(stored+1, 10))
+	if err := runtime.CheckVersion(version, stored, snapshot); err != nil {
+		return err
 	}
 	current := tx.State()
 	if target != "" {

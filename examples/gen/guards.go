@@ -5,7 +5,6 @@ package ledger
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/ordergen/ordergen/runtime"
 )
@@ -75,11 +74,8 @@ func (s *accountSubscriber) handle(ctx context.Context, key string, env accountE
 	if err != nil {
 		return fmt.Errorf("ledger: Account %v: read version: %w", key, err)
 	}
-	if version <= stored {
-		return runtime.Skip("duplicate or stale version")
-	}
-	if version > stored+1 && !snapshot {
-		return runtime.Hold("version gap: waiting for version " + strconv.FormatUint(stored+1, 10))
+	if err := runtime.CheckVersion(version, stored, snapshot); err != nil {
+		return err
 	}
 	var current string
 	if target != "" {

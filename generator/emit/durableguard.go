@@ -35,14 +35,7 @@ func handleTx(f *jen.File, n names) {
 		if versioned {
 			g.Id("stored").Op(":=").Id("tx").Dot("Version").Call()
 			storedVersion = jen.Id("stored")
-			g.If(jen.Id("version").Op("<=").Id("stored")).Block(jen.Return(rt("Skip").Call(jen.Lit("duplicate or stale version"))))
-			gap := jen.Id("version").Op(">").Id("stored").Op("+").Lit(1)
-			if snapshots {
-				gap = gap.Op("&&").Op("!").Id("snapshot")
-			}
-			g.If(gap).Block(jen.Return(rt("Hold").Call(
-				jen.Lit("version gap: waiting for version ").Op("+").Qual("strconv", "FormatUint").Call(jen.Id("stored").Op("+").Lit(1), jen.Lit(10)),
-			)))
+			g.Add(checkVersion(snapshots))
 		}
 		newVersion := storedVersion
 		if versioned {
@@ -56,18 +49,11 @@ func handleTx(f *jen.File, n names) {
 
 		g.Id("current").Op(":=").Id("tx").Dot("State").Call()
 		if stated {
-			g.If(jen.Id("target").Op("!=").Lit("")).BlockFunc(func(g *jen.Group) {
-				g.If(jen.Id(n.rank).Call(jen.Id("current")).Op("==").Lit(-2)).Block(jen.Return(rt("Permanent").Call(
-					errorf(keyFmt+"stored state %q is not a state of "+e.Name, jen.Id("key"), jen.Id("current")),
-				)))
-				skip := []jen.Code{}
-				if versioned {
-					// A skipped transition still uses up its version.
-					skip = append(skip, commit(jen.Id("current"), "store version"))
-				}
-				skip = append(skip, jen.Return(rt("Skip").Call(jen.Id("reason"))))
-				g.If(jen.Id("reason").Op(":=").Id(n.transition).Call(jen.Id("current"), jen.Id("target")), jen.Id("reason").Op("!=").Lit("")).Block(skip...)
-			})
+			var useVersion jen.Code
+			if versioned {
+				useVersion = commit(jen.Id("current"), "store version")
+			}
+			g.If(jen.Id("target").Op("!=").Lit("")).BlockFunc(func(g *jen.Group) { checkState(g, n, useVersion) })
 		}
 
 		g.Switch(jen.Id("env").Dot("kind")).BlockFunc(func(g *jen.Group) {

@@ -71,14 +71,7 @@ func handle(f *jen.File, n names) {
 		if versioned {
 			g.List(jen.Id("stored"), jen.Err()).Op(":=").Id("s").Dot("versions").Dot("Version").Call(jen.Id("ctx"), jen.Id("key"))
 			g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"read version: %w", jen.Id("key"), jen.Err())))
-			g.If(jen.Id("version").Op("<=").Id("stored")).Block(jen.Return(rt("Skip").Call(jen.Lit("duplicate or stale version"))))
-			gap := jen.Id("version").Op(">").Id("stored").Op("+").Lit(1)
-			if snapshots {
-				gap = gap.Op("&&").Op("!").Id("snapshot")
-			}
-			g.If(gap).Block(jen.Return(rt("Hold").Call(
-				jen.Lit("version gap: waiting for version ").Op("+").Qual("strconv", "FormatUint").Call(jen.Id("stored").Op("+").Lit(1), jen.Lit(10)),
-			)))
+			g.Add(checkVersion(snapshots))
 		} else {
 			g.Var().Err().Error()
 		}
@@ -88,18 +81,11 @@ func handle(f *jen.File, n names) {
 			g.If(jen.Id("target").Op("!=").Lit("")).BlockFunc(func(g *jen.Group) {
 				g.List(jen.Id("current"), jen.Err()).Op("=").Id("s").Dot("states").Dot("State").Call(jen.Id("ctx"), jen.Id("key"))
 				g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"read state: %w", jen.Id("key"), jen.Err())))
-				g.If(jen.Id(n.rank).Call(jen.Id("current")).Op("==").Lit(-2)).Block(jen.Return(rt("Permanent").Call(
-					errorf(keyFmt+"stored state %q is not a state of "+e.Name, jen.Id("key"), jen.Id("current")),
-				)))
-				skip := []jen.Code{}
+				var useVersion jen.Code
 				if versioned {
-					// A skipped transition still uses up its version, or the
-					// next version would wait for it forever.
-					skip = append(skip,
-						jen.If(jen.Err().Op(":=").Id("s").Dot("setVersion").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("stored"), jen.Id("version")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
+					useVersion = jen.If(jen.Err().Op(":=").Id("s").Dot("setVersion").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("stored"), jen.Id("version")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
 				}
-				skip = append(skip, jen.Return(rt("Skip").Call(jen.Id("reason"))))
-				g.If(jen.Id("reason").Op(":=").Id(n.transition).Call(jen.Id("current"), jen.Id("target")), jen.Id("reason").Op("!=").Lit("")).Block(skip...)
+				checkState(g, n, useVersion)
 			})
 		}
 
@@ -189,6 +175,38 @@ func transition(f *jen.File, n names) {
 		})
 		g.Return(jen.Lit("late transition: state ").Op("+").Id("target").Op("+").Lit(" ranks below ").Op("+").Id("current"))
 	})
+}
+
+// checkState emits the state guard's checks of current against target: a
+// stored state the entity does not have fails for good; a transition that
+// must not happen is skipped, after useVersion (if any) stored the event's
+// version, since a skipped transition still uses up its version or the
+// next one would wait for it forever.
+func checkState(g *jen.Group, n names, useVersion jen.Code) {
+	e := n.e
+	g.If(jen.Id(n.rank).Call(jen.Id("current")).Op("==").Lit(-2)).Block(jen.Return(rt("Permanent").Call(
+		errorf(n.pkg()+": "+e.Name+" %v: stored state %q is not a state of "+e.Name, jen.Id("key"), jen.Id("current")),
+	)))
+	var skip []jen.Code
+	if useVersion != nil {
+		skip = append(skip, useVersion)
+	}
+	skip = append(skip, jen.Return(rt("Skip").Call(jen.Id("reason"))))
+	g.If(jen.Id("reason").Op(":=").Id(n.transition).Call(jen.Id("current"), jen.Id("target")), jen.Id("reason").Op("!=").Lit("")).Block(skip...)
+}
+
+// checkVersion returns the version guard's statement: the runtime decides
+// (runtime.CheckVersion) from version, stored and, where the entity has
+// snapshots, snapshot.
+func checkVersion(snapshots bool) jen.Code {
+	snapshot := jen.False()
+	if snapshots {
+		snapshot = jen.Id("snapshot")
+	}
+	return jen.If(
+		jen.Err().Op(":=").Add(rt("CheckVersion")).Call(jen.Id("version"), jen.Id("stored"), snapshot),
+		jen.Err().Op("!=").Nil(),
+	).Block(jen.Return(jen.Err()))
 }
 
 // guardFacts declares what the guards need from the event in env (version,
