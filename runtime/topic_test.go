@@ -9,19 +9,27 @@ import (
 	"github.com/ordergen/ordergen/runtime"
 )
 
+// subscribedTopic returns a topic with a subscriber per recorder, named by
+// its key, with fast retries; the test's cleanup closes it.
+func subscribedTopic(t *testing.T, subs map[string]*recorder) *runtime.Topic[string, ev] {
+	t.Helper()
+	topic := runtime.NewTopic[string, ev]()
+	t.Cleanup(func() { _ = topic.Close(context.Background()) })
+	for name, r := range subs {
+		if _, err := topic.Subscribe(r.handle, runtime.Config[string, ev]{Name: name, Retry: fastRetry, Logger: discardLogger()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return topic
+}
+
 // TestTopicOperatorView parks a key in one of two subscribers and checks
 // what the topic's operator methods say about each, by name.
 func TestTopicOperatorView(t *testing.T) {
 	failing, fine := newRecorder(), newRecorder()
 	fine.fix("k")
-	topic := runtime.NewTopic[string, ev]()
+	topic := subscribedTopic(t, map[string]*recorder{"a": failing, "b": fine})
 	ctx := context.Background()
-	defer topic.Close(ctx)
-	for name, r := range map[string]*recorder{"a": failing, "b": fine} {
-		if _, err := topic.Subscribe(r.handle, runtime.Config[string, ev]{Name: name, Retry: fastRetry, Logger: discardLogger()}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for seq := 1; seq <= 2; seq++ {
 		if err := topic.Publish(ctx, "k", ev{Seq: seq, Permanent: true}); err != nil {
 			t.Fatal(err)
@@ -69,14 +77,8 @@ func TestTopicOperatorView(t *testing.T) {
 
 func TestTopicDiscardCountsEverySubscriber(t *testing.T) {
 	ra, rb := newRecorder(), newRecorder()
-	topic := runtime.NewTopic[string, ev]()
+	topic := subscribedTopic(t, map[string]*recorder{"a": ra, "b": rb})
 	ctx := context.Background()
-	defer topic.Close(ctx)
-	for name, r := range map[string]*recorder{"a": ra, "b": rb} {
-		if _, err := topic.Subscribe(r.handle, runtime.Config[string, ev]{Name: name, Retry: fastRetry, Logger: discardLogger()}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if err := topic.Publish(ctx, "k", ev{Seq: 1, Permanent: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,21 @@ func (refusingBook) HandleAccountOpened(context.Context, ledger.AccountOpened) e
 	return runtime.Permanent(errRefused)
 }
 
+// openAndFlush publishes the opening of acct-1, which refusingBook refuses,
+// and waits until it has an outcome.
+func openAndFlush(t *testing.T, d *ledger.AccountDispatcher) ledger.AccountOpened {
+	t.Helper()
+	ctx := context.Background()
+	opened := ledger.AccountOpened{AccountID: "acct-1", Version: 1, Owner: "ada"}
+	if err := d.PublishAccountOpened(ctx, opened); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return opened
+}
+
 // TestDeadLetterSinkGetsTheEntityEvent checks that the generated dispatcher
 // hands its DeadLetter sink the event as the schema's type, with its key,
 // error and attempts, not the runtime's internal envelope.
@@ -40,13 +55,7 @@ func TestDeadLetterSinkGetsTheEntityEvent(t *testing.T) {
 	}
 	ctx := context.Background()
 	defer d.Close(ctx)
-	opened := ledger.AccountOpened{AccountID: "acct-1", Version: 1, Owner: "ada"}
-	if err := d.PublishAccountOpened(ctx, opened); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
+	opened := openAndFlush(t, d)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != 1 {
@@ -70,13 +79,7 @@ func TestParkedEventsAreEntityEvents(t *testing.T) {
 	}
 	ctx := context.Background()
 	defer d.Close(ctx)
-	opened := ledger.AccountOpened{AccountID: "acct-1", Version: 1, Owner: "ada"}
-	if err := d.PublishAccountOpened(ctx, opened); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
+	opened := openAndFlush(t, d)
 	keys, err := d.ParkedKeys(ctx)
 	if err != nil || len(keys) != 1 || len(keys["Account"]) != 1 || keys["Account"][0].Key != "acct-1" {
 		t.Fatalf("parked keys: %v, %v", keys, err)
