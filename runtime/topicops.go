@@ -101,3 +101,27 @@ func (t *Topic[K, E]) Stats() map[string]Stats {
 	}
 	return out
 }
+
+// TopBacklog returns, by subscriber name, up to n keys with the largest
+// backlog in each subscriber that has any (see Engine.TopBacklog).
+func (t *Topic[K, E]) TopBacklog(n int) map[string][]KeyBacklog[K] {
+	return t.perSubscriber(func(s *Engine[K, E]) []KeyBacklog[K] { return s.TopBacklog(n) })
+}
+
+// Stuck returns, by subscriber name, the keys whose oldest pending event is
+// older than age in each subscriber that has any (see Engine.Stuck).
+func (t *Topic[K, E]) Stuck(age time.Duration) map[string][]KeyBacklog[K] {
+	return t.perSubscriber(func(s *Engine[K, E]) []KeyBacklog[K] { return s.Stuck(age) })
+}
+
+// perSubscriber collects what of asks each subscriber, leaving out the
+// subscribers with nothing to report.
+func (t *Topic[K, E]) perSubscriber(of func(*Engine[K, E]) []KeyBacklog[K]) map[string][]KeyBacklog[K] {
+	out := make(map[string][]KeyBacklog[K])
+	for _, s := range t.Subscribers() {
+		if kbs := of(s); len(kbs) > 0 {
+			out[s.cfg.Name] = kbs
+		}
+	}
+	return out
+}
