@@ -6,12 +6,16 @@ import (
 	"time"
 )
 
-// clock gives the engine cheap timestamps. Reading the system clock costs
-// tens of nanoseconds on some machines, more than the rest of a Submit, so
-// events are stamped with a coarse time that a ticker refreshes every
-// millisecond while the engine has work. The ticker sleeps when every worker
-// sleeps; the first event after that reads the precise time itself. Ages
-// (TopBacklog, stuck keys) are therefore exact to about a millisecond.
+// clock gives the engine cheap timestamps, its timers and its watchdog tick.
+// Reading the system clock costs tens of nanoseconds on some machines, more
+// than the rest of a Submit, so events are stamped with a coarse time that a
+// ticker refreshes every millisecond while the engine has work. The ticker
+// sleeps when every worker sleeps; the first event after that reads the
+// precise time itself. Ages (TopBacklog, stuck keys) are therefore exact to
+// about a millisecond.
+//
+// Tests replace the system time with a manualClock: then nothing ticks or
+// fires until the test advances it.
 type clock struct {
 	origin time.Time
 	now    atomic.Int64 // coarse nanoseconds since origin
@@ -21,12 +25,24 @@ type clock struct {
 	wg     sync.WaitGroup
 	// onTick runs on every tick while the engine has work.
 	onTick func()
+	// manual, when set, is the time source instead of the system's.
+	manual *manualClock
 }
 
 const tick = time.Millisecond
 
+// timer is a timer of the engine's clock (a *time.Timer, or a manual one).
+type timer interface {
+	Stop() bool
+	Reset(d time.Duration) bool
+}
+
 func (c *clock) start() {
 	c.origin = time.Now()
+	if c.manual != nil {
+		c.manual.tickers = append(c.manual.tickers, c)
+		return
+	}
 	c.wake = make(chan struct{}, 1)
 	c.done = make(chan struct{})
 	c.wg.Add(1)
@@ -50,21 +66,34 @@ func (c *clock) run() {
 		}
 		select {
 		case <-t.C:
-			c.now.Store(c.precise())
-			if c.onTick != nil {
-				c.onTick()
-			}
+			c.ticked()
 		case <-c.done:
 			return
 		}
 	}
 }
 
+// ticked refreshes the coarse time and runs the tick's work.
+func (c *clock) ticked() {
+	c.now.Store(c.precise())
+	if c.onTick != nil {
+		c.onTick()
+	}
+}
+
 // precise returns the exact nanoseconds since the clock started.
-func (c *clock) precise() int64 { return int64(time.Since(c.origin)) }
+func (c *clock) precise() int64 {
+	if c.manual != nil {
+		return c.manual.nanos()
+	}
+	return int64(time.Since(c.origin))
+}
 
 // coarse returns the time to stamp an event with.
 func (c *clock) coarse() int64 {
+	if c.manual != nil {
+		return c.manual.nanos()
+	}
 	if c.asleep.Load() {
 		n := c.precise()
 		c.now.Store(n)
@@ -73,8 +102,21 @@ func (c *clock) coarse() int64 {
 	return c.now.Load()
 }
 
+// afterFunc runs f in its own goroutine after d (with the manual clock: when
+// a test advances the clock past it, in the test's goroutine).
+func (c *clock) afterFunc(d time.Duration, f func()) timer {
+	if c.manual != nil {
+		return c.manual.afterFunc(d, f)
+	}
+	return time.AfterFunc(d, f)
+}
+
 // sleep stops the ticker: no worker has anything to do.
-func (c *clock) sleep() { c.asleep.Store(true) }
+func (c *clock) sleep() {
+	if c.manual == nil {
+		c.asleep.Store(true)
+	}
+}
 
 // wakeUp restarts the ticker; the run queue calls it when it wakes a worker.
 func (c *clock) wakeUp() {
@@ -89,6 +131,106 @@ func (c *clock) wakeUp() {
 
 // close stops the ticker goroutine and waits for it.
 func (c *clock) close() {
+	if c.manual != nil {
+		c.manual.forget(c)
+		return
+	}
 	close(c.done)
 	c.wg.Wait()
+}
+
+// manualClock is a time source that moves only when a test advances it.
+// Advancing runs the due timers' functions and one watchdog tick per
+// millisecond passed, in the caller's goroutine.
+type manualClock struct {
+	mu      sync.Mutex
+	at      int64 // nanoseconds
+	timers  []*manualTimer
+	tickers []*clock
+}
+
+func (m *manualClock) nanos() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.at
+}
+
+// advance moves the clock by d, ticking every millisecond boundary it passes
+// and running every timer that falls due, in time order.
+func (m *manualClock) advance(d time.Duration) {
+	m.mu.Lock()
+	end := m.at + int64(d)
+	m.mu.Unlock()
+	for {
+		m.mu.Lock()
+		nextTick := (m.at/int64(tick) + 1) * int64(tick)
+		var due *manualTimer
+		for _, t := range m.timers {
+			if t.armed && t.when <= end && (due == nil || t.when < due.when) {
+				due = t
+			}
+		}
+		switch {
+		case due != nil && due.when <= nextTick:
+			m.at = max(m.at, due.when)
+			due.armed = false
+			m.mu.Unlock()
+			due.f()
+		case nextTick <= end:
+			m.at = nextTick
+			tickers := append([]*clock(nil), m.tickers...)
+			m.mu.Unlock()
+			for _, c := range tickers {
+				c.ticked()
+			}
+		default:
+			m.at = end
+			m.mu.Unlock()
+			return
+		}
+	}
+}
+
+func (m *manualClock) afterFunc(d time.Duration, f func()) timer {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := &manualTimer{m: m, f: f, when: m.at + int64(d), armed: true}
+	m.timers = append(m.timers, t)
+	return t
+}
+
+// forget stops ticking c (its engine closed).
+func (m *manualClock) forget(c *clock) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, t := range m.tickers {
+		if t == c {
+			m.tickers = append(m.tickers[:i], m.tickers[i+1:]...)
+			return
+		}
+	}
+}
+
+// manualTimer is a timer of a manualClock.
+type manualTimer struct {
+	m     *manualClock
+	f     func()
+	when  int64
+	armed bool
+}
+
+func (t *manualTimer) Stop() bool {
+	t.m.mu.Lock()
+	defer t.m.mu.Unlock()
+	was := t.armed
+	t.armed = false
+	return was
+}
+
+func (t *manualTimer) Reset(d time.Duration) bool {
+	t.m.mu.Lock()
+	defer t.m.mu.Unlock()
+	was := t.armed
+	t.when, t.armed = t.m.at+int64(d), true
+	return was
 }

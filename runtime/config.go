@@ -127,7 +127,12 @@ type Config[K comparable, E any] struct {
 	// MaxHold bounds how long an event may be held. When the oldest held
 	// event of a key is older, the key is parked. Zero: 30s.
 	MaxHold time.Duration
-	// Parks stores parked events. Nil: an in-memory store (NewMemoryParkStore).
+	// Parks stores parked events. Nil: the engine keeps them in memory,
+	// where they count against the Backlog limits (a key's park and pending
+	// events together never pass PerKey) and are lost with the process. A
+	// store (a durable one, such as runtime/sqlstore's) keeps them outside
+	// the backlog; a replay loads them back a page at a time, as the
+	// backlog has room.
 	Parks ParkStore[K, E]
 	// DeadLetter receives events under the DeadLetter policy. Required with
 	// that policy. When it returns an error the event is parked instead, so
@@ -149,6 +154,9 @@ type Config[K comparable, E any] struct {
 	// Logger receives the events an operator must see (a key parked, a
 	// replay, a discard). Nil: slog.Default().
 	Logger *slog.Logger
+
+	// clock, set by the runtime's own tests, replaces the system time.
+	clock *manualClock
 }
 
 // withDefaults returns c with every zero field set to its default, or an
@@ -216,9 +224,6 @@ func (c Config[K, E]) withDefaults() (Config[K, E], error) {
 		return c, fmt.Errorf("%w: the dead-letter policy needs a DeadLetter sink", ErrInvalidConfig)
 	case c.BatchSize < 0 || c.MaxHeld < 0 || c.MaxHold < 0 || c.TopKeys < 0:
 		return c, fmt.Errorf("%w: BatchSize, MaxHeld, MaxHold and TopKeys must not be negative", ErrInvalidConfig)
-	}
-	if c.Parks == nil {
-		c.Parks = NewMemoryParkStore[K, E]()
 	}
 	return c, nil
 }

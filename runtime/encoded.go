@@ -51,12 +51,12 @@ func (p encodedParks[K, E]) Keys(ctx context.Context) ([]ParkedKey[K], error) {
 	return keys, nil
 }
 
-func (p encodedParks[K, E]) Read(ctx context.Context, key K) ([]ParkedEvent[E], error) {
+func (p encodedParks[K, E]) Read(ctx context.Context, key K, after uint64, limit int) ([]ParkedEvent[E], error) {
 	k, err := EncodeKey(key)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := p.raw.Read(ctx, k)
+	raw, err := p.raw.Read(ctx, k, after, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func TestEncodedParksRoundTrip(t *testing.T) {
 	if rawKeys[0].Key != "-7" {
 		t.Fatalf("stored key %q, want the text form -7", rawKeys[0].Key)
 	}
-	evs, err := ps.Read(ctx, -7)
+	evs, err := ps.Read(ctx, -7, 0, 0)
 	if err != nil || len(evs) != 2 || evs[0].Event != 1 || evs[0].Attempts != 3 || evs[1].Event != 2 || evs[1].Seq <= evs[0].Seq {
 		t.Fatalf("read %+v, %v", evs, err)
 	}
@@ -72,12 +72,12 @@ func TestEncodedParksReportCorruptRows(t *testing.T) {
 		t.Fatalf("a key that does not decode: %v", err)
 	}
 	strs := runtime.EncodedParks[string, int](raw, intCodec{})
-	if _, err := strs.Read(ctx, "not-a-number"); !errors.Is(err, runtime.ErrInvalidEvent) {
+	if _, err := strs.Read(ctx, "not-a-number", 0, 0); !errors.Is(err, runtime.ErrInvalidEvent) {
 		t.Fatalf("an event that does not decode: %v", err)
 	}
 	type point struct{ X int }
 	bad := runtime.EncodedParks[point, int](raw, intCodec{})
-	if _, err := bad.Read(ctx, point{}); !errors.Is(err, runtime.ErrInvalidConfig) {
+	if _, err := bad.Read(ctx, point{}, 0, 0); !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Fatalf("a key type without a text form: %v", err)
 	}
 }

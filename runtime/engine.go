@@ -35,7 +35,8 @@ type Engine[K comparable, E any] struct {
 	handle Handler[K, E]
 	batch  BatchHandler[K, E]
 	// inline: lane-less events run inline from the inbox (see inline.go);
-	// not with a batch handler or conflation, which need lanes.
+	// not with a batch handler or conflation, whose keys get a lane at the
+	// door.
 	inline bool
 
 	seed   maphash.Seed
@@ -44,16 +45,19 @@ type Engine[K comparable, E any] struct {
 	rq     runQueue[K, E]
 	clock  clock
 
-	// base is the parent of every handler context; stop cancels it when
-	// Close gives up waiting.
+	// base is the parent of every handler context; it carries the engine
+	// (see fromOwnHandler), and stop cancels it when Close gives up waiting.
 	base context.Context
 	stop context.CancelFunc
 
-	// pending counts accepted events without an outcome, minus what the
-	// workers finished and have not yet subtracted (worker.unflushed): the
-	// workers subtract in batches so that the submitting goroutine owns this
-	// cache line. pendingNow gives the exact figure.
-	pending    atomic.Int64
+	// load counts the events held against Backlog.Total: every accepted
+	// event without an outcome, plus the events parked in memory. Room is
+	// reserved in it (reserve) before an event is accepted, and released
+	// (release) when an event leaves, so it never passes the total.
+	load atomic.Int64
+	// memParks is the engine's own park store when Config.Parks is nil. Its
+	// events count against the backlog limits (parksCount).
+	memParks   *MemoryParkStore[K, E]
 	held       atomic.Int64
 	parked     atomic.Int64
 	parkedKeys atomic.Int64
@@ -66,16 +70,14 @@ type Engine[K comparable, E any] struct {
 	closing               atomic.Bool
 	aborted               atomic.Bool
 
-	space notifier // signalled when pending events finish (Block, Timeout)
+	room  notifier // signalled when room is released (Block, Timeout)
 	quiet notifier // signalled when a shard stops being busy (Flush, Close)
 
 	workers sync.WaitGroup
 	timers  sync.WaitGroup // armed timers and running timer callbacks
 	exited  atomic.Int64   // workers that returned
 	wmu     sync.Mutex
-	ws      []*worker[K, E] // every worker started, for Stats and pendingNow
-	// flushSeqs is readPending's scratch space, guarded by wmu.
-	flushSeqs []uint64
+	ws      []*worker[K, E] // every worker started, for Stats
 
 	errClosed   error
 	errKeyFull  error
@@ -84,24 +86,25 @@ type Engine[K comparable, E any] struct {
 
 // shard is one stripe of the engine's keys. Keys are spread over shards by a
 // seeded hash only to spread lock contention: a shard never serialises the
-// handling of its keys, which run on their own lanes.
+// handling of its keys, which run on their own lanes or inline.
 //
-// An event whose key has a lane goes straight to it. An event whose key has
-// none goes to the shard's inbox, which a worker later dispatches into lanes
-// in one go. So the submitting goroutine never builds lanes for keys that are
-// not already busy, and lanes are created (and removed) by the workers, in
-// batches. For each key, either it has a lane and none of its events are in
-// the inbox, or it has no lane: dispatch moves the whole inbox at once.
+// The shard owns the per-key backlog count of its keys, under its lock: a
+// key with a lane counts what its lane holds (lane.count); a key without
+// one counts its events in the inbox and in the unfinished part of the
+// inline batch (unlanedCount). Nothing else keeps a per-key count. For each
+// key, either it has a lane and none of its events are in the inbox or the
+// batch, or it has no lane: whoever makes a lane moves the key's events
+// into it.
 type shard[K comparable, E any] struct {
 	mu      sync.Mutex
 	lanes   map[K]*lane[K, E]
 	inbox   []entry[K, E]
 	reserve []entry[K, E] // the other inbox buffer (see dispatchInline)
-	queued  bool          // the inbox is in the run queue (or being dispatched)
+	queued  bool          // the inbox is in the run queue (or being run)
 	// cur is the inbox being run inline by a worker, nil when none is.
 	cur *inlineBatch[K, E]
-	// busy counts the shard's lanes that are queued, running or waiting to
-	// retry, plus one while the inbox is queued. Flush waits for zero.
+	// busy counts the shard's lanes that are queued, running or waiting for
+	// their timer, plus one while the inbox is queued. Flush waits for zero.
 	busy   int
 	closed bool
 	free   *lane[K, E]
@@ -113,6 +116,7 @@ type shard[K comparable, E any] struct {
 	rejected  uint64
 	conflated uint64
 	dropped   uint64
+	withdrawn uint64
 	_         [64]byte // keep shards on separate cache lines
 }
 
@@ -150,6 +154,10 @@ func NewBatch[K comparable, E any](h BatchHandler[K, E], cfg Config[K, E]) (*Eng
 
 const maxFreeLanes = 256 // recycled lanes kept per shard
 
+// engineKey is the context key under which handler contexts carry their
+// engine.
+type engineKey struct{}
+
 func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg Config[K, E]) (*Engine[K, E], error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -168,6 +176,10 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 		shards: make([]shard[K, E], n),
 		mask:   uint64(n - 1),
 	}
+	if e.cfg.Parks == nil {
+		e.memParks = NewMemoryParkStore[K, E]()
+		e.cfg.Parks = e.memParks
+	}
 	name := cfg.Name
 	if name == "" {
 		name = "engine"
@@ -182,7 +194,9 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 		sh.segs.shared = segs
 		sh.spare = lanes
 	}
-	e.base, e.stop = context.WithCancel(context.Background())
+	base, stop := context.WithCancel(context.Background())
+	e.base, e.stop = context.WithValue(base, engineKey{}, any(e)), stop
+	e.clock.manual = cfg.clock
 	e.clock.onTick = e.watch
 	e.clock.start()
 	e.rq.init(cfg.MaxActive, e.startWorker, &e.clock)
@@ -207,240 +221,62 @@ func (e *Engine[K, E]) shardFor(key K) *shard[K, E] {
 // started.
 func (e *Engine[K, E]) now() int64 { return e.clock.precise() }
 
-// Submit hands an event of key to its lane. It returns once the event is
-// accepted (the engine then owns it until its outcome) or refused: an error
-// wrapping ErrClosed after Close began, ErrBacklogFull under the reject and
-// timeout policies, or ctx's error while the block or timeout policies wait.
-// Events submitted by one goroutine (or ordered by happens-before) for one
-// key are handled in that order.
-func (e *Engine[K, E]) Submit(ctx context.Context, key K, event E) error {
-	return e.SubmitTagged(ctx, key, event, 0)
+// parksCount reports whether parked events count against the backlog
+// limits: they do when the engine keeps them in memory (Config.Parks nil),
+// and do not in a store outside the process, where they hold no memory.
+func (e *Engine[K, E]) parksCount() bool { return e.memParks != nil }
+
+// ParksInMemory reports whether the engine keeps parked events in its own
+// memory (Config.Parks was nil). Then they count against the backlog
+// limits, and are lost with the process: a transport must not treat a
+// parked record as finished.
+func (e *Engine[K, E]) ParksInMemory() bool { return e.parksCount() }
+
+// fromOwnHandler reports whether ctx is (or derives from) the context the
+// engine gave one of its handlers.
+func (e *Engine[K, E]) fromOwnHandler(ctx context.Context) bool {
+	return ctx.Value(engineKey{}) == any(e)
 }
 
-// SubmitTagged is Submit with a tag that Config.OnOutcome receives with the
-// event's outcome. Transports tag each event with where it came from (a
-// partition and offset) to learn when it is finished.
-func (e *Engine[K, E]) SubmitTagged(ctx context.Context, key K, event E, tag uint64) error {
-	sh := e.shardFor(key)
-	sh.mu.Lock()
-	err, full := e.enqueue(sh, key, event, tag)
-	if !full {
-		return err
-	}
-	return e.submitSlow(ctx, sh, key, event, tag)
-}
-
-// submitSlow waits for backlog room under the Block and Timeout policies.
-func (e *Engine[K, E]) submitSlow(ctx context.Context, sh *shard[K, E], key K, event E, tag uint64) error {
-	var deadline <-chan time.Time
-	if e.cfg.Backlog.WhenFull == Timeout {
-		t := time.NewTimer(e.cfg.Backlog.Wait)
-		defer t.Stop()
-		deadline = t.C
-	}
-	for {
-		// Register as a waiter before looking again, so that room made
-		// between the look and the wait still wakes us (see notifier).
-		wake := e.space.register()
-		sh.mu.Lock()
-		err, full := e.enqueue(sh, key, event, tag)
-		if !full {
-			e.space.unregister()
-			return err
-		}
-		select {
-		case <-wake:
-			e.space.unregister()
-		case <-ctx.Done():
-			e.space.unregister()
-			e.countRejected(sh)
-			return fmt.Errorf("%w while waiting for backlog room: %w", ErrBacklogFull, ctx.Err())
-		case <-deadline:
-			e.space.unregister()
-			e.countRejected(sh)
-			err := e.fullErrFor(key)
-			e.logRejected(key, err == e.errKeyFull)
-			return fmt.Errorf("%w after waiting %v", err, e.cfg.Backlog.Wait)
-		}
-	}
-}
-
-func (e *Engine[K, E]) countRejected(sh *shard[K, E]) {
-	sh.mu.Lock()
-	sh.rejected++
-	sh.mu.Unlock()
-}
-
-func (e *Engine[K, E]) fullErrFor(key K) error {
-	sh := e.shardFor(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if sh.keyPending(key) >= e.cfg.Backlog.PerKey {
-		return e.errKeyFull
-	}
-	return e.errTotalAll
-}
-
-// keyPending returns key's pending events; sh.mu is held.
-func (sh *shard[K, E]) keyPending(key K) int {
-	if l := sh.lanes[key]; l != nil {
-		return l.pending()
-	}
-	n := 0
-	for i := range sh.inbox {
-		if sh.inbox[i].key == key {
-			n++
-		}
-	}
-	if b := sh.cur; b != nil {
-		for i := max(b.pos.Load(), 0); i < int64(len(b.entries)); i++ {
-			if en := &b.entries[i]; !en.moved && en.key == key {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// unlanedEntries returns the events waiting in sh's inline batch (from the
-// one running) and inbox, in order; sh.mu is held.
-func (sh *shard[K, E]) unlanedEntries() []entry[K, E] {
-	var out []entry[K, E]
-	if b := sh.cur; b != nil {
-		for i := max(b.pos.Load(), 0); i < int64(len(b.entries)); i++ {
-			if en := b.entries[i]; !en.moved {
-				out = append(out, en)
-			}
-		}
-	}
-	return append(out, sh.inbox...)
-}
-
-// unlaned is the number of events waiting in sh's inbox or inline batch;
-// sh.mu is held.
-func (sh *shard[K, E]) unlaned() int {
-	n := len(sh.inbox)
-	if sh.cur != nil {
-		n += len(sh.cur.entries)
-	}
-	return n
-}
-
-// enqueue does Submit's work under sh.mu and unlocks it. It reports full
-// when the caller must wait for room (Block and Timeout policies).
-func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err error, full bool) {
-	if sh.closed {
-		sh.rejected++
-		sh.mu.Unlock()
-		return e.errClosed, false
-	}
-	var l *lane[K, E]
-	if len(sh.lanes) > 0 { // most shards have no lane most of the time
-		l = sh.lanes[key]
-	}
-	if l != nil && e.cfg.Conflate && l.conflatable() {
-		// The newest pending event replaces the older one; it keeps the
-		// older one's acceptance time, so a key that never gets to run
-		// still shows its age.
-		old := l.q.back()
-		e.report(key, old.tag, Conflated)
-		old.ev, old.tag = event, tag
-		sh.accepted++
-		sh.conflated++
-		sh.mu.Unlock()
-		return nil, false
-	}
-	if e.full(sh, l, key) {
-		return e.whenFull(sh, l, key, event, tag)
-	}
-	it := item[E]{ev: event, at: e.clock.coarse(), tag: tag}
-	sh.accepted++
-	e.pending.Add(1)
-	if l != nil {
-		l.q.pushBack(it)
-		push := e.schedule(l)
-		sh.mu.Unlock()
-		if push {
-			e.rq.push(task[K, E]{l: l})
-		}
-		return nil, false
-	}
-	sh.inbox = append(sh.inbox, entry[K, E]{key: key, it: it})
-	push := !sh.queued
-	if push {
-		sh.queued = true
-		sh.busy++
-	}
-	sh.mu.Unlock()
-	if push {
-		e.rq.push(task[K, E]{s: sh})
-	}
-	return nil, false
-}
-
-// full reports whether key's or the engine's backlog is at its limit; sh.mu
-// is held. The inbox is only counted when it could matter.
-func (e *Engine[K, E]) full(sh *shard[K, E], l *lane[K, E], key K) bool {
-	perKey := e.cfg.Backlog.PerKey
-	switch {
-	case l != nil && l.pending() >= perKey:
-		return true
-	case l == nil && sh.unlaned() >= perKey && sh.keyPending(key) >= perKey:
-		return true
-	}
+// reserve takes room for n events in the total backlog, if there is room.
+func (e *Engine[K, E]) reserve(n int64) bool {
 	total := int64(e.cfg.Backlog.Total)
-	return e.pending.Load() >= total && e.pendingNow() >= total
-}
-
-// whenFull applies the backlog policy to an event that found no room; sh.mu
-// is held and whenFull unlocks it.
-func (e *Engine[K, E]) whenFull(sh *shard[K, E], l *lane[K, E], key K, event E, tag uint64) (err error, full bool) {
-	switch e.cfg.Backlog.WhenFull {
-	case Block, Timeout:
-		sh.mu.Unlock()
-		return nil, true
-	case DropNewest:
-		sh.accepted++
-		sh.dropped++
-		e.report(key, tag, Dropped)
-	case DropOldest:
-		sh.accepted++
-		sh.dropped++
-		it := item[E]{ev: event, at: e.clock.coarse(), tag: tag}
-		switch {
-		case l != nil && l.q.len() > 0:
-			e.report(key, l.q.popFront().tag, Dropped)
-			l.q.pushBack(it)
-		case l == nil && e.dropOldestInInbox(sh, key, it):
-		default:
-			e.report(key, tag, Dropped) // nothing of this key to give up: drop the new one
+	for {
+		cur := e.load.Load()
+		if cur+n > total {
+			return false
 		}
-	default:
-		sh.rejected++
-		keyFull := (l != nil && l.pending() >= e.cfg.Backlog.PerKey) || (l == nil && sh.keyPending(key) >= e.cfg.Backlog.PerKey)
-		sh.mu.Unlock()
-		e.logRejected(key, keyFull)
-		if keyFull {
-			return e.errKeyFull, false
-		}
-		return e.errTotalAll, false
-	}
-	sh.mu.Unlock()
-	return nil, false
-}
-
-// dropOldestInInbox drops key's oldest event from the inbox and appends it
-// instead; sh.mu is held. It reports false when key has none there.
-func (e *Engine[K, E]) dropOldestInInbox(sh *shard[K, E], key K, it item[E]) bool {
-	for i := range sh.inbox {
-		if sh.inbox[i].key == key {
-			e.report(key, sh.inbox[i].it.tag, Dropped)
-			sh.inbox = append(sh.inbox[:i], sh.inbox[i+1:]...)
-			sh.inbox = append(sh.inbox, entry[K, E]{key: key, it: it})
+		if e.load.CompareAndSwap(cur, cur+n) {
 			return true
 		}
 	}
-	return false
+}
+
+// reserveUpTo takes room for as many of n events as there is room for and
+// returns how many.
+func (e *Engine[K, E]) reserveUpTo(n int64) int64 {
+	total := int64(e.cfg.Backlog.Total)
+	for {
+		cur := e.load.Load()
+		k := min(n, total-cur)
+		if k <= 0 {
+			return 0
+		}
+		if e.load.CompareAndSwap(cur, cur+k) {
+			return k
+		}
+	}
+}
+
+// release gives back the room of n events that left the backlog (reached
+// an outcome, or left the memory park), and wakes whoever waits for room.
+// The per-key room of those events must be released already: a woken
+// submitter looks at both.
+func (e *Engine[K, E]) release(n int64) {
+	if n != 0 {
+		e.load.Add(-n)
+	}
+	e.room.broadcastIfWaiting()
 }
 
 // newLane returns a recycled or new lane for key; sh.mu is held.
@@ -458,6 +294,7 @@ func (sh *shard[K, E]) newLane(key K) *lane[K, E] {
 	l.shard = sh
 	l.q.pool = &sh.segs
 	l.key = key
+	sh.lanes[key] = l
 	return l
 }
 
@@ -470,6 +307,7 @@ func (sh *shard[K, E]) removeLane(l *lane[K, E]) {
 	l.inline = false
 	l.held = nil
 	l.reason = ""
+	l.stored = 0
 	l.state = laneIdle
 	if sh.nfree < maxFreeLanes {
 		l.next = sh.free
@@ -509,14 +347,14 @@ func (e *Engine[K, E]) report(key K, tag uint64, o Outcome) {
 
 // logRejected tells the operator about a submission refused for a full
 // backlog, at most once a second, with how many were refused meanwhile.
-func (e *Engine[K, E]) logRejected(key K, keyFull bool) {
+func (e *Engine[K, E]) logRejected(key K, why fullness) {
 	if ok, n := e.rejectLog.allow(e.now()); ok {
-		limit, which := e.cfg.Backlog.Total, "total"
-		if keyFull {
-			limit, which = e.cfg.Backlog.PerKey, "per-key"
+		limit, which := e.cfg.Backlog.PerKey, "per-key"
+		if why == totalFull || why == parksFull {
+			limit, which = e.cfg.Backlog.Total, "total"
 		}
 		e.cfg.Logger.Warn("ordergen: backlog full, events refused", "engine", e.cfg.Name, "key", key,
-			"limit", which, "size", limit, "refused", n)
+			"limit", which, "size", limit, "held_by_parks", operatorOnly(why), "refused", n)
 	}
 }
 

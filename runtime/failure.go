@@ -44,7 +44,6 @@ func (w *worker[K, E]) deadLetter(l *lane[K, E], it *item[E], err error) error {
 		return fmt.Errorf("%w (dead-letter sink failed: %v)", err, sinkErr)
 	}
 	w.c.deadLettered.Add(1)
-	e.report(l.key, it.tag, DeadLettered)
 	return nil
 }
 
@@ -61,22 +60,24 @@ func parkReason[E any](it *item[E], err error) string {
 	}
 }
 
-// armRetry starts l's backoff timer; l is waiting and its shard locked.
-func (w *worker[K, E]) armRetry(l *lane[K, E], d time.Duration) {
+// armTimer makes l wait for its timer (a retry's backoff, or room for a
+// replay page) without holding a worker; l's shard is locked.
+func (w *worker[K, E]) armTimer(l *lane[K, E], d time.Duration) {
 	e := w.e
+	l.state = laneWaiting
 	if e.aborted.Load() {
 		return // Close gave up; the lane stays as it is
 	}
 	e.timers.Add(1)
-	if l.retryTimer == nil {
-		l.retryTimer = time.AfterFunc(d, func() { e.retryDue(l) })
+	if l.timer == nil {
+		l.timer = e.clock.afterFunc(d, func() { e.timerDue(l) })
 		return
 	}
-	l.retryTimer.Reset(d)
+	l.timer.Reset(d)
 }
 
-// retryDue runs when l's backoff ends: the lane goes back to the run queue.
-func (e *Engine[K, E]) retryDue(l *lane[K, E]) {
+// timerDue runs when l's timer fires: the lane is ready again.
+func (e *Engine[K, E]) timerDue(l *lane[K, E]) {
 	defer e.timers.Done()
 	sh := l.shard
 	sh.mu.Lock()
@@ -103,20 +104,20 @@ func (w *worker[K, E]) armHoldTimer(l *lane[K, E]) {
 	l.holdArmed = true
 	e.timers.Add(1)
 	if l.holdTimer == nil {
-		l.holdTimer = time.AfterFunc(d, func() { e.holdDue(l) })
+		l.holdTimer = e.clock.afterFunc(d, func() { e.holdDue(l) })
 		return
 	}
 	l.holdTimer.Reset(d)
 }
 
 // stopHoldTimer disarms l's hold timer; l's shard is locked.
-func (w *worker[K, E]) stopHoldTimer(l *lane[K, E]) {
+func (e *Engine[K, E]) stopHoldTimer(l *lane[K, E]) {
 	if !l.holdArmed {
 		return
 	}
 	l.holdArmed = false
 	if l.holdTimer.Stop() {
-		w.e.timers.Done()
+		e.timers.Done()
 	}
 	// Otherwise the callback runs, finds the timer disarmed, and does nothing.
 }

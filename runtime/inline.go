@@ -10,20 +10,32 @@ import (
 // order, without making a lane, which is what keeps the engine near the
 // cost of an unordered worker pool. It stays correct because a key without
 // a lane has its events nowhere but in the inbox, and one worker at a time
-// dispatches a shard's inbox.
+// runs a shard's inbox.
+//
+// The position protocol. The batch's pos is the index of the event the
+// worker runs (or last ran): -1 before the first, posDone after the last
+// (or when the worker gives the rest back), posStolen after a steal. The
+// worker claims event j with a compare-and-swap of pos from j-1 to j, so
+// event j-1 leaves its key's count (unlanedCount reads the batch from pos)
+// exactly when j is claimed; the worker reports j-1's outcome only after
+// that, and releases the total room of the events it finished at least
+// every releaseEvery events, or at once when someone waits for room.
 //
 // A key gets a lane when its event cannot finish inline (it fails, is held,
 // or is parked): the worker makes the lane, moves the key's later events of
-// the batch into it, and goes on with the batch. A slow handler cannot hold
-// the rest of the batch up: the watchdog (run on each clock tick) sees a
-// batch that made no progress since the last tick, or a long batch while
-// workers sleep, and steals the remainder: it moves it into lanes that any
-// worker runs, gives the running event's key a lane owned by the stuck
-// worker, and hands the shard's dispatching to another worker.
+// the batch and the inbox into it, and goes on with the batch. A slow
+// handler cannot hold the rest of the batch up: the watchdog (run on each
+// clock tick) sees a batch that made no progress since the last tick, or a
+// long batch while workers sleep, and steals the remainder: under the
+// shard's lock it swaps pos to posStolen, moves the remainder into lanes
+// that any worker runs, gives the running event's key a lane owned by the
+// stuck worker, and ends the worker's dispatching. Withdraw steals the same
+// way. So an event is run inline or moved to a lane, never both.
 //
-// The worker claims each event with a compare-and-swap on the batch's
-// position; the watchdog steals with a compare-and-swap to posStolen. So an
-// event is run inline or moved to a lane, never both.
+// A batch's turn is bounded like a lane's: after laneBudget events, when
+// tasks wait or events arrived in the inbox meanwhile, the worker gives the
+// rest back to the front of the inbox and the shard goes to the back of the
+// run queue, after its hot keys got lanes of their own.
 
 // posStolen and posDone are the batch positions after a steal and after the
 // last event.
@@ -36,6 +48,10 @@ const (
 // makes progress, when workers sleep.
 const longBatch = 64
 
+// releaseEvery is how many finished inline events a worker releases at once
+// when nobody waits for room.
+const releaseEvery = 64
+
 // inlineBatch is an inbox taken by a worker to run inline.
 type inlineBatch[K comparable, E any] struct {
 	entries []entry[K, E]
@@ -44,6 +60,9 @@ type inlineBatch[K comparable, E any] struct {
 	pos atomic.Int64
 	// seen is pos at the watchdog's last look (under the shard's lock).
 	seen int64
+	// arrived is set when events join the inbox during the batch: after a
+	// budget, the batch then makes way for them (see yieldBatch).
+	arrived atomic.Bool
 }
 
 // giveBack returns the batch's buffer to sh as its spare; sh.mu is held.
@@ -55,9 +74,26 @@ func (b *inlineBatch[K, E]) giveBack(sh *shard[K, E]) {
 	b.entries = nil
 }
 
+// outcomeNote is an inline event's outcome, reported once the event has
+// left its key's count.
+type outcomeNote[K comparable] struct {
+	key K
+	tag uint64
+	out Outcome
+}
+
+// reportNote reports n's outcome, if it holds one, and empties it.
+func (e *Engine[K, E]) reportNote(n *outcomeNote[K]) {
+	if n.out != 0 {
+		e.report(n.key, n.tag, n.out)
+		n.out = 0
+	}
+}
+
 // dispatchInline runs the events of sh's inbox inline (see the top of this
-// file). It returns when the batch is done or stolen.
-func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) {
+// file). It returns when the batch is done, given back or stolen; a lane it
+// returns is running and this worker's to go on with.
+func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	e := w.e
 	b := &w.ib
 	sh.mu.Lock()
@@ -66,24 +102,23 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) {
 	b.entries, sh.inbox, sh.reserve = sh.inbox, sh.reserve[:0], nil
 	b.pos.Store(-1)
 	b.seen = -2
+	b.arrived.Store(false)
 	sh.cur = b
-	// No event of the batch has a lane: a key with a lane gets its events
-	// in the lane, and whoever makes a lane (laneForFailure, steal) moves
-	// the key's events out of the inbox into it.
 	sh.mu.Unlock()
 
-	// done counts the events finished and not yet reported to finish. They
-	// are reported only once they have left every per-key count (keyPending
-	// reads the batch from pos, and the whole batch while sh.cur is set), so
-	// that a submitter that finish wakes finds the room it waits for.
-	done := int64(0)
+	var last outcomeNote[K] // the outcome of the event at pos
+	done := int64(0)        // finished events whose total room is not released
 	for j := range b.entries {
-		if !b.pos.CompareAndSwap(int64(j-1), int64(j)) {
-			w.stolenAfter(sh, b, j-1, done)
-			return
+		if j >= laneBudget && (e.rq.crowded() || b.arrived.Load()) {
+			return w.yieldBatch(sh, b, j, done, &last)
 		}
-		if done >= 64 { // every event before j has left the count
-			w.finish(done)
+		if !b.pos.CompareAndSwap(int64(j-1), int64(j)) {
+			return w.stolenAfter(sh, b, j-1, done, &last)
+		}
+		// Event j-1 has left its key's count: its outcome can be told.
+		e.reportNote(&last)
+		if done >= releaseEvery || (done > 0 && e.room.waiting()) {
+			e.release(done)
 			done = 0
 		}
 		en := &b.entries[j]
@@ -91,13 +126,13 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) {
 			continue
 		}
 		if e.aborted.Load() {
-			w.finish(done) // Close gave up: the rest stays pending
-			return
+			e.release(done) // Close gave up: the rest stays pending
+			return nil
 		}
 		err := w.attempt(en.key, &en.it)
 		if err == nil {
 			w.c.handled.Add(1)
-			e.report(en.key, en.it.tag, Handled)
+			last = outcomeNote[K]{en.key, en.it.tag, Handled}
 			done++
 			continue
 		}
@@ -106,30 +141,29 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) {
 			if e.metrics != nil {
 				w.skips.add(reason)
 			}
-			e.report(en.key, en.it.tag, Skipped)
+			last = outcomeNote[K]{en.key, en.it.tag, Skipped}
 			done++
 			continue
 		}
 		if e.aborted.Load() {
-			w.finish(done)
-			return
+			e.release(done)
+			return nil
 		}
-		w.finish(done)
-		done = 0
-		if !w.laneForFailure(sh, b, j, err) {
-			return // stolen meanwhile: the lane goes on, the batch is not ours
+		if l, stolen := w.laneForFailure(sh, b, j, err); stolen {
+			e.release(done)
+			return l // the batch is not ours any more; l, if any, is
 		}
 	}
 	if !b.pos.CompareAndSwap(int64(len(b.entries)-1), posDone) {
-		w.stolenAfter(sh, b, len(b.entries)-1, done)
-		return
+		return w.stolenAfter(sh, b, len(b.entries)-1, done, &last)
 	}
 	sh.mu.Lock()
 	sh.cur = nil
 	b.giveBack(sh)
-	// The batch has left the count; and finish comes before idle, so that
-	// Stats after Flush finds these events finished.
-	w.finish(done)
+	// Release before idle, so that Stats after Flush finds these events
+	// finished; report after release.
+	e.release(done)
+	e.reportNote(&last)
 	push := len(sh.inbox) > 0
 	if !push {
 		sh.queued = false
@@ -137,45 +171,145 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) {
 	}
 	sh.mu.Unlock()
 	if push {
-		// More arrived meanwhile: back of the queue, so other shards get
-		// their turn (the shard stays queued and busy).
+		// More arrived during a turn shorter than a budget: the shard is
+		// ready again (it stays queued and busy).
 		e.rq.push(task[K, E]{s: sh})
 	}
+	return nil
+}
+
+// yieldBatch ends a batch's turn before its event j, when the worker used
+// its budget while tasks wait: the events from j go back to the front of
+// the inbox, ahead of those that arrived meanwhile. A key with at least
+// promoteAt of those events gets a lane with them, so that it goes on in
+// its own turns and the keys it shared the inbox with do not queue behind
+// it; the shard then is ready again, and otherwise goes to the back of the
+// run queue.
+func (w *worker[K, E]) yieldBatch(sh *shard[K, E], b *inlineBatch[K, E], j int, done int64, last *outcomeNote[K]) *lane[K, E] {
+	e := w.e
+	sh.mu.Lock()
+	if !b.pos.CompareAndSwap(int64(j-1), posDone) {
+		sh.mu.Unlock()
+		return w.stolenAfter(sh, b, j-1, done, last)
+	}
+	buf := b.entries
+	k := 0
+	for m := j; m < len(buf); m++ {
+		if !buf[m].moved {
+			buf[k] = buf[m]
+			k++
+		}
+	}
+	clear(buf[k:])
+	merged := append(buf[:k], sh.inbox...)
+	clear(sh.inbox)
+	sh.reserve = sh.inbox[:0]
+	sh.inbox = merged
+	b.entries = nil
+	sh.cur = nil
+	hot := w.promoteHotKeys(sh)
+	e.release(done)
+	e.reportNote(last)
+	more := len(sh.inbox) > 0
+	if !more {
+		sh.queued = false
+		e.idle(sh)
+	}
+	sh.mu.Unlock()
+	for _, l := range hot {
+		e.rq.pushYielded(task[K, E]{l: l})
+	}
+	clear(hot)
+	switch {
+	case more && len(hot) > 0:
+		e.rq.push(task[K, E]{s: sh})
+	case more:
+		e.rq.pushYielded(task[K, E]{s: sh})
+	}
+	return nil
+}
+
+// promoteAt is how many events a key must have in a yielding batch's inbox
+// to get a lane of its own.
+const promoteAt = 32
+
+// promoteHotKeys gives a lane, queued, to each key that has promoteAt or
+// more events in sh's inbox, with those events in order, and returns the
+// lanes; sh.mu is held. It looks only at the keys found at a few points of
+// the inbox: a key with that many events is likely at one of them, and
+// counting every key would cost a map operation per event.
+func (w *worker[K, E]) promoteHotKeys(sh *shard[K, E]) []*lane[K, E] {
+	hot := w.hot[:0]
+	n := len(sh.inbox)
+	if n < promoteAt {
+		return hot
+	}
+	for _, at := range [...]int{0, n / 4, n / 2, 3 * n / 4} {
+		if at >= len(sh.inbox) {
+			break
+		}
+		key := sh.inbox[at].key
+		count := 0
+		for i := range sh.inbox {
+			if sh.inbox[i].key == key {
+				count++
+			}
+		}
+		if count < promoteAt {
+			continue
+		}
+		l := sh.newLane(key)
+		w.e.schedule(l)
+		hot = append(hot, l)
+		kept := sh.inbox[:0]
+		for _, en := range sh.inbox {
+			if en.key == key {
+				l.q.pushBack(en.it)
+			} else {
+				kept = append(kept, en)
+			}
+		}
+		clear(sh.inbox[len(kept):])
+		sh.inbox = kept
+	}
+	w.hot = hot
+	return hot
 }
 
 // laneForFailure gives the key of the batch's event j, which failed with
 // err (or was held), a lane: the event and the key's later events of the
-// batch move into it, and the lane's machinery (retry, hold, park, dead
-// letter) takes over. It reports false when the batch was stolen meanwhile.
-func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j int, err error) bool {
+// batch and the inbox move into it, and the lane's machinery (retry, hold,
+// park, dead letter) takes over. It reports stolen when the batch was
+// stolen meanwhile; then the returned lane, if any, is running and this
+// worker's to go on with.
+func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j int, err error) (l *lane[K, E], stolen bool) {
 	e := w.e
 	en := &b.entries[j]
 	sh.mu.Lock()
 	if b.pos.Load() != int64(j) {
 		// The watchdog stole the batch while the handler ran and gave this
-		// key a lane that this worker owns: settle the event in it and run
-		// the rest of the lane.
+		// key a lane that this worker owns: settle the event in it and go
+		// on with the lane.
 		l := sh.lanes[en.key]
 		if l == nil { // steal always makes it; never leave the event without one
 			l = sh.newLane(en.key)
-			sh.lanes[en.key] = l
 			l.state = laneRunning
 			sh.busy++
 		}
 		l.inline = false
 		w.buf = append(w.buf[:0], en.it)
 		b.giveBack(sh)
-		if w.settleTaken(l, err) {
-			w.drive(l, 0)
-		} else {
-			sh.mu.Unlock()
+		running := w.settleTaken(l, err)
+		sh.mu.Unlock()
+		if running {
+			return l, true
 		}
-		return false
+		return nil, true
 	}
-	l := sh.newLane(en.key)
-	sh.lanes[en.key] = l
+	l = sh.newLane(en.key)
 	l.state = laneRunning
 	sh.busy++
+	en.moved = true // it is the lane's now: the batch no longer counts it
 	// The key's later events, in the batch and then in the inbox, join the
 	// lane now, so that none of them can run before this one.
 	for m := j + 1; m < len(b.entries); m++ {
@@ -197,13 +331,13 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 	w.buf = append(w.buf[:0], en.it)
 	// The lane runs elsewhere: this worker goes on with the batch.
 	if w.settleTaken(l, err) {
-		// A Replay or Discard may have come while the lock was released
-		// around the handler's verdict or the park store (see runnable).
+		// A request may have come while the lock was released around the
+		// handler's verdict or the park store (see runnable).
 		if l.runnable() {
 			l.state = laneQueued // still busy
 			sh.mu.Unlock()
 			e.rq.push(task[K, E]{l: l})
-			return true
+			return nil, false
 		}
 		l.state = laneIdle
 		e.idle(sh)
@@ -212,13 +346,13 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 		}
 	}
 	sh.mu.Unlock()
-	return true
+	return nil, false
 }
 
 // settleTaken applies err, the result of the one event in w.buf, to l as if
-// l's run had taken it; l is running and its shard locked, and the shard is
+// l's turn had taken it; l is running and its shard locked, and the shard is
 // locked again on return. It reports whether l is still running (the caller
-// decides what next); otherwise l waits for its retry timer or was given up.
+// decides what next); otherwise l waits for its timer or was given up.
 func (w *worker[K, E]) settleTaken(l *lane[K, E], err error) bool {
 	sh := l.shard
 	l.inflight, l.inflightAt = 1, w.buf[0].at
@@ -242,9 +376,11 @@ func (w *worker[K, E]) settleTaken(l *lane[K, E], err error) bool {
 
 // stolenAfter runs when the worker finds its batch stolen after it ran the
 // event at index p (or before the first, p == -1); done counts the events
-// it finished and has not reported to finish. If the watchdog gave that
-// event's key a lane owned by this worker, the worker runs it now.
-func (w *worker[K, E]) stolenAfter(sh *shard[K, E], b *inlineBatch[K, E], p int, done int64) {
+// it finished and has not released, last holds the outcome of event p. If
+// the watchdog gave that event's key a lane owned by this worker, the
+// worker goes on with it: stolenAfter returns it, running.
+func (w *worker[K, E]) stolenAfter(sh *shard[K, E], b *inlineBatch[K, E], p int, done int64, last *outcomeNote[K]) *lane[K, E] {
+	e := w.e
 	// Taking the lock also waits for the watchdog to finish with the
 	// batch's entries before this worker reuses them.
 	sh.mu.Lock()
@@ -258,12 +394,13 @@ func (w *worker[K, E]) stolenAfter(sh *shard[K, E], b *inlineBatch[K, E], p int,
 		l.inline = false
 		l.inflight = 0 // event p is finished: it leaves its lane's count
 	}
-	w.finish(done) // the steal moved the rest of the batch to lanes
-	if !own {
-		sh.mu.Unlock()
-		return
+	e.release(done) // the steal moved the rest of the batch to lanes
+	e.reportNote(last)
+	sh.mu.Unlock()
+	if own {
+		return l
 	}
-	w.drive(l, 0)
+	return nil
 }
 
 // steal moves the remainder of sh's inline batch, and the inbox, into lanes
@@ -278,11 +415,11 @@ func (e *Engine[K, E]) steal(sh *shard[K, E], b *inlineBatch[K, E], ready []*lan
 	sh.cur = nil
 	if p >= 0 {
 		// The event the worker runs now: its key gets a lane the worker
-		// owns, so that the key's later events wait behind it.
+		// owns, so that the key's later events wait behind it. Only its
+		// key, position and time are read: the worker writes its attempts.
 		en := &b.entries[p]
 		if !en.moved && sh.lanes[en.key] == nil {
 			l := sh.newLane(en.key)
-			sh.lanes[en.key] = l
 			l.state = laneRunning
 			l.inline = true
 			l.inflight, l.inflightAt = 1, en.it.at
@@ -295,7 +432,6 @@ func (e *Engine[K, E]) steal(sh *shard[K, E], b *inlineBatch[K, E], ready []*lan
 		l := sh.lanes[en.key]
 		if l == nil {
 			l = sh.newLane(en.key)
-			sh.lanes[en.key] = l
 		}
 		l.q.pushBack(en.it)
 		if e.schedule(l) {
@@ -318,14 +454,15 @@ func (e *Engine[K, E]) steal(sh *shard[K, E], b *inlineBatch[K, E], ready []*lan
 	return ready
 }
 
-// watchBatches runs on each clock tick: it steals the remainder of every
-// inline batch that made no progress since the last tick, or that is long
-// while workers sleep.
-func (e *Engine[K, E]) watchBatches() {
+// watch runs on each clock tick: it steals the remainder of every inline
+// batch that made no progress since the last tick, or that is long while
+// workers sleep. The lanes it makes go to the run queue, which wakes a
+// sleeping worker or starts one while fewer than MaxActive run.
+func (e *Engine[K, E]) watch() {
 	if !e.inline {
 		return
 	}
-	sleepers := e.rq.sleepers() > 0
+	sleepers := e.rq.sleepers()
 	var ready []*lane[K, E]
 	for i := range e.shards {
 		sh := &e.shards[i]

@@ -1,22 +1,25 @@
 package runtime
 
-import "time"
+import (
+	"sync/atomic"
+)
 
 // laneState says where a lane is in its life. Every field of a lane is
-// guarded by its shard's mutex, except what the worker that runs it keeps
-// in its own buffers.
+// guarded by its shard's mutex, except interrupt and what the worker that
+// runs it keeps in its own buffers.
 type laneState uint8
 
 const (
 	// laneIdle: in its shard's map but not scheduled. Only a lane with held
-	// events, a park or an operator request waits like this; any other lane
-	// that runs out of work is removed at once.
+	// events or a park waits like this; any other lane that runs out of work
+	// is removed at once.
 	laneIdle laneState = iota
 	// laneQueued: in the run queue, waiting for a worker.
 	laneQueued
 	// laneRunning: a worker owns it.
 	laneRunning
-	// laneWaiting: waiting for its retry timer; no worker is held.
+	// laneWaiting: waiting for its timer (a retry's backoff, or room to load
+	// a replay page); no worker is held.
 	laneWaiting
 )
 
@@ -33,8 +36,11 @@ type item[E any] struct {
 	seq uint64
 	// attempts made so far.
 	attempts int32
-	// replayed marks an event put back by Replay.
+	// replayed marks an event loaded from the park by Replay.
 	replayed bool
+	// out is the outcome the worker gave it, reported once its room is
+	// released (see settle).
+	out Outcome
 }
 
 // heldItem is an event set aside by Hold until its key's gap fills.
@@ -54,7 +60,7 @@ type lane[K comparable, E any] struct {
 	// q holds the events not yet taken by a worker.
 	q queue[E]
 	// inflight is the number of events the running worker took from q and
-	// has not finished; inflightAt is the acceptance time of the oldest.
+	// has not settled; inflightAt is the acceptance time of the oldest.
 	inflight   int
 	inflightAt int64
 	// held are the events set aside by Hold, in arrival order.
@@ -62,29 +68,47 @@ type lane[K comparable, E any] struct {
 	// holdCheck asks the worker to check the oldest held event's age.
 	holdCheck bool
 	holdArmed bool
-	holdTimer *time.Timer
+	holdTimer timer
 	// inline marks a lane the watchdog made for an event that a worker
 	// runs inline from a stolen batch: that worker owns the lane.
 	inline bool
 	// failErr is the failure of the event at the front of q when it is
 	// about to be parked, for its ParkedEvent.Err.
 	failErr error
-	// parked: the key's events go to the park store until Replay or Discard.
+	// parked: the key's events go to the park until Replay or Discard.
 	parked bool
 	reason string
-	// stored is the number of this key's events in the park store.
+	// stored is the number of this key's events in the park that are not
+	// loaded for a replay (for a durable store, as far as this engine
+	// knows: what it found at start and what it parked since).
 	stored int
 	// req is an operator request (replay, discard) for the worker to serve.
 	req *request
 	// replay tracks a replay in progress.
 	replay *replayState
-	// retryTimer wakes the lane after a backoff.
-	retryTimer *time.Timer
+	// withdraws are Withdraw requests for the worker to serve; interrupt
+	// tells the worker, between two events it took, to serve them first.
+	withdraws []*withdrawal
+	interrupt atomic.Bool
+	// timer wakes the lane after a backoff.
+	timer timer
 	// next links recycled lanes in their shard's free list.
 	next *lane[K, E]
 }
 
-// pending is the lane's backlog: queued, running and held events.
+// count is the lane's share of the per-key backlog: queued, running and
+// held events, and its park when the park counts (see Engine.parksCount)
+// or is being replayed (a replay loads a durable park into the lane, so
+// events that arrive meanwhile must leave it room).
+func (l *lane[K, E]) count(parksCount bool) int {
+	n := l.q.len() + l.inflight + len(l.held)
+	if parksCount || l.replay != nil {
+		n += l.stored
+	}
+	return n
+}
+
+// pending is the lane's events without an outcome: queued, running, held.
 func (l *lane[K, E]) pending() int { return l.q.len() + l.inflight + len(l.held) }
 
 // oldest returns the acceptance time of the lane's oldest pending event and
@@ -109,22 +133,24 @@ func (l *lane[K, E]) oldest() (int64, bool) {
 	return t, ok
 }
 
-// conflatable reports whether a new event may replace the newest pending
+// conflatable reports whether a new event may replace the newest queued
 // one: there is one, the key is not parked, and it is not a replayed event
-// (which must reach its own outcome to leave the park store).
+// (which must reach its own outcome to leave the park).
 func (l *lane[K, E]) conflatable() bool {
 	return l.q.len() > 0 && !l.parked && !l.q.back().replayed
 }
 
 // runnable reports whether a worker has something to do on the lane: queued
-// events, an operator request or a hold check. Whoever stops running a lane
-// must look, since requests and hold checks arrive on a running lane
-// without scheduling it. The shard is locked.
+// events, an operator request, a withdrawal, a hold check or a replay page
+// to load. Whoever stops running a lane must look, since requests and hold
+// checks arrive on a running lane without scheduling it. The shard is
+// locked.
 func (l *lane[K, E]) runnable() bool {
-	return l.q.len() > 0 || l.req != nil || l.holdCheck
+	return l.q.len() > 0 || l.req != nil || len(l.withdraws) > 0 || l.holdCheck || l.replay.wantsPage()
 }
 
 // removable reports whether the lane holds nothing and can leave the map.
 func (l *lane[K, E]) removable() bool {
-	return l.q.len() == 0 && l.inflight == 0 && len(l.held) == 0 && !l.parked && l.req == nil && l.replay == nil
+	return l.q.len() == 0 && l.inflight == 0 && len(l.held) == 0 && !l.parked && l.stored == 0 &&
+		l.req == nil && l.replay == nil && len(l.withdraws) == 0
 }

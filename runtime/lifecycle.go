@@ -30,6 +30,9 @@ func (n *notifier) register() <-chan struct{} {
 
 func (n *notifier) unregister() { n.waiters.Add(-1) }
 
+// waiting reports whether anybody waits.
+func (n *notifier) waiting() bool { return n.waiters.Load() > 0 }
+
 func (n *notifier) broadcastIfWaiting() {
 	if n.waiters.Load() > 0 {
 		n.broadcast()
@@ -128,7 +131,7 @@ func (e *Engine[K, E]) Close(ctx context.Context) error {
 		sh.closed = true
 		sh.mu.Unlock()
 	}
-	e.space.broadcast() // blocked submitters see the engine closed
+	e.room.broadcast() // blocked submitters see the engine closed
 	err := e.waitQuiet(ctx)
 	if err == nil {
 		e.parkHeld()
@@ -173,7 +176,7 @@ func (e *Engine[K, E]) abort(cause error) error {
 	e.stop()
 	e.rq.stop(true)
 	e.eachLane(func(l *lane[K, E]) {
-		if l.state == laneWaiting && l.retryTimer != nil && l.retryTimer.Stop() {
+		if l.state == laneWaiting && l.timer != nil && l.timer.Stop() {
 			e.timers.Done()
 		}
 		if l.holdArmed {
@@ -187,7 +190,7 @@ func (e *Engine[K, E]) abort(cause error) error {
 	e.timers.Wait()
 	e.clock.close()
 	e.stopMetrics()
-	ce := &CloseError{Pending: e.pendingNow(), Err: cause}
+	ce := &CloseError{Pending: e.pendingCount(), Err: cause}
 	sample := func(key K) {
 		ce.Keys++
 		if len(ce.Sample) < 10 {
@@ -200,9 +203,13 @@ func (e *Engine[K, E]) abort(cause error) error {
 			l.req = nil
 		}
 		if l.replay != nil {
-			l.replay.req.reply(l.replay.total-l.replay.remaining, e.errClosed)
+			l.replay.req.reply(l.replay.done, e.errClosed)
 			l.replay = nil
 		}
+		for _, wd := range l.withdraws {
+			wd.done <- 0
+		}
+		l.withdraws = nil
 		if l.pending() > 0 {
 			sample(l.key)
 		}
@@ -211,12 +218,12 @@ func (e *Engine[K, E]) abort(cause error) error {
 		sh := &e.shards[i]
 		sh.mu.Lock()
 		seen := make(map[K]bool)
-		for _, en := range sh.unlanedEntries() {
-			if !seen[en.key] {
-				seen[en.key] = true
-				sample(en.key)
+		sh.eachUnlaned(func(key K, _ int64) {
+			if !seen[key] {
+				seen[key] = true
+				sample(key)
 			}
-		}
+		})
 		sh.mu.Unlock()
 	}
 	return ce

@@ -20,9 +20,12 @@ const (
 	Dropped
 	// Conflated: a newer pending event of its key replaced it.
 	Conflated
+	// Withdrawn: Engine.Withdraw took it back before it started (a
+	// transport no longer owns its source).
+	Withdrawn
 )
 
-var outcomeNames = [...]string{Handled: "handled", Skipped: "skipped", Parked: "parked", DeadLettered: "dead-lettered", Dropped: "dropped", Conflated: "conflated"}
+var outcomeNames = [...]string{Handled: "handled", Skipped: "skipped", Parked: "parked", DeadLettered: "dead-lettered", Dropped: "dropped", Conflated: "conflated", Withdrawn: "withdrawn"}
 
 // String returns the outcome's name.
 func (o Outcome) String() string {

@@ -54,9 +54,11 @@ type ParkStore[K comparable, E any] interface {
 	Append(ctx context.Context, key K, reason string, events []ParkedEvent[E]) error
 	// Keys lists the parked keys, oldest park first.
 	Keys(ctx context.Context) ([]ParkedKey[K], error)
-	// Read returns key's parked events in order (none for a key that is not
-	// parked).
-	Read(ctx context.Context, key K) ([]ParkedEvent[E], error)
+	// Read returns, in order, up to limit of key's parked events whose Seq
+	// is above after (none for a key that is not parked). Read(ctx, key, 0,
+	// n) starts at the beginning; the next page starts after the last Seq
+	// returned. A limit below 1 means no limit. ReadPark reads a whole park.
+	Read(ctx context.Context, key K, after uint64, limit int) ([]ParkedEvent[E], error)
 	// Remove deletes the event seq from key's park; removing an event that
 	// is not there is not an error. When none remain the key is no longer
 	// parked.
@@ -129,14 +131,20 @@ func (s *MemoryParkStore[K, E]) Keys(context.Context) ([]ParkedKey[K], error) {
 }
 
 // Read implements ParkStore.
-func (s *MemoryParkStore[K, E]) Read(_ context.Context, key K) ([]ParkedEvent[E], error) {
+func (s *MemoryParkStore[K, E]) Read(_ context.Context, key K, after uint64, limit int) ([]ParkedEvent[E], error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.parks[key]
 	if p == nil {
 		return nil, nil
 	}
-	return slices.Clone(p.events), nil
+	// Seqs increase along the slice.
+	i, _ := slices.BinarySearchFunc(p.events, after+1, func(ev ParkedEvent[E], seq uint64) int { return cmp.Compare(ev.Seq, seq) })
+	events := p.events[i:]
+	if limit > 0 && len(events) > limit {
+		events = events[:limit]
+	}
+	return slices.Clone(events), nil
 }
 
 // Remove implements ParkStore.
@@ -147,12 +155,60 @@ func (s *MemoryParkStore[K, E]) Remove(_ context.Context, key K, seq uint64) err
 	if p == nil {
 		return nil
 	}
-	p.events = slices.DeleteFunc(p.events, func(ev ParkedEvent[E]) bool { return ev.Seq == seq })
+	if len(p.events) > 0 && p.events[0].Seq == seq { // a replay removes from the front
+		p.events[0] = ParkedEvent[E]{}
+		p.events = p.events[1:]
+	} else {
+		p.events = slices.DeleteFunc(p.events, func(ev ParkedEvent[E]) bool { return ev.Seq == seq })
+	}
 	if len(p.events) == 0 {
 		delete(s.parks, key)
 	}
 	return nil
 }
+
+// withdraw removes key's parked events whose tag match selects and returns
+// them, in order. The engine uses it on its own store (see Withdraw).
+func (s *MemoryParkStore[K, E]) withdraw(key K, match func(tag uint64) bool) []ParkedEvent[E] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parks[key]
+	if p == nil {
+		return nil
+	}
+	var gone []ParkedEvent[E]
+	p.events = slices.DeleteFunc(p.events, func(ev ParkedEvent[E]) bool {
+		if match(ev.Tag) {
+			gone = append(gone, ev)
+			return true
+		}
+		return false
+	})
+	if len(p.events) == 0 {
+		delete(s.parks, key)
+	}
+	return gone
+}
+
+// ReadPark returns the whole of key's park in store, in order, read a page
+// at a time.
+func ReadPark[K comparable, E any](ctx context.Context, store ParkStore[K, E], key K) ([]ParkedEvent[E], error) {
+	var all []ParkedEvent[E]
+	for after := uint64(0); ; {
+		page, err := store.Read(ctx, key, after, readParkPage)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if len(page) < readParkPage {
+			return all, nil
+		}
+		after = page[len(page)-1].Seq
+	}
+}
+
+// readParkPage is the page size of ReadPark.
+const readParkPage = 1000
 
 // Clear implements ParkStore.
 func (s *MemoryParkStore[K, E]) Clear(_ context.Context, key K) (int, error) {

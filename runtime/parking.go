@@ -20,12 +20,41 @@ type reply struct {
 
 func (r *request) reply(n int, err error) { r.done <- reply{n, err} } // buffered: never blocks
 
-// replayState tracks a replay: the replayed events left without an outcome.
-// Only the worker running the lane touches remaining.
+// replayPage is the most parked events a replay loads at once. A replay
+// from a store whose events do not count against the backlog (a durable
+// one) loads fewer when there is less room, and waits for room when there
+// is none.
+const replayPage = 256
+
+// roomPoll is how long a replay that found no room waits before it looks
+// again.
+const roomPoll = 5 * time.Millisecond
+
+// replayState tracks a replay: the park is loaded a page at a time, after
+// the Seq of the last event loaded, each page once the previous one has
+// reached its outcomes.
 type replayState struct {
-	remaining int
-	total     int
-	req       *request
+	req *request
+	// after is the Seq of the last event loaded.
+	after uint64
+	// loaded is the number of loaded events without an outcome.
+	loaded int
+	// done is the number of loaded events that reached their outcome.
+	done int
+	// more is false once the store had no more events.
+	more bool
+}
+
+// wantsPage reports whether a replay is in progress and waits for its next
+// page: nothing of it is left in the lane and the store may have more.
+func (r *replayState) wantsPage() bool { return r != nil && r.loaded == 0 && r.more }
+
+// finishedOne records that a loaded event reached its outcome.
+func (r *replayState) finishedOne() {
+	if r != nil {
+		r.loaded--
+		r.done++
+	}
 }
 
 // park sets every pending event of l aside in the park store, in order, and
@@ -48,7 +77,7 @@ func (w *worker[K, E]) park(l *lane[K, E], reason string) next {
 	e.held.Add(-int64(len(l.held)))
 	clear(l.held)
 	l.held = l.held[:0]
-	w.stopHoldTimer(l)
+	w.e.stopHoldTimer(l)
 	items = l.q.popInto(items, l.q.len())
 	if len(items) == 0 {
 		return keepRunning
@@ -80,24 +109,30 @@ func (w *worker[K, E]) park(l *lane[K, E], reason string) next {
 	sh.mu.Lock()
 	l.inflight = 0
 	if failedReplay != nil {
-		failedReplay.req.reply(failedReplay.total-failedReplay.remaining,
+		failedReplay.req.reply(failedReplay.done,
 			fmt.Errorf("%s: key %v: %w: %s", e.cfg.Name, l.key, ErrParkedAgain, reason))
 	}
 	if err != nil {
 		l.q.prependAll(items)
 		e.cfg.Logger.Error("ordergen: park store failed; the key's events stay pending and parking is retried",
 			"engine", e.cfg.Name, "key", l.key, "error", err)
-		l.state = laneWaiting
-		w.armRetry(l, e.cfg.Retry.Max)
+		w.armTimer(l, e.cfg.Retry.Max)
 		return waitForTimer
 	}
-	l.stored += len(events)
-	e.parked.Add(int64(len(items)))
-	e.parkedTotal.Add(uint64(len(items)))
+	n := int64(len(items))
+	l.stored += len(items)
+	e.parked.Add(n)
+	e.parkedTotal.Add(uint64(n))
+	if e.parksCount() {
+		// Still counted, now as parked: a submitter waiting for this key's
+		// room must look again, and will find that only an operator makes it.
+		e.release(0)
+	} else {
+		e.release(n) // in the store: no longer held against the backlog
+	}
 	for _, it := range items {
 		e.report(l.key, it.tag, Parked)
 	}
-	w.finish(int64(len(items)))
 	if newly {
 		e.cfg.Logger.Warn("ordergen: key parked", "engine", e.cfg.Name, "key", l.key,
 			"reason", reason, "events", len(items), "attempts", items[0].attempts)
@@ -113,41 +148,83 @@ func (w *worker[K, E]) holdParkReason(l *lane[K, E]) string {
 	return "held longer than " + w.e.cfg.MaxHold.String() + ": " + l.held[0].reason
 }
 
-// finished records the outcome of a replayed event: it leaves the store.
-// Only the worker running l calls it, without the lock.
-func (w *worker[K, E]) finished(l *lane[K, E], it *item[E]) {
-	if !it.replayed {
-		return
-	}
-	e := w.e
-	if err := e.cfg.Parks.Remove(e.base, l.key, it.seq); err != nil {
-		// The event was handled; left in the store, a later replay offers it
-		// again and the version guard skips it.
-		e.cfg.Logger.Error("ordergen: park store failed to remove a replayed event",
-			"engine", e.cfg.Name, "key", l.key, "error", err)
-	} else {
-		l.stored--
-	}
-	it.replayed, it.seq = false, 0
-	if l.replay != nil {
-		l.replay.remaining--
+// completeReplay answers Replay once every event of the park has been
+// loaded and reached its outcome; l's shard is locked.
+func (w *worker[K, E]) completeReplay(l *lane[K, E]) {
+	if r := l.replay; r != nil && r.loaded == 0 && !r.more {
+		l.replay = nil
+		w.e.cfg.Logger.Info("ordergen: key replayed", "engine", w.e.cfg.Name, "key", l.key, "events", r.done)
+		r.req.reply(r.done, nil)
 	}
 }
 
-// completeReplay answers Replay once every replayed event has an outcome;
-// l's shard is locked.
-func (w *worker[K, E]) completeReplay(l *lane[K, E]) {
-	if r := l.replay; r != nil && r.remaining == 0 {
-		l.replay = nil
-		w.e.cfg.Logger.Info("ordergen: key replayed", "engine", w.e.cfg.Name, "key", l.key, "events", r.total)
-		r.req.reply(r.total, nil)
+// loadPage loads the next page of l's park for its replay, in front of the
+// lane; l is running and its shard locked (unlocked around the store).
+func (w *worker[K, E]) loadPage(l *lane[K, E]) next {
+	e := w.e
+	sh := l.shard
+	r := l.replay
+	page := int64(replayPage)
+	if !e.parksCount() {
+		// A durable park's events take room in the total only from now on.
+		// (Its per-key room is kept: while it is replayed, its events
+		// count against the key's limit; see lane.count.)
+		page = e.reserveUpTo(min(page, int64(max(l.stored, 1))))
+		if page == 0 {
+			if l.stored > 0 {
+				w.armTimer(l, roomPoll)
+				return waitForTimer
+			}
+			// The engine believes the park empty and only looks for events
+			// it does not know of (another process's): one, room or not.
+			page = 1
+			e.load.Add(1)
+		}
 	}
+	after := r.after
+	sh.mu.Unlock()
+	events, err := e.cfg.Parks.Read(e.base, l.key, after, int(page))
+	sh.mu.Lock()
+	if err != nil {
+		if !e.parksCount() {
+			e.release(page)
+		}
+		// The replay stops; what it did not load stays parked.
+		l.replay = nil
+		l.parked = true
+		l.reason = "replay stopped: read park: " + err.Error()
+		e.parkedKeys.Add(1)
+		r.req.reply(r.done, fmt.Errorf("%s: replay key %v: read park: %w", e.cfg.Name, l.key, err))
+		return keepRunning
+	}
+	n := int64(len(events))
+	if n < page {
+		r.more = false
+		if !e.parksCount() {
+			e.release(page - n)
+		}
+	}
+	if n == 0 {
+		w.completeReplay(l)
+		return keepRunning
+	}
+	l.stored = max(0, l.stored-len(events))
+	e.parked.Add(-n)
+	// Replayed events go before anything that arrived meanwhile.
+	now := e.now()
+	for i := len(events) - 1; i >= 0; i-- {
+		ev := &events[i]
+		l.q.pushFront(item[E]{ev: ev.Event, at: now, tag: ev.Tag, seq: ev.Seq, replayed: true})
+	}
+	r.after = events[len(events)-1].Seq
+	r.loaded = len(events)
+	w.c.replayed.Add(uint64(n))
+	return keepRunning
 }
 
 // serve runs l's operator request; l is running and its shard locked.
 func (w *worker[K, E]) serve(l *lane[K, E]) next {
 	e := w.e
-	sh := l.shard
 	req := l.req
 	if !l.parked {
 		l.req = nil
@@ -160,67 +237,71 @@ func (w *worker[K, E]) serve(l *lane[K, E]) next {
 		return w.park(l, l.reason)
 	}
 	l.req = nil
-	key := l.key
 	if req.discard {
-		sh.mu.Unlock()
-		// Read first: each discarded event reports Dropped with its tag.
-		events, err := e.cfg.Parks.Read(e.base, key)
-		n := 0
-		if err == nil {
-			n, err = e.cfg.Parks.Clear(e.base, key)
-		}
-		sh.mu.Lock()
-		if err != nil {
-			req.reply(0, fmt.Errorf("%s: discard key %v: %w", e.cfg.Name, key, err))
-			return keepRunning
-		}
-		stored := uint64(l.stored)
-		e.parked.Add(-int64(l.stored))
-		e.parkedKeys.Add(-1)
-		w.c.dropped.Add(stored)
-		w.c.discarded.Add(stored)
-		l.stored, l.parked, l.reason = 0, false, ""
-		for _, ev := range events {
-			e.report(key, ev.Tag, Dropped)
-		}
-		e.cfg.Logger.Warn("ordergen: parked key discarded", "engine", e.cfg.Name, "key", key, "events", n)
-		req.reply(n, nil)
+		w.discard(l, req)
 		return keepRunning
 	}
-	sh.mu.Unlock()
-	events, err := e.cfg.Parks.Read(e.base, key)
-	sh.mu.Lock()
-	if err != nil {
-		req.reply(0, fmt.Errorf("%s: replay key %v: read park: %w", e.cfg.Name, key, err))
-		return keepRunning
-	}
-	e.parked.Add(-int64(l.stored))
+	l.parked, l.reason = false, ""
 	e.parkedKeys.Add(-1)
-	l.parked, l.reason, l.stored = false, "", len(events)
-	if len(events) == 0 {
-		req.reply(0, nil)
-		return keepRunning
-	}
-	// Replayed events go before anything that arrived while they were read.
-	now := e.now()
-	items := make([]item[E], len(events))
-	for i, ev := range events {
-		items[i] = item[E]{ev: ev.Event, at: now, tag: ev.Tag, seq: ev.Seq, replayed: true}
-	}
-	l.q.prependAll(items)
-	e.pending.Add(int64(len(items)))
-	w.c.replayed.Add(uint64(len(items)))
-	l.replay = &replayState{remaining: len(items), total: len(items), req: req}
+	l.replay = &replayState{req: req, more: true}
 	return keepRunning
 }
 
+// discard drops l's park for req; l is running and its shard locked
+// (unlocked around the store).
+func (w *worker[K, E]) discard(l *lane[K, E], req *request) {
+	e := w.e
+	sh := l.shard
+	key := l.key
+	sh.mu.Unlock()
+	// Read first: each discarded event reports Dropped with its tag.
+	var tags []uint64
+	var err error
+	for after := uint64(0); ; {
+		var page []ParkedEvent[E]
+		page, err = e.cfg.Parks.Read(e.base, key, after, replayPage)
+		if err != nil || len(page) == 0 {
+			break
+		}
+		for _, ev := range page {
+			tags = append(tags, ev.Tag)
+		}
+		after = page[len(page)-1].Seq
+	}
+	n := 0
+	if err == nil {
+		n, err = e.cfg.Parks.Clear(e.base, key)
+	}
+	sh.mu.Lock()
+	if err != nil {
+		req.reply(0, fmt.Errorf("%s: discard key %v: %w", e.cfg.Name, key, err))
+		return
+	}
+	stored := int64(l.stored)
+	e.parked.Add(-stored)
+	e.parkedKeys.Add(-1)
+	w.c.dropped.Add(uint64(stored))
+	w.c.discarded.Add(uint64(stored))
+	l.stored, l.parked, l.reason = 0, false, ""
+	if e.parksCount() {
+		e.release(stored)
+	}
+	for _, tag := range tags {
+		e.report(key, tag, Dropped)
+	}
+	e.cfg.Logger.Warn("ordergen: parked key discarded", "engine", e.cfg.Name, "key", key, "events", n)
+	req.reply(n, nil)
+}
+
 // Replay re-runs key's parked events in order, through the handler and the
-// Retry policy, and unparks the key when every one has an outcome. Events
-// submitted for the key meanwhile wait behind them. Replay returns nil when
-// the replay succeeded, an error wrapping ErrParkedAgain when an event failed
-// again (the key is parked again, from that event on), ErrNotParked,
-// ErrReplayInProgress or ErrClosed. If ctx ends first Replay returns ctx's
-// error; the replay goes on.
+// Retry policy, and unparks the key when every one has an outcome. It loads
+// the park a page at a time, each page once the previous one finished, and
+// from a store outside the process only as the backlog has room. Events
+// submitted for the key meanwhile wait behind the whole park. Replay returns
+// nil when the replay succeeded, an error wrapping ErrParkedAgain when an
+// event failed again (the key is parked again, from that event on),
+// ErrNotParked, ErrReplayInProgress or ErrClosed. If ctx ends first Replay
+// returns ctx's error; the replay goes on.
 func (e *Engine[K, E]) Replay(ctx context.Context, key K) error {
 	_, err := e.request(ctx, key, false)
 	return err
@@ -233,13 +314,16 @@ func (e *Engine[K, E]) Discard(ctx context.Context, key K) (int, error) {
 }
 
 func (e *Engine[K, E]) request(ctx context.Context, key K, discard bool) (int, error) {
-	if e.closing.Load() {
-		return 0, e.errClosed
-	}
 	sh := e.shardFor(key)
 	sh.mu.Lock()
 	l := sh.lanes[key]
 	switch {
+	case sh.closed:
+		// Checked under the shard's lock, which Close takes to close the
+		// shard before it waits for the lanes: a request either sees the
+		// engine closed or is scheduled before Close looks.
+		sh.mu.Unlock()
+		return 0, e.errClosed
 	case l != nil && (l.req != nil || l.replay != nil):
 		sh.mu.Unlock()
 		return 0, fmt.Errorf("%s: key %v: %w", e.cfg.Name, key, ErrReplayInProgress)
@@ -268,9 +352,10 @@ func (e *Engine[K, E]) ParkedKeys(ctx context.Context) ([]ParkedKey[K], error) {
 	return e.cfg.Parks.Keys(ctx)
 }
 
-// ParkedEvents returns key's parked events in order.
+// ParkedEvents returns key's parked events in order (the whole park, read a
+// page at a time).
 func (e *Engine[K, E]) ParkedEvents(ctx context.Context, key K) ([]ParkedEvent[E], error) {
-	return e.cfg.Parks.Read(ctx, key)
+	return ReadPark(ctx, e.cfg.Parks, key)
 }
 
 // restore gives every key parked in the store (by an earlier process) a
@@ -286,7 +371,6 @@ func (e *Engine[K, E]) restore() error {
 		l := sh.lanes[pk.Key]
 		if l == nil {
 			l = sh.newLane(pk.Key)
-			sh.lanes[pk.Key] = l
 			e.parkedKeys.Add(1)
 		}
 		l.parked, l.reason, l.stored = true, pk.Reason, pk.Events

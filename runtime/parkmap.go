@@ -45,8 +45,8 @@ func (m mappedParkStore[K, E, F]) Keys(ctx context.Context) ([]ParkedKey[K], err
 	return m.store.Keys(ctx)
 }
 
-func (m mappedParkStore[K, E, F]) Read(ctx context.Context, key K) ([]ParkedEvent[E], error) {
-	events, err := m.store.Read(ctx, key)
+func (m mappedParkStore[K, E, F]) Read(ctx context.Context, key K, after uint64, limit int) ([]ParkedEvent[E], error) {
+	events, err := m.store.Read(ctx, key, after, limit)
 	if err != nil {
 		return nil, err
 	}

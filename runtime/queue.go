@@ -135,3 +135,29 @@ func (q *queue[E]) release() {
 	}
 	q.head, q.tail, q.hi, q.ti, q.n = nil, nil, 0, 0, 0
 }
+
+// filter removes, in order, every event for which drop returns true and
+// hands it to gone; it returns how many it removed. It rotates the whole
+// queue once: O(n), for the rare paths (withdrawal, drop-oldest).
+func (q *queue[E]) filter(drop func(*item[E]) bool, gone func(item[E])) int {
+	removed := 0
+	for n := q.n; n > 0; n-- {
+		it := q.popFront()
+		if drop(&it) {
+			removed++
+			gone(it)
+			continue
+		}
+		q.pushBack(it)
+	}
+	return removed
+}
+
+// removeFirst removes and returns the oldest event for which match returns
+// true, keeping the others in order.
+func (q *queue[E]) removeFirst(match func(*item[E]) bool) (item[E], bool) {
+	var found item[E]
+	ok := false
+	q.filter(func(it *item[E]) bool { return !ok && match(it) }, func(it item[E]) { found, ok = it, true })
+	return found, ok
+}

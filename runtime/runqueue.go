@@ -6,29 +6,41 @@ import (
 )
 
 // task is one unit of work for a worker: a lane to run, or a shard whose
-// inbox is to be dispatched into lanes.
+// inbox is to be run inline.
 type task[K comparable, E any] struct {
 	l *lane[K, E]
 	s *shard[K, E]
 }
 
-// runQueue is the FIFO of tasks that wait for a worker. Workers are started
-// on demand, up to max, and sleep on the condition when there is nothing to
-// run, so an idle engine costs no CPU and a busy one wakes a worker only
-// when work arrives while every worker is asleep.
+// readyFirst is how many ready tasks a worker takes in a row while a
+// yielded task waits: newly runnable keys go ahead of keys that already had
+// a turn, but a yielded key still gets a turn after at most this many.
+const readyFirst = 4
+
+// runQueue holds the tasks that wait for a worker, in two FIFOs: ready
+// tasks became runnable (a key's first event, a retry that is due, an
+// operator request) and yielded tasks used a whole budget and still have
+// work. A worker takes a ready task first, so a key that just got work
+// waits for at most one turn per worker, and takes a yielded task at least
+// once every readyFirst+1 tasks, so a hot key keeps being served.
+//
+// Workers are started on demand, up to max, and sleep on the condition when
+// there is nothing to run: an idle engine costs no CPU, and a task pushed
+// while every worker is busy starts another worker if the limit allows.
 type runQueue[K comparable, E any] struct {
-	mu     sync.Mutex
-	cond   sync.Cond
-	q      ring[task[K, E]]
-	sleepy int // workers waiting on cond and not yet signalled
-	// queued and asleep mirror q.len() and sleepy for readers without the
-	// lock (written under it).
+	mu             sync.Mutex
+	cond           sync.Cond
+	ready, yielded ring[task[K, E]]
+	readyRun       int // ready tasks taken in a row while yielded ones waited
+	sleepy         int // workers waiting on cond and not yet signalled
+	// queued and asleep mirror the queues' length and sleepy for readers
+	// without the lock (written under it).
 	queued, asleep atomic.Int32
 	workers        int
 	max            int
 	start          func()
 	clock          *clock
-	// draining: workers exit once the queue is empty; aborting: at once.
+	// draining: workers exit once the queues are empty; aborting: at once.
 	draining, aborting bool
 }
 
@@ -39,30 +51,47 @@ func (r *runQueue[K, E]) init(max int, start func(), c *clock) {
 	r.clock = c
 }
 
-// push appends a task.
+// push appends a ready task.
 func (r *runQueue[K, E]) push(t task[K, E]) {
 	r.mu.Lock()
-	r.q.pushBack(t)
-	r.queued.Store(int32(r.q.len()))
+	r.ready.pushBack(t)
+	r.changed()
 	r.wakeOne()
 	r.mu.Unlock()
 }
 
-// pushLanes appends a task for each lane, waking as many workers as useful.
+// pushLanes appends a ready task for each lane, waking or starting as many
+// workers as useful.
 func (r *runQueue[K, E]) pushLanes(ls []*lane[K, E]) {
 	if len(ls) == 0 {
 		return
 	}
 	r.mu.Lock()
 	for _, l := range ls {
-		r.q.pushBack(task[K, E]{l: l})
-		r.queued.Store(int32(r.q.len()))
+		r.ready.pushBack(task[K, E]{l: l})
 		r.wakeOne()
 	}
+	r.changed()
 	r.mu.Unlock()
 }
 
-// wakeOne makes sure a worker will take the task just queued; r.mu is held.
+// pushYielded appends a task that used its budget: it goes behind every
+// task already waiting.
+func (r *runQueue[K, E]) pushYielded(t task[K, E]) {
+	r.mu.Lock()
+	r.yielded.pushBack(t)
+	r.changed()
+	r.wakeOne()
+	r.mu.Unlock()
+}
+
+// changed refreshes queued; r.mu is held.
+func (r *runQueue[K, E]) changed() {
+	r.queued.Store(int32(r.ready.len() + r.yielded.len()))
+}
+
+// wakeOne makes sure a worker will take the task just queued: it signals a
+// sleeping worker, or starts one while fewer than max run; r.mu is held.
 func (r *runQueue[K, E]) wakeOne() {
 	switch {
 	case r.sleepy > 0:
@@ -77,73 +106,45 @@ func (r *runQueue[K, E]) wakeOne() {
 	}
 }
 
-// wakeThief wakes a sleeping worker, if any, to steal lanes from a busy one.
-func (r *runQueue[K, E]) wakeThief() {
-	r.mu.Lock()
-	if r.sleepy > 0 {
-		r.sleepy--
-		r.asleep.Store(int32(r.sleepy))
-		r.cond.Signal()
-		r.clock.wakeUp()
-	}
-	r.mu.Unlock()
-}
-
-// sleepers returns the number of sleeping workers.
-func (r *runQueue[K, E]) sleepers() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.sleepy
-}
-
 // crowded reports, without the lock, whether tasks wait while no worker
-// sleeps: a worker that used its budget on one lane then lets them go first.
+// sleeps: a worker that used its budget on one key then lets them go first.
 func (r *runQueue[K, E]) crowded() bool {
 	return r.queued.Load() > 0 && r.asleep.Load() == 0
 }
 
-// swapFront takes the oldest task and puts t at the front in its place, so
-// that the next worker to free up takes t. With no task waiting it queues t
-// and reports false.
-func (r *runQueue[K, E]) swapFront(t task[K, E]) (task[K, E], bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.q.len() == 0 || r.aborting {
-		r.q.pushBack(t)
-		r.queued.Store(int32(r.q.len()))
-		r.wakeOne()
-		return task[K, E]{}, false
+// sleepers reports whether a worker sleeps.
+func (r *runQueue[K, E]) sleepers() bool { return r.asleep.Load() > 0 }
+
+// next takes the task to run next, if any; r.mu is held.
+func (r *runQueue[K, E]) next() (task[K, E], bool) {
+	switch {
+	case r.ready.len() > 0 && (r.yielded.len() == 0 || r.readyRun < readyFirst):
+		if r.yielded.len() > 0 {
+			r.readyRun++
+		}
+		t := r.ready.popFront()
+		r.changed()
+		return t, true
+	case r.yielded.len() > 0:
+		r.readyRun = 0
+		t := r.yielded.popFront()
+		r.changed()
+		return t, true
 	}
-	old := r.q.popFront()
-	r.q.pushFront(t)
-	return old, true
+	return task[K, E]{}, false
 }
 
-// pop returns the next task; the zero task with more false when the worker
-// must exit, or with more true when beforeSleep found work elsewhere (a
-// steal). Before it sleeps it calls beforeSleep without the lock held.
-func (r *runQueue[K, E]) pop(beforeSleep func() bool) (t task[K, E], more bool) {
+// pop returns the next task, sleeping while there is none; false when the
+// worker must exit.
+func (r *runQueue[K, E]) pop() (task[K, E], bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	flushed := false
 	for {
 		if r.aborting {
 			return task[K, E]{}, false
 		}
-		if r.q.len() > 0 {
-			t := r.q.popFront()
-			r.queued.Store(int32(r.q.len()))
+		if t, ok := r.next(); ok {
 			return t, true
-		}
-		if !flushed {
-			r.mu.Unlock()
-			found := beforeSleep()
-			r.mu.Lock()
-			if found && !r.aborting {
-				return task[K, E]{}, true
-			}
-			flushed = true
-			continue
 		}
 		if r.draining {
 			return task[K, E]{}, false
@@ -154,11 +155,10 @@ func (r *runQueue[K, E]) pop(beforeSleep func() bool) (t task[K, E], more bool) 
 			r.clock.sleep()
 		}
 		r.cond.Wait()
-		flushed = false
 	}
 }
 
-// stop makes workers exit: after the queue empties, or at once with abort.
+// stop makes workers exit: after the queues empty, or at once with abort.
 func (r *runQueue[K, E]) stop(abort bool) {
 	r.mu.Lock()
 	r.draining = true
@@ -167,4 +167,11 @@ func (r *runQueue[K, E]) stop(abort bool) {
 	r.asleep.Store(0)
 	r.cond.Broadcast()
 	r.mu.Unlock()
+}
+
+// started returns how many workers the queue started.
+func (r *runQueue[K, E]) started() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.workers
 }

@@ -14,7 +14,7 @@ import (
 // At every quiescent point (no Submit, Replay or Discard in progress) the
 // accounting invariant holds:
 //
-//	Accepted + Restored == Handled + Skipped + Parked + DeadLettered + Dropped + Conflated + Pending
+//	Accepted + Restored == Handled + Skipped + Parked + DeadLettered + Dropped + Conflated + Withdrawn + Pending
 type Stats struct {
 	// Accepted counts events Submit accepted.
 	Accepted uint64
@@ -37,6 +37,8 @@ type Stats struct {
 	Discarded uint64
 	// Conflated counts pending events replaced by a newer one of their key.
 	Conflated uint64
+	// Withdrawn counts events Withdraw took back before they started.
+	Withdrawn uint64
 	// Rejected counts submissions refused (full backlog, closed engine).
 	// Rejected events were never accepted.
 	Rejected uint64
@@ -44,7 +46,8 @@ type Stats struct {
 	Replayed uint64
 
 	// Pending is the number of accepted events without an outcome yet:
-	// queued, running, waiting to retry, held, or on their way to the park.
+	// queued, running, waiting to retry, held, loaded for a replay, or on
+	// their way to the park.
 	Pending int64
 	// Held is the part of Pending held back by Hold.
 	Held int64
@@ -79,6 +82,7 @@ func (e *Engine[K, E]) Stats() Stats {
 		s.Rejected += sh.rejected
 		s.Conflated += sh.conflated
 		s.Dropped += sh.dropped
+		s.Withdrawn += sh.withdrawn
 		s.Active += int64(len(sh.lanes))
 		sh.mu.Unlock()
 	}
@@ -98,7 +102,7 @@ func (e *Engine[K, E]) Stats() Stats {
 		add(&w.c)
 	}
 	s.Restored = e.restored.Load()
-	s.Pending = e.pendingNow()
+	s.Pending = e.pendingCount()
 	s.Held = e.held.Load()
 	s.Parked = e.parked.Load()
 	s.ParkedKeys = e.parkedKeys.Load()
@@ -199,15 +203,44 @@ func (e *Engine[K, E]) backlog() []KeyBacklog[K] {
 		}
 		// Keys without a lane wait in the inline batch or the inbox.
 		first := make(map[K]int)
-		for _, en := range sh.unlanedEntries() {
-			if j, ok := first[en.key]; ok {
+		sh.eachUnlaned(func(key K, at int64) {
+			if j, ok := first[key]; ok {
 				top[j].Pending++
-				continue
+				return
 			}
-			first[en.key] = len(top)
-			top = append(top, KeyBacklog[K]{Key: en.key, Pending: 1, OldestAge: time.Duration(now - en.it.at)})
-		}
+			first[key] = len(top)
+			top = append(top, KeyBacklog[K]{Key: key, Pending: 1, OldestAge: time.Duration(now - at)})
+		})
 		sh.mu.Unlock()
 	}
 	return top
+}
+
+// pendingCount returns the number of accepted events without an outcome:
+// the backlog's load, less the events parked in memory that it counts.
+func (e *Engine[K, E]) pendingCount() int64 {
+	n := e.load.Load()
+	if e.parksCount() {
+		n -= e.parked.Load()
+	}
+	return n
+}
+
+// eachUnlaned calls fn with the key and acceptance time of each event
+// waiting in sh's inline batch (from the one running) and inbox, in order;
+// sh.mu is held. It reads no other field of a batch's events: their worker
+// writes their attempt counts without the lock.
+func (sh *shard[K, E]) eachUnlaned(fn func(key K, at int64)) {
+	if b := sh.cur; b != nil {
+		if p := b.pos.Load(); p >= -1 {
+			for i := max(p, 0); i < int64(len(b.entries)); i++ {
+				if en := &b.entries[i]; !en.moved {
+					fn(en.key, en.it.at)
+				}
+			}
+		}
+	}
+	for i := range sh.inbox {
+		fn(sh.inbox[i].key, sh.inbox[i].it.at)
+	}
 }

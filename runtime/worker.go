@@ -2,22 +2,61 @@ package runtime
 
 import (
 	"context"
-	goruntime "runtime"
 	"runtime/debug"
-	"sync/atomic"
 	"time"
 )
 
-// laneBudget is how many events a worker handles from one lane before it
-// lets a waiting task go first, when no worker is free: a hot key gets one
-// worker, never all, and a few yields keep its serial path short. takeSize
-// is how many events it takes from the lane at once, under the shard's lock.
+// The scheduler.
+//
+// The life of an event:
+//
+//  1. Submit locks the key's shard. A conflating engine replaces the key's
+//     newest queued event (conflation at the door). Otherwise the shard
+//     checks the key's count against Backlog.PerKey and the engine reserves
+//     room in Backlog.Total (Engine.load); without room the FullPolicy
+//     decides. The event joins its key's lane when the key has one (and in
+//     engines with a batch handler or conflation every key gets one here),
+//     or else the shard's inbox.
+//  2. The lane, or the shard's inbox, becomes a task in the run queue: a
+//     ready task, ahead of tasks that already used a whole turn (yielded).
+//  3. A worker takes the task. An inbox is run inline, in order, without
+//     lanes (inline.go); an event that fails or is held gives its key a
+//     lane, with the key's later events. A lane's turn takes its events a
+//     few at a time, runs them without the lock, and settles them under it.
+//  4. Settling releases each finished event's room (per key, then total),
+//     wakes blocked submitters, and only then reports the outcome: a
+//     transport that learns of an outcome finds the room released.
+//  5. A failed attempt waits for its backoff on a timer that holds no
+//     worker, then the lane is ready again. A held event waits in its
+//     lane's resequencer. An event out of attempts parks its key (park.go,
+//     parking.go): its events leave in order for the park, which counts
+//     against the limits while it is in memory.
+//  6. A turn ends when the lane is empty (it is removed), waits for a timer,
+//     or has used its budget while tasks wait: it then goes to the back of
+//     the run queue and the worker returns to its loop. Nothing runs a
+//     task from inside another: the stack never grows with work done.
+//
+// The lock rule: a shard's mutex guards its inbox, its lanes' map and every
+// field of its lanes (but interrupt, an atomic hint), and the per-key
+// counts; a worker owns the events it took from a lane (w.buf) and claims
+// the events of an inline batch one by one with a compare-and-swap on the
+// batch's position. Only one shard's mutex is held at a time. The run
+// queue's, the room's and the workers' list's mutexes are taken after a
+// shard's or alone, never before one. Handlers, park stores and the
+// dead-letter sink are called without any lock; OnOutcome is called under
+// a shard's lock.
+
+// laneBudget is how many events a worker handles in one turn of a lane or
+// an inbox before it lets waiting tasks go first, when no worker is free: a
+// hot key gets one worker, never all, and no key waits for more than one
+// turn per worker. takeSize is how many events a worker takes from a lane
+// at once, under the shard's lock.
 const (
 	laneBudget = 256
 	takeSize   = 64
 )
 
-// worker runs lanes taken from the run queue. It owns a lane while it runs
+// worker runs tasks taken from the run queue. It owns a lane while it runs
 // it, and keeps its buffers across lanes so steady-state dispatch does not
 // allocate.
 type worker[K comparable, E any] struct {
@@ -26,26 +65,13 @@ type worker[K comparable, E any] struct {
 	buf   []item[E] // events taken from the running lane
 	batch []E       // the batch handler's argument
 	held  []heldItem[E]
-	lanes []*lane[K, E] // lanes made ready by a dispatch
 	ib    inlineBatch[K, E]
-	// local holds the lanes this worker dispatched and has not started
-	// yet. It runs them itself, so a lane usually stays in one core's
-	// cache, but an idle worker steals from it: a slow lane never holds up
-	// the lanes queued behind it in the same worker.
-	local deque[K, E]
-	// runs counts the lanes this worker started; the watchdog compares it
-	// between ticks to find a worker stuck in a handler.
-	runs     atomic.Uint64
-	lastRuns uint64 // the watchdog's last look (only it reads and writes)
-	timing   timing
-	skips    skipCounter
-	// unflushed counts events this worker finished and has not yet
-	// subtracted from Engine.pending (see flush).
-	unflushed atomic.Int64
-	// flushes is odd while flush moves unflushed into Engine.pending, so
-	// that pendingNow can tell a consistent reading from a torn one.
-	flushes atomic.Uint64
-	_       [64]byte
+	// hot is yieldBatch's scratch space.
+	hot []*lane[K, E]
+	// timing and skips serve the metrics.
+	timing timing
+	skips  skipCounter
+	_      [64]byte
 }
 
 func (e *Engine[K, E]) startWorker() {
@@ -61,141 +87,54 @@ func (w *worker[K, E]) loop() {
 	defer w.e.workers.Done()
 	defer w.e.exited.Add(1)
 	for {
-		if l := w.local.popFront(); l != nil {
-			w.runs.Add(1)
-			w.run(l)
-			continue
-		}
-		t, more := w.e.rq.pop(w.beforeSleep)
-		if t.s == nil && t.l == nil {
-			if !more {
-				w.flush()
-				return
-			}
-			continue
+		t, ok := w.e.rq.pop()
+		if !ok {
+			return
 		}
 		w.runTask(t)
 	}
 }
 
-// runTask runs one task from the run queue.
+// runTask runs one task: an inbox inline, or a lane's turn. Running an
+// inbox may leave this worker owning a lane (an inline event's key got one
+// that this worker must go on with); it takes that lane's turn next.
 func (w *worker[K, E]) runTask(t task[K, E]) {
-	switch {
-	case t.s != nil && w.e.inline:
-		w.dispatchInline(t.s)
-	case t.s != nil:
-		w.dispatch(t.s)
-	case t.l != nil:
-		w.run(t.l)
-	}
-}
-
-// dispatch moves a shard's inbox into lanes: each event joins its key's
-// lane, made here when the key has none, and the lanes that became ready go
-// to the run queue together.
-func (w *worker[K, E]) dispatch(sh *shard[K, E]) {
-	e := w.e
-	w.lanes = w.lanes[:0]
-	sh.mu.Lock()
-	for i := range sh.inbox {
-		en := &sh.inbox[i]
-		l := sh.lanes[en.key]
-		if l == nil {
-			l = sh.newLane(en.key)
-			sh.lanes[en.key] = l
-		}
-		if e.cfg.Conflate && l.conflatable() {
-			old := l.q.back()
-			e.report(en.key, old.tag, Conflated)
-			sh.conflated++
-			old.ev, old.tag = en.it.ev, en.it.tag
-			e.finishMisc(1)
-		} else {
-			l.q.pushBack(en.it)
-		}
-		if e.schedule(l) {
-			w.lanes = append(w.lanes, l)
+	l := t.l
+	if t.s != nil {
+		if l = w.dispatchInline(t.s); l == nil {
+			return
 		}
 	}
-	clear(sh.inbox)
-	sh.inbox = sh.inbox[:0]
-	sh.queued = false
-	e.idle(sh)
-	sh.mu.Unlock()
-	if len(w.lanes) > 0 {
-		if w.local.pushAll(w.lanes) >= eagerSteal {
-			e.rq.wakeThief() // plenty for two: an idle worker shares it
-		}
-		clear(w.lanes)
-	}
-}
-
-// eagerSteal is the length of a worker's deque at which it wakes a thief at
-// once. Below it, the watchdog wakes one when the worker makes no progress
-// for a tick: a few fast lanes are cheaper run by one worker than shared,
-// and a slow one still holds up the others by at most a tick.
-const eagerSteal = 16
-
-// watch runs on each clock tick: a worker that started no lane since the
-// last tick while lanes wait in its deque is stuck in a handler, so a
-// sleeping worker is woken to steal them.
-func (e *Engine[K, E]) watch() {
-	e.watchBatches()
-	e.wmu.Lock()
-	ws := e.ws
-	e.wmu.Unlock()
-	for _, w := range ws {
-		runs := w.runs.Load()
-		stuck := runs == w.lastRuns
-		w.lastRuns = runs
-		if stuck && w.local.len() > 0 {
-			e.rq.wakeThief()
-		}
-	}
-}
-
-// beforeSleep runs when the run queue is empty: the worker publishes its
-// finished count, then tries to steal lanes from a busy worker. It reports
-// whether it found work.
-func (w *worker[K, E]) beforeSleep() bool {
-	w.flush()
-	e := w.e
-	e.wmu.Lock()
-	ws := e.ws
-	e.wmu.Unlock()
-	for _, v := range ws {
-		if v != w && v.local.stealHalf(&w.local, &w.lanes) {
-			return true
-		}
-	}
-	return false
-}
-
-// run works on l until it has nothing runnable, must wait for a retry, or
-// used its budget while other lanes wait.
-func (w *worker[K, E]) run(l *lane[K, E]) {
 	l.shard.mu.Lock()
 	l.state = laneRunning
-	w.drive(l, 0)
+	if w.drive(l) {
+		w.e.rq.pushYielded(task[K, E]{l: l})
+	}
 }
 
-// drive is run's loop: l is running and its shard locked; drive unlocks it.
-// handled counts the events handled so far in this turn.
-func (w *worker[K, E]) drive(l *lane[K, E], handled int) {
+// drive is a lane's turn: l is running and its shard locked; drive unlocks
+// it. It reports whether the lane used its budget while other tasks wait
+// and must go to the back of the run queue (it is then marked queued).
+func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 	e := w.e
 	sh := l.shard
+	handled := 0
 	for {
 		if e.aborted.Load() {
 			// Close gave up: leave the lane as it is; Close reports it.
 			l.state = laneIdle
 			e.idle(sh)
 			sh.mu.Unlock()
-			return
+			return false
+		}
+		if len(l.withdraws) > 0 {
+			e.serveWithdrawals(l)
+			continue
 		}
 		if l.req != nil {
 			if w.serve(l) == waitForTimer { // unlocks and relocks around store I/O
 				sh.mu.Unlock()
-				return
+				return false
 			}
 			continue
 		}
@@ -208,7 +147,7 @@ func (w *worker[K, E]) drive(l *lane[K, E], handled int) {
 				}
 				if w.park(l, w.holdParkReason(l)) == waitForTimer {
 					sh.mu.Unlock()
-					return
+					return false
 				}
 				continue
 			}
@@ -219,7 +158,14 @@ func (w *worker[K, E]) drive(l *lane[K, E], handled int) {
 			}
 			if w.park(l, l.reason) == waitForTimer {
 				sh.mu.Unlock()
-				return
+				return false
+			}
+			continue
+		}
+		if l.replay.wantsPage() {
+			if w.loadPage(l) == waitForTimer {
+				sh.mu.Unlock()
+				return false
 			}
 			continue
 		}
@@ -227,20 +173,18 @@ func (w *worker[K, E]) drive(l *lane[K, E], handled int) {
 			break
 		}
 		if handled >= laneBudget && e.rq.crowded() {
-			// Let the oldest waiting task have this worker: the lane goes to
-			// the front of the run queue, for the next worker that frees up.
-			l.state = laneQueued
+			l.state = laneQueued // still busy
 			sh.mu.Unlock()
-			if t, ok := e.rq.swapFront(task[K, E]{l: l}); ok {
-				w.runTask(t)
-			}
-			return
+			return true
 		}
 		take := takeSize
-		if e.batch != nil {
+		switch {
+		case e.batch != nil:
 			take = e.cfg.BatchSize
-		} else if e.cfg.Conflate {
-			take = 1 // leave the rest pending, where a newer event can replace it
+		case e.cfg.Conflate:
+			take = 1 // leave the rest queued, where a newer event can replace it
+		case handled < laneBudget:
+			take = min(take, laneBudget-handled)
 		}
 		w.buf = l.q.popInto(w.buf[:0], take)
 		l.inflight = len(w.buf)
@@ -260,12 +204,12 @@ func (w *worker[K, E]) drive(l *lane[K, E], handled int) {
 		case keepRunning:
 		case waitForTimer:
 			sh.mu.Unlock()
-			return
+			return false
 		case giveUp:
 			l.state = laneIdle
 			e.idle(sh)
 			sh.mu.Unlock()
-			return
+			return false
 		}
 	}
 	if l.removable() {
@@ -275,6 +219,7 @@ func (w *worker[K, E]) drive(l *lane[K, E], handled int) {
 	}
 	e.idle(sh)
 	sh.mu.Unlock()
+	return false
 }
 
 // resultKind says how a run of process ended.
@@ -290,6 +235,8 @@ const (
 	retryLater
 	// parkNow: the event at stopAt exhausted its attempts under Park.
 	parkNow
+	// interrupted: a withdrawal came; events from stopAt go back, unstarted.
+	interrupted
 	// abandoned: Close gave up; events from stopAt go back unfinished.
 	abandoned
 )
@@ -307,6 +254,9 @@ func (w *worker[K, E]) process(l *lane[K, E]) result {
 	w.held = w.held[:0]
 	done := 0
 	for i := range w.buf {
+		if l.interrupt.Load() {
+			return result{kind: interrupted, stopAt: i, done: done}
+		}
 		it := &w.buf[i]
 		if res, stop := w.judge(l, it, w.attempt(l.key, it), i, &done); stop {
 			return res
@@ -316,15 +266,13 @@ func (w *worker[K, E]) process(l *lane[K, E]) result {
 }
 
 // judge applies the result err of an attempt of it, the event at index i of
-// w.buf, counting outcomes in *done. It reports whether processing stops
-// there, and how.
+// w.buf, counting outcomes in *done and recording each in it.out (settle
+// reports them). It reports whether processing stops there, and how.
 func (w *worker[K, E]) judge(l *lane[K, E], it *item[E], err error, i int, done *int) (result, bool) {
 	e := w.e
 	if err == nil {
 		w.c.handled.Add(1)
-		e.report(l.key, it.tag, Handled)
-		*done++
-		w.finished(l, it)
+		w.finished(l, it, Handled, done)
 		if len(l.held) > 0 || len(w.held) > 0 {
 			return result{kind: reoffer, stopAt: i + 1, done: *done}, true
 		}
@@ -338,9 +286,7 @@ func (w *worker[K, E]) judge(l *lane[K, E], it *item[E], err error, i int, done 
 		if e.metrics != nil {
 			w.skips.add(reason)
 		}
-		e.report(l.key, it.tag, Skipped)
-		*done++
-		w.finished(l, it)
+		w.finished(l, it, Skipped, done)
 		return result{}, false
 	}
 	if reason, ok := IsHold(err); ok {
@@ -353,16 +299,15 @@ func (w *worker[K, E]) judge(l *lane[K, E], it *item[E], err error, i int, done 
 	switch e.cfg.OnExhausted {
 	case Drop:
 		w.c.dropped.Add(1)
-		e.report(l.key, it.tag, Dropped)
+		w.finished(l, it, Dropped, done)
 	case DeadLetter:
 		if err := w.deadLetter(l, it, err); err != nil {
 			return result{kind: parkNow, stopAt: i, done: *done, reason: parkReason(it, err), err: err}, true
 		}
+		w.finished(l, it, DeadLettered, done)
 	default:
 		return result{kind: parkNow, stopAt: i, done: *done, reason: parkReason(it, err), err: err}, true
 	}
-	*done++
-	w.finished(l, it)
 	return result{}, false
 }
 
@@ -370,6 +315,9 @@ func (w *worker[K, E]) judge(l *lane[K, E], it *item[E], err error, i int, done 
 func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 	e := w.e
 	w.held = w.held[:0]
+	if l.interrupt.Load() {
+		return result{kind: interrupted}
+	}
 	w.batch = w.batch[:0]
 	for i := range w.buf {
 		w.batch = append(w.batch, w.buf[i].ev)
@@ -380,20 +328,23 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 	for i := range w.buf {
 		w.buf[i].attempts = first.attempts
 	}
+	all := func(o Outcome) result {
+		done := 0
+		for i := range w.buf {
+			w.finished(l, &w.buf[i], o, &done)
+		}
+		return result{kind: ranAll, stopAt: len(w.buf), done: done}
+	}
 	if err == nil {
 		w.c.handled.Add(uint64(len(w.buf)))
-		w.reportAll(l, Handled)
-		w.finishedAll(l)
-		return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
+		return all(Handled)
 	}
 	if e.aborted.Load() {
 		return result{kind: abandoned}
 	}
 	if _, ok := IsSkip(err); ok {
 		w.c.skipped.Add(uint64(len(w.buf)))
-		w.reportAll(l, Skipped)
-		w.finishedAll(l)
-		return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
+		return all(Skipped)
 	}
 	if _, ok := IsHold(err); ok {
 		err = Permanent(err)
@@ -404,31 +355,35 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 	switch e.cfg.OnExhausted {
 	case Drop:
 		w.c.dropped.Add(uint64(len(w.buf)))
-		w.reportAll(l, Dropped)
+		return all(Dropped)
 	case DeadLetter:
+		done := 0
 		for i := range w.buf {
 			if err := w.deadLetter(l, &w.buf[i], err); err != nil {
-				return result{kind: parkNow, stopAt: i, done: i, reason: parkReason(&w.buf[i], err), err: err}
+				return result{kind: parkNow, stopAt: i, done: done, reason: parkReason(&w.buf[i], err), err: err}
 			}
-			w.finished(l, &w.buf[i])
+			w.finished(l, &w.buf[i], DeadLettered, &done)
 		}
-		return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
-	default:
-		return result{kind: parkNow, reason: parkReason(first, err), err: err}
+		return result{kind: ranAll, stopAt: len(w.buf), done: done}
 	}
-	w.finishedAll(l)
-	return result{kind: ranAll, stopAt: len(w.buf), done: len(w.buf)}
+	return result{kind: parkNow, reason: parkReason(first, err), err: err}
 }
 
-func (w *worker[K, E]) reportAll(l *lane[K, E], o Outcome) {
-	for i := range w.buf {
-		w.e.report(l.key, w.buf[i].tag, o)
+// finished records the outcome o of it and counts it in *done. A replayed
+// event also leaves the park store here (without the lane's lock: the
+// worker owns the event).
+func (w *worker[K, E]) finished(l *lane[K, E], it *item[E], o Outcome, done *int) {
+	it.out = o
+	*done++
+	if !it.replayed {
+		return
 	}
-}
-
-func (w *worker[K, E]) finishedAll(l *lane[K, E]) {
-	for i := range w.buf {
-		w.finished(l, &w.buf[i])
+	e := w.e
+	if err := e.cfg.Parks.Remove(e.base, l.key, it.seq); err != nil {
+		// The event has its outcome; left in the store, a later replay
+		// offers it again and the version guard skips it.
+		e.cfg.Logger.Error("ordergen: park store failed to remove a replayed event",
+			"engine", e.cfg.Name, "key", l.key, "error", err)
 	}
 }
 
@@ -477,23 +432,22 @@ func (w *worker[K, E]) logTimeout(key K, it *item[E]) {
 	}
 }
 
-// next says what run does after settling a result.
+// next says what a turn does after settling a result.
 type next uint8
 
 const (
 	keepRunning  next = iota
-	waitForTimer      // the lane waits for its retry timer; still busy
+	waitForTimer      // the lane waits for its timer; still busy
 	giveUp            // Close gave up: the lane stops where it is
 )
 
-// settle applies a result to the lane; its shard is locked.
+// settle applies a result to the lane; its shard is locked. The finished
+// events leave the lane's count and release their room before their
+// outcomes are reported.
 func (w *worker[K, E]) settle(l *lane[K, E], res result) next {
 	e := w.e
 	rest := w.buf[res.stopAt:]
 	l.inflight = 0
-	if res.done > 0 {
-		w.finish(int64(res.done))
-	}
 	if len(w.held) > 0 {
 		l.held = append(l.held, w.held...)
 		e.held.Add(int64(len(w.held)))
@@ -502,6 +456,15 @@ func (w *worker[K, E]) settle(l *lane[K, E], res result) next {
 		w.armHoldTimer(l)
 	}
 	l.q.prependAll(rest)
+	e.release(int64(res.done))
+	for i := range w.buf[:res.stopAt] {
+		if it := &w.buf[i]; it.out != 0 {
+			if it.replayed {
+				l.replay.finishedOne()
+			}
+			e.report(l.key, it.tag, it.out)
+		}
+	}
 	clear(w.buf)
 	w.completeReplay(l)
 	switch res.kind {
@@ -511,8 +474,7 @@ func (w *worker[K, E]) settle(l *lane[K, E], res result) next {
 		w.reofferHeld(l)
 	case retryLater:
 		w.c.retried.Add(1)
-		l.state = laneWaiting
-		w.armRetry(l, e.cfg.Retry.delay(int(l.q.front().attempts)))
+		w.armTimer(l, e.cfg.Retry.delay(int(l.q.front().attempts)))
 		return waitForTimer
 	case parkNow:
 		l.failErr = res.err
@@ -540,79 +502,7 @@ func (w *worker[K, E]) reofferHeld(l *lane[K, E]) {
 	w.e.held.Add(-int64(len(l.held)))
 	clear(l.held)
 	l.held = l.held[:0]
-	w.stopHoldTimer(l)
-}
-
-// finish records that n pending events reached an outcome. The worker
-// subtracts them from Engine.pending in batches, so that the goroutine that
-// submits keeps that counter's cache line; a submitter waiting for room gets
-// them at once.
-func (w *worker[K, E]) finish(n int64) {
-	if w.unflushed.Add(n) >= 64 || w.e.space.waiters.Load() > 0 {
-		w.flush()
-	}
-}
-
-// flush subtracts the events this worker finished from Engine.pending. The
-// two counters cannot change together, so flushes brackets the move and
-// pendingNow retries a reading taken in the middle of one: a reader never
-// sees the events counted twice (a quiescent engine with one pending event)
-// or not at all. Only the worker itself calls flush.
-func (w *worker[K, E]) flush() {
-	n := w.unflushed.Load()
-	if n == 0 {
-		return
-	}
-	w.flushes.Add(1)
-	w.unflushed.Add(-n)
-	w.e.pending.Add(-n)
-	w.flushes.Add(1)
-	w.e.space.broadcastIfWaiting()
-}
-
-// finishMisc records that n pending events reached an outcome outside the
-// workers' counted paths.
-func (e *Engine[K, E]) finishMisc(n int64) {
-	e.pending.Add(-n)
-	e.space.broadcastIfWaiting()
-}
-
-// pendingNow returns the exact number of pending events: Engine.pending less
-// what the workers finished and have not subtracted yet.
-func (e *Engine[K, E]) pendingNow() int64 {
-	e.wmu.Lock()
-	defer e.wmu.Unlock()
-	for {
-		if n, ok := e.readPending(); ok {
-			return n
-		}
-		goruntime.Gosched() // a worker is in the middle of flush: a few instructions
-	}
-}
-
-// readPending reads Engine.pending less every worker's unflushed count. It
-// reports false when a worker's flush overlapped the reading (its flushes
-// count was odd, or moved); e.wmu is held.
-func (e *Engine[K, E]) readPending() (int64, bool) {
-	seqs := e.flushSeqs[:0]
-	for _, w := range e.ws {
-		s := w.flushes.Load()
-		if s&1 != 0 {
-			return 0, false
-		}
-		seqs = append(seqs, s)
-	}
-	e.flushSeqs = seqs
-	n := e.pending.Load()
-	for _, w := range e.ws {
-		n -= w.unflushed.Load()
-	}
-	for i, w := range e.ws {
-		if w.flushes.Load() != seqs[i] {
-			return 0, false
-		}
-	}
-	return n, true
+	w.e.stopHoldTimer(l)
 }
 
 func itoa(n int) string {

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/sqlstore"
 )
 
@@ -57,7 +58,7 @@ func show(ctx context.Context, s *sqlstore.Store, in []string, out io.Writer) er
 	if err != nil {
 		return err
 	}
-	events, err := s.Parks(a[0]).Read(ctx, a[1])
+	events, err := runtime.ReadPark(ctx, s.Parks(a[0]), a[1])
 	if err != nil {
 		return err
 	}

@@ -154,7 +154,7 @@ func TestCorruptParkedEventIsAnError(t *testing.T) {
 			t.Fatal(err)
 		}
 		typed := runtime.EncodedParks[string, string](raw, textCodec{})
-		if _, err := typed.Read(ctx, "k"); !errors.Is(err, runtime.ErrUnknownEventType) || !strings.Contains(err.Error(), "key k") {
+		if _, err := typed.Read(ctx, "k", 0, 0); !errors.Is(err, runtime.ErrUnknownEventType) || !strings.Contains(err.Error(), "key k") {
 			t.Fatalf("read of a corrupt event: %v", err)
 		}
 		ints := runtime.EncodedParks[int64, string](raw, textCodec{})

@@ -126,9 +126,15 @@ func (p parks) Keys(ctx context.Context) ([]runtime.ParkedKey[string], error) {
 	return keys, nil
 }
 
-func (p parks) Read(ctx context.Context, key string) ([]runtime.ParkedEvent[runtime.RawEvent], error) {
-	rows, err := p.s.db.QueryContext(ctx, `SELECT seq, name, data, err, attempts, at_ns FROM ordergen_parked_events
-		WHERE namespace = $1 AND key = $2 ORDER BY seq`, p.ns, key)
+func (p parks) Read(ctx context.Context, key string, after uint64, limit int) ([]runtime.ParkedEvent[runtime.RawEvent], error) {
+	query := `SELECT seq, name, data, err, attempts, at_ns FROM ordergen_parked_events
+		WHERE namespace = $1 AND key = $2 AND seq > $3 ORDER BY seq`
+	args := []any{p.ns, key, toSQL(after)}
+	if limit > 0 {
+		query += ` LIMIT $4`
+		args = append(args, limit)
+	}
+	rows, err := p.s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: read park of %s %q: %w", p.ns, key, err)
 	}

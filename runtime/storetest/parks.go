@@ -67,7 +67,7 @@ func (s suite) parksEmpty(t *testing.T) {
 	if keys := must(ps.Keys(ctx))(t); len(keys) != 0 {
 		t.Fatalf("keys of an empty store: %+v", keys)
 	}
-	if evs := must(ps.Read(ctx, "k"))(t); len(evs) != 0 {
+	if evs := must(ps.Read(ctx, "k", 0, 0))(t); len(evs) != 0 {
 		t.Fatalf("events of a key never parked: %+v", evs)
 	}
 	check(t, ps.Remove(ctx, "k", 1))
@@ -82,7 +82,7 @@ func (s suite) parkAppendSeq(t *testing.T) {
 	first := rawEvents("e1", "e2")
 	check(t, ps.Append(ctx, "k", "boom", first))
 	check(t, ps.Append(ctx, "k", "boom again", rawEvents("e3")))
-	got := must(ps.Read(ctx, "k"))(t)
+	got := must(ps.Read(ctx, "k", 0, 0))(t)
 	if names(got) != "e1 e2 e3" {
 		t.Fatalf("read %q, want e1 e2 e3", names(got))
 	}
@@ -134,10 +134,10 @@ func (s suite) parkRemove(t *testing.T) {
 	ps := s.open(t).Parks(s.ns(t, ""))
 	check(t, ps.Append(ctx, "k", "r", rawEvents("e1", "e2", "e3")))
 	check(t, ps.Append(ctx, "other", "r", rawEvents("o1")))
-	evs := must(ps.Read(ctx, "k"))(t)
+	evs := must(ps.Read(ctx, "k", 0, 0))(t)
 	check(t, ps.Remove(ctx, "k", evs[1].Seq))
 	check(t, ps.Remove(ctx, "k", evs[1].Seq)) // again: not an error
-	if got := names(must(ps.Read(ctx, "k"))(t)); got != "e1 e3" {
+	if got := names(must(ps.Read(ctx, "k", 0, 0))(t)); got != "e1 e3" {
 		t.Fatalf("after removing e2: %q", got)
 	}
 	check(t, ps.Remove(ctx, "k", evs[0].Seq))
@@ -145,7 +145,7 @@ func (s suite) parkRemove(t *testing.T) {
 	if got := keyList(must(ps.Keys(ctx))(t)); got != "other:1" {
 		t.Fatalf("keys after emptying k: %q, want other:1", got)
 	}
-	if evs := must(ps.Read(ctx, "k"))(t); len(evs) != 0 {
+	if evs := must(ps.Read(ctx, "k", 0, 0))(t); len(evs) != 0 {
 		t.Fatalf("an emptied park still reads %s", names(evs))
 	}
 	// A new park of k goes after other.
@@ -153,7 +153,7 @@ func (s suite) parkRemove(t *testing.T) {
 	if got := keyList(must(ps.Keys(ctx))(t)); got != "other:1 k:1" {
 		t.Fatalf("keys %q, want other:1 k:1", got)
 	}
-	checkSeqs(t, must(ps.Read(ctx, "k"))(t))
+	checkSeqs(t, must(ps.Read(ctx, "k", 0, 0))(t))
 }
 
 func (s suite) parkClear(t *testing.T) {
@@ -171,7 +171,7 @@ func (s suite) parkClear(t *testing.T) {
 		t.Fatalf("second clear returned %d", n)
 	}
 	check(t, ps.Append(ctx, "k", "r", rawEvents("e4")))
-	if got := names(must(ps.Read(ctx, "k"))(t)); got != "e4" {
+	if got := names(must(ps.Read(ctx, "k", 0, 0))(t)); got != "e4" {
 		t.Fatalf("a new park after clear reads %q", got)
 	}
 }
@@ -187,17 +187,17 @@ func (s suite) parkReopen(t *testing.T) {
 	check(t, ps.Append(ctx, "a", "ra", rawEvents("a1")))
 	check(t, ps.Append(ctx, "b", "rb", rawEvents("b3")))
 	check(t, ps.Append(ctx, "a", "ra", rawEvents("a2", "a3")))
-	before := must(ps.Read(ctx, "b"))(t)
+	before := must(ps.Read(ctx, "b", 0, 0))(t)
 	closeStore(t, first)
 
 	again := s.open(t).Parks(ns)
 	if got := keyList(must(again.Keys(ctx))(t)); got != "b:3 a:3" {
 		t.Fatalf("keys after reopening: %q, want b:3 a:3", got)
 	}
-	if got := names(must(again.Read(ctx, "a"))(t)); got != "a1 a2 a3" {
+	if got := names(must(again.Read(ctx, "a", 0, 0))(t)); got != "a1 a2 a3" {
 		t.Fatalf("a after reopening: %q", got)
 	}
-	after := must(again.Read(ctx, "b"))(t)
+	after := must(again.Read(ctx, "b", 0, 0))(t)
 	if names(after) != "b1 b2 b3" {
 		t.Fatalf("b after reopening: %q", names(after))
 	}
@@ -208,7 +208,7 @@ func (s suite) parkReopen(t *testing.T) {
 	}
 	// The park goes on where it was: new events join its end.
 	check(t, again.Append(ctx, "b", "rb", rawEvents("b4")))
-	got := must(again.Read(ctx, "b"))(t)
+	got := must(again.Read(ctx, "b", 0, 0))(t)
 	if names(got) != "b1 b2 b3 b4" {
 		t.Fatalf("b after appending: %q", names(got))
 	}
@@ -252,7 +252,7 @@ func (s suite) parkConcurrent(t *testing.T) {
 	if len(keys) != s.h.Goroutines+1 {
 		t.Fatalf("%d parked keys, want %d", len(keys), s.h.Goroutines+1)
 	}
-	shared := must(b.Read(ctx, "shared"))(t)
+	shared := must(b.Read(ctx, "shared", 0, 0))(t)
 	if len(shared) != s.h.Goroutines*perAppender {
 		t.Fatalf("shared park holds %d events, want %d", len(shared), s.h.Goroutines*perAppender)
 	}
@@ -280,12 +280,44 @@ func (s suite) parkOddBytes(t *testing.T) {
 		{Event: runtime.RawEvent{Name: "Empty"}},
 	}
 	check(t, ps.Append(ctx, key, "reason with\nnewline", events))
-	got := must(ps.Read(ctx, key))(t)
+	got := must(ps.Read(ctx, key, 0, 0))(t)
 	if len(got) != 2 || !bytes.Equal(got[0].Event.Data, events[0].Event.Data) || got[0].Err != events[0].Err || len(got[1].Event.Data) != 0 || got[1].Event.Name != "Empty" {
 		t.Fatalf("odd events read back as %+v", got)
 	}
 	keys := must(ps.Keys(ctx))(t)
 	if len(keys) != 1 || keys[0].Key != key || keys[0].Reason != "reason with\nnewline" {
 		t.Fatalf("odd key read back as %+v", keys)
+	}
+}
+
+// parkPaged reads a park a page at a time: at most limit events, each page
+// after the Seq the previous one ended with, and nothing after the last.
+func (s suite) parkPaged(t *testing.T) {
+	ctx := ctxOf(t)
+	ps := s.open(t).Parks(s.ns(t, ""))
+	check(t, ps.Append(ctx, "k", "boom", rawEvents("e1", "e2", "e3", "e4", "e5")))
+	var pages []string
+	for after := uint64(0); ; {
+		page := must(ps.Read(ctx, "k", after, 2))(t)
+		if len(page) > 2 {
+			t.Fatalf("a page of limit 2 held %d events", len(page))
+		}
+		if len(page) == 0 {
+			break
+		}
+		pages = append(pages, names(page))
+		after = page[len(page)-1].Seq
+	}
+	if got := strings.Join(pages, " | "); got != "e1 e2 | e3 e4 | e5" {
+		t.Fatalf("pages %q, want e1 e2 | e3 e4 | e5", got)
+	}
+	all := must(ps.Read(ctx, "k", 0, 0))(t)
+	check(t, ps.Remove(ctx, "k", all[1].Seq))
+	if got := names(must(ps.Read(ctx, "k", all[0].Seq, 2))(t)); got != "e3 e4" {
+		t.Fatalf("a page after a removed event: %q, want e3 e4", got)
+	}
+	whole := must(runtime.ReadPark(ctx, ps, "k"))(t)
+	if names(whole) != "e1 e3 e4 e5" {
+		t.Fatalf("ReadPark: %q", names(whole))
 	}
 }

@@ -53,6 +53,7 @@ func Run(t *testing.T, h Harness) {
 		{"NamespacesAreSeparate", s.namespacesSeparate},
 		{"ParksEmpty", s.parksEmpty},
 		{"ParkAppendAssignsIncreasingSeq", s.parkAppendSeq},
+		{"ParkReadsAPageAfterASeq", s.parkPaged},
 		{"ParkAppendWithoutEvents", s.parkAppendWithoutEvents},
 		{"ParkKeysOldestFirst", s.parkKeysOldestFirst},
 		{"ParkRemove", s.parkRemove},

@@ -219,7 +219,7 @@ func (s suite) namespacesSeparate(t *testing.T) {
 	if n := must(st.Parks(two).Clear(ctx, "k"))(t); n != 0 {
 		t.Fatalf("clearing in %s removed %d events of another namespace", two, n)
 	}
-	if evs := must(st.Parks(one).Read(ctx, "k"))(t); len(evs) != 1 {
+	if evs := must(st.Parks(one).Read(ctx, "k", 0, 0))(t); len(evs) != 1 {
 		t.Fatalf("namespace %s lost its park: %+v", one, evs)
 	}
 }

@@ -1,0 +1,163 @@
+package runtime
+
+import "context"
+
+// withdrawal is a Withdraw request for a lane whose worker is in a handler:
+// the worker serves it before it starts another event of the lane.
+type withdrawal struct {
+	match func(tag uint64) bool
+	done  chan int // buffered: the worker never blocks
+}
+
+// Withdraw removes the accepted events whose tag match selects and that have
+// not started: queued (inline or in a lane), waiting for a retry, held for a
+// gap, and parked in the engine's memory (Config.Parks nil). They never
+// start; each is counted as withdrawn (Stats.Withdrawn) and reported to
+// Config.OnOutcome as Withdrawn, its final outcome. Events whose handler is
+// running are not withdrawn: they reach their own outcome. Events in a park
+// store outside the process are not withdrawn either: they are safe there.
+//
+// A transport calls it when it no longer owns the source of some events (a
+// Kafka partition that moved to another consumer): selecting them by the
+// tags it submitted them with (SubmitTagged), it keeps them from running
+// twice. Withdraw returns how many events it withdrew once every lane has
+// been looked at; for a lane whose worker is in a handler, it waits until
+// that worker has served the withdrawal (it does before the lane's next
+// event starts), or until ctx ends: then it returns ctx's error and the
+// withdrawal is still served, later. match is called under internal locks:
+// it must be fast and must not call the engine.
+func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
+	n := 0
+	var waits []*withdrawal
+	var ready []*lane[K, E]
+	for i := range e.shards {
+		sh := &e.shards[i]
+		sh.mu.Lock()
+		ready = ready[:0]
+		if b := sh.cur; b != nil {
+			// The inline batch moves to lanes, where it can be filtered; its
+			// running event's key gets a lane its worker owns.
+			ready = e.steal(sh, b, ready)
+		}
+		n += e.withdrawInbox(sh, match)
+		for _, l := range sh.lanes {
+			if l.state == laneRunning {
+				wd := &withdrawal{match: match, done: make(chan int, 1)}
+				l.withdraws = append(l.withdraws, wd)
+				l.interrupt.Store(true)
+				waits = append(waits, wd)
+				continue
+			}
+			n += e.withdrawFrom(l, match)
+			if l.state == laneIdle && l.removable() {
+				sh.removeLane(l)
+			}
+		}
+		sh.mu.Unlock()
+		e.rq.pushLanes(ready)
+	}
+	for _, wd := range waits {
+		select {
+		case k := <-wd.done:
+			n += k
+		case <-ctx.Done():
+			return n, ctx.Err()
+		}
+	}
+	return n, nil
+}
+
+// withdrawInbox removes the selected events of sh's inbox; sh.mu is held.
+func (e *Engine[K, E]) withdrawInbox(sh *shard[K, E], match func(uint64) bool) int {
+	var gone []entry[K, E]
+	kept := sh.inbox[:0]
+	for _, en := range sh.inbox {
+		if match(en.it.tag) {
+			gone = append(gone, en)
+		} else {
+			kept = append(kept, en)
+		}
+	}
+	clear(sh.inbox[len(kept):])
+	sh.inbox = kept
+	if len(gone) == 0 {
+		return 0
+	}
+	sh.withdrawn += uint64(len(gone))
+	e.release(int64(len(gone)))
+	for _, en := range gone {
+		e.report(en.key, en.it.tag, Withdrawn)
+	}
+	return len(gone)
+}
+
+// withdrawFrom removes the selected events of l that are not running: its
+// queue, its held events and its park in memory; l's shard is locked and l
+// is not running (or its worker serves the withdrawal).
+func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool) int {
+	var tags []uint64
+	gone := func(it item[E]) { tags = append(tags, it.tag) }
+	// A replayed event leaves its park with it; from a durable park it is
+	// not withdrawn (it is safe there, and its tag is not kept).
+	l.q.filter(func(it *item[E]) bool {
+		return match(it.tag) && (!it.replayed || e.parksCount())
+	}, func(it item[E]) {
+		if it.replayed {
+			_ = e.memParks.Remove(e.base, l.key, it.seq) // memory: never fails
+			l.replay.finishedOne()
+		}
+		gone(it)
+	})
+	if len(l.held) > 0 {
+		kept := l.held[:0]
+		for _, h := range l.held {
+			if match(h.tag) && (!h.replayed || e.parksCount()) {
+				if h.replayed {
+					_ = e.memParks.Remove(e.base, l.key, h.seq)
+					l.replay.finishedOne()
+				}
+				gone(h.item)
+			} else {
+				kept = append(kept, h)
+			}
+		}
+		e.held.Add(-int64(len(l.held) - len(kept)))
+		clear(l.held[len(kept):])
+		l.held = kept
+		if len(kept) == 0 {
+			e.stopHoldTimer(l)
+		}
+	}
+	if e.parksCount() && l.stored > 0 {
+		parked := e.memParks.withdraw(l.key, match)
+		for _, ev := range parked {
+			tags = append(tags, ev.Tag)
+		}
+		l.stored -= len(parked)
+		e.parked.Add(-int64(len(parked)))
+		if l.parked && l.stored == 0 && l.q.len() == 0 && len(l.held) == 0 {
+			l.parked, l.reason = false, ""
+			e.parkedKeys.Add(-1)
+		}
+	}
+	if len(tags) == 0 {
+		return 0
+	}
+	l.shard.withdrawn += uint64(len(tags))
+	e.release(int64(len(tags)))
+	for _, tag := range tags {
+		e.report(l.key, tag, Withdrawn)
+	}
+	return len(tags)
+}
+
+// serveWithdrawals serves l's pending withdrawals; l is running (its worker
+// took nothing it has not settled) and its shard locked.
+func (e *Engine[K, E]) serveWithdrawals(l *lane[K, E]) {
+	for _, wd := range l.withdraws {
+		wd.done <- e.withdrawFrom(l, wd.match)
+	}
+	clear(l.withdraws)
+	l.withdraws = l.withdraws[:0]
+	l.interrupt.Store(false)
+}
