@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 )
 
 // This line fails to compile when the runtime package is older or newer than
@@ -156,8 +154,10 @@ type AccountConfig struct {
 	// MeterProvider, when set, receives the subscriber's metrics (see the
 	// runtime's Metric constants), with the entity as
 	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name. Nil: nothing is recorded.
-	MeterProvider metric.MeterProvider
+	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
+	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
+	// nothing is recorded.
+	MeterProvider runtime.MeterProvider
 	// Versions stores the last applied version of each Account. Nil: a new
 	// in-memory store. Give each subscriber its own store.
 	Versions runtime.VersionStore[string]
@@ -277,19 +277,25 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 		s.states = runtime.NewMemoryStateStore[string]()
 	}
 	rc := runtime.Config[string, accountEnvelope]{
-		Backlog:          cfg.Backlog,
-		Conflate:         false,
-		Logger:           cfg.Logger,
-		MaxActive:        cfg.MaxActive,
-		MaxHeld:          cfg.MaxHeld,
-		MaxHold:          cfg.MaxHold,
-		MeterProvider:    cfg.MeterProvider,
-		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Account"), attribute.String("messaging.consumer.group.name", name)},
-		Name:             name,
-		OnExhausted:      cfg.OnExhausted,
-		OnOutcome:        cfg.OnOutcome,
-		Retry:            cfg.Retry,
-		Timeout:          cfg.Timeout,
+		Backlog:       cfg.Backlog,
+		Conflate:      false,
+		Logger:        cfg.Logger,
+		MaxActive:     cfg.MaxActive,
+		MaxHeld:       cfg.MaxHeld,
+		MaxHold:       cfg.MaxHold,
+		MeterProvider: cfg.MeterProvider,
+		MetricAttributes: []runtime.Attribute{{
+			Key:   runtime.AttrDestination,
+			Value: "Account",
+		}, {
+			Key:   runtime.AttrConsumerGroup,
+			Value: name,
+		}},
+		Name:        name,
+		OnExhausted: cfg.OnExhausted,
+		OnOutcome:   cfg.OnOutcome,
+		Retry:       cfg.Retry,
+		Timeout:     cfg.Timeout,
 	}
 	if cfg.Parks != nil {
 		rc.Parks = runtime.MapParkStore[string, accountEnvelope, AccountEvent](cfg.Parks, accountEnvelope.event, newAccountEnvelope)
@@ -508,8 +514,10 @@ type OrderConfig struct {
 	// MeterProvider, when set, receives the subscriber's metrics (see the
 	// runtime's Metric constants), with the entity as
 	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name. Nil: nothing is recorded.
-	MeterProvider metric.MeterProvider
+	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
+	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
+	// nothing is recorded.
+	MeterProvider runtime.MeterProvider
 	// States stores the current state of each Order. Nil: a new in-memory
 	// store. Give each subscriber its own store.
 	States runtime.StateStore[string]
@@ -619,17 +627,23 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, op
 		s.states = runtime.NewMemoryStateStore[string]()
 	}
 	rc := runtime.Config[string, orderEnvelope]{
-		Backlog:          cfg.Backlog,
-		Conflate:         false,
-		Logger:           cfg.Logger,
-		MaxActive:        cfg.MaxActive,
-		MeterProvider:    cfg.MeterProvider,
-		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Order"), attribute.String("messaging.consumer.group.name", name)},
-		Name:             name,
-		OnExhausted:      cfg.OnExhausted,
-		OnOutcome:        cfg.OnOutcome,
-		Retry:            cfg.Retry,
-		Timeout:          cfg.Timeout,
+		Backlog:       cfg.Backlog,
+		Conflate:      false,
+		Logger:        cfg.Logger,
+		MaxActive:     cfg.MaxActive,
+		MeterProvider: cfg.MeterProvider,
+		MetricAttributes: []runtime.Attribute{{
+			Key:   runtime.AttrDestination,
+			Value: "Order",
+		}, {
+			Key:   runtime.AttrConsumerGroup,
+			Value: name,
+		}},
+		Name:        name,
+		OnExhausted: cfg.OnExhausted,
+		OnOutcome:   cfg.OnOutcome,
+		Retry:       cfg.Retry,
+		Timeout:     cfg.Timeout,
 	}
 	if cfg.Parks != nil {
 		rc.Parks = runtime.MapParkStore[string, orderEnvelope, OrderEvent](cfg.Parks, orderEnvelope.event, newOrderEnvelope)
@@ -784,8 +798,10 @@ type RiderConfig struct {
 	// MeterProvider, when set, receives the subscriber's metrics (see the
 	// runtime's Metric constants), with the entity as
 	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name. Nil: nothing is recorded.
-	MeterProvider metric.MeterProvider
+	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
+	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
+	// nothing is recorded.
+	MeterProvider runtime.MeterProvider
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, RiderEvent]
 	// DeadLetter receives the events that failed for good under the
@@ -887,17 +903,23 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, op
 		tx:   tx,
 	}
 	rc := runtime.Config[string, riderEnvelope]{
-		Backlog:          cfg.Backlog,
-		Conflate:         true,
-		Logger:           cfg.Logger,
-		MaxActive:        cfg.MaxActive,
-		MeterProvider:    cfg.MeterProvider,
-		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Rider"), attribute.String("messaging.consumer.group.name", name)},
-		Name:             name,
-		OnExhausted:      cfg.OnExhausted,
-		OnOutcome:        cfg.OnOutcome,
-		Retry:            cfg.Retry,
-		Timeout:          cfg.Timeout,
+		Backlog:       cfg.Backlog,
+		Conflate:      true,
+		Logger:        cfg.Logger,
+		MaxActive:     cfg.MaxActive,
+		MeterProvider: cfg.MeterProvider,
+		MetricAttributes: []runtime.Attribute{{
+			Key:   runtime.AttrDestination,
+			Value: "Rider",
+		}, {
+			Key:   runtime.AttrConsumerGroup,
+			Value: name,
+		}},
+		Name:        name,
+		OnExhausted: cfg.OnExhausted,
+		OnOutcome:   cfg.OnOutcome,
+		Retry:       cfg.Retry,
+		Timeout:     cfg.Timeout,
 	}
 	if cfg.Parks != nil {
 		rc.Parks = runtime.MapParkStore[string, riderEnvelope, RiderEvent](cfg.Parks, riderEnvelope.event, newRiderEnvelope)
@@ -1052,8 +1074,10 @@ type WebhookConfig struct {
 	// MeterProvider, when set, receives the subscriber's metrics (see the
 	// runtime's Metric constants), with the entity as
 	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name. Nil: nothing is recorded.
-	MeterProvider metric.MeterProvider
+	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
+	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
+	// nothing is recorded.
+	MeterProvider runtime.MeterProvider
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[int64, WebhookEvent]
 	// DeadLetter receives the events that failed for good under the
@@ -1156,17 +1180,23 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhook
 		tx:   tx,
 	}
 	rc := runtime.Config[int64, webhookEnvelope]{
-		Backlog:          cfg.Backlog,
-		Conflate:         false,
-		Logger:           cfg.Logger,
-		MaxActive:        cfg.MaxActive,
-		MeterProvider:    cfg.MeterProvider,
-		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Webhook"), attribute.String("messaging.consumer.group.name", name)},
-		Name:             name,
-		OnExhausted:      cfg.OnExhausted,
-		OnOutcome:        cfg.OnOutcome,
-		Retry:            cfg.Retry,
-		Timeout:          cfg.Timeout,
+		Backlog:       cfg.Backlog,
+		Conflate:      false,
+		Logger:        cfg.Logger,
+		MaxActive:     cfg.MaxActive,
+		MeterProvider: cfg.MeterProvider,
+		MetricAttributes: []runtime.Attribute{{
+			Key:   runtime.AttrDestination,
+			Value: "Webhook",
+		}, {
+			Key:   runtime.AttrConsumerGroup,
+			Value: name,
+		}},
+		Name:        name,
+		OnExhausted: cfg.OnExhausted,
+		OnOutcome:   cfg.OnOutcome,
+		Retry:       cfg.Retry,
+		Timeout:     cfg.Timeout,
 	}
 	if cfg.Parks != nil {
 		rc.Parks = runtime.MapParkStore[int64, webhookEnvelope, WebhookEvent](cfg.Parks, webhookEnvelope.event, newWebhookEnvelope)

@@ -90,9 +90,9 @@ func dispatcher(f *jen.File, n names) {
 			jen.Id("Conflate"):      jen.Lit(e.Conflate),
 			jen.Id("Logger"):        jen.Id("cfg").Dot("Logger"),
 			jen.Id("MeterProvider"): jen.Id("cfg").Dot("MeterProvider"),
-			jen.Id("MetricAttributes"): jen.Index().Qual("go.opentelemetry.io/otel/attribute", "KeyValue").Values(
-				jen.Qual("go.opentelemetry.io/otel/attribute", "String").Call(jen.Lit("messaging.destination.name"), jen.Lit(e.Name)),
-				jen.Qual("go.opentelemetry.io/otel/attribute", "String").Call(jen.Lit("messaging.consumer.group.name"), jen.Id("name")),
+			jen.Id("MetricAttributes"): jen.Index().Add(rt("Attribute")).Values(
+				jen.Values(jen.Dict{jen.Id("Key"): rt("AttrDestination"), jen.Id("Value"): jen.Lit(e.Name)}),
+				jen.Values(jen.Dict{jen.Id("Key"): rt("AttrConsumerGroup"), jen.Id("Value"): jen.Id("name")}),
 			),
 			jen.Id("OnOutcome"): jen.Id("cfg").Dot("OnOutcome"),
 		}

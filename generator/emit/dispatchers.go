@@ -102,8 +102,10 @@ func config(f *jen.File, n names) {
 		g.Comment("MeterProvider, when set, receives the subscriber's metrics (see the")
 		g.Comment("runtime's Metric constants), with the entity as")
 		g.Comment("messaging.destination.name and the subscriber's name as")
-		g.Comment("messaging.consumer.group.name. Nil: nothing is recorded.")
-		g.Id("MeterProvider").Qual("go.opentelemetry.io/otel/metric", "MeterProvider")
+		g.Comment("messaging.consumer.group.name; for OpenTelemetry, wrap yours with")
+		g.Comment("github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider.")
+		g.Comment("Nil: nothing is recorded.")
+		g.Id("MeterProvider").Add(rt("MeterProvider"))
 		if e.Version != nil {
 			g.Commentf("Versions stores the last applied version of each %s. Nil: a new", e.Name)
 			g.Comment("in-memory store. Give each subscriber its own store.")

@@ -66,8 +66,6 @@ func newFile(pkg *ir.Package) *jen.File {
 	f := jen.NewFile(pkg.Name)
 	f.HeaderComment(strings.TrimPrefix(Header, "// "))
 	f.ImportName(RuntimePath, "runtime")
-	f.ImportName("go.opentelemetry.io/otel/metric", "metric")
-	f.ImportName("go.opentelemetry.io/otel/attribute", "attribute")
 	for _, e := range pkg.Entities {
 		for _, ev := range e.Events {
 			for _, fl := range ev.Fields {
