@@ -110,18 +110,32 @@
 //
 //   - events.go: one struct per event (key field, version field, then the
 //     declared fields) and the sealed interface AccountEvent with
-//     EventName, EventKey and EventVersion.
-//   - handlers.go: AccountHandler, one HandleX(ctx, X) error per event.
+//     EventName, EventKey and EventVersion; for an entity with states, the
+//     typed state AccountState (a string type: "" is no state yet) with a
+//     constant per state (AccountStateOpen, ...) and String.
+//   - handlers.go: AccountHandler, one HandleX(ctx, X) error per event, and
+//     UnimplementedAccountHandler, a base to embed so that a handler keeps
+//     compiling when the schema gains events (the gRPC Unimplemented
+//     pattern): its methods return runtime.ErrUnimplemented, for which the
+//     guards advance the key's version and state as for a handled event
+//     and count the event as skipped, with the reason "unimplemented".
+//     Without the base a new event breaks every handler at compile time,
+//     which stays the default.
 //   - dispatchers.go: AccountConfig (the schema's policies, changed by
 //     AccountOption functions), NewAccountDispatcher, and the
 //     AccountDispatcher's Subscribe, Flush, Close, Replay, Discard,
-//     ParkedKeys, ParkedEvents and Stats. Every subscriber has its own
-//     runtime engine (lanes), stores and guards; the first is named
-//     "Account", the others "Account/"+name. Stats and ParkedKeys are
-//     reported per subscriber, by name. Replay and Discard act on every
-//     subscriber where the key is parked and report runtime.ErrNotParked
-//     when there is none. Events travel through the engine in an
-//     unexported envelope, by value.
+//     ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and, as
+//     the entity has them, Version(ctx, subscriber, key) and State(ctx,
+//     subscriber, key), which read what the subscriber's guards stored.
+//     Every subscriber has its own runtime engine (lanes), stores and
+//     guards; the first is named "Account", the others "Account/"+name.
+//     Stats, ParkedKeys, TopBacklog and Stuck are reported per subscriber,
+//     by name. Replay and Discard act on every subscriber where the key is
+//     parked and report runtime.ErrNotParked when there is none. Events
+//     travel through the engine as AccountEvent values: a queued event
+//     holds its own struct (boxed once, when published) and no other, so
+//     adding events to an entity does not grow what each queued event
+//     costs.
 //   - guards.go: the engine handler of a subscriber. The version guard
 //     skips an event whose version is not above the stored one, applies
 //     the next one, and on a gap applies a snapshot and holds a delta back

@@ -26,10 +26,41 @@ func events(f *jen.File, pkg *ir.Package) {
 			}
 			g.Id("is" + n.Event).Params()
 		})
+		if len(e.States) > 0 || len(e.Branches) > 0 {
+			stateType(f, n)
+		}
 		for _, ev := range e.Events {
 			event(f, n, ev)
 		}
 	}
+}
+
+// stateType emits the entity's typed state: a string type, so that the
+// stores' values convert as they are, with a constant per state.
+func stateType(f *jen.File, n names) {
+	e := n.e
+	f.Commentf("%s is a state of %s %s. Its ranked states, %s, only move", n.State, article(e.Name), e.Name, list(e.States, "and"))
+	f.Comment("forward, in that order (a later state may be skipped);")
+	for _, b := range e.Branches {
+		f.Commentf("the branch state %s is entered only from %s;", b.Name, list(b.From, "or"))
+	}
+	f.Comment("the zero value means no event has set a state yet.")
+	f.Type().Id(n.State).String()
+	f.Line()
+	f.Commentf("The states of %s %s, as the schema declares them.", article(e.Name), e.Name)
+	f.Const().DefsFunc(func(g *jen.Group) {
+		for i, s := range e.States {
+			g.Commentf("%s is the ranked state %s (rank %d).", n.stateConst(s), s, i+1)
+			g.Id(n.stateConst(s)).Id(n.State).Op("=").Lit(s)
+		}
+		for _, b := range e.Branches {
+			g.Commentf("%s is the branch state %s.", n.stateConst(b.Name), b.Name)
+			g.Id(n.stateConst(b.Name)).Id(n.State).Op("=").Lit(b.Name)
+		}
+	})
+	f.Line()
+	f.Comment("String returns the state's name as the schema declares it, \"\" for none.")
+	f.Func().Params(jen.Id("s").Id(n.State)).Id("String").Params().String().Block(jen.Return(jen.String().Call(jen.Id("s"))))
 }
 
 func event(f *jen.File, n names, ev *ir.Event) {

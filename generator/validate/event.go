@@ -10,10 +10,6 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event) *i
 	out := &ir.Event{Name: ev.Name.Value}
 	if v.checkExported(ev.Name.Value, ev.Name.Pos, "event name") {
 		v.pkg.declare(out.Name, ev.Name.Pos, "event "+out.Name+" of entity "+e.Name.Value)
-		if exported(e.Name.Value) {
-			n := lowerFirst(e.Name.Value) + "Kind" + out.Name
-			v.pkg.declare(n, ev.Name.Pos, "the generated constant "+n+" for event "+out.Name)
-		}
 	}
 
 	// The members of the event's struct: methods, key, version, fields.

@@ -75,14 +75,17 @@ func (v *validator) declareEntity(name string, pos diag.Pos) {
 	what := func(kind, n string) string {
 		return "the generated " + kind + " " + n + " of entity " + name
 	}
-	for _, suffix := range []string{"Event", "Handler", "Dispatcher", "Config", "Option", "Publisher", "Codec", "Producer", "Consumer", "TxHandler"} {
+	for _, suffix := range []string{"Event", "Handler", "Dispatcher", "Config", "Option", "Publisher", "Codec", "Producer", "Consumer", "TxHandler", "State"} {
 		v.pkg.declare(name+suffix, pos, what("type", name+suffix))
+	}
+	for _, base := range []string{"Unimplemented" + name + "Handler", "Unimplemented" + name + "TxHandler"} {
+		v.pkg.declare(base, pos, what("type", base))
 	}
 	v.pkg.declare("New"+name+"Dispatcher", pos, what("function", "New"+name+"Dispatcher"))
 	v.pkg.declare("New"+name+"TxDispatcher", pos, what("function", "New"+name+"TxDispatcher"))
 	v.pkg.declare("New"+name+"Producer", pos, what("function", "New"+name+"Producer"))
 	lc := lowerFirst(name)
-	for _, n := range []string{lc + "Envelope", lc + "Kind", lc + "Subscriber", lc + "Rank", lc + "Transition", "default" + name + "Config", "new" + name + "Envelope", lc + "Tx", lc + "UseStore", "check" + name} {
+	for _, n := range []string{lc + "Value", lc + "Subscriber", lc + "Rank", lc + "Transition", "default" + name + "Config", lc + "Tx", lc + "UseStore", "check" + name} {
 		v.pkg.declare(n, pos, what("name", n))
 	}
 }
