@@ -9,7 +9,7 @@ import (
 )
 
 // AccountHandler handles the events of entity Account, one typed method per
-// event. A AccountDispatcher calls the methods of one Account in publication
+// event. An AccountDispatcher calls the methods of one Account in publication
 // order, one event at a time, after the generated guards let the event through.
 // A method that returns an error is retried in place; wrap the error with
 // runtime.Permanent to apply the exhaustion policy at once.
@@ -64,7 +64,7 @@ func (UnimplementedAccountHandler) HandleAccountClosed(context.Context, AccountC
 }
 
 // OrderHandler handles the events of entity Order, one typed method per event.
-// A OrderDispatcher calls the methods of one Order in publication order, one
+// An OrderDispatcher calls the methods of one Order in publication order, one
 // event at a time, after the generated guards let the event through. A method
 // that returns an error is retried in place; wrap the error with
 // runtime.Permanent to apply the exhaustion policy at once.

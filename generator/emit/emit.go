@@ -202,6 +202,12 @@ func article(s string) string {
 	return "a"
 }
 
+// capitalize returns s with its first letter in upper case.
+func capitalize(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
 // unsigned reports whether t is an unsigned integer type.
 func unsigned(t *ir.Type) bool {
 	return t.Kind == ir.Builtin && (strings.HasPrefix(t.Name, "uint") || t.Name == "byte")

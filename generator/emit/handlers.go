@@ -10,7 +10,7 @@ func handlers(f *jen.File, pkg *ir.Package) {
 	for _, e := range pkg.Entities {
 		n := namesOf(pkg.Name, e)
 		f.Commentf("%s handles the events of entity %s, one typed method per event.", n.Handler, e.Name)
-		f.Commentf("A %s calls the methods of one %s in publication order, one event", n.Dispatcher, e.Name)
+		f.Commentf("%s %s calls the methods of one %s in publication order, one event", capitalize(article(n.Dispatcher)), n.Dispatcher, e.Name)
 		f.Comment("at a time, after the generated guards let the event through. A method that")
 		f.Comment("returns an error is retried in place; wrap the error with runtime.Permanent")
 		f.Comment("to apply the exhaustion policy at once.")
