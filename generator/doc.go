@@ -17,6 +17,8 @@
 //
 //	version: 1                 # required; the only version this ordergen reads
 //	package: ledger            # required; a lower-case Go identifier, not a keyword
+//	out: ledger                # optional; the output folder, relative to the schema
+//	wire_names: go             # optional; or snake_case, camelCase
 //	defaults:                  # optional; every entity inherits them
 //	  delivery: at-least-once  # or at-most-once
 //	  retry: {attempts: 5, initial: 10ms, max: 2s, multiplier: 2, jitter: full}
@@ -27,15 +29,29 @@
 //	  resequencer: {max_events: 64, max_wait: 30s}
 //	entities:
 //	  Account:
-//	    key: {field: AccountID, type: string}
+//	    key: {field: AccountID, type: string, wire: account_id}
 //	    version: {field: Version, type: uint64}
 //	    states: [Open, Frozen, Closed]
 //	    branches: {Suspended: {from: [Open]}}
 //	    conflate: false
+//	    wire_names: go         # overrides the file's rule
 //	    retry: {attempts: 8}   # any default, overridden field by field
 //	    events:
 //	      AccountOpened: {fields: {Owner: string}, kind: snapshot, to: Open}
-//	      Deposited: {fields: {Amount: int64}}
+//	      Deposited: {fields: {Amount: {type: int64, wire: amount}}}
+//
+// out is where ordergen generate and check write by default (their -out
+// wins): a folder relative to the schema's. Without it, the code goes into
+// the folder named after the package beside the schema, so that the
+// import path ends in the package's name.
+//
+// Wire names are the names of fields in encoded events (the JSON codec's,
+// so parked events and transports). By default a field's wire name is its
+// Go name, as events encoded before wire names existed have them;
+// wire_names sets a rule for all the fields of the file or of one entity
+// (snake_case makes AccountID account_id; camelCase makes it accountId), and
+// a field's, key's or version's own wire: wins over the rule. ordergen
+// breaking reports a changed wire name (WIRE_NAME_SAME).
 //
 // The values shown for defaults are the built-in ones, used for whatever a
 // schema leaves out (backlog.wait has none). Policies merge field by field:

@@ -382,17 +382,17 @@ type WebhookEvent interface {
 // WebhookQueued is an event of entity Webhook.
 type WebhookQueued struct {
 	// EndpointID is the key of the Webhook this event belongs to.
-	EndpointID int64
+	EndpointID int64 `json:"endpoint_id"`
 	// URL is declared in the schema as string.
-	URL string
+	URL string `json:"target"`
 	// From is declared in the schema as netip.Addr.
-	From netip.Addr
+	From netip.Addr `json:"from"`
 	// Headers is declared in the schema as map[string][]string.
-	Headers map[string][]string
+	Headers map[string][]string `json:"headers"`
 	// Body is declared in the schema as []byte.
-	Body []byte
+	Body []byte `json:"body"`
 	// Deadline is declared in the schema as time.Duration.
-	Deadline time.Duration
+	Deadline time.Duration `json:"deadline"`
 }
 
 // EventName returns "WebhookQueued".

@@ -79,15 +79,15 @@ func event(f *jen.File, n names, ev *ir.Event) {
 	}
 	f.Type().Id(ev.Name).StructFunc(func(g *jen.Group) {
 		g.Commentf("%s is the key of the %s this event belongs to.", e.Key.Name, e.Name)
-		g.Id(e.Key.Name).Add(n.key())
+		g.Id(e.Key.Name).Add(n.key()).Add(wireTag(e.Key))
 		if e.Version != nil {
 			g.Commentf("%s is the %s's version after this event: 1 for its first event,", e.Version.Name, e.Name)
 			g.Comment("then one more for each event.")
-			g.Id(e.Version.Name).Add(typ(e.Version.Type))
+			g.Id(e.Version.Name).Add(typ(e.Version.Type)).Add(wireTag(*e.Version))
 		}
 		for _, fl := range ev.Fields {
 			g.Commentf("%s is declared in the schema as %s.", fl.Name, fl.Type)
-			g.Id(fl.Name).Add(typ(fl.Type))
+			g.Id(fl.Name).Add(typ(fl.Type)).Add(wireTag(fl))
 		}
 	})
 	f.Line()
@@ -103,4 +103,14 @@ func event(f *jen.File, n names, ev *ir.Event) {
 	}
 	f.Line()
 	f.Func().Params(jen.Id(ev.Name)).Id("is" + n.Event).Params().Block()
+}
+
+// wireTag returns the struct tag that gives f its wire name in the JSON
+// codec, or nothing when the wire name is the Go name (the default, which
+// events encoded before wire names existed use).
+func wireTag(f ir.Field) jen.Code {
+	if f.Wire == "" || f.Wire == f.Name {
+		return jen.Null()
+	}
+	return jen.Tag(map[string]string{"json": f.Wire})
 }

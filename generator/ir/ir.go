@@ -88,6 +88,9 @@ type Field struct {
 	Name string
 	// Type is the field's type.
 	Type *Type
+	// Wire is the field's name in encoded events (the JSON codec's), as the
+	// schema sets it or its naming rule makes it; the Go name by default.
+	Wire string
 }
 
 // TypeKind tells the form of a Type.

@@ -1,12 +1,14 @@
 package validate
 
 import (
+	"strings"
+
 	"github.com/ordergen/ordergen/generator/ir"
 	"github.com/ordergen/ordergen/generator/schema"
 )
 
 // event checks one event of e and returns it.
-func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event) *ir.Event {
+func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, rule func(string) string) *ir.Event {
 	out := &ir.Event{Name: ev.Name.Value}
 	if v.checkExported(ev.Name.Value, ev.Name.Pos, "event name") {
 		v.pkg.declare(out.Name, ev.Name.Pos, "event "+out.Name+" of entity "+e.Name.Value)
@@ -21,11 +23,20 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event) *i
 	for _, m := range methods {
 		members.declare(m, e.Name.Pos, "the generated method "+m)
 	}
+	// The wire names of the event's fields, the key's and version's
+	// first: a clash is reported at the event's own field.
+	wires := wireScope{}
 	if k := e.Key; k != nil && k.Field != nil {
 		members.declare(k.Field.Value, k.Field.Pos, "the key field "+k.Field.Value)
+		if ent.Key.Wire != "" {
+			wires[strings.ToLower(ent.Key.Wire)] = wireUse{field: ent.Key.Name, pos: k.Field.Pos}
+		}
 	}
 	if d := e.Version; d != nil && d.Field != nil && (e.Key == nil || e.Key.Field == nil || e.Key.Field.Value != d.Field.Value) {
 		members.declare(d.Field.Value, d.Field.Pos, "the version field "+d.Field.Value)
+		if ent.Version != nil && ent.Version.Wire != "" {
+			v.declareWire(wires, ent.Version.Wire, ent.Version.Name, d.Field.Pos)
+		}
 	}
 	for _, f := range ev.Fields {
 		if !v.checkExported(f.Name.Value, f.Name.Pos, "field name") {
@@ -41,7 +52,13 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event) *i
 			continue
 		}
 		v.fieldTypes = append(v.fieldTypes, typeUse{t: t, src: f.Type.Value, pos: f.Type.Pos})
-		out.Fields = append(out.Fields, ir.Field{Name: f.Name.Value, Type: t})
+		wire := v.wireName(f.Name.Value, f.Wire, rule)
+		wirePos := f.Name.Pos
+		if f.Wire != nil {
+			wirePos = f.Wire.Pos
+		}
+		v.declareWire(wires, wire, f.Name.Value, wirePos)
+		out.Fields = append(out.Fields, ir.Field{Name: f.Name.Value, Type: t, Wire: wire})
 	}
 
 	if k := ev.Kind; k != nil {

@@ -64,8 +64,9 @@ func (v *validator) file(f *schema.File) *ir.Package {
 	if len(f.Entities) == 0 && !f.EntitiesBad {
 		v.errs.Add(f.Pos, "no entities: a schema declares at least one entity under entities:")
 	}
+	rule := v.wireRule(f.WireNames, wireRules["go"])
 	for _, e := range f.Entities {
-		pkg.Entities = append(pkg.Entities, v.entity(e, defaults))
+		pkg.Entities = append(pkg.Entities, v.entity(e, defaults, rule))
 	}
 	return pkg
 }
@@ -90,14 +91,15 @@ func (v *validator) declareEntity(name string, pos diag.Pos) {
 	}
 }
 
-func (v *validator) entity(e *schema.Entity, defaults policy) *ir.Entity {
+func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(string) string) *ir.Entity {
 	name := e.Name.Value
 	out := &ir.Entity{Name: name}
 	if v.checkExported(name, e.Name.Pos, "entity name") {
 		v.declareEntity(name, e.Name.Pos)
 	}
-	v.key(e, out)
-	v.version(e, out)
+	rule := v.wireRule(e.WireNames, fileRule)
+	v.key(e, out, rule)
+	v.version(e, out, rule)
 	v.states(e, out)
 
 	p := v.overlay(defaults, &e.Policies)
@@ -124,7 +126,7 @@ func (v *validator) entity(e *schema.Entity, defaults policy) *ir.Entity {
 		v.errs.Add(p, "entity %s has no events: declare at least one under events:", name)
 	}
 	for _, ev := range e.Events {
-		out.Events = append(out.Events, v.event(e, out, ev))
+		out.Events = append(out.Events, v.event(e, out, ev, rule))
 	}
 	if out.Conflate && out.Version != nil {
 		var deltas []string
@@ -140,7 +142,7 @@ func (v *validator) entity(e *schema.Entity, defaults policy) *ir.Entity {
 	return out
 }
 
-func (v *validator) key(e *schema.Entity, out *ir.Entity) {
+func (v *validator) key(e *schema.Entity, out *ir.Entity, rule func(string) string) {
 	k := e.Key
 	if k == nil {
 		v.errs.Add(e.Name.Pos, "entity %s needs a key: write key: {field: %sID, type: string}", e.Name.Value, e.Name.Value)
@@ -154,6 +156,7 @@ func (v *validator) key(e *schema.Entity, out *ir.Entity) {
 	} else if k.Field.Tag == schema.BadTag {
 	} else if v.checkExported(k.Field.Value, k.Field.Pos, "key field") {
 		out.Key.Name = k.Field.Value
+		out.Key.Wire = v.wireName(k.Field.Value, k.Wire, rule)
 	}
 	if k.Type == nil {
 		v.errs.Add(k.Pos, "key needs a type: string or an integer type")
@@ -173,7 +176,7 @@ func (v *validator) key(e *schema.Entity, out *ir.Entity) {
 	}
 }
 
-func (v *validator) version(e *schema.Entity, out *ir.Entity) {
+func (v *validator) version(e *schema.Entity, out *ir.Entity, rule func(string) string) {
 	d := e.Version
 	if d == nil {
 		return
@@ -188,6 +191,7 @@ func (v *validator) version(e *schema.Entity, out *ir.Entity) {
 	} else if d.Field.Tag == schema.BadTag {
 	} else if v.checkExported(d.Field.Value, d.Field.Pos, "version field") {
 		f.Name = d.Field.Value
+		f.Wire = v.wireName(d.Field.Value, d.Wire, rule)
 		if e.Key != nil && e.Key.Field != nil && e.Key.Field.Value == f.Name {
 			v.errs.Add(d.Field.Pos, "version field %s has the same name as the key field", f.Name)
 		}
