@@ -58,12 +58,26 @@ func runBreaking(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, diags.Format(newPath))
 		return exitBad
 	}
-	changes := breaking.Compare(old, cur)
-	if changes.Len() == 0 {
+	res := breaking.Accept(newSrc, breaking.Compare(old, cur))
+	if res.Problems.Len() > 0 {
+		fmt.Fprint(stderr, res.Problems.Format(newPath))
+		return exitBad
+	}
+	for _, a := range res.Accepted {
+		rule, msg, _ := strings.Cut(a.Change.Msg, ": ")
+		fmt.Fprintf(stdout, "%s:%d:%d: accepted %s: %s (%s: %s)\n", newPath, a.Change.Pos.Line, a.Change.Pos.Col, rule, msg, breaking.AcceptMarker, a.Reason)
+	}
+	for _, u := range res.Unused.Items() {
+		fmt.Fprintf(stderr, "%s:%d:%d: note: %s\n", newPath, u.Pos.Line, u.Pos.Col, u.Msg)
+	}
+	if res.Breaking.Len() == 0 {
+		if len(res.Accepted) > 0 {
+			fmt.Fprintf(stderr, "ordergen: %d breaking change(s) against %s, all accepted by %s comments\n", len(res.Accepted), oldName, breaking.AcceptMarker)
+		}
 		return exitOK
 	}
-	fmt.Fprint(stdout, changes.Format(newPath))
-	fmt.Fprintf(stderr, "ordergen: %d breaking change(s) against %s (ordergen breaking -rules explains each rule)\n", changes.Len(), oldName)
+	fmt.Fprint(stdout, res.Breaking.Format(newPath))
+	fmt.Fprintf(stderr, "ordergen: %d breaking change(s) against %s (ordergen breaking -rules explains each rule; a comment # %s RULE_ID reason on the reported line accepts one)\n", res.Breaking.Len(), oldName, breaking.AcceptMarker)
 	return exitBad
 }
 
