@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,17 +15,15 @@ import (
 // runBreaking is ordergen breaking -against OLD NEW, and ordergen
 // breaking -rules.
 func runBreaking(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("ordergen breaking", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("breaking")
 	against := fs.String("against", "", "the older schema: a `FILE`, or git:REV for NEW as of a git revision")
 	rules := fs.Bool("rules", false, "list the rules, each with its purpose")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if *rules {
 		if fs.NArg() != 0 || *against != "" {
-			fmt.Fprintf(stderr, "ordergen breaking: -rules takes no other argument\n%s", usage)
-			return exitUsage
+			return usageError(stderr, "breaking", "-rules takes no other argument")
 		}
 		for _, r := range breaking.Rules() {
 			fmt.Fprintf(stdout, "%-22s %s\n", r.ID, r.Purpose)
@@ -34,8 +31,7 @@ func runBreaking(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if *against == "" || fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "ordergen breaking: want -against OLD and exactly one NEW schema\n%s", usage)
-		return exitUsage
+		return usageError(stderr, "breaking", "want -against OLD and exactly one NEW schema")
 	}
 	newPath := fs.Arg(0)
 	oldName, oldSrc, err := readOld(*against, newPath)

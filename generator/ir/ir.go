@@ -6,6 +6,10 @@ import "time"
 type Package struct {
 	// Name is the Go package name of the generated code.
 	Name string
+	// Out is the output folder the schema names (out:), slash-separated
+	// and relative to the schema's folder; "" for the default, the folder
+	// named after the package.
+	Out string
 	// Entities are in declaration order.
 	Entities []*Entity
 }

@@ -1,8 +1,10 @@
 package validate
 
 import (
+	"slices"
 	"strings"
 
+	"github.com/ordergen/ordergen/generator/diag"
 	"github.com/ordergen/ordergen/generator/ir"
 	"github.com/ordergen/ordergen/generator/schema"
 )
@@ -48,7 +50,7 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, ru
 			if err == nil {
 				err = errNotString
 			}
-			v.errs.Add(f.Type.Pos, "unknown field type %q: %v", f.Type.Value, err)
+			v.errs.Add(f.Type.Pos, "unknown field type %q: %v%s", f.Type.Value, err, suggestType(f.Type.Value, typeNames()))
 			continue
 		}
 		v.fieldTypes = append(v.fieldTypes, typeUse{t: t, src: f.Type.Value, pos: f.Type.Pos})
@@ -69,7 +71,7 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, ru
 			out.Snapshot = true
 		case k.Value == "delta" && k.Tag == "!!str":
 		default:
-			v.errs.Add(k.Pos, "kind must be snapshot or delta, not %q", k.Value)
+			v.errs.Add(k.Pos, "kind must be snapshot or delta, not %q%s", k.Value, diag.Suggest(k.Value, []string{"snapshot", "delta"}))
 		}
 	}
 	if to := ev.To; to != nil {
@@ -78,10 +80,19 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, ru
 		case len(e.States) == 0 && len(e.Branches) == 0:
 			v.errs.Add(to.Pos, "to: needs states: entity %s declares none (add states: [...])", e.Name.Value)
 		case ent.Rank(to.Value) == 0 && !isBranch:
-			v.errs.Add(to.Pos, "to: %q is not a state of entity %s", to.Value, e.Name.Value)
+			v.errs.Add(to.Pos, "to: %q is not a state of entity %s%s", to.Value, e.Name.Value, diag.Suggest(to.Value, stateNames(ent)))
 		default:
 			out.To = to.Value
 		}
 	}
 	return out
+}
+
+// stateNames returns the ranked and branch states of e.
+func stateNames(e *ir.Entity) []string {
+	names := slices.Clone(e.States)
+	for _, b := range e.Branches {
+		names = append(names, b.Name)
+	}
+	return names
 }

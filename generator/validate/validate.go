@@ -2,6 +2,8 @@ package validate
 
 import (
 	"go/token"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/ordergen/ordergen/generator/diag"
@@ -58,6 +60,7 @@ func (v *validator) file(f *schema.File) *ir.Package {
 	default:
 		pkg.Name = f.Package.Value
 	}
+	pkg.Out = v.out(f.Out)
 	defaults := v.overlay(builtinPolicy(), f.Defaults)
 	v.checkPolicy(defaults)
 	v.scopeCheck(defaults, f.Defaults)
@@ -168,7 +171,7 @@ func (v *validator) key(e *schema.Entity, out *ir.Entity, rule func(string) stri
 	t, err := parseType(k.Type.Value)
 	switch {
 	case err != nil:
-		v.errs.Add(k.Type.Pos, "unknown key type %q: %v", k.Type.Value, err)
+		v.errs.Add(k.Type.Pos, "unknown key type %q: %v%s", k.Type.Value, err, suggestType(k.Type.Value, keyTypes()))
 	case t.Kind != ir.Builtin || t.Name != "string" && !integers[t.Name]:
 		v.errs.Add(k.Type.Pos, "unusable key type %s: a key must be a string or an integer type", k.Type.Value)
 	default:
@@ -200,11 +203,25 @@ func (v *validator) version(e *schema.Entity, out *ir.Entity, rule func(string) 
 		t, err := parseType(d.Type.Value)
 		switch {
 		case err != nil:
-			v.errs.Add(d.Type.Pos, "unknown version type %q: %v", d.Type.Value, err)
+			v.errs.Add(d.Type.Pos, "unknown version type %q: %v%s", d.Type.Value, err, suggestType(d.Type.Value, keyTypes()[1:]))
 		case t.Kind != ir.Builtin || !integers[t.Name]:
 			v.errs.Add(d.Type.Pos, "unusable version type %s: a version must be an integer type", d.Type.Value)
 		default:
 			f.Type = t
 		}
 	}
+}
+
+// out checks the output folder a schema names: a relative path inside the
+// schema's folder, written with slashes.
+func (v *validator) out(s *schema.Scalar) string {
+	if s == nil || s.Tag == schema.BadTag {
+		return ""
+	}
+	clean := path.Clean(s.Value)
+	if s.Tag != "!!str" || s.Value == "" || !filepath.IsLocal(filepath.FromSlash(clean)) || strings.Contains(s.Value, "\\") || clean == "." {
+		v.errs.Add(s.Pos, "out must be a folder inside the schema's folder, written with slashes and without .. (out: gen), not %q", s.Value)
+		return ""
+	}
+	return clean
 }
