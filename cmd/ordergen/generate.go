@@ -3,14 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/ordergen/ordergen/generator"
 	"github.com/ordergen/ordergen/generator/emit/testkit"
 	"github.com/ordergen/ordergen/generator/ir"
-	"github.com/ordergen/ordergen/generator/validate"
 	"github.com/ordergen/ordergen/generator/write"
 )
 
@@ -25,14 +23,8 @@ func runGenerate(cmd string, args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, cmd, "want exactly one SCHEMA argument, got %d", fs.NArg())
 	}
 	path := fs.Arg(0)
-	src, err := os.ReadFile(path)
-	if err != nil {
-		fmt.Fprintf(stderr, "ordergen: %v\n", err)
-		return exitBad
-	}
-	pkg, diags := generator.Check(src, &validate.PackagesResolver{Dir: filepath.Dir(path)})
-	if diags.Len() > 0 {
-		fmt.Fprint(stderr, diags.Format(path))
+	pkg := loadSchema(path, stderr)
+	if pkg == nil {
 		return exitBad
 	}
 	dir := *out

@@ -49,6 +49,18 @@ func publishFlushed(t *testing.T, d *ledger.AccountDispatcher, events ...ledger.
 	}
 }
 
+// wantVersionAndState checks what the subscriber's guards stored for key.
+func wantVersionAndState(t *testing.T, d *ledger.AccountDispatcher, subscriber, key string, version uint64, state ledger.AccountState) {
+	t.Helper()
+	ctx := context.Background()
+	if v, err := d.Version(ctx, subscriber, key); err != nil || v != version {
+		t.Errorf("Version(%s, %s) = %d, %v; want %d", subscriber, key, v, err, version)
+	}
+	if s, err := d.State(ctx, subscriber, key); err != nil || s != state {
+		t.Errorf("State(%s, %s) = %q, %v; want %q", subscriber, key, s, err, state)
+	}
+}
+
 func TestTypedStates(t *testing.T) {
 	for _, tc := range []struct {
 		state stringer
@@ -80,23 +92,8 @@ func TestVersionAndStatePerSubscriber(t *testing.T) {
 		ledger.Deposited{AccountID: "a", Version: 2, Amount: 5},
 		ledger.AccountFrozen{AccountID: "a", Version: 3, Reason: "audit"},
 	)
-	for _, tc := range []struct {
-		subscriber string
-		version    uint64
-		state      ledger.AccountState
-	}{
-		{"Account", 3, ledger.AccountStateFrozen},
-		{"Account/audit", 0, ""}, // the opening parked, and the key with it
-	} {
-		v, err := d.Version(ctx, tc.subscriber, "a")
-		if err != nil || v != tc.version {
-			t.Errorf("Version(%s, a) = %d, %v; want %d", tc.subscriber, v, err, tc.version)
-		}
-		s, err := d.State(ctx, tc.subscriber, "a")
-		if err != nil || s != tc.state {
-			t.Errorf("State(%s, a) = %q, %v; want %q", tc.subscriber, s, err, tc.state)
-		}
-	}
+	wantVersionAndState(t, d, "Account", "a", 3, ledger.AccountStateFrozen)
+	wantVersionAndState(t, d, "Account/audit", "a", 0, "") // the opening parked, and the key with it
 	if v, err := d.Version(ctx, "Account", "never-seen"); err != nil || v != 0 {
 		t.Errorf("the version of a key never seen: %d, %v; want 0", v, err)
 	}
@@ -123,14 +120,7 @@ func TestVersionAndStateOfTxSubscriber(t *testing.T) {
 		ledger.Withdrew{AccountID: "a", Version: 2, Amount: 1}, // unimplemented
 		ledger.AccountClosed{AccountID: "a", Version: 3},       // unimplemented, moves to Closed
 	)
-	v, err := d.Version(ctx, "Account", "a")
-	if err != nil || v != 3 {
-		t.Errorf("Version = %d, %v; want 3", v, err)
-	}
-	s, err := d.State(ctx, "Account", "a")
-	if err != nil || s != ledger.AccountStateClosed {
-		t.Errorf("State = %q, %v; want Closed", s, err)
-	}
+	wantVersionAndState(t, d, "Account", "a", 3, ledger.AccountStateClosed)
 	if st := d.Stats()["Account"]; st.Handled != 1 || st.Skipped != 2 {
 		t.Errorf("handled %d, skipped %d; want 1 and 2", st.Handled, st.Skipped)
 	}
@@ -178,12 +168,7 @@ func TestUnimplementedBaseAdvancesTheGuards(t *testing.T) {
 	if st.Handled != 3 || st.Skipped != 4 || st.Held != 0 {
 		t.Errorf("handled %d, skipped %d, held %d; want 3, 4 and 0", st.Handled, st.Skipped, st.Held)
 	}
-	if v, err := d.Version(ctx, "Account", "a"); err != nil || v != 6 {
-		t.Errorf("Version = %d, %v; want 6", v, err)
-	}
-	if s, err := d.State(ctx, "Account", "a"); err != nil || s != ledger.AccountStateFrozen {
-		t.Errorf("State = %q, %v; want Frozen", s, err)
-	}
+	wantVersionAndState(t, d, "Account", "a", 6, ledger.AccountStateFrozen)
 	m := mp.Collect()
 	reason := runtime.Attribute{Key: runtime.AttrSkipReason, Value: runtime.ReasonUnimplemented}
 	if n, _ := m.Sum(runtime.MetricEvents, reason); n != 2 {

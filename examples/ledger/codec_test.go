@@ -5,8 +5,8 @@ import (
 	"errors"
 	"maps"
 	"net/netip"
-	"slices"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
