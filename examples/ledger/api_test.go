@@ -179,6 +179,34 @@ func TestUnimplementedBaseAdvancesTheGuards(t *testing.T) {
 	}
 }
 
+// TestUnimplementedWithoutGuards: an entity without version and states
+// (Rider) skips what its handler does not implement, with the reason.
+func TestUnimplementedWithoutGuards(t *testing.T) {
+	ctx := context.Background()
+	mp := metricstest.New()
+	d, err := ledger.NewRiderDispatcher(ledger.UnimplementedRiderHandler{}, func(c *ledger.RiderConfig) {
+		c.Logger = quietLogger()
+		c.MeterProvider = mp
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(ctx)
+	if err := d.PublishLocationUpdated(ctx, ledger.LocationUpdated{RiderID: "r", Lat: 1, Lng: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := d.Stats()["Rider"]; st.Skipped != 1 || st.Handled != 0 || st.Dropped != 0 {
+		t.Errorf("skipped %d, handled %d, dropped %d; want 1, 0, 0", st.Skipped, st.Handled, st.Dropped)
+	}
+	reason := runtime.Attribute{Key: runtime.AttrSkipReason, Value: runtime.ReasonUnimplemented}
+	if n, _ := mp.Collect().Sum(runtime.MetricEvents, reason); n != 1 {
+		t.Errorf("events skipped as unimplemented: %v, want 1", n)
+	}
+}
+
 // blockingDeposits holds every deposit until release is closed.
 type blockingDeposits struct {
 	ledger.UnimplementedAccountHandler
