@@ -87,6 +87,8 @@
 //     another entity's event or like a generated declaration (AccountEvent,
 //     AccountHandler, AccountDispatcher, AccountConfig, AccountOption,
 //     AccountPublisher, AccountTxHandler, AccountProducer, AccountConsumer,
+//     AccountState and its constants AccountStateOpen..., the bases
+//     UnimplementedAccountHandler and UnimplementedAccountTxHandler,
 //     NewAccountDispatcher, NewAccountTxDispatcher, NewAccountProducer and the
 //     unexported helpers);
 //     an event field named like the key or version field or like a
@@ -103,6 +105,15 @@
 //     an empty from:, or whose from: names an undeclared state, itself, or
 //     one state twice; branches on an entity without states.
 //   - to: on an entity without states, or naming an undeclared state.
+//   - out: that is not a folder inside the schema's folder; wire_names other
+//     than go, snake_case or camelCase; a wire: name that a JSON key in a
+//     struct tag cannot be (letters, digits, _, . and -, not first); two
+//     fields of an event (key and version included) with one wire name,
+//     ignoring case.
+//
+// A misspelt key, type, state or value is reported with the closest known
+// name, when one is close ("did you mean states?"), and a tab, which YAML
+// does not allow for indentation, is named at its column.
 //
 // And these combinations, which make no sense:
 //
