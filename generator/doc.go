@@ -17,6 +17,8 @@
 //
 //	version: 1                 # required; the only version this ordergen reads
 //	package: ledger            # required; a lower-case Go identifier, not a keyword
+//	out: ledger                # optional; the output folder, relative to the schema
+//	wire_names: go             # optional; or snake_case, camelCase
 //	defaults:                  # optional; every entity inherits them
 //	  delivery: at-least-once  # or at-most-once
 //	  retry: {attempts: 5, initial: 10ms, max: 2s, multiplier: 2, jitter: full}
@@ -27,15 +29,29 @@
 //	  resequencer: {max_events: 64, max_wait: 30s}
 //	entities:
 //	  Account:
-//	    key: {field: AccountID, type: string}
+//	    key: {field: AccountID, type: string, wire: account_id}
 //	    version: {field: Version, type: uint64}
 //	    states: [Open, Frozen, Closed]
 //	    branches: {Suspended: {from: [Open]}}
 //	    conflate: false
+//	    wire_names: go         # overrides the file's rule
 //	    retry: {attempts: 8}   # any default, overridden field by field
 //	    events:
 //	      AccountOpened: {fields: {Owner: string}, kind: snapshot, to: Open}
-//	      Deposited: {fields: {Amount: int64}}
+//	      Deposited: {fields: {Amount: {type: int64, wire: amount}}}
+//
+// out is where ordergen generate and check write by default (their -out
+// wins): a folder relative to the schema's. Without it, the code goes into
+// the folder named after the package beside the schema, so that the
+// import path ends in the package's name.
+//
+// Wire names are the names of fields in encoded events (the JSON codec's,
+// so parked events and transports). By default a field's wire name is its
+// Go name, as events encoded before wire names existed have them;
+// wire_names sets a rule for all the fields of the file or of one entity
+// (snake_case makes AccountID account_id; camelCase makes it accountId), and
+// a field's, key's or version's own wire: wins over the rule. ordergen
+// breaking reports a changed wire name (WIRE_NAME_SAME).
 //
 // The values shown for defaults are the built-in ones, used for whatever a
 // schema leaves out (backlog.wait has none). Policies merge field by field:
@@ -71,6 +87,8 @@
 //     another entity's event or like a generated declaration (AccountEvent,
 //     AccountHandler, AccountDispatcher, AccountConfig, AccountOption,
 //     AccountPublisher, AccountTxHandler, AccountProducer, AccountConsumer,
+//     AccountState and its constants AccountStateOpen..., the bases
+//     UnimplementedAccountHandler and UnimplementedAccountTxHandler,
 //     NewAccountDispatcher, NewAccountTxDispatcher, NewAccountProducer and the
 //     unexported helpers);
 //     an event field named like the key or version field or like a
@@ -87,6 +105,15 @@
 //     an empty from:, or whose from: names an undeclared state, itself, or
 //     one state twice; branches on an entity without states.
 //   - to: on an entity without states, or naming an undeclared state.
+//   - out: that is not a folder inside the schema's folder; wire_names other
+//     than go, snake_case or camelCase; a wire: name that a JSON key in a
+//     struct tag cannot be (letters, digits, _, . and -, not first); two
+//     fields of an event (key and version included) with one wire name,
+//     ignoring case.
+//
+// A misspelt key, type, state or value is reported with the closest known
+// name, when one is close ("did you mean states?"), and a tab, which YAML
+// does not allow for indentation, is named at its column.
 //
 // And these combinations, which make no sense:
 //
@@ -110,18 +137,32 @@
 //
 //   - events.go: one struct per event (key field, version field, then the
 //     declared fields) and the sealed interface AccountEvent with
-//     EventName, EventKey and EventVersion.
-//   - handlers.go: AccountHandler, one HandleX(ctx, X) error per event.
+//     EventName, EventKey and EventVersion; for an entity with states, the
+//     typed state AccountState (a string type: "" is no state yet) with a
+//     constant per state (AccountStateOpen, ...) and String.
+//   - handlers.go: AccountHandler, one HandleX(ctx, X) error per event, and
+//     UnimplementedAccountHandler, a base to embed so that a handler keeps
+//     compiling when the schema gains events (the gRPC Unimplemented
+//     pattern): its methods return runtime.ErrUnimplemented, for which the
+//     guards advance the key's version and state as for a handled event
+//     and count the event as skipped, with the reason "unimplemented".
+//     Without the base a new event breaks every handler at compile time,
+//     which stays the default.
 //   - dispatchers.go: AccountConfig (the schema's policies, changed by
 //     AccountOption functions), NewAccountDispatcher, and the
 //     AccountDispatcher's Subscribe, Flush, Close, Replay, Discard,
-//     ParkedKeys, ParkedEvents and Stats. Every subscriber has its own
-//     runtime engine (lanes), stores and guards; the first is named
-//     "Account", the others "Account/"+name. Stats and ParkedKeys are
-//     reported per subscriber, by name. Replay and Discard act on every
-//     subscriber where the key is parked and report runtime.ErrNotParked
-//     when there is none. Events travel through the engine in an
-//     unexported envelope, by value.
+//     ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and, as
+//     the entity has them, Version(ctx, subscriber, key) and State(ctx,
+//     subscriber, key), which read what the subscriber's guards stored.
+//     Every subscriber has its own runtime engine (lanes), stores and
+//     guards; the first is named "Account", the others "Account/"+name.
+//     Stats, ParkedKeys, TopBacklog and Stuck are reported per subscriber,
+//     by name. Replay and Discard act on every subscriber where the key is
+//     parked and report runtime.ErrNotParked when there is none. Events
+//     travel through the engine as AccountEvent values: a queued event
+//     holds its own struct (boxed once, when published) and no other, so
+//     adding events to an entity does not grow what each queued event
+//     costs.
 //   - guards.go: the engine handler of a subscriber. The version guard
 //     skips an event whose version is not above the stored one, applies
 //     the next one, and on a gap applies a snapshot and holds a delta back

@@ -1,8 +1,11 @@
 package generator
 
 import (
+	"fmt"
+
 	"github.com/ordergen/ordergen/generator/diag"
 	"github.com/ordergen/ordergen/generator/emit"
+	"github.com/ordergen/ordergen/generator/emit/testkit"
 	"github.com/ordergen/ordergen/generator/ir"
 	"github.com/ordergen/ordergen/generator/schema"
 	"github.com/ordergen/ordergen/generator/validate"
@@ -40,4 +43,18 @@ func Generate(src []byte, r validate.Resolver) ([]File, diag.List, error) {
 	}
 	files, err := emit.Files(pkg)
 	return files, diags, err
+}
+
+// Emit returns the generated files of pkg, a checked schema, sorted by
+// name, with the test kit's files after them when opts.ImportPath is set.
+func Emit(pkg *ir.Package, opts Options) ([]File, error) {
+	files, err := emit.Files(pkg)
+	if err != nil || opts.ImportPath == "" {
+		return files, err
+	}
+	kit, err := testkit.Files(pkg, opts.ImportPath)
+	if err != nil {
+		return nil, fmt.Errorf("test kit: %w", err)
+	}
+	return append(files, kit...), nil
 }

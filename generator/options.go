@@ -1,11 +1,7 @@
 package generator
 
 import (
-	"fmt"
-
 	"github.com/ordergen/ordergen/generator/diag"
-	"github.com/ordergen/ordergen/generator/emit"
-	"github.com/ordergen/ordergen/generator/emit/testkit"
 	"github.com/ordergen/ordergen/generator/validate"
 )
 
@@ -26,13 +22,6 @@ func GenerateWith(src []byte, r validate.Resolver, opts Options) ([]File, diag.L
 	if pkg == nil {
 		return nil, diags, nil
 	}
-	files, err := emit.Files(pkg)
-	if err != nil || opts.ImportPath == "" {
-		return files, diags, err
-	}
-	kit, err := testkit.Files(pkg, opts.ImportPath)
-	if err != nil {
-		return nil, diags, fmt.Errorf("test kit: %w", err)
-	}
-	return append(files, kit...), diags, nil
+	files, err := Emit(pkg, opts)
+	return files, diags, err
 }

@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"testing"
 
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/metricstest"
 )
 
 // benchKeys returns n keys drawn from 10,000: uniformly, or with one key
@@ -46,15 +45,14 @@ func BenchmarkEngine(b *testing.B) {
 }
 
 // BenchmarkMetrics measures the same uniform no-op dispatch without a meter
-// provider and with the OpenTelemetry SDK's (its reader never collecting,
-// so only recording costs): compare the two in one run.
+// provider and with metricstest's in-memory one (never collected, so only
+// recording costs): compare the two in one run. What OpenTelemetry adds
+// is measured in runtime/otelmetrics.
 func BenchmarkMetrics(b *testing.B) {
 	keys := benchKeys(1<<20, false)
 	b.Run("none", func(b *testing.B) { benchDispatch(b, keys, runtime.Config[string, int]{}) })
 	b.Run("provider", func(b *testing.B) {
-		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-		defer mp.Shutdown(context.Background())
-		benchDispatch(b, keys, runtime.Config[string, int]{MeterProvider: mp})
+		benchDispatch(b, keys, runtime.Config[string, int]{MeterProvider: metricstest.New()})
 	})
 }
 

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 )
 
 // FullPolicy says what Submit does when a backlog limit is reached.
@@ -138,13 +135,15 @@ type Config[K comparable, E any] struct {
 	// that policy. When it returns an error the event is parked instead, so
 	// nothing is lost.
 	DeadLetter DeadLetterSink[K, E]
-	// MeterProvider, when set, receives the engine's metrics through the
-	// OpenTelemetry metric API (see the Metric constants). Nil: nothing is
+	// MeterProvider, when set, receives the engine's metrics (see the Metric
+	// constants) through the runtime's own metrics interface;
+	// runtime/otelmetrics adapts OpenTelemetry to it. Nil: nothing is
 	// recorded, and the hot path pays one nil check.
-	MeterProvider metric.MeterProvider
+	MeterProvider MeterProvider
 	// MetricAttributes are added to every measurement; generated
-	// dispatchers add the entity and the subscriber.
-	MetricAttributes []attribute.KeyValue
+	// dispatchers add the entity (AttrDestination) and the subscriber
+	// (AttrConsumerGroup).
+	MetricAttributes []Attribute
 	// TopKeys is how many keys with the largest backlog the per-key backlog
 	// gauges report. Zero: 10.
 	TopKeys int

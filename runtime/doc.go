@@ -91,6 +91,15 @@
 // ParkedKeys, Health and Stats ask every subscriber and name each by its
 // Config.Name (generated dispatchers are built on them).
 //
+// # Metrics
+//
+// Config.MeterProvider records the engine's metrics (the Metric constants)
+// through the runtime's own small interface, [MeterProvider]; the runtime
+// imports no metrics library. runtime/otelmetrics adapts OpenTelemetry to
+// it, and runtime/metricstest is an in-memory one for tests. Without a
+// provider the hot path pays one nil check; with one, recording allocates
+// nothing.
+//
 // # Shutdown
 //
 // [Engine.Close] stops accepting, drains, and stops every goroutine it

@@ -1,14 +1,11 @@
 package runtime
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
-
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 )
 
 // meterName is the instrumentation scope of the engine's instruments.
@@ -41,13 +38,25 @@ const (
 	MetricLanes = "ordergen.lanes.active"
 )
 
-// Attribute keys the engine sets.
+// Attribute keys of the engine's measurements.
 const (
-	AttrOutcome    = attribute.Key("ordergen.outcome")
-	AttrSkipReason = attribute.Key("ordergen.skip.reason")
-	AttrKey        = attribute.Key("ordergen.key")
-	AttrErrorType  = attribute.Key("error.type")
-	AttrSystem     = attribute.Key("messaging.system")
+	// AttrOutcome is an event's outcome on MetricEvents.
+	AttrOutcome = "ordergen.outcome"
+	// AttrSkipReason is why an event was skipped, on MetricEvents.
+	AttrSkipReason = "ordergen.skip.reason"
+	// AttrKey is the key of the per-key backlog gauges.
+	AttrKey = "ordergen.key"
+	// AttrErrorType is the kind of failure of a handler attempt (error,
+	// permanent, panic, timeout) on MetricProcessDuration.
+	AttrErrorType = "error.type"
+	// AttrSystem is on every measurement, as "ordergen".
+	AttrSystem = "messaging.system"
+	// AttrDestination names the entity; generated dispatchers set it
+	// through Config.MetricAttributes.
+	AttrDestination = "messaging.destination.name"
+	// AttrConsumerGroup names the subscriber; generated dispatchers set it
+	// through Config.MetricAttributes.
+	AttrConsumerGroup = "messaging.consumer.group.name"
 )
 
 // sampleEvery is how often the duration of a fast handler is measured:
@@ -60,15 +69,34 @@ const (
 	maxReasons  = 64 // distinct skip reasons counted; more go under "other"
 )
 
+// instruments are the engine's instruments: the duration histogram,
+// recorded per attempt, and the rest, observed at collection time.
+type instruments struct {
+	duration, events, backlog, byKey, age, held, parkedKeys, parkedEvents, lanes Instrument
+}
+
+func engineInstruments() instruments {
+	return instruments{
+		duration: Instrument{Name: MetricProcessDuration, Kind: KindHistogram, Unit: "s",
+			Description: "Duration of handler attempts (one in 64 sampled while handlers take under 50µs)."},
+		events:       Instrument{Name: MetricEvents, Kind: KindObservedCounter, Unit: "{event}", Description: "Events by outcome."},
+		backlog:      Instrument{Name: MetricBacklog, Kind: KindGauge, Unit: "{event}", Description: "Pending events."},
+		byKey:        Instrument{Name: MetricBacklogKey, Kind: KindGauge, Unit: "{event}", Description: "Pending events of the keys with the largest backlog."},
+		age:          Instrument{Name: MetricOldestAge, Kind: KindFloatGauge, Unit: "s", Description: "Age of the oldest pending event, overall and per top key."},
+		held:         Instrument{Name: MetricHeld, Kind: KindGauge, Unit: "{event}", Description: "Events held back on a version gap."},
+		parkedKeys:   Instrument{Name: MetricParkedKeys, Kind: KindGauge, Unit: "{key}", Description: "Parked keys."},
+		parkedEvents: Instrument{Name: MetricParkedEvents, Kind: KindGauge, Unit: "{event}", Description: "Parked events."},
+		lanes:        Instrument{Name: MetricLanes, Kind: KindGauge, Unit: "{lane}", Description: "Keys with a lane."},
+	}
+}
+
 // metrics is an engine's instruments. A nil *metrics records nothing.
 type metrics struct {
-	duration metric.Float64Histogram
-	attrs    attribute.Set
-	// options of the duration records, by result, made once so that
-	// recording allocates nothing.
-	failed, failedPermanent, failedPanic, failedTimeout []metric.RecordOption
-	ok                                                  []metric.RecordOption
-	reg                                                 metric.Registration
+	duration Histogram
+	// attribute sets of the duration records, by result, prepared once so
+	// that recording allocates nothing.
+	ok, failed, failedPermanent, failedPanic, failedTimeout AttributeSet
+	unregister                                              func() error
 }
 
 func (e *Engine[K, E]) startMetrics() error {
@@ -77,66 +105,66 @@ func (e *Engine[K, E]) startMetrics() error {
 		return nil
 	}
 	m := mp.Meter(meterName)
-	attrs := append([]attribute.KeyValue{AttrSystem.String("ordergen")}, e.cfg.MetricAttributes...)
-	set := attribute.NewSet(attrs...)
-	withErr := func(t string) []metric.RecordOption {
-		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(append(attrs, AttrErrorType.String(t))...))}
+	if m == nil {
+		return fmt.Errorf("%w: metrics: the MeterProvider gave no meter", ErrInvalidConfig)
 	}
-	var err error
-	ms := &metrics{attrs: set, ok: []metric.RecordOption{metric.WithAttributeSet(set)},
-		failed: withErr("error"), failedPermanent: withErr("permanent"), failedPanic: withErr("panic"), failedTimeout: withErr("timeout")}
-	ms.duration, err = m.Float64Histogram(MetricProcessDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of handler attempts (one in 64 sampled while handlers take under 50µs)."))
+	base := append([]Attribute{{Key: AttrSystem, Value: "ordergen"}}, e.cfg.MetricAttributes...)
+	with := func(more ...Attribute) AttributeSet {
+		return m.Attributes(append(slices.Clip(base), more...)...)
+	}
+	all := m.Attributes(base...)
+	ins := engineInstruments()
+	duration, err := m.Histogram(ins.duration)
 	if err != nil {
 		return fmt.Errorf("%w: metrics: %w", ErrInvalidConfig, err)
 	}
-	events, err1 := m.Int64ObservableCounter(MetricEvents, metric.WithUnit("{event}"), metric.WithDescription("Events by outcome."))
-	backlog, err2 := m.Int64ObservableGauge(MetricBacklog, metric.WithUnit("{event}"), metric.WithDescription("Pending events."))
-	byKey, err3 := m.Int64ObservableGauge(MetricBacklogKey, metric.WithUnit("{event}"), metric.WithDescription("Pending events of the keys with the largest backlog."))
-	age, err4 := m.Float64ObservableGauge(MetricOldestAge, metric.WithUnit("s"), metric.WithDescription("Age of the oldest pending event, overall and per top key."))
-	held, err5 := m.Int64ObservableGauge(MetricHeld, metric.WithUnit("{event}"), metric.WithDescription("Events held back on a version gap."))
-	pkeys, err6 := m.Int64ObservableGauge(MetricParkedKeys, metric.WithUnit("{key}"), metric.WithDescription("Parked keys."))
-	pevents, err7 := m.Int64ObservableGauge(MetricParkedEvents, metric.WithUnit("{event}"), metric.WithDescription("Parked events."))
-	lanes, err8 := m.Int64ObservableGauge(MetricLanes, metric.WithUnit("{lane}"), metric.WithDescription("Keys with a lane."))
-	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8); err != nil {
-		return fmt.Errorf("%w: metrics: %w", ErrInvalidConfig, err)
+	ms := &metrics{duration: duration, ok: all,
+		failed:          with(Attribute{Key: AttrErrorType, Value: "error"}),
+		failedPermanent: with(Attribute{Key: AttrErrorType, Value: "permanent"}),
+		failedPanic:     with(Attribute{Key: AttrErrorType, Value: "panic"}),
+		failedTimeout:   with(Attribute{Key: AttrErrorType, Value: "timeout"})}
+	outcomes := [...]string{"accepted", "handled", "dead_lettered", "dropped", "conflated", "rejected", "retried", "replayed", "parked"}
+	var byOutcome [len(outcomes)]AttributeSet
+	for i, o := range outcomes {
+		byOutcome[i] = with(Attribute{Key: AttrOutcome, Value: o})
 	}
-	outcome := func(name string) metric.ObserveOption {
-		return metric.WithAttributeSet(attribute.NewSet(append(attrs, AttrOutcome.String(name))...))
+	// Skip reasons and top keys vary, so their sets are made at collection
+	// time, never per event; the few skip reasons' sets are kept. Two
+	// readers may collect at once.
+	var mu sync.Mutex
+	skipped := map[string]AttributeSet{}
+	skipSet := func(reason string) AttributeSet {
+		mu.Lock()
+		defer mu.Unlock()
+		set, ok := skipped[reason]
+		if !ok {
+			set = with(Attribute{Key: AttrOutcome, Value: "skipped"}, Attribute{Key: AttrSkipReason, Value: reason})
+			skipped[reason] = set
+		}
+		return set
 	}
-	outcomes := map[string]metric.ObserveOption{}
-	for _, o := range []string{"accepted", "handled", "skipped", "parked", "dead_lettered", "dropped", "conflated", "rejected", "retried", "replayed"} {
-		outcomes[o] = outcome(o)
-	}
-	all := metric.WithAttributeSet(set)
-	ms.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	ms.unregister, err = m.Observe(func(o Observer) {
 		s := e.Stats()
-		o.ObserveInt64(events, int64(s.Accepted), outcomes["accepted"])
-		o.ObserveInt64(events, int64(s.Handled), outcomes["handled"])
-		o.ObserveInt64(events, int64(s.DeadLettered), outcomes["dead_lettered"])
-		o.ObserveInt64(events, int64(s.Dropped), outcomes["dropped"])
-		o.ObserveInt64(events, int64(s.Conflated), outcomes["conflated"])
-		o.ObserveInt64(events, int64(s.Rejected), outcomes["rejected"])
-		o.ObserveInt64(events, int64(s.Retried), outcomes["retried"])
-		o.ObserveInt64(events, int64(s.Replayed), outcomes["replayed"])
-		o.ObserveInt64(events, int64(e.parkedTotal.Load()), outcomes["parked"])
+		counts := [len(outcomes)]uint64{s.Accepted, s.Handled, s.DeadLettered, s.Dropped, s.Conflated, s.Rejected, s.Retried, s.Replayed, e.parkedTotal.Load()}
+		for i, n := range counts {
+			o.ObserveInt64(ins.events, int64(n), byOutcome[i])
+		}
 		for reason, n := range e.skipReasons() {
-			o.ObserveInt64(events, int64(n), metric.WithAttributeSet(attribute.NewSet(append(attrs, AttrOutcome.String("skipped"), AttrSkipReason.String(reason))...)))
+			o.ObserveInt64(ins.events, int64(n), skipSet(reason))
 		}
-		o.ObserveInt64(backlog, s.Pending, all)
-		o.ObserveInt64(held, s.Held, all)
-		o.ObserveInt64(pkeys, s.ParkedKeys, all)
-		o.ObserveInt64(pevents, s.Parked, all)
-		o.ObserveInt64(lanes, s.Active, all)
+		o.ObserveInt64(ins.backlog, s.Pending, all)
+		o.ObserveInt64(ins.held, s.Held, all)
+		o.ObserveInt64(ins.parkedKeys, s.ParkedKeys, all)
+		o.ObserveInt64(ins.parkedEvents, s.Parked, all)
+		o.ObserveInt64(ins.lanes, s.Active, all)
 		top, oldest := e.topAndOldest(e.cfg.TopKeys)
-		o.ObserveFloat64(age, oldest.Seconds(), all)
+		o.ObserveFloat64(ins.age, oldest.Seconds(), all)
 		for _, kb := range top {
-			keyAttrs := metric.WithAttributeSet(attribute.NewSet(append(attrs, AttrKey.String(fmt.Sprint(kb.Key)))...))
-			o.ObserveInt64(byKey, int64(kb.Pending), keyAttrs)
-			o.ObserveFloat64(age, kb.OldestAge.Seconds(), keyAttrs)
+			set := with(Attribute{Key: AttrKey, Value: fmt.Sprint(kb.Key)})
+			o.ObserveInt64(ins.byKey, int64(kb.Pending), set)
+			o.ObserveFloat64(ins.age, kb.OldestAge.Seconds(), set)
 		}
-		return nil
-	}, events, backlog, byKey, age, held, pkeys, pevents, lanes)
+	}, ins.events, ins.backlog, ins.byKey, ins.age, ins.held, ins.parkedKeys, ins.parkedEvents, ins.lanes)
 	if err != nil {
 		return fmt.Errorf("%w: metrics: %w", ErrInvalidConfig, err)
 	}
@@ -146,8 +174,8 @@ func (e *Engine[K, E]) startMetrics() error {
 
 // stopMetrics unregisters the engine's callback; Close calls it.
 func (e *Engine[K, E]) stopMetrics() {
-	if e.metrics != nil {
-		_ = e.metrics.reg.Unregister()
+	if e.metrics != nil && e.metrics.unregister != nil {
+		_ = e.metrics.unregister()
 	}
 }
 
@@ -184,7 +212,7 @@ func (w *worker[K, E]) recordAttempt(d time.Duration, err error, timedOut bool) 
 			}
 		}
 	}
-	m.duration.Record(context.Background(), d.Seconds(), opt...)
+	m.duration.Record(d.Seconds(), opt)
 }
 
 // skipCounter counts skips by reason, up to maxReasons distinct ones.

@@ -7,81 +7,25 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/metricstest"
 )
 
-// collect reads every instrument once through the SDK's manual reader.
-func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Aggregation {
-	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := r.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]metricdata.Aggregation{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			out[m.Name] = m.Data
-		}
-	}
-	return out
-}
+// attr is a runtime.Attribute, shorter.
+func attr(k, v string) runtime.Attribute { return runtime.Attribute{Key: k, Value: v} }
 
-// sumWith returns the value of the counter's point whose attributes include
-// every one of want.
-func sumWith(t *testing.T, data metricdata.Aggregation, want ...attribute.KeyValue) int64 {
-	t.Helper()
-	sum, ok := data.(metricdata.Sum[int64])
+// sum returns the sum of the points of name with attrs, or -1 when there
+// is none.
+func sum(m metricstest.Metrics, name string, attrs ...runtime.Attribute) int64 {
+	v, ok := m.Sum(name, attrs...)
 	if !ok {
-		t.Fatalf("not an int64 sum: %T", data)
-	}
-	var total int64
-	found := false
-	for _, p := range sum.DataPoints {
-		match := true
-		for _, kv := range want {
-			if v, ok := p.Attributes.Value(kv.Key); !ok || v != kv.Value {
-				match = false
-			}
-		}
-		if match {
-			total += p.Value
-			found = true
-		}
-	}
-	if !found {
 		return -1
 	}
-	return total
-}
-
-func gauge(t *testing.T, data metricdata.Aggregation, want ...attribute.KeyValue) int64 {
-	t.Helper()
-	g, ok := data.(metricdata.Gauge[int64])
-	if !ok {
-		t.Fatalf("not an int64 gauge: %T", data)
-	}
-	for _, p := range g.DataPoints {
-		match := true
-		for _, kv := range want {
-			if v, ok := p.Attributes.Value(kv.Key); !ok || v != kv.Value {
-				match = false
-			}
-		}
-		if match {
-			return p.Value
-		}
-	}
-	return -1
+	return int64(v)
 }
 
 func TestMetricsCountWhatTheScriptCaused(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer mp.Shutdown(context.Background())
+	mp := metricstest.New()
 	v := newVersioned()
 	h := func(ctx context.Context, key string, x ev) error {
 		if x.Fail > 0 && x.Seq == 99 {
@@ -89,10 +33,10 @@ func TestMetricsCountWhatTheScriptCaused(t *testing.T) {
 		}
 		return v.handle(ctx, key, x)
 	}
-	entity := attribute.String("messaging.destination.name", "Account")
+	entity := attr(runtime.AttrDestination, "Account")
 	e := mustNew(t, h, runtime.Config[string, ev]{
 		MeterProvider:    mp,
-		MetricAttributes: []attribute.KeyValue{entity},
+		MetricAttributes: []runtime.Attribute{entity},
 	})
 	ctx := context.Background()
 	// a: 1, 2 handled, 2 again skipped (duplicate), 4 held (gap).
@@ -106,33 +50,36 @@ func TestMetricsCountWhatTheScriptCaused(t *testing.T) {
 		}
 	}
 	flush(t, e)
-	m := collect(t, reader)
-	events := m[runtime.MetricEvents]
+	m := mp.Collect()
+	if scopes := mp.Scopes(); len(scopes) != 1 || scopes[0] != "github.com/ordergen/ordergen/runtime" {
+		t.Errorf("scopes %v, want the runtime's import path", scopes)
+	}
 	for outcome, want := range map[string]int64{"accepted": 6, "handled": 2, "skipped": 1, "parked": 2, "dead_lettered": 0, "retried": 0} {
-		if got := sumWith(t, events, runtime.AttrOutcome.String(outcome), entity); got != want {
+		if got := sum(m, runtime.MetricEvents, attr(runtime.AttrOutcome, outcome), entity, attr(runtime.AttrSystem, "ordergen")); got != want {
 			t.Errorf("events{outcome=%s} = %d, want %d", outcome, got, want)
 		}
 	}
-	if got := sumWith(t, events, runtime.AttrSkipReason.String("duplicate or stale version")); got != 1 {
+	if got := sum(m, runtime.MetricEvents, attr(runtime.AttrSkipReason, "duplicate or stale version")); got != 1 {
 		t.Errorf("skips with their reason = %d, want 1", got)
 	}
 	for name, want := range map[string]int64{runtime.MetricBacklog: 1, runtime.MetricHeld: 1, runtime.MetricParkedKeys: 1, runtime.MetricParkedEvents: 2, runtime.MetricLanes: 2} {
-		if got := gauge(t, m[name], entity); got != want {
+		if got := sum(m, name, entity); got != want {
 			t.Errorf("%s = %d, want %d", name, got, want)
 		}
 	}
-	if got := gauge(t, m[runtime.MetricBacklogKey], runtime.AttrKey.String("a")); got != 1 {
+	if got := sum(m, runtime.MetricBacklogKey, attr(runtime.AttrKey, "a")); got != 1 {
 		t.Errorf("backlog of key a = %d, want 1 (the held event)", got)
 	}
-	if _, ok := m[runtime.MetricProcessDuration].(metricdata.Histogram[float64]); !ok {
-		t.Errorf("no duration histogram: %T", m[runtime.MetricProcessDuration])
+	if pts := m.Points(runtime.MetricOldestAge, attr(runtime.AttrKey, "a")); len(pts) != 1 || pts[0].Instrument.Kind != runtime.KindFloatGauge {
+		t.Errorf("oldest age of key a: %+v", pts)
+	}
+	if pts := m.Points(runtime.MetricProcessDuration); len(pts) == 0 || pts[0].Instrument.Kind != runtime.KindHistogram || pts[0].Instrument.Unit != "s" {
+		t.Errorf("no duration histogram: %+v", pts)
 	}
 }
 
 func TestMetricsRetriesAndDurations(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer mp.Shutdown(context.Background())
+	mp := metricstest.New()
 	r := newRecorder()
 	e := mustNew(t, r.handle, runtime.Config[string, ev]{MeterProvider: mp, Retry: fastRetry})
 	ctx := context.Background()
@@ -146,21 +93,41 @@ func TestMetricsRetriesAndDurations(t *testing.T) {
 		}
 	}
 	flush(t, e)
-	m := collect(t, reader)
-	if got := sumWith(t, m[runtime.MetricEvents], runtime.AttrOutcome.String("retried")); got != 2 {
+	m := mp.Collect()
+	if got := sum(m, runtime.MetricEvents, attr(runtime.AttrOutcome, "retried")); got != 2 {
 		t.Errorf("retried = %d, want 2", got)
 	}
-	if got := sumWith(t, m[runtime.MetricEvents], runtime.AttrOutcome.String("handled")); got != 40 {
+	if got := sum(m, runtime.MetricEvents, attr(runtime.AttrOutcome, "handled")); got != 40 {
 		t.Errorf("handled = %d, want 40", got)
 	}
-	hist := m[runtime.MetricProcessDuration].(metricdata.Histogram[float64])
-	var n uint64
-	for _, p := range hist.DataPoints {
+	n, failed := 0, 0
+	for _, p := range m.Points(runtime.MetricProcessDuration) {
 		n += p.Count
+		if p.Attributes[runtime.AttrErrorType] == "error" {
+			failed += p.Count
+		}
 	}
-	// 42 attempts, fast ones sampled one in 64 (and the first).
-	if n == 0 || n > 42 {
-		t.Errorf("duration samples = %d, want between 1 and 42", n)
+	// 42 attempts, fast ones sampled one in 64 (and the first, which failed).
+	if n == 0 || n > 42 || failed == 0 {
+		t.Errorf("duration samples = %d (%d failed), want between 1 and 42, the first failed", n, failed)
+	}
+}
+
+func TestMetricsStopAtClose(t *testing.T) {
+	mp := metricstest.New()
+	r := newRecorder()
+	e, err := runtime.New(r.handle, runtime.Config[string, ev]{MeterProvider: mp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := mp.Collect().Sum(runtime.MetricBacklog); !ok {
+		t.Fatal("no backlog gauge while running")
+	}
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := mp.Collect().Sum(runtime.MetricBacklog); ok {
+		t.Error("the engine's callback is still registered after Close")
 	}
 }
 

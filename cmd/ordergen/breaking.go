@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,17 +15,15 @@ import (
 // runBreaking is ordergen breaking -against OLD NEW, and ordergen
 // breaking -rules.
 func runBreaking(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("ordergen breaking", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("breaking")
 	against := fs.String("against", "", "the older schema: a `FILE`, or git:REV for NEW as of a git revision")
 	rules := fs.Bool("rules", false, "list the rules, each with its purpose")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if *rules {
 		if fs.NArg() != 0 || *against != "" {
-			fmt.Fprintf(stderr, "ordergen breaking: -rules takes no other argument\n%s", usage)
-			return exitUsage
+			return usageError(stderr, "breaking", "-rules takes no other argument")
 		}
 		for _, r := range breaking.Rules() {
 			fmt.Fprintf(stdout, "%-22s %s\n", r.ID, r.Purpose)
@@ -34,8 +31,7 @@ func runBreaking(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if *against == "" || fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "ordergen breaking: want -against OLD and exactly one NEW schema\n%s", usage)
-		return exitUsage
+		return usageError(stderr, "breaking", "want -against OLD and exactly one NEW schema")
 	}
 	newPath := fs.Arg(0)
 	oldName, oldSrc, err := readOld(*against, newPath)
@@ -58,12 +54,26 @@ func runBreaking(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, diags.Format(newPath))
 		return exitBad
 	}
-	changes := breaking.Compare(old, cur)
-	if changes.Len() == 0 {
+	res := breaking.Accept(newSrc, breaking.Compare(old, cur))
+	if res.Problems.Len() > 0 {
+		fmt.Fprint(stderr, res.Problems.Format(newPath))
+		return exitBad
+	}
+	for _, a := range res.Accepted {
+		rule, msg, _ := strings.Cut(a.Change.Msg, ": ")
+		fmt.Fprintf(stdout, "%s:%d:%d: accepted %s: %s (%s: %s)\n", newPath, a.Change.Pos.Line, a.Change.Pos.Col, rule, msg, breaking.AcceptMarker, a.Reason)
+	}
+	for _, u := range res.Unused.Items() {
+		fmt.Fprintf(stderr, "%s:%d:%d: note: %s\n", newPath, u.Pos.Line, u.Pos.Col, u.Msg)
+	}
+	if res.Breaking.Len() == 0 {
+		if len(res.Accepted) > 0 {
+			fmt.Fprintf(stderr, "ordergen: %d breaking change(s) against %s, all accepted by %s comments\n", len(res.Accepted), oldName, breaking.AcceptMarker)
+		}
 		return exitOK
 	}
-	fmt.Fprint(stdout, changes.Format(newPath))
-	fmt.Fprintf(stderr, "ordergen: %d breaking change(s) against %s (ordergen breaking -rules explains each rule)\n", changes.Len(), oldName)
+	fmt.Fprint(stdout, res.Breaking.Format(newPath))
+	fmt.Fprintf(stderr, "ordergen: %d breaking change(s) against %s (ordergen breaking -rules explains each rule; a comment # %s RULE_ID reason on the reported line accepts one)\n", res.Breaking.Len(), oldName, breaking.AcceptMarker)
 	return exitBad
 }
 

@@ -90,3 +90,51 @@ func TestBreakingAgainstGit(t *testing.T) {
 		t.Errorf("an option as revision: exit %d, want 1", code)
 	}
 }
+
+// TestBreakingThroughTheBinary runs the built command: a changed wire name
+// is reported, a comment on its line accepts it (listed, exit 0), and the
+// unaccepted rest still fails.
+func TestBreakingThroughTheBinary(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	old := write("old.yaml", ledgerSchema)
+	renamed := strings.Replace(ledgerSchema, "{Amount: int64}", "{Amount: {type: int64, wire: amount}}", 1)
+	code, stdout, stderr := runBinary(t, dir, "breaking", "-against", old, write("wire.yaml", renamed))
+	want := "wire.yaml:10:56: WIRE_NAME_SAME: entity Account, event Deposited: field Amount changed its wire name from \"Amount\" to \"amount\"\n"
+	if code != 1 || stdout != want {
+		t.Errorf("a changed wire name: exit %d\nstdout %q\nwant   %q\nstderr %s", code, stdout, want, stderr)
+	}
+
+	accepted := strings.Replace(renamed, "{Amount: {type: int64, wire: amount}}}", "{Amount: {type: int64, wire: amount}}}  # ordergen:breaking-ok WIRE_NAME_SAME no consumer reads Deposited yet", 1)
+	code, stdout, stderr = runBinary(t, dir, "breaking", "-against", old, write("accepted.yaml", accepted))
+	want = "accepted.yaml:10:56: accepted WIRE_NAME_SAME: entity Account, event Deposited: field Amount changed its wire name from \"Amount\" to \"amount\" (ordergen:breaking-ok: no consumer reads Deposited yet)\n"
+	if code != 0 || stdout != want || !strings.Contains(stderr, "1 breaking change(s) against old.yaml, all accepted") {
+		t.Errorf("an accepted change: exit %d\nstdout %q\nwant   %q\nstderr %s", code, stdout, want, stderr)
+	}
+
+	// The acceptance covers its line only: removing an event still fails.
+	more := strings.Replace(accepted, "      AccountClosed: {to: Closed}\n", "", 1)
+	code, stdout, _ = runBinary(t, dir, "breaking", "-against", old, write("more.yaml", more))
+	if code != 1 || !strings.Contains(stdout, "accepted WIRE_NAME_SAME") || !strings.Contains(stdout, "more.yaml:8:5: EVENT_NO_DELETE: ") {
+		t.Errorf("an accepted and an unaccepted change: exit %d\n%s", code, stdout)
+	}
+
+	// A typo in the rule is an error that names the rule meant.
+	typo := strings.Replace(accepted, "WIRE_NAME_SAME no consumer", "WIRE_NAMES_SAME no consumer", 1)
+	code, _, stderr = runBinary(t, dir, "breaking", "-against", old, write("typo.yaml", typo))
+	if code != 1 || !strings.Contains(stderr, `typo.yaml:10:67: ordergen:breaking-ok names no rule "WIRE_NAMES_SAME" (did you mean WIRE_NAME_SAME?)`) {
+		t.Errorf("a misspelt rule: exit %d\n%s", code, stderr)
+	}
+
+	// Against itself, the comment accepts nothing: a note, exit 0.
+	code, stdout, stderr = runBinary(t, dir, "breaking", "-against", "accepted.yaml", "accepted.yaml")
+	if code != 0 || stdout != "" || !strings.Contains(stderr, "accepted.yaml:10:67: note: ordergen:breaking-ok WIRE_NAME_SAME accepts nothing") {
+		t.Errorf("an unused comment: exit %d\nstdout %q\nstderr %s", code, stdout, stderr)
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -12,20 +11,17 @@ import (
 
 // runDocs is ordergen docs [-out FILE] [-check] SCHEMA.
 func runDocs(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("ordergen docs", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("docs")
 	out := fs.String("out", "", "write the catalogue to `FILE` (default: standard output)")
 	check := fs.Bool("check", false, "write nothing: exit 1 with a diff when FILE is stale")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "ordergen docs: want exactly one SCHEMA argument, got %d\n%s", fs.NArg(), usage)
-		return exitUsage
+		return usageError(stderr, "docs", "want exactly one SCHEMA argument, got %d", fs.NArg())
 	}
 	if *check && *out == "" {
-		fmt.Fprintf(stderr, "ordergen docs: -check needs -out FILE\n%s", usage)
-		return exitUsage
+		return usageError(stderr, "docs", "-check needs -out FILE")
 	}
 	path := fs.Arg(0)
 	pkg := loadSchema(path, stderr)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"go/parser"
 	"go/token"
@@ -18,15 +17,13 @@ import (
 // runInit is ordergen init [-package NAME]: it writes the starter files
 // into the current folder, refusing to overwrite any file.
 func runInit(args []string, stdout, stderr io.Writer) int {
-	fset := flag.NewFlagSet("ordergen init", flag.ContinueOnError)
-	fset.SetOutput(stderr)
+	fset := newFlags("init")
 	pkg := fset.String("package", "", "the generated code's package `NAME` (default: from the folder's name)")
-	if code, ok := parseFlags(fset, args, stderr); !ok {
+	if code, ok := parseFlags(fset, args, stdout, stderr); !ok {
 		return code
 	}
 	if fset.NArg() != 0 {
-		fmt.Fprintf(stderr, "ordergen init: unexpected arguments %q\n%s", fset.Args(), usage)
-		return exitUsage
+		return usageError(stderr, "init", "unexpected arguments %q", fset.Args())
 	}
 	dir, err := os.Getwd()
 	if err != nil {

@@ -10,13 +10,12 @@ import (
 // runJSONSchema is ordergen jsonschema: it prints the JSON Schema of
 // schema files.
 func runJSONSchema(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-		fmt.Fprint(stdout, usage)
-		return exitOK
+	fs := newFlags("jsonschema")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "ordergen jsonschema: unexpected arguments %q\n%s", args, usage)
-		return exitUsage
+	if fs.NArg() > 0 {
+		return usageError(stderr, "jsonschema", "unexpected arguments %q", fs.Args())
 	}
 	if _, err := stdout.Write(jsonschema.Schema()); err != nil {
 		fmt.Fprintf(stderr, "ordergen: %v\n", err)

@@ -23,14 +23,17 @@ func TestGenerateTestKitInModule(t *testing.T) {
 	if err := os.WriteFile(schema, []byte(ledgerSchema), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustGenerate(t, schema)
-	kit := filepath.Join(dir, "gen", "ledgertest")
+	code, _, stderr := runCLI(t, "generate", schema)
+	if code != 0 || stderr != "" {
+		t.Fatalf("generate in a module: exit %d, stderr %q (want no note)", code, stderr)
+	}
+	kit := filepath.Join(dir, "ledger", "ledgertest")
 	b, err := os.ReadFile(filepath.Join(kit, "harnesses.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `"example.com/svc/events/gen"`) || !strings.Contains(string(b), "func NewAccountHarness(") {
-		t.Errorf("the kit does not import example.com/svc/events/gen or lacks NewAccountHarness:\n%.600s", b)
+	if !strings.Contains(string(b), `"example.com/svc/events/ledger"`) || !strings.Contains(string(b), "func NewAccountHarness(") {
+		t.Errorf("the kit does not import example.com/svc/events/ledger or lacks NewAccountHarness:\n%.600s", b)
 	}
 	if code, _, stderr := runCLI(t, "check", schema); code != 0 {
 		t.Fatalf("check after generate: exit %d\n%s", code, stderr)
@@ -38,18 +41,19 @@ func TestGenerateTestKitInModule(t *testing.T) {
 	if err := os.Remove(filepath.Join(kit, "recorders.go")); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := runCLI(t, "check", schema); code != 1 || !strings.Contains(stderr, "missing "+filepath.Join(dir, "gen", "ledgertest", "recorders.go")) {
+	if code, _, stderr := runCLI(t, "check", schema); code != 1 || !strings.Contains(stderr, "missing "+filepath.Join(dir, "ledger", "ledgertest", "recorders.go")) {
 		t.Errorf("check with a kit file missing: exit %d\n%s", code, stderr)
 	}
-	// Renaming the package moves the kit, and removes the old one.
+	// Renaming the package moves the code and the kit; generate warns about
+	// the folder it left behind.
 	if err := os.WriteFile(schema, []byte(strings.Replace(ledgerSchema, "package: ledger", "package: bank", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustGenerate(t, schema)
-	if _, err := os.Stat(kit); !os.IsNotExist(err) {
-		t.Errorf("the old kit is still there (stat: %v)", err)
+	code, _, stderr = runCLI(t, "generate", schema)
+	if code != 0 || !strings.Contains(stderr, "warning: "+filepath.Join(dir, "ledger")+" holds code ordergen generated earlier (package ledger)") {
+		t.Errorf("generate after a rename: exit %d, stderr %q", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "gen", "banktest", "kit.go")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "bank", "banktest", "kit.go")); err != nil {
 		t.Errorf("no new kit: %v", err)
 	}
 }

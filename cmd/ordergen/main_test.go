@@ -52,11 +52,33 @@ func mustGenerate(t *testing.T, args ...string) {
 
 var generated = []string{"codecs.go", "dispatchers.go", "durable.go", "events.go", "guards.go", "handlers.go", "publishers.go", "transports.go"}
 
+// TestGenerateDefaultDir: the code goes into the folder named after the
+// package, beside the schema, or into the schema's out: folder.
 func TestGenerateDefaultDir(t *testing.T) {
 	schema := writeSchema(t, ledgerSchema)
 	mustGenerate(t, schema)
+	assertGenerated(t, filepath.Join(filepath.Dir(schema), "ledger"))
+
+	named := writeSchema(t, strings.Replace(ledgerSchema, "package: ledger\n", "package: ledger\nout: internal/events\n", 1))
+	mustGenerate(t, named)
+	assertGenerated(t, filepath.Join(filepath.Dir(named), "internal", "events"))
+	if code, _, stderr := runCLI(t, "check", named); code != 0 {
+		t.Errorf("check with out: exit %d\n%s", code, stderr)
+	}
+	for _, bad := range []string{"../elsewhere", "/abs", "."} {
+		code, _, stderr := runCLI(t, "generate", writeSchema(t, strings.Replace(ledgerSchema, "package: ledger\n", "package: ledger\nout: "+bad+"\n", 1)))
+		if code != 1 || !strings.Contains(stderr, ":3:6: out must be a folder inside the schema's folder") {
+			t.Errorf("out: %s: exit %d\n%s", bad, code, stderr)
+		}
+	}
+}
+
+// assertGenerated checks that dir holds the generated files of package
+// ledger.
+func assertGenerated(t *testing.T, dir string) {
+	t.Helper()
 	for _, name := range generated {
-		b, err := os.ReadFile(filepath.Join(filepath.Dir(schema), "gen", name))
+		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +190,7 @@ func TestGenerateRefusesToWriteOutsideDir(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	schema := writeSchema(t, ledgerSchema)
-	out := filepath.Join(filepath.Dir(schema), "gen")
+	out := filepath.Join(filepath.Dir(schema), "ledger")
 	if code, stdout, stderr := runCLI(t, "check", schema); code != 1 || !strings.Contains(stderr, "missing") || !strings.Contains(stdout, "+++ b/events.go") {
 		t.Errorf("check before generate: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -262,8 +284,8 @@ func TestBadSchema(t *testing.T) {
 	if code != 1 || stdout != "" || stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant:\n%s", code, stdout, stderr, want)
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(schema), "gen")); !os.IsNotExist(err) {
-		t.Error("a bad schema created the output directory")
+	if entries, err := os.ReadDir(filepath.Dir(schema)); err != nil || len(entries) != 1 {
+		t.Errorf("a bad schema created an output directory: %v %v", entries, err)
 	}
 	if code, _, stderr := runCLI(t, "generate", filepath.Join(t.TempDir(), "missing.yaml")); code != 1 || stderr == "" {
 		t.Errorf("missing schema file: exit %d, stderr %q", code, stderr)

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 )
 
 // This line fails to compile when the runtime package is older or newer than
@@ -20,111 +18,37 @@ import (
 // update that module (go get github.com/ordergen/ordergen@latest).
 const _ = runtime.SupportPackageIsVersion1
 
-// accountKind tags the event that an accountEnvelope carries.
-type accountKind uint8
-
-const (
-	accountKindAccountOpened accountKind = iota + 1
-	accountKindDeposited
-	accountKindWithdrew
-	accountKindAccountFrozen
-	accountKindAccountClosed
-)
-
-// accountEnvelope carries one Account event through the runtime by value,
-// without boxing it into an AccountEvent: kind says which field holds it.
-type accountEnvelope struct {
-	kind            accountKind
-	evAccountOpened AccountOpened
-	evDeposited     Deposited
-	evWithdrew      Withdrew
-	evAccountFrozen AccountFrozen
-	evAccountClosed AccountClosed
-}
-
-// event returns the envelope's event as an AccountEvent (nil for the zero
-// envelope). Only the park, dead-letter and introspection paths convert.
-func (env accountEnvelope) event() AccountEvent {
-	switch env.kind {
-	case accountKindAccountOpened:
-		return env.evAccountOpened
-	case accountKindDeposited:
-		return env.evDeposited
-	case accountKindWithdrew:
-		return env.evWithdrew
-	case accountKindAccountFrozen:
-		return env.evAccountFrozen
-	case accountKindAccountClosed:
-		return env.evAccountClosed
-	}
-	return nil
-}
-
-// newAccountEnvelope wraps e in an envelope; a nil e gives the zero envelope.
-func newAccountEnvelope(e AccountEvent) accountEnvelope {
+// accountValue returns e as a value of its event type, dereferencing a pointer;
+// nil for a nil e or a nil pointer.
+func accountValue(e AccountEvent) AccountEvent {
 	switch e := e.(type) {
-	case AccountOpened:
-		return accountEnvelope{
-			evAccountOpened: e,
-			kind:            accountKindAccountOpened,
-		}
 	case *AccountOpened:
-		if e != nil {
-			return accountEnvelope{
-				evAccountOpened: *e,
-				kind:            accountKindAccountOpened,
-			}
+		if e == nil {
+			return nil
 		}
-	case Deposited:
-		return accountEnvelope{
-			evDeposited: e,
-			kind:        accountKindDeposited,
-		}
+		return *e
 	case *Deposited:
-		if e != nil {
-			return accountEnvelope{
-				evDeposited: *e,
-				kind:        accountKindDeposited,
-			}
+		if e == nil {
+			return nil
 		}
-	case Withdrew:
-		return accountEnvelope{
-			evWithdrew: e,
-			kind:       accountKindWithdrew,
-		}
+		return *e
 	case *Withdrew:
-		if e != nil {
-			return accountEnvelope{
-				evWithdrew: *e,
-				kind:       accountKindWithdrew,
-			}
+		if e == nil {
+			return nil
 		}
-	case AccountFrozen:
-		return accountEnvelope{
-			evAccountFrozen: e,
-			kind:            accountKindAccountFrozen,
-		}
+		return *e
 	case *AccountFrozen:
-		if e != nil {
-			return accountEnvelope{
-				evAccountFrozen: *e,
-				kind:            accountKindAccountFrozen,
-			}
+		if e == nil {
+			return nil
 		}
-	case AccountClosed:
-		return accountEnvelope{
-			evAccountClosed: e,
-			kind:            accountKindAccountClosed,
-		}
+		return *e
 	case *AccountClosed:
-		if e != nil {
-			return accountEnvelope{
-				evAccountClosed: *e,
-				kind:            accountKindAccountClosed,
-			}
+		if e == nil {
+			return nil
 		}
+		return *e
 	}
-	return accountEnvelope{}
+	return e
 }
 
 // AccountConfig configures one subscriber of an AccountDispatcher.
@@ -156,8 +80,10 @@ type AccountConfig struct {
 	// MeterProvider, when set, receives the subscriber's metrics (see the
 	// runtime's Metric constants), with the entity as
 	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name. Nil: nothing is recorded.
-	MeterProvider metric.MeterProvider
+	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
+	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
+	// nothing is recorded.
+	MeterProvider runtime.MeterProvider
 	// Versions stores the last applied version of each Account. Nil: a new
 	// in-memory store. Give each subscriber its own store.
 	Versions runtime.VersionStore[string]
@@ -213,8 +139,9 @@ func defaultAccountConfig() AccountConfig {
 // in parallel. Each subscriber has its own lanes, guards and stores, so a slow
 // or parked subscriber delays no other. It is safe for concurrent use.
 type AccountDispatcher struct {
-	topic *runtime.Topic[string, accountEnvelope]
-	mu    sync.Mutex // serialises subscribe: a name is taken once
+	topic *runtime.Topic[string, AccountEvent]
+	mu    sync.Mutex                    // serialises subscribe (a name is taken once) and guards subs
+	subs  map[string]*accountSubscriber // by name
 }
 
 // accountSubscriber is one subscriber of an AccountDispatcher: its name, its
@@ -231,7 +158,7 @@ type accountSubscriber struct {
 // "Account", is h, configured with the schema's policies changed by opts. Close
 // it when done.
 func NewAccountDispatcher(h AccountHandler, opts ...AccountOption) (*AccountDispatcher, error) {
-	d := &AccountDispatcher{topic: runtime.NewTopic[string, accountEnvelope]()}
+	d := &AccountDispatcher{topic: runtime.NewTopic[string, AccountEvent]()}
 	if err := d.subscribe("Account", h, nil, opts); err != nil {
 		return nil, err
 	}
@@ -276,30 +203,36 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 	if s.states == nil {
 		s.states = runtime.NewMemoryStateStore[string]()
 	}
-	rc := runtime.Config[string, accountEnvelope]{
-		Backlog:          cfg.Backlog,
-		Conflate:         false,
-		Logger:           cfg.Logger,
-		MaxActive:        cfg.MaxActive,
-		MaxHeld:          cfg.MaxHeld,
-		MaxHold:          cfg.MaxHold,
-		MeterProvider:    cfg.MeterProvider,
-		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Account"), attribute.String("messaging.consumer.group.name", name)},
-		Name:             name,
-		OnExhausted:      cfg.OnExhausted,
-		OnOutcome:        cfg.OnOutcome,
-		Retry:            cfg.Retry,
-		Timeout:          cfg.Timeout,
-	}
-	if cfg.Parks != nil {
-		rc.Parks = runtime.MapParkStore[string, accountEnvelope, AccountEvent](cfg.Parks, accountEnvelope.event, newAccountEnvelope)
-	}
-	if cfg.DeadLetter != nil {
-		rc.DeadLetter = runtime.MapDeadLetterSink[string, accountEnvelope, AccountEvent](cfg.DeadLetter, accountEnvelope.event)
+	rc := runtime.Config[string, AccountEvent]{
+		Backlog:       cfg.Backlog,
+		Conflate:      false,
+		DeadLetter:    cfg.DeadLetter,
+		Logger:        cfg.Logger,
+		MaxActive:     cfg.MaxActive,
+		MaxHeld:       cfg.MaxHeld,
+		MaxHold:       cfg.MaxHold,
+		MeterProvider: cfg.MeterProvider,
+		MetricAttributes: []runtime.Attribute{{
+			Key:   runtime.AttrDestination,
+			Value: "Account",
+		}, {
+			Key:   runtime.AttrConsumerGroup,
+			Value: name,
+		}},
+		Name:        name,
+		OnExhausted: cfg.OnExhausted,
+		OnOutcome:   cfg.OnOutcome,
+		Parks:       cfg.Parks,
+		Retry:       cfg.Retry,
+		Timeout:     cfg.Timeout,
 	}
 	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
 	}
+	if d.subs == nil {
+		d.subs = make(map[string]*accountSubscriber)
+	}
+	d.subs[name] = s
 	return nil
 }
 
@@ -361,7 +294,7 @@ func (d *AccountDispatcher) ParkedEvents(ctx context.Context, subscriber string,
 	if err != nil {
 		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
 	}
-	return runtime.MapParkedEvents(events, accountEnvelope.event), nil
+	return events, nil
 }
 
 // Health returns nil when no subscriber has a key whose oldest pending event is
@@ -371,6 +304,60 @@ func (d *AccountDispatcher) Health(age time.Duration) error {
 	return d.topic.Health(age)
 }
 
+// TopBacklog returns, by subscriber name, up to n keys with the largest backlog
+// in each subscriber that has any, with the age of their oldest pending event:
+// a rising age on steady traffic means a hot or stuck key.
+func (d *AccountDispatcher) TopBacklog(n int) map[string][]runtime.KeyBacklog[string] {
+	return d.topic.TopBacklog(n)
+}
+
+// Stuck returns, by subscriber name, the keys whose oldest pending event is
+// older than age, in each subscriber that has any (what Health reports).
+func (d *AccountDispatcher) Stuck(age time.Duration) map[string][]runtime.KeyBacklog[string] {
+	return d.topic.Stuck(age)
+}
+
+// Version returns the last version of key that the subscriber named subscriber
+// ("Account" for the first one) applied, 0 when none yet, as its version guard
+// stores it.
+func (d *AccountDispatcher) Version(ctx context.Context, subscriber string, key string) (uint64, error) {
+	s, err := d.subscriber(subscriber)
+	if err != nil {
+		return 0, err
+	}
+	v, err := s.versions.Version(ctx, key)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: version of %v in %s: %w", key, subscriber, err)
+	}
+	return v, nil
+}
+
+// State returns the current state of key in the subscriber named subscriber
+// ("Account" for the first one), "" when no event set one yet, as its state
+// guard stores it.
+func (d *AccountDispatcher) State(ctx context.Context, subscriber string, key string) (AccountState, error) {
+	s, err := d.subscriber(subscriber)
+	if err != nil {
+		return "", err
+	}
+	state, err := s.states.State(ctx, key)
+	if err != nil {
+		return "", fmt.Errorf("ledger: state of %v in %s: %w", key, subscriber, err)
+	}
+	return AccountState(state), nil
+}
+
+// subscriber returns the subscriber named name.
+func (d *AccountDispatcher) subscriber(name string) (*accountSubscriber, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, ok := d.subs[name]
+	if !ok {
+		return nil, fmt.Errorf("ledger: no subscriber named %q", name)
+	}
+	return s, nil
+}
+
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
 // name. Every subscriber sees every published event, so counters are per
 // subscriber; add them up only knowing that.
@@ -378,111 +365,37 @@ func (d *AccountDispatcher) Stats() map[string]runtime.Stats {
 	return d.topic.Stats()
 }
 
-// orderKind tags the event that an orderEnvelope carries.
-type orderKind uint8
-
-const (
-	orderKindOrderPlaced orderKind = iota + 1
-	orderKindOrderPaid
-	orderKindOrderShipped
-	orderKindOrderDelivered
-	orderKindOrderCancelled
-)
-
-// orderEnvelope carries one Order event through the runtime by value, without
-// boxing it into an OrderEvent: kind says which field holds it.
-type orderEnvelope struct {
-	kind             orderKind
-	evOrderPlaced    OrderPlaced
-	evOrderPaid      OrderPaid
-	evOrderShipped   OrderShipped
-	evOrderDelivered OrderDelivered
-	evOrderCancelled OrderCancelled
-}
-
-// event returns the envelope's event as an OrderEvent (nil for the zero
-// envelope). Only the park, dead-letter and introspection paths convert.
-func (env orderEnvelope) event() OrderEvent {
-	switch env.kind {
-	case orderKindOrderPlaced:
-		return env.evOrderPlaced
-	case orderKindOrderPaid:
-		return env.evOrderPaid
-	case orderKindOrderShipped:
-		return env.evOrderShipped
-	case orderKindOrderDelivered:
-		return env.evOrderDelivered
-	case orderKindOrderCancelled:
-		return env.evOrderCancelled
-	}
-	return nil
-}
-
-// newOrderEnvelope wraps e in an envelope; a nil e gives the zero envelope.
-func newOrderEnvelope(e OrderEvent) orderEnvelope {
+// orderValue returns e as a value of its event type, dereferencing a pointer;
+// nil for a nil e or a nil pointer.
+func orderValue(e OrderEvent) OrderEvent {
 	switch e := e.(type) {
-	case OrderPlaced:
-		return orderEnvelope{
-			evOrderPlaced: e,
-			kind:          orderKindOrderPlaced,
-		}
 	case *OrderPlaced:
-		if e != nil {
-			return orderEnvelope{
-				evOrderPlaced: *e,
-				kind:          orderKindOrderPlaced,
-			}
+		if e == nil {
+			return nil
 		}
-	case OrderPaid:
-		return orderEnvelope{
-			evOrderPaid: e,
-			kind:        orderKindOrderPaid,
-		}
+		return *e
 	case *OrderPaid:
-		if e != nil {
-			return orderEnvelope{
-				evOrderPaid: *e,
-				kind:        orderKindOrderPaid,
-			}
+		if e == nil {
+			return nil
 		}
-	case OrderShipped:
-		return orderEnvelope{
-			evOrderShipped: e,
-			kind:           orderKindOrderShipped,
-		}
+		return *e
 	case *OrderShipped:
-		if e != nil {
-			return orderEnvelope{
-				evOrderShipped: *e,
-				kind:           orderKindOrderShipped,
-			}
+		if e == nil {
+			return nil
 		}
-	case OrderDelivered:
-		return orderEnvelope{
-			evOrderDelivered: e,
-			kind:             orderKindOrderDelivered,
-		}
+		return *e
 	case *OrderDelivered:
-		if e != nil {
-			return orderEnvelope{
-				evOrderDelivered: *e,
-				kind:             orderKindOrderDelivered,
-			}
+		if e == nil {
+			return nil
 		}
-	case OrderCancelled:
-		return orderEnvelope{
-			evOrderCancelled: e,
-			kind:             orderKindOrderCancelled,
-		}
+		return *e
 	case *OrderCancelled:
-		if e != nil {
-			return orderEnvelope{
-				evOrderCancelled: *e,
-				kind:             orderKindOrderCancelled,
-			}
+		if e == nil {
+			return nil
 		}
+		return *e
 	}
-	return orderEnvelope{}
+	return e
 }
 
 // OrderConfig configures one subscriber of an OrderDispatcher.
@@ -508,8 +421,10 @@ type OrderConfig struct {
 	// MeterProvider, when set, receives the subscriber's metrics (see the
 	// runtime's Metric constants), with the entity as
 	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name. Nil: nothing is recorded.
-	MeterProvider metric.MeterProvider
+	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
+	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
+	// nothing is recorded.
+	MeterProvider runtime.MeterProvider
 	// States stores the current state of each Order. Nil: a new in-memory
 	// store. Give each subscriber its own store.
 	States runtime.StateStore[string]
@@ -560,8 +475,9 @@ func defaultOrderConfig() OrderConfig {
 // parallel. Each subscriber has its own lanes, guards and stores, so a slow or
 // parked subscriber delays no other. It is safe for concurrent use.
 type OrderDispatcher struct {
-	topic *runtime.Topic[string, orderEnvelope]
-	mu    sync.Mutex // serialises subscribe: a name is taken once
+	topic *runtime.Topic[string, OrderEvent]
+	mu    sync.Mutex                  // serialises subscribe (a name is taken once) and guards subs
+	subs  map[string]*orderSubscriber // by name
 }
 
 // orderSubscriber is one subscriber of an OrderDispatcher: its name, its
@@ -577,7 +493,7 @@ type orderSubscriber struct {
 // "Order", is h, configured with the schema's policies changed by opts. Close
 // it when done.
 func NewOrderDispatcher(h OrderHandler, opts ...OrderOption) (*OrderDispatcher, error) {
-	d := &OrderDispatcher{topic: runtime.NewTopic[string, orderEnvelope]()}
+	d := &OrderDispatcher{topic: runtime.NewTopic[string, OrderEvent]()}
 	if err := d.subscribe("Order", h, nil, opts); err != nil {
 		return nil, err
 	}
@@ -618,28 +534,34 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, op
 	if s.states == nil {
 		s.states = runtime.NewMemoryStateStore[string]()
 	}
-	rc := runtime.Config[string, orderEnvelope]{
-		Backlog:          cfg.Backlog,
-		Conflate:         false,
-		Logger:           cfg.Logger,
-		MaxActive:        cfg.MaxActive,
-		MeterProvider:    cfg.MeterProvider,
-		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Order"), attribute.String("messaging.consumer.group.name", name)},
-		Name:             name,
-		OnExhausted:      cfg.OnExhausted,
-		OnOutcome:        cfg.OnOutcome,
-		Retry:            cfg.Retry,
-		Timeout:          cfg.Timeout,
-	}
-	if cfg.Parks != nil {
-		rc.Parks = runtime.MapParkStore[string, orderEnvelope, OrderEvent](cfg.Parks, orderEnvelope.event, newOrderEnvelope)
-	}
-	if cfg.DeadLetter != nil {
-		rc.DeadLetter = runtime.MapDeadLetterSink[string, orderEnvelope, OrderEvent](cfg.DeadLetter, orderEnvelope.event)
+	rc := runtime.Config[string, OrderEvent]{
+		Backlog:       cfg.Backlog,
+		Conflate:      false,
+		DeadLetter:    cfg.DeadLetter,
+		Logger:        cfg.Logger,
+		MaxActive:     cfg.MaxActive,
+		MeterProvider: cfg.MeterProvider,
+		MetricAttributes: []runtime.Attribute{{
+			Key:   runtime.AttrDestination,
+			Value: "Order",
+		}, {
+			Key:   runtime.AttrConsumerGroup,
+			Value: name,
+		}},
+		Name:        name,
+		OnExhausted: cfg.OnExhausted,
+		OnOutcome:   cfg.OnOutcome,
+		Parks:       cfg.Parks,
+		Retry:       cfg.Retry,
+		Timeout:     cfg.Timeout,
 	}
 	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
 	}
+	if d.subs == nil {
+		d.subs = make(map[string]*orderSubscriber)
+	}
+	d.subs[name] = s
 	return nil
 }
 
@@ -701,7 +623,7 @@ func (d *OrderDispatcher) ParkedEvents(ctx context.Context, subscriber string, k
 	if err != nil {
 		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
 	}
-	return runtime.MapParkedEvents(events, orderEnvelope.event), nil
+	return events, nil
 }
 
 // Health returns nil when no subscriber has a key whose oldest pending event is
@@ -711,6 +633,45 @@ func (d *OrderDispatcher) Health(age time.Duration) error {
 	return d.topic.Health(age)
 }
 
+// TopBacklog returns, by subscriber name, up to n keys with the largest backlog
+// in each subscriber that has any, with the age of their oldest pending event:
+// a rising age on steady traffic means a hot or stuck key.
+func (d *OrderDispatcher) TopBacklog(n int) map[string][]runtime.KeyBacklog[string] {
+	return d.topic.TopBacklog(n)
+}
+
+// Stuck returns, by subscriber name, the keys whose oldest pending event is
+// older than age, in each subscriber that has any (what Health reports).
+func (d *OrderDispatcher) Stuck(age time.Duration) map[string][]runtime.KeyBacklog[string] {
+	return d.topic.Stuck(age)
+}
+
+// State returns the current state of key in the subscriber named subscriber
+// ("Order" for the first one), "" when no event set one yet, as its state guard
+// stores it.
+func (d *OrderDispatcher) State(ctx context.Context, subscriber string, key string) (OrderState, error) {
+	s, err := d.subscriber(subscriber)
+	if err != nil {
+		return "", err
+	}
+	state, err := s.states.State(ctx, key)
+	if err != nil {
+		return "", fmt.Errorf("ledger: state of %v in %s: %w", key, subscriber, err)
+	}
+	return OrderState(state), nil
+}
+
+// subscriber returns the subscriber named name.
+func (d *OrderDispatcher) subscriber(name string) (*orderSubscriber, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, ok := d.subs[name]
+	if !ok {
+		return nil, fmt.Errorf("ledger: no subscriber named %q", name)
+	}
+	return s, nil
+}
+
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
 // name. Every subscriber sees every published event, so counters are per
 // subscriber; add them up only knowing that.
@@ -718,47 +679,17 @@ func (d *OrderDispatcher) Stats() map[string]runtime.Stats {
 	return d.topic.Stats()
 }
 
-// riderKind tags the event that a riderEnvelope carries.
-type riderKind uint8
-
-const (
-	riderKindLocationUpdated riderKind = iota + 1
-)
-
-// riderEnvelope carries one Rider event through the runtime by value, without
-// boxing it into a RiderEvent: kind says which field holds it.
-type riderEnvelope struct {
-	kind              riderKind
-	evLocationUpdated LocationUpdated
-}
-
-// event returns the envelope's event as a RiderEvent (nil for the zero
-// envelope). Only the park, dead-letter and introspection paths convert.
-func (env riderEnvelope) event() RiderEvent {
-	switch env.kind {
-	case riderKindLocationUpdated:
-		return env.evLocationUpdated
-	}
-	return nil
-}
-
-// newRiderEnvelope wraps e in an envelope; a nil e gives the zero envelope.
-func newRiderEnvelope(e RiderEvent) riderEnvelope {
+// riderValue returns e as a value of its event type, dereferencing a pointer;
+// nil for a nil e or a nil pointer.
+func riderValue(e RiderEvent) RiderEvent {
 	switch e := e.(type) {
-	case LocationUpdated:
-		return riderEnvelope{
-			evLocationUpdated: e,
-			kind:              riderKindLocationUpdated,
-		}
 	case *LocationUpdated:
-		if e != nil {
-			return riderEnvelope{
-				evLocationUpdated: *e,
-				kind:              riderKindLocationUpdated,
-			}
+		if e == nil {
+			return nil
 		}
+		return *e
 	}
-	return riderEnvelope{}
+	return e
 }
 
 // RiderConfig configures one subscriber of a RiderDispatcher.
@@ -784,8 +715,10 @@ type RiderConfig struct {
 	// MeterProvider, when set, receives the subscriber's metrics (see the
 	// runtime's Metric constants), with the entity as
 	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name. Nil: nothing is recorded.
-	MeterProvider metric.MeterProvider
+	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
+	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
+	// nothing is recorded.
+	MeterProvider runtime.MeterProvider
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, RiderEvent]
 	// DeadLetter receives the events that failed for good under the
@@ -833,8 +766,9 @@ func defaultRiderConfig() RiderConfig {
 // parallel. Each subscriber has its own lanes, guards and stores, so a slow or
 // parked subscriber delays no other. It is safe for concurrent use.
 type RiderDispatcher struct {
-	topic *runtime.Topic[string, riderEnvelope]
-	mu    sync.Mutex // serialises subscribe: a name is taken once
+	topic *runtime.Topic[string, RiderEvent]
+	mu    sync.Mutex                  // serialises subscribe (a name is taken once) and guards subs
+	subs  map[string]*riderSubscriber // by name
 }
 
 // riderSubscriber is one subscriber of a RiderDispatcher: its name, its handler
@@ -849,7 +783,7 @@ type riderSubscriber struct {
 // "Rider", is h, configured with the schema's policies changed by opts. Close
 // it when done.
 func NewRiderDispatcher(h RiderHandler, opts ...RiderOption) (*RiderDispatcher, error) {
-	d := &RiderDispatcher{topic: runtime.NewTopic[string, riderEnvelope]()}
+	d := &RiderDispatcher{topic: runtime.NewTopic[string, RiderEvent]()}
 	if err := d.subscribe("Rider", h, nil, opts); err != nil {
 		return nil, err
 	}
@@ -886,28 +820,34 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, op
 		name: name,
 		tx:   tx,
 	}
-	rc := runtime.Config[string, riderEnvelope]{
-		Backlog:          cfg.Backlog,
-		Conflate:         true,
-		Logger:           cfg.Logger,
-		MaxActive:        cfg.MaxActive,
-		MeterProvider:    cfg.MeterProvider,
-		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Rider"), attribute.String("messaging.consumer.group.name", name)},
-		Name:             name,
-		OnExhausted:      cfg.OnExhausted,
-		OnOutcome:        cfg.OnOutcome,
-		Retry:            cfg.Retry,
-		Timeout:          cfg.Timeout,
-	}
-	if cfg.Parks != nil {
-		rc.Parks = runtime.MapParkStore[string, riderEnvelope, RiderEvent](cfg.Parks, riderEnvelope.event, newRiderEnvelope)
-	}
-	if cfg.DeadLetter != nil {
-		rc.DeadLetter = runtime.MapDeadLetterSink[string, riderEnvelope, RiderEvent](cfg.DeadLetter, riderEnvelope.event)
+	rc := runtime.Config[string, RiderEvent]{
+		Backlog:       cfg.Backlog,
+		Conflate:      true,
+		DeadLetter:    cfg.DeadLetter,
+		Logger:        cfg.Logger,
+		MaxActive:     cfg.MaxActive,
+		MeterProvider: cfg.MeterProvider,
+		MetricAttributes: []runtime.Attribute{{
+			Key:   runtime.AttrDestination,
+			Value: "Rider",
+		}, {
+			Key:   runtime.AttrConsumerGroup,
+			Value: name,
+		}},
+		Name:        name,
+		OnExhausted: cfg.OnExhausted,
+		OnOutcome:   cfg.OnOutcome,
+		Parks:       cfg.Parks,
+		Retry:       cfg.Retry,
+		Timeout:     cfg.Timeout,
 	}
 	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
 	}
+	if d.subs == nil {
+		d.subs = make(map[string]*riderSubscriber)
+	}
+	d.subs[name] = s
 	return nil
 }
 
@@ -969,7 +909,7 @@ func (d *RiderDispatcher) ParkedEvents(ctx context.Context, subscriber string, k
 	if err != nil {
 		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
 	}
-	return runtime.MapParkedEvents(events, riderEnvelope.event), nil
+	return events, nil
 }
 
 // Health returns nil when no subscriber has a key whose oldest pending event is
@@ -979,6 +919,19 @@ func (d *RiderDispatcher) Health(age time.Duration) error {
 	return d.topic.Health(age)
 }
 
+// TopBacklog returns, by subscriber name, up to n keys with the largest backlog
+// in each subscriber that has any, with the age of their oldest pending event:
+// a rising age on steady traffic means a hot or stuck key.
+func (d *RiderDispatcher) TopBacklog(n int) map[string][]runtime.KeyBacklog[string] {
+	return d.topic.TopBacklog(n)
+}
+
+// Stuck returns, by subscriber name, the keys whose oldest pending event is
+// older than age, in each subscriber that has any (what Health reports).
+func (d *RiderDispatcher) Stuck(age time.Duration) map[string][]runtime.KeyBacklog[string] {
+	return d.topic.Stuck(age)
+}
+
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
 // name. Every subscriber sees every published event, so counters are per
 // subscriber; add them up only knowing that.
@@ -986,47 +939,17 @@ func (d *RiderDispatcher) Stats() map[string]runtime.Stats {
 	return d.topic.Stats()
 }
 
-// webhookKind tags the event that a webhookEnvelope carries.
-type webhookKind uint8
-
-const (
-	webhookKindWebhookQueued webhookKind = iota + 1
-)
-
-// webhookEnvelope carries one Webhook event through the runtime by value,
-// without boxing it into a WebhookEvent: kind says which field holds it.
-type webhookEnvelope struct {
-	kind            webhookKind
-	evWebhookQueued WebhookQueued
-}
-
-// event returns the envelope's event as a WebhookEvent (nil for the zero
-// envelope). Only the park, dead-letter and introspection paths convert.
-func (env webhookEnvelope) event() WebhookEvent {
-	switch env.kind {
-	case webhookKindWebhookQueued:
-		return env.evWebhookQueued
-	}
-	return nil
-}
-
-// newWebhookEnvelope wraps e in an envelope; a nil e gives the zero envelope.
-func newWebhookEnvelope(e WebhookEvent) webhookEnvelope {
+// webhookValue returns e as a value of its event type, dereferencing a pointer;
+// nil for a nil e or a nil pointer.
+func webhookValue(e WebhookEvent) WebhookEvent {
 	switch e := e.(type) {
-	case WebhookQueued:
-		return webhookEnvelope{
-			evWebhookQueued: e,
-			kind:            webhookKindWebhookQueued,
-		}
 	case *WebhookQueued:
-		if e != nil {
-			return webhookEnvelope{
-				evWebhookQueued: *e,
-				kind:            webhookKindWebhookQueued,
-			}
+		if e == nil {
+			return nil
 		}
+		return *e
 	}
-	return webhookEnvelope{}
+	return e
 }
 
 // WebhookConfig configures one subscriber of a WebhookDispatcher.
@@ -1052,8 +975,10 @@ type WebhookConfig struct {
 	// MeterProvider, when set, receives the subscriber's metrics (see the
 	// runtime's Metric constants), with the entity as
 	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name. Nil: nothing is recorded.
-	MeterProvider metric.MeterProvider
+	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
+	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
+	// nothing is recorded.
+	MeterProvider runtime.MeterProvider
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[int64, WebhookEvent]
 	// DeadLetter receives the events that failed for good under the
@@ -1102,8 +1027,9 @@ func defaultWebhookConfig() WebhookConfig {
 // in parallel. Each subscriber has its own lanes, guards and stores, so a slow
 // or parked subscriber delays no other. It is safe for concurrent use.
 type WebhookDispatcher struct {
-	topic *runtime.Topic[int64, webhookEnvelope]
-	mu    sync.Mutex // serialises subscribe: a name is taken once
+	topic *runtime.Topic[int64, WebhookEvent]
+	mu    sync.Mutex                    // serialises subscribe (a name is taken once) and guards subs
+	subs  map[string]*webhookSubscriber // by name
 }
 
 // webhookSubscriber is one subscriber of a WebhookDispatcher: its name, its
@@ -1118,7 +1044,7 @@ type webhookSubscriber struct {
 // "Webhook", is h, configured with the schema's policies changed by opts. Close
 // it when done.
 func NewWebhookDispatcher(h WebhookHandler, opts ...WebhookOption) (*WebhookDispatcher, error) {
-	d := &WebhookDispatcher{topic: runtime.NewTopic[int64, webhookEnvelope]()}
+	d := &WebhookDispatcher{topic: runtime.NewTopic[int64, WebhookEvent]()}
 	if err := d.subscribe("Webhook", h, nil, opts); err != nil {
 		return nil, err
 	}
@@ -1155,28 +1081,34 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhook
 		name: name,
 		tx:   tx,
 	}
-	rc := runtime.Config[int64, webhookEnvelope]{
-		Backlog:          cfg.Backlog,
-		Conflate:         false,
-		Logger:           cfg.Logger,
-		MaxActive:        cfg.MaxActive,
-		MeterProvider:    cfg.MeterProvider,
-		MetricAttributes: []attribute.KeyValue{attribute.String("messaging.destination.name", "Webhook"), attribute.String("messaging.consumer.group.name", name)},
-		Name:             name,
-		OnExhausted:      cfg.OnExhausted,
-		OnOutcome:        cfg.OnOutcome,
-		Retry:            cfg.Retry,
-		Timeout:          cfg.Timeout,
-	}
-	if cfg.Parks != nil {
-		rc.Parks = runtime.MapParkStore[int64, webhookEnvelope, WebhookEvent](cfg.Parks, webhookEnvelope.event, newWebhookEnvelope)
-	}
-	if cfg.DeadLetter != nil {
-		rc.DeadLetter = runtime.MapDeadLetterSink[int64, webhookEnvelope, WebhookEvent](cfg.DeadLetter, webhookEnvelope.event)
+	rc := runtime.Config[int64, WebhookEvent]{
+		Backlog:       cfg.Backlog,
+		Conflate:      false,
+		DeadLetter:    cfg.DeadLetter,
+		Logger:        cfg.Logger,
+		MaxActive:     cfg.MaxActive,
+		MeterProvider: cfg.MeterProvider,
+		MetricAttributes: []runtime.Attribute{{
+			Key:   runtime.AttrDestination,
+			Value: "Webhook",
+		}, {
+			Key:   runtime.AttrConsumerGroup,
+			Value: name,
+		}},
+		Name:        name,
+		OnExhausted: cfg.OnExhausted,
+		OnOutcome:   cfg.OnOutcome,
+		Parks:       cfg.Parks,
+		Retry:       cfg.Retry,
+		Timeout:     cfg.Timeout,
 	}
 	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
 	}
+	if d.subs == nil {
+		d.subs = make(map[string]*webhookSubscriber)
+	}
+	d.subs[name] = s
 	return nil
 }
 
@@ -1238,7 +1170,7 @@ func (d *WebhookDispatcher) ParkedEvents(ctx context.Context, subscriber string,
 	if err != nil {
 		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
 	}
-	return runtime.MapParkedEvents(events, webhookEnvelope.event), nil
+	return events, nil
 }
 
 // Health returns nil when no subscriber has a key whose oldest pending event is
@@ -1246,6 +1178,19 @@ func (d *WebhookDispatcher) ParkedEvents(ctx context.Context, subscriber string,
 // readiness probe or an alert can use it as it is.
 func (d *WebhookDispatcher) Health(age time.Duration) error {
 	return d.topic.Health(age)
+}
+
+// TopBacklog returns, by subscriber name, up to n keys with the largest backlog
+// in each subscriber that has any, with the age of their oldest pending event:
+// a rising age on steady traffic means a hot or stuck key.
+func (d *WebhookDispatcher) TopBacklog(n int) map[string][]runtime.KeyBacklog[int64] {
+	return d.topic.TopBacklog(n)
+}
+
+// Stuck returns, by subscriber name, the keys whose oldest pending event is
+// older than age, in each subscriber that has any (what Health reports).
+func (d *WebhookDispatcher) Stuck(age time.Duration) map[string][]runtime.KeyBacklog[int64] {
+	return d.topic.Stuck(age)
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber

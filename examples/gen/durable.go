@@ -5,6 +5,7 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -33,6 +34,43 @@ type AccountTxHandler interface {
 	HandleAccountClosed(ctx context.Context, tx *sql.Tx, e AccountClosed) error
 }
 
+// UnimplementedAccountTxHandler is an AccountTxHandler that implements no
+// event: embed it in your handler so that it keeps compiling when the schema
+// gains events, as gRPC's Unimplemented servers do. Without it, a new event
+// breaks every handler at compile time, which is the safe default. An event
+// that reaches one of its methods is acknowledged, not applied: the guards
+// still advance the key's version and state, so no gap is left behind, and the
+// event is counted as skipped with the reason "unimplemented"
+// (runtime.ReasonUnimplemented).
+type UnimplementedAccountTxHandler struct{}
+
+var _ AccountTxHandler = UnimplementedAccountTxHandler{}
+
+// HandleAccountOpened returns runtime.ErrUnimplemented.
+func (UnimplementedAccountTxHandler) HandleAccountOpened(context.Context, *sql.Tx, AccountOpened) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleDeposited returns runtime.ErrUnimplemented.
+func (UnimplementedAccountTxHandler) HandleDeposited(context.Context, *sql.Tx, Deposited) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleWithdrew returns runtime.ErrUnimplemented.
+func (UnimplementedAccountTxHandler) HandleWithdrew(context.Context, *sql.Tx, Withdrew) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleAccountFrozen returns runtime.ErrUnimplemented.
+func (UnimplementedAccountTxHandler) HandleAccountFrozen(context.Context, *sql.Tx, AccountFrozen) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleAccountClosed returns runtime.ErrUnimplemented.
+func (UnimplementedAccountTxHandler) HandleAccountClosed(context.Context, *sql.Tx, AccountClosed) error {
+	return runtime.ErrUnimplemented
+}
+
 // accountTx binds a transactional subscriber to its handler and store.
 type accountTx struct {
 	h     AccountTxHandler
@@ -45,7 +83,7 @@ type accountTx struct {
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
 func NewAccountTxDispatcher(store runtime.TxStore[*sql.Tx], h AccountTxHandler, opts ...AccountOption) (*AccountDispatcher, error) {
-	d := &AccountDispatcher{topic: runtime.NewTopic[string, accountEnvelope]()}
+	d := &AccountDispatcher{topic: runtime.NewTopic[string, AccountEvent]()}
 	if err := d.subscribeTx("Account", store, h, opts); err != nil {
 		return nil, err
 	}
@@ -97,7 +135,7 @@ func accountUseStore(cfg *AccountConfig, name string, tx *accountTx) {
 
 // engineHandler returns the subscriber's engine handler: the transactional
 // guard for a transactional subscriber.
-func (s *accountSubscriber) engineHandler() runtime.Handler[string, accountEnvelope] {
+func (s *accountSubscriber) engineHandler() runtime.Handler[string, AccountEvent] {
 	if s.tx != nil {
 		return s.handleTx
 	}
@@ -108,30 +146,32 @@ func (s *accountSubscriber) engineHandler() runtime.Handler[string, accountEnvel
 // begins a transaction of the subscriber's store, in which the key's version
 // and state are read (and locked), applies the guards of handle, calls the
 // handler with the transaction and commits its writes together with the new
-// version and state. Anything but success rolls back.
-func (s *accountSubscriber) handleTx(ctx context.Context, key string, env accountEnvelope) error {
+// version and state. An event the handler does not implement
+// (runtime.ErrUnimplemented) commits the advance alone and is skipped; any
+// other error rolls back.
+func (s *accountSubscriber) handleTx(ctx context.Context, key string, ev AccountEvent) error {
 	var (
 		version  uint64
 		snapshot bool
-		target   string
+		target   AccountState
 	)
-	switch env.kind {
-	case accountKindAccountOpened:
-		version = env.evAccountOpened.Version
+	switch e := ev.(type) {
+	case AccountOpened:
+		version = e.Version
 		snapshot = true
-		target = "Open"
-	case accountKindDeposited:
-		version = env.evDeposited.Version
-	case accountKindWithdrew:
-		version = env.evWithdrew.Version
-	case accountKindAccountFrozen:
-		version = env.evAccountFrozen.Version
-		target = "Frozen"
-	case accountKindAccountClosed:
-		version = env.evAccountClosed.Version
-		target = "Closed"
+		target = AccountStateOpen
+	case Deposited:
+		version = e.Version
+	case Withdrew:
+		version = e.Version
+	case AccountFrozen:
+		version = e.Version
+		target = AccountStateFrozen
+	case AccountClosed:
+		version = e.Version
+		target = AccountStateClosed
 	default:
-		return runtime.Permanent(fmt.Errorf("ledger: Account %v: empty event envelope", key))
+		return runtime.Permanent(fmt.Errorf("ledger: Account %v: unknown event %T", key, ev))
 	}
 	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
 	if err != nil {
@@ -142,38 +182,42 @@ func (s *accountSubscriber) handleTx(ctx context.Context, key string, env accoun
 	if err := runtime.CheckVersion(version, stored, snapshot); err != nil {
 		return err
 	}
-	current := tx.State()
+	current := AccountState(tx.State())
 	if target != "" {
 		if accountRank(current) == -2 {
 			return runtime.Permanent(fmt.Errorf("ledger: Account %v: stored state %q is not a state of Account", key, current))
 		}
 		if reason := accountTransition(current, target); reason != "" {
-			if err := tx.Commit(ctx, version, current); err != nil {
+			if err := tx.Commit(ctx, version, string(current)); err != nil {
 				return fmt.Errorf("ledger: Account %v: store version: %w", key, err)
 			}
 			return runtime.Skip(reason)
 		}
 	}
-	switch env.kind {
-	case accountKindAccountOpened:
-		err = s.tx.h.HandleAccountOpened(ctx, tx.Tx(), env.evAccountOpened)
-	case accountKindDeposited:
-		err = s.tx.h.HandleDeposited(ctx, tx.Tx(), env.evDeposited)
-	case accountKindWithdrew:
-		err = s.tx.h.HandleWithdrew(ctx, tx.Tx(), env.evWithdrew)
-	case accountKindAccountFrozen:
-		err = s.tx.h.HandleAccountFrozen(ctx, tx.Tx(), env.evAccountFrozen)
-	case accountKindAccountClosed:
-		err = s.tx.h.HandleAccountClosed(ctx, tx.Tx(), env.evAccountClosed)
+	switch e := ev.(type) {
+	case AccountOpened:
+		err = s.tx.h.HandleAccountOpened(ctx, tx.Tx(), e)
+	case Deposited:
+		err = s.tx.h.HandleDeposited(ctx, tx.Tx(), e)
+	case Withdrew:
+		err = s.tx.h.HandleWithdrew(ctx, tx.Tx(), e)
+	case AccountFrozen:
+		err = s.tx.h.HandleAccountFrozen(ctx, tx.Tx(), e)
+	case AccountClosed:
+		err = s.tx.h.HandleAccountClosed(ctx, tx.Tx(), e)
 	}
-	if err != nil {
+	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
+	if err != nil && !unimplemented {
 		return err
 	}
 	if target != "" {
 		current = target
 	}
-	if err := tx.Commit(ctx, version, current); err != nil {
+	if err := tx.Commit(ctx, version, string(current)); err != nil {
 		return fmt.Errorf("ledger: Account %v: commit: %w", key, err)
+	}
+	if unimplemented {
+		return runtime.Skip(runtime.ReasonUnimplemented)
 	}
 	return nil
 }
@@ -200,6 +244,43 @@ type OrderTxHandler interface {
 	HandleOrderCancelled(ctx context.Context, tx *sql.Tx, e OrderCancelled) error
 }
 
+// UnimplementedOrderTxHandler is an OrderTxHandler that implements no event:
+// embed it in your handler so that it keeps compiling when the schema gains
+// events, as gRPC's Unimplemented servers do. Without it, a new event breaks
+// every handler at compile time, which is the safe default. An event that
+// reaches one of its methods is acknowledged, not applied: the guards still
+// advance the key's version and state, so no gap is left behind, and the event
+// is counted as skipped with the reason "unimplemented"
+// (runtime.ReasonUnimplemented).
+type UnimplementedOrderTxHandler struct{}
+
+var _ OrderTxHandler = UnimplementedOrderTxHandler{}
+
+// HandleOrderPlaced returns runtime.ErrUnimplemented.
+func (UnimplementedOrderTxHandler) HandleOrderPlaced(context.Context, *sql.Tx, OrderPlaced) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleOrderPaid returns runtime.ErrUnimplemented.
+func (UnimplementedOrderTxHandler) HandleOrderPaid(context.Context, *sql.Tx, OrderPaid) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleOrderShipped returns runtime.ErrUnimplemented.
+func (UnimplementedOrderTxHandler) HandleOrderShipped(context.Context, *sql.Tx, OrderShipped) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleOrderDelivered returns runtime.ErrUnimplemented.
+func (UnimplementedOrderTxHandler) HandleOrderDelivered(context.Context, *sql.Tx, OrderDelivered) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleOrderCancelled returns runtime.ErrUnimplemented.
+func (UnimplementedOrderTxHandler) HandleOrderCancelled(context.Context, *sql.Tx, OrderCancelled) error {
+	return runtime.ErrUnimplemented
+}
+
 // orderTx binds a transactional subscriber to its handler and store.
 type orderTx struct {
 	h     OrderTxHandler
@@ -212,7 +293,7 @@ type orderTx struct {
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
 func NewOrderTxDispatcher(store runtime.TxStore[*sql.Tx], h OrderTxHandler, opts ...OrderOption) (*OrderDispatcher, error) {
-	d := &OrderDispatcher{topic: runtime.NewTopic[string, orderEnvelope]()}
+	d := &OrderDispatcher{topic: runtime.NewTopic[string, OrderEvent]()}
 	if err := d.subscribeTx("Order", store, h, opts); err != nil {
 		return nil, err
 	}
@@ -261,7 +342,7 @@ func orderUseStore(cfg *OrderConfig, name string, tx *orderTx) {
 
 // engineHandler returns the subscriber's engine handler: the transactional
 // guard for a transactional subscriber.
-func (s *orderSubscriber) engineHandler() runtime.Handler[string, orderEnvelope] {
+func (s *orderSubscriber) engineHandler() runtime.Handler[string, OrderEvent] {
 	if s.tx != nil {
 		return s.handleTx
 	}
@@ -272,29 +353,30 @@ func (s *orderSubscriber) engineHandler() runtime.Handler[string, orderEnvelope]
 // a transaction of the subscriber's store, in which the key's version and state
 // are read (and locked), applies the guards of handle, calls the handler with
 // the transaction and commits its writes together with the new version and
-// state. Anything but success rolls back.
-func (s *orderSubscriber) handleTx(ctx context.Context, key string, env orderEnvelope) error {
-	var target string
-	switch env.kind {
-	case orderKindOrderPlaced:
-		target = "Placed"
-	case orderKindOrderPaid:
-		target = "Paid"
-	case orderKindOrderShipped:
-		target = "Shipped"
-	case orderKindOrderDelivered:
-		target = "Delivered"
-	case orderKindOrderCancelled:
-		target = "Cancelled"
+// state. An event the handler does not implement (runtime.ErrUnimplemented)
+// commits the advance alone and is skipped; any other error rolls back.
+func (s *orderSubscriber) handleTx(ctx context.Context, key string, ev OrderEvent) error {
+	var target OrderState
+	switch ev.(type) {
+	case OrderPlaced:
+		target = OrderStatePlaced
+	case OrderPaid:
+		target = OrderStatePaid
+	case OrderShipped:
+		target = OrderStateShipped
+	case OrderDelivered:
+		target = OrderStateDelivered
+	case OrderCancelled:
+		target = OrderStateCancelled
 	default:
-		return runtime.Permanent(fmt.Errorf("ledger: Order %v: empty event envelope", key))
+		return runtime.Permanent(fmt.Errorf("ledger: Order %v: unknown event %T", key, ev))
 	}
 	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
 	if err != nil {
 		return fmt.Errorf("ledger: Order %v: %w", key, err)
 	}
 	defer tx.Rollback()
-	current := tx.State()
+	current := OrderState(tx.State())
 	if target != "" {
 		if orderRank(current) == -2 {
 			return runtime.Permanent(fmt.Errorf("ledger: Order %v: stored state %q is not a state of Order", key, current))
@@ -303,26 +385,30 @@ func (s *orderSubscriber) handleTx(ctx context.Context, key string, env orderEnv
 			return runtime.Skip(reason)
 		}
 	}
-	switch env.kind {
-	case orderKindOrderPlaced:
-		err = s.tx.h.HandleOrderPlaced(ctx, tx.Tx(), env.evOrderPlaced)
-	case orderKindOrderPaid:
-		err = s.tx.h.HandleOrderPaid(ctx, tx.Tx(), env.evOrderPaid)
-	case orderKindOrderShipped:
-		err = s.tx.h.HandleOrderShipped(ctx, tx.Tx(), env.evOrderShipped)
-	case orderKindOrderDelivered:
-		err = s.tx.h.HandleOrderDelivered(ctx, tx.Tx(), env.evOrderDelivered)
-	case orderKindOrderCancelled:
-		err = s.tx.h.HandleOrderCancelled(ctx, tx.Tx(), env.evOrderCancelled)
+	switch e := ev.(type) {
+	case OrderPlaced:
+		err = s.tx.h.HandleOrderPlaced(ctx, tx.Tx(), e)
+	case OrderPaid:
+		err = s.tx.h.HandleOrderPaid(ctx, tx.Tx(), e)
+	case OrderShipped:
+		err = s.tx.h.HandleOrderShipped(ctx, tx.Tx(), e)
+	case OrderDelivered:
+		err = s.tx.h.HandleOrderDelivered(ctx, tx.Tx(), e)
+	case OrderCancelled:
+		err = s.tx.h.HandleOrderCancelled(ctx, tx.Tx(), e)
 	}
-	if err != nil {
+	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
+	if err != nil && !unimplemented {
 		return err
 	}
 	if target != "" {
 		current = target
 	}
-	if err := tx.Commit(ctx, tx.Version(), current); err != nil {
+	if err := tx.Commit(ctx, tx.Version(), string(current)); err != nil {
 		return fmt.Errorf("ledger: Order %v: commit: %w", key, err)
+	}
+	if unimplemented {
+		return runtime.Skip(runtime.ReasonUnimplemented)
 	}
 	return nil
 }
@@ -341,6 +427,23 @@ type RiderTxHandler interface {
 	HandleLocationUpdated(ctx context.Context, tx *sql.Tx, e LocationUpdated) error
 }
 
+// UnimplementedRiderTxHandler is a RiderTxHandler that implements no event:
+// embed it in your handler so that it keeps compiling when the schema gains
+// events, as gRPC's Unimplemented servers do. Without it, a new event breaks
+// every handler at compile time, which is the safe default. An event that
+// reaches one of its methods is acknowledged, not applied: the guards still
+// advance the key's version and state, so no gap is left behind, and the event
+// is counted as skipped with the reason "unimplemented"
+// (runtime.ReasonUnimplemented).
+type UnimplementedRiderTxHandler struct{}
+
+var _ RiderTxHandler = UnimplementedRiderTxHandler{}
+
+// HandleLocationUpdated returns runtime.ErrUnimplemented.
+func (UnimplementedRiderTxHandler) HandleLocationUpdated(context.Context, *sql.Tx, LocationUpdated) error {
+	return runtime.ErrUnimplemented
+}
+
 // riderTx binds a transactional subscriber to its handler and store.
 type riderTx struct {
 	h     RiderTxHandler
@@ -353,7 +456,7 @@ type riderTx struct {
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
 func NewRiderTxDispatcher(store runtime.TxStore[*sql.Tx], h RiderTxHandler, opts ...RiderOption) (*RiderDispatcher, error) {
-	d := &RiderDispatcher{topic: runtime.NewTopic[string, riderEnvelope]()}
+	d := &RiderDispatcher{topic: runtime.NewTopic[string, RiderEvent]()}
 	if err := d.subscribeTx("Rider", store, h, opts); err != nil {
 		return nil, err
 	}
@@ -399,7 +502,7 @@ func riderUseStore(cfg *RiderConfig, name string, tx *riderTx) {
 
 // engineHandler returns the subscriber's engine handler: the transactional
 // guard for a transactional subscriber.
-func (s *riderSubscriber) engineHandler() runtime.Handler[string, riderEnvelope] {
+func (s *riderSubscriber) engineHandler() runtime.Handler[string, RiderEvent] {
 	if s.tx != nil {
 		return s.handleTx
 	}
@@ -409,29 +512,30 @@ func (s *riderSubscriber) engineHandler() runtime.Handler[string, riderEnvelope]
 // handleTx is the engine handler of a transactional Rider subscriber. It begins
 // a transaction of the subscriber's store, in which the key's version and state
 // are read (and locked), calls the handler with the transaction and commits its
-// writes together with the new version and state. Anything but success rolls
-// back.
-func (s *riderSubscriber) handleTx(ctx context.Context, key string, env riderEnvelope) error {
-	switch env.kind {
-	case riderKindLocationUpdated:
-	default:
-		return runtime.Permanent(fmt.Errorf("ledger: Rider %v: empty event envelope", key))
-	}
+// writes together with the new version and state. An event the handler does not
+// implement (runtime.ErrUnimplemented) commits the advance alone and is
+// skipped; any other error rolls back.
+func (s *riderSubscriber) handleTx(ctx context.Context, key string, ev RiderEvent) error {
 	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
 	if err != nil {
 		return fmt.Errorf("ledger: Rider %v: %w", key, err)
 	}
 	defer tx.Rollback()
-	current := tx.State()
-	switch env.kind {
-	case riderKindLocationUpdated:
-		err = s.tx.h.HandleLocationUpdated(ctx, tx.Tx(), env.evLocationUpdated)
+	switch e := ev.(type) {
+	case LocationUpdated:
+		err = s.tx.h.HandleLocationUpdated(ctx, tx.Tx(), e)
+	default:
+		return runtime.Permanent(fmt.Errorf("ledger: Rider %v: unknown event %T", key, ev))
 	}
-	if err != nil {
+	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
+	if err != nil && !unimplemented {
 		return err
 	}
-	if err := tx.Commit(ctx, tx.Version(), current); err != nil {
+	if err := tx.Commit(ctx, tx.Version(), tx.State()); err != nil {
 		return fmt.Errorf("ledger: Rider %v: commit: %w", key, err)
+	}
+	if unimplemented {
+		return runtime.Skip(runtime.ReasonUnimplemented)
 	}
 	return nil
 }
@@ -450,6 +554,23 @@ type WebhookTxHandler interface {
 	HandleWebhookQueued(ctx context.Context, tx *sql.Tx, e WebhookQueued) error
 }
 
+// UnimplementedWebhookTxHandler is a WebhookTxHandler that implements no event:
+// embed it in your handler so that it keeps compiling when the schema gains
+// events, as gRPC's Unimplemented servers do. Without it, a new event breaks
+// every handler at compile time, which is the safe default. An event that
+// reaches one of its methods is acknowledged, not applied: the guards still
+// advance the key's version and state, so no gap is left behind, and the event
+// is counted as skipped with the reason "unimplemented"
+// (runtime.ReasonUnimplemented).
+type UnimplementedWebhookTxHandler struct{}
+
+var _ WebhookTxHandler = UnimplementedWebhookTxHandler{}
+
+// HandleWebhookQueued returns runtime.ErrUnimplemented.
+func (UnimplementedWebhookTxHandler) HandleWebhookQueued(context.Context, *sql.Tx, WebhookQueued) error {
+	return runtime.ErrUnimplemented
+}
+
 // webhookTx binds a transactional subscriber to its handler and store.
 type webhookTx struct {
 	h     WebhookTxHandler
@@ -462,7 +583,7 @@ type webhookTx struct {
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
 func NewWebhookTxDispatcher(store runtime.TxStore[*sql.Tx], h WebhookTxHandler, opts ...WebhookOption) (*WebhookDispatcher, error) {
-	d := &WebhookDispatcher{topic: runtime.NewTopic[int64, webhookEnvelope]()}
+	d := &WebhookDispatcher{topic: runtime.NewTopic[int64, WebhookEvent]()}
 	if err := d.subscribeTx("Webhook", store, h, opts); err != nil {
 		return nil, err
 	}
@@ -508,7 +629,7 @@ func webhookUseStore(cfg *WebhookConfig, name string, tx *webhookTx) {
 
 // engineHandler returns the subscriber's engine handler: the transactional
 // guard for a transactional subscriber.
-func (s *webhookSubscriber) engineHandler() runtime.Handler[int64, webhookEnvelope] {
+func (s *webhookSubscriber) engineHandler() runtime.Handler[int64, WebhookEvent] {
 	if s.tx != nil {
 		return s.handleTx
 	}
@@ -518,29 +639,30 @@ func (s *webhookSubscriber) engineHandler() runtime.Handler[int64, webhookEnvelo
 // handleTx is the engine handler of a transactional Webhook subscriber. It
 // begins a transaction of the subscriber's store, in which the key's version
 // and state are read (and locked), calls the handler with the transaction and
-// commits its writes together with the new version and state. Anything but
-// success rolls back.
-func (s *webhookSubscriber) handleTx(ctx context.Context, key int64, env webhookEnvelope) error {
-	switch env.kind {
-	case webhookKindWebhookQueued:
-	default:
-		return runtime.Permanent(fmt.Errorf("ledger: Webhook %v: empty event envelope", key))
-	}
+// commits its writes together with the new version and state. An event the
+// handler does not implement (runtime.ErrUnimplemented) commits the advance
+// alone and is skipped; any other error rolls back.
+func (s *webhookSubscriber) handleTx(ctx context.Context, key int64, ev WebhookEvent) error {
 	tx, err := s.tx.store.BeginKey(ctx, s.name, strconv.FormatInt(key, 10))
 	if err != nil {
 		return fmt.Errorf("ledger: Webhook %v: %w", key, err)
 	}
 	defer tx.Rollback()
-	current := tx.State()
-	switch env.kind {
-	case webhookKindWebhookQueued:
-		err = s.tx.h.HandleWebhookQueued(ctx, tx.Tx(), env.evWebhookQueued)
+	switch e := ev.(type) {
+	case WebhookQueued:
+		err = s.tx.h.HandleWebhookQueued(ctx, tx.Tx(), e)
+	default:
+		return runtime.Permanent(fmt.Errorf("ledger: Webhook %v: unknown event %T", key, ev))
 	}
-	if err != nil {
+	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
+	if err != nil && !unimplemented {
 		return err
 	}
-	if err := tx.Commit(ctx, tx.Version(), current); err != nil {
+	if err := tx.Commit(ctx, tx.Version(), tx.State()); err != nil {
 		return fmt.Errorf("ledger: Webhook %v: commit: %w", key, err)
+	}
+	if unimplemented {
+		return runtime.Skip(runtime.ReasonUnimplemented)
 	}
 	return nil
 }

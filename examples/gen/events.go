@@ -21,6 +21,26 @@ type AccountEvent interface {
 	isAccountEvent()
 }
 
+// AccountState is a state of an Account. Its ranked states, Open, Frozen and
+// Closed, only move forward, in that order (a later state may be skipped); the
+// zero value means no event has set a state yet.
+type AccountState string
+
+// The states of an Account, as the schema declares them.
+const (
+	// AccountStateOpen is the ranked state Open (rank 1).
+	AccountStateOpen AccountState = "Open"
+	// AccountStateFrozen is the ranked state Frozen (rank 2).
+	AccountStateFrozen AccountState = "Frozen"
+	// AccountStateClosed is the ranked state Closed (rank 3).
+	AccountStateClosed AccountState = "Closed"
+)
+
+// String returns the state's name as the schema declares it, "" for none.
+func (s AccountState) String() string {
+	return string(s)
+}
+
 // AccountOpened is an event of entity Account. It is a snapshot: it carries the
 // full state, so it is applied even across a version gap (the newer state
 // wins). Handling it moves the Account to state Open.
@@ -181,6 +201,31 @@ type OrderEvent interface {
 	isOrderEvent()
 }
 
+// OrderState is a state of an Order. Its ranked states, Placed, Paid, Shipped
+// and Delivered, only move forward, in that order (a later state may be
+// skipped); the branch state Cancelled is entered only from Placed or Paid; the
+// zero value means no event has set a state yet.
+type OrderState string
+
+// The states of an Order, as the schema declares them.
+const (
+	// OrderStatePlaced is the ranked state Placed (rank 1).
+	OrderStatePlaced OrderState = "Placed"
+	// OrderStatePaid is the ranked state Paid (rank 2).
+	OrderStatePaid OrderState = "Paid"
+	// OrderStateShipped is the ranked state Shipped (rank 3).
+	OrderStateShipped OrderState = "Shipped"
+	// OrderStateDelivered is the ranked state Delivered (rank 4).
+	OrderStateDelivered OrderState = "Delivered"
+	// OrderStateCancelled is the branch state Cancelled.
+	OrderStateCancelled OrderState = "Cancelled"
+)
+
+// String returns the state's name as the schema declares it, "" for none.
+func (s OrderState) String() string {
+	return string(s)
+}
+
 // OrderPlaced is an event of entity Order. Handling it moves the Order to state
 // Placed.
 type OrderPlaced struct {
@@ -337,17 +382,17 @@ type WebhookEvent interface {
 // WebhookQueued is an event of entity Webhook.
 type WebhookQueued struct {
 	// EndpointID is the key of the Webhook this event belongs to.
-	EndpointID int64
+	EndpointID int64 `json:"endpoint_id"`
 	// URL is declared in the schema as string.
-	URL string
+	URL string `json:"target"`
 	// From is declared in the schema as netip.Addr.
-	From netip.Addr
+	From netip.Addr `json:"from"`
 	// Headers is declared in the schema as map[string][]string.
-	Headers map[string][]string
+	Headers map[string][]string `json:"headers"`
 	// Body is declared in the schema as []byte.
-	Body []byte
+	Body []byte `json:"body"`
 	// Deadline is declared in the schema as time.Duration.
-	Deadline time.Duration
+	Deadline time.Duration `json:"deadline"`
 }
 
 // EventName returns "WebhookQueued".

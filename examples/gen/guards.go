@@ -4,6 +4,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ordergen/ordergen/runtime"
@@ -12,15 +13,15 @@ import (
 // accountRank returns the rank of an Account state: 1 for the first ranked
 // state, 0 for none yet, -1 for a branch state and -2 for a name that is not a
 // state.
-func accountRank(state string) int {
+func accountRank(state AccountState) int {
 	switch state {
 	case "":
 		return 0
-	case "Open":
+	case AccountStateOpen:
 		return 1
-	case "Frozen":
+	case AccountStateFrozen:
 		return 2
-	case "Closed":
+	case AccountStateClosed:
 		return 3
 	}
 	return -2
@@ -29,15 +30,15 @@ func accountRank(state string) int {
 // accountTransition returns why an Account in state current must not move to
 // target, or "" when it may. Ranked states only move forward; a branch state is
 // entered only from the states it lists, and no ranked state follows it.
-func accountTransition(current, target string) string {
+func accountTransition(current, target AccountState) string {
 	from, to := accountRank(current), accountRank(target)
 	switch {
 	case from < to:
 		return ""
 	case from == to:
-		return "already in state " + target
+		return "already in state " + string(target)
 	}
-	return "late transition: state " + target + " ranks below " + current
+	return "late transition: state " + string(target) + " ranks below " + string(current)
 }
 
 // handle is the engine handler of one Account subscriber. The version guard
@@ -45,30 +46,32 @@ func accountTransition(current, target string) string {
 // (stored+1) and, on a gap, applies a snapshot but holds a delta back until the
 // versions before it arrive. The state guard skips a transition to a state that
 // ranks below or equal to the current one, and a branch state entered from a
-// state it does not list. The stores are updated after the handler succeeded.
-func (s *accountSubscriber) handle(ctx context.Context, key string, env accountEnvelope) error {
+// state it does not list. The stores are updated after the handler succeeded,
+// or returned runtime.ErrUnimplemented: that event is then skipped as
+// unimplemented.
+func (s *accountSubscriber) handle(ctx context.Context, key string, ev AccountEvent) error {
 	var (
 		version  uint64
 		snapshot bool
-		target   string
+		target   AccountState
 	)
-	switch env.kind {
-	case accountKindAccountOpened:
-		version = env.evAccountOpened.Version
+	switch e := ev.(type) {
+	case AccountOpened:
+		version = e.Version
 		snapshot = true
-		target = "Open"
-	case accountKindDeposited:
-		version = env.evDeposited.Version
-	case accountKindWithdrew:
-		version = env.evWithdrew.Version
-	case accountKindAccountFrozen:
-		version = env.evAccountFrozen.Version
-		target = "Frozen"
-	case accountKindAccountClosed:
-		version = env.evAccountClosed.Version
-		target = "Closed"
+		target = AccountStateOpen
+	case Deposited:
+		version = e.Version
+	case Withdrew:
+		version = e.Version
+	case AccountFrozen:
+		version = e.Version
+		target = AccountStateFrozen
+	case AccountClosed:
+		version = e.Version
+		target = AccountStateClosed
 	default:
-		return runtime.Permanent(fmt.Errorf("ledger: Account %v: empty event envelope", key))
+		return runtime.Permanent(fmt.Errorf("ledger: Account %v: unknown event %T", key, ev))
 	}
 	stored, err := s.versions.Version(ctx, key)
 	if err != nil {
@@ -77,12 +80,13 @@ func (s *accountSubscriber) handle(ctx context.Context, key string, env accountE
 	if err := runtime.CheckVersion(version, stored, snapshot); err != nil {
 		return err
 	}
-	var current string
+	var current AccountState
 	if target != "" {
-		current, err = s.states.State(ctx, key)
+		state, err := s.states.State(ctx, key)
 		if err != nil {
 			return fmt.Errorf("ledger: Account %v: read state: %w", key, err)
 		}
+		current = AccountState(state)
 		if accountRank(current) == -2 {
 			return runtime.Permanent(fmt.Errorf("ledger: Account %v: stored state %q is not a state of Account", key, current))
 		}
@@ -93,23 +97,24 @@ func (s *accountSubscriber) handle(ctx context.Context, key string, env accountE
 			return runtime.Skip(reason)
 		}
 	}
-	switch env.kind {
-	case accountKindAccountOpened:
-		err = s.h.HandleAccountOpened(ctx, env.evAccountOpened)
-	case accountKindDeposited:
-		err = s.h.HandleDeposited(ctx, env.evDeposited)
-	case accountKindWithdrew:
-		err = s.h.HandleWithdrew(ctx, env.evWithdrew)
-	case accountKindAccountFrozen:
-		err = s.h.HandleAccountFrozen(ctx, env.evAccountFrozen)
-	case accountKindAccountClosed:
-		err = s.h.HandleAccountClosed(ctx, env.evAccountClosed)
+	switch e := ev.(type) {
+	case AccountOpened:
+		err = s.h.HandleAccountOpened(ctx, e)
+	case Deposited:
+		err = s.h.HandleDeposited(ctx, e)
+	case Withdrew:
+		err = s.h.HandleWithdrew(ctx, e)
+	case AccountFrozen:
+		err = s.h.HandleAccountFrozen(ctx, e)
+	case AccountClosed:
+		err = s.h.HandleAccountClosed(ctx, e)
 	}
-	if err != nil {
+	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
+	if err != nil && !unimplemented {
 		return err
 	}
 	if target != "" {
-		ok, err := s.states.CompareAndSetState(ctx, key, current, target)
+		ok, err := s.states.CompareAndSetState(ctx, key, string(current), string(target))
 		if err != nil {
 			return fmt.Errorf("ledger: Account %v: store state %s: %w", key, target, err)
 		}
@@ -117,7 +122,13 @@ func (s *accountSubscriber) handle(ctx context.Context, key string, env accountE
 			return fmt.Errorf("ledger: Account %v: state moved from %q by another writer", key, current)
 		}
 	}
-	return s.setVersion(ctx, key, stored, version)
+	if err := s.setVersion(ctx, key, stored, version); err != nil {
+		return err
+	}
+	if unimplemented {
+		return runtime.Skip(runtime.ReasonUnimplemented)
+	}
+	return nil
 }
 
 // setVersion stores version as the last applied version of key, if the stored
@@ -135,19 +146,19 @@ func (s *accountSubscriber) setVersion(ctx context.Context, key string, stored, 
 
 // orderRank returns the rank of an Order state: 1 for the first ranked state, 0
 // for none yet, -1 for a branch state and -2 for a name that is not a state.
-func orderRank(state string) int {
+func orderRank(state OrderState) int {
 	switch state {
 	case "":
 		return 0
-	case "Placed":
+	case OrderStatePlaced:
 		return 1
-	case "Paid":
+	case OrderStatePaid:
 		return 2
-	case "Shipped":
+	case OrderStateShipped:
 		return 3
-	case "Delivered":
+	case OrderStateDelivered:
 		return 4
-	case "Cancelled":
+	case OrderStateCancelled:
 		return -1
 	}
 	return -2
@@ -156,13 +167,13 @@ func orderRank(state string) int {
 // orderTransition returns why an Order in state current must not move to
 // target, or "" when it may. Ranked states only move forward; a branch state is
 // entered only from the states it lists, and no ranked state follows it.
-func orderTransition(current, target string) string {
+func orderTransition(current, target OrderState) string {
 	switch target {
-	case "Cancelled":
+	case OrderStateCancelled:
 		switch current {
-		case "Placed", "Paid":
+		case OrderStatePlaced, OrderStatePaid:
 			return ""
-		case "Cancelled":
+		case OrderStateCancelled:
 			return "already in state Cancelled"
 		}
 		return "state Cancelled may be entered only from Placed or Paid"
@@ -170,42 +181,44 @@ func orderTransition(current, target string) string {
 	from, to := orderRank(current), orderRank(target)
 	switch {
 	case from == -1:
-		return "late transition: no ranked state follows branch state " + current
+		return "late transition: no ranked state follows branch state " + string(current)
 	case from < to:
 		return ""
 	case from == to:
-		return "already in state " + target
+		return "already in state " + string(target)
 	}
-	return "late transition: state " + target + " ranks below " + current
+	return "late transition: state " + string(target) + " ranks below " + string(current)
 }
 
 // handle is the engine handler of one Order subscriber. The state guard skips a
 // transition to a state that ranks below or equal to the current one, and a
 // branch state entered from a state it does not list. The stores are updated
-// after the handler succeeded.
-func (s *orderSubscriber) handle(ctx context.Context, key string, env orderEnvelope) error {
-	var target string
-	switch env.kind {
-	case orderKindOrderPlaced:
-		target = "Placed"
-	case orderKindOrderPaid:
-		target = "Paid"
-	case orderKindOrderShipped:
-		target = "Shipped"
-	case orderKindOrderDelivered:
-		target = "Delivered"
-	case orderKindOrderCancelled:
-		target = "Cancelled"
+// after the handler succeeded, or returned runtime.ErrUnimplemented: that event
+// is then skipped as unimplemented.
+func (s *orderSubscriber) handle(ctx context.Context, key string, ev OrderEvent) error {
+	var target OrderState
+	switch ev.(type) {
+	case OrderPlaced:
+		target = OrderStatePlaced
+	case OrderPaid:
+		target = OrderStatePaid
+	case OrderShipped:
+		target = OrderStateShipped
+	case OrderDelivered:
+		target = OrderStateDelivered
+	case OrderCancelled:
+		target = OrderStateCancelled
 	default:
-		return runtime.Permanent(fmt.Errorf("ledger: Order %v: empty event envelope", key))
+		return runtime.Permanent(fmt.Errorf("ledger: Order %v: unknown event %T", key, ev))
 	}
 	var err error
-	var current string
+	var current OrderState
 	if target != "" {
-		current, err = s.states.State(ctx, key)
+		state, err := s.states.State(ctx, key)
 		if err != nil {
 			return fmt.Errorf("ledger: Order %v: read state: %w", key, err)
 		}
+		current = OrderState(state)
 		if orderRank(current) == -2 {
 			return runtime.Permanent(fmt.Errorf("ledger: Order %v: stored state %q is not a state of Order", key, current))
 		}
@@ -213,23 +226,24 @@ func (s *orderSubscriber) handle(ctx context.Context, key string, env orderEnvel
 			return runtime.Skip(reason)
 		}
 	}
-	switch env.kind {
-	case orderKindOrderPlaced:
-		err = s.h.HandleOrderPlaced(ctx, env.evOrderPlaced)
-	case orderKindOrderPaid:
-		err = s.h.HandleOrderPaid(ctx, env.evOrderPaid)
-	case orderKindOrderShipped:
-		err = s.h.HandleOrderShipped(ctx, env.evOrderShipped)
-	case orderKindOrderDelivered:
-		err = s.h.HandleOrderDelivered(ctx, env.evOrderDelivered)
-	case orderKindOrderCancelled:
-		err = s.h.HandleOrderCancelled(ctx, env.evOrderCancelled)
+	switch e := ev.(type) {
+	case OrderPlaced:
+		err = s.h.HandleOrderPlaced(ctx, e)
+	case OrderPaid:
+		err = s.h.HandleOrderPaid(ctx, e)
+	case OrderShipped:
+		err = s.h.HandleOrderShipped(ctx, e)
+	case OrderDelivered:
+		err = s.h.HandleOrderDelivered(ctx, e)
+	case OrderCancelled:
+		err = s.h.HandleOrderCancelled(ctx, e)
 	}
-	if err != nil {
+	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
+	if err != nil && !unimplemented {
 		return err
 	}
 	if target != "" {
-		ok, err := s.states.CompareAndSetState(ctx, key, current, target)
+		ok, err := s.states.CompareAndSetState(ctx, key, string(current), string(target))
 		if err != nil {
 			return fmt.Errorf("ledger: Order %v: store state %s: %w", key, target, err)
 		}
@@ -237,23 +251,38 @@ func (s *orderSubscriber) handle(ctx context.Context, key string, env orderEnvel
 			return fmt.Errorf("ledger: Order %v: state moved from %q by another writer", key, current)
 		}
 	}
+	if unimplemented {
+		return runtime.Skip(runtime.ReasonUnimplemented)
+	}
 	return nil
 }
 
 // handle is the engine handler of one Rider subscriber.
-func (s *riderSubscriber) handle(ctx context.Context, key string, env riderEnvelope) error {
-	switch env.kind {
-	case riderKindLocationUpdated:
-		return s.h.HandleLocationUpdated(ctx, env.evLocationUpdated)
+func (s *riderSubscriber) handle(ctx context.Context, key string, ev RiderEvent) error {
+	var err error
+	switch e := ev.(type) {
+	case LocationUpdated:
+		err = s.h.HandleLocationUpdated(ctx, e)
+	default:
+		return runtime.Permanent(fmt.Errorf("ledger: Rider %v: unknown event %T", key, ev))
 	}
-	return runtime.Permanent(fmt.Errorf("ledger: Rider %v: empty event envelope", key))
+	if errors.Is(err, runtime.ErrUnimplemented) {
+		return runtime.Skip(runtime.ReasonUnimplemented)
+	}
+	return err
 }
 
 // handle is the engine handler of one Webhook subscriber.
-func (s *webhookSubscriber) handle(ctx context.Context, key int64, env webhookEnvelope) error {
-	switch env.kind {
-	case webhookKindWebhookQueued:
-		return s.h.HandleWebhookQueued(ctx, env.evWebhookQueued)
+func (s *webhookSubscriber) handle(ctx context.Context, key int64, ev WebhookEvent) error {
+	var err error
+	switch e := ev.(type) {
+	case WebhookQueued:
+		err = s.h.HandleWebhookQueued(ctx, e)
+	default:
+		return runtime.Permanent(fmt.Errorf("ledger: Webhook %v: unknown event %T", key, ev))
 	}
-	return runtime.Permanent(fmt.Errorf("ledger: Webhook %v: empty event envelope", key))
+	if errors.Is(err, runtime.ErrUnimplemented) {
+		return runtime.Skip(runtime.ReasonUnimplemented)
+	}
+	return err
 }

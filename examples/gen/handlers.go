@@ -2,10 +2,14 @@
 
 package ledger
 
-import "context"
+import (
+	"context"
+
+	"github.com/ordergen/ordergen/runtime"
+)
 
 // AccountHandler handles the events of entity Account, one typed method per
-// event. A AccountDispatcher calls the methods of one Account in publication
+// event. An AccountDispatcher calls the methods of one Account in publication
 // order, one event at a time, after the generated guards let the event through.
 // A method that returns an error is retried in place; wrap the error with
 // runtime.Permanent to apply the exhaustion policy at once.
@@ -22,8 +26,45 @@ type AccountHandler interface {
 	HandleAccountClosed(ctx context.Context, e AccountClosed) error
 }
 
+// UnimplementedAccountHandler is an AccountHandler that implements no event:
+// embed it in your handler so that it keeps compiling when the schema gains
+// events, as gRPC's Unimplemented servers do. Without it, a new event breaks
+// every handler at compile time, which is the safe default. An event that
+// reaches one of its methods is acknowledged, not applied: the guards still
+// advance the key's version and state, so no gap is left behind, and the event
+// is counted as skipped with the reason "unimplemented"
+// (runtime.ReasonUnimplemented).
+type UnimplementedAccountHandler struct{}
+
+var _ AccountHandler = UnimplementedAccountHandler{}
+
+// HandleAccountOpened returns runtime.ErrUnimplemented.
+func (UnimplementedAccountHandler) HandleAccountOpened(context.Context, AccountOpened) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleDeposited returns runtime.ErrUnimplemented.
+func (UnimplementedAccountHandler) HandleDeposited(context.Context, Deposited) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleWithdrew returns runtime.ErrUnimplemented.
+func (UnimplementedAccountHandler) HandleWithdrew(context.Context, Withdrew) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleAccountFrozen returns runtime.ErrUnimplemented.
+func (UnimplementedAccountHandler) HandleAccountFrozen(context.Context, AccountFrozen) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleAccountClosed returns runtime.ErrUnimplemented.
+func (UnimplementedAccountHandler) HandleAccountClosed(context.Context, AccountClosed) error {
+	return runtime.ErrUnimplemented
+}
+
 // OrderHandler handles the events of entity Order, one typed method per event.
-// A OrderDispatcher calls the methods of one Order in publication order, one
+// An OrderDispatcher calls the methods of one Order in publication order, one
 // event at a time, after the generated guards let the event through. A method
 // that returns an error is retried in place; wrap the error with
 // runtime.Permanent to apply the exhaustion policy at once.
@@ -40,6 +81,42 @@ type OrderHandler interface {
 	HandleOrderCancelled(ctx context.Context, e OrderCancelled) error
 }
 
+// UnimplementedOrderHandler is an OrderHandler that implements no event: embed
+// it in your handler so that it keeps compiling when the schema gains events,
+// as gRPC's Unimplemented servers do. Without it, a new event breaks every
+// handler at compile time, which is the safe default. An event that reaches one
+// of its methods is acknowledged, not applied: the guards still advance the
+// key's version and state, so no gap is left behind, and the event is counted
+// as skipped with the reason "unimplemented" (runtime.ReasonUnimplemented).
+type UnimplementedOrderHandler struct{}
+
+var _ OrderHandler = UnimplementedOrderHandler{}
+
+// HandleOrderPlaced returns runtime.ErrUnimplemented.
+func (UnimplementedOrderHandler) HandleOrderPlaced(context.Context, OrderPlaced) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleOrderPaid returns runtime.ErrUnimplemented.
+func (UnimplementedOrderHandler) HandleOrderPaid(context.Context, OrderPaid) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleOrderShipped returns runtime.ErrUnimplemented.
+func (UnimplementedOrderHandler) HandleOrderShipped(context.Context, OrderShipped) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleOrderDelivered returns runtime.ErrUnimplemented.
+func (UnimplementedOrderHandler) HandleOrderDelivered(context.Context, OrderDelivered) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleOrderCancelled returns runtime.ErrUnimplemented.
+func (UnimplementedOrderHandler) HandleOrderCancelled(context.Context, OrderCancelled) error {
+	return runtime.ErrUnimplemented
+}
+
 // RiderHandler handles the events of entity Rider, one typed method per event.
 // A RiderDispatcher calls the methods of one Rider in publication order, one
 // event at a time, after the generated guards let the event through. A method
@@ -50,6 +127,22 @@ type RiderHandler interface {
 	HandleLocationUpdated(ctx context.Context, e LocationUpdated) error
 }
 
+// UnimplementedRiderHandler is a RiderHandler that implements no event: embed
+// it in your handler so that it keeps compiling when the schema gains events,
+// as gRPC's Unimplemented servers do. Without it, a new event breaks every
+// handler at compile time, which is the safe default. An event that reaches one
+// of its methods is acknowledged, not applied: the guards still advance the
+// key's version and state, so no gap is left behind, and the event is counted
+// as skipped with the reason "unimplemented" (runtime.ReasonUnimplemented).
+type UnimplementedRiderHandler struct{}
+
+var _ RiderHandler = UnimplementedRiderHandler{}
+
+// HandleLocationUpdated returns runtime.ErrUnimplemented.
+func (UnimplementedRiderHandler) HandleLocationUpdated(context.Context, LocationUpdated) error {
+	return runtime.ErrUnimplemented
+}
+
 // WebhookHandler handles the events of entity Webhook, one typed method per
 // event. A WebhookDispatcher calls the methods of one Webhook in publication
 // order, one event at a time, after the generated guards let the event through.
@@ -58,4 +151,21 @@ type RiderHandler interface {
 type WebhookHandler interface {
 	// HandleWebhookQueued handles a WebhookQueued event.
 	HandleWebhookQueued(ctx context.Context, e WebhookQueued) error
+}
+
+// UnimplementedWebhookHandler is a WebhookHandler that implements no event:
+// embed it in your handler so that it keeps compiling when the schema gains
+// events, as gRPC's Unimplemented servers do. Without it, a new event breaks
+// every handler at compile time, which is the safe default. An event that
+// reaches one of its methods is acknowledged, not applied: the guards still
+// advance the key's version and state, so no gap is left behind, and the event
+// is counted as skipped with the reason "unimplemented"
+// (runtime.ReasonUnimplemented).
+type UnimplementedWebhookHandler struct{}
+
+var _ WebhookHandler = UnimplementedWebhookHandler{}
+
+// HandleWebhookQueued returns runtime.ErrUnimplemented.
+func (UnimplementedWebhookHandler) HandleWebhookQueued(context.Context, WebhookQueued) error {
+	return runtime.ErrUnimplemented
 }

@@ -37,10 +37,7 @@ func (d *AccountDispatcher) PublishAccountOpened(ctx context.Context, e AccountO
 	if e.Version == 0 {
 		return fmt.Errorf("%w: Account event AccountOpened: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
 	}
-	return d.topic.Publish(ctx, e.AccountID, accountEnvelope{
-		evAccountOpened: e,
-		kind:            accountKindAccountOpened,
-	})
+	return d.topic.Publish(ctx, e.AccountID, e)
 }
 
 // PublishDeposited hands e to every subscriber of the dispatcher. It refuses,
@@ -54,10 +51,7 @@ func (d *AccountDispatcher) PublishDeposited(ctx context.Context, e Deposited) e
 	if e.Version == 0 {
 		return fmt.Errorf("%w: Account event Deposited: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
 	}
-	return d.topic.Publish(ctx, e.AccountID, accountEnvelope{
-		evDeposited: e,
-		kind:        accountKindDeposited,
-	})
+	return d.topic.Publish(ctx, e.AccountID, e)
 }
 
 // PublishWithdrew hands e to every subscriber of the dispatcher. It refuses,
@@ -71,10 +65,7 @@ func (d *AccountDispatcher) PublishWithdrew(ctx context.Context, e Withdrew) err
 	if e.Version == 0 {
 		return fmt.Errorf("%w: Account event Withdrew: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
 	}
-	return d.topic.Publish(ctx, e.AccountID, accountEnvelope{
-		evWithdrew: e,
-		kind:       accountKindWithdrew,
-	})
+	return d.topic.Publish(ctx, e.AccountID, e)
 }
 
 // PublishAccountFrozen hands e to every subscriber of the dispatcher. It
@@ -88,10 +79,7 @@ func (d *AccountDispatcher) PublishAccountFrozen(ctx context.Context, e AccountF
 	if e.Version == 0 {
 		return fmt.Errorf("%w: Account event AccountFrozen: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
 	}
-	return d.topic.Publish(ctx, e.AccountID, accountEnvelope{
-		evAccountFrozen: e,
-		kind:            accountKindAccountFrozen,
-	})
+	return d.topic.Publish(ctx, e.AccountID, e)
 }
 
 // PublishAccountClosed hands e to every subscriber of the dispatcher. It
@@ -105,10 +93,7 @@ func (d *AccountDispatcher) PublishAccountClosed(ctx context.Context, e AccountC
 	if e.Version == 0 {
 		return fmt.Errorf("%w: Account event AccountClosed: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
 	}
-	return d.topic.Publish(ctx, e.AccountID, accountEnvelope{
-		evAccountClosed: e,
-		kind:            accountKindAccountClosed,
-	})
+	return d.topic.Publish(ctx, e.AccountID, e)
 }
 
 // Publish hands any Account event to every subscriber, through the Publish
@@ -174,10 +159,7 @@ func (d *OrderDispatcher) PublishOrderPlaced(ctx context.Context, e OrderPlaced)
 	if e.OrderID == "" {
 		return fmt.Errorf("%w: Order event OrderPlaced: key field OrderID is empty", runtime.ErrInvalidEvent)
 	}
-	return d.topic.Publish(ctx, e.OrderID, orderEnvelope{
-		evOrderPlaced: e,
-		kind:          orderKindOrderPlaced,
-	})
+	return d.topic.Publish(ctx, e.OrderID, e)
 }
 
 // PublishOrderPaid hands e to every subscriber of the dispatcher. It refuses,
@@ -188,10 +170,7 @@ func (d *OrderDispatcher) PublishOrderPaid(ctx context.Context, e OrderPaid) err
 	if e.OrderID == "" {
 		return fmt.Errorf("%w: Order event OrderPaid: key field OrderID is empty", runtime.ErrInvalidEvent)
 	}
-	return d.topic.Publish(ctx, e.OrderID, orderEnvelope{
-		evOrderPaid: e,
-		kind:        orderKindOrderPaid,
-	})
+	return d.topic.Publish(ctx, e.OrderID, e)
 }
 
 // PublishOrderShipped hands e to every subscriber of the dispatcher. It
@@ -202,10 +181,7 @@ func (d *OrderDispatcher) PublishOrderShipped(ctx context.Context, e OrderShippe
 	if e.OrderID == "" {
 		return fmt.Errorf("%w: Order event OrderShipped: key field OrderID is empty", runtime.ErrInvalidEvent)
 	}
-	return d.topic.Publish(ctx, e.OrderID, orderEnvelope{
-		evOrderShipped: e,
-		kind:           orderKindOrderShipped,
-	})
+	return d.topic.Publish(ctx, e.OrderID, e)
 }
 
 // PublishOrderDelivered hands e to every subscriber of the dispatcher. It
@@ -216,10 +192,7 @@ func (d *OrderDispatcher) PublishOrderDelivered(ctx context.Context, e OrderDeli
 	if e.OrderID == "" {
 		return fmt.Errorf("%w: Order event OrderDelivered: key field OrderID is empty", runtime.ErrInvalidEvent)
 	}
-	return d.topic.Publish(ctx, e.OrderID, orderEnvelope{
-		evOrderDelivered: e,
-		kind:             orderKindOrderDelivered,
-	})
+	return d.topic.Publish(ctx, e.OrderID, e)
 }
 
 // PublishOrderCancelled hands e to every subscriber of the dispatcher. It
@@ -230,10 +203,7 @@ func (d *OrderDispatcher) PublishOrderCancelled(ctx context.Context, e OrderCanc
 	if e.OrderID == "" {
 		return fmt.Errorf("%w: Order event OrderCancelled: key field OrderID is empty", runtime.ErrInvalidEvent)
 	}
-	return d.topic.Publish(ctx, e.OrderID, orderEnvelope{
-		evOrderCancelled: e,
-		kind:             orderKindOrderCancelled,
-	})
+	return d.topic.Publish(ctx, e.OrderID, e)
 }
 
 // Publish hands any Order event to every subscriber, through the Publish method
@@ -291,10 +261,7 @@ func (d *RiderDispatcher) PublishLocationUpdated(ctx context.Context, e Location
 	if e.RiderID == "" {
 		return fmt.Errorf("%w: Rider event LocationUpdated: key field RiderID is empty", runtime.ErrInvalidEvent)
 	}
-	return d.topic.Publish(ctx, e.RiderID, riderEnvelope{
-		evLocationUpdated: e,
-		kind:              riderKindLocationUpdated,
-	})
+	return d.topic.Publish(ctx, e.RiderID, e)
 }
 
 // Publish hands any Rider event to every subscriber, through the Publish method
@@ -325,10 +292,7 @@ var _ WebhookPublisher = (*WebhookDispatcher)(nil)
 // empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
 // say why an event was not accepted.
 func (d *WebhookDispatcher) PublishWebhookQueued(ctx context.Context, e WebhookQueued) error {
-	return d.topic.Publish(ctx, e.EndpointID, webhookEnvelope{
-		evWebhookQueued: e,
-		kind:            webhookKindWebhookQueued,
-	})
+	return d.topic.Publish(ctx, e.EndpointID, e)
 }
 
 // Publish hands any Webhook event to every subscriber, through the Publish

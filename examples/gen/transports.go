@@ -82,7 +82,7 @@ func (p *AccountProducer) PublishAccountClosed(ctx context.Context, e AccountClo
 // Publish sends any Account event to the sink, as its Publish method does. A
 // nil e is refused with runtime.ErrInvalidEvent.
 func (p *AccountProducer) Publish(ctx context.Context, e AccountEvent) error {
-	ev := newAccountEnvelope(e).event()
+	ev := accountValue(e)
 	if ev == nil {
 		return fmt.Errorf("%w: nil Account event", runtime.ErrInvalidEvent)
 	}
@@ -105,15 +105,14 @@ func (p *AccountProducer) Publish(ctx context.Context, e AccountEvent) error {
 // runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
 // would never learn that its events finished.
 func (d *AccountDispatcher) SubmitTagged(ctx context.Context, e AccountEvent, tag uint64, from int) (int, error) {
-	env := newAccountEnvelope(e)
-	ev := env.event()
+	ev := accountValue(e)
 	if ev == nil {
 		return from, fmt.Errorf("%w: nil Account event", runtime.ErrInvalidEvent)
 	}
 	if err := checkAccount(ev); err != nil {
 		return from, err
 	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), env, tag, from)
+	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
 	if err != nil {
 		return n, fmt.Errorf("ledger: %w", err)
 	}
@@ -205,7 +204,7 @@ func (p *OrderProducer) PublishOrderCancelled(ctx context.Context, e OrderCancel
 // Publish sends any Order event to the sink, as its Publish method does. A nil
 // e is refused with runtime.ErrInvalidEvent.
 func (p *OrderProducer) Publish(ctx context.Context, e OrderEvent) error {
-	ev := newOrderEnvelope(e).event()
+	ev := orderValue(e)
 	if ev == nil {
 		return fmt.Errorf("%w: nil Order event", runtime.ErrInvalidEvent)
 	}
@@ -228,15 +227,14 @@ func (p *OrderProducer) Publish(ctx context.Context, e OrderEvent) error {
 // runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
 // would never learn that its events finished.
 func (d *OrderDispatcher) SubmitTagged(ctx context.Context, e OrderEvent, tag uint64, from int) (int, error) {
-	env := newOrderEnvelope(e)
-	ev := env.event()
+	ev := orderValue(e)
 	if ev == nil {
 		return from, fmt.Errorf("%w: nil Order event", runtime.ErrInvalidEvent)
 	}
 	if err := checkOrder(ev); err != nil {
 		return from, err
 	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), env, tag, from)
+	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
 	if err != nil {
 		return n, fmt.Errorf("ledger: %w", err)
 	}
@@ -285,7 +283,7 @@ func (p *RiderProducer) PublishLocationUpdated(ctx context.Context, e LocationUp
 // Publish sends any Rider event to the sink, as its Publish method does. A nil
 // e is refused with runtime.ErrInvalidEvent.
 func (p *RiderProducer) Publish(ctx context.Context, e RiderEvent) error {
-	ev := newRiderEnvelope(e).event()
+	ev := riderValue(e)
 	if ev == nil {
 		return fmt.Errorf("%w: nil Rider event", runtime.ErrInvalidEvent)
 	}
@@ -308,15 +306,14 @@ func (p *RiderProducer) Publish(ctx context.Context, e RiderEvent) error {
 // runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
 // would never learn that its events finished.
 func (d *RiderDispatcher) SubmitTagged(ctx context.Context, e RiderEvent, tag uint64, from int) (int, error) {
-	env := newRiderEnvelope(e)
-	ev := env.event()
+	ev := riderValue(e)
 	if ev == nil {
 		return from, fmt.Errorf("%w: nil Rider event", runtime.ErrInvalidEvent)
 	}
 	if err := checkRider(ev); err != nil {
 		return from, err
 	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), env, tag, from)
+	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
 	if err != nil {
 		return n, fmt.Errorf("ledger: %w", err)
 	}
@@ -365,7 +362,7 @@ func (p *WebhookProducer) PublishWebhookQueued(ctx context.Context, e WebhookQue
 // Publish sends any Webhook event to the sink, as its Publish method does. A
 // nil e is refused with runtime.ErrInvalidEvent.
 func (p *WebhookProducer) Publish(ctx context.Context, e WebhookEvent) error {
-	ev := newWebhookEnvelope(e).event()
+	ev := webhookValue(e)
 	if ev == nil {
 		return fmt.Errorf("%w: nil Webhook event", runtime.ErrInvalidEvent)
 	}
@@ -388,15 +385,14 @@ func (p *WebhookProducer) Publish(ctx context.Context, e WebhookEvent) error {
 // runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
 // would never learn that its events finished.
 func (d *WebhookDispatcher) SubmitTagged(ctx context.Context, e WebhookEvent, tag uint64, from int) (int, error) {
-	env := newWebhookEnvelope(e)
-	ev := env.event()
+	ev := webhookValue(e)
 	if ev == nil {
 		return from, fmt.Errorf("%w: nil Webhook event", runtime.ErrInvalidEvent)
 	}
 	if err := checkWebhook(ev); err != nil {
 		return from, err
 	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), env, tag, from)
+	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
 	if err != nil {
 		return n, fmt.Errorf("ledger: %w", err)
 	}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"maps"
 	"net/netip"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,6 +46,40 @@ func TestGeneratedCodecsRoundTrip(t *testing.T) {
 	}
 	if back, err := (ledger.WebhookCodec{}).Decode(name, data); err != nil || !reflect.DeepEqual(back, hook) {
 		t.Fatalf("webhook: %#v, %v", back, err)
+	}
+}
+
+// TestGeneratedCodecsUseWireNames: Account keeps the Go names (the
+// default); Webhook's schema names its fields in snake_case, and URL
+// "target".
+func TestGeneratedCodecsUseWireNames(t *testing.T) {
+	keys := func(c runtime.Codec[ledger.WebhookEvent], e ledger.WebhookEvent) []string {
+		t.Helper()
+		_, data, err := c.Encode(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Sorted(maps.Keys(m))
+	}
+	got := keys(ledger.WebhookCodec{}, ledger.WebhookQueued{EndpointID: 7, URL: "https://x", From: netip.MustParseAddr("10.0.0.1")})
+	want := []string{"body", "deadline", "endpoint_id", "from", "headers", "target"}
+	if !slices.Equal(got, want) {
+		t.Errorf("webhook wire names %v, want %v", got, want)
+	}
+	_, data, err := ledger.AccountCodec{}.Encode(ledger.Deposited{AccountID: "a", Version: 2, Amount: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != `{"AccountID":"a","Version":2,"Amount":5}` {
+		t.Errorf("account event encoded as %s, want the Go names", data)
+	}
+	e, err := ledger.WebhookCodec{}.Decode("WebhookQueued", []byte(`{"endpoint_id":7,"target":"https://y"}`))
+	if err != nil || e.(ledger.WebhookQueued).URL != "https://y" || e.EventKey() != 7 {
+		t.Errorf("decoded %#v, %v", e, err)
 	}
 }
 

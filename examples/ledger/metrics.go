@@ -6,26 +6,39 @@ import (
 	"sort"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/otelmetrics"
 )
 
 // meter is the example's OpenTelemetry SDK with a manual reader: a service
 // would plug in the exporter of its choice (Prometheus, OTLP) instead; the
-// generated dispatcher only needs the MeterProvider.
+// generated dispatcher only needs the runtime.MeterProvider that
+// runtime/otelmetrics makes of the SDK's.
 type meter struct {
 	reader   *sdkmetric.ManualReader
-	provider *sdkmetric.MeterProvider
+	sdk      *sdkmetric.MeterProvider
+	provider runtime.MeterProvider
 }
 
 func newMeter() *meter {
 	r := sdkmetric.NewManualReader()
-	return &meter{reader: r, provider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))}
+	sdk := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	return &meter{reader: r, sdk: sdk, provider: otelmetrics.NewMeterProvider(sdk)}
 }
 
-func (m *meter) close() { _ = m.provider.Shutdown(context.Background()) }
+func (m *meter) close() { _ = m.sdk.Shutdown(context.Background()) }
+
+// Attribute keys as OpenTelemetry spells them.
+const (
+	attrOutcome    = attribute.Key(runtime.AttrOutcome)
+	attrSkipReason = attribute.Key(runtime.AttrSkipReason)
+	attrKey        = attribute.Key(runtime.AttrKey)
+	attrErrorType  = attribute.Key(runtime.AttrErrorType)
+)
 
 // snapshot reads every instrument once and renders the ones an operator
 // watches: events by outcome, backlog, the top keys and the oldest age,
@@ -42,9 +55,9 @@ func (m *meter) snapshot(ctx context.Context) (string, error) {
 			case metricdata.Sum[int64]:
 				var outcomes []string
 				for _, p := range data.DataPoints {
-					if o, ok := p.Attributes.Value(runtime.AttrOutcome); ok && p.Value > 0 {
+					if o, ok := p.Attributes.Value(attrOutcome); ok && p.Value > 0 {
 						name := o.AsString()
-						if r, ok := p.Attributes.Value(runtime.AttrSkipReason); ok {
+						if r, ok := p.Attributes.Value(attrSkipReason); ok {
 							name += "(" + r.AsString() + ")"
 						}
 						outcomes = append(outcomes, fmt.Sprintf("%s=%d", name, p.Value))
@@ -58,7 +71,7 @@ func (m *meter) snapshot(ctx context.Context) (string, error) {
 				parts = append(parts, gaugeText(metric.Name, data.DataPoints, func(v float64) string { return fmt.Sprintf("%.3fs", v) }))
 			case metricdata.Histogram[float64]:
 				for _, p := range data.DataPoints {
-					if _, failed := p.Attributes.Value("error.type"); !failed && p.Count > 0 {
+					if _, failed := p.Attributes.Value(attrErrorType); !failed && p.Count > 0 {
 						parts = append(parts, fmt.Sprintf("%s{samples=%d mean=%.2fms}", metric.Name, p.Count, p.Sum/float64(p.Count)*1000))
 					}
 				}
@@ -74,7 +87,7 @@ func gaugeText[N int64 | float64](name string, points []metricdata.DataPoint[N],
 	var all []string
 	var keys []metricdata.DataPoint[N]
 	for _, p := range points {
-		if _, ok := p.Attributes.Value(runtime.AttrKey); ok {
+		if _, ok := p.Attributes.Value(attrKey); ok {
 			keys = append(keys, p)
 			continue
 		}
@@ -83,7 +96,7 @@ func gaugeText[N int64 | float64](name string, points []metricdata.DataPoint[N],
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Value > keys[j].Value })
 	var top []string
 	for _, p := range keys[:min(len(keys), 2)] {
-		k, _ := p.Attributes.Value(runtime.AttrKey)
+		k, _ := p.Attributes.Value(attrKey)
 		top = append(top, k.AsString()+"="+format(p.Value))
 	}
 	text := name

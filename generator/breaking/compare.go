@@ -13,7 +13,7 @@ import (
 // new and worded "RULE_ID: message"; format them with List.Format(path of
 // new). An empty list means new is compatible with old.
 func Compare(old, new *Schema) diag.List {
-	c := &comparer{}
+	c := &comparer{file: new.file}
 	for _, oe := range old.pkg.Entities {
 		ne, ns := entityOf(new, oe.Name)
 		if ne == nil {
@@ -27,6 +27,9 @@ func Compare(old, new *Schema) diag.List {
 
 type comparer struct {
 	out diag.List
+	// file is the new schema as written, for the position of its
+	// wire_names.
+	file *schema.File
 }
 
 func (c *comparer) add(pos diag.Pos, rule, format string, args ...any) {
@@ -51,6 +54,9 @@ func (c *comparer) entity(oe, ne *ir.Entity, ns *schema.Entity) {
 	if o, n := oe.Key.Type.Schema(), ne.Key.Type.Schema(); o != n {
 		c.add(ns.Key.Type.Pos, KeyTypeSame, "entity %s: key type changed from %s to %s", name, o, n)
 	}
+	if oe.Key.Name == ne.Key.Name {
+		c.wire("entity "+name+": key field", oe.Key, ne.Key, c.wirePos(ns, ns.Key.Wire, ns.Key.Field.Pos))
+	}
 	c.version(oe, ne, ns)
 	c.states(oe, ne, ns)
 	if !oe.Conflate && ne.Conflate {
@@ -66,7 +72,7 @@ func (c *comparer) entity(oe, ne *ir.Entity, ns *schema.Entity) {
 			c.add(pos, EventNoDelete, "entity %s: event %s was removed", name, oev.Name)
 			continue
 		}
-		c.event(oe, oev, ne, ne.Events[i], ns.Events[i])
+		c.event(oe, oev, ne, ne.Events[i], ns.Events[i], ns)
 	}
 }
 
@@ -81,6 +87,8 @@ func (c *comparer) version(oe, ne *ir.Entity, ns *schema.Entity) {
 	default:
 		if oe.Version.Name != ne.Version.Name {
 			c.add(ns.Version.Field.Pos, VersionFieldSame, "entity %s: version field %s was renamed %s", name, oe.Version.Name, ne.Version.Name)
+		} else {
+			c.wire("entity "+name+": version field", *oe.Version, *ne.Version, c.wirePos(ns, ns.Version.Wire, ns.Version.Field.Pos))
 		}
 		if o, n := oe.Version.Type.Schema(), ne.Version.Type.Schema(); o != n {
 			pos := ns.Version.Pos
@@ -172,7 +180,7 @@ func branchFromPos(ns *schema.Entity, state string) diag.Pos {
 	return ns.Name.Pos
 }
 
-func (c *comparer) event(oe *ir.Entity, oev *ir.Event, ne *ir.Entity, nev *ir.Event, ns *schema.Event) {
+func (c *comparer) event(oe *ir.Entity, oev *ir.Event, ne *ir.Entity, nev *ir.Event, ns *schema.Event, es *schema.Entity) {
 	where := "entity " + oe.Name + ", event " + oev.Name
 	if oe.Version != nil && ne.Version != nil && oev.Snapshot != nev.Snapshot {
 		pos := ns.Name.Pos
@@ -197,6 +205,7 @@ func (c *comparer) event(oe *ir.Entity, oev *ir.Event, ne *ir.Entity, nev *ir.Ev
 		if o, n := of.Type.Schema(), nev.Fields[i].Type.Schema(); o != n {
 			c.add(ns.Fields[i].Type.Pos, FieldSameType, "%s: field %s changed type from %s to %s", where, of.Name, o, n)
 		}
+		c.wire(where+": field", of, nev.Fields[i], c.wirePos(es, ns.Fields[i].Wire, ns.Fields[i].Name.Pos))
 	}
 }
 
@@ -212,4 +221,25 @@ func orNone(state string) string {
 		return "no state"
 	}
 	return "state " + state
+}
+
+// wire reports a field (key, version) whose wire name changed, at pos.
+func (c *comparer) wire(what string, of, nf ir.Field, pos diag.Pos) {
+	if of.Wire != nf.Wire {
+		c.add(pos, WireNameSame, "%s %s changed its wire name from %q to %q", what, of.Name, of.Wire, nf.Wire)
+	}
+}
+
+// wirePos is where a field's wire name comes from in the new schema: its
+// own wire:, else the entity's or the file's wire_names, else the field.
+func (c *comparer) wirePos(ns *schema.Entity, own *schema.Scalar, field diag.Pos) diag.Pos {
+	switch {
+	case own != nil:
+		return own.Pos
+	case ns.WireNames != nil:
+		return ns.WireNames.Pos
+	case c.file.WireNames != nil:
+		return c.file.WireNames.Pos
+	}
+	return field
 }

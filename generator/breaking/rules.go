@@ -23,6 +23,7 @@ const (
 	EventStateSame     = "EVENT_STATE_SAME"
 	FieldNoDelete      = "FIELD_NO_DELETE"
 	FieldSameType      = "FIELD_SAME_TYPE"
+	WireNameSame       = "WIRE_NAME_SAME"
 	ConflateNotEnabled = "CONFLATE_NOT_ENABLED"
 )
 
@@ -43,5 +44,6 @@ func Rules() []Rule {
 		{EventStateSame, "An event keeps the state it moves its entity to (or none): the state guard's decisions and stored states depend on it."},
 		{FieldNoDelete, "A field is not removed from an event: producers of the older schema still send it and consumers read it."},
 		{FieldSameType, "A field keeps its type: events in flight and parked events encoded with the older type must still decode."},
+		{WireNameSame, "A field, key or version keeps its wire name (its own wire: or the wire_names rule): events in flight and parked events encoded under the older name would decode without its value."},
 	}
 }

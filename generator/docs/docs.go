@@ -61,6 +61,17 @@ type entity struct {
 type field struct {
 	Name string
 	Type string
+	// Wire is the wire name when it differs from Name, else "".
+	Wire string
+}
+
+// fieldOf returns f as the catalogue shows it.
+func fieldOf(f ir.Field) field {
+	out := field{Name: f.Name, Type: f.Type.Schema()}
+	if f.Wire != f.Name {
+		out.Wire = f.Wire
+	}
+	return out
 }
 
 type event struct {
@@ -79,7 +90,7 @@ func entityOf(e *ir.Entity) entity {
 	out := entity{
 		Name:       e.Name,
 		Anchor:     strings.ToLower(e.Name),
-		Key:        field{e.Key.Name, e.Key.Type.Schema()},
+		Key:        fieldOf(e.Key),
 		States:     e.States,
 		Branches:   e.Branches,
 		Conflate:   e.Conflate,
@@ -88,7 +99,8 @@ func entityOf(e *ir.Entity) entity {
 		Diagram:    diagramOf(e),
 	}
 	if e.Version != nil {
-		out.Version = &field{e.Version.Name, e.Version.Type.Schema()}
+		v := fieldOf(*e.Version)
+		out.Version = &v
 		out.MaxHeld = e.Policy.MaxHeld
 		out.MaxHold = duration(e.Policy.MaxHold)
 	}
@@ -98,7 +110,7 @@ func entityOf(e *ir.Entity) entity {
 			x.Kind = "snapshot"
 		}
 		for _, f := range ev.Fields {
-			x.Fields = append(x.Fields, field{f.Name, f.Type.Schema()})
+			x.Fields = append(x.Fields, fieldOf(f))
 		}
 		out.Events = append(out.Events, x)
 	}

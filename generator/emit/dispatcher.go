@@ -15,8 +15,9 @@ func dispatcher(f *jen.File, n names) {
 	f.Comment("parallel. Each subscriber has its own lanes, guards and stores, so a slow or")
 	f.Comment("parked subscriber delays no other. It is safe for concurrent use.")
 	f.Type().Id(n.Dispatcher).Struct(
-		jen.Id("topic").Op("*").Add(rt("Topic")).Types(n.key(), jen.Id(n.envelope)),
-		jen.Id("mu").Qual("sync", "Mutex").Comment("serialises subscribe: a name is taken once"),
+		jen.Id("topic").Op("*").Add(rt("Topic")).Types(n.key(), jen.Id(n.Event)),
+		jen.Id("mu").Qual("sync", "Mutex").Comment("serialises subscribe (a name is taken once) and guards subs"),
+		jen.Id("subs").Map(jen.String()).Op("*").Id(n.subscriber).Comment("by name"),
 	)
 	f.Commentf("%s is one subscriber of %s %s: its name, its handler and the", n.subscriber, article(n.Dispatcher), n.Dispatcher)
 	f.Comment("stores of its guards.")
@@ -35,7 +36,7 @@ func dispatcher(f *jen.File, n names) {
 	f.Commentf("%s returns a dispatcher whose first subscriber, named %q, is h,", n.New, e.Name)
 	f.Comment("configured with the schema's policies changed by opts. Close it when done.")
 	f.Func().Id(n.New).Params(jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
-		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Values(jen.Dict{jen.Id("topic"): rt("NewTopic").Types(n.key(), jen.Id(n.envelope)).Call()}),
+		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Values(jen.Dict{jen.Id("topic"): rt("NewTopic").Types(n.key(), jen.Id(n.Event)).Call()}),
 		jen.If(jen.Err().Op(":=").Id("d").Dot("subscribe").Call(jen.Lit(e.Name), jen.Id("h"), jen.Nil(), jen.Id("opts")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Err()),
 		),
@@ -90,30 +91,26 @@ func dispatcher(f *jen.File, n names) {
 			jen.Id("Conflate"):      jen.Lit(e.Conflate),
 			jen.Id("Logger"):        jen.Id("cfg").Dot("Logger"),
 			jen.Id("MeterProvider"): jen.Id("cfg").Dot("MeterProvider"),
-			jen.Id("MetricAttributes"): jen.Index().Qual("go.opentelemetry.io/otel/attribute", "KeyValue").Values(
-				jen.Qual("go.opentelemetry.io/otel/attribute", "String").Call(jen.Lit("messaging.destination.name"), jen.Lit(e.Name)),
-				jen.Qual("go.opentelemetry.io/otel/attribute", "String").Call(jen.Lit("messaging.consumer.group.name"), jen.Id("name")),
+			jen.Id("MetricAttributes"): jen.Index().Add(rt("Attribute")).Values(
+				jen.Values(jen.Dict{jen.Id("Key"): rt("AttrDestination"), jen.Id("Value"): jen.Lit(e.Name)}),
+				jen.Values(jen.Dict{jen.Id("Key"): rt("AttrConsumerGroup"), jen.Id("Value"): jen.Id("name")}),
 			),
-			jen.Id("OnOutcome"): jen.Id("cfg").Dot("OnOutcome"),
+			jen.Id("OnOutcome"):  jen.Id("cfg").Dot("OnOutcome"),
+			jen.Id("Parks"):      jen.Id("cfg").Dot("Parks"),
+			jen.Id("DeadLetter"): jen.Id("cfg").Dot("DeadLetter"),
 		}
 		if e.Version != nil {
 			rc[jen.Id("MaxHeld")] = jen.Id("cfg").Dot("MaxHeld")
 			rc[jen.Id("MaxHold")] = jen.Id("cfg").Dot("MaxHold")
 		}
-		g.Id("rc").Op(":=").Add(rt("Config")).Types(n.key(), jen.Id(n.envelope)).Values(rc)
-		g.If(jen.Id("cfg").Dot("Parks").Op("!=").Nil()).Block(
-			jen.Id("rc").Dot("Parks").Op("=").Add(rt("MapParkStore")).Types(n.key(), jen.Id(n.envelope), jen.Id(n.Event)).Call(
-				jen.Id("cfg").Dot("Parks"), jen.Id(n.envelope).Dot("event"), jen.Id(n.newEnvelope),
-			),
-		)
-		g.If(jen.Id("cfg").Dot("DeadLetter").Op("!=").Nil()).Block(
-			jen.Id("rc").Dot("DeadLetter").Op("=").Add(rt("MapDeadLetterSink")).Types(n.key(), jen.Id(n.envelope), jen.Id(n.Event)).Call(
-				jen.Id("cfg").Dot("DeadLetter"), jen.Id(n.envelope).Dot("event"),
-			),
-		)
+		g.Id("rc").Op(":=").Add(rt("Config")).Types(n.key(), jen.Id(n.Event)).Values(rc)
 		g.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("Subscribe").Call(jen.Id("s").Dot("engineHandler").Call(), jen.Id("rc")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(errorf(n.pkg()+": subscribe %s: %w", jen.Id("name"), jen.Err())),
 		)
+		g.If(jen.Id("d").Dot("subs").Op("==").Nil()).Block(
+			jen.Id("d").Dot("subs").Op("=").Make(jen.Map(jen.String()).Op("*").Id(n.subscriber)),
+		)
+		g.Id("d").Dot("subs").Index(jen.Id("name")).Op("=").Id("s")
 		g.Return(jen.Nil())
 	})
 

@@ -14,59 +14,32 @@ func dispatchers(f *jen.File, pkg *ir.Package) {
 	f.Const().Id("_").Op("=").Add(rt("SupportPackageIsVersion1"))
 	for _, e := range pkg.Entities {
 		n := namesOf(pkg.Name, e)
-		envelope(f, n)
+		value(f, n)
 		config(f, n)
 		dispatcher(f, n)
 		operations(f, n)
 	}
 }
 
-func envelope(f *jen.File, n names) {
+// value emits the function that gives the value the runtime carries for an
+// event: the event itself, a pointer's event, nil for nil. The runtime
+// carries each event as its interface value, which holds that event's
+// struct and no other: a queued event costs its own size however many
+// events the entity has (one allocation per publish, to box it).
+func value(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s tags the event that %s %s carries.", n.kind, article(n.envelope), n.envelope)
-	f.Type().Id(n.kind).Uint8()
-	f.Const().DefsFunc(func(g *jen.Group) {
-		for i, ev := range e.Events {
-			if i == 0 {
-				g.Id(n.kindOf(ev)).Id(n.kind).Op("=").Iota().Op("+").Lit(1)
-			} else {
-				g.Id(n.kindOf(ev))
-			}
-		}
-	})
-	f.Commentf("%s carries one %s event through the runtime by value, without", n.envelope, e.Name)
-	f.Commentf("boxing it into %s %s: kind says which field holds it.", article(n.Event), n.Event)
-	f.Type().Id(n.envelope).StructFunc(func(g *jen.Group) {
-		g.Id("kind").Id(n.kind)
-		for _, ev := range e.Events {
-			g.Id(field(ev)).Id(ev.Name)
-		}
-	})
-	f.Commentf("event returns the envelope's event as %s %s (nil for the zero envelope).", article(n.Event), n.Event)
-	f.Commentf("Only the park, dead-letter and introspection paths convert.")
-	f.Func().Params(jen.Id("env").Id(n.envelope)).Id("event").Params().Id(n.Event).Block(
-		jen.Switch(jen.Id("env").Dot("kind")).BlockFunc(func(g *jen.Group) {
-			for _, ev := range e.Events {
-				g.Case(jen.Id(n.kindOf(ev))).Block(jen.Return(jen.Id("env").Dot(field(ev))))
-			}
-		}),
-		jen.Return(jen.Nil()),
-	)
-	f.Commentf("%s wraps e in an envelope; a nil e gives the zero envelope.", n.newEnvelope)
-	f.Func().Id(n.newEnvelope).Params(jen.Id("e").Id(n.Event)).Id(n.envelope).Block(
+	f.Commentf("%s returns e as a value of its event type, dereferencing a pointer;", n.value)
+	f.Comment("nil for a nil e or a nil pointer.")
+	f.Func().Id(n.value).Params(jen.Id("e").Id(n.Event)).Id(n.Event).Block(
 		jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
 			for _, ev := range e.Events {
-				g.Case(jen.Id(ev.Name)).Block(jen.Return(jen.Id(n.envelope).Values(jen.Dict{
-					jen.Id("kind"):    jen.Id(n.kindOf(ev)),
-					jen.Id(field(ev)): jen.Id("e"),
-				})))
-				g.Case(jen.Op("*").Id(ev.Name)).Block(jen.If(jen.Id("e").Op("!=").Nil()).Block(jen.Return(jen.Id(n.envelope).Values(jen.Dict{
-					jen.Id("kind"):    jen.Id(n.kindOf(ev)),
-					jen.Id(field(ev)): jen.Op("*").Id("e"),
-				}))))
+				g.Case(jen.Op("*").Id(ev.Name)).Block(
+					jen.If(jen.Id("e").Op("==").Nil()).Block(jen.Return(jen.Nil())),
+					jen.Return(jen.Op("*").Id("e")),
+				)
 			}
 		}),
-		jen.Return(jen.Id(n.envelope).Values()),
+		jen.Return(jen.Id("e")),
 	)
 }
 
@@ -102,8 +75,10 @@ func config(f *jen.File, n names) {
 		g.Comment("MeterProvider, when set, receives the subscriber's metrics (see the")
 		g.Comment("runtime's Metric constants), with the entity as")
 		g.Comment("messaging.destination.name and the subscriber's name as")
-		g.Comment("messaging.consumer.group.name. Nil: nothing is recorded.")
-		g.Id("MeterProvider").Qual("go.opentelemetry.io/otel/metric", "MeterProvider")
+		g.Comment("messaging.consumer.group.name; for OpenTelemetry, wrap yours with")
+		g.Comment("github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider.")
+		g.Comment("Nil: nothing is recorded.")
+		g.Id("MeterProvider").Add(rt("MeterProvider"))
 		if e.Version != nil {
 			g.Commentf("Versions stores the last applied version of each %s. Nil: a new", e.Name)
 			g.Comment("in-memory store. Give each subscriber its own store.")

@@ -1,17 +1,18 @@
 // Package emit turns the resolved model of a schema (package ir) into Go
 // source files with github.com/dave/jennifer, one file per concern:
 //
-//	events.go       the event structs and each entity's sealed event interface
-//	handlers.go     each entity's handler interface, one typed method per event
-//	dispatchers.go  each entity's dispatcher, configuration and options, the
-//	                internal envelope that carries events through the runtime,
-//	                and the compile-time handshake with the runtime
+//	events.go       the event structs, each entity's sealed event interface
+//	                and typed state
+//	handlers.go     each entity's handler interface, one typed method per
+//	                event, and its Unimplemented base
+//	dispatchers.go  each entity's dispatcher, configuration and options, its
+//	                operator methods, and the compile-time handshake with the
+//	                runtime
 //	guards.go       the engine handler of each subscriber: the version guard
 //	                and the forward-only state guard
 //	durable.go      durable stores: the transactional handler interface, its
 //	                dispatcher constructors and guard (effectively once over
 //	                runtime.TxStore), and the use of AccountConfig.Store
-//	codecs.go       each entity's JSON codec (runtime.Codec)
 //	publishers.go   each entity's publisher interface and the dispatcher's
 //	                typed Publish methods
 //	transports.go   each entity's producer over any runtime.Sink and the

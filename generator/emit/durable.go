@@ -44,6 +44,7 @@ func txHandler(f *jen.File, n names) {
 			g.Id("Handle"+ev.Name).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("tx").Add(sqlTx()), jen.Id("e").Id(ev.Name)).Error()
 		}
 	})
+	unimplementedBase(f, n, n.TxHandler, []jen.Code{sqlTx()})
 	f.Commentf("%s binds a transactional subscriber to its handler and store.", n.txBinding)
 	f.Type().Id(n.txBinding).Struct(
 		jen.Id("h").Id(n.TxHandler),
@@ -59,7 +60,7 @@ func txConstructors(f *jen.File, n names) {
 	f.Comment("writes commit together with its version advance. opts change the schema's")
 	f.Comment("policies. Close the dispatcher when done, then the store.")
 	f.Func().Id(n.NewTx).Params(jen.Id("store").Add(txStore()), jen.Id("h").Id(n.TxHandler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
-		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Values(jen.Dict{jen.Id("topic"): rt("NewTopic").Types(n.key(), jen.Id(n.envelope)).Call()}),
+		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Values(jen.Dict{jen.Id("topic"): rt("NewTopic").Types(n.key(), jen.Id(n.Event)).Call()}),
 		jen.If(jen.Err().Op(":=").Id("d").Dot("subscribeTx").Call(jen.Lit(e.Name), jen.Id("store"), jen.Id("h"), jen.Id("opts")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Err()),
 		),
@@ -108,7 +109,7 @@ func useStore(f *jen.File, n names) {
 
 	f.Comment("engineHandler returns the subscriber's engine handler: the transactional")
 	f.Comment("guard for a transactional subscriber.")
-	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("engineHandler").Params().Add(rt("Handler")).Types(n.key(), jen.Id(n.envelope)).Block(
+	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("engineHandler").Params().Add(rt("Handler")).Types(n.key(), jen.Id(n.Event)).Block(
 		jen.If(jen.Id("s").Dot("tx").Op("!=").Nil()).Block(jen.Return(jen.Id("s").Dot("handleTx"))),
 		jen.Return(jen.Id("s").Dot("handle")),
 	)

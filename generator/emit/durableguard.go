@@ -2,6 +2,8 @@ package emit
 
 import (
 	"github.com/dave/jennifer/jen"
+
+	"github.com/ordergen/ordergen/generator/ir"
 )
 
 // handleTx emits the engine handler of a transactional subscriber: the
@@ -21,11 +23,15 @@ func handleTx(f *jen.File, n names) {
 		f.Comment("applies the guards of handle,")
 	}
 	f.Comment("calls the handler with the transaction and commits its writes together with")
-	f.Comment("the new version and state. Anything but success rolls back.")
+	f.Comment("the new version and state. An event the handler does not implement")
+	f.Comment("(runtime.ErrUnimplemented) commits the advance alone and is skipped;")
+	f.Comment("any other error rolls back.")
 	ctx := jen.Id("ctx").Qual("context", "Context")
-	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("handleTx").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("env").Id(n.envelope)).Error().BlockFunc(func(g *jen.Group) {
-		empty := jen.Return(rt("Permanent").Call(errorf(keyFmt+"empty event envelope", jen.Id("key"))))
-		guardFacts(g, n, snapshots, empty)
+	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("handleTx").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("ev").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
+		unknown := unknownEvent(n)
+		if versioned || stated {
+			guardFacts(g, n, snapshots, unknown)
+		}
 
 		g.List(jen.Id("tx"), jen.Err()).Op(":=").Id("s").Dot("tx").Dot("store").Dot("BeginKey").Call(jen.Id("ctx"), jen.Id("s").Dot("name"), keyText(n))
 		g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"%w", jen.Id("key"), jen.Err())))
@@ -41,31 +47,37 @@ func handleTx(f *jen.File, n names) {
 		if versioned {
 			newVersion = jen.Id("version")
 		}
-		commit := func(state jen.Code, what string) jen.Code {
-			return jen.If(jen.Err().Op(":=").Id("tx").Dot("Commit").Call(jen.Id("ctx"), newVersion, state), jen.Err().Op("!=").Nil()).Block(
+		current := jen.Id("tx").Dot("State").Call()
+		if stated {
+			current = jen.String().Call(jen.Id("current"))
+		}
+		commit := func(what string) jen.Code {
+			return jen.If(jen.Err().Op(":=").Id("tx").Dot("Commit").Call(jen.Id("ctx"), newVersion, current), jen.Err().Op("!=").Nil()).Block(
 				jen.Return(errorf(keyFmt+what+": %w", jen.Id("key"), jen.Err())),
 			)
 		}
 
-		g.Id("current").Op(":=").Id("tx").Dot("State").Call()
 		if stated {
+			g.Id("current").Op(":=").Id(n.State).Call(jen.Id("tx").Dot("State").Call())
 			var useVersion jen.Code
 			if versioned {
-				useVersion = commit(jen.Id("current"), "store version")
+				useVersion = commit("store version")
 			}
 			g.If(jen.Id("target").Op("!=").Lit("")).BlockFunc(func(g *jen.Group) { checkState(g, n, useVersion) })
 		}
 
-		g.Switch(jen.Id("env").Dot("kind")).BlockFunc(func(g *jen.Group) {
-			for _, ev := range e.Events {
-				g.Case(jen.Id(n.kindOf(ev))).Block(jen.Err().Op("=").Id("s").Dot("tx").Dot("h").Dot("Handle"+ev.Name).Call(jen.Id("ctx"), jen.Id("tx").Dot("Tx").Call(), jen.Id("env").Dot(field(ev))))
-			}
-		})
-		g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
+		var deflt jen.Code
+		if !versioned && !stated {
+			deflt = unknown
+		}
+		g.Add(dispatchSwitch(n, func(ev *ir.Event) jen.Code {
+			return jen.Id("s").Dot("tx").Dot("h").Dot("Handle"+ev.Name).Call(jen.Id("ctx"), jen.Id("tx").Dot("Tx").Call(), jen.Id("e"))
+		}, deflt))
+		unimplemented(g)
 		if stated {
 			g.If(jen.Id("target").Op("!=").Lit("")).Block(jen.Id("current").Op("=").Id("target"))
 		}
-		g.Add(commit(jen.Id("current"), "commit"))
-		g.Return(jen.Nil())
+		g.Add(commit("commit"))
+		acknowledge(g)
 	})
 }

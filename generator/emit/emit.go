@@ -66,8 +66,6 @@ func newFile(pkg *ir.Package) *jen.File {
 	f := jen.NewFile(pkg.Name)
 	f.HeaderComment(strings.TrimPrefix(Header, "// "))
 	f.ImportName(RuntimePath, "runtime")
-	f.ImportName("go.opentelemetry.io/otel/metric", "metric")
-	f.ImportName("go.opentelemetry.io/otel/attribute", "attribute")
 	for _, e := range pkg.Entities {
 		for _, ev := range e.Events {
 			for _, fl := range ev.Fields {
@@ -131,64 +129,59 @@ func lowerFirst(s string) string {
 
 // names are the identifiers generated for one entity.
 type names struct {
-	pkgName     string
-	e           *ir.Entity
-	Event       string
-	Handler     string
-	Dispatcher  string
-	Config      string
-	Option      string
-	Publisher   string
-	Codec       string
-	New         string
-	envelope    string
-	kind        string
-	subscriber  string
-	rank        string
-	transition  string
-	defaults    string
-	newEnvelope string
-	TxHandler   string
-	NewTx       string
-	txBinding   string
-	useStore    string
+	pkgName    string
+	e          *ir.Entity
+	Event      string
+	Handler    string
+	Dispatcher string
+	Config     string
+	Option     string
+	Publisher  string
+	Codec      string
+	New        string
+	subscriber string
+	rank       string
+	transition string
+	defaults   string
+	value      string
+	State      string
+	TxHandler  string
+	NewTx      string
+	txBinding  string
+	useStore   string
 }
 
 func namesOf(pkg string, e *ir.Entity) names {
 	lc := lowerFirst(e.Name)
 	return names{
-		pkgName:     pkg,
-		e:           e,
-		Event:       e.Name + "Event",
-		Handler:     e.Name + "Handler",
-		Dispatcher:  e.Name + "Dispatcher",
-		Config:      e.Name + "Config",
-		Option:      e.Name + "Option",
-		Publisher:   e.Name + "Publisher",
-		Codec:       e.Name + "Codec",
-		New:         "New" + e.Name + "Dispatcher",
-		envelope:    lc + "Envelope",
-		kind:        lc + "Kind",
-		subscriber:  lc + "Subscriber",
-		rank:        lc + "Rank",
-		transition:  lc + "Transition",
-		defaults:    "default" + e.Name + "Config",
-		newEnvelope: "new" + e.Name + "Envelope",
-		TxHandler:   e.Name + "TxHandler",
-		NewTx:       "New" + e.Name + "TxDispatcher",
-		txBinding:   lc + "Tx",
-		useStore:    lc + "UseStore",
+		pkgName:    pkg,
+		e:          e,
+		Event:      e.Name + "Event",
+		Handler:    e.Name + "Handler",
+		Dispatcher: e.Name + "Dispatcher",
+		Config:     e.Name + "Config",
+		Option:     e.Name + "Option",
+		Publisher:  e.Name + "Publisher",
+		Codec:      e.Name + "Codec",
+		New:        "New" + e.Name + "Dispatcher",
+		subscriber: lc + "Subscriber",
+		rank:       lc + "Rank",
+		transition: lc + "Transition",
+		defaults:   "default" + e.Name + "Config",
+		value:      lc + "Value",
+		State:      e.Name + "State",
+		TxHandler:  e.Name + "TxHandler",
+		NewTx:      "New" + e.Name + "TxDispatcher",
+		txBinding:  lc + "Tx",
+		useStore:   lc + "UseStore",
 	}
 }
 
 // pkg is the generated package's name, the prefix of its error messages.
 func (n names) pkg() string { return n.pkgName }
 
-// kindOf is the kind constant of ev.
-func (n names) kindOf(ev *ir.Event) string { return n.kind + ev.Name }
-
-// field is the envelope's field that holds ev.
-func field(ev *ir.Event) string { return "ev" + ev.Name }
+// stateConst is the constant of the entity's state s.
+func (n names) stateConst(s string) string { return n.State + s }
 
 // key is the Go type of the entity's key.
 func (n names) key() jen.Code { return typ(n.e.Key.Type) }
@@ -207,6 +200,12 @@ func article(s string) string {
 		return "an"
 	}
 	return "a"
+}
+
+// capitalize returns s with its first letter in upper case.
+func capitalize(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 // unsigned reports whether t is an unsigned integer type.

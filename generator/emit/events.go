@@ -26,10 +26,41 @@ func events(f *jen.File, pkg *ir.Package) {
 			}
 			g.Id("is" + n.Event).Params()
 		})
+		if len(e.States) > 0 || len(e.Branches) > 0 {
+			stateType(f, n)
+		}
 		for _, ev := range e.Events {
 			event(f, n, ev)
 		}
 	}
+}
+
+// stateType emits the entity's typed state: a string type, so that the
+// stores' values convert as they are, with a constant per state.
+func stateType(f *jen.File, n names) {
+	e := n.e
+	f.Commentf("%s is a state of %s %s. Its ranked states, %s, only move", n.State, article(e.Name), e.Name, list(e.States, "and"))
+	f.Comment("forward, in that order (a later state may be skipped);")
+	for _, b := range e.Branches {
+		f.Commentf("the branch state %s is entered only from %s;", b.Name, list(b.From, "or"))
+	}
+	f.Comment("the zero value means no event has set a state yet.")
+	f.Type().Id(n.State).String()
+	f.Line()
+	f.Commentf("The states of %s %s, as the schema declares them.", article(e.Name), e.Name)
+	f.Const().DefsFunc(func(g *jen.Group) {
+		for i, s := range e.States {
+			g.Commentf("%s is the ranked state %s (rank %d).", n.stateConst(s), s, i+1)
+			g.Id(n.stateConst(s)).Id(n.State).Op("=").Lit(s)
+		}
+		for _, b := range e.Branches {
+			g.Commentf("%s is the branch state %s.", n.stateConst(b.Name), b.Name)
+			g.Id(n.stateConst(b.Name)).Id(n.State).Op("=").Lit(b.Name)
+		}
+	})
+	f.Line()
+	f.Comment("String returns the state's name as the schema declares it, \"\" for none.")
+	f.Func().Params(jen.Id("s").Id(n.State)).Id("String").Params().String().Block(jen.Return(jen.String().Call(jen.Id("s"))))
 }
 
 func event(f *jen.File, n names, ev *ir.Event) {
@@ -48,15 +79,15 @@ func event(f *jen.File, n names, ev *ir.Event) {
 	}
 	f.Type().Id(ev.Name).StructFunc(func(g *jen.Group) {
 		g.Commentf("%s is the key of the %s this event belongs to.", e.Key.Name, e.Name)
-		g.Id(e.Key.Name).Add(n.key())
+		g.Id(e.Key.Name).Add(n.key()).Add(wireTag(e.Key))
 		if e.Version != nil {
 			g.Commentf("%s is the %s's version after this event: 1 for its first event,", e.Version.Name, e.Name)
 			g.Comment("then one more for each event.")
-			g.Id(e.Version.Name).Add(typ(e.Version.Type))
+			g.Id(e.Version.Name).Add(typ(e.Version.Type)).Add(wireTag(*e.Version))
 		}
 		for _, fl := range ev.Fields {
 			g.Commentf("%s is declared in the schema as %s.", fl.Name, fl.Type)
-			g.Id(fl.Name).Add(typ(fl.Type))
+			g.Id(fl.Name).Add(typ(fl.Type)).Add(wireTag(fl))
 		}
 	})
 	f.Line()
@@ -72,4 +103,14 @@ func event(f *jen.File, n names, ev *ir.Event) {
 	}
 	f.Line()
 	f.Func().Params(jen.Id(ev.Name)).Id("is" + n.Event).Params().Block()
+}
+
+// wireTag returns the struct tag that gives f its wire name in the JSON
+// codec, or nothing when the wire name is the Go name (the default, which
+// events encoded before wire names existed use).
+func wireTag(f ir.Field) jen.Code {
+	if f.Wire == "" || f.Wire == f.Name {
+		return jen.Null()
+	}
+	return jen.Tag(map[string]string{"json": f.Wire})
 }

@@ -45,28 +45,24 @@ func handle(f *jen.File, n names) {
 		f.Comment("the current one, and a branch state entered from a state it does not list.")
 	}
 	if versioned || stated {
-		f.Comment("The stores are updated after the handler succeeded.")
+		f.Comment("The stores are updated after the handler succeeded, or returned")
+		f.Comment("runtime.ErrUnimplemented: that event is then skipped as unimplemented.")
 	}
 	ctx := jen.Id("ctx").Qual("context", "Context")
-	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("handle").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("env").Id(n.envelope)).Error().BlockFunc(func(g *jen.Group) {
-		dispatch := jen.Switch(jen.Id("env").Dot("kind")).BlockFunc(func(g *jen.Group) {
-			for _, ev := range e.Events {
-				call := jen.Id("s").Dot("h").Dot("Handle"+ev.Name).Call(jen.Id("ctx"), jen.Id("env").Dot(field(ev)))
-				if versioned || stated {
-					g.Case(jen.Id(n.kindOf(ev))).Block(jen.Err().Op("=").Add(call))
-				} else {
-					g.Case(jen.Id(n.kindOf(ev))).Block(jen.Return(call))
-				}
-			}
-		})
-		empty := jen.Return(rt("Permanent").Call(errorf(keyFmt+"empty event envelope", jen.Id("key"))))
+	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("handle").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("ev").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
+		call := func(ev *ir.Event) jen.Code {
+			return jen.Id("s").Dot("h").Dot("Handle"+ev.Name).Call(jen.Id("ctx"), jen.Id("e"))
+		}
+		unknown := unknownEvent(n)
 		if !versioned && !stated {
-			g.Add(dispatch)
-			g.Add(empty)
+			g.Var().Err().Error()
+			g.Add(dispatchSwitch(n, call, unknown))
+			g.If(jen.Qual("errors", "Is").Call(jen.Err(), rt("ErrUnimplemented"))).Block(jen.Return(skipUnimplemented()))
+			g.Return(jen.Err())
 			return
 		}
 
-		guardFacts(g, n, snapshots, empty)
+		guardFacts(g, n, snapshots, unknown)
 
 		if versioned {
 			g.List(jen.Id("stored"), jen.Err()).Op(":=").Id("s").Dot("versions").Dot("Version").Call(jen.Id("ctx"), jen.Id("key"))
@@ -77,10 +73,11 @@ func handle(f *jen.File, n names) {
 		}
 
 		if stated {
-			g.Var().Id("current").String()
+			g.Var().Id("current").Id(n.State)
 			g.If(jen.Id("target").Op("!=").Lit("")).BlockFunc(func(g *jen.Group) {
-				g.List(jen.Id("current"), jen.Err()).Op("=").Id("s").Dot("states").Dot("State").Call(jen.Id("ctx"), jen.Id("key"))
+				g.List(jen.Id("state"), jen.Err()).Op(":=").Id("s").Dot("states").Dot("State").Call(jen.Id("ctx"), jen.Id("key"))
 				g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"read state: %w", jen.Id("key"), jen.Err())))
+				g.Id("current").Op("=").Id(n.State).Call(jen.Id("state"))
 				var useVersion jen.Code
 				if versioned {
 					useVersion = jen.If(jen.Err().Op(":=").Id("s").Dot("setVersion").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("stored"), jen.Id("version")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
@@ -89,20 +86,19 @@ func handle(f *jen.File, n names) {
 			})
 		}
 
-		g.Add(dispatch)
-		g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
+		g.Add(dispatchSwitch(n, call, nil))
+		unimplemented(g)
 		if stated {
 			g.If(jen.Id("target").Op("!=").Lit("")).Block(
-				jen.List(jen.Id("ok"), jen.Err()).Op(":=").Id("s").Dot("states").Dot("CompareAndSetState").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("current"), jen.Id("target")),
+				jen.List(jen.Id("ok"), jen.Err()).Op(":=").Id("s").Dot("states").Dot("CompareAndSetState").Call(jen.Id("ctx"), jen.Id("key"), jen.String().Call(jen.Id("current")), jen.String().Call(jen.Id("target"))),
 				jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"store state %s: %w", jen.Id("key"), jen.Id("target"), jen.Err()))),
 				jen.If(jen.Op("!").Id("ok")).Block(jen.Return(errorf(keyFmt+"state moved from %q by another writer", jen.Id("key"), jen.Id("current")))),
 			)
 		}
 		if versioned {
-			g.Return(jen.Id("s").Dot("setVersion").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("stored"), jen.Id("version")))
-		} else {
-			g.Return(jen.Nil())
+			g.If(jen.Err().Op(":=").Id("s").Dot("setVersion").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("stored"), jen.Id("version")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
 		}
+		acknowledge(g)
 	})
 
 	if versioned {
@@ -117,21 +113,58 @@ func handle(f *jen.File, n names) {
 	}
 }
 
+// dispatchSwitch returns the type switch on ev that sets err to the
+// handler method's result for each event type; call gives the call for
+// an event, with the event as e. unknown, when not nil, is the default.
+func dispatchSwitch(n names, call func(*ir.Event) jen.Code, unknown jen.Code) *jen.Statement {
+	return jen.Switch(jen.Id("e").Op(":=").Id("ev").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
+		for _, ev := range n.e.Events {
+			g.Case(jen.Id(ev.Name)).Block(jen.Err().Op("=").Add(call(ev)))
+		}
+		if unknown != nil {
+			g.Default().Block(unknown)
+		}
+	})
+}
+
+// unknownEvent returns the statement for an event of no type of the
+// entity (nil): it fails for good.
+func unknownEvent(n names) jen.Code {
+	return jen.Return(rt("Permanent").Call(errorf(n.pkg()+": "+n.e.Name+" %v: unknown event %T", jen.Id("key"), jen.Id("ev"))))
+}
+
+// unimplemented emits the check of the handler's err after the dispatch:
+// any error but runtime.ErrUnimplemented is returned; that one lets the
+// guards advance the stores as for a handled event.
+func unimplemented(g *jen.Group) {
+	g.Id("unimplemented").Op(":=").Qual("errors", "Is").Call(jen.Err(), rt("ErrUnimplemented"))
+	g.If(jen.Err().Op("!=").Nil().Op("&&").Op("!").Id("unimplemented")).Block(jen.Return(jen.Err()))
+}
+
+// acknowledge emits the end of a guard whose stores were advanced: an
+// unimplemented event is skipped with its reason, any other is handled.
+func acknowledge(g *jen.Group) {
+	g.If(jen.Id("unimplemented")).Block(jen.Return(skipUnimplemented()))
+	g.Return(jen.Nil())
+}
+
+func skipUnimplemented() jen.Code { return rt("Skip").Call(rt("ReasonUnimplemented")) }
+
 // rank emits the rank function of an entity's states.
 func rank(f *jen.File, n names) {
 	e := n.e
 	f.Commentf("%s returns the rank of %s %s state: 1 for the first ranked state, 0", n.rank, article(e.Name), e.Name)
 	f.Comment("for none yet, -1 for a branch state and -2 for a name that is not a state.")
-	f.Func().Id(n.rank).Params(jen.Id("state").String()).Int().Block(
+	f.Func().Id(n.rank).Params(jen.Id("state").Id(n.State)).Int().Block(
 		jen.Switch(jen.Id("state")).BlockFunc(func(g *jen.Group) {
 			g.Case(jen.Lit("")).Block(jen.Return(jen.Lit(0)))
 			for i, s := range e.States {
-				g.Case(jen.Lit(s)).Block(jen.Return(jen.Lit(i + 1)))
+				g.Case(jen.Id(n.stateConst(s))).Block(jen.Return(jen.Lit(i + 1)))
 			}
 			if len(e.Branches) > 0 {
 				g.CaseFunc(func(g *jen.Group) {
 					for _, b := range e.Branches {
-						g.Lit(b.Name)
+						g.Id(n.stateConst(b.Name))
 					}
 				}).Block(jen.Return(jen.Lit(-1)))
 			}
@@ -147,18 +180,18 @@ func transition(f *jen.File, n names) {
 	f.Commentf("%s returns why %s %s in state current must not move to target,", n.transition, article(e.Name), e.Name)
 	f.Comment("or \"\" when it may. Ranked states only move forward; a branch state is")
 	f.Comment("entered only from the states it lists, and no ranked state follows it.")
-	f.Func().Id(n.transition).Params(jen.List(jen.Id("current"), jen.Id("target")).String()).String().BlockFunc(func(g *jen.Group) {
+	f.Func().Id(n.transition).Params(jen.List(jen.Id("current"), jen.Id("target")).Id(n.State)).String().BlockFunc(func(g *jen.Group) {
 		if len(e.Branches) > 0 {
 			g.Switch(jen.Id("target")).BlockFunc(func(g *jen.Group) {
 				for _, b := range e.Branches {
-					g.Case(jen.Lit(b.Name)).Block(
+					g.Case(jen.Id(n.stateConst(b.Name))).Block(
 						jen.Switch(jen.Id("current")).Block(
 							jen.CaseFunc(func(g *jen.Group) {
 								for _, s := range b.From {
-									g.Lit(s)
+									g.Id(n.stateConst(s))
 								}
 							}).Block(jen.Return(jen.Lit(""))),
-							jen.Case(jen.Lit(b.Name)).Block(jen.Return(jen.Lit("already in state "+b.Name))),
+							jen.Case(jen.Id(n.stateConst(b.Name))).Block(jen.Return(jen.Lit("already in state "+b.Name))),
 						),
 						jen.Return(jen.Lit("state "+b.Name+" may be entered only from "+list(b.From, "or"))),
 					)
@@ -168,12 +201,12 @@ func transition(f *jen.File, n names) {
 		g.List(jen.Id("from"), jen.Id("to")).Op(":=").Id(n.rank).Call(jen.Id("current")).Op(",").Id(n.rank).Call(jen.Id("target"))
 		g.Switch().BlockFunc(func(g *jen.Group) {
 			if len(e.Branches) > 0 {
-				g.Case(jen.Id("from").Op("==").Lit(-1)).Block(jen.Return(jen.Lit("late transition: no ranked state follows branch state ").Op("+").Id("current")))
+				g.Case(jen.Id("from").Op("==").Lit(-1)).Block(jen.Return(jen.Lit("late transition: no ranked state follows branch state ").Op("+").String().Call(jen.Id("current"))))
 			}
 			g.Case(jen.Id("from").Op("<").Id("to")).Block(jen.Return(jen.Lit("")))
-			g.Case(jen.Id("from").Op("==").Id("to")).Block(jen.Return(jen.Lit("already in state ").Op("+").Id("target")))
+			g.Case(jen.Id("from").Op("==").Id("to")).Block(jen.Return(jen.Lit("already in state ").Op("+").String().Call(jen.Id("target"))))
 		})
-		g.Return(jen.Lit("late transition: state ").Op("+").Id("target").Op("+").Lit(" ranks below ").Op("+").Id("current"))
+		g.Return(jen.Lit("late transition: state ").Op("+").String().Call(jen.Id("target")).Op("+").Lit(" ranks below ").Op("+").String().Call(jen.Id("current")))
 	})
 }
 
@@ -209,10 +242,10 @@ func checkVersion(snapshots bool) jen.Code {
 	).Block(jen.Return(jen.Err()))
 }
 
-// guardFacts declares what the guards need from the event in env (version,
-// snapshot, target state, as the entity has them) and sets them with a
-// switch on the envelope's kind; an empty envelope runs empty.
-func guardFacts(g *jen.Group, n names, snapshots bool, empty jen.Code) {
+// guardFacts declares what the guards need from the event ev (version,
+// snapshot, target state, as the entity has them) and sets them with a type
+// switch; an event of no type of the entity runs unknown.
+func guardFacts(g *jen.Group, n names, snapshots bool, unknown jen.Code) {
 	e := n.e
 	versioned, stated := e.Version != nil, e.HasStateGuard()
 	var decl []jen.Code
@@ -223,7 +256,7 @@ func guardFacts(g *jen.Group, n names, snapshots bool, empty jen.Code) {
 		decl = append(decl, jen.Id("snapshot").Bool())
 	}
 	if stated {
-		decl = append(decl, jen.Id("target").String())
+		decl = append(decl, jen.Id("target").Id(n.State))
 	}
 	switch len(decl) {
 	case 0:
@@ -232,20 +265,25 @@ func guardFacts(g *jen.Group, n names, snapshots bool, empty jen.Code) {
 	default:
 		g.Var().Defs(decl...)
 	}
-	g.Switch(jen.Id("env").Dot("kind")).BlockFunc(func(g *jen.Group) {
+	// Only the version is read from the event itself.
+	on := jen.Id("ev").Assert(jen.Type())
+	if versioned {
+		on = jen.Id("e").Op(":=").Add(on)
+	}
+	g.Switch(on).BlockFunc(func(g *jen.Group) {
 		for _, ev := range e.Events {
 			var body []jen.Code
 			if versioned {
-				body = append(body, jen.Id("version").Op("=").Add(versionExpr(e, jen.Id("env").Dot(field(ev)))))
+				body = append(body, jen.Id("version").Op("=").Add(versionExpr(e, jen.Id("e"))))
 			}
 			if ev.Snapshot {
 				body = append(body, jen.Id("snapshot").Op("=").True())
 			}
 			if ev.To != "" {
-				body = append(body, jen.Id("target").Op("=").Lit(ev.To))
+				body = append(body, jen.Id("target").Op("=").Id(n.stateConst(ev.To)))
 			}
-			g.Case(jen.Id(n.kindOf(ev))).Block(body...)
+			g.Case(jen.Id(ev.Name)).Block(body...)
 		}
-		g.Default().Block(empty)
+		g.Default().Block(unknown)
 	})
 }

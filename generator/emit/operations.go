@@ -6,7 +6,7 @@ import (
 
 // operations emits the dispatcher's operator methods. Each delegates to the
 // runtime's Topic, which asks every subscriber; the dispatcher only adds its
-// package's name to errors and converts envelopes back to events.
+// package's name to errors.
 func operations(f *jen.File, n names) {
 	e := n.e
 	recv := func() *jen.Statement { return jen.Params(jen.Id("d").Op("*").Id(n.Dispatcher)) }
@@ -81,7 +81,7 @@ func operations(f *jen.File, n names) {
 		jen.If(jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), errorf(n.pkg()+": parked events of %v in %s: %w", keyArg, jen.Id("subscriber"), jen.Err())),
 		),
-		jen.Return(rt("MapParkedEvents").Call(jen.Id("events"), jen.Id(n.envelope).Dot("event")), jen.Nil()),
+		jen.Return(jen.Id("events"), jen.Nil()),
 	)
 
 	f.Comment("Health returns nil when no subscriber has a key whose oldest pending event")
@@ -90,6 +90,61 @@ func operations(f *jen.File, n names) {
 	f.Func().Add(recv()).Id("Health").Params(jen.Id("age").Qual("time", "Duration")).Error().Block(
 		jen.Return(topic("Health", jen.Id("age"))),
 	)
+
+	backlog := func() *jen.Statement { return jen.Map(jen.String()).Index().Add(rt("KeyBacklog")).Types(n.key()) }
+	f.Comment("TopBacklog returns, by subscriber name, up to n keys with the largest")
+	f.Comment("backlog in each subscriber that has any, with the age of their oldest")
+	f.Comment("pending event: a rising age on steady traffic means a hot or stuck key.")
+	f.Func().Add(recv()).Id("TopBacklog").Params(jen.Id("n").Int()).Add(backlog()).Block(
+		jen.Return(topic("TopBacklog", jen.Id("n"))),
+	)
+
+	f.Comment("Stuck returns, by subscriber name, the keys whose oldest pending event is")
+	f.Comment("older than age, in each subscriber that has any (what Health reports).")
+	f.Func().Add(recv()).Id("Stuck").Params(jen.Id("age").Qual("time", "Duration")).Add(backlog()).Block(
+		jen.Return(topic("Stuck", jen.Id("age"))),
+	)
+
+	if e.Version != nil {
+		f.Comment("Version returns the last version of key that the subscriber named")
+		f.Commentf("subscriber (%q for the first one) applied, 0 when none yet, as its", e.Name)
+		f.Comment("version guard stores it.")
+		f.Func().Add(recv()).Id("Version").Params(ctx, jen.Id("subscriber").String(), key).Params(jen.Uint64(), jen.Error()).Block(
+			jen.List(jen.Id("s"), jen.Err()).Op(":=").Id("d").Dot("subscriber").Call(jen.Id("subscriber")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(0), jen.Err())),
+			jen.List(jen.Id("v"), jen.Err()).Op(":=").Id("s").Dot("versions").Dot("Version").Call(ctxArg, keyArg),
+			jen.If(jen.Err().Op("!=").Nil()).Block(
+				jen.Return(jen.Lit(0), errorf(n.pkg()+": version of %v in %s: %w", keyArg, jen.Id("subscriber"), jen.Err())),
+			),
+			jen.Return(jen.Id("v"), jen.Nil()),
+		)
+	}
+
+	if e.HasStateGuard() {
+		f.Comment("State returns the current state of key in the subscriber named subscriber")
+		f.Commentf("(%q for the first one), \"\" when no event set one yet, as its state", e.Name)
+		f.Comment("guard stores it.")
+		f.Func().Add(recv()).Id("State").Params(ctx, jen.Id("subscriber").String(), key).Params(jen.Id(n.State), jen.Error()).Block(
+			jen.List(jen.Id("s"), jen.Err()).Op(":=").Id("d").Dot("subscriber").Call(jen.Id("subscriber")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(""), jen.Err())),
+			jen.List(jen.Id("state"), jen.Err()).Op(":=").Id("s").Dot("states").Dot("State").Call(ctxArg, keyArg),
+			jen.If(jen.Err().Op("!=").Nil()).Block(
+				jen.Return(jen.Lit(""), errorf(n.pkg()+": state of %v in %s: %w", keyArg, jen.Id("subscriber"), jen.Err())),
+			),
+			jen.Return(jen.Id(n.State).Call(jen.Id("state")), jen.Nil()),
+		)
+	}
+
+	if e.Version != nil || e.HasStateGuard() {
+		f.Comment("subscriber returns the subscriber named name.")
+		f.Func().Add(recv()).Id("subscriber").Params(jen.Id("name").String()).Params(jen.Op("*").Id(n.subscriber), jen.Error()).Block(
+			jen.Id("d").Dot("mu").Dot("Lock").Call(),
+			jen.Defer().Id("d").Dot("mu").Dot("Unlock").Call(),
+			jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Id("d").Dot("subs").Index(jen.Id("name")),
+			jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), errorf(n.pkg()+": no subscriber named %q", jen.Id("name")))),
+			jen.Return(jen.Id("s"), jen.Nil()),
+		)
+	}
 
 	f.Comment("Stats returns a snapshot of the counters of each subscriber, by subscriber")
 	f.Comment("name. Every subscriber sees every published event, so counters are per")

@@ -46,10 +46,7 @@ func publishers(f *jen.File, pkg *ir.Package) {
 						errorf(prefix+"version field "+v.Name+" is %d, below 1", rt("ErrInvalidEvent"), jen.Id("e").Dot(v.Name)),
 					))
 				}
-				g.Return(jen.Id("d").Dot("topic").Dot("Publish").Call(jen.Id("ctx"), jen.Id("e").Dot(e.Key.Name), jen.Id(n.envelope).Values(jen.Dict{
-					jen.Id("kind"):    jen.Id(n.kindOf(ev)),
-					jen.Id(field(ev)): jen.Id("e"),
-				})))
+				g.Return(jen.Id("d").Dot("topic").Dot("Publish").Call(jen.Id("ctx"), jen.Id("e").Dot(e.Key.Name), jen.Id("e")))
 			})
 		}
 

@@ -57,7 +57,7 @@ func producer(f *jen.File, n names) {
 	f.Commentf("Publish sends any %s event to the sink, as its Publish method does. A", e.Name)
 	f.Comment("nil e is refused with runtime.ErrInvalidEvent.")
 	f.Func().Add(recv()).Id("Publish").Params(ctx(), jen.Id("e").Id(n.Event)).Error().Block(
-		jen.Id("ev").Op(":=").Id(n.newEnvelope).Call(jen.Id("e")).Dot("event").Call(),
+		jen.Id("ev").Op(":=").Id(n.value).Call(jen.Id("e")),
 		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent")))),
 		jen.If(jen.Err().Op(":=").Id(checkName(e)).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.Return(jen.Id("p").Dot("sink").Dot("Send").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"))),
@@ -81,11 +81,10 @@ func submitTagged(f *jen.File, n names) {
 	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("SubmitTagged").Params(
 		jen.Id("ctx").Qual("context", "Context"), jen.Id("e").Id(n.Event), jen.Id("tag").Uint64(), jen.Id("from").Int(),
 	).Params(jen.Int(), jen.Error()).Block(
-		jen.Id("env").Op(":=").Id(n.newEnvelope).Call(jen.Id("e")),
-		jen.Id("ev").Op(":=").Id("env").Dot("event").Call(),
+		jen.Id("ev").Op(":=").Id(n.value).Call(jen.Id("e")),
 		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(jen.Id("from"), errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent")))),
 		jen.If(jen.Err().Op(":=").Id(checkName(e)).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("from"), jen.Err())),
-		jen.List(jen.Id("n"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("SubmitTagged").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("env"), jen.Id("tag"), jen.Id("from")),
+		jen.List(jen.Id("n"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("SubmitTagged").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"), jen.Id("tag"), jen.Id("from")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("n"), errorf(n.pkg()+": %w", jen.Err()))),
 		jen.Return(jen.Id("n"), jen.Nil()),
 	)

@@ -6,6 +6,10 @@ import "time"
 type Package struct {
 	// Name is the Go package name of the generated code.
 	Name string
+	// Out is the output folder the schema names (out:), slash-separated
+	// and relative to the schema's folder; "" for the default, the folder
+	// named after the package.
+	Out string
 	// Entities are in declaration order.
 	Entities []*Entity
 }
@@ -88,6 +92,9 @@ type Field struct {
 	Name string
 	// Type is the field's type.
 	Type *Type
+	// Wire is the field's name in encoded events (the JSON codec's), as the
+	// schema sets it or its naming rule makes it; the Go name by default.
+	Wire string
 }
 
 // TypeKind tells the form of a Type.

@@ -29,6 +29,11 @@ type File struct {
 	EntitiesPos diag.Pos
 	// EntitiesBad is set when entities: is not a mapping (already reported).
 	EntitiesBad bool
+	// WireNames is the naming rule of the fields' wire names (go,
+	// snake_case or camelCase), nil when absent.
+	WireNames *Scalar
+	// Out is the output folder, relative to the schema, nil when absent.
+	Out *Scalar
 }
 
 // Policies are the delivery settings shared by defaults and entities. A nil
@@ -123,6 +128,9 @@ type Entity struct {
 	EventsPos diag.Pos
 	// EventsBad is set when events: is not a mapping (already reported).
 	EventsBad bool
+	// WireNames overrides the file's naming rule of wire names, nil when
+	// absent.
+	WireNames *Scalar
 }
 
 // KeyDecl is an entity's key: {field, type}. Field and Type are nil when
@@ -136,6 +144,8 @@ type KeyDecl struct {
 	Field *Scalar
 	// Type is the key's type.
 	Type *Scalar
+	// Wire is the key field's wire name, nil when absent.
+	Wire *Scalar
 }
 
 // VersionDecl is an entity's version: {field, type}. Type may be nil.
@@ -148,6 +158,8 @@ type VersionDecl struct {
 	Field *Scalar
 	// Type is the version's type, nil for the default.
 	Type *Scalar
+	// Wire is the version field's wire name, nil when absent.
+	Wire *Scalar
 }
 
 // Branch is one entry of branches: a state entered only from the listed
@@ -173,10 +185,13 @@ type Event struct {
 	To *Scalar
 }
 
-// Field is one entry of an event's fields: a name and a type expression.
+// Field is one entry of an event's fields: a name and a type expression,
+// written Name: type or Name: {type: type, wire: name}.
 type Field struct {
 	// Name is the field's name.
 	Name Scalar
 	// Type is the field's type expression.
 	Type Scalar
+	// Wire is the field's wire name, nil when absent.
+	Wire *Scalar
 }

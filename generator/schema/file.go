@@ -6,8 +6,12 @@ var policyKeys = []string{"delivery", "retry", "timeout", "on_exhausted", "backl
 
 func (l *loader) file(n *yaml.Node) *File {
 	f := &File{Pos: pos(n)}
-	for _, e := range l.fields(n, "the schema", false, "version", "package", "defaults", "entities") {
+	for _, e := range l.fields(n, "the schema", false, "version", "package", "out", "wire_names", "defaults", "entities") {
 		switch e.key.Value {
+		case "out":
+			f.Out = l.scalar(e.val, "out")
+		case "wire_names":
+			f.WireNames = l.scalar(e.val, "wire_names")
 		case "version":
 			f.Version = l.present(e.val, "version")
 		case "package":
@@ -99,26 +103,32 @@ func (l *loader) scalars(n *yaml.Node, what, prefix string, fs []scalarField) {
 func (l *loader) entity(e entry) *Entity {
 	ent := &Entity{Name: name(e.key)}
 	where := "entity " + e.key.Value
-	keys := append([]string{"key", "version", "states", "branches", "conflate", "events"}, policyKeys...)
+	keys := append([]string{"key", "version", "states", "branches", "conflate", "wire_names", "events"}, policyKeys...)
 	for _, f := range l.fields(e.val, where, false, keys...) {
 		switch f.key.Value {
 		case "key":
 			k := &KeyDecl{Pos: pos(f.key), Bad: !isMapping(f.val)}
-			for _, kf := range l.fields(f.val, "key of "+where, false, "field", "type") {
-				if kf.key.Value == "field" {
+			for _, kf := range l.fields(f.val, "key of "+where, false, "field", "type", "wire") {
+				switch kf.key.Value {
+				case "field":
 					k.Field = l.present(kf.val, "key.field")
-				} else {
+				case "type":
 					k.Type = l.present(kf.val, "key.type")
+				default:
+					k.Wire = l.scalar(kf.val, "key.wire")
 				}
 			}
 			ent.Key = k
 		case "version":
 			v := &VersionDecl{Pos: pos(f.key), Bad: !isMapping(f.val)}
-			for _, vf := range l.fields(f.val, "version of "+where, false, "field", "type") {
-				if vf.key.Value == "field" {
+			for _, vf := range l.fields(f.val, "version of "+where, false, "field", "type", "wire") {
+				switch vf.key.Value {
+				case "field":
 					v.Field = l.present(vf.val, "version.field")
-				} else {
+				case "type":
 					v.Type = l.present(vf.val, "version.type")
+				default:
+					v.Wire = l.scalar(vf.val, "version.wire")
 				}
 			}
 			ent.Version = v
@@ -136,6 +146,8 @@ func (l *loader) entity(e entry) *Entity {
 			}
 		case "conflate":
 			ent.Conflate = l.scalar(f.val, "conflate")
+		case "wire_names":
+			ent.WireNames = l.scalar(f.val, "wire_names")
 		case "events":
 			ent.EventsPos = pos(f.key)
 			ent.EventsBad = !isMapping(f.val)
@@ -156,11 +168,9 @@ func (l *loader) event(e entry) *Event {
 		switch f.key.Value {
 		case "fields":
 			for _, fe := range l.pairs(f.val, "fields of "+where, true) {
-				t := l.scalar(fe.val, "the type of field "+fe.key.Value)
-				if t == nil {
-					continue
+				if fld, ok := l.field(fe); ok {
+					ev.Fields = append(ev.Fields, fld)
 				}
-				ev.Fields = append(ev.Fields, Field{Name: name(fe.key), Type: *t})
 			}
 		case "kind":
 			ev.Kind = l.scalar(f.val, "kind")
@@ -169,4 +179,36 @@ func (l *loader) event(e entry) *Event {
 		}
 	}
 	return ev
+}
+
+// field loads one entry of an event's fields: Name: type, or Name: {type:
+// type, wire: name}. It reports false when there is no usable type.
+func (l *loader) field(e entry) (Field, bool) {
+	f := Field{Name: name(e.key)}
+	if !isMapping(e.val) {
+		t := l.scalar(e.val, "the type of field "+e.key.Value)
+		if t == nil {
+			return f, false
+		}
+		f.Type = *t
+		return f, true
+	}
+	var typ *Scalar
+	typed := false
+	for _, fe := range l.fields(e.val, "field "+e.key.Value, false, "type", "wire") {
+		if fe.key.Value == "type" {
+			typed = true
+			typ = l.scalar(fe.val, "the type of field "+e.key.Value)
+		} else {
+			f.Wire = l.scalar(fe.val, "the wire name of field "+e.key.Value)
+		}
+	}
+	if !typed {
+		l.diags.Add(pos(e.val), "field %s needs a type: write %s: {type: string, wire: name}", e.key.Value, e.key.Value)
+	}
+	if typ == nil {
+		return f, false
+	}
+	f.Type = *typ
+	return f, true
 }

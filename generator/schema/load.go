@@ -18,7 +18,7 @@ import (
 // not be parsed as YAML at all. A File returned with diagnostics holds what
 // could be understood, so that validation can report more problems.
 func Load(src []byte) (*File, diag.List) {
-	var l loader
+	l := loader{src: src}
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -50,6 +50,7 @@ func Load(src []byte) (*File, diag.List) {
 }
 
 type loader struct {
+	src   []byte
 	diags diag.List
 }
 
@@ -90,7 +91,25 @@ func (l *loader) syntaxError(err error) {
 	} else if len(msg) > 6 && msg[:6] == "yaml: " {
 		msg = msg[6:]
 	}
+	// yaml.v3 reports a tab as a character that cannot start any token:
+	// name it, where it is.
+	if strings.Contains(msg, "cannot start any token") || strings.Contains(msg, "tab character") {
+		if col := tabColumn(l.src, p.Line); col > 0 {
+			l.diags.Add(diag.Pos{Line: p.Line, Col: col}, "yaml syntax error: a tab character: YAML indents with spaces only (replace the tab with spaces)")
+			return
+		}
+	}
 	l.diags.Add(p, "yaml syntax error: %s", msg)
+}
+
+// tabColumn returns the 1-based column of the first tab on line n of src,
+// or 0 when it has none.
+func tabColumn(src []byte, n int) int {
+	lines := bytes.Split(src, []byte("\n"))
+	if n < 1 || n > len(lines) {
+		return 0
+	}
+	return bytes.IndexByte(lines[n-1], '\t') + 1
 }
 
 // checkAnchors reports every anchor and alias: the schema format has none.
@@ -186,7 +205,7 @@ func (l *loader) fields(n *yaml.Node, what string, nullOK bool, allowed ...strin
 			}
 		}
 		if !ok {
-			l.diags.Add(pos(e.key), "unknown key %q in %s", e.key.Value, what)
+			l.diags.Add(pos(e.key), "unknown key %q in %s%s", e.key.Value, what, diag.Suggest(e.key.Value, allowed))
 			continue
 		}
 		out = append(out, e)

@@ -1,19 +1,19 @@
 package validate
 
 import (
+	"slices"
+	"strings"
+
+	"github.com/ordergen/ordergen/generator/diag"
 	"github.com/ordergen/ordergen/generator/ir"
 	"github.com/ordergen/ordergen/generator/schema"
 )
 
 // event checks one event of e and returns it.
-func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event) *ir.Event {
+func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, rule func(string) string) *ir.Event {
 	out := &ir.Event{Name: ev.Name.Value}
 	if v.checkExported(ev.Name.Value, ev.Name.Pos, "event name") {
 		v.pkg.declare(out.Name, ev.Name.Pos, "event "+out.Name+" of entity "+e.Name.Value)
-		if exported(e.Name.Value) {
-			n := lowerFirst(e.Name.Value) + "Kind" + out.Name
-			v.pkg.declare(n, ev.Name.Pos, "the generated constant "+n+" for event "+out.Name)
-		}
 	}
 
 	// The members of the event's struct: methods, key, version, fields.
@@ -25,11 +25,20 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event) *i
 	for _, m := range methods {
 		members.declare(m, e.Name.Pos, "the generated method "+m)
 	}
+	// The wire names of the event's fields, the key's and version's
+	// first: a clash is reported at the event's own field.
+	wires := wireScope{}
 	if k := e.Key; k != nil && k.Field != nil {
 		members.declare(k.Field.Value, k.Field.Pos, "the key field "+k.Field.Value)
+		if ent.Key.Wire != "" {
+			wires[strings.ToLower(ent.Key.Wire)] = wireUse{field: ent.Key.Name, pos: k.Field.Pos}
+		}
 	}
 	if d := e.Version; d != nil && d.Field != nil && (e.Key == nil || e.Key.Field == nil || e.Key.Field.Value != d.Field.Value) {
 		members.declare(d.Field.Value, d.Field.Pos, "the version field "+d.Field.Value)
+		if ent.Version != nil && ent.Version.Wire != "" {
+			v.declareWire(wires, ent.Version.Wire, ent.Version.Name, d.Field.Pos)
+		}
 	}
 	for _, f := range ev.Fields {
 		if !v.checkExported(f.Name.Value, f.Name.Pos, "field name") {
@@ -41,11 +50,17 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event) *i
 			if err == nil {
 				err = errNotString
 			}
-			v.errs.Add(f.Type.Pos, "unknown field type %q: %v", f.Type.Value, err)
+			v.errs.Add(f.Type.Pos, "unknown field type %q: %v%s", f.Type.Value, err, suggestType(f.Type.Value, typeNames()))
 			continue
 		}
 		v.fieldTypes = append(v.fieldTypes, typeUse{t: t, src: f.Type.Value, pos: f.Type.Pos})
-		out.Fields = append(out.Fields, ir.Field{Name: f.Name.Value, Type: t})
+		wire := v.wireName(f.Name.Value, f.Wire, rule)
+		wirePos := f.Name.Pos
+		if f.Wire != nil {
+			wirePos = f.Wire.Pos
+		}
+		v.declareWire(wires, wire, f.Name.Value, wirePos)
+		out.Fields = append(out.Fields, ir.Field{Name: f.Name.Value, Type: t, Wire: wire})
 	}
 
 	if k := ev.Kind; k != nil {
@@ -56,7 +71,7 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event) *i
 			out.Snapshot = true
 		case k.Value == "delta" && k.Tag == "!!str":
 		default:
-			v.errs.Add(k.Pos, "kind must be snapshot or delta, not %q", k.Value)
+			v.errs.Add(k.Pos, "kind must be snapshot or delta, not %q%s", k.Value, diag.Suggest(k.Value, []string{"snapshot", "delta"}))
 		}
 	}
 	if to := ev.To; to != nil {
@@ -65,10 +80,19 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event) *i
 		case len(e.States) == 0 && len(e.Branches) == 0:
 			v.errs.Add(to.Pos, "to: needs states: entity %s declares none (add states: [...])", e.Name.Value)
 		case ent.Rank(to.Value) == 0 && !isBranch:
-			v.errs.Add(to.Pos, "to: %q is not a state of entity %s", to.Value, e.Name.Value)
+			v.errs.Add(to.Pos, "to: %q is not a state of entity %s%s", to.Value, e.Name.Value, diag.Suggest(to.Value, stateNames(ent)))
 		default:
 			out.To = to.Value
 		}
 	}
 	return out
+}
+
+// stateNames returns the ranked and branch states of e.
+func stateNames(e *ir.Entity) []string {
+	names := slices.Clone(e.States)
+	for _, b := range e.Branches {
+		names = append(names, b.Name)
+	}
+	return names
 }

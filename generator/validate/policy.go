@@ -176,7 +176,7 @@ func (v *validator) enum(dst *setting[string], s *schema.Scalar, what string, al
 			return true
 		}
 	}
-	v.errs.Add(s.Pos, "%s must be %s, not %q", what, oneOf(allowed), s.Value)
+	v.errs.Add(s.Pos, "%s must be %s, not %q%s", what, oneOf(allowed), s.Value, diag.Suggest(s.Value, allowed))
 	return false
 }
 

@@ -52,7 +52,7 @@ func (v *validator) resolve() {
 		for _, t := range namedRefs(u.t, nil) {
 			ref := Ref{Path: t.Path, Name: t.Name}
 			if err, bad := failed[ref]; bad {
-				v.errs.Add(u.pos, "unresolvable type %s: %v", ref, err)
+				v.errs.Add(u.pos, "unresolvable type %s: %v%s", ref, err, suggestType(ref.String(), typeNames()))
 				ok = false
 				continue
 			}

@@ -18,6 +18,7 @@ func (v *validator) states(e *schema.Entity, out *ir.Entity) {
 			continue
 		}
 		seen[s.Value] = s.Pos
+		v.declareState(e, s)
 		out.States = append(out.States, s.Value)
 	}
 	if len(e.Branches) > 0 && len(e.States) == 0 {
@@ -31,6 +32,7 @@ func (v *validator) states(e *schema.Entity, out *ir.Entity) {
 		}
 		if v.checkExported(b.Name.Value, b.Name.Pos, "branch state") {
 			branches[b.Name.Value] = true
+			v.declareState(e, b.Name)
 		}
 	}
 	for _, b := range e.Branches {
@@ -47,7 +49,7 @@ func (v *validator) states(e *schema.Entity, out *ir.Entity) {
 			case f.Value == b.Name.Value:
 				v.errs.Add(f.Pos, "branch %s cannot be entered from itself", b.Name.Value)
 			case !isState && !branches[f.Value]:
-				v.errs.Add(f.Pos, "branch %s: from names %q, which is not a state of entity %s", b.Name.Value, f.Value, e.Name.Value)
+				v.errs.Add(f.Pos, "branch %s: from names %q, which is not a state of entity %s%s", b.Name.Value, f.Value, e.Name.Value, diag.Suggest(f.Value, declaredStates(e)))
 			case from[f.Value]:
 				v.errs.Add(f.Pos, "branch %s: state %s is listed twice in from", b.Name.Value, f.Value)
 			default:
@@ -57,4 +59,26 @@ func (v *validator) states(e *schema.Entity, out *ir.Entity) {
 		}
 		out.Branches = append(out.Branches, br)
 	}
+}
+
+// declareState takes the name of the generated constant of state s.
+func (v *validator) declareState(e *schema.Entity, s schema.Scalar) {
+	if !exported(e.Name.Value) {
+		return
+	}
+	n := e.Name.Value + "State" + s.Value
+	v.pkg.declare(n, s.Pos, "the generated constant "+n+" of state "+s.Value)
+}
+
+// declaredStates returns the names of the ranked and branch states e
+// declares.
+func declaredStates(e *schema.Entity) []string {
+	var names []string
+	for _, s := range e.States {
+		names = append(names, s.Value)
+	}
+	for _, b := range e.Branches {
+		names = append(names, b.Name.Value)
+	}
+	return names
 }

@@ -3,7 +3,10 @@ package validate
 import (
 	"fmt"
 	"go/token"
+	"slices"
 	"strings"
+
+	"github.com/ordergen/ordergen/generator/diag"
 
 	"github.com/ordergen/ordergen/generator/ir"
 )
@@ -159,4 +162,45 @@ func comparable(t *ir.Type, named map[Ref]Resolved) bool {
 		return named[Ref{Path: t.Path, Name: t.Name}].Comparable
 	}
 	return false
+}
+
+// typeNames are the type names a misspelt type is compared with: the
+// builtins and the well-known qualified types.
+func typeNames() []string {
+	names := []string{"string", "int64", "int", "bool", "float64", "time.Time", "time.Duration"}
+	for b := range builtins {
+		if !slices.Contains(names, b) {
+			names = append(names, b)
+		}
+	}
+	slices.Sort(names[7:]) // the common ones first, the rest in a fixed order
+	return names
+}
+
+// suggestType returns " (did you mean T?)" for the type expression s when
+// its innermost name is close to a known type name, else "".
+func suggestType(s string, candidates []string) string {
+	inner := s
+	for {
+		if rest, ok := strings.CutPrefix(inner, "[]"); ok {
+			inner = rest
+		} else if rest, ok := strings.CutPrefix(inner, "*"); ok {
+			inner = rest
+		} else {
+			break
+		}
+	}
+	if strings.HasPrefix(inner, "map[") {
+		return ""
+	}
+	m := diag.Closest(inner, candidates)
+	if m == "" {
+		return ""
+	}
+	return " (did you mean " + s[:len(s)-len(inner)] + m + "?)"
+}
+
+// keyTypes are the types a key may have.
+func keyTypes() []string {
+	return []string{"string", "int64", "int", "int32", "int16", "int8", "uint64", "uint", "uint32", "uint16", "uint8", "byte", "rune"}
 }

@@ -2,6 +2,8 @@ package validate
 
 import (
 	"go/token"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/ordergen/ordergen/generator/diag"
@@ -58,14 +60,16 @@ func (v *validator) file(f *schema.File) *ir.Package {
 	default:
 		pkg.Name = f.Package.Value
 	}
+	pkg.Out = v.out(f.Out)
 	defaults := v.overlay(builtinPolicy(), f.Defaults)
 	v.checkPolicy(defaults)
 	v.scopeCheck(defaults, f.Defaults)
 	if len(f.Entities) == 0 && !f.EntitiesBad {
 		v.errs.Add(f.Pos, "no entities: a schema declares at least one entity under entities:")
 	}
+	rule := v.wireRule(f.WireNames, wireRules["go"])
 	for _, e := range f.Entities {
-		pkg.Entities = append(pkg.Entities, v.entity(e, defaults))
+		pkg.Entities = append(pkg.Entities, v.entity(e, defaults, rule))
 	}
 	return pkg
 }
@@ -75,26 +79,30 @@ func (v *validator) declareEntity(name string, pos diag.Pos) {
 	what := func(kind, n string) string {
 		return "the generated " + kind + " " + n + " of entity " + name
 	}
-	for _, suffix := range []string{"Event", "Handler", "Dispatcher", "Config", "Option", "Publisher", "Codec", "Producer", "Consumer", "TxHandler"} {
+	for _, suffix := range []string{"Event", "Handler", "Dispatcher", "Config", "Option", "Publisher", "Codec", "Producer", "Consumer", "TxHandler", "State"} {
 		v.pkg.declare(name+suffix, pos, what("type", name+suffix))
+	}
+	for _, base := range []string{"Unimplemented" + name + "Handler", "Unimplemented" + name + "TxHandler"} {
+		v.pkg.declare(base, pos, what("type", base))
 	}
 	v.pkg.declare("New"+name+"Dispatcher", pos, what("function", "New"+name+"Dispatcher"))
 	v.pkg.declare("New"+name+"TxDispatcher", pos, what("function", "New"+name+"TxDispatcher"))
 	v.pkg.declare("New"+name+"Producer", pos, what("function", "New"+name+"Producer"))
 	lc := lowerFirst(name)
-	for _, n := range []string{lc + "Envelope", lc + "Kind", lc + "Subscriber", lc + "Rank", lc + "Transition", "default" + name + "Config", "new" + name + "Envelope", lc + "Tx", lc + "UseStore", "check" + name} {
+	for _, n := range []string{lc + "Value", lc + "Subscriber", lc + "Rank", lc + "Transition", "default" + name + "Config", lc + "Tx", lc + "UseStore", "check" + name} {
 		v.pkg.declare(n, pos, what("name", n))
 	}
 }
 
-func (v *validator) entity(e *schema.Entity, defaults policy) *ir.Entity {
+func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(string) string) *ir.Entity {
 	name := e.Name.Value
 	out := &ir.Entity{Name: name}
 	if v.checkExported(name, e.Name.Pos, "entity name") {
 		v.declareEntity(name, e.Name.Pos)
 	}
-	v.key(e, out)
-	v.version(e, out)
+	rule := v.wireRule(e.WireNames, fileRule)
+	v.key(e, out, rule)
+	v.version(e, out, rule)
 	v.states(e, out)
 
 	p := v.overlay(defaults, &e.Policies)
@@ -121,7 +129,7 @@ func (v *validator) entity(e *schema.Entity, defaults policy) *ir.Entity {
 		v.errs.Add(p, "entity %s has no events: declare at least one under events:", name)
 	}
 	for _, ev := range e.Events {
-		out.Events = append(out.Events, v.event(e, out, ev))
+		out.Events = append(out.Events, v.event(e, out, ev, rule))
 	}
 	if out.Conflate && out.Version != nil {
 		var deltas []string
@@ -137,7 +145,7 @@ func (v *validator) entity(e *schema.Entity, defaults policy) *ir.Entity {
 	return out
 }
 
-func (v *validator) key(e *schema.Entity, out *ir.Entity) {
+func (v *validator) key(e *schema.Entity, out *ir.Entity, rule func(string) string) {
 	k := e.Key
 	if k == nil {
 		v.errs.Add(e.Name.Pos, "entity %s needs a key: write key: {field: %sID, type: string}", e.Name.Value, e.Name.Value)
@@ -151,6 +159,7 @@ func (v *validator) key(e *schema.Entity, out *ir.Entity) {
 	} else if k.Field.Tag == schema.BadTag {
 	} else if v.checkExported(k.Field.Value, k.Field.Pos, "key field") {
 		out.Key.Name = k.Field.Value
+		out.Key.Wire = v.wireName(k.Field.Value, k.Wire, rule)
 	}
 	if k.Type == nil {
 		v.errs.Add(k.Pos, "key needs a type: string or an integer type")
@@ -162,7 +171,7 @@ func (v *validator) key(e *schema.Entity, out *ir.Entity) {
 	t, err := parseType(k.Type.Value)
 	switch {
 	case err != nil:
-		v.errs.Add(k.Type.Pos, "unknown key type %q: %v", k.Type.Value, err)
+		v.errs.Add(k.Type.Pos, "unknown key type %q: %v%s", k.Type.Value, err, suggestType(k.Type.Value, keyTypes()))
 	case t.Kind != ir.Builtin || t.Name != "string" && !integers[t.Name]:
 		v.errs.Add(k.Type.Pos, "unusable key type %s: a key must be a string or an integer type", k.Type.Value)
 	default:
@@ -170,7 +179,7 @@ func (v *validator) key(e *schema.Entity, out *ir.Entity) {
 	}
 }
 
-func (v *validator) version(e *schema.Entity, out *ir.Entity) {
+func (v *validator) version(e *schema.Entity, out *ir.Entity, rule func(string) string) {
 	d := e.Version
 	if d == nil {
 		return
@@ -185,6 +194,7 @@ func (v *validator) version(e *schema.Entity, out *ir.Entity) {
 	} else if d.Field.Tag == schema.BadTag {
 	} else if v.checkExported(d.Field.Value, d.Field.Pos, "version field") {
 		f.Name = d.Field.Value
+		f.Wire = v.wireName(d.Field.Value, d.Wire, rule)
 		if e.Key != nil && e.Key.Field != nil && e.Key.Field.Value == f.Name {
 			v.errs.Add(d.Field.Pos, "version field %s has the same name as the key field", f.Name)
 		}
@@ -193,11 +203,25 @@ func (v *validator) version(e *schema.Entity, out *ir.Entity) {
 		t, err := parseType(d.Type.Value)
 		switch {
 		case err != nil:
-			v.errs.Add(d.Type.Pos, "unknown version type %q: %v", d.Type.Value, err)
+			v.errs.Add(d.Type.Pos, "unknown version type %q: %v%s", d.Type.Value, err, suggestType(d.Type.Value, keyTypes()[1:]))
 		case t.Kind != ir.Builtin || !integers[t.Name]:
 			v.errs.Add(d.Type.Pos, "unusable version type %s: a version must be an integer type", d.Type.Value)
 		default:
 			f.Type = t
 		}
 	}
+}
+
+// out checks the output folder a schema names: a relative path inside the
+// schema's folder, written with slashes.
+func (v *validator) out(s *schema.Scalar) string {
+	if s == nil || s.Tag == schema.BadTag {
+		return ""
+	}
+	clean := path.Clean(s.Value)
+	if s.Tag != "!!str" || s.Value == "" || !filepath.IsLocal(filepath.FromSlash(clean)) || strings.Contains(s.Value, "\\") || clean == "." {
+		v.errs.Add(s.Pos, "out must be a folder inside the schema's folder, written with slashes and without .. (out: gen), not %q", s.Value)
+		return ""
+	}
+	return clean
 }

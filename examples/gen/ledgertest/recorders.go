@@ -10,7 +10,7 @@ import (
 	"github.com/ordergen/ordergen/examples/gen"
 )
 
-// AccountRecorder is an ledger.AccountHandler that records every event it
+// AccountRecorder is a ledger.AccountHandler that records every event it
 // handled, in handling order. It passes each event to its next handler first,
 // when it has one, and records the event only when that handler returns nil. It
 // is safe for concurrent use.
@@ -117,7 +117,7 @@ func (r *AccountRecorder) Reset() {
 	r.events = nil
 }
 
-// OrderRecorder is an ledger.OrderHandler that records every event it handled,
+// OrderRecorder is a ledger.OrderHandler that records every event it handled,
 // in handling order. It passes each event to its next handler first, when it
 // has one, and records the event only when that handler returns nil. It is safe
 // for concurrent use.

@@ -10,7 +10,7 @@ func (k kit) recorders(f *jen.File) {
 		ctx := jen.Id("ctx").Qual("context", "Context")
 		events := jen.Index().Add(k.gen(n.Event))
 
-		f.Commentf("%s is %s %s.%s that records every event it handled, in", n.Recorder, article(n.Handler), k.pkg.Name, n.Handler)
+		f.Commentf("%s is %s %s.%s that records every event it handled, in", n.Recorder, article(k.pkg.Name), k.pkg.Name, n.Handler)
 		f.Comment("handling order. It passes each event to its next handler first, when it")
 		f.Comment("has one, and records the event only when that handler returns nil. It is")
 		f.Comment("safe for concurrent use.")

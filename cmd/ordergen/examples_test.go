@@ -1,0 +1,24 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// TestExamplesAreFresh runs check on every schema of examples/ (CI's
+// .ci/run checks examples/schema.yaml; this covers the others too).
+func TestExamplesAreFresh(t *testing.T) {
+	schemas, err := filepath.Glob(filepath.Join("..", "..", "examples", "*", "schema.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas = append(schemas, filepath.Join("..", "..", "examples", "schema.yaml"))
+	if len(schemas) < 2 {
+		t.Fatalf("schemas %v: want examples/schema.yaml and examples/wide/schema.yaml", schemas)
+	}
+	for _, s := range schemas {
+		if code, stdout, stderr := runCLI(t, "check", s); code != 0 {
+			t.Errorf("%s is stale (go run ./cmd/ordergen generate %s): exit %d\n%s%s", s, s, code, stderr, stdout)
+		}
+	}
+}
