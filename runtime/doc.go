@@ -13,35 +13,52 @@
 //   - Isolation: a slow, retrying or parked key delays only itself. At most
 //     Config.MaxActive keys are in progress at once, which is also the most
 //     worker goroutines the engine starts; a key waiting for a retry holds
-//     no worker, and a hot key gives up its worker to waiting keys after a
-//     budget of events. Goroutines never grow with the number of keys, and
-//     an idle key holds no memory. (One bound applies: see Dispatch below.)
+//     no worker. Goroutines never grow with the number of keys, and an idle
+//     key holds no memory in the engine (the in-memory guard stores are
+//     another matter: see Guards). (One bound applies: see Dispatch below.)
+//   - Liveness: no key waits behind keys that are not its own. A key or an
+//     inbox that used a budget of events while other work waits goes to the
+//     back of the run queue, and work that just became runnable goes ahead
+//     of work that already had a turn: a newly busy key's event runs before
+//     the busy keys handle more than Config.MaxActive x 256 further events.
+//     Every release of backlog room wakes the submitters waiting for it, and
+//     the stack never grows with the work done.
 //   - Accounting: every accepted event reaches exactly one outcome (handled,
-//     skipped by a guard, parked, dead-lettered, dropped or conflated under
-//     a declared policy), each counted in [Stats]. A refused submission
-//     returns an error testable with errors.Is: [ErrBacklogFull],
-//     [ErrClosed]. At every quiescent point
-//     Accepted + Restored == Handled + Skipped + Parked + DeadLettered +
-//     Dropped + Conflated + Pending.
-//   - Bounded memory: per-key and total backlog limits with a [FullPolicy]:
-//     reject, block (honours the submitter's context), drop-oldest,
-//     drop-newest, or timeout (block up to a wait, then reject).
+//     skipped by a guard, parked, dead-lettered, dropped, conflated or
+//     withdrawn), each counted in [Stats]. A refused submission returns an
+//     error testable with errors.Is: [ErrBacklogFull], [ErrClosed]. At every
+//     quiescent point Accepted + Restored == Handled + Skipped + Parked +
+//     DeadLettered + Dropped + Conflated + Withdrawn + Pending.
+//   - Bounded memory: Backlog.PerKey bounds one key's pending events and
+//     Backlog.Total all of them, with a [FullPolicy]: reject, block (honours
+//     the submitter's context), drop-oldest, drop-newest, or timeout (block
+//     up to a wait, then reject). Events parked in the engine's memory (the
+//     default park) count too: a key's park and pending events together
+//     never pass PerKey. An event's room is released before its outcome is
+//     reported, so a transport that learns of an outcome finds the room.
+//     A submission never waits for room only an operator can make (its key
+//     is parked with a full park, or parked events fill the total) nor from
+//     inside one of the engine's own handlers (it would wait for itself):
+//     under block and timeout it fails at once, saying why.
 //
 // # Dispatch
 //
 // Submit appends an event to its key's lane when the key has one, and
 // otherwise to its shard's inbox (keys are spread over shards by a seeded
-// hash). A worker takes a whole inbox at once and runs its events inline, in
+// hash). A worker takes a shard's inbox and runs its events inline, in
 // order, without making lanes: a key that has no lane has its events
-// nowhere else, and one worker at a time takes a shard's inbox, so order
+// nowhere else, and one worker at a time runs a shard's inbox, so order
 // holds. This keeps the common case close to the cost of an unordered
 // worker pool. A key gets a lane when its event fails, is held or is parked,
-// and its later events follow it there. A handler that blocks holds up the
-// rest of its inline batch for at most about a millisecond: a watchdog, run
-// on each tick of the engine's clock, moves the rest of a batch that made no
-// progress since the last tick (or of a long batch while workers sleep) into
-// lanes that other workers run. Engines with a batch handler or conflation
-// always use lanes.
+// or when it has many events in an inbox whose turn ends, and its later
+// events follow it there. A handler that blocks holds up the rest of its
+// inline batch for at most about a millisecond: a watchdog, run on each tick
+// of the engine's clock, moves the rest of a batch that made no progress
+// since the last tick (or of a long batch while workers sleep) into lanes
+// that other workers run, starting workers up to MaxActive. Engines with a
+// batch handler or conflation give every key a lane when its first event
+// arrives, so conflation applies at the door. worker.go tells the life of
+// an event and the lock rule.
 //
 // # Failures
 //
@@ -52,9 +69,12 @@
 // [Permanent]. When attempts run out, [ExhaustedPolicy] decides:
 //
 //   - [Park] sets the event and every later event of its key aside, in
-//     order, in a [ParkStore]; later submissions for the key join the park.
-//     [Engine.Replay] runs them again in order and unparks the key when all
-//     succeed; [Engine.Discard] drops them. Other keys are not affected.
+//     order; later submissions for the key join the park. By default the
+//     park is in the engine's memory and counts against the backlog; a
+//     [ParkStore] in Config.Parks (a durable one) keeps it outside.
+//     [Engine.Replay] runs the park again in order, loading it a page at a
+//     time (from a store, as the backlog has room), and unparks the key when
+//     all succeed; [Engine.Discard] drops it. Other keys are not affected.
 //   - [DeadLetter] hands the event to a [DeadLetterSink] and goes on with
 //     the key's next event, giving up order for that key.
 //   - [Drop] counts the event as dropped (at-most-once delivery).
@@ -68,6 +88,13 @@
 // resequencer and offered again after each handled event of the key, up to
 // Config.MaxHeld events and Config.MaxHold time, after which the key is
 // parked with the reason).
+//
+// The in-memory stores ([MemoryVersionStore], [MemoryStateStore], the
+// defaults) keep an entry for every key they have seen, for the life of the
+// process: they grow with the number of keys. They are never evicted, since
+// a key that was forgotten would take a stale or duplicate event for a new
+// one. A service with an unbounded key space keeps its guards in a durable
+// store (runtime/sqlstore), which holds them outside the process.
 //
 // # Durable stores
 //
@@ -110,5 +137,7 @@
 // engine in each consumer: a [Sink] carries events out of the process
 // (runtime/kafka's Producer), and a transport feeds the engine with
 // [Engine.SubmitTagged], learning from Config.OnOutcome when each record is
-// finished (runtime/kafka's Consumer).
+// finished (runtime/kafka's Consumer). When the transport no longer owns a
+// source (a partition moved), [Engine.Withdraw] takes back its queued
+// events by tag before they start.
 package runtime

@@ -680,3 +680,169 @@ func TestSubmitFromOwnHandlerNeverBlocks(t *testing.T) {
 		})
 	}
 }
+
+// Found by TestStress: a replay from a durable park keeps the key's limit
+// (a page is never larger than the room left), serves its loaded events
+// before anything that arrived meanwhile even when one of them is held
+// across a page's end, and finishes.
+func TestDurableReplayKeepsOrderAndBoundsAcrossPages(t *testing.T) {
+	const parked, perKey = 100, 40
+	store := runtime.NewMemoryParkStore[string, ev]() // passed in: outside the backlog
+	events := make([]runtime.ParkedEvent[ev], parked)
+	for i := range events {
+		events[i] = runtime.ParkedEvent[ev]{Event: ev{Seq: i + 1}}
+	}
+	if err := store.Append(context.Background(), "p", "left by an earlier process", events); err != nil {
+		t.Fatal(err)
+	}
+	var e *runtime.Engine[string, ev]
+	var mu sync.Mutex
+	var handled []int
+	held := map[int]bool{}
+	peak := 0
+	h := func(_ context.Context, _ string, x ev) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, kb := range e.TopBacklog(1) {
+			peak = max(peak, kb.Pending)
+		}
+		if x.Seq <= parked && x.Seq%perKey == 0 && !held[x.Seq] {
+			held[x.Seq] = true // the last event of each page waits for the next one
+			return runtime.Hold("waits for the next event")
+		}
+		handled = append(handled, x.Seq)
+		return nil
+	}
+	e = mustNew(t, h, runtime.Config[string, ev]{Parks: store, MaxHold: time.Hour,
+		Backlog: runtime.Backlog{PerKey: perKey, Total: 1000, WhenFull: runtime.Block}})
+	ctx := context.Background()
+	replayed := make(chan error, 1)
+	go func() { replayed <- e.Replay(ctx, "p") }()
+	arrivals := run(func() {
+		for seq := parked + 1; seq <= parked+3; seq++ {
+			if err := e.Submit(ctx, "p", ev{Seq: seq}); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	mustHappen(t, arrivals, "three submits during the replay")
+	select {
+	case err := <-replayed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(hangLimit):
+		t.Fatal("Replay never returned")
+	}
+	flush(t, e)
+	mu.Lock()
+	defer mu.Unlock()
+	if peak > perKey {
+		t.Fatalf("the key had %d events pending during its replay, per key %d", peak, perKey)
+	}
+	var want []int
+	for seq := 1; seq <= parked+3; seq++ {
+		if seq <= parked && seq%perKey == 0 {
+			continue // held: handled after its successor
+		}
+		want = append(want, seq)
+	}
+	var got []int
+	for _, seq := range handled {
+		if seq > parked || seq%perKey != 0 {
+			got = append(got, seq)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(handled) != parked+3 {
+		t.Fatalf("handled %v: the park in order, then what arrived", handled)
+	}
+	checkInvariant(t, e.Stats())
+}
+
+// Found by TestStress: a submit that waited out the timeout policy is
+// refused with the limit it last found reached, not a per-key limit its
+// key never reached.
+func TestTimeoutRefusalNamesTheLimit(t *testing.T) {
+	r := gated()
+	e := mustNew(t, r.handle, runtime.Config[string, ev]{
+		Backlog: runtime.Backlog{PerKey: 2, Total: 2, WhenFull: runtime.Timeout, Wait: time.Millisecond}})
+	ctx := context.Background()
+	for _, k := range []string{"a", "b"} {
+		if err := e.Submit(ctx, k, ev{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := e.Submit(ctx, "c", ev{})
+	if !errors.Is(err, runtime.ErrBacklogFull) || !strings.Contains(err.Error(), "total limit") || strings.Contains(err.Error(), "per-key") {
+		t.Fatalf("refusal: %v", err)
+	}
+	r.release(2)
+	flush(t, e)
+	checkInvariant(t, e.Stats())
+}
+
+// The bounds hold when nothing drains: with a wedged handler on every key,
+// pending plus parked-in-memory never passes the total, and no key holds
+// more than its limit, under every backlog policy; and while one key fails
+// permanently under sustained traffic beside healthy keys.
+func TestCountsStayBounded(t *testing.T) {
+	const perKey, total, keys = 3, 10, 8
+	check := func(t *testing.T, e *runtime.Engine[string, ev]) {
+		t.Helper()
+		s := e.Stats()
+		if s.Pending+s.Parked > total {
+			t.Fatalf("pending %d + parked %d above the total %d", s.Pending, s.Parked, total)
+		}
+		for _, kb := range e.TopBacklog(keys) {
+			if kb.Pending > perKey {
+				t.Fatalf("key %s holds %d events, per key %d", kb.Key, kb.Pending, perKey)
+			}
+		}
+	}
+	for _, policy := range []runtime.FullPolicy{runtime.Reject, runtime.Block, runtime.DropOldest, runtime.DropNewest, runtime.Timeout} {
+		t.Run("wedged/"+policy.String(), func(t *testing.T) {
+			release := make(chan struct{})
+			e := mustNew(t, func(ctx context.Context, _ string, _ ev) error {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return nil
+			}, runtime.Config[string, ev]{MaxActive: keys,
+				Backlog: runtime.Backlog{PerKey: perKey, Total: total, WhenFull: policy, Wait: 100 * time.Microsecond}})
+			for i := 0; i < 500; i++ {
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Microsecond)
+				err := e.Submit(ctx, fmt.Sprintf("k%d", i%keys), ev{Seq: i})
+				cancel()
+				if err != nil && !errors.Is(err, runtime.ErrBacklogFull) {
+					t.Fatal(err)
+				}
+				check(t, e)
+			}
+			close(release)
+			flush(t, e)
+			checkInvariant(t, e.Stats())
+		})
+	}
+	t.Run("failing key beside healthy ones", func(t *testing.T) {
+		r := newRecorder()
+		e := mustNew(t, r.handle, runtime.Config[string, ev]{MaxActive: 4,
+			Backlog: runtime.Backlog{PerKey: perKey, Total: total, WhenFull: runtime.Reject}})
+		ctx := context.Background()
+		for i := 0; i < 3000; i++ {
+			key, x := fmt.Sprintf("k%d", i%keys), ev{Seq: i}
+			if key == "k0" {
+				x.Permanent = true // parks, and its park fills its limit
+			}
+			if err := e.Submit(ctx, key, x); err != nil && !errors.Is(err, runtime.ErrBacklogFull) {
+				t.Fatal(err)
+			}
+			check(t, e)
+		}
+		flush(t, e)
+		if s := e.Stats(); s.Parked != perKey || s.Handled == 0 {
+			t.Fatalf("the failing key parks %d events (its limit), the others go on: %+v", s.Parked, s)
+		}
+		checkInvariant(t, e.Stats())
+	})
+}

@@ -347,14 +347,10 @@ func (e *Engine[K, E]) report(key K, tag uint64, o Outcome) {
 
 // logRejected tells the operator about a submission refused for a full
 // backlog, at most once a second, with how many were refused meanwhile.
-func (e *Engine[K, E]) logRejected(key K, why fullness) {
+func (e *Engine[K, E]) logRejected(key K, refusal error) {
 	if ok, n := e.rejectLog.allow(e.now()); ok {
-		limit, which := e.cfg.Backlog.PerKey, "per-key"
-		if why == totalFull || why == parksFull {
-			limit, which = e.cfg.Backlog.Total, "total"
-		}
 		e.cfg.Logger.Warn("ordergen: backlog full, events refused", "engine", e.cfg.Name, "key", key,
-			"limit", which, "size", limit, "held_by_parks", operatorOnly(why), "refused", n)
+			"reason", refusal.Error(), "refused", n)
 	}
 }
 

@@ -68,12 +68,22 @@ func (w *worker[K, E]) armTimer(l *lane[K, E], d time.Duration) {
 	if e.aborted.Load() {
 		return // Close gave up; the lane stays as it is
 	}
+	rearm(e, &l.timer, d, func() { e.timerDue(l) })
+}
+
+// rearm starts *t to run f after d, counting it in e.timers until f has
+// run. A timer still pending is stopped first, and its count given back:
+// Reset alone would replace its run while both stayed counted.
+func rearm[K comparable, E any](e *Engine[K, E], t *timer, d time.Duration, f func()) {
 	e.timers.Add(1)
-	if l.timer == nil {
-		l.timer = e.clock.afterFunc(d, func() { e.timerDue(l) })
+	if *t == nil {
+		*t = e.clock.afterFunc(d, f)
 		return
 	}
-	l.timer.Reset(d)
+	if (*t).Stop() {
+		e.timers.Done()
+	}
+	(*t).Reset(d)
 }
 
 // timerDue runs when l's timer fires: the lane is ready again.
@@ -102,12 +112,7 @@ func (w *worker[K, E]) armHoldTimer(l *lane[K, E]) {
 	}
 	d := time.Duration(l.held[0].heldAt + int64(e.cfg.MaxHold) - e.now())
 	l.holdArmed = true
-	e.timers.Add(1)
-	if l.holdTimer == nil {
-		l.holdTimer = e.clock.afterFunc(d, func() { e.holdDue(l) })
-		return
-	}
-	l.holdTimer.Reset(d)
+	rearm(e, &l.holdTimer, d, func() { e.holdDue(l) })
 }
 
 // stopHoldTimer disarms l's hold timer; l's shard is locked.

@@ -43,7 +43,11 @@ type StateStore[K comparable] interface {
 	CompareAndSetState(ctx context.Context, key K, old, next string) (bool, error)
 }
 
-// MemoryVersionStore is the in-memory VersionStore.
+// MemoryVersionStore is the in-memory VersionStore. It keeps an entry for
+// every key it has seen, for the life of the process: its entries grow with
+// the number of keys. It never evicts one, since a forgotten key would take
+// a stale or duplicate event for a new one. Keep the versions of an
+// unbounded key space in a durable store (runtime/sqlstore).
 type MemoryVersionStore[K comparable] struct {
 	mu       sync.RWMutex
 	versions map[K]uint64
@@ -72,7 +76,10 @@ func (s *MemoryVersionStore[K]) CompareAndSet(_ context.Context, key K, old, nex
 	return true, nil
 }
 
-// MemoryStateStore is the in-memory StateStore.
+// MemoryStateStore is the in-memory StateStore. Like MemoryVersionStore it
+// keeps every key it has seen: its entries grow with the number of keys and
+// are never evicted. Keep the states of an unbounded key space in a durable
+// store.
 type MemoryStateStore[K comparable] struct {
 	mu     sync.RWMutex
 	states map[K]string

@@ -146,7 +146,7 @@ func (l *lane[K, E]) conflatable() bool {
 // checks arrive on a running lane without scheduling it. The shard is
 // locked.
 func (l *lane[K, E]) runnable() bool {
-	return l.q.len() > 0 || l.req != nil || len(l.withdraws) > 0 || l.holdCheck || l.replay.wantsPage()
+	return l.q.len() > 0 || l.req != nil || len(l.withdraws) > 0 || l.holdCheck || l.wantsPage()
 }
 
 // removable reports whether the lane holds nothing and can leave the map.

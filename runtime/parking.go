@@ -45,9 +45,20 @@ type replayState struct {
 	more bool
 }
 
-// wantsPage reports whether a replay is in progress and waits for its next
-// page: nothing of it is left in the lane and the store may have more.
-func (r *replayState) wantsPage() bool { return r != nil && r.loaded == 0 && r.more }
+// wantsPage reports whether l's replay waits for its next page: the store
+// may have more and no loaded event is queued (the lane's queue starts with
+// its loaded events; held ones wait for a later event, which may be in the
+// next page).
+func (l *lane[K, E]) wantsPage() bool {
+	return l.replay != nil && l.replay.more && (l.q.len() == 0 || !l.q.front().replayed)
+}
+
+// takeable reports whether a worker may take it from the front of l's
+// queue now: while the store may hold more of a replay, only loaded events,
+// which go before everything that arrived meanwhile.
+func (l *lane[K, E]) takeable(it *item[E]) bool {
+	return it.replayed || l.replay == nil || !l.replay.more
+}
 
 // finishedOne records that a loaded event reached its outcome.
 func (r *replayState) finishedOne() {
@@ -164,31 +175,34 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) next {
 	e := w.e
 	sh := l.shard
 	r := l.replay
-	page := int64(replayPage)
-	if !e.parksCount() {
-		// A durable park's events take room in the total only from now on.
-		// (Its per-key room is kept: while it is replayed, its events
-		// count against the key's limit; see lane.count.)
-		page = e.reserveUpTo(min(page, int64(max(l.stored, 1))))
-		if page == 0 {
-			if l.stored > 0 {
-				w.armTimer(l, roomPoll)
-				return waitForTimer
-			}
-			// The engine believes the park empty and only looks for events
-			// it does not know of (another process's): one, room or not.
-			page = 1
-			e.load.Add(1)
+	page := int64(min(replayPage, l.stored))
+	if l.stored == 0 {
+		// Every event the engine knows of is loaded: look for others (an
+		// earlier read that failed, another process's), one, loading none.
+		page = 1
+	} else if !e.parksCount() {
+		// A durable park's events take room in the total only from now on,
+		// and in the key's limit as far as it is not left to them (while
+		// it is replayed its events count against it; see lane.count).
+		page = min(page, int64(e.cfg.Backlog.PerKey-l.pending()))
+		if page > 0 {
+			page = e.reserveUpTo(page)
+		}
+		if page <= 0 {
+			w.armTimer(l, roomPoll)
+			return waitForTimer
 		}
 	}
 	after := r.after
 	sh.mu.Unlock()
 	events, err := e.cfg.Parks.Read(e.base, l.key, after, int(page))
 	sh.mu.Lock()
+	reserved := int64(0)
+	if l.stored > 0 && !e.parksCount() {
+		reserved = page
+	}
 	if err != nil {
-		if !e.parksCount() {
-			e.release(page)
-		}
+		e.release(reserved)
 		// The replay stops; what it did not load stays parked.
 		l.replay = nil
 		l.parked = true
@@ -198,15 +212,26 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) next {
 		return keepRunning
 	}
 	n := int64(len(events))
-	if n < page {
-		r.more = false
-		if !e.parksCount() {
-			e.release(page - n)
+	if l.stored == 0 {
+		// A look for events the engine did not know of.
+		if n == 0 {
+			r.more = false
+			w.completeReplay(l)
+		} else {
+			l.stored = 1 // at least: the next page loads it with room
+			e.parked.Add(1)
+			e.restored.Add(1) // found in the store, like a park left at start
 		}
-	}
-	if n == 0 {
-		w.completeReplay(l)
 		return keepRunning
+	}
+	if n < page {
+		e.release(reserved - n)
+		if n == 0 {
+			// The store had fewer than the engine counted.
+			e.parked.Add(-int64(l.stored))
+			l.stored = 0
+			return keepRunning
+		}
 	}
 	l.stored = max(0, l.stored-len(events))
 	e.parked.Add(-n)
@@ -217,7 +242,7 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) next {
 		l.q.pushFront(item[E]{ev: ev.Event, at: now, tag: ev.Tag, seq: ev.Seq, replayed: true})
 	}
 	r.after = events[len(events)-1].Seq
-	r.loaded = len(events)
+	r.loaded += len(events)
 	w.c.replayed.Add(uint64(n))
 	return keepRunning
 }

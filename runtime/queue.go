@@ -120,6 +120,16 @@ func (q *queue[E]) popInto(dst []item[E], max int) []item[E] {
 	return dst
 }
 
+// popWhile moves up to max events from the front into dst, stopping at the
+// first for which ok is false, and returns dst.
+func (q *queue[E]) popWhile(dst []item[E], max int, ok func(*item[E]) bool) []item[E] {
+	for q.n > 0 && max > 0 && ok(q.front()) {
+		dst = append(dst, q.popFront())
+		max--
+	}
+	return dst
+}
+
 // front returns a pointer to the oldest event; q must not be empty.
 func (q *queue[E]) front() *item[E] { return &q.head.items[q.hi] }
 

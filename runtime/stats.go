@@ -102,9 +102,14 @@ func (e *Engine[K, E]) Stats() Stats {
 		add(&w.c)
 	}
 	s.Restored = e.restored.Load()
-	s.Pending = e.pendingCount()
-	s.Held = e.held.Load()
+	// One reading of each: Pending + Parked is then the backlog's load
+	// exactly, even while events move to or from the park.
 	s.Parked = e.parked.Load()
+	s.Pending = e.load.Load()
+	if e.parksCount() {
+		s.Pending -= s.Parked
+	}
+	s.Held = e.held.Load()
 	s.ParkedKeys = e.parkedKeys.Load()
 	return s
 }

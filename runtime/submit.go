@@ -70,22 +70,18 @@ func (e *Engine[K, E]) submitSlow(ctx context.Context, sh *shard[K, E], key K, e
 			e.room.unregister()
 			return err
 		}
+		// err is the refusal to give if the wait ends without room.
 		select {
 		case <-wake:
 			e.room.unregister()
 		case <-ctx.Done():
 			e.room.unregister()
 			e.countRejected(sh)
-			return fmt.Errorf("%w while waiting for backlog room: %w", ErrBacklogFull, ctx.Err())
+			return fmt.Errorf("%w; stopped waiting for room: %w", err, ctx.Err())
 		case <-deadline:
 			e.room.unregister()
 			e.countRejected(sh)
-			sh.mu.Lock()
-			l := sh.lanes[key]
-			why := e.admit(sh, l, key, false)
-			err := e.refusal(key, l, why)
-			sh.mu.Unlock()
-			e.logRejected(key, why)
+			e.logRejected(key, err)
 			return fmt.Errorf("%w after waiting %v", err, e.cfg.Backlog.Wait)
 		}
 	}
@@ -181,7 +177,8 @@ func (e *Engine[K, E]) admit(sh *shard[K, E], l *lane[K, E], key K, take bool) f
 }
 
 // enqueue does Submit's work under sh.mu and unlocks it. It reports wait
-// when the caller must wait for room (Block and Timeout policies).
+// when the caller must wait for room (Block and Timeout policies), with the
+// refusal to give if the caller stops waiting.
 func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err error, wait bool) {
 	if sh.closed {
 		sh.rejected++
@@ -249,11 +246,12 @@ func (e *Engine[K, E]) whenFull(sh *shard[K, E], l *lane[K, E], key K, event E, 
 		sh.rejected++
 		err := e.refusal(key, l, why)
 		sh.mu.Unlock()
-		e.logRejected(key, why)
+		e.logRejected(key, err)
 		return err, false
 	case policy == Block || policy == Timeout:
+		err := e.refusal(key, l, why)
 		sh.mu.Unlock()
-		return nil, true
+		return err, true
 	case policy == DropNewest:
 		sh.accepted++
 		sh.dropped++
@@ -277,7 +275,7 @@ func (e *Engine[K, E]) whenFull(sh *shard[K, E], l *lane[K, E], key K, event E, 
 		sh.rejected++
 		err := e.refusal(key, l, why)
 		sh.mu.Unlock()
-		e.logRejected(key, why)
+		e.logRejected(key, err)
 		return err, false
 	}
 	sh.mu.Unlock()

@@ -162,7 +162,7 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 			}
 			continue
 		}
-		if l.replay.wantsPage() {
+		if l.wantsPage() {
 			if w.loadPage(l) == waitForTimer {
 				sh.mu.Unlock()
 				return false
@@ -186,7 +186,7 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 		case handled < laneBudget:
 			take = min(take, laneBudget-handled)
 		}
-		w.buf = l.q.popInto(w.buf[:0], take)
+		w.buf = l.q.popWhile(w.buf[:0], take, l.takeable)
 		l.inflight = len(w.buf)
 		l.inflightAt = w.buf[0].at
 		sh.mu.Unlock()

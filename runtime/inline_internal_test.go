@@ -1,0 +1,194 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+)
+
+// idleEngine returns an engine on a manual clock whose run queue starts no
+// worker, so a test can drive the inline position protocol by hand.
+func idleEngine(t *testing.T) *Engine[string, int] {
+	t.Helper()
+	cfg := Config[string, int]{clock: &manualClock{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	e, err := New(func(context.Context, string, int) error { return nil }, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.rq.max = 0 // pushes queue tasks and start nobody
+	t.Cleanup(func() { e.clock.close(); e.stop() })
+	return e
+}
+
+// sameShard returns n keys (prefix0, prefix1, ...) that share one shard.
+func sameShard(e *Engine[string, int], n int) (*shard[string, int], []string) {
+	first := "key-0"
+	keys := []string{first}
+	for i := 1; len(keys) < n; i++ {
+		if k := fmt.Sprintf("key-%d", i); e.shardFor(k) == e.shardFor(first) {
+			keys = append(keys, k)
+		}
+	}
+	return e.shardFor(first), keys
+}
+
+func entries(keys ...string) []entry[string, int] {
+	out := make([]entry[string, int], len(keys))
+	for i, k := range keys {
+		out[i] = entry[string, int]{key: k, it: item[int]{ev: i}}
+	}
+	return out
+}
+
+// The batch counts an event from the moment it is queued until the worker
+// claims the next one; a steal moves the rest to lanes, gives the running
+// event's key a lane its worker owns, and makes the worker's next claim
+// fail.
+func TestInlinePositionProtocol(t *testing.T) {
+	e := idleEngine(t)
+	sh, k := sameShard(e, 3)
+	a, b, c := k[0], k[1], k[2]
+	batch := &inlineBatch[string, int]{entries: entries(a, b, a, c)}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	batch.pos.Store(-1)
+	sh.cur, sh.queued, sh.busy = batch, true, 1
+	if n := sh.unlanedCount(a); n != 2 {
+		t.Fatalf("before the first claim %s counts %d, want 2", a, n)
+	}
+	if !batch.pos.CompareAndSwap(-1, 0) || !batch.pos.CompareAndSwap(0, 1) {
+		t.Fatal("the worker's claims")
+	}
+	// a's first event finished when b's was claimed: it left a's count.
+	if n := sh.unlanedCount(a); n != 1 {
+		t.Fatalf("after claiming b, %s counts %d, want 1", a, n)
+	}
+	sh.inbox = entries(c) // arrived meanwhile
+	ready := e.steal(sh, batch, nil)
+	if batch.pos.Load() != posStolen || sh.cur != nil || sh.queued {
+		t.Fatalf("after the steal: pos %d, cur %v, queued %v", batch.pos.Load(), sh.cur, sh.queued)
+	}
+	if batch.pos.CompareAndSwap(1, 2) {
+		t.Fatal("the worker's next claim must fail after a steal")
+	}
+	lb := sh.lanes[b]
+	if lb == nil || !lb.inline || lb.state != laneRunning || lb.count(true) != 1 {
+		t.Fatalf("the running event's key gets a lane its worker owns: %+v", lb)
+	}
+	if la, lc := sh.lanes[a], sh.lanes[c]; la == nil || lc == nil || la.q.len() != 1 || lc.q.len() != 2 {
+		t.Fatalf("the rest of the batch and the inbox go to lanes, in order")
+	}
+	if len(ready) != 2 || sh.unlanedCount(c) != 0 || len(sh.inbox) != 0 {
+		t.Fatalf("ready %d lanes, %d of c left unlaned", len(ready), sh.unlanedCount(c))
+	}
+	if sh.busy != 3 { // b's running lane and the two queued ones; the inbox's turn ended
+		t.Fatalf("busy %d, want 3", sh.busy)
+	}
+	// A stolen or finished batch counts nothing.
+	sh.cur = batch
+	if n := sh.unlanedCount(a); n != 0 {
+		t.Fatalf("a stolen batch still counts %d", n)
+	}
+	sh.cur = nil
+}
+
+// A batch that used its budget gives the rest back to the front of the
+// inbox, ahead of what arrived meanwhile; a key with many of those events
+// gets a lane of its own.
+func TestYieldingBatchGivesTheRestBackAndPromotesAHotKey(t *testing.T) {
+	e := idleEngine(t)
+	sh, k := sameShard(e, 3)
+	hot, cold, late := k[0], k[1], k[2]
+	keys := []string{cold}
+	for i := 0; i < promoteAt+5; i++ {
+		keys = append(keys, hot)
+	}
+	w := &worker[string, int]{e: e}
+	b := &w.ib
+	b.entries = entries(append([]string{hot, hot}, keys...)...) // two run, the rest left
+	b.pos.Store(1)
+	sh.mu.Lock()
+	sh.cur, sh.queued, sh.busy = b, true, 1
+	sh.inbox = entries(late)
+	sh.mu.Unlock()
+	if l := w.yieldBatch(sh, b, 2, 2, &outcomeNote[string]{}); l != nil {
+		t.Fatalf("a yield leaves no lane to the worker")
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if len(sh.inbox) != 2 || sh.inbox[0].key != cold || sh.inbox[1].key != late {
+		t.Fatalf("inbox after the yield: %v", sh.inbox)
+	}
+	lh := sh.lanes[hot]
+	if lh == nil || lh.q.len() != promoteAt+5 || lh.state != laneQueued {
+		t.Fatalf("the hot key's %d events go to a queued lane of its own: %+v", promoteAt+5, lh)
+	}
+	if sh.cur != nil || !sh.queued {
+		t.Fatal("the shard's turn ends; it stays queued for its inbox")
+	}
+	e.rq.mu.Lock()
+	defer e.rq.mu.Unlock()
+	if e.rq.yielded.len() != 1 || e.rq.ready.len() != 1 {
+		t.Fatalf("the hot lane yields (%d) and the shard is ready again (%d)", e.rq.yielded.len(), e.rq.ready.len())
+	}
+	if e.load.Load() != -2 { // the two finished events were released (never reserved here)
+		t.Fatalf("load %d", e.load.Load())
+	}
+}
+
+// rearm gives back the count of a timer still pending before it resets
+// it: Close waits for every counted timer, so a lost count hangs it (found
+// by TestStress).
+func TestRearmKeepsTheTimerCount(t *testing.T) {
+	e := idleEngine(t)
+	var tm timer
+	fired := 0
+	f := func() { fired++; e.timers.Done() }
+	rearm(e, &tm, 5, f)
+	rearm(e, &tm, 10, f) // the first is still pending
+	e.clock.manual.advance(20)
+	if fired != 1 {
+		t.Fatalf("fired %d times, want once", fired)
+	}
+	done := make(chan struct{})
+	go func() { e.timers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("a timer's count was lost: Close would wait for it forever")
+	}
+}
+
+// Stats reads the park's gauge once: pending plus parked is then the
+// backlog's load exactly, while events move into the park (found by
+// TestStress: a snapshot showed more than the total).
+func TestStatsNeverTornByAPark(t *testing.T) {
+	e := idleEngine(t)
+	const load = 50
+	e.load.Store(load)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for n := int64(0); ; n = (n + 1) % load {
+			select {
+			case <-stop:
+				return
+			default:
+				e.parked.Store(n) // events move to the park; the load stays
+			}
+		}
+	}()
+	for i := 0; i < 20000; i++ {
+		if s := e.Stats(); s.Pending+s.Parked != load {
+			close(stop)
+			<-done
+			t.Fatalf("reading %d: pending %d + parked %d != load %d", i, s.Pending, s.Parked, load)
+		}
+	}
+	close(stop)
+	<-done
+}
