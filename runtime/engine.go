@@ -110,7 +110,9 @@ type shard[K comparable, E any] struct {
 	free   *lane[K, E]
 	nfree  int
 	segs   segPool[E]
-	spare  *sync.Pool // lanes beyond the shard's free list
+	// spare holds the shard's lanes beyond its free list. A lane stays in
+	// its shard for life: its timers' functions read l.shard to lock it.
+	spare *sync.Pool
 	// counted under mu
 	accepted  uint64
 	rejected  uint64
@@ -187,12 +189,12 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 	e.errClosed = fmt.Errorf("%s: %w", name, ErrClosed)
 	e.errKeyFull = fmt.Errorf("%s: %w: per-key limit %d reached", name, ErrBacklogFull, cfg.Backlog.PerKey)
 	e.errTotalAll = fmt.Errorf("%s: %w: total limit %d reached", name, ErrBacklogFull, cfg.Backlog.Total)
-	segs, lanes := new(sync.Pool), new(sync.Pool)
+	segs := new(sync.Pool)
 	for i := range e.shards {
 		sh := &e.shards[i]
 		sh.lanes = make(map[K]*lane[K, E])
 		sh.segs.shared = segs
-		sh.spare = lanes
+		sh.spare = new(sync.Pool)
 	}
 	base, stop := context.WithCancel(context.Background())
 	e.base, e.stop = context.WithValue(base, engineKey{}, any(e)), stop
@@ -289,10 +291,9 @@ func (sh *shard[K, E]) newLane(key K) *lane[K, E] {
 	} else if spare, ok := sh.spare.Get().(*lane[K, E]); ok {
 		l = spare
 	} else {
-		l = &lane[K, E]{}
+		l = &lane[K, E]{shard: sh}
+		l.q.pool = &sh.segs
 	}
-	l.shard = sh
-	l.q.pool = &sh.segs
 	l.key = key
 	sh.lanes[key] = l
 	return l
@@ -315,7 +316,7 @@ func (sh *shard[K, E]) removeLane(l *lane[K, E]) {
 		sh.nfree++
 		return
 	}
-	sh.spare.Put(l) // the engine's own pool: its timers stay bound to this engine
+	sh.spare.Put(l) // the shard's own pool: l.shard never changes
 }
 
 // schedule marks an idle lane queued and counts it busy; sh.mu is held and

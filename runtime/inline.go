@@ -355,7 +355,7 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 // decides what next); otherwise l waits for its timer or was given up.
 func (w *worker[K, E]) settleTaken(l *lane[K, E], err error) bool {
 	sh := l.shard
-	l.inflight, l.inflightAt = 1, w.buf[0].at
+	l.inflight, l.inflightAt, l.taken = 1, w.buf[0].at, w.buf[:1]
 	sh.mu.Unlock()
 	w.held = w.held[:0]
 	done := 0
@@ -392,7 +392,7 @@ func (w *worker[K, E]) stolenAfter(sh *shard[K, E], b *inlineBatch[K, E], p int,
 	own := l != nil && l.inline
 	if own {
 		l.inline = false
-		l.inflight = 0 // event p is finished: it leaves its lane's count
+		l.inflight, l.taken = 0, nil // event p is finished: it leaves its lane's count
 	}
 	e.release(done) // the steal moved the rest of the batch to lanes
 	e.reportNote(last)
@@ -422,7 +422,7 @@ func (e *Engine[K, E]) steal(sh *shard[K, E], b *inlineBatch[K, E], ready []*lan
 			l := sh.newLane(en.key)
 			l.state = laneRunning
 			l.inline = true
-			l.inflight, l.inflightAt = 1, en.it.at
+			l.inflight, l.inflightAt, l.inlineTag = 1, en.it.at, en.it.tag
 			sh.busy++
 		}
 	}

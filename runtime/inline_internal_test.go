@@ -192,3 +192,29 @@ func TestStatsNeverTornByAPark(t *testing.T) {
 	close(stop)
 	<-done
 }
+
+// A lane stays in its shard for life, also when it is recycled: a timer's
+// function of its earlier life reads l.shard without a lock (found by
+// TestStress under -race: a lane from the engine-wide pool moved shards).
+func TestRecycledLanesKeepTheirShard(t *testing.T) {
+	e := idleEngine(t)
+	a, b := &e.shards[0], &e.shards[1]
+	a.mu.Lock()
+	var ls []*lane[string, int]
+	for i := 0; i < 2*maxFreeLanes; i++ {
+		ls = append(ls, a.newLane(fmt.Sprint(i)))
+	}
+	ofA := map[*lane[string, int]]bool{}
+	for _, l := range ls {
+		ofA[l] = true
+		a.removeLane(l) // half to the free list, half to the spare pool
+	}
+	a.mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := 0; i < 2*maxFreeLanes; i++ {
+		if l := b.newLane(fmt.Sprint(i)); ofA[l] || l.shard != b || l.q.pool != &b.segs {
+			t.Fatalf("lane %d of shard 1 was shard 0's", i)
+		}
+	}
+}

@@ -63,6 +63,9 @@ type lane[K comparable, E any] struct {
 	// has not settled; inflightAt is the acceptance time of the oldest.
 	inflight   int
 	inflightAt int64
+	// taken are the events the running worker took (its buffer): Withdraw
+	// reads their tags, which the worker does not write, under the lock.
+	taken []item[E]
 	// held are the events set aside by Hold, in arrival order.
 	held []heldItem[E]
 	// holdCheck asks the worker to check the oldest held event's age.
@@ -70,8 +73,10 @@ type lane[K comparable, E any] struct {
 	holdArmed bool
 	holdTimer timer
 	// inline marks a lane the watchdog made for an event that a worker
-	// runs inline from a stolen batch: that worker owns the lane.
-	inline bool
+	// runs inline from a stolen batch: that worker owns the lane, and
+	// inlineTag is that event's tag.
+	inline    bool
+	inlineTag uint64
 	// failErr is the failure of the event at the front of q when it is
 	// about to be parked, for its ParkedEvent.Err.
 	failErr error
@@ -147,6 +152,20 @@ func (l *lane[K, E]) conflatable() bool {
 // locked.
 func (l *lane[K, E]) runnable() bool {
 	return l.q.len() > 0 || l.req != nil || len(l.withdraws) > 0 || l.holdCheck || l.wantsPage()
+}
+
+// takesSelected reports whether the running worker took an event whose tag
+// match selects; the shard is locked.
+func (l *lane[K, E]) takesSelected(match func(uint64) bool) bool {
+	if l.inline && match(l.inlineTag) {
+		return true
+	}
+	for i := range l.taken {
+		if match(l.taken[i].tag) {
+			return true
+		}
+	}
+	return false
 }
 
 // removable reports whether the lane holds nothing and can leave the map.

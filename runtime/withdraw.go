@@ -23,9 +23,13 @@ type withdrawal struct {
 // twice. Withdraw returns how many events it withdrew once every lane has
 // been looked at; for a lane whose worker is in a handler, it waits until
 // that worker has served the withdrawal (it does before the lane's next
-// event starts), or until ctx ends: then it returns ctx's error and the
-// withdrawal is still served, later. match is called under internal locks:
-// it must be fast and must not call the engine.
+// event starts), or until ctx ends. Then, when Config.OnOutcome is set (a
+// transport tracks the engine's events, and each attempt gets a context of
+// its own), Withdraw cancels the contexts of the running attempts of
+// selected events, and returns ctx's error; the withdrawal is still served
+// later. A handler that ignores its context goes on regardless. match is
+// called under internal locks: it must be fast and must not call the
+// engine.
 func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
 	n := 0
 	var waits []*withdrawal
@@ -41,16 +45,25 @@ func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool
 		}
 		n += e.withdrawInbox(sh, match)
 		for _, l := range sh.lanes {
-			if l.state == laneRunning {
+			if l.state != laneRunning {
+				n += e.withdrawFrom(l, match, true)
+				if l.state == laneIdle && l.removable() {
+					sh.removeLane(l)
+				}
+				continue
+			}
+			// Its worker does not touch the queue and the held events
+			// without the lock; what it took, and its park (which it may be
+			// moving, loading or clearing), it serves itself, before it
+			// starts another event: Withdraw waits for that, so it returns
+			// only once the selected events it took have finished or been
+			// withdrawn.
+			n += e.withdrawFrom(l, match, false)
+			if l.takesSelected(match) || l.parked || (e.parksCount() && l.stored > 0) {
 				wd := &withdrawal{match: match, done: make(chan int, 1)}
 				l.withdraws = append(l.withdraws, wd)
 				l.interrupt.Store(true)
 				waits = append(waits, wd)
-				continue
-			}
-			n += e.withdrawFrom(l, match)
-			if l.state == laneIdle && l.removable() {
-				sh.removeLane(l)
 			}
 		}
 		sh.mu.Unlock()
@@ -61,10 +74,25 @@ func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool
 		case k := <-wd.done:
 			n += k
 		case <-ctx.Done():
+			e.cancelRunning(match)
 			return n, ctx.Err()
 		}
 	}
 	return n, nil
+}
+
+// cancelRunning cancels the contexts of the running attempts whose event's
+// tag match selects.
+func (e *Engine[K, E]) cancelRunning(match func(uint64) bool) {
+	if e.cfg.OnOutcome == nil {
+		return
+	}
+	e.wmu.Lock()
+	ws := e.ws
+	e.wmu.Unlock()
+	for _, w := range ws {
+		w.running.cancelIf(match)
+	}
 }
 
 // withdrawInbox removes the selected events of sh's inbox; sh.mu is held.
@@ -92,9 +120,10 @@ func (e *Engine[K, E]) withdrawInbox(sh *shard[K, E], match func(uint64) bool) i
 }
 
 // withdrawFrom removes the selected events of l that are not running: its
-// queue, its held events and its park in memory; l's shard is locked and l
-// is not running (or its worker serves the withdrawal).
-func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool) int {
+// queue, its held events and, with park set, its park in memory; l's shard
+// is locked, and l is not running unless park is false or its worker serves
+// the withdrawal.
+func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool, park bool) int {
 	var tags []uint64
 	gone := func(it item[E]) { tags = append(tags, it.tag) }
 	// A replayed event leaves its park with it; from a durable park it is
@@ -128,7 +157,7 @@ func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool) int 
 			e.stopHoldTimer(l)
 		}
 	}
-	if e.parksCount() && l.stored > 0 {
+	if park && e.parksCount() && l.stored > 0 {
 		parked := e.memParks.withdraw(l.key, match)
 		for _, ev := range parked {
 			tags = append(tags, ev.Tag)
@@ -155,7 +184,7 @@ func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool) int 
 // took nothing it has not settled) and its shard locked.
 func (e *Engine[K, E]) serveWithdrawals(l *lane[K, E]) {
 	for _, wd := range l.withdraws {
-		wd.done <- e.withdrawFrom(l, wd.match)
+		wd.done <- e.withdrawFrom(l, wd.match, true)
 	}
 	clear(l.withdraws)
 	l.withdraws = l.withdraws[:0]

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"runtime/debug"
+	"sync"
 	"time"
 )
 
@@ -68,6 +69,9 @@ type worker[K comparable, E any] struct {
 	ib    inlineBatch[K, E]
 	// hot is yieldBatch's scratch space.
 	hot []*lane[K, E]
+	// running is the attempt in progress, for Withdraw to cancel (only when
+	// Config.OnOutcome is set: a transport tracks its events).
+	running runningAttempt
 	// timing and skips serve the metrics.
 	timing timing
 	skips  skipCounter
@@ -187,7 +191,7 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 			take = min(take, laneBudget-handled)
 		}
 		w.buf = l.q.popWhile(w.buf[:0], take, l.takeable)
-		l.inflight = len(w.buf)
+		l.inflight, l.taken = len(w.buf), w.buf
 		l.inflightAt = w.buf[0].at
 		sh.mu.Unlock()
 
@@ -398,15 +402,24 @@ func (w *worker[K, E]) call(key K, it *item[E], fn func(context.Context) error) 
 	e := w.e
 	it.attempts++
 	ctx := e.base
-	if e.cfg.Timeout > 0 {
-		var cancel context.CancelFunc
+	var cancel context.CancelFunc
+	switch {
+	case e.cfg.Timeout > 0:
 		ctx, cancel = context.WithTimeout(ctx, e.cfg.Timeout)
-		defer cancel()
 		defer func() {
 			if err != nil && ctx.Err() == context.DeadlineExceeded && e.base.Err() == nil {
 				w.logTimeout(key, it)
 			}
 		}()
+	case e.cfg.OnOutcome != nil:
+		ctx, cancel = context.WithCancel(ctx) // Withdraw may cancel it
+	}
+	if cancel != nil {
+		defer cancel()
+	}
+	if e.cfg.OnOutcome != nil {
+		w.running.begin(it.tag, cancel)
+		defer w.running.end()
 	}
 	if e.metrics != nil && w.timing.sample() {
 		start := time.Now()
@@ -420,6 +433,37 @@ func (w *worker[K, E]) call(key K, it *item[E], fn func(context.Context) error) 
 		}
 	}()
 	return fn(ctx)
+}
+
+// runningAttempt is a worker's attempt in progress: its event's tag and
+// the cancel function of its context.
+type runningAttempt struct {
+	mu     sync.Mutex
+	tag    uint64
+	cancel context.CancelFunc
+}
+
+func (r *runningAttempt) begin(tag uint64, cancel context.CancelFunc) {
+	r.mu.Lock()
+	r.tag, r.cancel = tag, cancel
+	r.mu.Unlock()
+}
+
+func (r *runningAttempt) end() {
+	r.mu.Lock()
+	r.cancel = nil
+	r.mu.Unlock()
+}
+
+// cancelIf cancels the attempt in progress if match selects its tag.
+func (r *runningAttempt) cancelIf(match func(uint64) bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cancel != nil && match(r.tag) {
+		r.cancel()
+		return true
+	}
+	return false
 }
 
 // logTimeout tells the operator about an attempt that ran out of its
@@ -447,7 +491,7 @@ const (
 func (w *worker[K, E]) settle(l *lane[K, E], res result) next {
 	e := w.e
 	rest := w.buf[res.stopAt:]
-	l.inflight = 0
+	l.inflight, l.taken = 0, nil
 	if len(w.held) > 0 {
 		l.held = append(l.held, w.held...)
 		e.held.Add(int64(len(w.held)))

@@ -1,0 +1,200 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ordergen/ordergen/runtime"
+)
+
+// tagLog records the outcomes reported per tag.
+type tagLog struct {
+	mu  sync.Mutex
+	out map[uint64][]runtime.Outcome
+}
+
+func (l *tagLog) on(_ string, tag uint64, o runtime.Outcome) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.out == nil {
+		l.out = map[uint64][]runtime.Outcome{}
+	}
+	l.out[tag] = append(l.out[tag], o)
+}
+
+func (l *tagLog) of(tag uint64) []runtime.Outcome {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.out[tag])
+}
+
+// odd selects the tags of one "partition": the odd ones.
+func odd(tag uint64) bool { return tag%2 == 1 }
+
+// Withdraw takes back the selected events wherever they wait (a lane's
+// queue, a retry, the inbox, the resequencer, the park in memory); they
+// never start, each reports Withdrawn, and the accounting holds. Events it
+// does not select go on.
+func TestWithdrawTakesBackQueuedEvents(t *testing.T) {
+	var log tagLog
+	r := gated()
+	held := func(ctx context.Context, key string, x ev) error {
+		if key == "held" && x.Seq == 2 {
+			return runtime.Hold("gap")
+		}
+		if key == "parked" && x.Seq == 1 {
+			return runtime.Permanent(errors.New("broken"))
+		}
+		return r.handle(ctx, key, x)
+	}
+	e := mustNew(t, held, runtime.Config[string, ev]{MaxActive: 1, OnOutcome: log.on, MaxHold: time.Hour})
+	ctx := context.Background()
+	submit := func(key string, seq int, tag uint64) {
+		t.Helper()
+		if err := e.SubmitTagged(ctx, key, ev{Seq: seq}, tag); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// "parked" parks (memory) with two events, "held" holds its second.
+	submit("parked", 1, 1)
+	submit("parked", 2, 3)
+	submit("held", 2, 5)
+	flush(t, e)
+	// The only worker is held by "gate" while the rest waits.
+	submit("gate", 1, 100)
+	<-r.started
+	for i := 0; i < 6; i++ {
+		submit(fmt.Sprintf("k%d", i%3), i, uint64(7+i)) // odd and even tags, in the inbox
+	}
+	n, err := e.Withdraw(ctx, odd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Odd tags: parked 1 and 3, held 5, and 7, 9, 11 of the inbox.
+	if n != 6 {
+		t.Fatalf("withdrew %d, want 6", n)
+	}
+	r.release(1) // the gate
+	go r.release(3)
+	flush(t, e)
+	for _, tag := range []uint64{1, 3, 5, 7, 9, 11} {
+		if got := log.of(tag); len(got) == 0 || got[len(got)-1] != runtime.Withdrawn {
+			t.Fatalf("tag %d reported %v, want Withdrawn last", tag, got)
+		}
+	}
+	for _, tag := range []uint64{8, 10, 12, 100} {
+		if got := log.of(tag); !slices.Equal(got, []runtime.Outcome{runtime.Handled}) {
+			t.Fatalf("tag %d reported %v, want Handled", tag, got)
+		}
+	}
+	s := e.Stats()
+	if s.Withdrawn != 6 || s.Parked != 0 || s.ParkedKeys != 0 || s.Held != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	checkInvariant(t, s)
+}
+
+// A lane whose worker is in a handler serves the withdrawal before its next
+// event starts: the events it took with the running one never start.
+func TestWithdrawBeforeTheNextEventStarts(t *testing.T) {
+	var log tagLog
+	r := gated()
+	e := mustNew(t, r.handle, runtime.Config[string, ev]{OnOutcome: log.on, Retry: fastRetry})
+	ctx := context.Background()
+	// The first event fails once, so the key runs in a lane, several taken
+	// at a time.
+	if err := e.SubmitTagged(ctx, "k", ev{Seq: 0, Fail: 1}, 1); err != nil {
+		t.Fatal(err)
+	}
+	<-r.started
+	for seq := 1; seq <= 50; seq++ {
+		if err := e.SubmitTagged(ctx, "k", ev{Seq: seq}, uint64(seq+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.release(1) // attempt 1 fails; the retry takes the lane's events
+	<-r.started  // attempt 2 of event 0 runs, with events 1..50 taken or queued
+	// The worker is in the handler with the rest taken: Withdraw registers
+	// the withdrawal with the lane and waits; its deadline ends the wait,
+	// not the withdrawal (event 0's tag is not selected: nothing is
+	// cancelled).
+	wctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+	defer cancel()
+	if _, err := e.Withdraw(wctx, func(tag uint64) bool { return tag > 1 }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Withdraw while the lane's worker is in a handler: %v", err)
+	}
+	r.release(1)
+	flush(t, e)
+	if got := r.seqs("k"); !slices.Equal(got, []int{0}) {
+		t.Fatalf("handled %v: only the event that was running", got)
+	}
+	if s := e.Stats(); s.Withdrawn != 50 {
+		t.Fatalf("withdrew %d of the 50 events behind the running one", s.Withdrawn)
+	}
+	checkInvariant(t, e.Stats())
+}
+
+// When Withdraw's context ends first, it cancels the running attempts of
+// the events it selects (their contexts are their own when a transport
+// tracks outcomes), and returns the context's error.
+func TestWithdrawCancelsRunningAttemptsAtItsDeadline(t *testing.T) {
+	var log tagLog
+	started := make(chan struct{})
+	cancelled := make(chan struct{})
+	h := func(ctx context.Context, key string, _ ev) error {
+		if key != "slow" {
+			return nil
+		}
+		close(started)
+		<-ctx.Done()
+		close(cancelled)
+		return ctx.Err()
+	}
+	e := mustNew(t, h, runtime.Config[string, ev]{OnOutcome: log.on, Retry: runtime.Retry{Attempts: 1}, OnExhausted: runtime.Drop})
+	ctx := context.Background()
+	if err := e.SubmitTagged(ctx, "slow", ev{}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SubmitTagged(ctx, "slow", ev{Seq: 1}, 3); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	wctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+	defer cancel()
+	n, err := e.Withdraw(wctx, odd)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Withdraw: %d, %v", n, err)
+	}
+	mustHappen(t, cancelled, "the running attempt's context cancelled")
+	flush(t, e)
+	if got := log.of(3); !slices.Equal(got, []runtime.Outcome{runtime.Withdrawn}) {
+		t.Fatalf("the event behind the running one: %v", got)
+	}
+	checkInvariant(t, e.Stats())
+}
+
+// Events in a park store outside the process stay there: a transport that
+// commits them as finished must not lose them.
+func TestWithdrawLeavesADurablePark(t *testing.T) {
+	var log tagLog
+	store := runtime.NewMemoryParkStore[string, ev]()
+	r := newRecorder()
+	e := mustNew(t, r.handle, runtime.Config[string, ev]{Parks: store, OnOutcome: log.on})
+	ctx := context.Background()
+	if err := e.SubmitTagged(ctx, "p", ev{Seq: 1, Permanent: true}, 1); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, e)
+	if n, err := e.Withdraw(ctx, odd); n != 0 || err != nil {
+		t.Fatalf("Withdraw: %d, %v", n, err)
+	}
+	if s := e.Stats(); s.Parked != 1 || s.Withdrawn != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	checkInvariant(t, e.Stats())
+}
