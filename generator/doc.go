@@ -83,14 +83,18 @@
 //     identifier or is a keyword.
 //   - an entity, event, field, state, branch, key or version field name that
 //     is not an exported Go identifier.
-//   - names that clash in the generated package: an event named like
-//     another entity's event or like a generated declaration (AccountEvent,
-//     AccountHandler, AccountDispatcher, AccountConfig, AccountOption,
-//     AccountPublisher, AccountTxHandler, AccountProducer, AccountConsumer,
-//     AccountState and its constants AccountStateOpen..., the bases
-//     UnimplementedAccountHandler and UnimplementedAccountTxHandler,
-//     NewAccountDispatcher, NewAccountTxDispatcher, NewAccountProducer and the
-//     unexported helpers);
+//   - names that clash in the generated package or in its test kit: an
+//     event named like another entity's event or like a generated
+//     declaration (AccountEvent, AccountHandler, AccountDispatcher,
+//     AccountConfig, AccountOption, AccountPublisher, AccountTxHandler,
+//     AccountProducer, AccountCodec, AccountState and its constants
+//     AccountStateOpen..., the bases UnimplementedAccountHandler and
+//     UnimplementedAccountTxHandler, NewAccountDispatcher,
+//     NewAccountTxDispatcher, NewAccountProducer and the unexported
+//     helpers), or two entities whose generated names meet (entities NewA
+//     and A both give NewADispatcher; in the kit, SequenceA and ARecorder
+//     both give SequenceARecorder). The names are those of package ir's
+//     Names, the one place they are made;
 //     an event field named like the key or version field or like a
 //     generated method (EventName, EventKey, EventVersion); a version field
 //     named like the key field. Each clash is reported at the later of the

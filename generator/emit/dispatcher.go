@@ -17,14 +17,14 @@ func dispatcher(f *jen.File, n names) {
 	f.Type().Id(n.Dispatcher).Struct(
 		jen.Id("topic").Op("*").Add(rt("Topic")).Types(n.key(), jen.Id(n.Event)),
 		jen.Id("mu").Qual("sync", "Mutex").Comment("serialises subscribe (a name is taken once) and guards subs"),
-		jen.Id("subs").Map(jen.String()).Op("*").Id(n.subscriber).Comment("by name"),
+		jen.Id("subs").Map(jen.String()).Op("*").Id(n.Subscriber).Comment("by name"),
 	)
-	f.Commentf("%s is one subscriber of %s %s: its name, its handler and the", n.subscriber, article(n.Dispatcher), n.Dispatcher)
+	f.Commentf("%s is one subscriber of %s %s: its name, its handler and the", n.Subscriber, article(n.Dispatcher), n.Dispatcher)
 	f.Comment("stores of its guards.")
-	f.Type().Id(n.subscriber).StructFunc(func(g *jen.Group) {
+	f.Type().Id(n.Subscriber).StructFunc(func(g *jen.Group) {
 		g.Id("name").String()
 		g.Id("h").Id(n.Handler)
-		g.Id("tx").Op("*").Id(n.txBinding)
+		g.Id("tx").Op("*").Id(n.TxBinding)
 		if e.Version != nil {
 			g.Id("versions").Add(rt("VersionStore")).Types(n.key())
 		}
@@ -33,9 +33,9 @@ func dispatcher(f *jen.File, n names) {
 		}
 	})
 
-	f.Commentf("%s returns a dispatcher whose first subscriber, named %q, is h,", n.New, e.Name)
+	f.Commentf("%s returns a dispatcher whose first subscriber, named %q, is h,", n.NewDispatcher, e.Name)
 	f.Comment("configured with the schema's policies changed by opts. Close it when done.")
-	f.Func().Id(n.New).Params(jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
+	f.Func().Id(n.NewDispatcher).Params(jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
 		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Values(jen.Dict{jen.Id("topic"): rt("NewTopic").Types(n.key(), jen.Id(n.Event)).Call()}),
 		jen.If(jen.Err().Op(":=").Id("d").Dot("subscribe").Call(jen.Lit(e.Name), jen.Id("h"), jen.Nil(), jen.Id("opts")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Err()),
@@ -51,18 +51,18 @@ func dispatcher(f *jen.File, n names) {
 		jen.Return(jen.Id("d").Dot("subscribe").Call(jen.Lit(e.Name+"/").Op("+").Id("name"), jen.Id("h"), jen.Nil(), jen.Id("opts"))),
 	)
 
-	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("subscribe").Params(jen.Id("name").String(), jen.Id("h").Id(n.Handler), jen.Id("tx").Op("*").Id(n.txBinding), jen.Id("opts").Index().Id(n.Option)).Error().BlockFunc(func(g *jen.Group) {
+	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("subscribe").Params(jen.Id("name").String(), jen.Id("h").Id(n.Handler), jen.Id("tx").Op("*").Id(n.TxBinding), jen.Id("opts").Index().Id(n.Option)).Error().BlockFunc(func(g *jen.Group) {
 		g.If(jen.Id("h").Op("==").Nil().Op("&&").Id("tx").Op("==").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: nil handler", jen.Id("name"))))
 		g.Id("d").Dot("mu").Dot("Lock").Call()
 		g.Defer().Id("d").Dot("mu").Dot("Unlock").Call()
 		g.If(jen.List(jen.Id("_"), jen.Id("taken")).Op(":=").Id("d").Dot("topic").Dot("Subscriber").Call(jen.Id("name")), jen.Id("taken")).Block(
 			jen.Return(errorf(n.pkg()+": subscribe %s: the name is taken", jen.Id("name"))),
 		)
-		g.Id("cfg").Op(":=").Id(n.defaults).Call()
+		g.Id("cfg").Op(":=").Id(n.DefaultConfig).Call()
 		g.For(jen.List(jen.Id("_"), jen.Id("opt")).Op(":=").Range().Id("opts")).Block(
 			jen.If(jen.Id("opt").Op("!=").Nil()).Block(jen.Id("opt").Call(jen.Op("&").Id("cfg"))),
 		)
-		g.Id(n.useStore).Call(jen.Op("&").Id("cfg"), jen.Id("name"), jen.Id("tx"))
+		g.Id(n.UseStore).Call(jen.Op("&").Id("cfg"), jen.Id("name"), jen.Id("tx"))
 		sub := jen.Dict{jen.Id("name"): jen.Id("name"), jen.Id("h"): jen.Id("h"), jen.Id("tx"): jen.Id("tx")}
 		if e.Version != nil {
 			sub[jen.Id("versions")] = jen.Id("cfg").Dot("Versions")
@@ -70,7 +70,7 @@ func dispatcher(f *jen.File, n names) {
 		if e.HasStateGuard() {
 			sub[jen.Id("states")] = jen.Id("cfg").Dot("States")
 		}
-		g.Id("s").Op(":=").Op("&").Id(n.subscriber).Values(sub)
+		g.Id("s").Op(":=").Op("&").Id(n.Subscriber).Values(sub)
 		if e.Version != nil {
 			g.If(jen.Id("s").Dot("versions").Op("==").Nil()).Block(
 				jen.Id("s").Dot("versions").Op("=").Add(rt("NewMemoryVersionStore")).Types(n.key()).Call(),
@@ -108,7 +108,7 @@ func dispatcher(f *jen.File, n names) {
 			jen.Return(errorf(n.pkg()+": subscribe %s: %w", jen.Id("name"), jen.Err())),
 		)
 		g.If(jen.Id("d").Dot("subs").Op("==").Nil()).Block(
-			jen.Id("d").Dot("subs").Op("=").Make(jen.Map(jen.String()).Op("*").Id(n.subscriber)),
+			jen.Id("d").Dot("subs").Op("=").Make(jen.Map(jen.String()).Op("*").Id(n.Subscriber)),
 		)
 		g.Id("d").Dot("subs").Index(jen.Id("name")).Op("=").Id("s")
 		g.Return(jen.Nil())

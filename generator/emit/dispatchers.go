@@ -28,9 +28,9 @@ func dispatchers(f *jen.File, pkg *ir.Package) {
 // events the entity has (one allocation per publish, to box it).
 func value(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s returns e as a value of its event type, dereferencing a pointer;", n.value)
+	f.Commentf("%s returns e as a value of its event type, dereferencing a pointer;", n.Value)
 	f.Comment("nil for a nil e or a nil pointer.")
-	f.Func().Id(n.value).Params(jen.Id("e").Id(n.Event)).Id(n.Event).Block(
+	f.Func().Id(n.Value).Params(jen.Id("e").Id(n.Event)).Id(n.Event).Block(
 		jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
 			for _, ev := range e.Events {
 				g.Case(jen.Op("*").Id(ev.Name)).Block(
@@ -46,7 +46,7 @@ func value(f *jen.File, n names) {
 func config(f *jen.File, n names) {
 	e := n.e
 	p := e.Policy
-	f.Commentf("%s configures one subscriber of %s %s. %s and Subscribe", n.Config, article(n.Dispatcher), n.Dispatcher, n.New)
+	f.Commentf("%s configures one subscriber of %s %s. %s and Subscribe", n.Config, article(n.Dispatcher), n.Dispatcher, n.NewDispatcher)
 	f.Comment("start from the schema's policies and apply the options in order. A zero or")
 	f.Comment("nil field means the runtime's default.")
 	f.Type().Id(n.Config).StructFunc(func(g *jen.Group) {
@@ -97,7 +97,7 @@ func config(f *jen.File, n names) {
 		g.Comment("Store, when set, keeps the subscriber's versions, states and parked")
 		g.Comment("events durably (runtime/sqlstore), in the namespace of the subscriber's")
 		g.Commentf("name (%q, %q); Versions, States and Parks set here win", e.Name, e.Name+"/name")
-		g.Commentf("over it. %s and SubscribeTx set it to their store.", n.NewTx)
+		g.Commentf("over it. %s and SubscribeTx set it to their store.", n.NewTxDispatcher)
 		g.Id("Store").Add(rt("DurableStore"))
 		g.Comment("OnOutcome, when set, is told the outcome of each event the subscriber")
 		g.Comment("accepted, with the tag given to SubmitTagged (0 for Publish). A transport")
@@ -110,8 +110,8 @@ func config(f *jen.File, n names) {
 	f.Commentf("%s changes %s %s before a subscriber starts.", n.Option, article(n.Config), n.Config)
 	f.Type().Id(n.Option).Func().Params(jen.Op("*").Id(n.Config))
 
-	onExhausted := map[string]string{"park": "Park", "dead-letter": "DeadLetter", "drop": "Drop"}[p.OnExhausted]
-	whenFull := map[string]string{"block": "Block", "reject": "Reject", "drop-oldest": "DropOldest", "drop-newest": "DropNewest", "timeout": "Timeout"}[p.Backlog.WhenFull]
+	onExhausted := constName(p.OnExhausted)
+	whenFull := constName(p.Backlog.WhenFull)
 	backlog := jen.Dict{
 		jen.Id("PerKey"):   jen.Lit(p.Backlog.PerKey),
 		jen.Id("Total"):    jen.Lit(p.Backlog.Total),
@@ -126,7 +126,7 @@ func config(f *jen.File, n names) {
 		jen.Id("Max"):        duration(p.Retry.Max),
 		jen.Id("Multiplier"): jen.Lit(p.Retry.Multiplier),
 	}
-	if !p.Retry.Jitter {
+	if p.Retry.NoJitter {
 		retry[jen.Id("NoJitter")] = jen.True()
 	}
 	cfg := jen.Dict{
@@ -140,6 +140,6 @@ func config(f *jen.File, n names) {
 		cfg[jen.Id("MaxHeld")] = jen.Lit(p.MaxHeld)
 		cfg[jen.Id("MaxHold")] = duration(p.MaxHold)
 	}
-	f.Commentf("%s returns the schema's policies for %s.", n.defaults, e.Name)
-	f.Func().Id(n.defaults).Params().Id(n.Config).Block(jen.Return(jen.Id(n.Config).Values(cfg)))
+	f.Commentf("%s returns the schema's policies for %s.", n.DefaultConfig, e.Name)
+	f.Func().Id(n.DefaultConfig).Params().Id(n.Config).Block(jen.Return(jen.Id(n.Config).Values(cfg)))
 }

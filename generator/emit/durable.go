@@ -30,7 +30,7 @@ func txStore() *jen.Statement { return rt("TxStore").Types(sqlTx()) }
 func txHandler(f *jen.File, n names) {
 	e := n.e
 	f.Commentf("%s handles the events of entity %s inside a database transaction,", n.TxHandler, e.Name)
-	f.Commentf("one typed method per event. A dispatcher made with %s (or", n.NewTx)
+	f.Commentf("one typed method per event. A dispatcher made with %s (or", n.NewTxDispatcher)
 	f.Comment("SubscribeTx) begins the transaction, reads the key's version and state in")
 	f.Comment("it, lets the guards decide, calls the method with the transaction, and")
 	f.Comment("commits the method's writes together with the new version and state: an")
@@ -41,12 +41,12 @@ func txHandler(f *jen.File, n names) {
 	f.Type().Id(n.TxHandler).InterfaceFunc(func(g *jen.Group) {
 		for _, ev := range e.Events {
 			g.Commentf("Handle%s handles %s %s event in tx.", ev.Name, article(ev.Name), ev.Name)
-			g.Id("Handle"+ev.Name).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("tx").Add(sqlTx()), jen.Id("e").Id(ev.Name)).Error()
+			g.Id(ev.Handle).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("tx").Add(sqlTx()), jen.Id("e").Id(ev.Name)).Error()
 		}
 	})
-	unimplementedBase(f, n, n.TxHandler, []jen.Code{sqlTx()})
-	f.Commentf("%s binds a transactional subscriber to its handler and store.", n.txBinding)
-	f.Type().Id(n.txBinding).Struct(
+	unimplementedBase(f, n, n.TxHandler, n.UnimplementedTxHandler, []jen.Code{sqlTx()})
+	f.Commentf("%s binds a transactional subscriber to its handler and store.", n.TxBinding)
+	f.Type().Id(n.TxBinding).Struct(
 		jen.Id("h").Id(n.TxHandler),
 		jen.Id("store").Add(txStore()),
 	)
@@ -54,12 +54,12 @@ func txHandler(f *jen.File, n names) {
 
 func txConstructors(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s returns a dispatcher whose first subscriber, named %q, is", n.NewTx, e.Name)
+	f.Commentf("%s returns a dispatcher whose first subscriber, named %q, is", n.NewTxDispatcher, e.Name)
 	f.Comment("the transactional handler h over store: the subscriber's versions, states")
 	f.Comment("and parked events live in store under its name, and each event's handler")
 	f.Comment("writes commit together with its version advance. opts change the schema's")
 	f.Comment("policies. Close the dispatcher when done, then the store.")
-	f.Func().Id(n.NewTx).Params(jen.Id("store").Add(txStore()), jen.Id("h").Id(n.TxHandler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
+	f.Func().Id(n.NewTxDispatcher).Params(jen.Id("store").Add(txStore()), jen.Id("h").Id(n.TxHandler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
 		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Values(jen.Dict{jen.Id("topic"): rt("NewTopic").Types(n.key(), jen.Id(n.Event)).Call()}),
 		jen.If(jen.Err().Op(":=").Id("d").Dot("subscribeTx").Call(jen.Lit(e.Name), jen.Id("store"), jen.Id("h"), jen.Id("opts")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Err()),
@@ -79,7 +79,7 @@ func txConstructors(f *jen.File, n names) {
 	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("subscribeTx").Params(jen.Id("name").String(), jen.Id("store").Add(txStore()), jen.Id("h").Id(n.TxHandler), jen.Id("opts").Index().Id(n.Option)).Error().Block(
 		jen.If(jen.Id("store").Op("==").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: nil store", jen.Id("name")))),
 		jen.If(jen.Id("h").Op("==").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: nil handler", jen.Id("name")))),
-		jen.Return(jen.Id("d").Dot("subscribe").Call(jen.Id("name"), jen.Nil(), jen.Op("&").Id(n.txBinding).Values(jen.Dict{jen.Id("h"): jen.Id("h"), jen.Id("store"): jen.Id("store")}), jen.Id("opts"))),
+		jen.Return(jen.Id("d").Dot("subscribe").Call(jen.Id("name"), jen.Nil(), jen.Op("&").Id(n.TxBinding).Values(jen.Dict{jen.Id("h"): jen.Id("h"), jen.Id("store"): jen.Id("store")}), jen.Id("opts"))),
 	)
 }
 
@@ -87,9 +87,9 @@ func txConstructors(f *jen.File, n names) {
 // durable store.
 func useStore(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s fills in the stores that cfg leaves nil from cfg.Store (from the", n.useStore)
+	f.Commentf("%s fills in the stores that cfg leaves nil from cfg.Store (from the", n.UseStore)
 	f.Comment("transactional store of tx, when given), in the namespace name.")
-	f.Func().Id(n.useStore).Params(jen.Id("cfg").Op("*").Id(n.Config), jen.Id("name").String(), jen.Id("tx").Op("*").Id(n.txBinding)).BlockFunc(func(g *jen.Group) {
+	f.Func().Id(n.UseStore).Params(jen.Id("cfg").Op("*").Id(n.Config), jen.Id("name").String(), jen.Id("tx").Op("*").Id(n.TxBinding)).BlockFunc(func(g *jen.Group) {
 		g.If(jen.Id("tx").Op("!=").Nil()).Block(jen.Id("cfg").Dot("Store").Op("=").Id("tx").Dot("store"))
 		g.If(jen.Id("cfg").Dot("Store").Op("==").Nil()).Block(jen.Return())
 		if e.Version != nil {
@@ -109,7 +109,7 @@ func useStore(f *jen.File, n names) {
 
 	f.Comment("engineHandler returns the subscriber's engine handler: the transactional")
 	f.Comment("guard for a transactional subscriber.")
-	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("engineHandler").Params().Add(rt("Handler")).Types(n.key(), jen.Id(n.Event)).Block(
+	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("engineHandler").Params().Add(rt("Handler")).Types(n.key(), jen.Id(n.Event)).Block(
 		jen.If(jen.Id("s").Dot("tx").Op("!=").Nil()).Block(jen.Return(jen.Id("s").Dot("handleTx"))),
 		jen.Return(jen.Id("s").Dot("handle")),
 	)

@@ -27,7 +27,7 @@ func handleTx(f *jen.File, n names) {
 	f.Comment("(runtime.ErrUnimplemented) commits the advance alone and is skipped;")
 	f.Comment("any other error rolls back.")
 	ctx := jen.Id("ctx").Qual("context", "Context")
-	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("handleTx").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("ev").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
+	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("handleTx").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("ev").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
 		unknown := unknownEvent(n)
 		if versioned || stated {
 			guardFacts(g, n, snapshots, unknown)
@@ -71,7 +71,7 @@ func handleTx(f *jen.File, n names) {
 			deflt = unknown
 		}
 		g.Add(dispatchSwitch(n, func(ev *ir.Event) jen.Code {
-			return jen.Id("s").Dot("tx").Dot("h").Dot("Handle"+ev.Name).Call(jen.Id("ctx"), jen.Id("tx").Dot("Tx").Call(), jen.Id("e"))
+			return jen.Id("s").Dot("tx").Dot("h").Dot(ev.Handle).Call(jen.Id("ctx"), jen.Id("tx").Dot("Tx").Call(), jen.Id("e"))
 		}, deflt))
 		unimplemented(g)
 		if stated {

@@ -122,66 +122,20 @@ func duration(d time.Duration) jen.Code {
 	return jen.Qual("time", "Duration").Call(jen.Lit(int(d)))
 }
 
-func lowerFirst(s string) string {
-	r, n := utf8.DecodeRuneInString(s)
-	return string(unicode.ToLower(r)) + s[n:]
-}
-
-// names are the identifiers generated for one entity.
+// names are what the emitters of one entity need: its generated names
+// (ir.Names, computed once in the IR), the entity and the package's name.
 type names struct {
-	pkgName    string
-	e          *ir.Entity
-	Event      string
-	Handler    string
-	Dispatcher string
-	Config     string
-	Option     string
-	Publisher  string
-	Codec      string
-	New        string
-	subscriber string
-	rank       string
-	transition string
-	defaults   string
-	value      string
-	State      string
-	TxHandler  string
-	NewTx      string
-	txBinding  string
-	useStore   string
+	ir.Names
+	e       *ir.Entity
+	pkgName string
 }
 
 func namesOf(pkg string, e *ir.Entity) names {
-	lc := lowerFirst(e.Name)
-	return names{
-		pkgName:    pkg,
-		e:          e,
-		Event:      e.Name + "Event",
-		Handler:    e.Name + "Handler",
-		Dispatcher: e.Name + "Dispatcher",
-		Config:     e.Name + "Config",
-		Option:     e.Name + "Option",
-		Publisher:  e.Name + "Publisher",
-		Codec:      e.Name + "Codec",
-		New:        "New" + e.Name + "Dispatcher",
-		subscriber: lc + "Subscriber",
-		rank:       lc + "Rank",
-		transition: lc + "Transition",
-		defaults:   "default" + e.Name + "Config",
-		value:      lc + "Value",
-		State:      e.Name + "State",
-		TxHandler:  e.Name + "TxHandler",
-		NewTx:      "New" + e.Name + "TxDispatcher",
-		txBinding:  lc + "Tx",
-		useStore:   lc + "UseStore",
-	}
+	return names{Names: e.Names, e: e, pkgName: pkg}
 }
 
 // pkg is the generated package's name, the prefix of its error messages.
 func (n names) pkg() string { return n.pkgName }
-
-// stateConst is the constant of the entity's state s.
-func (n names) stateConst(s string) string { return n.State + s }
 
 // key is the Go type of the entity's key.
 func (n names) key() jen.Code { return typ(n.e.Key.Type) }
@@ -220,4 +174,15 @@ func versionExpr(e *ir.Entity, expr *jen.Statement) jen.Code {
 		return v
 	}
 	return jen.Uint64().Call(v)
+}
+
+// constName returns the name of the runtime's constant of the policy p: its
+// String, the schema's name, in Go's mixed caps ("drop-oldest" is
+// DropOldest). A test checks it against the runtime for every value.
+func constName(p fmt.Stringer) string {
+	var b strings.Builder
+	for _, word := range strings.Split(p.String(), "-") {
+		b.WriteString(capitalize(word))
+	}
+	return b.String()
 }

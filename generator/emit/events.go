@@ -50,12 +50,12 @@ func stateType(f *jen.File, n names) {
 	f.Commentf("The states of %s %s, as the schema declares them.", article(e.Name), e.Name)
 	f.Const().DefsFunc(func(g *jen.Group) {
 		for i, s := range e.States {
-			g.Commentf("%s is the ranked state %s (rank %d).", n.stateConst(s), s, i+1)
-			g.Id(n.stateConst(s)).Id(n.State).Op("=").Lit(s)
+			g.Commentf("%s is the ranked state %s (rank %d).", n.StateConst(s), s, i+1)
+			g.Id(n.StateConst(s)).Id(n.State).Op("=").Lit(s)
 		}
 		for _, b := range e.Branches {
-			g.Commentf("%s is the branch state %s.", n.stateConst(b.Name), b.Name)
-			g.Id(n.stateConst(b.Name)).Id(n.State).Op("=").Lit(b.Name)
+			g.Commentf("%s is the branch state %s.", n.StateConst(b.Name), b.Name)
+			g.Id(n.StateConst(b.Name)).Id(n.State).Op("=").Lit(b.Name)
 		}
 	})
 	f.Line()

@@ -17,19 +17,19 @@ func handlers(f *jen.File, pkg *ir.Package) {
 		f.Type().Id(n.Handler).InterfaceFunc(func(g *jen.Group) {
 			for _, ev := range e.Events {
 				g.Commentf("Handle%s handles %s %s event.", ev.Name, article(ev.Name), ev.Name)
-				g.Id("Handle"+ev.Name).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("e").Id(ev.Name)).Error()
+				g.Id(ev.Handle).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("e").Id(ev.Name)).Error()
 			}
 		})
-		unimplementedBase(f, n, n.Handler, nil)
+		unimplementedBase(f, n, n.Handler, n.UnimplementedHandler, nil)
 	}
 }
 
-// unimplementedBase emits the embeddable base of the handler interface
-// iface: one method per event that returns runtime.ErrUnimplemented. extra
-// are the parameters between the context and the event (the transaction).
-func unimplementedBase(f *jen.File, n names, iface string, extra []jen.Code) {
+// unimplementedBase emits base, the embeddable base of the handler
+// interface iface: one method per event that returns
+// runtime.ErrUnimplemented. extra are the parameters between the context
+// and the event (the transaction).
+func unimplementedBase(f *jen.File, n names, iface, base string, extra []jen.Code) {
 	e := n.e
-	base := "Unimplemented" + iface
 	f.Commentf("%s is %s %s that implements no event: embed it in your", base, article(iface), iface)
 	f.Comment("handler so that it keeps compiling when the schema gains events, as")
 	f.Comment("gRPC's Unimplemented servers do. Without it, a new event breaks every")
@@ -44,6 +44,6 @@ func unimplementedBase(f *jen.File, n names, iface string, extra []jen.Code) {
 		params := append([]jen.Code{jen.Qual("context", "Context")}, extra...)
 		params = append(params, jen.Id(ev.Name))
 		f.Commentf("Handle%s returns runtime.ErrUnimplemented.", ev.Name)
-		f.Func().Params(jen.Id(base)).Id("Handle" + ev.Name).Params(params...).Error().Block(jen.Return(rt("ErrUnimplemented")))
+		f.Func().Params(jen.Id(base)).Id(ev.Handle).Params(params...).Error().Block(jen.Return(rt("ErrUnimplemented")))
 	}
 }

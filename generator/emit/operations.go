@@ -137,7 +137,7 @@ func operations(f *jen.File, n names) {
 
 	if e.Version != nil || e.HasStateGuard() {
 		f.Comment("subscriber returns the subscriber named name.")
-		f.Func().Add(recv()).Id("subscriber").Params(jen.Id("name").String()).Params(jen.Op("*").Id(n.subscriber), jen.Error()).Block(
+		f.Func().Add(recv()).Id("subscriber").Params(jen.Id("name").String()).Params(jen.Op("*").Id(n.Subscriber), jen.Error()).Block(
 			jen.Id("d").Dot("mu").Dot("Lock").Call(),
 			jen.Defer().Id("d").Dot("mu").Dot("Unlock").Call(),
 			jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Id("d").Dot("subs").Index(jen.Id("name")),

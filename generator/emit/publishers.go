@@ -15,7 +15,7 @@ func publishers(f *jen.File, pkg *ir.Package) {
 		f.Type().Id(n.Publisher).InterfaceFunc(func(g *jen.Group) {
 			for _, ev := range e.Events {
 				g.Commentf("Publish%s publishes %s %s event.", ev.Name, article(ev.Name), ev.Name)
-				g.Id("Publish"+ev.Name).Params(ctx(), jen.Id("e").Id(ev.Name)).Error()
+				g.Id(ev.Publish).Params(ctx(), jen.Id("e").Id(ev.Name)).Error()
 			}
 		})
 		f.Var().Id("_").Id(n.Publisher).Op("=").Parens(jen.Op("*").Id(n.Dispatcher)).Parens(jen.Nil())
@@ -30,7 +30,7 @@ func publishers(f *jen.File, pkg *ir.Package) {
 				f.Comment("key; the runtime's errors (runtime.ErrBacklogFull,")
 			}
 			f.Comment("runtime.ErrClosed) say why an event was not accepted.")
-			f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Publish"+ev.Name).Params(ctx(), jen.Id("e").Id(ev.Name)).Error().BlockFunc(func(g *jen.Group) {
+			f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id(ev.Publish).Params(ctx(), jen.Id("e").Id(ev.Name)).Error().BlockFunc(func(g *jen.Group) {
 				prefix := "%w: " + e.Name + " event " + ev.Name + ": "
 				if e.Key.Type.Name == "string" {
 					g.If(jen.Id("e").Dot(e.Key.Name).Op("==").Lit("")).Block(jen.Return(
@@ -55,9 +55,9 @@ func publishers(f *jen.File, pkg *ir.Package) {
 		f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Publish").Params(ctx(), jen.Id("e").Id(n.Event)).Error().Block(
 			jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
 				for _, ev := range e.Events {
-					g.Case(jen.Id(ev.Name)).Block(jen.Return(jen.Id("d").Dot("Publish"+ev.Name).Call(jen.Id("ctx"), jen.Id("e"))))
+					g.Case(jen.Id(ev.Name)).Block(jen.Return(jen.Id("d").Dot(ev.Publish).Call(jen.Id("ctx"), jen.Id("e"))))
 					g.Case(jen.Op("*").Id(ev.Name)).Block(jen.If(jen.Id("e").Op("!=").Nil()).Block(
-						jen.Return(jen.Id("d").Dot("Publish"+ev.Name).Call(jen.Id("ctx"), jen.Op("*").Id("e"))),
+						jen.Return(jen.Id("d").Dot(ev.Publish).Call(jen.Id("ctx"), jen.Op("*").Id("e"))),
 					))
 				}
 			}),

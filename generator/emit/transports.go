@@ -22,12 +22,9 @@ func transports(f *jen.File, pkg *ir.Package) {
 	}
 }
 
-func producerName(e *ir.Entity) string { return e.Name + "Producer" }
-func checkName(e *ir.Entity) string    { return "check" + e.Name }
-
 func producer(f *jen.File, n names) {
 	e := n.e
-	name := producerName(e)
+	name := n.Producer
 	ctx := func() jen.Code { return jen.Id("ctx").Qual("context", "Context") }
 	sink := rt("Sink").Types(n.key(), jen.Id(n.Event))
 	f.Commentf("%s publishes %s events to a runtime.Sink, such as the Kafka producer", name, e.Name)
@@ -38,9 +35,9 @@ func producer(f *jen.File, n names) {
 	f.Type().Id(name).Struct(jen.Id("sink").Add(sink))
 	f.Var().Id("_").Id(n.Publisher).Op("=").Parens(jen.Op("*").Id(name)).Parens(jen.Nil())
 
-	f.Commentf("New%s returns a producer that sends to sink; a nil sink is refused", name)
+	f.Commentf("%s returns a producer that sends to sink; a nil sink is refused", n.NewProducer)
 	f.Comment("with runtime.ErrInvalidConfig.")
-	f.Func().Id("New"+name).Params(jen.Id("sink").Add(sink)).Params(jen.Op("*").Id(name), jen.Error()).Block(
+	f.Func().Id(n.NewProducer).Params(jen.Id("sink").Add(sink)).Params(jen.Op("*").Id(name), jen.Error()).Block(
 		jen.If(jen.Id("sink").Op("==").Nil()).Block(jen.Return(jen.Nil(), errorf("%w: "+name+" needs a sink", rt("ErrInvalidConfig")))),
 		jen.Return(jen.Op("&").Id(name).Values(jen.Dict{jen.Id("sink"): jen.Id("sink")}), jen.Nil()),
 	)
@@ -49,17 +46,17 @@ func producer(f *jen.File, n names) {
 		f.Commentf("Publish%s sends e to the sink, keyed by e.%s, and returns once the", ev.Name, e.Key.Name)
 		f.Comment("sink took it. It refuses what the dispatcher's Publish methods refuse,")
 		f.Comment("with an error wrapping runtime.ErrInvalidEvent.")
-		f.Func().Add(recv()).Id("Publish"+ev.Name).Params(ctx(), jen.Id("e").Id(ev.Name)).Error().Block(
-			jen.If(jen.Err().Op(":=").Id(checkName(e)).Call(jen.Id("e")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		f.Func().Add(recv()).Id(ev.Publish).Params(ctx(), jen.Id("e").Id(ev.Name)).Error().Block(
+			jen.If(jen.Err().Op(":=").Id(n.Check).Call(jen.Id("e")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 			jen.Return(jen.Id("p").Dot("sink").Dot("Send").Call(jen.Id("ctx"), jen.Id("e").Dot(e.Key.Name), jen.Id("e"))),
 		)
 	}
 	f.Commentf("Publish sends any %s event to the sink, as its Publish method does. A", e.Name)
 	f.Comment("nil e is refused with runtime.ErrInvalidEvent.")
 	f.Func().Add(recv()).Id("Publish").Params(ctx(), jen.Id("e").Id(n.Event)).Error().Block(
-		jen.Id("ev").Op(":=").Id(n.value).Call(jen.Id("e")),
+		jen.Id("ev").Op(":=").Id(n.Value).Call(jen.Id("e")),
 		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent")))),
-		jen.If(jen.Err().Op(":=").Id(checkName(e)).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.If(jen.Err().Op(":=").Id(n.Check).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.Return(jen.Id("p").Dot("sink").Dot("Send").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"))),
 	)
 }
@@ -81,9 +78,9 @@ func submitTagged(f *jen.File, n names) {
 	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("SubmitTagged").Params(
 		jen.Id("ctx").Qual("context", "Context"), jen.Id("e").Id(n.Event), jen.Id("tag").Uint64(), jen.Id("from").Int(),
 	).Params(jen.Int(), jen.Error()).Block(
-		jen.Id("ev").Op(":=").Id(n.value).Call(jen.Id("e")),
+		jen.Id("ev").Op(":=").Id(n.Value).Call(jen.Id("e")),
 		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(jen.Id("from"), errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent")))),
-		jen.If(jen.Err().Op(":=").Id(checkName(e)).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("from"), jen.Err())),
+		jen.If(jen.Err().Op(":=").Id(n.Check).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("from"), jen.Err())),
 		jen.List(jen.Id("n"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("SubmitTagged").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"), jen.Id("tag"), jen.Id("from")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("n"), errorf(n.pkg()+": %w", jen.Err()))),
 		jen.Return(jen.Id("n"), jen.Nil()),
@@ -92,9 +89,9 @@ func submitTagged(f *jen.File, n names) {
 
 func check(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s refuses, with an error wrapping runtime.ErrInvalidEvent, %s %s event", checkName(e), article(e.Name), e.Name)
+	f.Commentf("%s refuses, with an error wrapping runtime.ErrInvalidEvent, %s %s event", n.Check, article(e.Name), e.Name)
 	f.Comment("that the dispatcher's Publish methods refuse; e is not nil.")
-	f.Func().Id(checkName(e)).Params(jen.Id("e").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
+	f.Func().Id(n.Check).Params(jen.Id("e").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
 		prefix := "%w: " + e.Name + " event %s: "
 		if e.Key.Type.Name == "string" {
 			g.If(jen.Id("e").Dot("EventKey").Call().Op("==").Lit("")).Block(jen.Return(

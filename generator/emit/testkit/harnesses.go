@@ -70,7 +70,7 @@ func (k kit) harness(f *jen.File, n names) {
 	)
 	f.Line()
 
-	f.Commentf("New%s starts a dispatcher for handler, configured with the schema's", n.Harness)
+	f.Commentf("%s starts a dispatcher for handler, configured with the schema's", n.NewHarness)
 	f.Comment("policies changed by opts, except that a full backlog blocks the harness")
 	f.Comment("(runtime.Block), so that every delivery is accepted. Close it when done.")
 	capture := []jen.Code{
@@ -89,7 +89,7 @@ func (k kit) harness(f *jen.File, n names) {
 			jen.Qual("slices", "Clip").Call(jen.Id("opts")),
 			jen.Func().Params(jen.Id("c").Op("*").Add(k.gen(n.Config))).Block(capture...),
 		),
-		jen.List(jen.Id("d"), jen.Err()).Op(":=").Add(k.gen("New"+n.Dispatcher)).Call(jen.Id("handler"), jen.Id("opts").Op("...")),
+		jen.List(jen.Id("d"), jen.Err()).Op(":=").Add(k.gen(n.NewDispatcher)).Call(jen.Id("handler"), jen.Id("opts").Op("...")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), errf("new "+n.Harness+": %w", jen.Err()))),
 		jen.Id("h").Dot("d").Op("=").Id("d"),
 		jen.Return(jen.Id("h"), jen.Nil()),
@@ -109,7 +109,7 @@ func (k kit) harness(f *jen.File, n names) {
 	f.Comment("guards cannot repair, and an error for a nil event or a failed publish.")
 	snapshot := jen.Nil()
 	if e.Version != nil && hasSnapshot(e) {
-		snapshot = jen.Id(n.snapshot)
+		snapshot = jen.Id(n.Snapshot)
 	}
 	fail := func(err jen.Code) jen.Code {
 		return jen.Return(jen.Id(n.Delivery).Values(), err)
@@ -117,7 +117,7 @@ func (k kit) harness(f *jen.File, n names) {
 	f.Func().Params(jen.Id("h").Op("*").Id(n.Harness)).Id("Deliver").Params(ctx, jen.Id("events").Add(events.Clone()), jen.Id("c").Id("Chaos")).Params(jen.Id(n.Delivery), jen.Error()).Block(
 		jen.Id("values").Op(":=").Make(events.Clone(), jen.Len(jen.Id("events"))),
 		jen.For(jen.List(jen.Id("i"), jen.Id("e")).Op(":=").Range().Id("events")).Block(
-			jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id(n.value).Call(jen.Id("e")),
+			jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id(n.Value).Call(jen.Id("e")),
 			jen.If(jen.Op("!").Id("ok")).Block(fail(errf("deliver "+e.Name+" events: event %d is nil", jen.Id("i")))),
 			jen.Id("values").Index(jen.Id("i")).Op("=").Id("v"),
 		),
@@ -144,12 +144,12 @@ func (k kit) harness(f *jen.File, n names) {
 func (k kit) inOrder(f *jen.File, n names) {
 	e := n.e
 	f.Line()
-	f.Commentf("%s delivers events to h once each, in publication order,", n.InOrder)
+	f.Commentf("%s delivers events to h once each, in publication order,", n.ApplyInOrder)
 	f.Commentf("through a new dispatcher with opts: the in-order application that a")
 	f.Commentf("delivery by %s %s with any Chaos it accepts must reach as well. It", article(n.Harness), n.Harness)
 	f.Comment("returns")
 	f.Comment("when every event has an outcome, and closes the dispatcher.")
-	f.Func().Id(n.InOrder).Params(
+	f.Func().Id(n.ApplyInOrder).Params(
 		jen.Id("ctx").Qual("context", "Context"),
 		jen.Id("h").Add(k.gen(n.Handler)),
 		jen.Id("events").Index().Add(k.gen(n.Event)),
@@ -170,8 +170,8 @@ func (k kit) inOrder(f *jen.File, n names) {
 // the event's value.
 func (k kit) value(f *jen.File, n names) {
 	f.Line()
-	f.Commentf("%s returns e as a value, dereferencing a pointer; false for nil.", n.value)
-	f.Func().Id(n.value).Params(jen.Id("e").Add(k.gen(n.Event))).Params(k.gen(n.Event), jen.Bool()).Block(
+	f.Commentf("%s returns e as a value, dereferencing a pointer; false for nil.", n.Value)
+	f.Func().Id(n.Value).Params(jen.Id("e").Add(k.gen(n.Event))).Params(k.gen(n.Event), jen.Bool()).Block(
 		jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
 			for _, ev := range n.e.Events {
 				g.Case(k.gen(ev.Name)).Block(jen.Return(jen.Id("e"), jen.True()))
@@ -200,7 +200,7 @@ func (k kit) sequence(f *jen.File, n names) {
 		jen.Id("next").Op(":=").Make(jen.Map(k.keyType(e)).Uint64()),
 		jen.Id("out").Op(":=").Make(events.Clone(), jen.Lit(0), jen.Len(jen.Id("events"))),
 		jen.For(jen.List(jen.Id("_"), jen.Id("e")).Op(":=").Range().Id("events")).Block(
-			jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id(n.value).Call(jen.Id("e")),
+			jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id(n.Value).Call(jen.Id("e")),
 			jen.If(jen.Op("!").Id("ok")).Block(jen.Continue()),
 			jen.Id("key").Op(":=").Id("v").Dot("EventKey").Call(),
 			jen.Id("next").Index(jen.Id("key")).Op("++"),
@@ -226,9 +226,9 @@ func (k kit) snapshot(f *jen.File, n names) {
 		}
 	}
 	f.Line()
-	f.Commentf("%s reports whether e carries the full state of its %s (a", n.snapshot, n.e.Name)
+	f.Commentf("%s reports whether e carries the full state of its %s (a", n.Snapshot, n.e.Name)
 	f.Comment("snapshot, which the version guard applies across a gap).")
-	f.Func().Id(n.snapshot).Params(jen.Id("e").Add(k.gen(n.Event))).Bool().Block(
+	f.Func().Id(n.Snapshot).Params(jen.Id("e").Add(k.gen(n.Event))).Bool().Block(
 		jen.Switch(jen.Id("e").Assert(jen.Type())).Block(
 			jen.Case(cases...).Block(jen.Return(jen.True())),
 		),

@@ -22,13 +22,13 @@ func (k kit) recorders(f *jen.File) {
 		f.Line()
 		f.Var().Id("_").Add(k.gen(n.Handler)).Op("=").Parens(jen.Op("*").Id(n.Recorder)).Parens(jen.Nil())
 		f.Line()
-		f.Commentf("New%s returns a recorder that passes each event to next first; a nil", n.Recorder)
+		f.Commentf("%s returns a recorder that passes each event to next first; a nil", n.NewRecorder)
 		f.Comment("next only records.")
-		f.Func().Id("New" + n.Recorder).Params(jen.Id("next").Add(k.gen(n.Handler))).Op("*").Id(n.Recorder).Block(
+		f.Func().Id(n.NewRecorder).Params(jen.Id("next").Add(k.gen(n.Handler))).Op("*").Id(n.Recorder).Block(
 			jen.Return(jen.Op("&").Id(n.Recorder).Values(jen.Dict{jen.Id("next"): jen.Id("next")})),
 		)
 		for _, ev := range e.Events {
-			method := "Handle" + ev.Name
+			method := ev.Handle
 			f.Line()
 			f.Commentf("%s implements %s.%s.", method, k.pkg.Name, n.Handler)
 			f.Func().Params(jen.Id("r").Op("*").Id(n.Recorder)).Id(method).Params(ctx.Clone(), jen.Id("e").Add(k.gen(ev.Name))).Error().Block(

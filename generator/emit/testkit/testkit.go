@@ -2,8 +2,6 @@ package testkit
 
 import (
 	"fmt"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 
@@ -66,13 +64,14 @@ func (k kit) doc(f *jen.File) {
 	}
 	f.PackageComment(fmt.Sprintf("Package %s helps test code that uses package %s, as net/http/httptest", k.name, k.pkg.Name))
 	f.PackageComment("helps test code that uses net/http.")
-	e := k.pkg.Entities[0].Name // the example entity
+	ex := k.pkg.Entities[0] // the example entity
+	e, n := ex.Name, ex.Names
 	f.PackageComment("")
-	f.PackageComment(fmt.Sprintf("For each entity (%s below) it has a recorder, %sRecorder, %s %sHandler", e, e, article(e+"Handler"), e))
-	f.PackageComment("that records every event it handled; a harness, " + e + "Harness, that delivers")
-	f.PackageComment("events through a real " + e + "Dispatcher - its lanes, guards and resequencer -")
+	f.PackageComment(fmt.Sprintf("For each entity (%s below) it has a recorder, %s, %s %s", e, n.Recorder, article(n.Handler), n.Handler))
+	f.PackageComment("that records every event it handled; a harness, " + n.Harness + ", that delivers")
+	f.PackageComment("events through a real " + n.Dispatcher + " - its lanes, guards and resequencer -")
 	f.PackageComment("with the duplicates, redeliveries, reorderings and gaps that a seeded Chaos")
-	f.PackageComment("draws; and Apply" + e + "InOrder, which delivers the same events once each, in")
+	f.PackageComment("draws; and " + n.ApplyInOrder + ", which delivers the same events once each, in")
 	f.PackageComment("order, so that a test can compare the two final states. A harness never asks")
 	f.PackageComment("more of the guards than they repair: an entity without a version refuses")
 	f.PackageComment("reorderings and gaps, and no key ever holds more events on a version gap")
@@ -81,7 +80,7 @@ func (k kit) doc(f *jen.File) {
 	f.PackageComment("A test:")
 	f.PackageComment("")
 	f.PackageComment("\tgot, want := newModel(), newModel()")
-	f.PackageComment(fmt.Sprintf("\th, err := %s.New%sHarness(got)", k.name, e))
+	f.PackageComment(fmt.Sprintf("\th, err := %s.%s(got)", k.name, n.NewHarness))
 	f.PackageComment("\tif err != nil {")
 	f.PackageComment("\t\tt.Fatal(err)")
 	f.PackageComment("\t}")
@@ -90,7 +89,7 @@ func (k kit) doc(f *jen.File) {
 	f.PackageComment("\tif _, err := h.Deliver(ctx, events, chaos); err != nil {")
 	f.PackageComment("\t\tt.Fatal(err)")
 	f.PackageComment("\t}")
-	f.PackageComment(fmt.Sprintf("\tif err := %s.Apply%sInOrder(ctx, want, events); err != nil {", k.name, e))
+	f.PackageComment(fmt.Sprintf("\tif err := %s.%s(ctx, want, events); err != nil {", k.name, n.ApplyInOrder))
 	f.PackageComment("\t\tt.Fatal(err)")
 	f.PackageComment("\t}")
 	f.PackageComment("\t// compare got with want")
@@ -138,47 +137,14 @@ func joinNames(names []string) string {
 	return out
 }
 
-// names are the identifiers of one entity in the kit and in the generated
-// package.
+// names are what the kit's emitters of one entity need: the entity and
+// its generated names (ir.Names), the kit's and the generated package's.
 type names struct {
-	e          *ir.Entity
-	Recorder   string
-	Harness    string
-	Delivery   string
-	InOrder    string
-	Sequence   string
-	value      string
-	snapshot   string
-	Event      string
-	Handler    string
-	Dispatcher string
-	Option     string
-	Config     string
+	ir.Names
+	e *ir.Entity
 }
 
-func namesOf(e *ir.Entity) names {
-	lc := lower(e.Name)
-	return names{
-		e:          e,
-		Recorder:   e.Name + "Recorder",
-		Harness:    e.Name + "Harness",
-		Delivery:   e.Name + "Delivery",
-		InOrder:    "Apply" + e.Name + "InOrder",
-		Sequence:   "Sequence" + e.Name,
-		value:      lc + "Value",
-		snapshot:   lc + "Snapshot",
-		Event:      e.Name + "Event",
-		Handler:    e.Name + "Handler",
-		Dispatcher: e.Name + "Dispatcher",
-		Option:     e.Name + "Option",
-		Config:     e.Name + "Config",
-	}
-}
-
-func lower(s string) string {
-	r, n := utf8.DecodeRuneInString(s)
-	return string(unicode.ToLower(r)) + s[n:]
-}
+func namesOf(e *ir.Entity) names { return names{Names: e.Names, e: e} }
 
 func article(s string) string {
 	if s != "" && (s[0] == 'A' || s[0] == 'E' || s[0] == 'I' || s[0] == 'O' || s[0] == 'U') {
