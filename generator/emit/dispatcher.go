@@ -10,17 +10,17 @@ func errorf(format string, args ...jen.Code) *jen.Statement {
 
 func dispatcher(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s delivers %s events to per-key lanes: the events of one key are", n.Dispatcher, e.Name)
-	f.Comment("handled one at a time in publication order, events of different keys in")
-	f.Comment("parallel. Each subscriber has its own lanes, guards and stores, so a slow or")
-	f.Comment("parked subscriber delays no other. It is safe for concurrent use.")
+	Doc(f, 0, "%s delivers %s events to per-key lanes: the events of one key are "+
+		"handled one at a time in publication order, events of different keys in "+
+		"parallel. Each subscriber has its own lanes, guards and stores, so a slow or "+
+		"parked subscriber delays no other. It is safe for concurrent use.", n.Dispatcher, e.Name)
 	f.Type().Id(n.Dispatcher).Struct(
 		jen.Id("topic").Op("*").Add(rt("Topic")).Types(n.key(), jen.Id(n.Event)),
 		jen.Id("mu").Qual("sync", "Mutex").Comment("serialises subscribe (a name is taken once) and guards subs"),
 		jen.Id("subs").Map(jen.String()).Op("*").Id(n.Subscriber).Comment("by name"),
 	)
-	f.Commentf("%s is one subscriber of %s %s: its name, its handler and the", n.Subscriber, article(n.Dispatcher), n.Dispatcher)
-	f.Comment("stores of its guards.")
+	Doc(f, 0, "%s is one subscriber of %s %s: its name, its handler and the "+
+		"stores of its guards.", n.Subscriber, article(n.Dispatcher), n.Dispatcher)
 	f.Type().Id(n.Subscriber).StructFunc(func(g *jen.Group) {
 		g.Id("name").String()
 		g.Id("h").Id(n.Handler)
@@ -33,8 +33,8 @@ func dispatcher(f *jen.File, n names) {
 		}
 	})
 
-	f.Commentf("%s returns a dispatcher whose first subscriber, named %q, is h,", n.NewDispatcher, e.Name)
-	f.Comment("configured with the schema's policies changed by opts. Close it when done.")
+	Doc(f, 0, "%s returns a dispatcher whose first subscriber, named %q, is h, "+
+		"configured with the schema's policies changed by opts. Close it when done.", n.NewDispatcher, e.Name)
 	f.Func().Id(n.NewDispatcher).Params(jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
 		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Values(jen.Dict{jen.Id("topic"): rt("NewTopic").Types(n.key(), jen.Id(n.Event)).Call()}),
 		jen.If(jen.Err().Op(":=").Id("d").Dot("subscribe").Call(jen.Lit(e.Name), jen.Id("h"), jen.Nil(), jen.Id("opts")), jen.Err().Op("!=").Nil()).Block(
@@ -43,9 +43,9 @@ func dispatcher(f *jen.File, n names) {
 		jen.Return(jen.Id("d"), jen.Nil()),
 	)
 
-	f.Comment("Subscribe adds a subscriber: h receives every event published from now on,")
-	f.Commentf("in its own lanes, with its own guard stores. Its runtime name is %q", e.Name+"/")
-	f.Comment("followed by name; names must be unique.")
+	Doc(f, 0, "Subscribe adds a subscriber: h receives every event published from now on, "+
+		"in its own lanes, with its own guard stores. Its runtime name is %q "+
+		"followed by name; names must be unique.", e.Name+"/")
 	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Subscribe").Params(jen.Id("name").String(), jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Error().Block(
 		jen.If(jen.Id("name").Op("==").Lit("")).Block(jen.Return(errorf(n.pkg()+": subscribe to "+e.Name+": empty subscriber name"))),
 		jen.Return(jen.Id("d").Dot("subscribe").Call(jen.Lit(e.Name+"/").Op("+").Id("name"), jen.Id("h"), jen.Nil(), jen.Id("opts"))),

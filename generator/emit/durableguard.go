@@ -16,16 +16,16 @@ func handleTx(f *jen.File, n names) {
 	stated := e.HasStateGuard()
 	keyFmt := n.pkg() + ": " + e.Name + " %v: "
 
-	f.Commentf("handleTx is the engine handler of a transactional %s subscriber. It", e.Name)
-	f.Comment("begins a transaction of the subscriber's store, in which the key's version")
-	f.Comment("and state are read (and locked),")
+	guards := ""
 	if versioned || stated {
-		f.Comment("applies the guards of handle,")
+		guards = " applies the guards of handle,"
 	}
-	f.Comment("calls the handler with the transaction and commits its writes together with")
-	f.Comment("the new version and state. An event the handler does not implement")
-	f.Comment("(runtime.ErrUnimplemented) commits the advance alone and is skipped;")
-	f.Comment("any other error rolls back.")
+	Doc(f, 0, "handleTx is the engine handler of a transactional %s subscriber. It "+
+		"begins a transaction of the subscriber's store, in which the key's version "+
+		"and state are read (and locked),%s calls the handler with the transaction "+
+		"and commits its writes together with the new version and state. An event "+
+		"the handler does not implement (runtime.ErrUnimplemented) commits the "+
+		"advance alone and is skipped; any other error rolls back.", e.Name, guards)
 	ctx := jen.Id("ctx").Qual("context", "Context")
 	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("handleTx").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("ev").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
 		unknown := unknownEvent(n)

@@ -1,7 +1,6 @@
 package emit
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
-	"golang.org/x/tools/imports"
 
 	"github.com/ordergen/ordergen/generator/ir"
 )
@@ -46,34 +44,16 @@ func Files(pkg *ir.Package) ([]File, error) {
 	}
 	out := make([]File, 0, len(concerns))
 	for _, c := range concerns {
-		f := newFile(pkg)
+		f := NewFile(pkg.Name)
+		ImportNames(f, pkg)
 		c.fill(f, pkg)
-		var buf bytes.Buffer
-		if err := f.Render(&buf); err != nil {
-			return nil, fmt.Errorf("render %s: %w", c.name, err)
-		}
-		// Group the imports as goimports does: standard library first.
-		src, err := imports.Process(c.name, reflow(buf.Bytes()), &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8})
+		src, err := Render(c.name, f)
 		if err != nil {
-			return nil, fmt.Errorf("format %s: %w", c.name, err)
+			return nil, err
 		}
 		out = append(out, File{Name: c.name, Contents: src})
 	}
 	return out, nil
-}
-
-func newFile(pkg *ir.Package) *jen.File {
-	f := jen.NewFile(pkg.Name)
-	f.HeaderComment(strings.TrimPrefix(Header, "// "))
-	f.ImportName(RuntimePath, "runtime")
-	for _, e := range pkg.Entities {
-		for _, ev := range e.Events {
-			for _, fl := range ev.Fields {
-				importNames(f, fl.Type)
-			}
-		}
-	}
-	return f
 }
 
 func importNames(f *jen.File, t *ir.Type) {

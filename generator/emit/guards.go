@@ -34,20 +34,21 @@ func handle(f *jen.File, n names) {
 	stated := e.HasStateGuard()
 	keyFmt := n.pkg() + ": " + e.Name + " %v: "
 
-	f.Commentf("handle is the engine handler of one %s subscriber.", e.Name)
+	text := "handle is the engine handler of one " + e.Name + " subscriber."
 	if versioned {
-		f.Comment("The version guard skips a duplicate or stale event (version <= stored),")
-		f.Comment("applies the next one (stored+1) and, on a gap, applies a snapshot but holds")
-		f.Comment("a delta back until the versions before it arrive.")
+		text += " The version guard skips a duplicate or stale event (version <= stored), " +
+			"applies the next one (stored+1) and, on a gap, applies a snapshot but holds " +
+			"a delta back until the versions before it arrive."
 	}
 	if stated {
-		f.Comment("The state guard skips a transition to a state that ranks below or equal to")
-		f.Comment("the current one, and a branch state entered from a state it does not list.")
+		text += " The state guard skips a transition to a state that ranks below or equal to " +
+			"the current one, and a branch state entered from a state it does not list."
 	}
 	if versioned || stated {
-		f.Comment("The stores are updated after the handler succeeded, or returned")
-		f.Comment("runtime.ErrUnimplemented: that event is then skipped as unimplemented.")
+		text += " The stores are updated after the handler succeeded, or returned " +
+			"runtime.ErrUnimplemented: that event is then skipped as unimplemented."
 	}
+	Doc(f, 0, "%s", text)
 	ctx := jen.Id("ctx").Qual("context", "Context")
 	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("handle").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("ev").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
 		call := func(ev *ir.Event) jen.Code {
@@ -102,8 +103,8 @@ func handle(f *jen.File, n names) {
 	})
 
 	if versioned {
-		f.Commentf("setVersion stores version as the last applied version of key, if the stored")
-		f.Comment("version is still stored.")
+		Doc(f, 0, "setVersion stores version as the last applied version of key, if the stored "+
+			"version is still stored.")
 		f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("setVersion").Params(ctx, jen.Id("key").Add(n.key()), jen.List(jen.Id("stored"), jen.Id("version")).Uint64()).Error().Block(
 			jen.List(jen.Id("ok"), jen.Err()).Op(":=").Id("s").Dot("versions").Dot("CompareAndSet").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("stored"), jen.Id("version")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"store version %d: %w", jen.Id("key"), jen.Id("version"), jen.Err()))),
@@ -153,8 +154,8 @@ func skipUnimplemented() jen.Code { return rt("Skip").Call(rt("ReasonUnimplement
 // rank emits the rank function of an entity's states.
 func rank(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s returns the rank of %s %s state: 1 for the first ranked state, 0", n.Rank, article(e.Name), e.Name)
-	f.Comment("for none yet, -1 for a branch state and -2 for a name that is not a state.")
+	Doc(f, 0, "%s returns the rank of %s %s state: 1 for the first ranked state, 0 "+
+		"for none yet, -1 for a branch state and -2 for a name that is not a state.", n.Rank, article(e.Name), e.Name)
 	f.Func().Id(n.Rank).Params(jen.Id("state").Id(n.State)).Int().Block(
 		jen.Switch(jen.Id("state")).BlockFunc(func(g *jen.Group) {
 			g.Case(jen.Lit("")).Block(jen.Return(jen.Lit(0)))
@@ -177,9 +178,9 @@ func rank(f *jen.File, n names) {
 // happen.
 func transition(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s returns why %s %s in state current must not move to target,", n.Transition, article(e.Name), e.Name)
-	f.Comment("or \"\" when it may. Ranked states only move forward; a branch state is")
-	f.Comment("entered only from the states it lists, and no ranked state follows it.")
+	Doc(f, 0, "%s returns why %s %s in state current must not move to target, "+
+		"or \"\" when it may. Ranked states only move forward; a branch state is "+
+		"entered only from the states it lists, and no ranked state follows it.", n.Transition, article(e.Name), e.Name)
 	f.Func().Id(n.Transition).Params(jen.List(jen.Id("current"), jen.Id("target")).Id(n.State)).String().BlockFunc(func(g *jen.Group) {
 		if len(e.Branches) > 0 {
 			g.Switch(jen.Id("target")).BlockFunc(func(g *jen.Group) {

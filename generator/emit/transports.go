@@ -27,32 +27,32 @@ func producer(f *jen.File, n names) {
 	name := n.Producer
 	ctx := func() jen.Code { return jen.Id("ctx").Qual("context", "Context") }
 	sink := rt("Sink").Types(n.key(), jen.Id(n.Event))
-	f.Commentf("%s publishes %s events to a runtime.Sink, such as the Kafka producer", name, e.Name)
-	f.Commentf("of github.com/ordergen/ordergen/runtime/kafka, keyed by their %s.", e.Key.Name)
-	f.Commentf("It implements %s and refuses what the dispatcher's Publish", n.Publisher)
-	f.Comment("methods refuse. Consumers in other processes feed the events to their")
-	f.Commentf("%s with SubmitTagged.", n.Dispatcher)
+	Doc(f, 0, "%s publishes %s events to a runtime.Sink, such as the Kafka producer "+
+		"of github.com/ordergen/ordergen/runtime/kafka, keyed by their %s. "+
+		"It implements %s and refuses what the dispatcher's Publish "+
+		"methods refuse. Consumers in other processes feed the events to their "+
+		"%s with SubmitTagged.", name, e.Name, e.Key.Name, n.Publisher, n.Dispatcher)
 	f.Type().Id(name).Struct(jen.Id("sink").Add(sink))
 	f.Var().Id("_").Id(n.Publisher).Op("=").Parens(jen.Op("*").Id(name)).Parens(jen.Nil())
 
-	f.Commentf("%s returns a producer that sends to sink; a nil sink is refused", n.NewProducer)
-	f.Comment("with runtime.ErrInvalidConfig.")
+	Doc(f, 0, "%s returns a producer that sends to sink; a nil sink is refused "+
+		"with runtime.ErrInvalidConfig.", n.NewProducer)
 	f.Func().Id(n.NewProducer).Params(jen.Id("sink").Add(sink)).Params(jen.Op("*").Id(name), jen.Error()).Block(
 		jen.If(jen.Id("sink").Op("==").Nil()).Block(jen.Return(jen.Nil(), errorf("%w: "+name+" needs a sink", rt("ErrInvalidConfig")))),
 		jen.Return(jen.Op("&").Id(name).Values(jen.Dict{jen.Id("sink"): jen.Id("sink")}), jen.Nil()),
 	)
 	recv := func() *jen.Statement { return jen.Params(jen.Id("p").Op("*").Id(name)) }
 	for _, ev := range e.Events {
-		f.Commentf("Publish%s sends e to the sink, keyed by e.%s, and returns once the", ev.Name, e.Key.Name)
-		f.Comment("sink took it. It refuses what the dispatcher's Publish methods refuse,")
-		f.Comment("with an error wrapping runtime.ErrInvalidEvent.")
+		Doc(f, 0, "%s sends e to the sink, keyed by e.%s, and returns once the "+
+			"sink took it. It refuses what the dispatcher's Publish methods refuse, "+
+			"with an error wrapping runtime.ErrInvalidEvent.", ev.Publish, e.Key.Name)
 		f.Func().Add(recv()).Id(ev.Publish).Params(ctx(), jen.Id("e").Id(ev.Name)).Error().Block(
 			jen.If(jen.Err().Op(":=").Id(n.Check).Call(jen.Id("e")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 			jen.Return(jen.Id("p").Dot("sink").Dot("Send").Call(jen.Id("ctx"), jen.Id("e").Dot(e.Key.Name), jen.Id("e"))),
 		)
 	}
-	f.Commentf("Publish sends any %s event to the sink, as its Publish method does. A", e.Name)
-	f.Comment("nil e is refused with runtime.ErrInvalidEvent.")
+	Doc(f, 0, "Publish sends any %s event to the sink, as its Publish method does. A "+
+		"nil e is refused with runtime.ErrInvalidEvent.", e.Name)
 	f.Func().Add(recv()).Id("Publish").Params(ctx(), jen.Id("e").Id(n.Event)).Error().Block(
 		jen.Id("ev").Op(":=").Id(n.Value).Call(jen.Id("e")),
 		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent")))),
@@ -63,18 +63,18 @@ func producer(f *jen.File, n names) {
 
 func submitTagged(f *jen.File, n names) {
 	e := n.e
-	f.Comment("SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is")
-	f.Comment("the first, in subscription order), for transports such as the Kafka consumer")
-	f.Comment("of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's")
-	f.Commentf("outcome with tag to the OnOutcome of its %s, so a record is finished", n.Config)
-	f.Comment("when every subscriber that holds it reported. It returns how many subscribers")
-	f.Comment("hold e afterwards. It stops at the first subscriber that refuses e")
-	f.Comment("(runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the")
-	f.Comment("refusal: call it again with from set to the number returned, so that no")
-	f.Comment("subscriber gets e twice. It refuses, before any subscriber gets it, what the")
-	f.Comment("Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything")
-	f.Comment("with runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its")
-	f.Comment("transport would never learn that its events finished.")
+	Doc(f, 0, "SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is "+
+		"the first, in subscription order), for transports such as the Kafka consumer "+
+		"of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's "+
+		"outcome with tag to the OnOutcome of its %s, so a record is finished "+
+		"when every subscriber that holds it reported. It returns how many subscribers "+
+		"hold e afterwards. It stops at the first subscriber that refuses e "+
+		"(runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the "+
+		"refusal: call it again with from set to the number returned, so that no "+
+		"subscriber gets e twice. It refuses, before any subscriber gets it, what the "+
+		"Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything "+
+		"with runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its "+
+		"transport would never learn that its events finished.", n.Config)
 	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("SubmitTagged").Params(
 		jen.Id("ctx").Qual("context", "Context"), jen.Id("e").Id(n.Event), jen.Id("tag").Uint64(), jen.Id("from").Int(),
 	).Params(jen.Int(), jen.Error()).Block(
@@ -89,8 +89,8 @@ func submitTagged(f *jen.File, n names) {
 
 func check(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s refuses, with an error wrapping runtime.ErrInvalidEvent, %s %s event", n.Check, article(e.Name), e.Name)
-	f.Comment("that the dispatcher's Publish methods refuse; e is not nil.")
+	Doc(f, 0, "%s refuses, with an error wrapping runtime.ErrInvalidEvent, %s %s event "+
+		"that the dispatcher's Publish methods refuse; e is not nil.", n.Check, article(e.Name), e.Name)
 	f.Func().Id(n.Check).Params(jen.Id("e").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
 		prefix := "%w: " + e.Name + " event %s: "
 		if e.Key.Type.Name == "string" {

@@ -41,38 +41,39 @@ func (k kit) harness(f *jen.File, n names) {
 		return jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(k.name + ": " + format)}, args...)...)
 	}
 
-	f.Commentf("%s is the report of a delivery: what was sent, in order, and the", n.Delivery)
-	f.Commentf("counters of the harness's %s subscriber afterwards.", e.Name)
+	emit.Doc(f, 0, "%s is the report of a delivery: what was sent, in order, and the "+
+		"counters of the harness's %s subscriber afterwards.", n.Delivery, e.Name)
 	f.Type().Id(n.Delivery).Op("=").Qual(DeliveryPath, "Report").Types(k.gen(n.Event))
 	f.Line()
 
-	f.Commentf("%s delivers %s events through a real %s.%s: its lanes,", n.Harness, e.Name, k.pkg.Name, n.Dispatcher)
+	var guards string
 	switch {
 	case e.Version != nil:
-		f.Comment("its version guard and resequencer, and its state guard, in the order a")
-		f.Comment("Chaos plan gives. The version guard skips duplicates and stale")
-		f.Comment("redeliveries and the resequencer holds early events until their gap")
-		f.Comment("fills, so every Chaos within the resequencer's bound (MaxHeld) reaches")
-		f.Comment("the state that in-order application reaches.")
+		guards = "its version guard and resequencer, and its state guard, in the order a " +
+			"Chaos plan gives. The version guard skips duplicates and stale " +
+			"redeliveries and the resequencer holds early events until their gap " +
+			"fills, so every Chaos within the resequencer's bound (MaxHeld) reaches " +
+			"the state that in-order application reaches."
 	case e.HasStateGuard():
-		f.Comment("and its state guard, in the order a Chaos plan gives. The entity has no")
-		f.Comment("version: the harness refuses reorderings and gaps; the state guard skips")
-		f.Comment("duplicated and late transitions, and every other duplicate or")
-		f.Comment("redelivery reaches the handler again.")
+		guards = "and its state guard, in the order a Chaos plan gives. The entity has no " +
+			"version: the harness refuses reorderings and gaps; the state guard skips " +
+			"duplicated and late transitions, and every other duplicate or " +
+			"redelivery reaches the handler again."
 	default:
-		f.Comment("in the order a Chaos plan gives. The entity has no version and no")
-		f.Comment("states: the harness refuses reorderings and gaps, and every duplicate and")
-		f.Comment("redelivery reaches the handler again.")
+		guards = "in the order a Chaos plan gives. The entity has no version and no " +
+			"states: the harness refuses reorderings and gaps, and every duplicate and " +
+			"redelivery reaches the handler again."
 	}
+	emit.Doc(f, 0, "%s delivers %s events through a real %s.%s: its lanes, %s", n.Harness, e.Name, k.pkg.Name, n.Dispatcher, guards)
 	f.Type().Id(n.Harness).Struct(
 		jen.Id("d").Op("*").Add(k.gen(n.Dispatcher)),
 		jen.Id("guard").Qual(DeliveryPath, "Guard"),
 	)
 	f.Line()
 
-	f.Commentf("%s starts a dispatcher for handler, configured with the schema's", n.NewHarness)
-	f.Comment("policies changed by opts, except that a full backlog blocks the harness")
-	f.Comment("(runtime.Block), so that every delivery is accepted. Close it when done.")
+	emit.Doc(f, 0, "%s starts a dispatcher for handler, configured with the schema's "+
+		"policies changed by opts, except that a full backlog blocks the harness "+
+		"(runtime.Block), so that every delivery is accepted. Close it when done.", n.NewHarness)
 	capture := []jen.Code{
 		jen.Id("c").Dot("Backlog").Dot("WhenFull").Op("=").Qual(emit.RuntimePath, "Block"),
 	}
@@ -96,17 +97,17 @@ func (k kit) harness(f *jen.File, n names) {
 	)
 	f.Line()
 
-	f.Comment("Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,")
-	f.Comment("Replay and the rest.")
+	emit.Doc(f, 0, "Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys, "+
+		"Replay and the rest.")
 	f.Func().Params(jen.Id("h").Op("*").Id(n.Harness)).Id("Dispatcher").Params().Op("*").Add(k.gen(n.Dispatcher)).Block(jen.Return(jen.Id("h").Dot("d")))
 	f.Line()
 
-	f.Comment("Deliver plans a delivery of events, given in publication order, with c,")
-	f.Comment("publishes it from the calling goroutine, and waits until every event has")
-	f.Comment("an outcome (or is parked). The same events and c always give the same")
-	f.Comment("delivery. Pointers to events are delivered as the events they point to.")
-	f.Comment("It returns an error wrapping ErrUnrepairable for a Chaos the entity's")
-	f.Comment("guards cannot repair, and an error for a nil event or a failed publish.")
+	emit.Doc(f, 0, "Deliver plans a delivery of events, given in publication order, with c, "+
+		"publishes it from the calling goroutine, and waits until every event has "+
+		"an outcome (or is parked). The same events and c always give the same "+
+		"delivery. Pointers to events are delivered as the events they point to. "+
+		"It returns an error wrapping ErrUnrepairable for a Chaos the entity's "+
+		"guards cannot repair, and an error for a nil event or a failed publish.")
 	snapshot := jen.Nil()
 	if e.Version != nil && hasSnapshot(e) {
 		snapshot = jen.Id(n.Snapshot)
@@ -135,7 +136,7 @@ func (k kit) harness(f *jen.File, n names) {
 	)
 	f.Line()
 
-	f.Comment("Close closes the harness's dispatcher (see its Close).")
+	emit.Doc(f, 0, "Close closes the harness's dispatcher (see its Close).")
 	f.Func().Params(jen.Id("h").Op("*").Id(n.Harness)).Id("Close").Params(ctx.Clone()).Error().Block(
 		jen.Return(jen.Id("h").Dot("d").Dot("Close").Call(jen.Id("ctx"))),
 	)
@@ -144,11 +145,10 @@ func (k kit) harness(f *jen.File, n names) {
 func (k kit) inOrder(f *jen.File, n names) {
 	e := n.e
 	f.Line()
-	f.Commentf("%s delivers events to h once each, in publication order,", n.ApplyInOrder)
-	f.Commentf("through a new dispatcher with opts: the in-order application that a")
-	f.Commentf("delivery by %s %s with any Chaos it accepts must reach as well. It", article(n.Harness), n.Harness)
-	f.Comment("returns")
-	f.Comment("when every event has an outcome, and closes the dispatcher.")
+	emit.Doc(f, 0, "%s delivers events to h once each, in publication order, "+
+		"through a new dispatcher with opts: the in-order application that a "+
+		"delivery by %s %s with any Chaos it accepts must reach as well. It "+
+		"returns when every event has an outcome, and closes the dispatcher.", n.ApplyInOrder, article(n.Harness), n.Harness)
 	f.Func().Id(n.ApplyInOrder).Params(
 		jen.Id("ctx").Qual("context", "Context"),
 		jen.Id("h").Add(k.gen(n.Handler)),
@@ -170,7 +170,7 @@ func (k kit) inOrder(f *jen.File, n names) {
 // the event's value.
 func (k kit) value(f *jen.File, n names) {
 	f.Line()
-	f.Commentf("%s returns e as a value, dereferencing a pointer; false for nil.", n.Value)
+	emit.Doc(f, 0, "%s returns e as a value, dereferencing a pointer; false for nil.", n.Value)
 	f.Func().Id(n.Value).Params(jen.Id("e").Add(k.gen(n.Event))).Params(k.gen(n.Event), jen.Bool()).Block(
 		jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
 			for _, ev := range n.e.Events {
@@ -193,9 +193,9 @@ func (k kit) sequence(f *jen.File, n names) {
 		version = jen.Id(t.Name).Call(version) // versions are integer builtins
 	}
 	f.Line()
-	f.Commentf("%s returns copies of events with their %s set to 1, 2, 3 and", n.Sequence, e.Version.Name)
-	f.Commentf("on for each key, in the order given: the versions the single writer of")
-	f.Commentf("each %s gives. Pointers become values; nil events are left out.", e.Name)
+	emit.Doc(f, 0, "%s returns copies of events with their %s set to 1, 2, 3 and "+
+		"on for each key, in the order given: the versions the single writer of "+
+		"each %s gives. Pointers become values; nil events are left out.", n.Sequence, e.Version.Name, e.Name)
 	f.Func().Id(n.Sequence).Params(jen.Id("events").Op("...").Add(k.gen(n.Event))).Add(events.Clone()).Block(
 		jen.Id("next").Op(":=").Make(jen.Map(k.keyType(e)).Uint64()),
 		jen.Id("out").Op(":=").Make(events.Clone(), jen.Lit(0), jen.Len(jen.Id("events"))),
@@ -226,8 +226,8 @@ func (k kit) snapshot(f *jen.File, n names) {
 		}
 	}
 	f.Line()
-	f.Commentf("%s reports whether e carries the full state of its %s (a", n.Snapshot, n.e.Name)
-	f.Comment("snapshot, which the version guard applies across a gap).")
+	emit.Doc(f, 0, "%s reports whether e carries the full state of its %s (a "+
+		"snapshot, which the version guard applies across a gap).", n.Snapshot, n.e.Name)
 	f.Func().Id(n.Snapshot).Params(jen.Id("e").Add(k.gen(n.Event))).Bool().Block(
 		jen.Switch(jen.Id("e").Assert(jen.Type())).Block(
 			jen.Case(cases...).Block(jen.Return(jen.True())),

@@ -62,63 +62,66 @@ func (k kit) doc(f *jen.File) {
 	for _, e := range k.pkg.Entities {
 		entities = append(entities, e.Name)
 	}
-	f.PackageComment(fmt.Sprintf("Package %s helps test code that uses package %s, as net/http/httptest", k.name, k.pkg.Name))
-	f.PackageComment("helps test code that uses net/http.")
 	ex := k.pkg.Entities[0] // the example entity
-	e, n := ex.Name, ex.Names
-	f.PackageComment("")
-	f.PackageComment(fmt.Sprintf("For each entity (%s below) it has a recorder, %s, %s %s", e, n.Recorder, article(n.Handler), n.Handler))
-	f.PackageComment("that records every event it handled; a harness, " + n.Harness + ", that delivers")
-	f.PackageComment("events through a real " + n.Dispatcher + " - its lanes, guards and resequencer -")
-	f.PackageComment("with the duplicates, redeliveries, reorderings and gaps that a seeded Chaos")
-	f.PackageComment("draws; and " + n.ApplyInOrder + ", which delivers the same events once each, in")
-	f.PackageComment("order, so that a test can compare the two final states. A harness never asks")
-	f.PackageComment("more of the guards than they repair: an entity without a version refuses")
-	f.PackageComment("reorderings and gaps, and no key ever holds more events on a version gap")
-	f.PackageComment("than the resequencer's bound (MaxHeld).")
-	f.PackageComment("")
-	f.PackageComment("A test:")
-	f.PackageComment("")
-	f.PackageComment("\tgot, want := newModel(), newModel()")
-	f.PackageComment(fmt.Sprintf("\th, err := %s.%s(got)", k.name, n.NewHarness))
-	f.PackageComment("\tif err != nil {")
-	f.PackageComment("\t\tt.Fatal(err)")
-	f.PackageComment("\t}")
-	f.PackageComment("\tdefer h.Close(ctx)")
-	f.PackageComment(fmt.Sprintf("\tchaos := %s.Chaos{Seed: 1, Duplicates: 0.2, Redeliveries: 0.1}", k.name))
-	f.PackageComment("\tif _, err := h.Deliver(ctx, events, chaos); err != nil {")
-	f.PackageComment("\t\tt.Fatal(err)")
-	f.PackageComment("\t}")
-	f.PackageComment(fmt.Sprintf("\tif err := %s.%s(ctx, want, events); err != nil {", k.name, n.ApplyInOrder))
-	f.PackageComment("\t\tt.Fatal(err)")
-	f.PackageComment("\t}")
-	f.PackageComment("\t// compare got with want")
-	f.PackageComment("")
-	f.PackageComment("With a version, Chaos may also reorder events (Reorder) and open version")
-	f.PackageComment("gaps (Gaps).")
-	f.PackageComment("")
-	f.PackageComment(fmt.Sprintf("Entities: %s.", joinNames(entities)))
+	n := ex.Names
+	f.PackageComment(emit.Wrap(0, fmt.Sprintf(`Package %[1]s helps test code that uses package %[2]s, as net/http/httptest
+helps test code that uses net/http.
 
-	f.Comment("Chaos says how a harness's delivery departs from publication order: its")
-	f.Comment("seed, and how many duplicates, redeliveries, reorderings and gaps it")
-	f.Comment("draws. The zero Chaos delivers every event once, in order.")
+For each entity (%[3]s below) it has a recorder, %[4]s, %[5]s %[6]s
+that records every event it handled; a harness, %[7]s, that delivers
+events through a real %[8]s - its lanes, guards and resequencer -
+with the duplicates, redeliveries, reorderings and gaps that a seeded Chaos
+draws; and %[9]s, which delivers the same events once each, in
+order, so that a test can compare the two final states. A harness never asks
+more of the guards than they repair: an entity without a version refuses
+reorderings and gaps, and no key ever holds more events on a version gap
+than the resequencer's bound (MaxHeld).
+
+A test:
+
+	got, want := newModel(), newModel()
+	h, err := %[1]s.%[10]s(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	chaos := %[1]s.Chaos{Seed: 1, Duplicates: 0.2, Redeliveries: 0.1}
+	if _, err := h.Deliver(ctx, events, chaos); err != nil {
+		t.Fatal(err)
+	}
+	if err := %[1]s.%[9]s(ctx, want, events); err != nil {
+		t.Fatal(err)
+	}
+	// compare got with want
+
+With a version, Chaos may also reorder events (Reorder) and open version
+gaps (Gaps).
+
+Entities: %[11]s.`, k.name, k.pkg.Name, ex.Name, n.Recorder, article(n.Handler), n.Handler,
+		n.Harness, n.Dispatcher, n.ApplyInOrder, n.NewHarness, joinNames(entities))))
+
+	emit.Doc(f, 0, "Chaos says how a harness's delivery departs from publication order: its "+
+		"seed, and how many duplicates, redeliveries, reorderings and gaps it "+
+		"draws. The zero Chaos delivers every event once, in order.")
 	f.Type().Id("Chaos").Op("=").Qual(DeliveryPath, "Chaos")
 	f.Line()
-	f.Comment("Kind tells why an event was delivered: First, Duplicate or Redelivery.")
+	emit.Doc(f, 0, "Kind tells why an event was delivered: First, Duplicate or Redelivery.")
 	f.Type().Id("Kind").Op("=").Qual(DeliveryPath, "Kind")
 	f.Line()
-	f.Const().Defs(
-		jen.Comment("First is an event's first delivery."),
-		jen.Id("First").Op("=").Qual(DeliveryPath, "First"),
-		jen.Comment("Duplicate is a second delivery of an event."),
-		jen.Id("Duplicate").Op("=").Qual(DeliveryPath, "Duplicate"),
-		jen.Comment("Redelivery is a stale copy of an event already applied."),
-		jen.Id("Redelivery").Op("=").Qual(DeliveryPath, "Redelivery"),
-	)
+	f.Const().DefsFunc(func(g *jen.Group) {
+		for _, c := range []struct{ name, doc string }{
+			{"First", "First is an event's first delivery."},
+			{"Duplicate", "Duplicate is a second delivery of an event."},
+			{"Redelivery", "Redelivery is a stale copy of an event already applied."},
+		} {
+			emit.Doc(g, 1, "%s", c.doc)
+			g.Id(c.name).Op("=").Qual(DeliveryPath, c.name)
+		}
+	})
 	f.Line()
-	f.Comment("ErrUnrepairable is returned by Deliver for a Chaos that the entity's")
-	f.Comment("guards cannot repair: a reordering or a gap on an entity without a")
-	f.Comment("version, or a reordering beyond the resequencer's bound.")
+	emit.Doc(f, 0, "ErrUnrepairable is returned by Deliver for a Chaos that the entity's "+
+		"guards cannot repair: a reordering or a gap on an entity without a "+
+		"version, or a reordering beyond the resequencer's bound.")
 	f.Var().Id("ErrUnrepairable").Op("=").Qual(DeliveryPath, "ErrUnrepairable")
 }
 
