@@ -1,7 +1,11 @@
 package emit
 
 import (
+	"reflect"
+
 	"github.com/dave/jennifer/jen"
+
+	"github.com/ordergen/ordergen/runtime"
 )
 
 func errorf(format string, args ...jen.Code) *jen.Statement {
@@ -36,7 +40,7 @@ func dispatcher(f *jen.File, n names) {
 	Doc(f, 0, "%s returns a dispatcher whose first subscriber, named %q, is h, "+
 		"configured with the schema's policies changed by opts. Close it when done.", n.NewDispatcher, e.Name)
 	f.Func().Id(n.NewDispatcher).Params(jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
-		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Values(jen.Dict{jen.Id("topic"): rt("NewTopic").Types(n.key(), jen.Id(n.Event)).Call()}),
+		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Add(Keyed(Field{"topic", rt("NewTopic").Types(n.key(), jen.Id(n.Event)).Call()})),
 		jen.If(jen.Err().Op(":=").Id("d").Dot("subscribe").Call(jen.Lit(e.Name), jen.Id("h"), jen.Nil(), jen.Id("opts")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Err()),
 		),
@@ -63,14 +67,15 @@ func dispatcher(f *jen.File, n names) {
 			jen.If(jen.Id("opt").Op("!=").Nil()).Block(jen.Id("opt").Call(jen.Op("&").Id("cfg"))),
 		)
 		g.Id(n.UseStore).Call(jen.Op("&").Id("cfg"), jen.Id("name"), jen.Id("tx"))
-		sub := jen.Dict{jen.Id("name"): jen.Id("name"), jen.Id("h"): jen.Id("h"), jen.Id("tx"): jen.Id("tx")}
+		// The fields of the subscriber, in declaration order.
+		sub := []Field{{"name", jen.Id("name")}, {"h", jen.Id("h")}, {"tx", jen.Id("tx")}}
 		if e.Version != nil {
-			sub[jen.Id("versions")] = jen.Id("cfg").Dot("Versions")
+			sub = append(sub, Field{"versions", jen.Id("cfg").Dot("Versions")})
 		}
 		if e.HasStateGuard() {
-			sub[jen.Id("states")] = jen.Id("cfg").Dot("States")
+			sub = append(sub, Field{"states", jen.Id("cfg").Dot("States")})
 		}
-		g.Id("s").Op(":=").Op("&").Id(n.Subscriber).Values(sub)
+		g.Id("s").Op(":=").Op("&").Id(n.Subscriber).Add(Keyed(sub...))
 		if e.Version != nil {
 			g.If(jen.Id("s").Dot("versions").Op("==").Nil()).Block(
 				jen.Id("s").Dot("versions").Op("=").Add(rt("NewMemoryVersionStore")).Types(n.key()).Call(),
@@ -81,29 +86,29 @@ func dispatcher(f *jen.File, n names) {
 				jen.Id("s").Dot("states").Op("=").Add(rt("NewMemoryStateStore")).Types(n.key()).Call(),
 			)
 		}
-		rc := jen.Dict{
-			jen.Id("Name"):          jen.Id("name"),
-			jen.Id("MaxActive"):     jen.Id("cfg").Dot("MaxActive"),
-			jen.Id("Backlog"):       jen.Id("cfg").Dot("Backlog"),
-			jen.Id("Retry"):         jen.Id("cfg").Dot("Retry"),
-			jen.Id("Timeout"):       jen.Id("cfg").Dot("Timeout"),
-			jen.Id("OnExhausted"):   jen.Id("cfg").Dot("OnExhausted"),
-			jen.Id("Conflate"):      jen.Lit(e.Conflate),
-			jen.Id("Logger"):        jen.Id("cfg").Dot("Logger"),
-			jen.Id("MeterProvider"): jen.Id("cfg").Dot("MeterProvider"),
-			jen.Id("MetricAttributes"): jen.Index().Add(rt("Attribute")).Values(
-				jen.Values(jen.Dict{jen.Id("Key"): rt("AttrDestination"), jen.Id("Value"): jen.Lit(e.Name)}),
-				jen.Values(jen.Dict{jen.Id("Key"): rt("AttrConsumerGroup"), jen.Id("Value"): jen.Id("name")}),
-			),
-			jen.Id("OnOutcome"):  jen.Id("cfg").Dot("OnOutcome"),
-			jen.Id("Parks"):      jen.Id("cfg").Dot("Parks"),
-			jen.Id("DeadLetter"): jen.Id("cfg").Dot("DeadLetter"),
+		attribute := func(key string, value jen.Code) jen.Code {
+			return Keyed(Field{"Key", rt(key)}, Field{"Value", value})
 		}
-		if e.Version != nil {
-			rc[jen.Id("MaxHeld")] = jen.Id("cfg").Dot("MaxHeld")
-			rc[jen.Id("MaxHold")] = jen.Id("cfg").Dot("MaxHold")
+		rc := []Field{
+			{"Name", jen.Id("name")},
+			{"Logger", jen.Id("cfg").Dot("Logger")},
+			{"MeterProvider", jen.Id("cfg").Dot("MeterProvider")},
+			{"MetricAttributes", jen.Index().Add(rt("Attribute")).Values(
+				attribute("AttrDestination", jen.Lit(e.Name)),
+				attribute("AttrConsumerGroup", jen.Id("name")),
+			)},
+			{"OnOutcome", jen.Id("cfg").Dot("OnOutcome")},
+			{"Parks", jen.Id("cfg").Dot("Parks")},
+			{"DeadLetter", jen.Id("cfg").Dot("DeadLetter")},
 		}
-		g.Id("rc").Op(":=").Add(rt("Config")).Types(n.key(), jen.Id(n.Event)).Values(rc)
+		if e.Conflate {
+			rc = append(rc, Field{"Conflate", jen.True()})
+		}
+		for _, pf := range policyFields(e) {
+			rc = append(rc, Field{pf.name, jen.Id("cfg").Dot(pf.name)})
+		}
+		configType := reflect.TypeFor[runtime.Config[string, struct{}]]()
+		g.Id("rc").Op(":=").Add(rt("Config")).Types(n.key(), jen.Id(n.Event)).Add(Keyed(Ordered(configType, rc...)...))
 		g.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("Subscribe").Call(jen.Id("s").Dot("engineHandler").Call(), jen.Id("rc")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(errorf(n.pkg()+": subscribe %s: %w", jen.Id("name"), jen.Err())),
 		)

@@ -1,6 +1,8 @@
 package emit
 
 import (
+	"reflect"
+
 	"github.com/dave/jennifer/jen"
 
 	"github.com/ordergen/ordergen/generator/ir"
@@ -45,29 +47,13 @@ func value(f *jen.File, n names) {
 
 func config(f *jen.File, n names) {
 	e := n.e
-	p := e.Policy
 	Doc(f, 0, "%s configures one subscriber of %s %s. %s and Subscribe "+
 		"start from the schema's policies and apply the options in order. A zero or "+
 		"nil field means the runtime's default.", n.Config, article(n.Dispatcher), n.Dispatcher, n.NewDispatcher)
 	f.Type().Id(n.Config).StructFunc(func(g *jen.Group) {
-		Doc(g, 1, "MaxActive is the number of keys handled at once (schema: lanes.max_active).")
-		g.Id("MaxActive").Int()
-		Doc(g, 1, "Backlog bounds the pending events (schema: backlog).")
-		g.Id("Backlog").Add(rt("Backlog"))
-		Doc(g, 1, "Retry is the in-lane retry policy (schema: retry).")
-		g.Id("Retry").Add(rt("Retry"))
-		Doc(g, 1, "Timeout bounds each handler attempt through its context (schema: timeout).")
-		g.Id("Timeout").Qual("time", "Duration")
-		Doc(g, 1, "OnExhausted says what happens to an event that failed for good "+
-			"(schema: on_exhausted; runtime.Drop for delivery: at-most-once).")
-		g.Id("OnExhausted").Add(rt("ExhaustedPolicy"))
-		if e.Version != nil {
-			Doc(g, 1, "MaxHeld bounds the events of one key held back on a version gap; a key "+
-				"that would hold more is parked (schema: resequencer.max_events).")
-			g.Id("MaxHeld").Int()
-			Doc(g, 1, "MaxHold bounds how long an event is held back on a version gap; then "+
-				"the key is parked (schema: resequencer.max_wait).")
-			g.Id("MaxHold").Qual("time", "Duration")
+		for _, pf := range policyFields(e) {
+			Doc(g, 1, "%s", pf.doc)
+			g.Id(pf.name).Add(goType(reflect.TypeOf(pf.value)))
 		}
 		Doc(g, 1, "Logger receives what an operator must see (a key parked, a replay). "+
 			"Nil: slog.Default().")
@@ -110,36 +96,44 @@ func config(f *jen.File, n names) {
 	Doc(f, 0, "%s changes %s %s before a subscriber starts.", n.Option, article(n.Config), n.Config)
 	f.Type().Id(n.Option).Func().Params(jen.Op("*").Id(n.Config))
 
-	onExhausted := constName(p.OnExhausted)
-	whenFull := constName(p.Backlog.WhenFull)
-	backlog := jen.Dict{
-		jen.Id("PerKey"):   jen.Lit(p.Backlog.PerKey),
-		jen.Id("Total"):    jen.Lit(p.Backlog.Total),
-		jen.Id("WhenFull"): rt(whenFull),
-	}
-	if p.Backlog.Wait > 0 {
-		backlog[jen.Id("Wait")] = duration(p.Backlog.Wait)
-	}
-	retry := jen.Dict{
-		jen.Id("Attempts"):   jen.Lit(p.Retry.Attempts),
-		jen.Id("Initial"):    duration(p.Retry.Initial),
-		jen.Id("Max"):        duration(p.Retry.Max),
-		jen.Id("Multiplier"): jen.Lit(p.Retry.Multiplier),
-	}
-	if p.Retry.NoJitter {
-		retry[jen.Id("NoJitter")] = jen.True()
-	}
-	cfg := jen.Dict{
-		jen.Id("MaxActive"):   jen.Lit(p.MaxActive),
-		jen.Id("Backlog"):     rt("Backlog").Values(backlog),
-		jen.Id("Retry"):       rt("Retry").Values(retry),
-		jen.Id("Timeout"):     duration(p.Timeout),
-		jen.Id("OnExhausted"): rt(onExhausted),
-	}
-	if e.Version != nil {
-		cfg[jen.Id("MaxHeld")] = jen.Lit(p.MaxHeld)
-		cfg[jen.Id("MaxHold")] = duration(p.MaxHold)
+	var defaults []Field
+	for _, pf := range policyFields(e) {
+		defaults = append(defaults, Field{pf.name, policyValue(reflect.ValueOf(pf.value))})
 	}
 	Doc(f, 0, "%s returns the schema's policies for %s.", n.DefaultConfig, e.Name)
-	f.Func().Id(n.DefaultConfig).Params().Id(n.Config).Block(jen.Return(jen.Id(n.Config).Values(cfg)))
+	f.Func().Id(n.DefaultConfig).Params().Id(n.Config).Block(jen.Return(jen.Id(n.Config).Add(Keyed(defaults...))))
+}
+
+// policyField is a field of an entity's Config that holds one of the
+// schema's policies, in the runtime's type: the dispatcher's Config
+// declares it with its doc, its default is the schema's value, and
+// subscribe sets the runtime.Config field of the same name to it. A
+// policy of a field of runtime.Retry or runtime.Backlog needs no row: the
+// literal of the struct writes every field that is set.
+type policyField struct {
+	name  string
+	doc   string
+	value any
+}
+
+// policyFields returns the policy fields of e's Config, in declaration
+// order.
+func policyFields(e *ir.Entity) []policyField {
+	p := e.Policy
+	fields := []policyField{
+		{"MaxActive", "MaxActive is the number of keys handled at once (schema: lanes.max_active).", p.MaxActive},
+		{"Backlog", "Backlog bounds the pending events (schema: backlog).", p.Backlog},
+		{"Retry", "Retry is the in-lane retry policy (schema: retry).", p.Retry},
+		{"Timeout", "Timeout bounds each handler attempt through its context (schema: timeout).", p.Timeout},
+		{"OnExhausted", "OnExhausted says what happens to an event that failed for good " +
+			"(schema: on_exhausted; runtime.Drop for delivery: at-most-once).", p.OnExhausted},
+	}
+	if e.Version != nil {
+		fields = append(fields,
+			policyField{"MaxHeld", "MaxHeld bounds the events of one key held back on a version gap; a key " +
+				"that would hold more is parked (schema: resequencer.max_events).", p.MaxHeld},
+			policyField{"MaxHold", "MaxHold bounds how long an event is held back on a version gap; then " +
+				"the key is parked (schema: resequencer.max_wait).", p.MaxHold})
+	}
+	return fields
 }

@@ -60,7 +60,7 @@ func txConstructors(f *jen.File, n names) {
 		"writes commit together with its version advance. opts change the schema's "+
 		"policies. Close the dispatcher when done, then the store.", n.NewTxDispatcher, e.Name)
 	f.Func().Id(n.NewTxDispatcher).Params(jen.Id("store").Add(txStore()), jen.Id("h").Id(n.TxHandler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
-		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Values(jen.Dict{jen.Id("topic"): rt("NewTopic").Types(n.key(), jen.Id(n.Event)).Call()}),
+		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Add(Keyed(Field{"topic", rt("NewTopic").Types(n.key(), jen.Id(n.Event)).Call()})),
 		jen.If(jen.Err().Op(":=").Id("d").Dot("subscribeTx").Call(jen.Lit(e.Name), jen.Id("store"), jen.Id("h"), jen.Id("opts")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Err()),
 		),
@@ -79,7 +79,7 @@ func txConstructors(f *jen.File, n names) {
 	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("subscribeTx").Params(jen.Id("name").String(), jen.Id("store").Add(txStore()), jen.Id("h").Id(n.TxHandler), jen.Id("opts").Index().Id(n.Option)).Error().Block(
 		jen.If(jen.Id("store").Op("==").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: nil store", jen.Id("name")))),
 		jen.If(jen.Id("h").Op("==").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: nil handler", jen.Id("name")))),
-		jen.Return(jen.Id("d").Dot("subscribe").Call(jen.Id("name"), jen.Nil(), jen.Op("&").Id(n.TxBinding).Values(jen.Dict{jen.Id("h"): jen.Id("h"), jen.Id("store"): jen.Id("store")}), jen.Id("opts"))),
+		jen.Return(jen.Id("d").Dot("subscribe").Call(jen.Id("name"), jen.Nil(), jen.Op("&").Id(n.TxBinding).Add(Keyed(Field{"h", jen.Id("h")}, Field{"store", jen.Id("store")})), jen.Id("opts"))),
 	)
 }
 

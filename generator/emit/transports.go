@@ -39,7 +39,7 @@ func producer(f *jen.File, n names) {
 		"with runtime.ErrInvalidConfig.", n.NewProducer)
 	f.Func().Id(n.NewProducer).Params(jen.Id("sink").Add(sink)).Params(jen.Op("*").Id(name), jen.Error()).Block(
 		jen.If(jen.Id("sink").Op("==").Nil()).Block(jen.Return(jen.Nil(), errorf("%w: "+name+" needs a sink", rt("ErrInvalidConfig")))),
-		jen.Return(jen.Op("&").Id(name).Values(jen.Dict{jen.Id("sink"): jen.Id("sink")}), jen.Nil()),
+		jen.Return(jen.Op("&").Id(name).Add(Keyed(Field{"sink", jen.Id("sink")})), jen.Nil()),
 	)
 	recv := func() *jen.Statement { return jen.Params(jen.Id("p").Op("*").Id(name)) }
 	for _, ev := range e.Events {

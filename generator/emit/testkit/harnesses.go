@@ -82,10 +82,10 @@ func (k kit) harness(f *jen.File, n names) {
 	}
 	guard := jen.Qual(DeliveryPath, "Guard").Values()
 	if e.Version != nil {
-		guard = jen.Qual(DeliveryPath, "Guard").Values(jen.Dict{jen.Id("Versioned"): jen.True()})
+		guard = jen.Qual(DeliveryPath, "Guard").Add(emit.Keyed(emit.Field{Name: "Versioned", Value: jen.True()}))
 	}
 	f.Func().Id("New"+n.Harness).Params(jen.Id("handler").Add(k.gen(n.Handler)), jen.Id("opts").Op("...").Add(k.gen(n.Option))).Params(jen.Op("*").Id(n.Harness), jen.Error()).Block(
-		jen.Id("h").Op(":=").Op("&").Id(n.Harness).Values(jen.Dict{jen.Id("guard"): guard}),
+		jen.Id("h").Op(":=").Op("&").Id(n.Harness).Add(emit.Keyed(emit.Field{Name: "guard", Value: guard})),
 		jen.Id("opts").Op("=").Append(
 			jen.Qual("slices", "Clip").Call(jen.Id("opts")),
 			jen.Func().Params(jen.Id("c").Op("*").Add(k.gen(n.Config))).Block(capture...),
@@ -127,12 +127,12 @@ func (k kit) harness(f *jen.File, n names) {
 		),
 		jen.If(jen.Err().Op("!=").Nil()).Block(fail(errf("deliver "+e.Name+" events: %w", jen.Err()))),
 		jen.If(jen.Err().Op(":=").Qual(DeliveryPath, "Run").Call(jen.Id("ctx"), jen.Id("plan"), jen.Id("h").Dot("d").Dot("Publish"), jen.Id("h").Dot("d").Dot("Flush")), jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Id(n.Delivery).Values(jen.Dict{jen.Id("Sent"): jen.Id("plan")}), errf("deliver "+e.Name+" events with %v: %w", jen.Id("c"), jen.Err())),
+			jen.Return(jen.Id(n.Delivery).Add(emit.Keyed(emit.Field{Name: "Sent", Value: jen.Id("plan")})), errf("deliver "+e.Name+" events with %v: %w", jen.Id("c"), jen.Err())),
 		),
-		jen.Return(jen.Id(n.Delivery).Values(jen.Dict{
-			jen.Id("Sent"):  jen.Id("plan"),
-			jen.Id("Stats"): jen.Id("h").Dot("d").Dot("Stats").Call().Index(jen.Lit(e.Name)),
-		}), jen.Nil()),
+		jen.Return(jen.Id(n.Delivery).Add(emit.Keyed(
+			emit.Field{Name: "Sent", Value: jen.Id("plan")},
+			emit.Field{Name: "Stats", Value: jen.Id("h").Dot("d").Dot("Stats").Call().Index(jen.Lit(e.Name))},
+		)), jen.Nil()),
 	)
 	f.Line()
 

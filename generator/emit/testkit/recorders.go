@@ -27,7 +27,7 @@ func (k kit) recorders(f *jen.File) {
 		emit.Doc(f, 0, "%s returns a recorder that passes each event to next first; a nil "+
 			"next only records.", n.NewRecorder)
 		f.Func().Id(n.NewRecorder).Params(jen.Id("next").Add(k.gen(n.Handler))).Op("*").Id(n.Recorder).Block(
-			jen.Return(jen.Op("&").Id(n.Recorder).Values(jen.Dict{jen.Id("next"): jen.Id("next")})),
+			jen.Return(jen.Op("&").Id(n.Recorder).Add(emit.Keyed(emit.Field{Name: "next", Value: jen.Id("next")}))),
 		)
 		for _, ev := range e.Events {
 			method := ev.Handle
