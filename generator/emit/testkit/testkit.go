@@ -7,6 +7,7 @@ import (
 
 	"github.com/ordergen/ordergen/generator/emit"
 	"github.com/ordergen/ordergen/generator/ir"
+	"github.com/ordergen/ordergen/generator/write"
 )
 
 // DeliveryPath is the import path of the package that plans and runs
@@ -18,7 +19,7 @@ func Dir(pkg *ir.Package) string { return pkg.Name + "test" }
 
 // Files returns the kit's files for pkg, whose generated code has the
 // import path importPath. Their names are Dir(pkg)/name, sorted.
-func Files(pkg *ir.Package, importPath string) ([]emit.File, error) {
+func Files(pkg *ir.Package, importPath string) ([]write.File, error) {
 	if importPath == "" {
 		return nil, fmt.Errorf("test kit of package %s: no import path", pkg.Name)
 	}
@@ -31,7 +32,7 @@ func Files(pkg *ir.Package, importPath string) ([]emit.File, error) {
 		{"kit.go", k.doc},
 		{"recorders.go", k.recorders},
 	}
-	out := make([]emit.File, 0, len(concerns))
+	out := make([]write.File, 0, len(concerns))
 	for _, c := range concerns {
 		f := emit.NewFile(k.name)
 		f.ImportName(importPath, pkg.Name)
@@ -42,7 +43,7 @@ func Files(pkg *ir.Package, importPath string) ([]emit.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, emit.File{Name: k.name + "/" + c.name, Contents: src})
+		out = append(out, write.File{Name: k.name + "/" + c.name, Contents: src})
 	}
 	return out, nil
 }
