@@ -104,8 +104,8 @@ func dispatcher(f *jen.File, n names) {
 		if e.Conflate {
 			rc = append(rc, Field{"Conflate", jen.True()})
 		}
-		for _, pf := range policyFields(e) {
-			rc = append(rc, Field{pf.name, jen.Id("cfg").Dot(pf.name)})
+		for _, pf := range e.PolicyFields() {
+			rc = append(rc, Field{pf.Name, jen.Id("cfg").Dot(pf.Name)})
 		}
 		configType := reflect.TypeFor[runtime.Config[string, struct{}]]()
 		g.Id("rc").Op(":=").Add(rt("Config")).Types(n.key(), jen.Id(n.Event)).Add(Keyed(Ordered(configType, rc...)...))

@@ -51,9 +51,9 @@ func config(f *jen.File, n names) {
 		"start from the schema's policies and apply the options in order. A zero or "+
 		"nil field means the runtime's default.", n.Config, article(n.Dispatcher), n.Dispatcher, n.NewDispatcher)
 	f.Type().Id(n.Config).StructFunc(func(g *jen.Group) {
-		for _, pf := range policyFields(e) {
-			Doc(g, 1, "%s", pf.doc)
-			g.Id(pf.name).Add(goType(reflect.TypeOf(pf.value)))
+		for _, pf := range e.PolicyFields() {
+			Doc(g, 1, "%s", pf.Doc)
+			g.Id(pf.Name).Add(goType(reflect.TypeOf(pf.Value)))
 		}
 		Doc(g, 1, "Logger receives what an operator must see (a key parked, a replay). "+
 			"Nil: slog.Default().")
@@ -97,43 +97,9 @@ func config(f *jen.File, n names) {
 	f.Type().Id(n.Option).Func().Params(jen.Op("*").Id(n.Config))
 
 	var defaults []Field
-	for _, pf := range policyFields(e) {
-		defaults = append(defaults, Field{pf.name, policyValue(reflect.ValueOf(pf.value))})
+	for _, pf := range e.PolicyFields() {
+		defaults = append(defaults, Field{pf.Name, policyValue(reflect.ValueOf(pf.Value))})
 	}
 	Doc(f, 0, "%s returns the schema's policies for %s.", n.DefaultConfig, e.Name)
 	f.Func().Id(n.DefaultConfig).Params().Id(n.Config).Block(jen.Return(jen.Id(n.Config).Add(Keyed(defaults...))))
-}
-
-// policyField is a field of an entity's Config that holds one of the
-// schema's policies, in the runtime's type: the dispatcher's Config
-// declares it with its doc, its default is the schema's value, and
-// subscribe sets the runtime.Config field of the same name to it. A
-// policy of a field of runtime.Retry or runtime.Backlog needs no row: the
-// literal of the struct writes every field that is set.
-type policyField struct {
-	name  string
-	doc   string
-	value any
-}
-
-// policyFields returns the policy fields of e's Config, in declaration
-// order.
-func policyFields(e *ir.Entity) []policyField {
-	p := e.Policy
-	fields := []policyField{
-		{"MaxActive", "MaxActive is the number of keys handled at once (schema: lanes.max_active).", p.MaxActive},
-		{"Backlog", "Backlog bounds the pending events (schema: backlog).", p.Backlog},
-		{"Retry", "Retry is the in-lane retry policy (schema: retry).", p.Retry},
-		{"Timeout", "Timeout bounds each handler attempt through its context (schema: timeout).", p.Timeout},
-		{"OnExhausted", "OnExhausted says what happens to an event that failed for good " +
-			"(schema: on_exhausted; runtime.Drop for delivery: at-most-once).", p.OnExhausted},
-	}
-	if e.Version != nil {
-		fields = append(fields,
-			policyField{"MaxHeld", "MaxHeld bounds the events of one key held back on a version gap; a key " +
-				"that would hold more is parked (schema: resequencer.max_events).", p.MaxHeld},
-			policyField{"MaxHold", "MaxHold bounds how long an event is held back on a version gap; then " +
-				"the key is parked (schema: resequencer.max_wait).", p.MaxHold})
-	}
-	return fields
 }

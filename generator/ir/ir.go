@@ -1,11 +1,5 @@
 package ir
 
-import (
-	"time"
-
-	"github.com/ordergen/ordergen/runtime"
-)
-
 // Package is a whole schema.
 type Package struct {
 	// Name is the Go package name of the generated code.
@@ -180,29 +174,3 @@ func (t *Type) spell(qual func(*Type) string) string {
 func NewEvent(name string) *Event {
 	return &Event{Name: name, Handle: "Handle" + name, Publish: "Publish" + name}
 }
-
-// Policy is the resolved delivery policy of an entity, in the runtime's
-// own types: the generated code sets the runtime.Config fields of the
-// same names to these values.
-type Policy struct {
-	// MaxActive is the number of keys in progress at once.
-	MaxActive int
-	// Backlog bounds the pending events.
-	Backlog runtime.Backlog
-	// Retry is the retry policy (one attempt under at-most-once).
-	Retry runtime.Retry
-	// Timeout bounds each handler attempt.
-	Timeout time.Duration
-	// OnExhausted is the policy for an event that failed for good:
-	// runtime.Drop for delivery: at-most-once.
-	OnExhausted runtime.ExhaustedPolicy
-	// MaxHeld bounds the events of a key held back on a version gap
-	// (entities with a version).
-	MaxHeld int
-	// MaxHold bounds how long an event is held back.
-	MaxHold time.Duration
-}
-
-// AtMostOnce reports whether failed events are dropped instead of retried
-// (delivery: at-most-once).
-func (p Policy) AtMostOnce() bool { return p.OnExhausted == runtime.Drop }
