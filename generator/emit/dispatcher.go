@@ -24,7 +24,7 @@ func dispatcher(f *jen.File, n names) {
 		jen.Id("subs").Map(jen.String()).Op("*").Id(n.Subscriber).Comment("by name"),
 	)
 	Doc(f, 0, "%s is one subscriber of %s %s: its name, its handler and the "+
-		"stores of its guards.", n.Subscriber, article(n.Dispatcher), n.Dispatcher)
+		"stores of its guards.", n.Subscriber, Article(n.Dispatcher), n.Dispatcher)
 	f.Type().Id(n.Subscriber).StructFunc(func(g *jen.Group) {
 		g.Id("name").String()
 		g.Id("h").Id(n.Handler)

@@ -49,7 +49,7 @@ func config(f *jen.File, n names) {
 	e := n.e
 	Doc(f, 0, "%s configures one subscriber of %s %s. %s and Subscribe "+
 		"start from the schema's policies and apply the options in order. A zero or "+
-		"nil field means the runtime's default.", n.Config, article(n.Dispatcher), n.Dispatcher, n.NewDispatcher)
+		"nil field means the runtime's default.", n.Config, Article(n.Dispatcher), n.Dispatcher, n.NewDispatcher)
 	f.Type().Id(n.Config).StructFunc(func(g *jen.Group) {
 		for _, pf := range e.PolicyFields() {
 			Doc(g, 1, "%s", pf.Doc)
@@ -93,7 +93,7 @@ func config(f *jen.File, n names) {
 			"block (see runtime.OutcomeFunc).")
 		g.Id("OnOutcome").Add(rt("OutcomeFunc")).Types(n.key())
 	})
-	Doc(f, 0, "%s changes %s %s before a subscriber starts.", n.Option, article(n.Config), n.Config)
+	Doc(f, 0, "%s changes %s %s before a subscriber starts.", n.Option, Article(n.Config), n.Config)
 	f.Type().Id(n.Option).Func().Params(jen.Op("*").Id(n.Config))
 
 	var defaults []Field

@@ -40,7 +40,7 @@ func txHandler(f *jen.File, n names) {
 		"runtime.Permanent to apply the exhaustion policy at once).", n.TxHandler, e.Name, n.NewTxDispatcher)
 	f.Type().Id(n.TxHandler).InterfaceFunc(func(g *jen.Group) {
 		for _, ev := range e.Events {
-			Doc(g, 1, "%s handles %s %s event in tx.", ev.Handle, article(ev.Name), ev.Name)
+			Doc(g, 1, "%s handles %s %s event in tx.", ev.Handle, Article(ev.Name), ev.Name)
 			g.Id(ev.Handle).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("tx").Add(sqlTx()), jen.Id("e").Id(ev.Name)).Error()
 		}
 	})

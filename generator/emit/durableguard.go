@@ -12,7 +12,7 @@ import (
 func handleTx(f *jen.File, n names) {
 	e := n.e
 	versioned := e.Version != nil
-	snapshots := versioned && anySnapshot(e)
+	snapshots := versioned && e.HasSnapshot()
 	stated := e.HasStateGuard()
 	keyFmt := n.pkg() + ": " + e.Name + " %v: "
 

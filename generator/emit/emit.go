@@ -121,8 +121,9 @@ func list(items []string, conj string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
 }
 
-// article returns "an" or "a" for s.
-func article(s string) string {
+// Article returns "an" or "a" for s, as the word before it: "an" before a
+// vowel letter ("an AccountHandler", "an orders.OrderHandler").
+func Article(s string) string {
 	if s != "" && strings.ContainsRune("AEIOUaeiou", rune(s[0])) {
 		return "an"
 	}

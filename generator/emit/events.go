@@ -48,10 +48,10 @@ func stateType(f *jen.File, n names) {
 	}
 	Doc(f, 0, "%s is a state of %s %s. Its ranked states, %s, only move "+
 		"forward, in that order (a later state may be skipped);%s the zero value "+
-		"means no event has set a state yet.", n.State, article(e.Name), e.Name, list(e.States, "and"), branches.String())
+		"means no event has set a state yet.", n.State, Article(e.Name), e.Name, list(e.States, "and"), branches.String())
 	f.Type().Id(n.State).String()
 	f.Line()
-	Doc(f, 0, "The states of %s %s, as the schema declares them.", article(e.Name), e.Name)
+	Doc(f, 0, "The states of %s %s, as the schema declares them.", Article(e.Name), e.Name)
 	f.Const().DefsFunc(func(g *jen.Group) {
 		for i, s := range e.States {
 			Doc(g, 1, "%s is the ranked state %s (rank %d).", n.StateConst(s), s, i+1)

@@ -17,20 +17,11 @@ func guards(f *jen.File, pkg *ir.Package) {
 	}
 }
 
-func anySnapshot(e *ir.Entity) bool {
-	for _, ev := range e.Events {
-		if ev.Snapshot {
-			return true
-		}
-	}
-	return false
-}
-
 // handle emits the engine handler of a subscriber.
 func handle(f *jen.File, n names) {
 	e := n.e
 	versioned := e.Version != nil
-	snapshots := versioned && anySnapshot(e)
+	snapshots := versioned && e.HasSnapshot()
 	stated := e.HasStateGuard()
 	keyFmt := n.pkg() + ": " + e.Name + " %v: "
 
@@ -155,7 +146,7 @@ func skipUnimplemented() jen.Code { return rt("Skip").Call(rt("ReasonUnimplement
 func rank(f *jen.File, n names) {
 	e := n.e
 	Doc(f, 0, "%s returns the rank of %s %s state: 1 for the first ranked state, 0 "+
-		"for none yet, -1 for a branch state and -2 for a name that is not a state.", n.Rank, article(e.Name), e.Name)
+		"for none yet, -1 for a branch state and -2 for a name that is not a state.", n.Rank, Article(e.Name), e.Name)
 	f.Func().Id(n.Rank).Params(jen.Id("state").Id(n.State)).Int().Block(
 		jen.Switch(jen.Id("state")).BlockFunc(func(g *jen.Group) {
 			g.Case(jen.Lit("")).Block(jen.Return(jen.Lit(0)))
@@ -180,7 +171,7 @@ func transition(f *jen.File, n names) {
 	e := n.e
 	Doc(f, 0, "%s returns why %s %s in state current must not move to target, "+
 		"or \"\" when it may. Ranked states only move forward; a branch state is "+
-		"entered only from the states it lists, and no ranked state follows it.", n.Transition, article(e.Name), e.Name)
+		"entered only from the states it lists, and no ranked state follows it.", n.Transition, Article(e.Name), e.Name)
 	f.Func().Id(n.Transition).Params(jen.List(jen.Id("current"), jen.Id("target")).Id(n.State)).String().BlockFunc(func(g *jen.Group) {
 		if len(e.Branches) > 0 {
 			g.Switch(jen.Id("target")).BlockFunc(func(g *jen.Group) {

@@ -13,10 +13,10 @@ func handlers(f *jen.File, pkg *ir.Package) {
 			"%s %s calls the methods of one %s in publication order, one event "+
 			"at a time, after the generated guards let the event through. A method that "+
 			"returns an error is retried in place; wrap the error with runtime.Permanent "+
-			"to apply the exhaustion policy at once.", n.Handler, e.Name, capitalize(article(n.Dispatcher)), n.Dispatcher, e.Name)
+			"to apply the exhaustion policy at once.", n.Handler, e.Name, capitalize(Article(n.Dispatcher)), n.Dispatcher, e.Name)
 		f.Type().Id(n.Handler).InterfaceFunc(func(g *jen.Group) {
 			for _, ev := range e.Events {
-				Doc(g, 1, "%s handles %s %s event.", ev.Handle, article(ev.Name), ev.Name)
+				Doc(g, 1, "%s handles %s %s event.", ev.Handle, Article(ev.Name), ev.Name)
 				g.Id(ev.Handle).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("e").Id(ev.Name)).Error()
 			}
 		})
@@ -37,7 +37,7 @@ func unimplementedBase(f *jen.File, n names, iface, base string, extra []jen.Cod
 		"one of its methods is acknowledged, not applied: the guards still advance "+
 		"the key's version and state, so no gap is left behind, and the event is "+
 		"counted as skipped with the reason \"unimplemented\" "+
-		"(runtime.ReasonUnimplemented).", base, article(iface), iface)
+		"(runtime.ReasonUnimplemented).", base, Article(iface), iface)
 	f.Type().Id(base).Struct()
 	f.Var().Id("_").Id(iface).Op("=").Id(base).Values()
 	for _, ev := range e.Events {

@@ -14,7 +14,7 @@ func publishers(f *jen.File, pkg *ir.Package) {
 			"implementations can carry the same events elsewhere.", n.Publisher, e.Name, n.Dispatcher)
 		f.Type().Id(n.Publisher).InterfaceFunc(func(g *jen.Group) {
 			for _, ev := range e.Events {
-				Doc(g, 1, "%s publishes %s %s event.", ev.Publish, article(ev.Name), ev.Name)
+				Doc(g, 1, "%s publishes %s %s event.", ev.Publish, Article(ev.Name), ev.Name)
 				g.Id(ev.Publish).Params(ctx(), jen.Id("e").Id(ev.Name)).Error()
 			}
 		})

@@ -90,7 +90,7 @@ func submitTagged(f *jen.File, n names) {
 func check(f *jen.File, n names) {
 	e := n.e
 	Doc(f, 0, "%s refuses, with an error wrapping runtime.ErrInvalidEvent, %s %s event "+
-		"that the dispatcher's Publish methods refuse; e is not nil.", n.Check, article(e.Name), e.Name)
+		"that the dispatcher's Publish methods refuse; e is not nil.", n.Check, Article(e.Name), e.Name)
 	f.Func().Id(n.Check).Params(jen.Id("e").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
 		prefix := "%w: " + e.Name + " event %s: "
 		if e.Key.Type.Name == "string" {

@@ -44,6 +44,16 @@ func (e *Entity) HasStateGuard() bool {
 	return false
 }
 
+// HasSnapshot reports whether any event of e is a snapshot.
+func (e *Entity) HasSnapshot() bool {
+	for _, ev := range e.Events {
+		if ev.Snapshot {
+			return true
+		}
+	}
+	return false
+}
+
 // Branch is a state entered only from the states in From.
 type Branch struct {
 	// Name is the branch state.

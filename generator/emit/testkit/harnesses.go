@@ -9,15 +9,6 @@ import (
 
 func (k kit) keyType(e *ir.Entity) jen.Code { return emit.Type(e.Key.Type) }
 
-func hasSnapshot(e *ir.Entity) bool {
-	for _, ev := range e.Events {
-		if ev.Snapshot {
-			return true
-		}
-	}
-	return false
-}
-
 func (k kit) harnesses(f *jen.File) {
 	for _, e := range k.pkg.Entities {
 		n := namesOf(e)
@@ -26,7 +17,7 @@ func (k kit) harnesses(f *jen.File) {
 		k.value(f, n)
 		if e.Version != nil {
 			k.sequence(f, n)
-			if hasSnapshot(e) {
+			if e.HasSnapshot() {
 				k.snapshot(f, n)
 			}
 		}
@@ -109,7 +100,7 @@ func (k kit) harness(f *jen.File, n names) {
 		"It returns an error wrapping ErrUnrepairable for a Chaos the entity's "+
 		"guards cannot repair, and an error for a nil event or a failed publish.")
 	snapshot := jen.Nil()
-	if e.Version != nil && hasSnapshot(e) {
+	if e.Version != nil && e.HasSnapshot() {
 		snapshot = jen.Id(n.Snapshot)
 	}
 	fail := func(err jen.Code) jen.Code {
@@ -148,7 +139,7 @@ func (k kit) inOrder(f *jen.File, n names) {
 	emit.Doc(f, 0, "%s delivers events to h once each, in publication order, "+
 		"through a new dispatcher with opts: the in-order application that a "+
 		"delivery by %s %s with any Chaos it accepts must reach as well. It "+
-		"returns when every event has an outcome, and closes the dispatcher.", n.ApplyInOrder, article(n.Harness), n.Harness)
+		"returns when every event has an outcome, and closes the dispatcher.", n.ApplyInOrder, emit.Article(n.Harness), n.Harness)
 	f.Func().Id(n.ApplyInOrder).Params(
 		jen.Id("ctx").Qual("context", "Context"),
 		jen.Id("h").Add(k.gen(n.Handler)),

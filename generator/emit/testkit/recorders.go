@@ -15,7 +15,7 @@ func (k kit) recorders(f *jen.File) {
 		emit.Doc(f, 0, "%s is %s %s.%s that records every event it handled, in "+
 			"handling order. It passes each event to its next handler first, when it "+
 			"has one, and records the event only when that handler returns nil. It is "+
-			"safe for concurrent use.", n.Recorder, article(k.pkg.Name), k.pkg.Name, n.Handler)
+			"safe for concurrent use.", n.Recorder, emit.Article(k.pkg.Name), k.pkg.Name, n.Handler)
 		f.Type().Id(n.Recorder).Struct(
 			jen.Id("next").Add(k.gen(n.Handler)),
 			jen.Id("mu").Qual("sync", "Mutex"),

@@ -98,7 +98,7 @@ A test:
 With a version, Chaos may also reorder events (Reorder) and open version
 gaps (Gaps).
 
-Entities: %[11]s.`, k.name, k.pkg.Name, ex.Name, n.Recorder, article(n.Handler), n.Handler,
+Entities: %[11]s.`, k.name, k.pkg.Name, ex.Name, n.Recorder, emit.Article(n.Handler), n.Handler,
 		n.Harness, n.Dispatcher, n.ApplyInOrder, n.NewHarness, joinNames(entities))))
 
 	emit.Doc(f, 0, "Chaos says how a harness's delivery departs from publication order: its "+
@@ -149,10 +149,3 @@ type names struct {
 }
 
 func namesOf(e *ir.Entity) names { return names{Names: e.Names, e: e} }
-
-func article(s string) string {
-	if s != "" && (s[0] == 'A' || s[0] == 'E' || s[0] == 'I' || s[0] == 'O' || s[0] == 'U') {
-		return "an"
-	}
-	return "a"
-}
