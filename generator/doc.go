@@ -54,14 +54,18 @@
 // breaking reports a changed wire name (WIRE_NAME_SAME).
 //
 // The values shown for defaults are the built-in ones, used for whatever a
-// schema leaves out (backlog.wait has none). Policies merge field by field:
+// schema leaves out (backlog.wait has none): the runtime's own defaults,
+// which live in github.com/ordergen/ordergen/runtime's Default constants
+// and which a zero runtime.Config field takes too. on_exhausted and
+// when_full take the names of the runtime's ExhaustedPolicy and FullPolicy
+// values. Policies merge field by field:
 // an entity's retry: {attempts: 8} keeps the other retry settings of the
 // defaults.
 //
 // Policy values: attempts, per_key, total, max_active and max_events are
 // whole numbers of at least 1; multiplier is a number from 1 to 1000;
 // initial, max, timeout, wait and max_wait are positive Go durations
-// (250ms, 5s, 1m30s); jitter is full or none; when_full is block, reject,
+// (250ms, 5s, 1m30s); jitter is full or none; when_full is reject, block,
 // drop-oldest, drop-newest or timeout.
 //
 // Field types are Go's predeclared types (every one but the interfaces
