@@ -54,14 +54,18 @@
 // breaking reports a changed wire name (WIRE_NAME_SAME).
 //
 // The values shown for defaults are the built-in ones, used for whatever a
-// schema leaves out (backlog.wait has none). Policies merge field by field:
+// schema leaves out (backlog.wait has none): the runtime's own defaults,
+// which live in github.com/ordergen/ordergen/runtime's Default constants
+// and which a zero runtime.Config field takes too. on_exhausted and
+// when_full take the names of the runtime's ExhaustedPolicy and FullPolicy
+// values. Policies merge field by field:
 // an entity's retry: {attempts: 8} keeps the other retry settings of the
 // defaults.
 //
 // Policy values: attempts, per_key, total, max_active and max_events are
 // whole numbers of at least 1; multiplier is a number from 1 to 1000;
 // initial, max, timeout, wait and max_wait are positive Go durations
-// (250ms, 5s, 1m30s); jitter is full or none; when_full is block, reject,
+// (250ms, 5s, 1m30s); jitter is full or none; when_full is reject, block,
 // drop-oldest, drop-newest or timeout.
 //
 // Field types are Go's predeclared types (every one but the interfaces
@@ -83,14 +87,18 @@
 //     identifier or is a keyword.
 //   - an entity, event, field, state, branch, key or version field name that
 //     is not an exported Go identifier.
-//   - names that clash in the generated package: an event named like
-//     another entity's event or like a generated declaration (AccountEvent,
-//     AccountHandler, AccountDispatcher, AccountConfig, AccountOption,
-//     AccountPublisher, AccountTxHandler, AccountProducer, AccountConsumer,
-//     AccountState and its constants AccountStateOpen..., the bases
-//     UnimplementedAccountHandler and UnimplementedAccountTxHandler,
-//     NewAccountDispatcher, NewAccountTxDispatcher, NewAccountProducer and the
-//     unexported helpers);
+//   - names that clash in the generated package or in its test kit: an
+//     event named like another entity's event or like a generated
+//     declaration (AccountEvent, AccountHandler, AccountDispatcher,
+//     AccountConfig, AccountOption, AccountPublisher, AccountTxHandler,
+//     AccountProducer, AccountCodec, AccountState and its constants
+//     AccountStateOpen..., the bases UnimplementedAccountHandler and
+//     UnimplementedAccountTxHandler, NewAccountDispatcher,
+//     NewAccountTxDispatcher, NewAccountProducer and the unexported
+//     helpers), or two entities whose generated names meet (entities NewA
+//     and A both give NewADispatcher; in the kit, SequenceA and ARecorder
+//     both give SequenceARecorder). The names are those of package ir's
+//     Names, the one place they are made;
 //     an event field named like the key or version field or like a
 //     generated method (EventName, EventKey, EventVersion); a version field
 //     named like the key field. Each clash is reported at the later of the

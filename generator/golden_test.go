@@ -16,6 +16,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/ordergen/ordergen/generator/validate"
+	"github.com/ordergen/ordergen/generator/write"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -75,7 +76,7 @@ func testResolver(t *testing.T) validate.Resolver {
 // output runs the generator on c and returns the files it expects in the
 // archive: the generated files, or one file named errors.
 func output(t *testing.T, c goldenCase) []txtar.File {
-	files, diags, err := GenerateWith(c.schema, testResolver(t), Options{ImportPath: goldenImportPath(c)})
+	files, diags, err := Generate(c.schema, Options{Resolver: testResolver(t), ImportPath: goldenImportPath(c)})
 	if err != nil {
 		t.Fatalf("generate: %v", err)
 	}
@@ -133,7 +134,8 @@ func TestGolden(t *testing.T) {
 					}
 				}
 				if !bytes.Equal(got[i].Data, want[i].Data) {
-					t.Errorf("%s differs (run go test ./generator -run TestGolden -update):\ngot:\n%s\nwant:\n%s", got[i].Name, got[i].Data, want[i].Data)
+					diff := write.Unified([]write.Change{{Name: got[i].Name, Kind: write.Changed, Old: want[i].Data, New: got[i].Data}})
+					t.Errorf("%s differs from the golden (a/) (run go test ./generator -run TestGolden -update):\n%s", got[i].Name, diff)
 				}
 			}
 		})

@@ -162,38 +162,38 @@ type Config[K comparable, E any] struct {
 // error wrapping ErrInvalidConfig for values that make no sense.
 func (c Config[K, E]) withDefaults() (Config[K, E], error) {
 	if c.MaxActive == 0 {
-		c.MaxActive = 256
+		c.MaxActive = DefaultMaxActive
 	}
 	if c.Backlog.PerKey == 0 {
-		c.Backlog.PerKey = 1000
+		c.Backlog.PerKey = DefaultPerKey
 	}
 	if c.Backlog.Total == 0 {
-		c.Backlog.Total = 100000
+		c.Backlog.Total = DefaultTotal
 	}
 	r := &c.Retry
 	if r.Attempts == 0 {
-		r.Attempts = 5
+		r.Attempts = DefaultAttempts
 	}
 	if r.Initial == 0 {
-		r.Initial = 10 * time.Millisecond
+		r.Initial = DefaultInitial
 	}
 	if r.Max == 0 {
-		r.Max = 2 * time.Second
+		r.Max = DefaultMaxBackoff
 	}
 	if r.Multiplier == 0 {
-		r.Multiplier = 2
+		r.Multiplier = DefaultMultiplier
 	}
 	if c.BatchSize == 0 {
-		c.BatchSize = 64
+		c.BatchSize = DefaultBatchSize
 	}
 	if c.MaxHeld == 0 {
-		c.MaxHeld = 64
+		c.MaxHeld = DefaultMaxHeld
 	}
 	if c.MaxHold == 0 {
-		c.MaxHold = 30 * time.Second
+		c.MaxHold = DefaultMaxHold
 	}
 	if c.TopKeys == 0 {
-		c.TopKeys = 10
+		c.TopKeys = DefaultTopKeys
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -205,7 +205,7 @@ func (c Config[K, E]) withDefaults() (Config[K, E], error) {
 		return c, fmt.Errorf("%w: backlog limits must not be negative", ErrInvalidConfig)
 	case c.Backlog.PerKey > c.Backlog.Total:
 		return c, fmt.Errorf("%w: per-key backlog %d exceeds total %d", ErrInvalidConfig, c.Backlog.PerKey, c.Backlog.Total)
-	case c.Backlog.WhenFull > Timeout:
+	case int(c.Backlog.WhenFull) >= len(fullPolicyNames):
 		return c, fmt.Errorf("%w: unknown backlog policy %v", ErrInvalidConfig, c.Backlog.WhenFull)
 	case c.Backlog.WhenFull == Timeout && c.Backlog.Wait <= 0:
 		return c, fmt.Errorf("%w: the timeout backlog policy needs a positive Wait", ErrInvalidConfig)
@@ -217,7 +217,7 @@ func (c Config[K, E]) withDefaults() (Config[K, E], error) {
 		return c, fmt.Errorf("%w: Retry.Multiplier %v is below 1", ErrInvalidConfig, r.Multiplier)
 	case c.Timeout < 0:
 		return c, fmt.Errorf("%w: Timeout %v is negative", ErrInvalidConfig, c.Timeout)
-	case c.OnExhausted > Drop:
+	case int(c.OnExhausted) >= len(exhaustedNames):
 		return c, fmt.Errorf("%w: unknown exhaustion policy %v", ErrInvalidConfig, c.OnExhausted)
 	case c.OnExhausted == DeadLetter && c.DeadLetter == nil:
 		return c, fmt.Errorf("%w: the dead-letter policy needs a DeadLetter sink", ErrInvalidConfig)

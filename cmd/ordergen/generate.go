@@ -36,19 +36,15 @@ func runGenerate(cmd string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ordergen: %v\n", err)
 		return exitBad
 	}
-	files, err := generator.Emit(pkg, generator.Options{ImportPath: kitPath})
+	files, err := generator.Emit(pkg, kitPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "ordergen: %s: %v\n", path, err)
 		return exitBad
 	}
-	wf := make([]write.File, len(files))
-	for i, f := range files {
-		wf[i] = write.File{Name: f.Name, Contents: f.Contents}
-	}
 	if cmd == "check" {
-		return check(dir, wf, stdout, stderr)
+		return check(dir, files, stdout, stderr)
 	}
-	if _, err := write.Apply(dir, wf, generator.Header); err != nil {
+	if _, err := write.Apply(dir, files, generator.Header); err != nil {
 		fmt.Fprintf(stderr, "ordergen: %v\n", err)
 		return exitBad
 	}

@@ -115,22 +115,22 @@ type AccountOption func(*AccountConfig)
 // defaultAccountConfig returns the schema's policies for Account.
 func defaultAccountConfig() AccountConfig {
 	return AccountConfig{
+		MaxActive: 256,
 		Backlog: runtime.Backlog{
 			PerKey:   1000,
 			Total:    100000,
 			WhenFull: runtime.Reject,
 		},
-		MaxActive:   256,
-		MaxHeld:     128,
-		MaxHold:     30 * time.Second,
-		OnExhausted: runtime.Park,
 		Retry: runtime.Retry{
 			Attempts:   5,
 			Initial:    10 * time.Millisecond,
 			Max:        2 * time.Second,
 			Multiplier: 2.0,
 		},
-		Timeout: 5 * time.Second,
+		Timeout:     5 * time.Second,
+		OnExhausted: runtime.Park,
+		MaxHeld:     128,
+		MaxHold:     30 * time.Second,
 	}
 }
 
@@ -191,11 +191,11 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 	}
 	accountUseStore(&cfg, name, tx)
 	s := &accountSubscriber{
-		h:        h,
 		name:     name,
-		states:   cfg.States,
+		h:        h,
 		tx:       tx,
 		versions: cfg.Versions,
+		states:   cfg.States,
 	}
 	if s.versions == nil {
 		s.versions = runtime.NewMemoryVersionStore[string]()
@@ -204,13 +204,16 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 		s.states = runtime.NewMemoryStateStore[string]()
 	}
 	rc := runtime.Config[string, AccountEvent]{
-		Backlog:       cfg.Backlog,
-		Conflate:      false,
-		DeadLetter:    cfg.DeadLetter,
-		Logger:        cfg.Logger,
+		Name:          name,
 		MaxActive:     cfg.MaxActive,
+		Backlog:       cfg.Backlog,
+		Retry:         cfg.Retry,
+		Timeout:       cfg.Timeout,
+		OnExhausted:   cfg.OnExhausted,
 		MaxHeld:       cfg.MaxHeld,
 		MaxHold:       cfg.MaxHold,
+		Parks:         cfg.Parks,
+		DeadLetter:    cfg.DeadLetter,
 		MeterProvider: cfg.MeterProvider,
 		MetricAttributes: []runtime.Attribute{{
 			Key:   runtime.AttrDestination,
@@ -219,12 +222,8 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 			Key:   runtime.AttrConsumerGroup,
 			Value: name,
 		}},
-		Name:        name,
-		OnExhausted: cfg.OnExhausted,
-		OnOutcome:   cfg.OnOutcome,
-		Parks:       cfg.Parks,
-		Retry:       cfg.Retry,
-		Timeout:     cfg.Timeout,
+		OnOutcome: cfg.OnOutcome,
+		Logger:    cfg.Logger,
 	}
 	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
@@ -453,20 +452,20 @@ type OrderOption func(*OrderConfig)
 // defaultOrderConfig returns the schema's policies for Order.
 func defaultOrderConfig() OrderConfig {
 	return OrderConfig{
+		MaxActive: 256,
 		Backlog: runtime.Backlog{
 			PerKey:   1000,
 			Total:    100000,
 			WhenFull: runtime.Reject,
 		},
-		MaxActive:   256,
-		OnExhausted: runtime.Park,
 		Retry: runtime.Retry{
 			Attempts:   8,
 			Initial:    10 * time.Millisecond,
 			Max:        2 * time.Second,
 			Multiplier: 2.0,
 		},
-		Timeout: 5 * time.Second,
+		Timeout:     5 * time.Second,
+		OnExhausted: runtime.Park,
 	}
 }
 
@@ -526,20 +525,23 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, op
 	}
 	orderUseStore(&cfg, name, tx)
 	s := &orderSubscriber{
-		h:      h,
 		name:   name,
-		states: cfg.States,
+		h:      h,
 		tx:     tx,
+		states: cfg.States,
 	}
 	if s.states == nil {
 		s.states = runtime.NewMemoryStateStore[string]()
 	}
 	rc := runtime.Config[string, OrderEvent]{
-		Backlog:       cfg.Backlog,
-		Conflate:      false,
-		DeadLetter:    cfg.DeadLetter,
-		Logger:        cfg.Logger,
+		Name:          name,
 		MaxActive:     cfg.MaxActive,
+		Backlog:       cfg.Backlog,
+		Retry:         cfg.Retry,
+		Timeout:       cfg.Timeout,
+		OnExhausted:   cfg.OnExhausted,
+		Parks:         cfg.Parks,
+		DeadLetter:    cfg.DeadLetter,
 		MeterProvider: cfg.MeterProvider,
 		MetricAttributes: []runtime.Attribute{{
 			Key:   runtime.AttrDestination,
@@ -548,12 +550,8 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, op
 			Key:   runtime.AttrConsumerGroup,
 			Value: name,
 		}},
-		Name:        name,
-		OnExhausted: cfg.OnExhausted,
-		OnOutcome:   cfg.OnOutcome,
-		Parks:       cfg.Parks,
-		Retry:       cfg.Retry,
-		Timeout:     cfg.Timeout,
+		OnOutcome: cfg.OnOutcome,
+		Logger:    cfg.Logger,
 	}
 	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
@@ -744,20 +742,20 @@ type RiderOption func(*RiderConfig)
 // defaultRiderConfig returns the schema's policies for Rider.
 func defaultRiderConfig() RiderConfig {
 	return RiderConfig{
+		MaxActive: 64,
 		Backlog: runtime.Backlog{
 			PerKey:   1000,
 			Total:    100000,
 			WhenFull: runtime.Reject,
 		},
-		MaxActive:   64,
-		OnExhausted: runtime.Drop,
 		Retry: runtime.Retry{
 			Attempts:   1,
 			Initial:    10 * time.Millisecond,
 			Max:        2 * time.Second,
 			Multiplier: 2.0,
 		},
-		Timeout: 5 * time.Second,
+		Timeout:     5 * time.Second,
+		OnExhausted: runtime.Drop,
 	}
 }
 
@@ -816,16 +814,20 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, op
 	}
 	riderUseStore(&cfg, name, tx)
 	s := &riderSubscriber{
-		h:    h,
 		name: name,
+		h:    h,
 		tx:   tx,
 	}
 	rc := runtime.Config[string, RiderEvent]{
-		Backlog:       cfg.Backlog,
-		Conflate:      true,
-		DeadLetter:    cfg.DeadLetter,
-		Logger:        cfg.Logger,
+		Name:          name,
 		MaxActive:     cfg.MaxActive,
+		Backlog:       cfg.Backlog,
+		Retry:         cfg.Retry,
+		Timeout:       cfg.Timeout,
+		OnExhausted:   cfg.OnExhausted,
+		Conflate:      true,
+		Parks:         cfg.Parks,
+		DeadLetter:    cfg.DeadLetter,
 		MeterProvider: cfg.MeterProvider,
 		MetricAttributes: []runtime.Attribute{{
 			Key:   runtime.AttrDestination,
@@ -834,12 +836,8 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, op
 			Key:   runtime.AttrConsumerGroup,
 			Value: name,
 		}},
-		Name:        name,
-		OnExhausted: cfg.OnExhausted,
-		OnOutcome:   cfg.OnOutcome,
-		Parks:       cfg.Parks,
-		Retry:       cfg.Retry,
-		Timeout:     cfg.Timeout,
+		OnOutcome: cfg.OnOutcome,
+		Logger:    cfg.Logger,
 	}
 	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
@@ -1004,21 +1002,21 @@ type WebhookOption func(*WebhookConfig)
 // defaultWebhookConfig returns the schema's policies for Webhook.
 func defaultWebhookConfig() WebhookConfig {
 	return WebhookConfig{
+		MaxActive: 256,
 		Backlog: runtime.Backlog{
 			PerKey:   100,
 			Total:    10000,
-			Wait:     200 * time.Millisecond,
 			WhenFull: runtime.Timeout,
+			Wait:     200 * time.Millisecond,
 		},
-		MaxActive:   256,
-		OnExhausted: runtime.DeadLetter,
 		Retry: runtime.Retry{
 			Attempts:   5,
 			Initial:    10 * time.Millisecond,
 			Max:        2 * time.Second,
 			Multiplier: 2.0,
 		},
-		Timeout: 2 * time.Second,
+		Timeout:     2 * time.Second,
+		OnExhausted: runtime.DeadLetter,
 	}
 }
 
@@ -1077,16 +1075,19 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhook
 	}
 	webhookUseStore(&cfg, name, tx)
 	s := &webhookSubscriber{
-		h:    h,
 		name: name,
+		h:    h,
 		tx:   tx,
 	}
 	rc := runtime.Config[int64, WebhookEvent]{
-		Backlog:       cfg.Backlog,
-		Conflate:      false,
-		DeadLetter:    cfg.DeadLetter,
-		Logger:        cfg.Logger,
+		Name:          name,
 		MaxActive:     cfg.MaxActive,
+		Backlog:       cfg.Backlog,
+		Retry:         cfg.Retry,
+		Timeout:       cfg.Timeout,
+		OnExhausted:   cfg.OnExhausted,
+		Parks:         cfg.Parks,
+		DeadLetter:    cfg.DeadLetter,
 		MeterProvider: cfg.MeterProvider,
 		MetricAttributes: []runtime.Attribute{{
 			Key:   runtime.AttrDestination,
@@ -1095,12 +1096,8 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhook
 			Key:   runtime.AttrConsumerGroup,
 			Value: name,
 		}},
-		Name:        name,
-		OnExhausted: cfg.OnExhausted,
-		OnOutcome:   cfg.OnOutcome,
-		Parks:       cfg.Parks,
-		Retry:       cfg.Retry,
-		Timeout:     cfg.Timeout,
+		OnOutcome: cfg.OnOutcome,
+		Logger:    cfg.Logger,
 	}
 	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)

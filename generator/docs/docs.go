@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/generator/ir"
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/templates"
 )
 
@@ -121,22 +122,22 @@ func entityOf(e *ir.Entity) entity {
 func policy(e *ir.Entity) []row {
 	p := e.Policy
 	delivery := "at-least-once"
-	if p.AtMostOnce {
+	if p.AtMostOnce() {
 		delivery = "at-most-once"
 	}
 	rows := []row{{"delivery", delivery}}
-	if !p.AtMostOnce {
-		jitter := "none"
-		if p.Retry.Jitter {
-			jitter = "full"
+	if !p.AtMostOnce() {
+		jitter := "full"
+		if p.Retry.NoJitter {
+			jitter = "none"
 		}
 		rows = append(rows, row{"retry", fmt.Sprintf("%d attempts, backoff %s to %s, ×%s, jitter %s",
 			p.Retry.Attempts, duration(p.Retry.Initial), duration(p.Retry.Max), strconv.FormatFloat(p.Retry.Multiplier, 'g', -1, 64), jitter)})
 	}
 	rows = append(rows, row{"timeout", duration(p.Timeout) + " per attempt"})
-	rows = append(rows, row{"on_exhausted", p.OnExhausted})
-	full := p.Backlog.WhenFull
-	if full == "timeout" {
+	rows = append(rows, row{"on_exhausted", p.OnExhausted.String()})
+	full := p.Backlog.WhenFull.String()
+	if p.Backlog.WhenFull == runtime.Timeout {
 		full += " after " + duration(p.Backlog.Wait)
 	}
 	rows = append(rows, row{"backlog", fmt.Sprintf("%d per key, %d in all, when full: %s", p.Backlog.PerKey, p.Backlog.Total, full)})

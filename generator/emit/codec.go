@@ -12,15 +12,15 @@ import (
 func codecs(f *jen.File, pkg *ir.Package) {
 	for _, e := range pkg.Entities {
 		n := namesOf(pkg.Name, e)
-		f.Commentf("%s encodes %s events as JSON objects, with the event's name from the", n.Codec, e.Name)
-		f.Comment("schema as its type name. It implements runtime.Codec for the park stores and")
-		f.Comment("transports that carry events out of the process. Decoding ignores fields it")
-		f.Comment("does not know, so an event from a schema with added fields still decodes.")
+		Doc(f, 0, "%s encodes %s events as JSON objects, with the event's name from the "+
+			"schema as its type name. It implements runtime.Codec for the park stores and "+
+			"transports that carry events out of the process. Decoding ignores fields it "+
+			"does not know, so an event from a schema with added fields still decodes.", n.Codec, e.Name)
 		f.Type().Id(n.Codec).Struct()
 		f.Var().Id("_").Add(rt("Codec")).Types(jen.Id(n.Event)).Op("=").Id(n.Codec).Values()
 
-		f.Commentf("Encode returns the event's name and its JSON encoding. A nil e is refused")
-		f.Comment("with runtime.ErrInvalidEvent.")
+		Doc(f, 0, "Encode returns the event's name and its JSON encoding. A nil e is refused "+
+			"with runtime.ErrInvalidEvent.")
 		f.Func().Params(jen.Id(n.Codec)).Id("Encode").Params(jen.Id("e").Id(n.Event)).Params(jen.String(), jen.Index().Byte(), jen.Error()).Block(
 			jen.If(jen.Id("e").Op("==").Nil()).Block(
 				jen.Return(jen.Lit(""), jen.Nil(), errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent"))),
@@ -32,9 +32,9 @@ func codecs(f *jen.File, pkg *ir.Package) {
 			jen.Return(jen.Id("e").Dot("EventName").Call(), jen.Id("data"), jen.Nil()),
 		)
 
-		f.Commentf("Decode rebuilds the %s event named name from its JSON encoding. An unknown", e.Name)
-		f.Comment("name gives an error wrapping runtime.ErrUnknownEventType, bytes that do not")
-		f.Comment("decode one wrapping runtime.ErrInvalidEvent.")
+		Doc(f, 0, "Decode rebuilds the %s event named name from its JSON encoding. An unknown "+
+			"name gives an error wrapping runtime.ErrUnknownEventType, bytes that do not "+
+			"decode one wrapping runtime.ErrInvalidEvent.", e.Name)
 		f.Func().Params(jen.Id(n.Codec)).Id("Decode").Params(jen.Id("name").String(), jen.Id("data").Index().Byte()).Params(jen.Id(n.Event), jen.Error()).Block(
 			jen.Switch(jen.Id("name")).BlockFunc(func(g *jen.Group) {
 				for _, ev := range e.Events {

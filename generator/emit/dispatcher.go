@@ -1,7 +1,11 @@
 package emit
 
 import (
+	"reflect"
+
 	"github.com/dave/jennifer/jen"
+
+	"github.com/ordergen/ordergen/runtime"
 )
 
 func errorf(format string, args ...jen.Code) *jen.Statement {
@@ -10,21 +14,21 @@ func errorf(format string, args ...jen.Code) *jen.Statement {
 
 func dispatcher(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s delivers %s events to per-key lanes: the events of one key are", n.Dispatcher, e.Name)
-	f.Comment("handled one at a time in publication order, events of different keys in")
-	f.Comment("parallel. Each subscriber has its own lanes, guards and stores, so a slow or")
-	f.Comment("parked subscriber delays no other. It is safe for concurrent use.")
+	Doc(f, 0, "%s delivers %s events to per-key lanes: the events of one key are "+
+		"handled one at a time in publication order, events of different keys in "+
+		"parallel. Each subscriber has its own lanes, guards and stores, so a slow or "+
+		"parked subscriber delays no other. It is safe for concurrent use.", n.Dispatcher, e.Name)
 	f.Type().Id(n.Dispatcher).Struct(
 		jen.Id("topic").Op("*").Add(rt("Topic")).Types(n.key(), jen.Id(n.Event)),
 		jen.Id("mu").Qual("sync", "Mutex").Comment("serialises subscribe (a name is taken once) and guards subs"),
-		jen.Id("subs").Map(jen.String()).Op("*").Id(n.subscriber).Comment("by name"),
+		jen.Id("subs").Map(jen.String()).Op("*").Id(n.Subscriber).Comment("by name"),
 	)
-	f.Commentf("%s is one subscriber of %s %s: its name, its handler and the", n.subscriber, article(n.Dispatcher), n.Dispatcher)
-	f.Comment("stores of its guards.")
-	f.Type().Id(n.subscriber).StructFunc(func(g *jen.Group) {
+	Doc(f, 0, "%s is one subscriber of %s %s: its name, its handler and the "+
+		"stores of its guards.", n.Subscriber, Article(n.Dispatcher), n.Dispatcher)
+	f.Type().Id(n.Subscriber).StructFunc(func(g *jen.Group) {
 		g.Id("name").String()
 		g.Id("h").Id(n.Handler)
-		g.Id("tx").Op("*").Id(n.txBinding)
+		g.Id("tx").Op("*").Id(n.TxBinding)
 		if e.Version != nil {
 			g.Id("versions").Add(rt("VersionStore")).Types(n.key())
 		}
@@ -33,44 +37,45 @@ func dispatcher(f *jen.File, n names) {
 		}
 	})
 
-	f.Commentf("%s returns a dispatcher whose first subscriber, named %q, is h,", n.New, e.Name)
-	f.Comment("configured with the schema's policies changed by opts. Close it when done.")
-	f.Func().Id(n.New).Params(jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
-		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Values(jen.Dict{jen.Id("topic"): rt("NewTopic").Types(n.key(), jen.Id(n.Event)).Call()}),
+	Doc(f, 0, "%s returns a dispatcher whose first subscriber, named %q, is h, "+
+		"configured with the schema's policies changed by opts. Close it when done.", n.NewDispatcher, e.Name)
+	f.Func().Id(n.NewDispatcher).Params(jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
+		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Add(Keyed(Field{"topic", rt("NewTopic").Types(n.key(), jen.Id(n.Event)).Call()})),
 		jen.If(jen.Err().Op(":=").Id("d").Dot("subscribe").Call(jen.Lit(e.Name), jen.Id("h"), jen.Nil(), jen.Id("opts")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Err()),
 		),
 		jen.Return(jen.Id("d"), jen.Nil()),
 	)
 
-	f.Comment("Subscribe adds a subscriber: h receives every event published from now on,")
-	f.Commentf("in its own lanes, with its own guard stores. Its runtime name is %q", e.Name+"/")
-	f.Comment("followed by name; names must be unique.")
+	Doc(f, 0, "Subscribe adds a subscriber: h receives every event published from now on, "+
+		"in its own lanes, with its own guard stores. Its runtime name is %q "+
+		"followed by name; names must be unique.", e.Name+"/")
 	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Subscribe").Params(jen.Id("name").String(), jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Error().Block(
 		jen.If(jen.Id("name").Op("==").Lit("")).Block(jen.Return(errorf(n.pkg()+": subscribe to "+e.Name+": empty subscriber name"))),
 		jen.Return(jen.Id("d").Dot("subscribe").Call(jen.Lit(e.Name+"/").Op("+").Id("name"), jen.Id("h"), jen.Nil(), jen.Id("opts"))),
 	)
 
-	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("subscribe").Params(jen.Id("name").String(), jen.Id("h").Id(n.Handler), jen.Id("tx").Op("*").Id(n.txBinding), jen.Id("opts").Index().Id(n.Option)).Error().BlockFunc(func(g *jen.Group) {
+	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("subscribe").Params(jen.Id("name").String(), jen.Id("h").Id(n.Handler), jen.Id("tx").Op("*").Id(n.TxBinding), jen.Id("opts").Index().Id(n.Option)).Error().BlockFunc(func(g *jen.Group) {
 		g.If(jen.Id("h").Op("==").Nil().Op("&&").Id("tx").Op("==").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: nil handler", jen.Id("name"))))
 		g.Id("d").Dot("mu").Dot("Lock").Call()
 		g.Defer().Id("d").Dot("mu").Dot("Unlock").Call()
 		g.If(jen.List(jen.Id("_"), jen.Id("taken")).Op(":=").Id("d").Dot("topic").Dot("Subscriber").Call(jen.Id("name")), jen.Id("taken")).Block(
 			jen.Return(errorf(n.pkg()+": subscribe %s: the name is taken", jen.Id("name"))),
 		)
-		g.Id("cfg").Op(":=").Id(n.defaults).Call()
+		g.Id("cfg").Op(":=").Id(n.DefaultConfig).Call()
 		g.For(jen.List(jen.Id("_"), jen.Id("opt")).Op(":=").Range().Id("opts")).Block(
 			jen.If(jen.Id("opt").Op("!=").Nil()).Block(jen.Id("opt").Call(jen.Op("&").Id("cfg"))),
 		)
-		g.Id(n.useStore).Call(jen.Op("&").Id("cfg"), jen.Id("name"), jen.Id("tx"))
-		sub := jen.Dict{jen.Id("name"): jen.Id("name"), jen.Id("h"): jen.Id("h"), jen.Id("tx"): jen.Id("tx")}
+		g.Id(n.UseStore).Call(jen.Op("&").Id("cfg"), jen.Id("name"), jen.Id("tx"))
+		// The fields of the subscriber, in declaration order.
+		sub := []Field{{"name", jen.Id("name")}, {"h", jen.Id("h")}, {"tx", jen.Id("tx")}}
 		if e.Version != nil {
-			sub[jen.Id("versions")] = jen.Id("cfg").Dot("Versions")
+			sub = append(sub, Field{"versions", jen.Id("cfg").Dot("Versions")})
 		}
 		if e.HasStateGuard() {
-			sub[jen.Id("states")] = jen.Id("cfg").Dot("States")
+			sub = append(sub, Field{"states", jen.Id("cfg").Dot("States")})
 		}
-		g.Id("s").Op(":=").Op("&").Id(n.subscriber).Values(sub)
+		g.Id("s").Op(":=").Op("&").Id(n.Subscriber).Add(Keyed(sub...))
 		if e.Version != nil {
 			g.If(jen.Id("s").Dot("versions").Op("==").Nil()).Block(
 				jen.Id("s").Dot("versions").Op("=").Add(rt("NewMemoryVersionStore")).Types(n.key()).Call(),
@@ -81,34 +86,34 @@ func dispatcher(f *jen.File, n names) {
 				jen.Id("s").Dot("states").Op("=").Add(rt("NewMemoryStateStore")).Types(n.key()).Call(),
 			)
 		}
-		rc := jen.Dict{
-			jen.Id("Name"):          jen.Id("name"),
-			jen.Id("MaxActive"):     jen.Id("cfg").Dot("MaxActive"),
-			jen.Id("Backlog"):       jen.Id("cfg").Dot("Backlog"),
-			jen.Id("Retry"):         jen.Id("cfg").Dot("Retry"),
-			jen.Id("Timeout"):       jen.Id("cfg").Dot("Timeout"),
-			jen.Id("OnExhausted"):   jen.Id("cfg").Dot("OnExhausted"),
-			jen.Id("Conflate"):      jen.Lit(e.Conflate),
-			jen.Id("Logger"):        jen.Id("cfg").Dot("Logger"),
-			jen.Id("MeterProvider"): jen.Id("cfg").Dot("MeterProvider"),
-			jen.Id("MetricAttributes"): jen.Index().Add(rt("Attribute")).Values(
-				jen.Values(jen.Dict{jen.Id("Key"): rt("AttrDestination"), jen.Id("Value"): jen.Lit(e.Name)}),
-				jen.Values(jen.Dict{jen.Id("Key"): rt("AttrConsumerGroup"), jen.Id("Value"): jen.Id("name")}),
-			),
-			jen.Id("OnOutcome"):  jen.Id("cfg").Dot("OnOutcome"),
-			jen.Id("Parks"):      jen.Id("cfg").Dot("Parks"),
-			jen.Id("DeadLetter"): jen.Id("cfg").Dot("DeadLetter"),
+		attribute := func(key string, value jen.Code) jen.Code {
+			return Keyed(Field{"Key", rt(key)}, Field{"Value", value})
 		}
-		if e.Version != nil {
-			rc[jen.Id("MaxHeld")] = jen.Id("cfg").Dot("MaxHeld")
-			rc[jen.Id("MaxHold")] = jen.Id("cfg").Dot("MaxHold")
+		rc := []Field{
+			{"Name", jen.Id("name")},
+			{"Logger", jen.Id("cfg").Dot("Logger")},
+			{"MeterProvider", jen.Id("cfg").Dot("MeterProvider")},
+			{"MetricAttributes", jen.Index().Add(rt("Attribute")).Values(
+				attribute("AttrDestination", jen.Lit(e.Name)),
+				attribute("AttrConsumerGroup", jen.Id("name")),
+			)},
+			{"OnOutcome", jen.Id("cfg").Dot("OnOutcome")},
+			{"Parks", jen.Id("cfg").Dot("Parks")},
+			{"DeadLetter", jen.Id("cfg").Dot("DeadLetter")},
 		}
-		g.Id("rc").Op(":=").Add(rt("Config")).Types(n.key(), jen.Id(n.Event)).Values(rc)
+		if e.Conflate {
+			rc = append(rc, Field{"Conflate", jen.True()})
+		}
+		for _, pf := range e.PolicyFields() {
+			rc = append(rc, Field{pf.Name, jen.Id("cfg").Dot(pf.Name)})
+		}
+		configType := reflect.TypeFor[runtime.Config[string, struct{}]]()
+		g.Id("rc").Op(":=").Add(rt("Config")).Types(n.key(), jen.Id(n.Event)).Add(Keyed(Ordered(configType, rc...)...))
 		g.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("Subscribe").Call(jen.Id("s").Dot("engineHandler").Call(), jen.Id("rc")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(errorf(n.pkg()+": subscribe %s: %w", jen.Id("name"), jen.Err())),
 		)
 		g.If(jen.Id("d").Dot("subs").Op("==").Nil()).Block(
-			jen.Id("d").Dot("subs").Op("=").Make(jen.Map(jen.String()).Op("*").Id(n.subscriber)),
+			jen.Id("d").Dot("subs").Op("=").Make(jen.Map(jen.String()).Op("*").Id(n.Subscriber)),
 		)
 		g.Id("d").Dot("subs").Index(jen.Id("name")).Op("=").Id("s")
 		g.Return(jen.Nil())

@@ -1,16 +1,18 @@
 package emit
 
 import (
+	"reflect"
+
 	"github.com/dave/jennifer/jen"
 
 	"github.com/ordergen/ordergen/generator/ir"
 )
 
 func dispatchers(f *jen.File, pkg *ir.Package) {
-	f.Comment("This line fails to compile when the runtime package is older or newer than")
-	f.Comment("the ordergen that generated this file. Regenerate with the ordergen of the")
-	f.Comment("github.com/ordergen/ordergen version in your go.mod (go generate ./...), or")
-	f.Comment("update that module (go get github.com/ordergen/ordergen@latest).")
+	Doc(f, 0, "This line fails to compile when the runtime package is older or newer than "+
+		"the ordergen that generated this file. Regenerate with the ordergen of the "+
+		"github.com/ordergen/ordergen version in your go.mod (go generate ./...), or "+
+		"update that module (go get github.com/ordergen/ordergen@latest).")
 	f.Const().Id("_").Op("=").Add(rt("SupportPackageIsVersion1"))
 	for _, e := range pkg.Entities {
 		n := namesOf(pkg.Name, e)
@@ -28,9 +30,9 @@ func dispatchers(f *jen.File, pkg *ir.Package) {
 // events the entity has (one allocation per publish, to box it).
 func value(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s returns e as a value of its event type, dereferencing a pointer;", n.value)
-	f.Comment("nil for a nil e or a nil pointer.")
-	f.Func().Id(n.value).Params(jen.Id("e").Id(n.Event)).Id(n.Event).Block(
+	Doc(f, 0, "%s returns e as a value of its event type, dereferencing a pointer; "+
+		"nil for a nil e or a nil pointer.", n.Value)
+	f.Func().Id(n.Value).Params(jen.Id("e").Id(n.Event)).Id(n.Event).Block(
 		jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
 			for _, ev := range e.Events {
 				g.Case(jen.Op("*").Id(ev.Name)).Block(
@@ -45,101 +47,59 @@ func value(f *jen.File, n names) {
 
 func config(f *jen.File, n names) {
 	e := n.e
-	p := e.Policy
-	f.Commentf("%s configures one subscriber of %s %s. %s and Subscribe", n.Config, article(n.Dispatcher), n.Dispatcher, n.New)
-	f.Comment("start from the schema's policies and apply the options in order. A zero or")
-	f.Comment("nil field means the runtime's default.")
+	Doc(f, 0, "%s configures one subscriber of %s %s. %s and Subscribe "+
+		"start from the schema's policies and apply the options in order. A zero or "+
+		"nil field means the runtime's default.", n.Config, Article(n.Dispatcher), n.Dispatcher, n.NewDispatcher)
 	f.Type().Id(n.Config).StructFunc(func(g *jen.Group) {
-		g.Comment("MaxActive is the number of keys handled at once (schema: lanes.max_active).")
-		g.Id("MaxActive").Int()
-		g.Comment("Backlog bounds the pending events (schema: backlog).")
-		g.Id("Backlog").Add(rt("Backlog"))
-		g.Comment("Retry is the in-lane retry policy (schema: retry).")
-		g.Id("Retry").Add(rt("Retry"))
-		g.Comment("Timeout bounds each handler attempt through its context (schema: timeout).")
-		g.Id("Timeout").Qual("time", "Duration")
-		g.Comment("OnExhausted says what happens to an event that failed for good")
-		g.Comment("(schema: on_exhausted; runtime.Drop for delivery: at-most-once).")
-		g.Id("OnExhausted").Add(rt("ExhaustedPolicy"))
-		if e.Version != nil {
-			g.Comment("MaxHeld bounds the events of one key held back on a version gap; a key")
-			g.Comment("that would hold more is parked (schema: resequencer.max_events).")
-			g.Id("MaxHeld").Int()
-			g.Comment("MaxHold bounds how long an event is held back on a version gap; then")
-			g.Comment("the key is parked (schema: resequencer.max_wait).")
-			g.Id("MaxHold").Qual("time", "Duration")
+		for _, pf := range e.PolicyFields() {
+			Doc(g, 1, "%s", pf.Doc)
+			g.Id(pf.Name).Add(goType(reflect.TypeOf(pf.Value)))
 		}
-		g.Comment("Logger receives what an operator must see (a key parked, a replay).")
-		g.Comment("Nil: slog.Default().")
+		Doc(g, 1, "Logger receives what an operator must see (a key parked, a replay). "+
+			"Nil: slog.Default().")
 		g.Id("Logger").Op("*").Qual("log/slog", "Logger")
-		g.Comment("MeterProvider, when set, receives the subscriber's metrics (see the")
-		g.Comment("runtime's Metric constants), with the entity as")
-		g.Comment("messaging.destination.name and the subscriber's name as")
-		g.Comment("messaging.consumer.group.name; for OpenTelemetry, wrap yours with")
-		g.Comment("github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider.")
-		g.Comment("Nil: nothing is recorded.")
+		Doc(g, 1, "MeterProvider, when set, receives the subscriber's metrics (see the "+
+			"runtime's Metric constants), with the entity as "+
+			"messaging.destination.name and the subscriber's name as "+
+			"messaging.consumer.group.name; for OpenTelemetry, wrap yours with "+
+			"github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. "+
+			"Nil: nothing is recorded.")
 		g.Id("MeterProvider").Add(rt("MeterProvider"))
 		if e.Version != nil {
-			g.Commentf("Versions stores the last applied version of each %s. Nil: a new", e.Name)
-			g.Comment("in-memory store. Give each subscriber its own store.")
+			Doc(g, 1, "Versions stores the last applied version of each %s. Nil: a new "+
+				"in-memory store. Give each subscriber its own store.", e.Name)
 			g.Id("Versions").Add(rt("VersionStore")).Types(n.key())
 		}
 		if e.HasStateGuard() {
-			g.Commentf("States stores the current state of each %s. Nil: a new in-memory", e.Name)
-			g.Comment("store. Give each subscriber its own store.")
+			Doc(g, 1, "States stores the current state of each %s. Nil: a new in-memory "+
+				"store. Give each subscriber its own store.", e.Name)
 			g.Id("States").Add(rt("StateStore")).Types(n.key())
 		}
-		g.Comment("Parks stores the parked events. Nil: the runtime's in-memory store.")
+		Doc(g, 1, "Parks stores the parked events. Nil: the runtime's in-memory store.")
 		g.Id("Parks").Add(rt("ParkStore")).Types(n.key(), jen.Id(n.Event))
-		g.Comment("DeadLetter receives the events that failed for good under the")
-		g.Comment("runtime.DeadLetter policy; that policy requires it.")
+		Doc(g, 1, "DeadLetter receives the events that failed for good under the "+
+			"runtime.DeadLetter policy; that policy requires it.")
 		g.Id("DeadLetter").Add(rt("DeadLetterSink")).Types(n.key(), jen.Id(n.Event))
-		g.Comment("Store, when set, keeps the subscriber's versions, states and parked")
-		g.Comment("events durably (runtime/sqlstore), in the namespace of the subscriber's")
-		g.Commentf("name (%q, %q); Versions, States and Parks set here win", e.Name, e.Name+"/name")
-		g.Commentf("over it. %s and SubscribeTx set it to their store.", n.NewTx)
+		Doc(g, 1, "Store, when set, keeps the subscriber's versions, states and parked "+
+			"events durably (runtime/sqlstore), in the namespace of the subscriber's "+
+			"name (%q, %q); Versions, States and Parks set here win "+
+			"over it. %s and SubscribeTx set it to their store.", e.Name, e.Name+"/name", n.NewTxDispatcher)
 		g.Id("Store").Add(rt("DurableStore"))
-		g.Comment("OnOutcome, when set, is told the outcome of each event the subscriber")
-		g.Comment("accepted, with the tag given to SubmitTagged (0 for Publish). A transport")
-		g.Comment("that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it on")
-		g.Comment("every subscriber to learn when its records are finished; SubmitTagged")
-		g.Comment("refuses to run while a subscriber has none. It must be fast and must not")
-		g.Comment("block (see runtime.OutcomeFunc).")
+		Doc(g, 1, "OnOutcome, when set, is told the outcome of each event the subscriber "+
+			"accepted, with the tag given to SubmitTagged (0 for Publish). A transport "+
+			"that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it on "+
+			"every subscriber to learn when its records are finished; SubmitTagged "+
+			"refuses to run while a subscriber has none. It must be fast and must not "+
+			"block (see runtime.OutcomeFunc).")
 		g.Id("OnOutcome").Add(rt("OutcomeFunc")).Types(n.key())
 	})
-	f.Commentf("%s changes %s %s before a subscriber starts.", n.Option, article(n.Config), n.Config)
+	Doc(f, 0, "%s changes %s %s before a subscriber starts.", n.Option, Article(n.Config), n.Config)
 	f.Type().Id(n.Option).Func().Params(jen.Op("*").Id(n.Config))
 
-	onExhausted := map[string]string{"park": "Park", "dead-letter": "DeadLetter", "drop": "Drop"}[p.OnExhausted]
-	whenFull := map[string]string{"block": "Block", "reject": "Reject", "drop-oldest": "DropOldest", "drop-newest": "DropNewest", "timeout": "Timeout"}[p.Backlog.WhenFull]
-	backlog := jen.Dict{
-		jen.Id("PerKey"):   jen.Lit(p.Backlog.PerKey),
-		jen.Id("Total"):    jen.Lit(p.Backlog.Total),
-		jen.Id("WhenFull"): rt(whenFull),
+	var defaults []Field
+	for _, pf := range e.PolicyFields() {
+		defaults = append(defaults, Field{pf.Name, policyValue(reflect.ValueOf(pf.Value))})
 	}
-	if p.Backlog.Wait > 0 {
-		backlog[jen.Id("Wait")] = duration(p.Backlog.Wait)
-	}
-	retry := jen.Dict{
-		jen.Id("Attempts"):   jen.Lit(p.Retry.Attempts),
-		jen.Id("Initial"):    duration(p.Retry.Initial),
-		jen.Id("Max"):        duration(p.Retry.Max),
-		jen.Id("Multiplier"): jen.Lit(p.Retry.Multiplier),
-	}
-	if !p.Retry.Jitter {
-		retry[jen.Id("NoJitter")] = jen.True()
-	}
-	cfg := jen.Dict{
-		jen.Id("MaxActive"):   jen.Lit(p.MaxActive),
-		jen.Id("Backlog"):     rt("Backlog").Values(backlog),
-		jen.Id("Retry"):       rt("Retry").Values(retry),
-		jen.Id("Timeout"):     duration(p.Timeout),
-		jen.Id("OnExhausted"): rt(onExhausted),
-	}
-	if e.Version != nil {
-		cfg[jen.Id("MaxHeld")] = jen.Lit(p.MaxHeld)
-		cfg[jen.Id("MaxHold")] = duration(p.MaxHold)
-	}
-	f.Commentf("%s returns the schema's policies for %s.", n.defaults, e.Name)
-	f.Func().Id(n.defaults).Params().Id(n.Config).Block(jen.Return(jen.Id(n.Config).Values(cfg)))
+	Doc(f, 0, "%s returns the schema's policies for %s.", n.DefaultConfig, e.Name)
+	f.Func().Id(n.DefaultConfig).Params().Id(n.Config).Block(jen.Return(jen.Id(n.Config).Add(Keyed(defaults...))))
 }

@@ -29,24 +29,24 @@ func txStore() *jen.Statement { return rt("TxStore").Types(sqlTx()) }
 
 func txHandler(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s handles the events of entity %s inside a database transaction,", n.TxHandler, e.Name)
-	f.Commentf("one typed method per event. A dispatcher made with %s (or", n.NewTx)
-	f.Comment("SubscribeTx) begins the transaction, reads the key's version and state in")
-	f.Comment("it, lets the guards decide, calls the method with the transaction, and")
-	f.Comment("commits the method's writes together with the new version and state: an")
-	f.Comment("event is applied effectively once, even when the process dies in between.")
-	f.Comment("A method writes through tx only and neither commits nor rolls it back; an")
-	f.Comment("error rolls everything back and is retried in place (wrap it with")
-	f.Comment("runtime.Permanent to apply the exhaustion policy at once).")
+	Doc(f, 0, "%s handles the events of entity %s inside a database transaction, "+
+		"one typed method per event. A dispatcher made with %s (or "+
+		"SubscribeTx) begins the transaction, reads the key's version and state in "+
+		"it, lets the guards decide, calls the method with the transaction, and "+
+		"commits the method's writes together with the new version and state: an "+
+		"event is applied effectively once, even when the process dies in between. "+
+		"A method writes through tx only and neither commits nor rolls it back; an "+
+		"error rolls everything back and is retried in place (wrap it with "+
+		"runtime.Permanent to apply the exhaustion policy at once).", n.TxHandler, e.Name, n.NewTxDispatcher)
 	f.Type().Id(n.TxHandler).InterfaceFunc(func(g *jen.Group) {
 		for _, ev := range e.Events {
-			g.Commentf("Handle%s handles %s %s event in tx.", ev.Name, article(ev.Name), ev.Name)
-			g.Id("Handle"+ev.Name).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("tx").Add(sqlTx()), jen.Id("e").Id(ev.Name)).Error()
+			Doc(g, 1, "%s handles %s %s event in tx.", ev.Handle, Article(ev.Name), ev.Name)
+			g.Id(ev.Handle).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("tx").Add(sqlTx()), jen.Id("e").Id(ev.Name)).Error()
 		}
 	})
-	unimplementedBase(f, n, n.TxHandler, []jen.Code{sqlTx()})
-	f.Commentf("%s binds a transactional subscriber to its handler and store.", n.txBinding)
-	f.Type().Id(n.txBinding).Struct(
+	unimplementedBase(f, n, n.TxHandler, n.UnimplementedTxHandler, []jen.Code{sqlTx()})
+	Doc(f, 0, "%s binds a transactional subscriber to its handler and store.", n.TxBinding)
+	f.Type().Id(n.TxBinding).Struct(
 		jen.Id("h").Id(n.TxHandler),
 		jen.Id("store").Add(txStore()),
 	)
@@ -54,23 +54,23 @@ func txHandler(f *jen.File, n names) {
 
 func txConstructors(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s returns a dispatcher whose first subscriber, named %q, is", n.NewTx, e.Name)
-	f.Comment("the transactional handler h over store: the subscriber's versions, states")
-	f.Comment("and parked events live in store under its name, and each event's handler")
-	f.Comment("writes commit together with its version advance. opts change the schema's")
-	f.Comment("policies. Close the dispatcher when done, then the store.")
-	f.Func().Id(n.NewTx).Params(jen.Id("store").Add(txStore()), jen.Id("h").Id(n.TxHandler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
-		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Values(jen.Dict{jen.Id("topic"): rt("NewTopic").Types(n.key(), jen.Id(n.Event)).Call()}),
+	Doc(f, 0, "%s returns a dispatcher whose first subscriber, named %q, is "+
+		"the transactional handler h over store: the subscriber's versions, states "+
+		"and parked events live in store under its name, and each event's handler "+
+		"writes commit together with its version advance. opts change the schema's "+
+		"policies. Close the dispatcher when done, then the store.", n.NewTxDispatcher, e.Name)
+	f.Func().Id(n.NewTxDispatcher).Params(jen.Id("store").Add(txStore()), jen.Id("h").Id(n.TxHandler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
+		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Add(Keyed(Field{"topic", rt("NewTopic").Types(n.key(), jen.Id(n.Event)).Call()})),
 		jen.If(jen.Err().Op(":=").Id("d").Dot("subscribeTx").Call(jen.Lit(e.Name), jen.Id("store"), jen.Id("h"), jen.Id("opts")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Err()),
 		),
 		jen.Return(jen.Id("d"), jen.Nil()),
 	)
 
-	f.Comment("SubscribeTx adds a transactional subscriber: h receives every event")
-	f.Comment("published from now on, in its own lanes, inside transactions of store, with")
-	f.Commentf("its versions, states and parked events in store. Its runtime name (and its")
-	f.Commentf("namespace in store) is %q followed by name; names must be unique.", e.Name+"/")
+	Doc(f, 0, "SubscribeTx adds a transactional subscriber: h receives every event "+
+		"published from now on, in its own lanes, inside transactions of store, with "+
+		"its versions, states and parked events in store. Its runtime name (and its "+
+		"namespace in store) is %q followed by name; names must be unique.", e.Name+"/")
 	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("SubscribeTx").Params(jen.Id("name").String(), jen.Id("store").Add(txStore()), jen.Id("h").Id(n.TxHandler), jen.Id("opts").Op("...").Id(n.Option)).Error().Block(
 		jen.If(jen.Id("name").Op("==").Lit("")).Block(jen.Return(errorf(n.pkg()+": subscribe to "+e.Name+": empty subscriber name"))),
 		jen.Return(jen.Id("d").Dot("subscribeTx").Call(jen.Lit(e.Name+"/").Op("+").Id("name"), jen.Id("store"), jen.Id("h"), jen.Id("opts"))),
@@ -79,7 +79,7 @@ func txConstructors(f *jen.File, n names) {
 	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("subscribeTx").Params(jen.Id("name").String(), jen.Id("store").Add(txStore()), jen.Id("h").Id(n.TxHandler), jen.Id("opts").Index().Id(n.Option)).Error().Block(
 		jen.If(jen.Id("store").Op("==").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: nil store", jen.Id("name")))),
 		jen.If(jen.Id("h").Op("==").Nil()).Block(jen.Return(errorf(n.pkg()+": subscribe %s: nil handler", jen.Id("name")))),
-		jen.Return(jen.Id("d").Dot("subscribe").Call(jen.Id("name"), jen.Nil(), jen.Op("&").Id(n.txBinding).Values(jen.Dict{jen.Id("h"): jen.Id("h"), jen.Id("store"): jen.Id("store")}), jen.Id("opts"))),
+		jen.Return(jen.Id("d").Dot("subscribe").Call(jen.Id("name"), jen.Nil(), jen.Op("&").Id(n.TxBinding).Add(Keyed(Field{"h", jen.Id("h")}, Field{"store", jen.Id("store")})), jen.Id("opts"))),
 	)
 }
 
@@ -87,9 +87,9 @@ func txConstructors(f *jen.File, n names) {
 // durable store.
 func useStore(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s fills in the stores that cfg leaves nil from cfg.Store (from the", n.useStore)
-	f.Comment("transactional store of tx, when given), in the namespace name.")
-	f.Func().Id(n.useStore).Params(jen.Id("cfg").Op("*").Id(n.Config), jen.Id("name").String(), jen.Id("tx").Op("*").Id(n.txBinding)).BlockFunc(func(g *jen.Group) {
+	Doc(f, 0, "%s fills in the stores that cfg leaves nil from cfg.Store (from the "+
+		"transactional store of tx, when given), in the namespace name.", n.UseStore)
+	f.Func().Id(n.UseStore).Params(jen.Id("cfg").Op("*").Id(n.Config), jen.Id("name").String(), jen.Id("tx").Op("*").Id(n.TxBinding)).BlockFunc(func(g *jen.Group) {
 		g.If(jen.Id("tx").Op("!=").Nil()).Block(jen.Id("cfg").Dot("Store").Op("=").Id("tx").Dot("store"))
 		g.If(jen.Id("cfg").Dot("Store").Op("==").Nil()).Block(jen.Return())
 		if e.Version != nil {
@@ -107,9 +107,9 @@ func useStore(f *jen.File, n names) {
 		)
 	})
 
-	f.Comment("engineHandler returns the subscriber's engine handler: the transactional")
-	f.Comment("guard for a transactional subscriber.")
-	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("engineHandler").Params().Add(rt("Handler")).Types(n.key(), jen.Id(n.Event)).Block(
+	Doc(f, 0, "engineHandler returns the subscriber's engine handler: the transactional "+
+		"guard for a transactional subscriber.")
+	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("engineHandler").Params().Add(rt("Handler")).Types(n.key(), jen.Id(n.Event)).Block(
 		jen.If(jen.Id("s").Dot("tx").Op("!=").Nil()).Block(jen.Return(jen.Id("s").Dot("handleTx"))),
 		jen.Return(jen.Id("s").Dot("handle")),
 	)

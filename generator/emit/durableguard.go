@@ -12,22 +12,22 @@ import (
 func handleTx(f *jen.File, n names) {
 	e := n.e
 	versioned := e.Version != nil
-	snapshots := versioned && anySnapshot(e)
+	snapshots := versioned && e.HasSnapshot()
 	stated := e.HasStateGuard()
 	keyFmt := n.pkg() + ": " + e.Name + " %v: "
 
-	f.Commentf("handleTx is the engine handler of a transactional %s subscriber. It", e.Name)
-	f.Comment("begins a transaction of the subscriber's store, in which the key's version")
-	f.Comment("and state are read (and locked),")
+	guards := ""
 	if versioned || stated {
-		f.Comment("applies the guards of handle,")
+		guards = " applies the guards of handle,"
 	}
-	f.Comment("calls the handler with the transaction and commits its writes together with")
-	f.Comment("the new version and state. An event the handler does not implement")
-	f.Comment("(runtime.ErrUnimplemented) commits the advance alone and is skipped;")
-	f.Comment("any other error rolls back.")
+	Doc(f, 0, "handleTx is the engine handler of a transactional %s subscriber. It "+
+		"begins a transaction of the subscriber's store, in which the key's version "+
+		"and state are read (and locked),%s calls the handler with the transaction "+
+		"and commits its writes together with the new version and state. An event "+
+		"the handler does not implement (runtime.ErrUnimplemented) commits the "+
+		"advance alone and is skipped; any other error rolls back.", e.Name, guards)
 	ctx := jen.Id("ctx").Qual("context", "Context")
-	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("handleTx").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("ev").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
+	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("handleTx").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("ev").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
 		unknown := unknownEvent(n)
 		if versioned || stated {
 			guardFacts(g, n, snapshots, unknown)
@@ -71,7 +71,7 @@ func handleTx(f *jen.File, n names) {
 			deflt = unknown
 		}
 		g.Add(dispatchSwitch(n, func(ev *ir.Event) jen.Code {
-			return jen.Id("s").Dot("tx").Dot("h").Dot("Handle"+ev.Name).Call(jen.Id("ctx"), jen.Id("tx").Dot("Tx").Call(), jen.Id("e"))
+			return jen.Id("s").Dot("tx").Dot("h").Dot(ev.Handle).Call(jen.Id("ctx"), jen.Id("tx").Dot("Tx").Call(), jen.Id("e"))
 		}, deflt))
 		unimplemented(g)
 		if stated {

@@ -22,10 +22,20 @@ func TestDuration(t *testing.T) {
 	}
 }
 
-func TestReflow(t *testing.T) {
-	in := "// A short\n// paragraph.\nx := 1\n\t// " + strings.Repeat("word ", 20) + "\n\t//\tcode stays\n"
-	want := "// A short paragraph.\nx := 1\n\t// word word word word word word word word word word word word word word\n\t// word word word word word word\n\t//\tcode stays\n"
-	if got := string(reflow([]byte(in))); got != want {
-		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+// TestWrap checks that a paragraph is wrapped once to the width left at
+// its depth, and that the lines of a list or of code are kept as written,
+// not joined into the paragraph.
+func TestWrap(t *testing.T) {
+	for _, c := range []struct {
+		depth      int
+		text, want string
+	}{
+		{0, "A short\nparagraph.", "// A short paragraph."},
+		{1, strings.Repeat("word ", 20), "// word word word word word word word word word word word word word word\n// word word word word word word"},
+		{0, "Steps:\n  - one\n  - two\n\nThen:\n\tcode stays", "// Steps:\n//   - one\n//   - two\n//\n// Then:\n//\tcode stays"},
+	} {
+		if got := Wrap(c.depth, c.text); got != c.want {
+			t.Errorf("Wrap(%d, %q):\n%s\nwant:\n%s", c.depth, c.text, got, c.want)
+		}
 	}
 }

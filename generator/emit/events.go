@@ -1,6 +1,9 @@
 package emit
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/dave/jennifer/jen"
 
 	"github.com/ordergen/ordergen/generator/ir"
@@ -13,15 +16,15 @@ func events(f *jen.File, pkg *ir.Package) {
 		for _, ev := range e.Events {
 			evNames = append(evNames, ev.Name)
 		}
-		f.Commentf("%s is an event of entity %s: %s. The interface is sealed: only", n.Event, e.Name, list(evNames, "or"))
-		f.Comment("the event types generated in this package implement it.")
+		Doc(f, 0, "%s is an event of entity %s: %s. The interface is sealed: only "+
+			"the event types generated in this package implement it.", n.Event, e.Name, list(evNames, "or"))
 		f.Type().Id(n.Event).InterfaceFunc(func(g *jen.Group) {
-			g.Comment("EventName returns the event's name as declared in the schema.")
+			Doc(g, 1, "EventName returns the event's name as declared in the schema.")
 			g.Id("EventName").Params().String()
-			g.Commentf("EventKey returns the key of the %s the event belongs to (its %s field).", e.Name, e.Key.Name)
+			Doc(g, 1, "EventKey returns the key of the %s the event belongs to (its %s field).", e.Name, e.Key.Name)
 			g.Id("EventKey").Params().Add(n.key())
 			if e.Version != nil {
-				g.Commentf("EventVersion returns the event's version (its %s field).", e.Version.Name)
+				Doc(g, 1, "EventVersion returns the event's version (its %s field).", e.Version.Name)
 				g.Id("EventVersion").Params().Uint64()
 			}
 			g.Id("is" + n.Event).Params()
@@ -39,66 +42,67 @@ func events(f *jen.File, pkg *ir.Package) {
 // stores' values convert as they are, with a constant per state.
 func stateType(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s is a state of %s %s. Its ranked states, %s, only move", n.State, article(e.Name), e.Name, list(e.States, "and"))
-	f.Comment("forward, in that order (a later state may be skipped);")
+	var branches strings.Builder
 	for _, b := range e.Branches {
-		f.Commentf("the branch state %s is entered only from %s;", b.Name, list(b.From, "or"))
+		fmt.Fprintf(&branches, " the branch state %s is entered only from %s;", b.Name, list(b.From, "or"))
 	}
-	f.Comment("the zero value means no event has set a state yet.")
+	Doc(f, 0, "%s is a state of %s %s. Its ranked states, %s, only move "+
+		"forward, in that order (a later state may be skipped);%s the zero value "+
+		"means no event has set a state yet.", n.State, Article(e.Name), e.Name, list(e.States, "and"), branches.String())
 	f.Type().Id(n.State).String()
 	f.Line()
-	f.Commentf("The states of %s %s, as the schema declares them.", article(e.Name), e.Name)
+	Doc(f, 0, "The states of %s %s, as the schema declares them.", Article(e.Name), e.Name)
 	f.Const().DefsFunc(func(g *jen.Group) {
 		for i, s := range e.States {
-			g.Commentf("%s is the ranked state %s (rank %d).", n.stateConst(s), s, i+1)
-			g.Id(n.stateConst(s)).Id(n.State).Op("=").Lit(s)
+			Doc(g, 1, "%s is the ranked state %s (rank %d).", n.StateConst(s), s, i+1)
+			g.Id(n.StateConst(s)).Id(n.State).Op("=").Lit(s)
 		}
 		for _, b := range e.Branches {
-			g.Commentf("%s is the branch state %s.", n.stateConst(b.Name), b.Name)
-			g.Id(n.stateConst(b.Name)).Id(n.State).Op("=").Lit(b.Name)
+			Doc(g, 1, "%s is the branch state %s.", n.StateConst(b.Name), b.Name)
+			g.Id(n.StateConst(b.Name)).Id(n.State).Op("=").Lit(b.Name)
 		}
 	})
 	f.Line()
-	f.Comment("String returns the state's name as the schema declares it, \"\" for none.")
+	Doc(f, 0, "String returns the state's name as the schema declares it, \"\" for none.")
 	f.Func().Params(jen.Id("s").Id(n.State)).Id("String").Params().String().Block(jen.Return(jen.String().Call(jen.Id("s"))))
 }
 
 func event(f *jen.File, n names, ev *ir.Event) {
 	e := n.e
-	f.Commentf("%s is an event of entity %s.", ev.Name, e.Name)
-	if e.Version != nil {
-		if ev.Snapshot {
-			f.Comment("It is a snapshot: it carries the full state, so it is applied even across a")
-			f.Comment("version gap (the newer state wins).")
-		} else {
-			f.Comment("It is a delta: it is applied only right after the version before it.")
-		}
+	text := fmt.Sprintf("%s is an event of entity %s.", ev.Name, e.Name)
+	switch {
+	case e.Version != nil && ev.Snapshot:
+		text += " It is a snapshot: it carries the full state, so it is applied " +
+			"even across a version gap (the newer state wins)."
+	case e.Version != nil:
+		text += " It is a delta: it is applied only right after the version before it."
 	}
 	if ev.To != "" {
-		f.Commentf("Handling it moves the %s to state %s.", e.Name, ev.To)
+		text += fmt.Sprintf(" Handling it moves the %s to state %s.", e.Name, ev.To)
 	}
+	Doc(f, 0, "%s", text)
 	f.Type().Id(ev.Name).StructFunc(func(g *jen.Group) {
-		g.Commentf("%s is the key of the %s this event belongs to.", e.Key.Name, e.Name)
+		Doc(g, 1, "%s is the key of the %s this event belongs to.", e.Key.Name, e.Name)
 		g.Id(e.Key.Name).Add(n.key()).Add(wireTag(e.Key))
 		if e.Version != nil {
-			g.Commentf("%s is the %s's version after this event: 1 for its first event,", e.Version.Name, e.Name)
-			g.Comment("then one more for each event.")
+			Doc(g, 1, "%s is the %s's version after this event: 1 for its first event, "+
+				"then one more for each event.", e.Version.Name, e.Name)
 			g.Id(e.Version.Name).Add(typ(e.Version.Type)).Add(wireTag(*e.Version))
 		}
 		for _, fl := range ev.Fields {
-			g.Commentf("%s is declared in the schema as %s.", fl.Name, fl.Type)
+			Doc(g, 1, "%s is declared in the schema as %s.", fl.Name, fl.Type)
 			g.Id(fl.Name).Add(typ(fl.Type)).Add(wireTag(fl))
 		}
 	})
 	f.Line()
-	f.Commentf("EventName returns %q.", ev.Name)
+	Doc(f, 0, "EventName returns %q.", ev.Name)
 	f.Func().Params(jen.Id(ev.Name)).Id("EventName").Params().String().Block(jen.Return(jen.Lit(ev.Name)))
 	f.Line()
-	f.Commentf("EventKey returns e.%s.", e.Key.Name)
+	Doc(f, 0, "EventKey returns e.%s.", e.Key.Name)
 	f.Func().Params(jen.Id("e").Id(ev.Name)).Id("EventKey").Params().Add(n.key()).Block(jen.Return(jen.Id("e").Dot(e.Key.Name)))
 	if e.Version != nil {
 		f.Line()
-		f.Commentf("EventVersion returns e.%s.", e.Version.Name)
+		Doc(f, 0, "EventVersion returns e.%s.", e.Version.Name)
 		f.Func().Params(jen.Id("e").Id(ev.Name)).Id("EventVersion").Params().Uint64().Block(jen.Return(versionExpr(e, jen.Id("e"))))
 	}
 	f.Line()

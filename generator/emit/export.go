@@ -20,13 +20,13 @@ func NewFile(name string) *jen.File {
 }
 
 // Render renders f as the file name: gofmt-formatted, imports grouped as
-// goimports groups them, doc comments wrapped into paragraphs.
+// goimports groups them (standard library first).
 func Render(name string, f *jen.File) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("render %s: %w", name, err)
 	}
-	src, err := imports.Process(name, reflow(buf.Bytes()), &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8})
+	src, err := imports.Process(name, buf.Bytes(), &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8})
 	if err != nil {
 		return nil, fmt.Errorf("format %s: %w", name, err)
 	}

@@ -17,41 +17,33 @@ func guards(f *jen.File, pkg *ir.Package) {
 	}
 }
 
-func anySnapshot(e *ir.Entity) bool {
-	for _, ev := range e.Events {
-		if ev.Snapshot {
-			return true
-		}
-	}
-	return false
-}
-
 // handle emits the engine handler of a subscriber.
 func handle(f *jen.File, n names) {
 	e := n.e
 	versioned := e.Version != nil
-	snapshots := versioned && anySnapshot(e)
+	snapshots := versioned && e.HasSnapshot()
 	stated := e.HasStateGuard()
 	keyFmt := n.pkg() + ": " + e.Name + " %v: "
 
-	f.Commentf("handle is the engine handler of one %s subscriber.", e.Name)
+	text := "handle is the engine handler of one " + e.Name + " subscriber."
 	if versioned {
-		f.Comment("The version guard skips a duplicate or stale event (version <= stored),")
-		f.Comment("applies the next one (stored+1) and, on a gap, applies a snapshot but holds")
-		f.Comment("a delta back until the versions before it arrive.")
+		text += " The version guard skips a duplicate or stale event (version <= stored), " +
+			"applies the next one (stored+1) and, on a gap, applies a snapshot but holds " +
+			"a delta back until the versions before it arrive."
 	}
 	if stated {
-		f.Comment("The state guard skips a transition to a state that ranks below or equal to")
-		f.Comment("the current one, and a branch state entered from a state it does not list.")
+		text += " The state guard skips a transition to a state that ranks below or equal to " +
+			"the current one, and a branch state entered from a state it does not list."
 	}
 	if versioned || stated {
-		f.Comment("The stores are updated after the handler succeeded, or returned")
-		f.Comment("runtime.ErrUnimplemented: that event is then skipped as unimplemented.")
+		text += " The stores are updated after the handler succeeded, or returned " +
+			"runtime.ErrUnimplemented: that event is then skipped as unimplemented."
 	}
+	Doc(f, 0, "%s", text)
 	ctx := jen.Id("ctx").Qual("context", "Context")
-	f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("handle").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("ev").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
+	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("handle").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("ev").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
 		call := func(ev *ir.Event) jen.Code {
-			return jen.Id("s").Dot("h").Dot("Handle"+ev.Name).Call(jen.Id("ctx"), jen.Id("e"))
+			return jen.Id("s").Dot("h").Dot(ev.Handle).Call(jen.Id("ctx"), jen.Id("e"))
 		}
 		unknown := unknownEvent(n)
 		if !versioned && !stated {
@@ -102,9 +94,9 @@ func handle(f *jen.File, n names) {
 	})
 
 	if versioned {
-		f.Commentf("setVersion stores version as the last applied version of key, if the stored")
-		f.Comment("version is still stored.")
-		f.Func().Params(jen.Id("s").Op("*").Id(n.subscriber)).Id("setVersion").Params(ctx, jen.Id("key").Add(n.key()), jen.List(jen.Id("stored"), jen.Id("version")).Uint64()).Error().Block(
+		Doc(f, 0, "setVersion stores version as the last applied version of key, if the stored "+
+			"version is still stored.")
+		f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("setVersion").Params(ctx, jen.Id("key").Add(n.key()), jen.List(jen.Id("stored"), jen.Id("version")).Uint64()).Error().Block(
 			jen.List(jen.Id("ok"), jen.Err()).Op(":=").Id("s").Dot("versions").Dot("CompareAndSet").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("stored"), jen.Id("version")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"store version %d: %w", jen.Id("key"), jen.Id("version"), jen.Err()))),
 			jen.If(jen.Op("!").Id("ok")).Block(jen.Return(errorf(keyFmt+"version moved from %d by another writer", jen.Id("key"), jen.Id("stored")))),
@@ -153,18 +145,18 @@ func skipUnimplemented() jen.Code { return rt("Skip").Call(rt("ReasonUnimplement
 // rank emits the rank function of an entity's states.
 func rank(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s returns the rank of %s %s state: 1 for the first ranked state, 0", n.rank, article(e.Name), e.Name)
-	f.Comment("for none yet, -1 for a branch state and -2 for a name that is not a state.")
-	f.Func().Id(n.rank).Params(jen.Id("state").Id(n.State)).Int().Block(
+	Doc(f, 0, "%s returns the rank of %s %s state: 1 for the first ranked state, 0 "+
+		"for none yet, -1 for a branch state and -2 for a name that is not a state.", n.Rank, Article(e.Name), e.Name)
+	f.Func().Id(n.Rank).Params(jen.Id("state").Id(n.State)).Int().Block(
 		jen.Switch(jen.Id("state")).BlockFunc(func(g *jen.Group) {
 			g.Case(jen.Lit("")).Block(jen.Return(jen.Lit(0)))
 			for i, s := range e.States {
-				g.Case(jen.Id(n.stateConst(s))).Block(jen.Return(jen.Lit(i + 1)))
+				g.Case(jen.Id(n.StateConst(s))).Block(jen.Return(jen.Lit(i + 1)))
 			}
 			if len(e.Branches) > 0 {
 				g.CaseFunc(func(g *jen.Group) {
 					for _, b := range e.Branches {
-						g.Id(n.stateConst(b.Name))
+						g.Id(n.StateConst(b.Name))
 					}
 				}).Block(jen.Return(jen.Lit(-1)))
 			}
@@ -177,28 +169,28 @@ func rank(f *jen.File, n names) {
 // happen.
 func transition(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s returns why %s %s in state current must not move to target,", n.transition, article(e.Name), e.Name)
-	f.Comment("or \"\" when it may. Ranked states only move forward; a branch state is")
-	f.Comment("entered only from the states it lists, and no ranked state follows it.")
-	f.Func().Id(n.transition).Params(jen.List(jen.Id("current"), jen.Id("target")).Id(n.State)).String().BlockFunc(func(g *jen.Group) {
+	Doc(f, 0, "%s returns why %s %s in state current must not move to target, "+
+		"or \"\" when it may. Ranked states only move forward; a branch state is "+
+		"entered only from the states it lists, and no ranked state follows it.", n.Transition, Article(e.Name), e.Name)
+	f.Func().Id(n.Transition).Params(jen.List(jen.Id("current"), jen.Id("target")).Id(n.State)).String().BlockFunc(func(g *jen.Group) {
 		if len(e.Branches) > 0 {
 			g.Switch(jen.Id("target")).BlockFunc(func(g *jen.Group) {
 				for _, b := range e.Branches {
-					g.Case(jen.Id(n.stateConst(b.Name))).Block(
+					g.Case(jen.Id(n.StateConst(b.Name))).Block(
 						jen.Switch(jen.Id("current")).Block(
 							jen.CaseFunc(func(g *jen.Group) {
 								for _, s := range b.From {
-									g.Id(n.stateConst(s))
+									g.Id(n.StateConst(s))
 								}
 							}).Block(jen.Return(jen.Lit(""))),
-							jen.Case(jen.Id(n.stateConst(b.Name))).Block(jen.Return(jen.Lit("already in state "+b.Name))),
+							jen.Case(jen.Id(n.StateConst(b.Name))).Block(jen.Return(jen.Lit("already in state "+b.Name))),
 						),
 						jen.Return(jen.Lit("state "+b.Name+" may be entered only from "+list(b.From, "or"))),
 					)
 				}
 			})
 		}
-		g.List(jen.Id("from"), jen.Id("to")).Op(":=").Id(n.rank).Call(jen.Id("current")).Op(",").Id(n.rank).Call(jen.Id("target"))
+		g.List(jen.Id("from"), jen.Id("to")).Op(":=").Id(n.Rank).Call(jen.Id("current")).Op(",").Id(n.Rank).Call(jen.Id("target"))
 		g.Switch().BlockFunc(func(g *jen.Group) {
 			if len(e.Branches) > 0 {
 				g.Case(jen.Id("from").Op("==").Lit(-1)).Block(jen.Return(jen.Lit("late transition: no ranked state follows branch state ").Op("+").String().Call(jen.Id("current"))))
@@ -217,7 +209,7 @@ func transition(f *jen.File, n names) {
 // next one would wait for it forever.
 func checkState(g *jen.Group, n names, useVersion jen.Code) {
 	e := n.e
-	g.If(jen.Id(n.rank).Call(jen.Id("current")).Op("==").Lit(-2)).Block(jen.Return(rt("Permanent").Call(
+	g.If(jen.Id(n.Rank).Call(jen.Id("current")).Op("==").Lit(-2)).Block(jen.Return(rt("Permanent").Call(
 		errorf(n.pkg()+": "+e.Name+" %v: stored state %q is not a state of "+e.Name, jen.Id("key"), jen.Id("current")),
 	)))
 	var skip []jen.Code
@@ -225,7 +217,7 @@ func checkState(g *jen.Group, n names, useVersion jen.Code) {
 		skip = append(skip, useVersion)
 	}
 	skip = append(skip, jen.Return(rt("Skip").Call(jen.Id("reason"))))
-	g.If(jen.Id("reason").Op(":=").Id(n.transition).Call(jen.Id("current"), jen.Id("target")), jen.Id("reason").Op("!=").Lit("")).Block(skip...)
+	g.If(jen.Id("reason").Op(":=").Id(n.Transition).Call(jen.Id("current"), jen.Id("target")), jen.Id("reason").Op("!=").Lit("")).Block(skip...)
 }
 
 // checkVersion returns the version guard's statement: the runtime decides
@@ -280,7 +272,7 @@ func guardFacts(g *jen.Group, n names, snapshots bool, unknown jen.Code) {
 				body = append(body, jen.Id("snapshot").Op("=").True())
 			}
 			if ev.To != "" {
-				body = append(body, jen.Id("target").Op("=").Id(n.stateConst(ev.To)))
+				body = append(body, jen.Id("target").Op("=").Id(n.StateConst(ev.To)))
 			}
 			g.Case(jen.Id(ev.Name)).Block(body...)
 		}

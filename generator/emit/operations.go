@@ -29,31 +29,31 @@ func operations(f *jen.File, n names) {
 	}
 	ctxArg, keyArg := jen.Id("ctx"), jen.Id("key")
 
-	f.Comment("Flush waits until every event published before the call has an outcome, or")
-	f.Comment("is held back on a version gap or parked, in every subscriber, or until ctx")
-	f.Comment("ends.")
+	Doc(f, 0, "Flush waits until every event published before the call has an outcome, or "+
+		"is held back on a version gap or parked, in every subscriber, or until ctx "+
+		"ends.")
 	f.Func().Add(recv()).Id("Flush").Params(ctx).Error().Block(
 		ifErr(topic("Flush", ctxArg)),
 		jen.Return(jen.Nil()),
 	)
 
-	f.Comment("Close stops accepting events, drains every subscriber and stops their")
-	f.Comment("workers. It returns an error when ctx ends before everything finished.")
+	Doc(f, 0, "Close stops accepting events, drains every subscriber and stops their "+
+		"workers. It returns an error when ctx ends before everything finished.")
 	f.Func().Add(recv()).Id("Close").Params(ctx).Error().Block(
 		jen.Return(topic("Close", ctxArg)),
 	)
 
-	f.Comment("Replay re-runs, in order, the parked events of key in every subscriber where")
-	f.Comment("key is parked, and unparks it where all succeed. It returns an error wrapping")
-	f.Comment("runtime.ErrNotParked when key is parked nowhere.")
+	Doc(f, 0, "Replay re-runs, in order, the parked events of key in every subscriber where "+
+		"key is parked, and unparks it where all succeed. It returns an error wrapping "+
+		"runtime.ErrNotParked when key is parked nowhere.")
 	f.Func().Add(recv()).Id("Replay").Params(ctx, key).Error().Block(
 		ifErr(topic("Replay", ctxArg, keyArg)),
 		jen.Return(jen.Nil()),
 	)
 
-	f.Comment("Discard drops the parked events of key in every subscriber where key is")
-	f.Comment("parked, unparks it, and returns how many events were dropped. It returns an")
-	f.Comment("error wrapping runtime.ErrNotParked when key is parked nowhere.")
+	Doc(f, 0, "Discard drops the parked events of key in every subscriber where key is "+
+		"parked, unparks it, and returns how many events were dropped. It returns an "+
+		"error wrapping runtime.ErrNotParked when key is parked nowhere.")
 	f.Func().Add(recv()).Id("Discard").Params(ctx, key).Params(jen.Int(), jen.Error()).Block(
 		jen.List(jen.Id("n"), jen.Err()).Op(":=").Add(topic("Discard", ctxArg, keyArg)),
 		wrap(jen.Id("n")),
@@ -61,8 +61,8 @@ func operations(f *jen.File, n names) {
 	)
 
 	parkedKeys := jen.Map(jen.String()).Index().Add(rt("ParkedKey")).Types(n.key())
-	f.Comment("ParkedKeys returns the parked keys of every subscriber that has any, by")
-	f.Commentf("subscriber name (%q for the first subscriber, %q for the others).", e.Name, e.Name+"/name")
+	Doc(f, 0, "ParkedKeys returns the parked keys of every subscriber that has any, by "+
+		"subscriber name (%q for the first subscriber, %q for the others).", e.Name, e.Name+"/name")
 	f.Func().Add(recv()).Id("ParkedKeys").Params(ctx).Params(parkedKeys, jen.Error()).Block(
 		jen.List(jen.Id("keys"), jen.Err()).Op(":=").Add(topic("ParkedKeys", ctxArg)),
 		wrap(jen.Nil()),
@@ -70,8 +70,8 @@ func operations(f *jen.File, n names) {
 	)
 
 	parkedEvent := func() *jen.Statement { return rt("ParkedEvent").Types(jen.Id(n.Event)) }
-	f.Comment("ParkedEvents returns, in order, the events parked for key in the subscriber")
-	f.Commentf("named subscriber (%q for the first one).", e.Name)
+	Doc(f, 0, "ParkedEvents returns, in order, the events parked for key in the subscriber "+
+		"named subscriber (%q for the first one).", e.Name)
 	f.Func().Add(recv()).Id("ParkedEvents").Params(ctx, jen.Id("subscriber").String(), key).Params(jen.Index().Add(parkedEvent()), jen.Error()).Block(
 		jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Add(topic("Subscriber", jen.Id("subscriber"))),
 		jen.If(jen.Op("!").Id("ok")).Block(
@@ -84,31 +84,31 @@ func operations(f *jen.File, n names) {
 		jen.Return(jen.Id("events"), jen.Nil()),
 	)
 
-	f.Comment("Health returns nil when no subscriber has a key whose oldest pending event")
-	f.Comment("is older than age, and otherwise the subscribers' *runtime.StuckError")
-	f.Comment("joined: a readiness probe or an alert can use it as it is.")
+	Doc(f, 0, "Health returns nil when no subscriber has a key whose oldest pending event "+
+		"is older than age, and otherwise the subscribers' *runtime.StuckError "+
+		"joined: a readiness probe or an alert can use it as it is.")
 	f.Func().Add(recv()).Id("Health").Params(jen.Id("age").Qual("time", "Duration")).Error().Block(
 		jen.Return(topic("Health", jen.Id("age"))),
 	)
 
 	backlog := func() *jen.Statement { return jen.Map(jen.String()).Index().Add(rt("KeyBacklog")).Types(n.key()) }
-	f.Comment("TopBacklog returns, by subscriber name, up to n keys with the largest")
-	f.Comment("backlog in each subscriber that has any, with the age of their oldest")
-	f.Comment("pending event: a rising age on steady traffic means a hot or stuck key.")
+	Doc(f, 0, "TopBacklog returns, by subscriber name, up to n keys with the largest "+
+		"backlog in each subscriber that has any, with the age of their oldest "+
+		"pending event: a rising age on steady traffic means a hot or stuck key.")
 	f.Func().Add(recv()).Id("TopBacklog").Params(jen.Id("n").Int()).Add(backlog()).Block(
 		jen.Return(topic("TopBacklog", jen.Id("n"))),
 	)
 
-	f.Comment("Stuck returns, by subscriber name, the keys whose oldest pending event is")
-	f.Comment("older than age, in each subscriber that has any (what Health reports).")
+	Doc(f, 0, "Stuck returns, by subscriber name, the keys whose oldest pending event is "+
+		"older than age, in each subscriber that has any (what Health reports).")
 	f.Func().Add(recv()).Id("Stuck").Params(jen.Id("age").Qual("time", "Duration")).Add(backlog()).Block(
 		jen.Return(topic("Stuck", jen.Id("age"))),
 	)
 
 	if e.Version != nil {
-		f.Comment("Version returns the last version of key that the subscriber named")
-		f.Commentf("subscriber (%q for the first one) applied, 0 when none yet, as its", e.Name)
-		f.Comment("version guard stores it.")
+		Doc(f, 0, "Version returns the last version of key that the subscriber named "+
+			"subscriber (%q for the first one) applied, 0 when none yet, as its "+
+			"version guard stores it.", e.Name)
 		f.Func().Add(recv()).Id("Version").Params(ctx, jen.Id("subscriber").String(), key).Params(jen.Uint64(), jen.Error()).Block(
 			jen.List(jen.Id("s"), jen.Err()).Op(":=").Id("d").Dot("subscriber").Call(jen.Id("subscriber")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(0), jen.Err())),
@@ -121,9 +121,9 @@ func operations(f *jen.File, n names) {
 	}
 
 	if e.HasStateGuard() {
-		f.Comment("State returns the current state of key in the subscriber named subscriber")
-		f.Commentf("(%q for the first one), \"\" when no event set one yet, as its state", e.Name)
-		f.Comment("guard stores it.")
+		Doc(f, 0, "State returns the current state of key in the subscriber named subscriber "+
+			"(%q for the first one), \"\" when no event set one yet, as its state "+
+			"guard stores it.", e.Name)
 		f.Func().Add(recv()).Id("State").Params(ctx, jen.Id("subscriber").String(), key).Params(jen.Id(n.State), jen.Error()).Block(
 			jen.List(jen.Id("s"), jen.Err()).Op(":=").Id("d").Dot("subscriber").Call(jen.Id("subscriber")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(""), jen.Err())),
@@ -136,8 +136,8 @@ func operations(f *jen.File, n names) {
 	}
 
 	if e.Version != nil || e.HasStateGuard() {
-		f.Comment("subscriber returns the subscriber named name.")
-		f.Func().Add(recv()).Id("subscriber").Params(jen.Id("name").String()).Params(jen.Op("*").Id(n.subscriber), jen.Error()).Block(
+		Doc(f, 0, "subscriber returns the subscriber named name.")
+		f.Func().Add(recv()).Id("subscriber").Params(jen.Id("name").String()).Params(jen.Op("*").Id(n.Subscriber), jen.Error()).Block(
 			jen.Id("d").Dot("mu").Dot("Lock").Call(),
 			jen.Defer().Id("d").Dot("mu").Dot("Unlock").Call(),
 			jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Id("d").Dot("subs").Index(jen.Id("name")),
@@ -146,9 +146,9 @@ func operations(f *jen.File, n names) {
 		)
 	}
 
-	f.Comment("Stats returns a snapshot of the counters of each subscriber, by subscriber")
-	f.Comment("name. Every subscriber sees every published event, so counters are per")
-	f.Comment("subscriber; add them up only knowing that.")
+	Doc(f, 0, "Stats returns a snapshot of the counters of each subscriber, by subscriber "+
+		"name. Every subscriber sees every published event, so counters are per "+
+		"subscriber; add them up only knowing that.")
 	f.Func().Add(recv()).Id("Stats").Params().Map(jen.String()).Add(rt("Stats")).Block(
 		jen.Return(topic("Stats")),
 	)

@@ -22,68 +22,65 @@ func transports(f *jen.File, pkg *ir.Package) {
 	}
 }
 
-func producerName(e *ir.Entity) string { return e.Name + "Producer" }
-func checkName(e *ir.Entity) string    { return "check" + e.Name }
-
 func producer(f *jen.File, n names) {
 	e := n.e
-	name := producerName(e)
+	name := n.Producer
 	ctx := func() jen.Code { return jen.Id("ctx").Qual("context", "Context") }
 	sink := rt("Sink").Types(n.key(), jen.Id(n.Event))
-	f.Commentf("%s publishes %s events to a runtime.Sink, such as the Kafka producer", name, e.Name)
-	f.Commentf("of github.com/ordergen/ordergen/runtime/kafka, keyed by their %s.", e.Key.Name)
-	f.Commentf("It implements %s and refuses what the dispatcher's Publish", n.Publisher)
-	f.Comment("methods refuse. Consumers in other processes feed the events to their")
-	f.Commentf("%s with SubmitTagged.", n.Dispatcher)
+	Doc(f, 0, "%s publishes %s events to a runtime.Sink, such as the Kafka producer "+
+		"of github.com/ordergen/ordergen/runtime/kafka, keyed by their %s. "+
+		"It implements %s and refuses what the dispatcher's Publish "+
+		"methods refuse. Consumers in other processes feed the events to their "+
+		"%s with SubmitTagged.", name, e.Name, e.Key.Name, n.Publisher, n.Dispatcher)
 	f.Type().Id(name).Struct(jen.Id("sink").Add(sink))
 	f.Var().Id("_").Id(n.Publisher).Op("=").Parens(jen.Op("*").Id(name)).Parens(jen.Nil())
 
-	f.Commentf("New%s returns a producer that sends to sink; a nil sink is refused", name)
-	f.Comment("with runtime.ErrInvalidConfig.")
-	f.Func().Id("New"+name).Params(jen.Id("sink").Add(sink)).Params(jen.Op("*").Id(name), jen.Error()).Block(
+	Doc(f, 0, "%s returns a producer that sends to sink; a nil sink is refused "+
+		"with runtime.ErrInvalidConfig.", n.NewProducer)
+	f.Func().Id(n.NewProducer).Params(jen.Id("sink").Add(sink)).Params(jen.Op("*").Id(name), jen.Error()).Block(
 		jen.If(jen.Id("sink").Op("==").Nil()).Block(jen.Return(jen.Nil(), errorf("%w: "+name+" needs a sink", rt("ErrInvalidConfig")))),
-		jen.Return(jen.Op("&").Id(name).Values(jen.Dict{jen.Id("sink"): jen.Id("sink")}), jen.Nil()),
+		jen.Return(jen.Op("&").Id(name).Add(Keyed(Field{"sink", jen.Id("sink")})), jen.Nil()),
 	)
 	recv := func() *jen.Statement { return jen.Params(jen.Id("p").Op("*").Id(name)) }
 	for _, ev := range e.Events {
-		f.Commentf("Publish%s sends e to the sink, keyed by e.%s, and returns once the", ev.Name, e.Key.Name)
-		f.Comment("sink took it. It refuses what the dispatcher's Publish methods refuse,")
-		f.Comment("with an error wrapping runtime.ErrInvalidEvent.")
-		f.Func().Add(recv()).Id("Publish"+ev.Name).Params(ctx(), jen.Id("e").Id(ev.Name)).Error().Block(
-			jen.If(jen.Err().Op(":=").Id(checkName(e)).Call(jen.Id("e")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		Doc(f, 0, "%s sends e to the sink, keyed by e.%s, and returns once the "+
+			"sink took it. It refuses what the dispatcher's Publish methods refuse, "+
+			"with an error wrapping runtime.ErrInvalidEvent.", ev.Publish, e.Key.Name)
+		f.Func().Add(recv()).Id(ev.Publish).Params(ctx(), jen.Id("e").Id(ev.Name)).Error().Block(
+			jen.If(jen.Err().Op(":=").Id(n.Check).Call(jen.Id("e")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 			jen.Return(jen.Id("p").Dot("sink").Dot("Send").Call(jen.Id("ctx"), jen.Id("e").Dot(e.Key.Name), jen.Id("e"))),
 		)
 	}
-	f.Commentf("Publish sends any %s event to the sink, as its Publish method does. A", e.Name)
-	f.Comment("nil e is refused with runtime.ErrInvalidEvent.")
+	Doc(f, 0, "Publish sends any %s event to the sink, as its Publish method does. A "+
+		"nil e is refused with runtime.ErrInvalidEvent.", e.Name)
 	f.Func().Add(recv()).Id("Publish").Params(ctx(), jen.Id("e").Id(n.Event)).Error().Block(
-		jen.Id("ev").Op(":=").Id(n.value).Call(jen.Id("e")),
+		jen.Id("ev").Op(":=").Id(n.Value).Call(jen.Id("e")),
 		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent")))),
-		jen.If(jen.Err().Op(":=").Id(checkName(e)).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.If(jen.Err().Op(":=").Id(n.Check).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.Return(jen.Id("p").Dot("sink").Dot("Send").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"))),
 	)
 }
 
 func submitTagged(f *jen.File, n names) {
 	e := n.e
-	f.Comment("SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is")
-	f.Comment("the first, in subscription order), for transports such as the Kafka consumer")
-	f.Comment("of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's")
-	f.Commentf("outcome with tag to the OnOutcome of its %s, so a record is finished", n.Config)
-	f.Comment("when every subscriber that holds it reported. It returns how many subscribers")
-	f.Comment("hold e afterwards. It stops at the first subscriber that refuses e")
-	f.Comment("(runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the")
-	f.Comment("refusal: call it again with from set to the number returned, so that no")
-	f.Comment("subscriber gets e twice. It refuses, before any subscriber gets it, what the")
-	f.Comment("Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything")
-	f.Comment("with runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its")
-	f.Comment("transport would never learn that its events finished.")
+	Doc(f, 0, "SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is "+
+		"the first, in subscription order), for transports such as the Kafka consumer "+
+		"of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's "+
+		"outcome with tag to the OnOutcome of its %s, so a record is finished "+
+		"when every subscriber that holds it reported. It returns how many subscribers "+
+		"hold e afterwards. It stops at the first subscriber that refuses e "+
+		"(runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the "+
+		"refusal: call it again with from set to the number returned, so that no "+
+		"subscriber gets e twice. It refuses, before any subscriber gets it, what the "+
+		"Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything "+
+		"with runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its "+
+		"transport would never learn that its events finished.", n.Config)
 	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("SubmitTagged").Params(
 		jen.Id("ctx").Qual("context", "Context"), jen.Id("e").Id(n.Event), jen.Id("tag").Uint64(), jen.Id("from").Int(),
 	).Params(jen.Int(), jen.Error()).Block(
-		jen.Id("ev").Op(":=").Id(n.value).Call(jen.Id("e")),
+		jen.Id("ev").Op(":=").Id(n.Value).Call(jen.Id("e")),
 		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(jen.Id("from"), errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent")))),
-		jen.If(jen.Err().Op(":=").Id(checkName(e)).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("from"), jen.Err())),
+		jen.If(jen.Err().Op(":=").Id(n.Check).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("from"), jen.Err())),
 		jen.List(jen.Id("n"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("SubmitTagged").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"), jen.Id("tag"), jen.Id("from")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("n"), errorf(n.pkg()+": %w", jen.Err()))),
 		jen.Return(jen.Id("n"), jen.Nil()),
@@ -92,9 +89,9 @@ func submitTagged(f *jen.File, n names) {
 
 func check(f *jen.File, n names) {
 	e := n.e
-	f.Commentf("%s refuses, with an error wrapping runtime.ErrInvalidEvent, %s %s event", checkName(e), article(e.Name), e.Name)
-	f.Comment("that the dispatcher's Publish methods refuse; e is not nil.")
-	f.Func().Id(checkName(e)).Params(jen.Id("e").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
+	Doc(f, 0, "%s refuses, with an error wrapping runtime.ErrInvalidEvent, %s %s event "+
+		"that the dispatcher's Publish methods refuse; e is not nil.", n.Check, Article(e.Name), e.Name)
+	f.Func().Id(n.Check).Params(jen.Id("e").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
 		prefix := "%w: " + e.Name + " event %s: "
 		if e.Key.Type.Name == "string" {
 			g.If(jen.Id("e").Dot("EventKey").Call().Op("==").Lit("")).Block(jen.Return(

@@ -3,4 +3,9 @@
 // name checked, everything in declaration order. A value of this package
 // always describes code that compiles; package validate is the only
 // producer.
+//
+// Names holds every identifier generated for an entity, made once by
+// NamesOf; the emitters read them there and validate reserves them
+// (Entity.Decls). Policy holds the delivery policy in the runtime's own
+// types, and PolicyFields the runtime.Config fields it sets.
 package ir

@@ -1,7 +1,5 @@
 package ir
 
-import "time"
-
 // Package is a whole schema.
 type Package struct {
 	// Name is the Go package name of the generated code.
@@ -18,6 +16,8 @@ type Package struct {
 type Entity struct {
 	// Name is the entity's name, the prefix of its generated names.
 	Name string
+	// Names are the names generated for it.
+	Names Names
 	// Key is the key field, shared by every event of the entity.
 	Key Field
 	// Version is the version field, nil when the entity has none.
@@ -44,6 +44,16 @@ func (e *Entity) HasStateGuard() bool {
 	return false
 }
 
+// HasSnapshot reports whether any event of e is a snapshot.
+func (e *Entity) HasSnapshot() bool {
+	for _, ev := range e.Events {
+		if ev.Snapshot {
+			return true
+		}
+	}
+	return false
+}
+
 // Branch is a state entered only from the states in From.
 type Branch struct {
 	// Name is the branch state.
@@ -62,6 +72,15 @@ func (e *Entity) IsBranch(state string) (Branch, bool) {
 	return Branch{}, false
 }
 
+// StateNames returns the ranked states, then the branch states.
+func (e *Entity) StateNames() []string {
+	names := append([]string(nil), e.States...)
+	for _, b := range e.Branches {
+		names = append(names, b.Name)
+	}
+	return names
+}
+
 // Rank returns the rank of a ranked state (1 for the first), or 0.
 func (e *Entity) Rank(state string) int {
 	for i, s := range e.States {
@@ -76,6 +95,11 @@ func (e *Entity) Rank(state string) int {
 type Event struct {
 	// Name is the event's name, also its struct's name.
 	Name string
+	// Handle is the name of the handlers' method for it (HandleDeposited).
+	Handle string
+	// Publish is the name of the publishers' method for it
+	// (PublishDeposited).
+	Publish string
 	// Fields are the event's own fields in declaration order (the key and
 	// version fields are not among them).
 	Fields []Field
@@ -156,49 +180,7 @@ func (t *Type) spell(qual func(*Type) string) string {
 	return t.Name
 }
 
-// Policy is the resolved delivery policy of an entity.
-type Policy struct {
-	// AtMostOnce drops failed events instead of retrying them.
-	AtMostOnce bool
-	// Retry is the retry policy (one attempt under at-most-once).
-	Retry Retry
-	// Timeout bounds each handler attempt.
-	Timeout time.Duration
-	// OnExhausted is "park", "dead-letter" or "drop" (at-most-once).
-	OnExhausted string
-	// Backlog bounds the pending events.
-	Backlog Backlog
-	// MaxActive is the number of keys in progress at once.
-	MaxActive int
-	// MaxHeld and MaxHold bound the resequencer (entities with a version).
-	MaxHeld int
-	// MaxHold bounds how long an event is held back.
-	MaxHold time.Duration
-}
-
-// Retry is the resolved retry policy.
-type Retry struct {
-	// Attempts is the total number of attempts.
-	Attempts int
-	// Initial is the first backoff ceiling.
-	Initial time.Duration
-	// Max caps the backoff ceiling.
-	Max time.Duration
-	// Multiplier grows the ceiling after each failure.
-	Multiplier float64
-	// Jitter waits a random part of the ceiling instead of all of it.
-	Jitter bool
-}
-
-// Backlog is the resolved backlog policy. WhenFull is the schema's name
-// (block, reject, drop-oldest, drop-newest, timeout).
-type Backlog struct {
-	// PerKey limits one key's pending events.
-	PerKey int
-	// Total limits all pending events.
-	Total int
-	// WhenFull is the policy when a limit is reached.
-	WhenFull string
-	// Wait is how long the timeout policy waits for room.
-	Wait time.Duration
+// NewEvent returns the event named name, with the names generated for it.
+func NewEvent(name string) *Event {
+	return &Event{Name: name, Handle: "Handle" + name, Publish: "Publish" + name}
 }

@@ -7,28 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ordergen/ordergen/generator/jsonschema/internal/validator"
 	"golang.org/x/tools/txtar"
 )
 
-// toJSON converts a YAML document to the value encoding/json decodes
-// from the same data as JSON.
-func toJSON(t *testing.T, src []byte) any {
+func mustChecker(t *testing.T) *Checker {
 	t.Helper()
-	out, err := validator.FromYAML(src)
+	c, err := NewChecker()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
-}
-
-func mustValidator(t *testing.T) *validator.Validator {
-	t.Helper()
-	v, err := validator.New(Schema())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return c
 }
 
 // goldenSchemas returns the schema.yaml of every txtar archive matching
@@ -81,7 +69,7 @@ func TestSchemaIsValidJSON(t *testing.T) {
 
 // TestValidSchemasPass checks the example and every valid golden case.
 func TestValidSchemasPass(t *testing.T) {
-	v := mustValidator(t)
+	v := mustChecker(t)
 	sources := map[string][]byte{}
 	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "schema.yaml"))
 	if err != nil {
@@ -99,8 +87,8 @@ func TestValidSchemasPass(t *testing.T) {
 		t.Fatalf("only %d valid schemas found", len(sources))
 	}
 	for name, src := range sources {
-		if errs := v.Validate(toJSON(t, src)); len(errs) > 0 {
-			t.Errorf("%s does not validate:\n  %s", name, strings.Join(errs, "\n  "))
+		if err := v.Check(src); err != nil {
+			t.Errorf("%s does not validate: %v", name, err)
 		}
 	}
 }
@@ -108,7 +96,7 @@ func TestValidSchemasPass(t *testing.T) {
 // TestShapeErrorsFail checks that the golden cases whose errors are about
 // the shape of the document fail against the JSON Schema too.
 func TestShapeErrorsFail(t *testing.T) {
-	v := mustValidator(t)
+	v := mustChecker(t)
 	cases := goldenSchemas(t, filepath.Join("..", "testdata", "err_*.txtar"))
 	checked := 0
 	for _, name := range []string{
@@ -121,12 +109,11 @@ func TestShapeErrorsFail(t *testing.T) {
 			t.Errorf("no golden case %s", name)
 			continue
 		}
-		doc, err := validator.FromYAML(c.src)
-		if err != nil {
+		if _, err := FromYAML(c.src); err != nil {
 			continue // not even JSON-like YAML (a duplicate key, .inf): no editor accepts it
 		}
 		checked++
-		if errs := v.Validate(doc); len(errs) == 0 {
+		if err := v.Check(c.src); err == nil {
 			t.Errorf("%s passes the JSON Schema", name)
 		}
 	}
@@ -137,7 +124,7 @@ func TestShapeErrorsFail(t *testing.T) {
 
 // TestMistakesFail breaks the example in ways the JSON Schema catches.
 func TestMistakesFail(t *testing.T) {
-	v := mustValidator(t)
+	v := mustChecker(t)
 	good, err := os.ReadFile(filepath.Join("..", "..", "examples", "schema.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +153,7 @@ func TestMistakesFail(t *testing.T) {
 			t.Fatalf("the example has no %q", m.old)
 		}
 		src := strings.Replace(string(good), m.old, m.new, 1)
-		if errs := v.Validate(toJSON(t, []byte(src))); len(errs) == 0 {
+		if err := v.Check([]byte(src)); err == nil {
 			t.Errorf("%q -> %q passes the JSON Schema", m.old, m.new)
 		}
 	}

@@ -13,21 +13,14 @@ import (
 	"unicode"
 
 	"github.com/ordergen/ordergen/generator/jsonschema"
+	"github.com/ordergen/ordergen/generator/write"
 	"github.com/ordergen/ordergen/templates"
 )
-
-// File is one starter file: a base name and its contents.
-type File struct {
-	// Name is the file's base name.
-	Name string
-	// Contents are the file's bytes.
-	Contents []byte
-}
 
 // Files returns the starter files: schema.yaml, whose generated code is
 // package pkg, and generate.go, in Go package goPkg (the package of the
 // folder they go into). Both must be valid package names.
-func Files(pkg, goPkg string) ([]File, error) {
+func Files(pkg, goPkg string) ([]write.File, error) {
 	for _, name := range []string{pkg, goPkg} {
 		if !ValidPackage(name) {
 			return nil, fmt.Errorf("%q is not a valid package name: use a lower-case identifier that is not a keyword", name)
@@ -35,7 +28,7 @@ func Files(pkg, goPkg string) ([]File, error) {
 	}
 	data := struct{ Comment, Package, GoPackage string }{jsonschema.Comment, pkg, goPkg}
 	names := []string{"schema.yaml", "generate.go"}
-	out := make([]File, 0, len(names))
+	out := make([]write.File, 0, len(names))
 	for _, name := range names {
 		t, err := templates.Parse(nil, name+".tmpl")
 		if err != nil {
@@ -51,7 +44,7 @@ func Files(pkg, goPkg string) ([]File, error) {
 				return nil, fmt.Errorf("format %s: %w", name, err)
 			}
 		}
-		out = append(out, File{Name: name, Contents: b})
+		out = append(out, write.File{Name: name, Contents: b})
 	}
 	return out, nil
 }

@@ -2,8 +2,6 @@ package schema
 
 import "gopkg.in/yaml.v3"
 
-var policyKeys = []string{"delivery", "retry", "timeout", "on_exhausted", "backlog", "lanes", "resequencer"}
-
 func (l *loader) file(n *yaml.Node) *File {
 	f := &File{Pos: pos(n)}
 	for _, e := range l.fields(n, "the schema", false, "version", "package", "out", "wire_names", "defaults", "entities") {
@@ -18,7 +16,7 @@ func (l *loader) file(n *yaml.Node) *File {
 			f.Package = l.present(e.val, "package")
 		case "defaults":
 			f.Defaults = &Policies{}
-			for _, pe := range l.fields(e.val, "defaults", true, policyKeys...) {
+			for _, pe := range l.fields(e.val, "defaults", true, policyKeyNames()...) {
 				l.policy(f.Defaults, pe, "defaults")
 			}
 		case "entities":
@@ -32,78 +30,10 @@ func (l *loader) file(n *yaml.Node) *File {
 	return f
 }
 
-// policy loads one policy key (one of policyKeys) into p.
-func (l *loader) policy(p *Policies, e entry, where string) {
-	what := e.key.Value + " in " + where
-	switch e.key.Value {
-	case "delivery":
-		p.Delivery = l.scalar(e.val, what)
-	case "timeout":
-		p.Timeout = l.scalar(e.val, what)
-	case "on_exhausted":
-		p.OnExhausted = l.scalar(e.val, what)
-	case "retry":
-		r := &Retry{Pos: pos(e.val)}
-		l.scalars(e.val, what, "retry", []scalarField{
-			{"attempts", &r.Attempts},
-			{"initial", &r.Initial},
-			{"max", &r.Max},
-			{"multiplier", &r.Multiplier},
-			{"jitter", &r.Jitter},
-		})
-		p.Retry = r
-	case "backlog":
-		b := &Backlog{Pos: pos(e.val)}
-		l.scalars(e.val, what, "backlog", []scalarField{
-			{"per_key", &b.PerKey},
-			{"total", &b.Total},
-			{"when_full", &b.WhenFull},
-			{"wait", &b.Wait},
-		})
-		p.Backlog = b
-	case "lanes":
-		ln := &Lanes{Pos: pos(e.val)}
-		l.scalars(e.val, what, "lanes", []scalarField{{"max_active", &ln.MaxActive}})
-		p.Lanes = ln
-	case "resequencer":
-		r := &Resequencer{Pos: pos(e.key)}
-		l.scalars(e.val, what, "resequencer", []scalarField{
-			{"max_events", &r.MaxEvents},
-			{"max_wait", &r.MaxWait},
-		})
-		p.Resequencer = r
-	}
-}
-
-// scalarField is one key of a policy mapping whose value is a single
-// scalar, and the field that receives it.
-type scalarField struct {
-	key string
-	dst **Scalar
-}
-
-// scalars loads the mapping n, named what in messages, whose keys are
-// those of fs: each value must be a single value, named prefix.key in
-// messages, and is stored in its field. Other keys are reported.
-func (l *loader) scalars(n *yaml.Node, what, prefix string, fs []scalarField) {
-	keys := make([]string, len(fs))
-	for i, f := range fs {
-		keys[i] = f.key
-	}
-	for _, e := range l.fields(n, what, false, keys...) {
-		s := l.scalar(e.val, prefix+"."+e.key.Value)
-		for _, f := range fs {
-			if f.key == e.key.Value {
-				*f.dst = s
-			}
-		}
-	}
-}
-
 func (l *loader) entity(e entry) *Entity {
 	ent := &Entity{Name: name(e.key)}
 	where := "entity " + e.key.Value
-	keys := append([]string{"key", "version", "states", "branches", "conflate", "wire_names", "events"}, policyKeys...)
+	keys := append([]string{"key", "version", "states", "branches", "conflate", "wire_names", "events"}, policyKeyNames()...)
 	for _, f := range l.fields(e.val, where, false, keys...) {
 		switch f.key.Value {
 		case "key":

@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/ordergen/ordergen/generator/diag"
@@ -11,10 +10,8 @@ import (
 
 // event checks one event of e and returns it.
 func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, rule func(string) string) *ir.Event {
-	out := &ir.Event{Name: ev.Name.Value}
-	if v.checkExported(ev.Name.Value, ev.Name.Pos, "event name") {
-		v.pkg.declare(out.Name, ev.Name.Pos, "event "+out.Name+" of entity "+e.Name.Value)
-	}
+	out := ir.NewEvent(ev.Name.Value)
+	v.checkExported(ev.Name.Value, ev.Name.Pos, "event name")
 
 	// The members of the event's struct: methods, key, version, fields.
 	members := v.newScope()
@@ -71,7 +68,8 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, ru
 			out.Snapshot = true
 		case k.Value == "delta" && k.Tag == "!!str":
 		default:
-			v.errs.Add(k.Pos, "kind must be snapshot or delta, not %q%s", k.Value, diag.Suggest(k.Value, []string{"snapshot", "delta"}))
+			kinds := Enumerations()["kind"]
+			v.errs.Add(k.Pos, "kind must be %s, not %q%s", oneOf(kinds), k.Value, diag.Suggest(k.Value, kinds))
 		}
 	}
 	if to := ev.To; to != nil {
@@ -80,19 +78,10 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, ru
 		case len(e.States) == 0 && len(e.Branches) == 0:
 			v.errs.Add(to.Pos, "to: needs states: entity %s declares none (add states: [...])", e.Name.Value)
 		case ent.Rank(to.Value) == 0 && !isBranch:
-			v.errs.Add(to.Pos, "to: %q is not a state of entity %s%s", to.Value, e.Name.Value, diag.Suggest(to.Value, stateNames(ent)))
+			v.errs.Add(to.Pos, "to: %q is not a state of entity %s%s", to.Value, e.Name.Value, diag.Suggest(to.Value, ent.StateNames()))
 		default:
 			out.To = to.Value
 		}
 	}
 	return out
-}
-
-// stateNames returns the ranked and branch states of e.
-func stateNames(e *ir.Entity) []string {
-	names := slices.Clone(e.States)
-	for _, b := range e.Branches {
-		names = append(names, b.Name)
-	}
-	return names
 }

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -9,150 +10,143 @@ import (
 	"github.com/ordergen/ordergen/generator/diag"
 	"github.com/ordergen/ordergen/generator/ir"
 	"github.com/ordergen/ordergen/generator/schema"
+	"github.com/ordergen/ordergen/runtime"
 )
 
-// setting is one resolved policy value and where it was written (the zero
-// Pos for a built-in default).
-type setting[T any] struct {
-	v   T
-	pos diag.Pos
-}
-
-func (s *setting[T]) set(v T, pos diag.Pos) { s.v, s.pos = v, pos }
-
-// policy is a policy being resolved: built-in defaults, then the schema's
-// defaults, then an entity's overrides, field by field.
+// policy is a policy being resolved: the runtime's defaults, then the
+// schema's defaults, then an entity's overrides, key by key.
 type policy struct {
-	delivery    setting[string]
-	attempts    setting[int]
-	initial     setting[time.Duration]
-	max         setting[time.Duration]
-	multiplier  setting[float64]
-	jitter      setting[bool]
-	timeout     setting[time.Duration]
-	onExhausted setting[string]
-	perKey      setting[int]
-	total       setting[int]
-	whenFull    setting[string]
-	wait        setting[time.Duration]
-	maxActive   setting[int]
-	maxEvents   setting[int]
-	maxWait     setting[time.Duration]
+	ir.Policy
+	// atMostOnce is delivery: at-most-once, applied by resolve.
+	atMostOnce bool
+	// pos is where each key's value was written, by key ("retry.initial");
+	// absent for a built-in default. The checks that involve two keys
+	// report at the later of them.
+	pos map[string]diag.Pos
 }
 
-// builtinPolicy is the policy when a schema sets nothing.
+// builtinPolicy is the policy when a schema sets nothing: the runtime's
+// defaults (runtime/defaults.go), which a runtime.Config's zero fields
+// take too, at-least-once delivery and full jitter.
 func builtinPolicy() policy {
-	var p policy
-	p.delivery.v = "at-least-once"
-	p.attempts.v = 5
-	p.initial.v = 10 * time.Millisecond
-	p.max.v = 2 * time.Second
-	p.multiplier.v = 2
-	p.jitter.v = true
-	p.timeout.v = 5 * time.Second
-	p.onExhausted.v = "park"
-	p.perKey.v = 1000
-	p.total.v = 100000
-	p.whenFull.v = "reject"
-	p.maxActive.v = 256
-	p.maxEvents.v = 64
-	p.maxWait.v = 30 * time.Second
-	return p
+	return policy{Policy: ir.Policy{
+		MaxActive: runtime.DefaultMaxActive,
+		Backlog:   runtime.Backlog{PerKey: runtime.DefaultPerKey, Total: runtime.DefaultTotal, WhenFull: runtime.DefaultWhenFull},
+		Retry: runtime.Retry{
+			Attempts:   runtime.DefaultAttempts,
+			Initial:    runtime.DefaultInitial,
+			Max:        runtime.DefaultMaxBackoff,
+			Multiplier: runtime.DefaultMultiplier,
+		},
+		Timeout:     runtime.DefaultTimeout,
+		OnExhausted: runtime.DefaultOnExhausted,
+		MaxHeld:     runtime.DefaultMaxHeld,
+		MaxHold:     runtime.DefaultMaxHold,
+	}}
+}
+
+// policyReaders read each key of schema.PolicyKeys into a policy, in that
+// order: a test checks that every key has one.
+var policyReaders = []struct {
+	key  string
+	read func(v *validator, p *policy, key string, s *schema.Scalar)
+}{
+	{"delivery", func(v *validator, p *policy, key string, s *schema.Scalar) {
+		if d, ok := v.enum(p, key, s); ok {
+			p.atMostOnce = d == "at-most-once"
+		}
+	}},
+	{"retry.attempts", count(func(p *policy) *int { return &p.Retry.Attempts })},
+	{"retry.initial", duration(func(p *policy) *time.Duration { return &p.Retry.Initial })},
+	{"retry.max", duration(func(p *policy) *time.Duration { return &p.Retry.Max })},
+	{"retry.multiplier", multiplier},
+	{"retry.jitter", func(v *validator, p *policy, key string, s *schema.Scalar) {
+		if j, ok := v.enum(p, key, s); ok {
+			p.Retry.NoJitter = j == "none"
+		}
+	}},
+	{"timeout", duration(func(p *policy) *time.Duration { return &p.Timeout })},
+	{"on_exhausted", func(v *validator, p *policy, key string, s *schema.Scalar) {
+		if name, ok := v.enum(p, key, s); ok {
+			p.OnExhausted = byName(runtime.ExhaustedPolicies(), name)
+		}
+	}},
+	{"backlog.per_key", count(func(p *policy) *int { return &p.Backlog.PerKey })},
+	{"backlog.total", count(func(p *policy) *int { return &p.Backlog.Total })},
+	{"backlog.when_full", func(v *validator, p *policy, key string, s *schema.Scalar) {
+		if name, ok := v.enum(p, key, s); ok {
+			p.Backlog.WhenFull = byName(runtime.FullPolicies(), name)
+			// A new policy drops a wait inherited for another one.
+			if p.Backlog.WhenFull != runtime.Timeout {
+				p.Backlog.Wait = 0
+				delete(p.pos, "backlog.wait")
+			}
+		}
+	}},
+	{"backlog.wait", duration(func(p *policy) *time.Duration { return &p.Backlog.Wait })},
+	{"lanes.max_active", count(func(p *policy) *int { return &p.MaxActive })},
+	{"resequencer.max_events", count(func(p *policy) *int { return &p.MaxHeld })},
+	{"resequencer.max_wait", duration(func(p *policy) *time.Duration { return &p.MaxHold })},
 }
 
 // overlay returns base with the values of s written over it, reporting
 // every value that is malformed.
 func (v *validator) overlay(base policy, s *schema.Policies) policy {
 	p := base
-	if s == nil {
-		return p
+	p.pos = maps.Clone(base.pos)
+	if p.pos == nil {
+		p.pos = make(map[string]diag.Pos)
 	}
-	v.enum(&p.delivery, s.Delivery, "delivery", "at-least-once", "at-most-once")
-	v.duration(&p.timeout, s.Timeout, "timeout")
-	v.enum(&p.onExhausted, s.OnExhausted, "on_exhausted", "park", "dead-letter")
-	if r := s.Retry; r != nil {
-		v.count(&p.attempts, r.Attempts, "retry.attempts")
-		v.duration(&p.initial, r.Initial, "retry.initial")
-		v.duration(&p.max, r.Max, "retry.max")
-		v.multiplier(&p.multiplier, r.Multiplier)
-		var jitter setting[string]
-		if v.enum(&jitter, r.Jitter, "retry.jitter", "full", "none") {
-			p.jitter.set(jitter.v == "full", jitter.pos)
+	for _, r := range policyReaders {
+		if sc := s.Value(r.key); sc != nil && sc.Tag != schema.BadTag {
+			r.read(v, &p, r.key, sc)
 		}
-	}
-	if b := s.Backlog; b != nil {
-		v.count(&p.perKey, b.PerKey, "backlog.per_key")
-		v.count(&p.total, b.Total, "backlog.total")
-		if v.enum(&p.whenFull, b.WhenFull, "backlog.when_full", "block", "reject", "drop-oldest", "drop-newest", "timeout") {
-			// A new policy drops a wait inherited for another one.
-			if p.whenFull.v != "timeout" {
-				p.wait = setting[time.Duration]{}
-			}
-		}
-		v.duration(&p.wait, b.Wait, "backlog.wait")
-	}
-	if l := s.Lanes; l != nil {
-		v.count(&p.maxActive, l.MaxActive, "lanes.max_active")
-	}
-	if r := s.Resequencer; r != nil {
-		v.count(&p.maxEvents, r.MaxEvents, "resequencer.max_events")
-		v.duration(&p.maxWait, r.MaxWait, "resequencer.max_wait")
 	}
 	return p
 }
 
-// check reports the combinations of p that make no sense. Each is reported
-// at the latest of the positions involved; a problem inherited unchanged
-// from the defaults is reported once, at the defaults.
+// set records that key was written at pos.
+func (p *policy) set(key string, pos diag.Pos) { p.pos[key] = pos }
+
+// checkPolicy reports the combinations of p that make no sense. Each is
+// reported at the latest of the positions involved; a problem inherited
+// unchanged from the defaults is reported once, at the defaults.
 func (v *validator) checkPolicy(p policy) {
-	if p.initial.v > p.max.v {
-		v.errs.Add(later(p.initial.pos, p.max.pos), "retry.initial %v exceeds retry.max %v", p.initial.v, p.max.v)
+	if p.Retry.Initial > p.Retry.Max {
+		v.errs.Add(later(p.pos["retry.initial"], p.pos["retry.max"]), "retry.initial %v exceeds retry.max %v", p.Retry.Initial, p.Retry.Max)
 	}
-	if p.perKey.v > p.total.v {
-		v.errs.Add(later(p.perKey.pos, p.total.pos), "backlog.per_key %d exceeds backlog.total %d", p.perKey.v, p.total.v)
+	if p.Backlog.PerKey > p.Backlog.Total {
+		v.errs.Add(later(p.pos["backlog.per_key"], p.pos["backlog.total"]), "backlog.per_key %d exceeds backlog.total %d", p.Backlog.PerKey, p.Backlog.Total)
 	}
-	switch {
-	case p.whenFull.v == "timeout" && p.wait.v == 0:
-		v.errs.Add(p.whenFull.pos, "backlog.when_full: timeout needs backlog.wait, how long to wait for room (e.g. wait: 200ms)")
-	case p.whenFull.v != "timeout" && p.wait.pos.Line > 0:
-		v.errs.Add(p.wait.pos, "backlog.wait is only meaningful with when_full: timeout (when_full is %s)", p.whenFull.v)
+	wait, waitSet := p.pos["backlog.wait"]
+	switch timeout := p.Backlog.WhenFull == runtime.Timeout; {
+	case timeout && p.Backlog.Wait == 0:
+		v.errs.Add(p.pos["backlog.when_full"], "backlog.when_full: timeout needs backlog.wait, how long to wait for room (e.g. wait: 200ms)")
+	case !timeout && waitSet:
+		v.errs.Add(wait, "backlog.wait is only meaningful with when_full: timeout (when_full is %s)", p.Backlog.WhenFull)
 	}
 }
 
 // scopeCheck reports the settings of one scope (defaults or one entity)
 // that contradict its at-most-once delivery.
 func (v *validator) scopeCheck(p policy, s *schema.Policies) {
-	if s == nil || p.delivery.v != "at-most-once" {
+	if s == nil || !p.atMostOnce {
 		return
 	}
-	if s.Retry != nil {
-		v.errs.Add(s.Retry.Pos, "retry makes no sense with delivery: at-most-once (an event gets one attempt, and a failure drops it)")
+	if pos, ok := s.Group("retry"); ok {
+		v.errs.Add(pos, "retry makes no sense with delivery: at-most-once (an event gets one attempt, and a failure drops it)")
 	}
-	if s.OnExhausted != nil {
-		v.errs.Add(s.OnExhausted.Pos, "on_exhausted makes no sense with delivery: at-most-once (a failed event is dropped)")
+	if oe := s.Value("on_exhausted"); oe != nil {
+		v.errs.Add(oe.Pos, "on_exhausted makes no sense with delivery: at-most-once (a failed event is dropped)")
 	}
 }
 
-// resolve turns p into the IR's policy.
-func resolvePolicy(p policy) ir.Policy {
-	out := ir.Policy{
-		Retry: ir.Retry{
-			Attempts:   p.attempts.v,
-			Initial:    p.initial.v,
-			Max:        p.max.v,
-			Multiplier: p.multiplier.v,
-			Jitter:     p.jitter.v,
-		},
-		Timeout:     p.timeout.v,
-		OnExhausted: p.onExhausted.v,
-		Backlog:     ir.Backlog{PerKey: p.perKey.v, Total: p.total.v, WhenFull: p.whenFull.v, Wait: p.wait.v},
-		MaxActive:   p.maxActive.v,
-		MaxHeld:     p.maxEvents.v,
-		MaxHold:     p.maxWait.v,
-	}
-	if p.delivery.v == "at-most-once" {
-		out.AtMostOnce = true
-		out.OnExhausted = "drop"
+// resolve returns the IR's policy of p: at-most-once delivery is one
+// attempt, and a failure dropped.
+func (p policy) resolve() ir.Policy {
+	out := p.Policy
+	if p.atMostOnce {
+		out.OnExhausted = runtime.Drop
 		out.Retry.Attempts = 1
 	}
 	return out
@@ -165,19 +159,29 @@ func later(a, b diag.Pos) diag.Pos {
 	return a
 }
 
-// enum sets dst from s when s is one of allowed, and reports whether it did.
-func (v *validator) enum(dst *setting[string], s *schema.Scalar, what string, allowed ...string) bool {
-	if s == nil {
-		return false
-	}
-	for _, a := range allowed {
-		if s.Value == a && s.Tag == "!!str" {
-			dst.set(a, s.Pos)
-			return true
+// byName returns the value of values whose String is name.
+func byName[P interface{ String() string }](values []P, name string) P {
+	for _, p := range values {
+		if p.String() == name {
+			return p
 		}
 	}
-	v.errs.Add(s.Pos, "%s must be %s, not %q%s", what, oneOf(allowed), s.Value, diag.Suggest(s.Value, allowed))
-	return false
+	panic("validate: no policy named " + name) // Enumerations lists only names of values
+}
+
+// enum returns s, the value of key in p, when it is one of
+// Enumerations()[key], and records where it was written; otherwise it
+// reports s.
+func (v *validator) enum(p *policy, key string, s *schema.Scalar) (string, bool) {
+	allowed := Enumerations()[key]
+	for _, a := range allowed {
+		if s.Value == a && s.Tag == "!!str" {
+			p.set(key, s.Pos)
+			return a, true
+		}
+	}
+	v.errs.Add(s.Pos, "%s must be %s, not %q%s", key, oneOf(allowed), s.Value, diag.Suggest(s.Value, allowed))
+	return "", false
 }
 
 func oneOf(allowed []string) string {
@@ -187,49 +191,48 @@ func oneOf(allowed []string) string {
 	return strings.Join(allowed[:len(allowed)-1], ", ") + " or " + allowed[len(allowed)-1]
 }
 
-// duration sets dst from s, a positive Go duration.
-func (v *validator) duration(dst *setting[time.Duration], s *schema.Scalar, what string) {
-	if s == nil {
-		return
-	}
-	d, err := time.ParseDuration(s.Value)
-	switch {
-	case s.Tag != "!!str" || err != nil:
-		v.errs.Add(s.Pos, "%s: %q is not a duration (write it like 250ms, 5s or 1m30s)", what, s.Value)
-	case d <= 0:
-		v.errs.Add(s.Pos, "%s must be a positive duration, not %s", what, s.Value)
-	default:
-		dst.set(d, s.Pos)
-	}
-}
-
-// count sets dst from s, a whole number of at least 1.
-func (v *validator) count(dst *setting[int], s *schema.Scalar, what string) {
-	if s == nil {
-		return
-	}
-	n, err := strconv.ParseInt(s.Value, 0, 32)
-	switch {
-	case s.Tag != "!!int" || err != nil:
-		v.errs.Add(s.Pos, "%s must be a whole number, not %q", what, s.Value)
-	case n < 1:
-		v.errs.Add(s.Pos, "%s must be at least 1, not %d", what, n)
-	default:
-		dst.set(int(n), s.Pos)
+// duration reads a positive Go duration into the field that field gives.
+func duration(field func(*policy) *time.Duration) func(*validator, *policy, string, *schema.Scalar) {
+	return func(v *validator, p *policy, key string, s *schema.Scalar) {
+		d, err := time.ParseDuration(s.Value)
+		switch {
+		case s.Tag != "!!str" || err != nil:
+			v.errs.Add(s.Pos, "%s: %q is not a duration (write it like 250ms, 5s or 1m30s)", key, s.Value)
+		case d <= 0:
+			v.errs.Add(s.Pos, "%s must be a positive duration, not %s", key, s.Value)
+		default:
+			*field(p) = d
+			p.set(key, s.Pos)
+		}
 	}
 }
 
-func (v *validator) multiplier(dst *setting[float64], s *schema.Scalar) {
-	if s == nil {
-		return
+// count reads a whole number of at least 1 into the field that field
+// gives.
+func count(field func(*policy) *int) func(*validator, *policy, string, *schema.Scalar) {
+	return func(v *validator, p *policy, key string, s *schema.Scalar) {
+		n, err := strconv.ParseInt(s.Value, 0, 32)
+		switch {
+		case s.Tag != "!!int" || err != nil:
+			v.errs.Add(s.Pos, "%s must be a whole number, not %q", key, s.Value)
+		case n < 1:
+			v.errs.Add(s.Pos, "%s must be at least 1, not %d", key, n)
+		default:
+			*field(p) = int(n)
+			p.set(key, s.Pos)
+		}
 	}
+}
+
+func multiplier(v *validator, p *policy, key string, s *schema.Scalar) {
 	f, err := strconv.ParseFloat(s.Value, 64)
 	switch {
 	case s.Tag != "!!int" && s.Tag != "!!float" || err != nil || math.IsNaN(f) || math.IsInf(f, 0):
-		v.errs.Add(s.Pos, "retry.multiplier must be a number, not %q", s.Value)
+		v.errs.Add(s.Pos, "%s must be a number, not %q", key, s.Value)
 	case f < 1 || f > 1000:
-		v.errs.Add(s.Pos, "retry.multiplier must be between 1 and 1000, not %s", s.Value)
+		v.errs.Add(s.Pos, "%s must be between 1 and 1000, not %s", key, s.Value)
 	default:
-		dst.set(f, s.Pos)
+		p.Retry.Multiplier = f
+		p.set(key, s.Pos)
 	}
 }

@@ -18,7 +18,6 @@ func (v *validator) states(e *schema.Entity, out *ir.Entity) {
 			continue
 		}
 		seen[s.Value] = s.Pos
-		v.declareState(e, s)
 		out.States = append(out.States, s.Value)
 	}
 	if len(e.Branches) > 0 && len(e.States) == 0 {
@@ -32,7 +31,6 @@ func (v *validator) states(e *schema.Entity, out *ir.Entity) {
 		}
 		if v.checkExported(b.Name.Value, b.Name.Pos, "branch state") {
 			branches[b.Name.Value] = true
-			v.declareState(e, b.Name)
 		}
 	}
 	for _, b := range e.Branches {
@@ -59,15 +57,6 @@ func (v *validator) states(e *schema.Entity, out *ir.Entity) {
 		}
 		out.Branches = append(out.Branches, br)
 	}
-}
-
-// declareState takes the name of the generated constant of state s.
-func (v *validator) declareState(e *schema.Entity, s schema.Scalar) {
-	if !exported(e.Name.Value) {
-		return
-	}
-	n := e.Name.Value + "State" + s.Value
-	v.pkg.declare(n, s.Pos, "the generated constant "+n+" of state "+s.Value)
 }
 
 // declaredStates returns the names of the ranked and branch states e

@@ -16,7 +16,10 @@ import (
 // qualified type but time.Time and time.Duration is an error.
 func Check(f *schema.File, r Resolver) (*ir.Package, diag.List) {
 	v := &validator{resolver: r}
-	v.pkg = v.newScope()
+	v.pkg, v.kit = v.newScope(), v.newScope()
+	for _, d := range ir.KitDecls() {
+		v.kit.declare(d.Name, diag.Pos{}, "the test kit's "+d.What+" "+d.Name)
+	}
 	pkg := v.file(f)
 	v.resolve()
 	if v.errs.Len() > 0 {
@@ -28,8 +31,9 @@ func Check(f *schema.File, r Resolver) (*ir.Package, diag.List) {
 type validator struct {
 	errs     diag.List
 	resolver Resolver
-	// pkg holds the package-level names of the generated code.
-	pkg *scope
+	// pkg holds the package-level names of the generated code, kit those
+	// of its test kit.
+	pkg, kit *scope
 	// fieldTypes are the parsed field types, to resolve at the end.
 	fieldTypes []typeUse
 }
@@ -74,32 +78,52 @@ func (v *validator) file(f *schema.File) *ir.Package {
 	return pkg
 }
 
-// declareEntity takes the package-level names generated for entity name.
-func (v *validator) declareEntity(name string, pos diag.Pos) {
-	what := func(kind, n string) string {
-		return "the generated " + kind + " " + n + " of entity " + name
+// declare takes the top-level names generated for e (ir.Entity.Decls, the
+// only list of them) in the scopes of the packages that declare them, each
+// at the position of the entity, state or event it is made from. Names
+// made from an invalid name are left out: that name is reported already.
+func (v *validator) declare(se *schema.Entity, e *ir.Entity) {
+	states, events := make(map[string]diag.Pos), make(map[string]diag.Pos)
+	for _, s := range se.States {
+		states[s.Value] = s.Pos
 	}
-	for _, suffix := range []string{"Event", "Handler", "Dispatcher", "Config", "Option", "Publisher", "Codec", "Producer", "Consumer", "TxHandler", "State"} {
-		v.pkg.declare(name+suffix, pos, what("type", name+suffix))
+	for _, b := range se.Branches {
+		states[b.Name.Value] = b.Name.Pos
 	}
-	for _, base := range []string{"Unimplemented" + name + "Handler", "Unimplemented" + name + "TxHandler"} {
-		v.pkg.declare(base, pos, what("type", base))
+	for _, ev := range se.Events {
+		events[ev.Name.Value] = ev.Name.Pos
 	}
-	v.pkg.declare("New"+name+"Dispatcher", pos, what("function", "New"+name+"Dispatcher"))
-	v.pkg.declare("New"+name+"TxDispatcher", pos, what("function", "New"+name+"TxDispatcher"))
-	v.pkg.declare("New"+name+"Producer", pos, what("function", "New"+name+"Producer"))
-	lc := lowerFirst(name)
-	for _, n := range []string{lc + "Value", lc + "Subscriber", lc + "Rank", lc + "Transition", "default" + name + "Config", lc + "Tx", lc + "UseStore", "check" + name} {
-		v.pkg.declare(n, pos, what("name", n))
+	entityOK := exported(e.Name)
+	for _, d := range e.Decls() {
+		var at diag.Pos
+		var what string
+		switch d.Role {
+		case ir.RoleEvent:
+			if !exported(d.From) {
+				continue
+			}
+			at, what = events[d.From], "event "+d.Name+" of entity "+e.Name
+		case ir.RoleStateConst:
+			at, what = states[d.From], "the generated constant "+d.Name+" of state "+d.From
+		default:
+			at, what = se.Name.Pos, "the generated "+d.What+" "+d.Name+" of entity "+e.Name
+		}
+		if !entityOK && d.Role != ir.RoleEvent {
+			continue
+		}
+		if d.In&ir.Gen != 0 {
+			v.pkg.declare(d.Name, at, what)
+		}
+		if d.In&ir.Kit != 0 {
+			v.kit.declare(d.Name, at, what)
+		}
 	}
 }
 
 func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(string) string) *ir.Entity {
 	name := e.Name.Value
-	out := &ir.Entity{Name: name}
-	if v.checkExported(name, e.Name.Pos, "entity name") {
-		v.declareEntity(name, e.Name.Pos)
-	}
+	out := &ir.Entity{Name: name, Names: ir.NamesOf(name)}
+	v.checkExported(name, e.Name.Pos, "entity name")
 	rule := v.wireRule(e.WireNames, fileRule)
 	v.key(e, out, rule)
 	v.version(e, out, rule)
@@ -108,10 +132,10 @@ func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(stri
 	p := v.overlay(defaults, &e.Policies)
 	v.checkPolicy(p)
 	v.scopeCheck(p, &e.Policies)
-	if r := e.Policies.Resequencer; r != nil && e.Version == nil {
-		v.errs.Add(r.Pos, "resequencer needs a version: entity %s has none, so no event is ever held back", name)
+	if pos, ok := e.Policies.Group("resequencer"); ok && e.Version == nil {
+		v.errs.Add(pos, "resequencer needs a version: entity %s has none, so no event is ever held back", name)
 	}
-	out.Policy = resolvePolicy(p)
+	out.Policy = p.resolve()
 
 	if c := e.Conflate; c != nil {
 		if c.Tag != "!!bool" {
@@ -142,6 +166,7 @@ func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(stri
 			v.errs.Add(e.Conflate.Pos, "conflate: true on an entity with a version needs every event to be a snapshot (conflation leaves version gaps that delta events cannot survive); delta events: %s", strings.Join(deltas, ", "))
 		}
 	}
+	v.declare(e, out)
 	return out
 }
 

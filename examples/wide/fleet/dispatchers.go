@@ -240,22 +240,22 @@ type VehicleOption func(*VehicleConfig)
 // defaultVehicleConfig returns the schema's policies for Vehicle.
 func defaultVehicleConfig() VehicleConfig {
 	return VehicleConfig{
+		MaxActive: 256,
 		Backlog: runtime.Backlog{
 			PerKey:   1000,
 			Total:    100000,
 			WhenFull: runtime.Reject,
 		},
-		MaxActive:   256,
-		MaxHeld:     64,
-		MaxHold:     30 * time.Second,
-		OnExhausted: runtime.Park,
 		Retry: runtime.Retry{
 			Attempts:   5,
 			Initial:    10 * time.Millisecond,
 			Max:        2 * time.Second,
 			Multiplier: 2.0,
 		},
-		Timeout: 5 * time.Second,
+		Timeout:     5 * time.Second,
+		OnExhausted: runtime.Park,
+		MaxHeld:     64,
+		MaxHold:     30 * time.Second,
 	}
 }
 
@@ -316,11 +316,11 @@ func (d *VehicleDispatcher) subscribe(name string, h VehicleHandler, tx *vehicle
 	}
 	vehicleUseStore(&cfg, name, tx)
 	s := &vehicleSubscriber{
-		h:        h,
 		name:     name,
-		states:   cfg.States,
+		h:        h,
 		tx:       tx,
 		versions: cfg.Versions,
+		states:   cfg.States,
 	}
 	if s.versions == nil {
 		s.versions = runtime.NewMemoryVersionStore[string]()
@@ -329,13 +329,16 @@ func (d *VehicleDispatcher) subscribe(name string, h VehicleHandler, tx *vehicle
 		s.states = runtime.NewMemoryStateStore[string]()
 	}
 	rc := runtime.Config[string, VehicleEvent]{
-		Backlog:       cfg.Backlog,
-		Conflate:      false,
-		DeadLetter:    cfg.DeadLetter,
-		Logger:        cfg.Logger,
+		Name:          name,
 		MaxActive:     cfg.MaxActive,
+		Backlog:       cfg.Backlog,
+		Retry:         cfg.Retry,
+		Timeout:       cfg.Timeout,
+		OnExhausted:   cfg.OnExhausted,
 		MaxHeld:       cfg.MaxHeld,
 		MaxHold:       cfg.MaxHold,
+		Parks:         cfg.Parks,
+		DeadLetter:    cfg.DeadLetter,
 		MeterProvider: cfg.MeterProvider,
 		MetricAttributes: []runtime.Attribute{{
 			Key:   runtime.AttrDestination,
@@ -344,12 +347,8 @@ func (d *VehicleDispatcher) subscribe(name string, h VehicleHandler, tx *vehicle
 			Key:   runtime.AttrConsumerGroup,
 			Value: name,
 		}},
-		Name:        name,
-		OnExhausted: cfg.OnExhausted,
-		OnOutcome:   cfg.OnOutcome,
-		Parks:       cfg.Parks,
-		Retry:       cfg.Retry,
-		Timeout:     cfg.Timeout,
+		OnOutcome: cfg.OnOutcome,
+		Logger:    cfg.Logger,
 	}
 	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
 		return fmt.Errorf("fleet: subscribe %s: %w", name, err)

@@ -9,15 +9,6 @@ import (
 
 func (k kit) keyType(e *ir.Entity) jen.Code { return emit.Type(e.Key.Type) }
 
-func hasSnapshot(e *ir.Entity) bool {
-	for _, ev := range e.Events {
-		if ev.Snapshot {
-			return true
-		}
-	}
-	return false
-}
-
 func (k kit) harnesses(f *jen.File) {
 	for _, e := range k.pkg.Entities {
 		n := namesOf(e)
@@ -26,7 +17,7 @@ func (k kit) harnesses(f *jen.File) {
 		k.value(f, n)
 		if e.Version != nil {
 			k.sequence(f, n)
-			if hasSnapshot(e) {
+			if e.HasSnapshot() {
 				k.snapshot(f, n)
 			}
 		}
@@ -41,38 +32,39 @@ func (k kit) harness(f *jen.File, n names) {
 		return jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(k.name + ": " + format)}, args...)...)
 	}
 
-	f.Commentf("%s is the report of a delivery: what was sent, in order, and the", n.Delivery)
-	f.Commentf("counters of the harness's %s subscriber afterwards.", e.Name)
+	emit.Doc(f, 0, "%s is the report of a delivery: what was sent, in order, and the "+
+		"counters of the harness's %s subscriber afterwards.", n.Delivery, e.Name)
 	f.Type().Id(n.Delivery).Op("=").Qual(DeliveryPath, "Report").Types(k.gen(n.Event))
 	f.Line()
 
-	f.Commentf("%s delivers %s events through a real %s.%s: its lanes,", n.Harness, e.Name, k.pkg.Name, n.Dispatcher)
+	var guards string
 	switch {
 	case e.Version != nil:
-		f.Comment("its version guard and resequencer, and its state guard, in the order a")
-		f.Comment("Chaos plan gives. The version guard skips duplicates and stale")
-		f.Comment("redeliveries and the resequencer holds early events until their gap")
-		f.Comment("fills, so every Chaos within the resequencer's bound (MaxHeld) reaches")
-		f.Comment("the state that in-order application reaches.")
+		guards = "its version guard and resequencer, and its state guard, in the order a " +
+			"Chaos plan gives. The version guard skips duplicates and stale " +
+			"redeliveries and the resequencer holds early events until their gap " +
+			"fills, so every Chaos within the resequencer's bound (MaxHeld) reaches " +
+			"the state that in-order application reaches."
 	case e.HasStateGuard():
-		f.Comment("and its state guard, in the order a Chaos plan gives. The entity has no")
-		f.Comment("version: the harness refuses reorderings and gaps; the state guard skips")
-		f.Comment("duplicated and late transitions, and every other duplicate or")
-		f.Comment("redelivery reaches the handler again.")
+		guards = "and its state guard, in the order a Chaos plan gives. The entity has no " +
+			"version: the harness refuses reorderings and gaps; the state guard skips " +
+			"duplicated and late transitions, and every other duplicate or " +
+			"redelivery reaches the handler again."
 	default:
-		f.Comment("in the order a Chaos plan gives. The entity has no version and no")
-		f.Comment("states: the harness refuses reorderings and gaps, and every duplicate and")
-		f.Comment("redelivery reaches the handler again.")
+		guards = "in the order a Chaos plan gives. The entity has no version and no " +
+			"states: the harness refuses reorderings and gaps, and every duplicate and " +
+			"redelivery reaches the handler again."
 	}
+	emit.Doc(f, 0, "%s delivers %s events through a real %s.%s: its lanes, %s", n.Harness, e.Name, k.pkg.Name, n.Dispatcher, guards)
 	f.Type().Id(n.Harness).Struct(
 		jen.Id("d").Op("*").Add(k.gen(n.Dispatcher)),
 		jen.Id("guard").Qual(DeliveryPath, "Guard"),
 	)
 	f.Line()
 
-	f.Commentf("New%s starts a dispatcher for handler, configured with the schema's", n.Harness)
-	f.Comment("policies changed by opts, except that a full backlog blocks the harness")
-	f.Comment("(runtime.Block), so that every delivery is accepted. Close it when done.")
+	emit.Doc(f, 0, "%s starts a dispatcher for handler, configured with the schema's "+
+		"policies changed by opts, except that a full backlog blocks the harness "+
+		"(runtime.Block), so that every delivery is accepted. Close it when done.", n.NewHarness)
 	capture := []jen.Code{
 		jen.Id("c").Dot("Backlog").Dot("WhenFull").Op("=").Qual(emit.RuntimePath, "Block"),
 	}
@@ -81,35 +73,35 @@ func (k kit) harness(f *jen.File, n names) {
 	}
 	guard := jen.Qual(DeliveryPath, "Guard").Values()
 	if e.Version != nil {
-		guard = jen.Qual(DeliveryPath, "Guard").Values(jen.Dict{jen.Id("Versioned"): jen.True()})
+		guard = jen.Qual(DeliveryPath, "Guard").Add(emit.Keyed(emit.Field{Name: "Versioned", Value: jen.True()}))
 	}
 	f.Func().Id("New"+n.Harness).Params(jen.Id("handler").Add(k.gen(n.Handler)), jen.Id("opts").Op("...").Add(k.gen(n.Option))).Params(jen.Op("*").Id(n.Harness), jen.Error()).Block(
-		jen.Id("h").Op(":=").Op("&").Id(n.Harness).Values(jen.Dict{jen.Id("guard"): guard}),
+		jen.Id("h").Op(":=").Op("&").Id(n.Harness).Add(emit.Keyed(emit.Field{Name: "guard", Value: guard})),
 		jen.Id("opts").Op("=").Append(
 			jen.Qual("slices", "Clip").Call(jen.Id("opts")),
 			jen.Func().Params(jen.Id("c").Op("*").Add(k.gen(n.Config))).Block(capture...),
 		),
-		jen.List(jen.Id("d"), jen.Err()).Op(":=").Add(k.gen("New"+n.Dispatcher)).Call(jen.Id("handler"), jen.Id("opts").Op("...")),
+		jen.List(jen.Id("d"), jen.Err()).Op(":=").Add(k.gen(n.NewDispatcher)).Call(jen.Id("handler"), jen.Id("opts").Op("...")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), errf("new "+n.Harness+": %w", jen.Err()))),
 		jen.Id("h").Dot("d").Op("=").Id("d"),
 		jen.Return(jen.Id("h"), jen.Nil()),
 	)
 	f.Line()
 
-	f.Comment("Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,")
-	f.Comment("Replay and the rest.")
+	emit.Doc(f, 0, "Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys, "+
+		"Replay and the rest.")
 	f.Func().Params(jen.Id("h").Op("*").Id(n.Harness)).Id("Dispatcher").Params().Op("*").Add(k.gen(n.Dispatcher)).Block(jen.Return(jen.Id("h").Dot("d")))
 	f.Line()
 
-	f.Comment("Deliver plans a delivery of events, given in publication order, with c,")
-	f.Comment("publishes it from the calling goroutine, and waits until every event has")
-	f.Comment("an outcome (or is parked). The same events and c always give the same")
-	f.Comment("delivery. Pointers to events are delivered as the events they point to.")
-	f.Comment("It returns an error wrapping ErrUnrepairable for a Chaos the entity's")
-	f.Comment("guards cannot repair, and an error for a nil event or a failed publish.")
+	emit.Doc(f, 0, "Deliver plans a delivery of events, given in publication order, with c, "+
+		"publishes it from the calling goroutine, and waits until every event has "+
+		"an outcome (or is parked). The same events and c always give the same "+
+		"delivery. Pointers to events are delivered as the events they point to. "+
+		"It returns an error wrapping ErrUnrepairable for a Chaos the entity's "+
+		"guards cannot repair, and an error for a nil event or a failed publish.")
 	snapshot := jen.Nil()
-	if e.Version != nil && hasSnapshot(e) {
-		snapshot = jen.Id(n.snapshot)
+	if e.Version != nil && e.HasSnapshot() {
+		snapshot = jen.Id(n.Snapshot)
 	}
 	fail := func(err jen.Code) jen.Code {
 		return jen.Return(jen.Id(n.Delivery).Values(), err)
@@ -117,7 +109,7 @@ func (k kit) harness(f *jen.File, n names) {
 	f.Func().Params(jen.Id("h").Op("*").Id(n.Harness)).Id("Deliver").Params(ctx, jen.Id("events").Add(events.Clone()), jen.Id("c").Id("Chaos")).Params(jen.Id(n.Delivery), jen.Error()).Block(
 		jen.Id("values").Op(":=").Make(events.Clone(), jen.Len(jen.Id("events"))),
 		jen.For(jen.List(jen.Id("i"), jen.Id("e")).Op(":=").Range().Id("events")).Block(
-			jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id(n.value).Call(jen.Id("e")),
+			jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id(n.Value).Call(jen.Id("e")),
 			jen.If(jen.Op("!").Id("ok")).Block(fail(errf("deliver "+e.Name+" events: event %d is nil", jen.Id("i")))),
 			jen.Id("values").Index(jen.Id("i")).Op("=").Id("v"),
 		),
@@ -126,16 +118,16 @@ func (k kit) harness(f *jen.File, n names) {
 		),
 		jen.If(jen.Err().Op("!=").Nil()).Block(fail(errf("deliver "+e.Name+" events: %w", jen.Err()))),
 		jen.If(jen.Err().Op(":=").Qual(DeliveryPath, "Run").Call(jen.Id("ctx"), jen.Id("plan"), jen.Id("h").Dot("d").Dot("Publish"), jen.Id("h").Dot("d").Dot("Flush")), jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Id(n.Delivery).Values(jen.Dict{jen.Id("Sent"): jen.Id("plan")}), errf("deliver "+e.Name+" events with %v: %w", jen.Id("c"), jen.Err())),
+			jen.Return(jen.Id(n.Delivery).Add(emit.Keyed(emit.Field{Name: "Sent", Value: jen.Id("plan")})), errf("deliver "+e.Name+" events with %v: %w", jen.Id("c"), jen.Err())),
 		),
-		jen.Return(jen.Id(n.Delivery).Values(jen.Dict{
-			jen.Id("Sent"):  jen.Id("plan"),
-			jen.Id("Stats"): jen.Id("h").Dot("d").Dot("Stats").Call().Index(jen.Lit(e.Name)),
-		}), jen.Nil()),
+		jen.Return(jen.Id(n.Delivery).Add(emit.Keyed(
+			emit.Field{Name: "Sent", Value: jen.Id("plan")},
+			emit.Field{Name: "Stats", Value: jen.Id("h").Dot("d").Dot("Stats").Call().Index(jen.Lit(e.Name))},
+		)), jen.Nil()),
 	)
 	f.Line()
 
-	f.Comment("Close closes the harness's dispatcher (see its Close).")
+	emit.Doc(f, 0, "Close closes the harness's dispatcher (see its Close).")
 	f.Func().Params(jen.Id("h").Op("*").Id(n.Harness)).Id("Close").Params(ctx.Clone()).Error().Block(
 		jen.Return(jen.Id("h").Dot("d").Dot("Close").Call(jen.Id("ctx"))),
 	)
@@ -144,12 +136,11 @@ func (k kit) harness(f *jen.File, n names) {
 func (k kit) inOrder(f *jen.File, n names) {
 	e := n.e
 	f.Line()
-	f.Commentf("%s delivers events to h once each, in publication order,", n.InOrder)
-	f.Commentf("through a new dispatcher with opts: the in-order application that a")
-	f.Commentf("delivery by %s %s with any Chaos it accepts must reach as well. It", article(n.Harness), n.Harness)
-	f.Comment("returns")
-	f.Comment("when every event has an outcome, and closes the dispatcher.")
-	f.Func().Id(n.InOrder).Params(
+	emit.Doc(f, 0, "%s delivers events to h once each, in publication order, "+
+		"through a new dispatcher with opts: the in-order application that a "+
+		"delivery by %s %s with any Chaos it accepts must reach as well. It "+
+		"returns when every event has an outcome, and closes the dispatcher.", n.ApplyInOrder, emit.Article(n.Harness), n.Harness)
+	f.Func().Id(n.ApplyInOrder).Params(
 		jen.Id("ctx").Qual("context", "Context"),
 		jen.Id("h").Add(k.gen(n.Handler)),
 		jen.Id("events").Index().Add(k.gen(n.Event)),
@@ -170,8 +161,8 @@ func (k kit) inOrder(f *jen.File, n names) {
 // the event's value.
 func (k kit) value(f *jen.File, n names) {
 	f.Line()
-	f.Commentf("%s returns e as a value, dereferencing a pointer; false for nil.", n.value)
-	f.Func().Id(n.value).Params(jen.Id("e").Add(k.gen(n.Event))).Params(k.gen(n.Event), jen.Bool()).Block(
+	emit.Doc(f, 0, "%s returns e as a value, dereferencing a pointer; false for nil.", n.Value)
+	f.Func().Id(n.Value).Params(jen.Id("e").Add(k.gen(n.Event))).Params(k.gen(n.Event), jen.Bool()).Block(
 		jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
 			for _, ev := range n.e.Events {
 				g.Case(k.gen(ev.Name)).Block(jen.Return(jen.Id("e"), jen.True()))
@@ -193,14 +184,14 @@ func (k kit) sequence(f *jen.File, n names) {
 		version = jen.Id(t.Name).Call(version) // versions are integer builtins
 	}
 	f.Line()
-	f.Commentf("%s returns copies of events with their %s set to 1, 2, 3 and", n.Sequence, e.Version.Name)
-	f.Commentf("on for each key, in the order given: the versions the single writer of")
-	f.Commentf("each %s gives. Pointers become values; nil events are left out.", e.Name)
+	emit.Doc(f, 0, "%s returns copies of events with their %s set to 1, 2, 3 and "+
+		"on for each key, in the order given: the versions the single writer of "+
+		"each %s gives. Pointers become values; nil events are left out.", n.Sequence, e.Version.Name, e.Name)
 	f.Func().Id(n.Sequence).Params(jen.Id("events").Op("...").Add(k.gen(n.Event))).Add(events.Clone()).Block(
 		jen.Id("next").Op(":=").Make(jen.Map(k.keyType(e)).Uint64()),
 		jen.Id("out").Op(":=").Make(events.Clone(), jen.Lit(0), jen.Len(jen.Id("events"))),
 		jen.For(jen.List(jen.Id("_"), jen.Id("e")).Op(":=").Range().Id("events")).Block(
-			jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id(n.value).Call(jen.Id("e")),
+			jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id(n.Value).Call(jen.Id("e")),
 			jen.If(jen.Op("!").Id("ok")).Block(jen.Continue()),
 			jen.Id("key").Op(":=").Id("v").Dot("EventKey").Call(),
 			jen.Id("next").Index(jen.Id("key")).Op("++"),
@@ -226,9 +217,9 @@ func (k kit) snapshot(f *jen.File, n names) {
 		}
 	}
 	f.Line()
-	f.Commentf("%s reports whether e carries the full state of its %s (a", n.snapshot, n.e.Name)
-	f.Comment("snapshot, which the version guard applies across a gap).")
-	f.Func().Id(n.snapshot).Params(jen.Id("e").Add(k.gen(n.Event))).Bool().Block(
+	emit.Doc(f, 0, "%s reports whether e carries the full state of its %s (a "+
+		"snapshot, which the version guard applies across a gap).", n.Snapshot, n.e.Name)
+	f.Func().Id(n.Snapshot).Params(jen.Id("e").Add(k.gen(n.Event))).Bool().Block(
 		jen.Switch(jen.Id("e").Assert(jen.Type())).Block(
 			jen.Case(cases...).Block(jen.Return(jen.True())),
 		),

@@ -2,13 +2,12 @@ package testkit
 
 import (
 	"fmt"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 
 	"github.com/ordergen/ordergen/generator/emit"
 	"github.com/ordergen/ordergen/generator/ir"
+	"github.com/ordergen/ordergen/generator/write"
 )
 
 // DeliveryPath is the import path of the package that plans and runs
@@ -20,7 +19,7 @@ func Dir(pkg *ir.Package) string { return pkg.Name + "test" }
 
 // Files returns the kit's files for pkg, whose generated code has the
 // import path importPath. Their names are Dir(pkg)/name, sorted.
-func Files(pkg *ir.Package, importPath string) ([]emit.File, error) {
+func Files(pkg *ir.Package, importPath string) ([]write.File, error) {
 	if importPath == "" {
 		return nil, fmt.Errorf("test kit of package %s: no import path", pkg.Name)
 	}
@@ -33,7 +32,7 @@ func Files(pkg *ir.Package, importPath string) ([]emit.File, error) {
 		{"kit.go", k.doc},
 		{"recorders.go", k.recorders},
 	}
-	out := make([]emit.File, 0, len(concerns))
+	out := make([]write.File, 0, len(concerns))
 	for _, c := range concerns {
 		f := emit.NewFile(k.name)
 		f.ImportName(importPath, pkg.Name)
@@ -44,7 +43,7 @@ func Files(pkg *ir.Package, importPath string) ([]emit.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, emit.File{Name: k.name + "/" + c.name, Contents: src})
+		out = append(out, write.File{Name: k.name + "/" + c.name, Contents: src})
 	}
 	return out, nil
 }
@@ -64,62 +63,66 @@ func (k kit) doc(f *jen.File) {
 	for _, e := range k.pkg.Entities {
 		entities = append(entities, e.Name)
 	}
-	f.PackageComment(fmt.Sprintf("Package %s helps test code that uses package %s, as net/http/httptest", k.name, k.pkg.Name))
-	f.PackageComment("helps test code that uses net/http.")
-	e := k.pkg.Entities[0].Name // the example entity
-	f.PackageComment("")
-	f.PackageComment(fmt.Sprintf("For each entity (%s below) it has a recorder, %sRecorder, %s %sHandler", e, e, article(e+"Handler"), e))
-	f.PackageComment("that records every event it handled; a harness, " + e + "Harness, that delivers")
-	f.PackageComment("events through a real " + e + "Dispatcher - its lanes, guards and resequencer -")
-	f.PackageComment("with the duplicates, redeliveries, reorderings and gaps that a seeded Chaos")
-	f.PackageComment("draws; and Apply" + e + "InOrder, which delivers the same events once each, in")
-	f.PackageComment("order, so that a test can compare the two final states. A harness never asks")
-	f.PackageComment("more of the guards than they repair: an entity without a version refuses")
-	f.PackageComment("reorderings and gaps, and no key ever holds more events on a version gap")
-	f.PackageComment("than the resequencer's bound (MaxHeld).")
-	f.PackageComment("")
-	f.PackageComment("A test:")
-	f.PackageComment("")
-	f.PackageComment("\tgot, want := newModel(), newModel()")
-	f.PackageComment(fmt.Sprintf("\th, err := %s.New%sHarness(got)", k.name, e))
-	f.PackageComment("\tif err != nil {")
-	f.PackageComment("\t\tt.Fatal(err)")
-	f.PackageComment("\t}")
-	f.PackageComment("\tdefer h.Close(ctx)")
-	f.PackageComment(fmt.Sprintf("\tchaos := %s.Chaos{Seed: 1, Duplicates: 0.2, Redeliveries: 0.1}", k.name))
-	f.PackageComment("\tif _, err := h.Deliver(ctx, events, chaos); err != nil {")
-	f.PackageComment("\t\tt.Fatal(err)")
-	f.PackageComment("\t}")
-	f.PackageComment(fmt.Sprintf("\tif err := %s.Apply%sInOrder(ctx, want, events); err != nil {", k.name, e))
-	f.PackageComment("\t\tt.Fatal(err)")
-	f.PackageComment("\t}")
-	f.PackageComment("\t// compare got with want")
-	f.PackageComment("")
-	f.PackageComment("With a version, Chaos may also reorder events (Reorder) and open version")
-	f.PackageComment("gaps (Gaps).")
-	f.PackageComment("")
-	f.PackageComment(fmt.Sprintf("Entities: %s.", joinNames(entities)))
+	ex := k.pkg.Entities[0] // the example entity
+	n := ex.Names
+	f.PackageComment(emit.Wrap(0, fmt.Sprintf(`Package %[1]s helps test code that uses package %[2]s, as net/http/httptest
+helps test code that uses net/http.
 
-	f.Comment("Chaos says how a harness's delivery departs from publication order: its")
-	f.Comment("seed, and how many duplicates, redeliveries, reorderings and gaps it")
-	f.Comment("draws. The zero Chaos delivers every event once, in order.")
+For each entity (%[3]s below) it has a recorder, %[4]s, %[5]s %[6]s
+that records every event it handled; a harness, %[7]s, that delivers
+events through a real %[8]s - its lanes, guards and resequencer -
+with the duplicates, redeliveries, reorderings and gaps that a seeded Chaos
+draws; and %[9]s, which delivers the same events once each, in
+order, so that a test can compare the two final states. A harness never asks
+more of the guards than they repair: an entity without a version refuses
+reorderings and gaps, and no key ever holds more events on a version gap
+than the resequencer's bound (MaxHeld).
+
+A test:
+
+	got, want := newModel(), newModel()
+	h, err := %[1]s.%[10]s(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	chaos := %[1]s.Chaos{Seed: 1, Duplicates: 0.2, Redeliveries: 0.1}
+	if _, err := h.Deliver(ctx, events, chaos); err != nil {
+		t.Fatal(err)
+	}
+	if err := %[1]s.%[9]s(ctx, want, events); err != nil {
+		t.Fatal(err)
+	}
+	// compare got with want
+
+With a version, Chaos may also reorder events (Reorder) and open version
+gaps (Gaps).
+
+Entities: %[11]s.`, k.name, k.pkg.Name, ex.Name, n.Recorder, emit.Article(n.Handler), n.Handler,
+		n.Harness, n.Dispatcher, n.ApplyInOrder, n.NewHarness, joinNames(entities))))
+
+	emit.Doc(f, 0, "Chaos says how a harness's delivery departs from publication order: its "+
+		"seed, and how many duplicates, redeliveries, reorderings and gaps it "+
+		"draws. The zero Chaos delivers every event once, in order.")
 	f.Type().Id("Chaos").Op("=").Qual(DeliveryPath, "Chaos")
 	f.Line()
-	f.Comment("Kind tells why an event was delivered: First, Duplicate or Redelivery.")
+	emit.Doc(f, 0, "Kind tells why an event was delivered: First, Duplicate or Redelivery.")
 	f.Type().Id("Kind").Op("=").Qual(DeliveryPath, "Kind")
 	f.Line()
-	f.Const().Defs(
-		jen.Comment("First is an event's first delivery."),
-		jen.Id("First").Op("=").Qual(DeliveryPath, "First"),
-		jen.Comment("Duplicate is a second delivery of an event."),
-		jen.Id("Duplicate").Op("=").Qual(DeliveryPath, "Duplicate"),
-		jen.Comment("Redelivery is a stale copy of an event already applied."),
-		jen.Id("Redelivery").Op("=").Qual(DeliveryPath, "Redelivery"),
-	)
+	f.Const().DefsFunc(func(g *jen.Group) {
+		for _, c := range []struct{ name, doc string }{
+			{"First", "First is an event's first delivery."},
+			{"Duplicate", "Duplicate is a second delivery of an event."},
+			{"Redelivery", "Redelivery is a stale copy of an event already applied."},
+		} {
+			emit.Doc(g, 1, "%s", c.doc)
+			g.Id(c.name).Op("=").Qual(DeliveryPath, c.name)
+		}
+	})
 	f.Line()
-	f.Comment("ErrUnrepairable is returned by Deliver for a Chaos that the entity's")
-	f.Comment("guards cannot repair: a reordering or a gap on an entity without a")
-	f.Comment("version, or a reordering beyond the resequencer's bound.")
+	emit.Doc(f, 0, "ErrUnrepairable is returned by Deliver for a Chaos that the entity's "+
+		"guards cannot repair: a reordering or a gap on an entity without a "+
+		"version, or a reordering beyond the resequencer's bound.")
 	f.Var().Id("ErrUnrepairable").Op("=").Qual(DeliveryPath, "ErrUnrepairable")
 }
 
@@ -138,51 +141,11 @@ func joinNames(names []string) string {
 	return out
 }
 
-// names are the identifiers of one entity in the kit and in the generated
-// package.
+// names are what the kit's emitters of one entity need: the entity and
+// its generated names (ir.Names), the kit's and the generated package's.
 type names struct {
-	e          *ir.Entity
-	Recorder   string
-	Harness    string
-	Delivery   string
-	InOrder    string
-	Sequence   string
-	value      string
-	snapshot   string
-	Event      string
-	Handler    string
-	Dispatcher string
-	Option     string
-	Config     string
+	ir.Names
+	e *ir.Entity
 }
 
-func namesOf(e *ir.Entity) names {
-	lc := lower(e.Name)
-	return names{
-		e:          e,
-		Recorder:   e.Name + "Recorder",
-		Harness:    e.Name + "Harness",
-		Delivery:   e.Name + "Delivery",
-		InOrder:    "Apply" + e.Name + "InOrder",
-		Sequence:   "Sequence" + e.Name,
-		value:      lc + "Value",
-		snapshot:   lc + "Snapshot",
-		Event:      e.Name + "Event",
-		Handler:    e.Name + "Handler",
-		Dispatcher: e.Name + "Dispatcher",
-		Option:     e.Name + "Option",
-		Config:     e.Name + "Config",
-	}
-}
-
-func lower(s string) string {
-	r, n := utf8.DecodeRuneInString(s)
-	return string(unicode.ToLower(r)) + s[n:]
-}
-
-func article(s string) string {
-	if s != "" && (s[0] == 'A' || s[0] == 'E' || s[0] == 'I' || s[0] == 'O' || s[0] == 'U') {
-		return "an"
-	}
-	return "a"
-}
+func namesOf(e *ir.Entity) names { return names{Names: e.Names, e: e} }

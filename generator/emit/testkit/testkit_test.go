@@ -64,3 +64,28 @@ entities:
 		t.Error("SequencePing generated for an entity without a version")
 	}
 }
+
+// TestKitArticle checks the article before a qualified name of a package
+// whose name starts with a vowel: "an orders.OrderHandler".
+func TestKitArticle(t *testing.T) {
+	f, diags := schema.Load([]byte("version: 1\npackage: orders\nentities: {Order: {key: {field: ID, type: string}, events: {Placed: {}}}}\n"))
+	if f == nil || diags.Len() > 0 {
+		t.Fatal(diags.Format("schema.yaml"))
+	}
+	pkg, diags := validate.Check(f, nil)
+	if pkg == nil {
+		t.Fatal(diags.Format("schema.yaml"))
+	}
+	files, err := Files(pkg, "example.com/orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if bytes.Contains(f.Contents, []byte("is a orders.")) {
+			t.Errorf("%s: %q before orders.OrderHandler", f.Name, "a")
+		}
+		if strings.HasSuffix(f.Name, "recorders.go") && !bytes.Contains(f.Contents, []byte("is an orders.OrderHandler")) {
+			t.Errorf("%s has no \"is an orders.OrderHandler\":\n%s", f.Name, f.Contents)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package validator
+package ir
 
 import (
 	"testing"

@@ -1,0 +1,71 @@
+package ir
+
+import (
+	"time"
+
+	"github.com/ordergen/ordergen/runtime"
+)
+
+// Policy is the resolved delivery policy of an entity, in the runtime's
+// own types: the generated code sets the runtime.Config fields of the
+// same names to these values.
+type Policy struct {
+	// MaxActive is the number of keys in progress at once.
+	MaxActive int
+	// Backlog bounds the pending events.
+	Backlog runtime.Backlog
+	// Retry is the retry policy (one attempt under at-most-once).
+	Retry runtime.Retry
+	// Timeout bounds each handler attempt.
+	Timeout time.Duration
+	// OnExhausted is the policy for an event that failed for good:
+	// runtime.Drop for delivery: at-most-once.
+	OnExhausted runtime.ExhaustedPolicy
+	// MaxHeld bounds the events of a key held back on a version gap
+	// (entities with a version).
+	MaxHeld int
+	// MaxHold bounds how long an event is held back.
+	MaxHold time.Duration
+}
+
+// AtMostOnce reports whether failed events are dropped instead of retried
+// (delivery: at-most-once).
+func (p Policy) AtMostOnce() bool { return p.OnExhausted == runtime.Drop }
+
+// PolicyField is one field of the runtime.Config that a policy sets: the
+// generated Config of an entity declares a field of the same name and
+// type, with Doc, defaults it to Value, and subscribe copies it into the
+// runtime.Config. A policy that is a field of runtime.Retry or
+// runtime.Backlog needs no PolicyField of its own: the literal of the
+// struct writes every field that is set.
+type PolicyField struct {
+	// Name is the field's name, in runtime.Config and in the generated
+	// Config.
+	Name string
+	// Doc is its doc comment in the generated Config.
+	Doc string
+	// Value is the schema's value, in the runtime's type.
+	Value any
+}
+
+// PolicyFields returns the fields of runtime.Config that e's policy sets,
+// in the order the generated Config declares them.
+func (e *Entity) PolicyFields() []PolicyField {
+	p := e.Policy
+	fields := []PolicyField{
+		{"MaxActive", "MaxActive is the number of keys handled at once (schema: lanes.max_active).", p.MaxActive},
+		{"Backlog", "Backlog bounds the pending events (schema: backlog).", p.Backlog},
+		{"Retry", "Retry is the in-lane retry policy (schema: retry).", p.Retry},
+		{"Timeout", "Timeout bounds each handler attempt through its context (schema: timeout).", p.Timeout},
+		{"OnExhausted", "OnExhausted says what happens to an event that failed for good " +
+			"(schema: on_exhausted; runtime.Drop for delivery: at-most-once).", p.OnExhausted},
+	}
+	if e.Version != nil {
+		fields = append(fields,
+			PolicyField{"MaxHeld", "MaxHeld bounds the events of one key held back on a version gap; a key " +
+				"that would hold more is parked (schema: resequencer.max_events).", p.MaxHeld},
+			PolicyField{"MaxHold", "MaxHold bounds how long an event is held back on a version gap; then " +
+				"the key is parked (schema: resequencer.max_wait).", p.MaxHold})
+	}
+	return fields
+}
