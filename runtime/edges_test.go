@@ -116,74 +116,81 @@ func TestStackDepthStaysFlatUnderHotKeys(t *testing.T) {
 func TestColdKeyRunsWithinOneBudgetPerWorker(t *testing.T) {
 	for _, tc := range []struct{ maxActive, hot int }{{1, 3}, {2, 4}} {
 		t.Run(fmt.Sprintf("max%d-hot%d", tc.maxActive, tc.hot), func(t *testing.T) {
-			const each = 6000
-			var hotDone, lanesUp atomic.Int64
-			var gates sync.WaitGroup
-			gates.Add(tc.maxActive)
-			release, warm, coldIn := make(chan struct{}), make(chan struct{}), make(chan struct{})
-			var warmOnce sync.Once
-			coldRan := make(chan int64, 1)
-			// Each hot key's first event fails once, which gives it a lane.
-			h := laneFirst(func(_ context.Context, key string, x ev) error {
-				switch {
-				case key == "cold":
-					coldRan <- hotDone.Load()
-				case strings.HasPrefix(key, "gate"):
-					gates.Done()
-					<-release
-				default:
-					if x.Seq == 0 {
-						lanesUp.Add(1)
-					}
-					if hotDone.Add(1) >= 2*runtime.LaneBudget && lanesUp.Load() == int64(tc.hot) {
-						warmOnce.Do(func() { close(warm) })
-						<-coldIn // hold the hot keys here until the cold one is submitted
-					}
-				}
-				return nil
-			})
-			e := mustNew(t, h, runtime.Config[string, ev]{MaxActive: tc.maxActive, Retry: fastRetry,
-				Backlog: runtime.Backlog{PerKey: each, Total: tc.hot*each + tc.maxActive + 1}})
-			ctx := context.Background()
-			// Every worker waits at a gate while every hot event is queued,
-			// so that the hot keys always have work; "gate" events start
-			// with Seq 1, so laneFirst leaves them alone.
-			for g := 0; g < tc.maxActive; g++ {
-				if err := e.Submit(ctx, fmt.Sprintf("gate-%d", g), ev{Seq: 1}); err != nil {
-					t.Fatal(err)
-				}
+			for round := 0; round < 5; round++ {
+				coldAmongHotKeys(t, tc.maxActive, tc.hot)
 			}
-			gates.Wait()
-			for i := 0; i < each; i++ {
-				for k := 0; k < tc.hot; k++ {
-					if err := e.Submit(ctx, fmt.Sprintf("hot-%d", k), ev{Seq: i}); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			close(release)
-			mustHappen(t, warm, "the hot keys running")
-			before := hotDone.Load()
-			if err := e.Submit(ctx, "cold", ev{Seq: 1}); err != nil {
-				t.Fatal(err)
-			}
-			close(coldIn)
-			var at int64
-			select {
-			case at = <-coldRan:
-			case <-time.After(hangLimit):
-				t.Fatal("the cold key never ran")
-			}
-			if bound := int64(tc.maxActive * runtime.LaneBudget); at-before > bound {
-				t.Fatalf("the cold key waited while hot keys handled %d events (bound %d)", at-before, bound)
-			}
-			if at >= int64(tc.hot*each) {
-				t.Fatalf("the cold key ran only after every hot event")
-			}
-			flush(t, e)
-			checkInvariant(t, e.Stats())
 		})
 	}
+}
+
+// coldAmongHotKeys runs one round of the cold-key test.
+func coldAmongHotKeys(t *testing.T, maxActive, hot int) {
+	const each = 6000
+	var hotDone, lanesUp atomic.Int64
+	var gates sync.WaitGroup
+	gates.Add(maxActive)
+	release, warm, coldIn := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var warmOnce sync.Once
+	coldRan := make(chan int64, 1)
+	// Each hot key's first event fails once, which gives it a lane.
+	h := laneFirst(func(_ context.Context, key string, x ev) error {
+		switch {
+		case key == "cold":
+			coldRan <- hotDone.Load()
+		case strings.HasPrefix(key, "gate"):
+			gates.Done()
+			<-release
+		default:
+			if x.Seq == 0 {
+				lanesUp.Add(1)
+			}
+			if hotDone.Add(1) >= 2*runtime.LaneBudget && lanesUp.Load() == int64(hot) {
+				warmOnce.Do(func() { close(warm) })
+				<-coldIn // hold the hot keys here until the cold one is submitted
+			}
+		}
+		return nil
+	})
+	e := mustNew(t, h, runtime.Config[string, ev]{MaxActive: maxActive, Retry: fastRetry,
+		Backlog: runtime.Backlog{PerKey: each, Total: hot*each + maxActive + 1}})
+	ctx := context.Background()
+	// Every worker waits at a gate while every hot event is queued,
+	// so that the hot keys always have work; "gate" events start
+	// with Seq 1, so laneFirst leaves them alone.
+	for g := 0; g < maxActive; g++ {
+		if err := e.Submit(ctx, fmt.Sprintf("gate-%d", g), ev{Seq: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gates.Wait()
+	for i := 0; i < each; i++ {
+		for k := 0; k < hot; k++ {
+			if err := e.Submit(ctx, fmt.Sprintf("hot-%d", k), ev{Seq: i}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	close(release)
+	mustHappen(t, warm, "the hot keys running")
+	before := hotDone.Load()
+	if err := e.Submit(ctx, "cold", ev{Seq: 1}); err != nil {
+		t.Fatal(err)
+	}
+	close(coldIn)
+	var at int64
+	select {
+	case at = <-coldRan:
+	case <-time.After(hangLimit):
+		t.Fatal("the cold key never ran")
+	}
+	if bound := int64(maxActive * runtime.LaneBudget); at-before > bound {
+		t.Fatalf("the cold key waited while hot keys handled %d events (bound %d)", at-before, bound)
+	}
+	if at >= int64(hot*each) {
+		t.Fatalf("the cold key ran only after every hot event")
+	}
+	flush(t, e)
+	checkInvariant(t, e.Stats())
 }
 
 // Point 3: with conflation or a batch handler (engines that always use

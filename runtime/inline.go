@@ -32,10 +32,11 @@ import (
 // stuck worker, and ends the worker's dispatching. Withdraw steals the same
 // way. So an event is run inline or moved to a lane, never both.
 //
-// A batch's turn is bounded like a lane's: after laneBudget events, when
-// tasks wait or events arrived in the inbox meanwhile, the worker gives the
-// rest back to the front of the inbox and the shard goes to the back of the
-// run queue, after its hot keys got lanes of their own.
+// A batch's turn is bounded like a lane's: a worker takes at most
+// laneBudget events of the inbox at once (a prefix, without copying). When
+// more wait, the shard goes to the back of the run queue, after a key with
+// many of them got a lane of its own (promoteHotKeys), so that the keys it
+// shared the inbox with do not queue behind it.
 
 // posStolen and posDone are the batch positions after a steal and after the
 // last event.
@@ -60,9 +61,6 @@ type inlineBatch[K comparable, E any] struct {
 	pos atomic.Int64
 	// seen is pos at the watchdog's last look (under the shard's lock).
 	seen int64
-	// arrived is set when events join the inbox during the batch: after a
-	// budget, the batch then makes way for them (see yieldBatch).
-	arrived atomic.Bool
 }
 
 // giveBack returns the batch's buffer to sh as its spare; sh.mu is held.
@@ -97,21 +95,25 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	e := w.e
 	b := &w.ib
 	sh.mu.Lock()
-	// The shard keeps two buffers: the inbox and a spare, swapped here and
-	// given back at the end, so that a busy shard's inbox does not regrow.
-	b.entries, sh.inbox, sh.reserve = sh.inbox, sh.reserve[:0], nil
+	capped := len(sh.inbox) > laneBudget
+	if capped {
+		// A turn takes a budget of events: a prefix of the inbox, capped so
+		// that appends to the rest never reach it.
+		b.entries, sh.inbox = sh.inbox[:laneBudget:laneBudget], sh.inbox[laneBudget:]
+	} else {
+		// The shard keeps two buffers: the inbox and a spare, swapped here
+		// and given back at the end, so that a busy shard's inbox does not
+		// regrow.
+		b.entries, sh.inbox, sh.reserve = sh.inbox, sh.reserve[:0], nil
+	}
 	b.pos.Store(-1)
 	b.seen = -2
-	b.arrived.Store(false)
 	sh.cur = b
 	sh.mu.Unlock()
 
 	var last outcomeNote[K] // the outcome of the event at pos
 	done := int64(0)        // finished events whose total room is not released
 	for j := range b.entries {
-		if j >= laneBudget && (e.rq.crowded() || b.arrived.Load()) {
-			return w.yieldBatch(sh, b, j, done, &last)
-		}
 		if !b.pos.CompareAndSwap(int64(j-1), int64(j)) {
 			return w.stolenAfter(sh, b, j-1, done, &last)
 		}
@@ -164,53 +166,12 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	// finished; report after release.
 	e.release(done)
 	e.reportNote(&last)
-	push := len(sh.inbox) > 0
-	if !push {
-		sh.queued = false
-		e.idle(sh)
-	}
-	sh.mu.Unlock()
-	if push {
-		// More arrived during a turn shorter than a budget: the shard is
-		// ready again (it stays queued and busy).
-		e.rq.push(task[K, E]{s: sh})
-	}
-	return nil
-}
-
-// yieldBatch ends a batch's turn before its event j, when the worker used
-// its budget while tasks wait: the events from j go back to the front of
-// the inbox, ahead of those that arrived meanwhile. A key with at least
-// promoteAt of those events gets a lane with them, so that it goes on in
-// its own turns and the keys it shared the inbox with do not queue behind
-// it; the shard then is ready again, and otherwise goes to the back of the
-// run queue.
-func (w *worker[K, E]) yieldBatch(sh *shard[K, E], b *inlineBatch[K, E], j int, done int64, last *outcomeNote[K]) *lane[K, E] {
-	e := w.e
-	sh.mu.Lock()
-	if !b.pos.CompareAndSwap(int64(j-1), posDone) {
-		sh.mu.Unlock()
-		return w.stolenAfter(sh, b, j-1, done, last)
-	}
-	buf := b.entries
-	k := 0
-	for m := j; m < len(buf); m++ {
-		if !buf[m].moved {
-			buf[k] = buf[m]
-			k++
-		}
-	}
-	clear(buf[k:])
-	merged := append(buf[:k], sh.inbox...)
-	clear(sh.inbox)
-	sh.reserve = sh.inbox[:0]
-	sh.inbox = merged
-	b.entries = nil
-	sh.cur = nil
-	hot := w.promoteHotKeys(sh)
-	e.release(done)
-	e.reportNote(last)
 	more := len(sh.inbox) > 0
+	var hot []*lane[K, E]
+	if more && capped {
+		hot = w.promoteHotKeys(sh)
+		more = len(sh.inbox) > 0
+	}
 	if !more {
 		sh.queued = false
 		e.idle(sh)
@@ -221,36 +182,41 @@ func (w *worker[K, E]) yieldBatch(sh *shard[K, E], b *inlineBatch[K, E], j int, 
 	}
 	clear(hot)
 	switch {
-	case more && len(hot) > 0:
-		e.rq.push(task[K, E]{s: sh})
-	case more:
+	case more && capped && len(hot) == 0:
+		// A whole turn, and more of the same: the shard goes behind the
+		// tasks that wait (it stays queued and busy).
 		e.rq.pushYielded(task[K, E]{s: sh})
+	case more:
+		// More arrived during a shorter turn, or the keys that held the
+		// inbox up got lanes: the rest is ready.
+		e.rq.push(task[K, E]{s: sh})
 	}
 	return nil
 }
 
-// promoteAt is how many events a key must have in a yielding batch's inbox
-// to get a lane of its own.
+// promoteAt is how many events a key must have among the next ones of its
+// inbox to get a lane of its own after a whole turn.
 const promoteAt = 32
 
-// promoteHotKeys gives a lane, queued, to each key that has promoteAt or
-// more events in sh's inbox, with those events in order, and returns the
-// lanes; sh.mu is held. It looks only at the keys found at a few points of
-// the inbox: a key with that many events is likely at one of them, and
-// counting every key would cost a map operation per event.
+// promoteHotKeys gives a lane, queued, to each key with promoteAt or more
+// events among the next laneBudget of sh's inbox, with all its inbox's
+// events in order, and returns the lanes; sh.mu is held. It looks only at
+// the keys found at a few points of that window: a key with that many
+// events is likely at one of them, and counting every key would cost a map
+// operation per event.
 func (w *worker[K, E]) promoteHotKeys(sh *shard[K, E]) []*lane[K, E] {
 	hot := w.hot[:0]
-	n := len(sh.inbox)
-	if n < promoteAt {
+	window := min(len(sh.inbox), laneBudget)
+	if window < promoteAt {
 		return hot
 	}
-	for _, at := range [...]int{0, n / 4, n / 2, 3 * n / 4} {
+	for _, at := range [...]int{0, window / 3, 2 * window / 3} {
 		if at >= len(sh.inbox) {
 			break
 		}
 		key := sh.inbox[at].key
 		count := 0
-		for i := range sh.inbox {
+		for i := range min(len(sh.inbox), laneBudget) {
 			if sh.inbox[i].key == key {
 				count++
 			}

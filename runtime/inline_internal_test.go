@@ -95,36 +95,37 @@ func TestInlinePositionProtocol(t *testing.T) {
 	sh.cur = nil
 }
 
-// A batch that used its budget gives the rest back to the front of the
-// inbox, ahead of what arrived meanwhile; a key with many of those events
-// gets a lane of its own.
-func TestYieldingBatchGivesTheRestBackAndPromotesAHotKey(t *testing.T) {
+// A turn takes at most a budget of the inbox's events; when more wait, a
+// key with many of them gets a lane of its own, and the rest of the inbox
+// (the keys it held up) is ready again.
+func TestACappedTurnPromotesAHotKey(t *testing.T) {
 	e := idleEngine(t)
-	sh, k := sameShard(e, 3)
-	hot, cold, late := k[0], k[1], k[2]
-	keys := []string{cold}
-	for i := 0; i < promoteAt+5; i++ {
+	sh, k := sameShard(e, laneBudget+2)
+	hot, cold := k[laneBudget], k[laneBudget+1]
+	var keys []string
+	keys = append(keys, k[:laneBudget]...) // one turn of distinct keys
+	for i := 0; i < promoteAt+8; i++ {
 		keys = append(keys, hot)
 	}
+	keys = append(keys, cold, hot)
 	w := &worker[string, int]{e: e}
-	b := &w.ib
-	b.entries = entries(append([]string{hot, hot}, keys...)...) // two run, the rest left
-	b.pos.Store(1)
 	sh.mu.Lock()
-	sh.cur, sh.queued, sh.busy = b, true, 1
-	sh.inbox = entries(late)
+	sh.inbox, sh.queued, sh.busy = entries(keys...), true, 1
 	sh.mu.Unlock()
-	if l := w.yieldBatch(sh, b, 2, 2, &outcomeNote[string]{}); l != nil {
-		t.Fatalf("a yield leaves no lane to the worker")
+	if l := w.dispatchInline(sh); l != nil {
+		t.Fatal("a turn without failures leaves no lane to the worker")
+	}
+	if got := w.c.handled.Load(); got != laneBudget {
+		t.Fatalf("the turn handled %d events, want a budget of %d", got, laneBudget)
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if len(sh.inbox) != 2 || sh.inbox[0].key != cold || sh.inbox[1].key != late {
-		t.Fatalf("inbox after the yield: %v", sh.inbox)
+	if len(sh.inbox) != 1 || sh.inbox[0].key != cold {
+		t.Fatalf("inbox after the turn: %v", sh.inbox)
 	}
 	lh := sh.lanes[hot]
-	if lh == nil || lh.q.len() != promoteAt+5 || lh.state != laneQueued {
-		t.Fatalf("the hot key's %d events go to a queued lane of its own: %+v", promoteAt+5, lh)
+	if lh == nil || lh.q.len() != promoteAt+9 || lh.state != laneQueued {
+		t.Fatalf("the hot key's %d events go to a queued lane of its own: %+v", promoteAt+9, lh)
 	}
 	if sh.cur != nil || !sh.queued {
 		t.Fatal("the shard's turn ends; it stays queued for its inbox")
@@ -133,9 +134,6 @@ func TestYieldingBatchGivesTheRestBackAndPromotesAHotKey(t *testing.T) {
 	defer e.rq.mu.Unlock()
 	if e.rq.yielded.len() != 1 || e.rq.ready.len() != 1 {
 		t.Fatalf("the hot lane yields (%d) and the shard is ready again (%d)", e.rq.yielded.len(), e.rq.ready.len())
-	}
-	if e.load.Load() != -2 { // the two finished events were released (never reserved here)
-		t.Fatalf("load %d", e.load.Load())
 	}
 }
 

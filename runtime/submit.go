@@ -221,9 +221,6 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 		return nil, false
 	}
 	sh.inbox = append(sh.inbox, entry[K, E]{key: key, it: it})
-	if b := sh.cur; b != nil && !b.arrived.Load() {
-		b.arrived.Store(true)
-	}
 	push := !sh.queued
 	if push {
 		sh.queued = true
