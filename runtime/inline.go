@@ -322,6 +322,7 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 func (w *worker[K, E]) settleTaken(l *lane[K, E], err error) bool {
 	sh := l.shard
 	l.inflight, l.inflightAt, l.taken = 1, w.buf[0].at, w.buf[:1]
+	w.laneHeld = len(l.held) > 0
 	sh.mu.Unlock()
 	w.held = w.held[:0]
 	done := 0

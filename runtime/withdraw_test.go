@@ -198,3 +198,61 @@ func TestWithdrawLeavesADurablePark(t *testing.T) {
 	}
 	checkInvariant(t, e.Stats())
 }
+
+// Withdraw takes held events from a lane whose worker is in a handler;
+// the worker must not read the lane's held events without the lock when
+// its handler returns (found by TestStress under -race; Withdraw and the
+// handler's return are not ordered here, so -race sees an unlocked read).
+func TestWithdrawHeldEventsOfARunningLane(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		withdrawHeldOfRunningLane(t)
+	}
+}
+
+func withdrawHeldOfRunningLane(t *testing.T) {
+	var log tagLog
+	started, release := make(chan struct{}), make(chan struct{})
+	h := func(_ context.Context, _ string, x ev) error {
+		switch x.Seq {
+		case 1:
+			return runtime.Hold("waits for a gap")
+		case 2:
+			close(started)
+			<-release
+		}
+		return nil
+	}
+	e := mustNew(t, h, runtime.Config[string, ev]{OnOutcome: log.on, MaxHold: time.Hour})
+	ctx := context.Background()
+	if err := e.SubmitTagged(ctx, "k", ev{Seq: 1}, 1); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, e) // held
+	if err := e.SubmitTagged(ctx, "k", ev{Seq: 2}, 2); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	withdrawn := make(chan int, 1)
+	go func() {
+		n, err := e.Withdraw(ctx, odd)
+		if err != nil {
+			t.Error(err)
+		}
+		withdrawn <- n
+	}()
+	close(release)
+	if n := <-withdrawn; n != 1 {
+		t.Fatalf("withdrew %d, want the held event", n)
+	}
+	flush(t, e)
+	if got := log.of(1); !slices.Equal(got, []runtime.Outcome{runtime.Withdrawn}) {
+		t.Fatalf("the held event: %v", got)
+	}
+	if got := log.of(2); !slices.Equal(got, []runtime.Outcome{runtime.Handled}) {
+		t.Fatalf("the running event: %v", got)
+	}
+	if s := e.Stats(); s.Held != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	checkInvariant(t, e.Stats())
+}

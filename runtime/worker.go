@@ -67,8 +67,12 @@ type worker[K comparable, E any] struct {
 	batch []E       // the batch handler's argument
 	held  []heldItem[E]
 	ib    inlineBatch[K, E]
-	// hot is yieldBatch's scratch space.
+	// hot is promoteHotKeys' scratch space.
 	hot []*lane[K, E]
+	// laneHeld says whether the running lane held events when its events
+	// were taken: judge reads it instead of the lane, which Withdraw may
+	// change meanwhile.
+	laneHeld bool
 	// running is the attempt in progress, for Withdraw to cancel (only when
 	// Config.OnOutcome is set: a transport tracks its events).
 	running runningAttempt
@@ -192,6 +196,7 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 		}
 		w.buf = l.q.popWhile(w.buf[:0], take, l.takeable)
 		l.inflight, l.taken = len(w.buf), w.buf
+		w.laneHeld = len(l.held) > 0
 		l.inflightAt = w.buf[0].at
 		sh.mu.Unlock()
 
@@ -277,7 +282,7 @@ func (w *worker[K, E]) judge(l *lane[K, E], it *item[E], err error, i int, done 
 	if err == nil {
 		w.c.handled.Add(1)
 		w.finished(l, it, Handled, done)
-		if len(l.held) > 0 || len(w.held) > 0 {
+		if w.laneHeld || len(w.held) > 0 {
 			return result{kind: reoffer, stopAt: i + 1, done: *done}, true
 		}
 		return result{}, false
