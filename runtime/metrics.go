@@ -18,7 +18,8 @@ const (
 	MetricProcessDuration = "messaging.process.duration"
 	// MetricEvents counts events by outcome (attribute ordergen.outcome):
 	// accepted, handled, skipped (with ordergen.skip.reason), parked,
-	// dead_lettered, dropped, conflated, rejected, retried, replayed.
+	// dead_lettered, dropped, conflated, withdrawn, rejected, retried,
+	// replayed.
 	MetricEvents = "ordergen.events"
 	// MetricBacklog is the number of pending events.
 	MetricBacklog = "ordergen.backlog"
@@ -123,7 +124,7 @@ func (e *Engine[K, E]) startMetrics() error {
 		failedPermanent: with(Attribute{Key: AttrErrorType, Value: "permanent"}),
 		failedPanic:     with(Attribute{Key: AttrErrorType, Value: "panic"}),
 		failedTimeout:   with(Attribute{Key: AttrErrorType, Value: "timeout"})}
-	outcomes := [...]string{"accepted", "handled", "dead_lettered", "dropped", "conflated", "rejected", "retried", "replayed", "parked"}
+	outcomes := [...]string{"accepted", "handled", "dead_lettered", "dropped", "conflated", "withdrawn", "rejected", "retried", "replayed", "parked"}
 	var byOutcome [len(outcomes)]AttributeSet
 	for i, o := range outcomes {
 		byOutcome[i] = with(Attribute{Key: AttrOutcome, Value: o})
@@ -145,7 +146,7 @@ func (e *Engine[K, E]) startMetrics() error {
 	}
 	ms.unregister, err = m.Observe(func(o Observer) {
 		s := e.Stats()
-		counts := [len(outcomes)]uint64{s.Accepted, s.Handled, s.DeadLettered, s.Dropped, s.Conflated, s.Rejected, s.Retried, s.Replayed, e.parkedTotal.Load()}
+		counts := [len(outcomes)]uint64{s.Accepted, s.Handled, s.DeadLettered, s.Dropped, s.Conflated, s.Withdrawn, s.Rejected, s.Retried, s.Replayed, e.parkedTotal.Load()}
 		for i, n := range counts {
 			o.ObserveInt64(ins.events, int64(n), byOutcome[i])
 		}

@@ -45,7 +45,8 @@ type ParkedKey[K comparable] struct {
 // ParkStore keeps parked events, in order per key. The engine calls it for
 // one key from one goroutine at a time, and for different keys from many, so
 // implementations must be safe for concurrent use. Durable implementations
-// live in sub-packages; NewMemoryParkStore is the default.
+// live in sub-packages. Without one (Config.Parks nil) the engine keeps its
+// parks in a MemoryParkStore of its own, counted against its backlog.
 type ParkStore[K comparable, E any] interface {
 	// Append adds events, in order, to the end of key's park, assigning each
 	// a Seq, and sets the key's reason. A key with a park is parked until its
@@ -67,8 +68,11 @@ type ParkStore[K comparable, E any] interface {
 	Clear(ctx context.Context, key K) (int, error)
 }
 
-// MemoryParkStore is the in-memory ParkStore. Parks do not survive the
-// process; use a durable store where they must.
+// MemoryParkStore is the in-memory ParkStore: the engine's default, and a
+// store for tests. Parks do not survive the process; use a durable store
+// where they must. An engine counts the parks of the store it makes itself
+// (Config.Parks nil) against its backlog; one passed in Config.Parks is
+// treated as a store outside the process, like a durable one.
 type MemoryParkStore[K comparable, E any] struct {
 	mu    sync.Mutex
 	parks map[K]*memoryPark[E]
