@@ -64,6 +64,11 @@ func parkReason[E any](it *item[E], err error) string {
 // replay page) without holding a worker; l's shard is locked.
 func (w *worker[K, E]) armTimer(l *lane[K, E], d time.Duration) {
 	e := w.e
+	if len(l.withdraws) > 0 {
+		// Its events are settled: serve a Withdraw now rather than after
+		// the backoff.
+		e.serveWithdrawals(l)
+	}
 	l.state = laneWaiting
 	if e.aborted.Load() {
 		return // Close gave up; the lane stays as it is

@@ -47,6 +47,9 @@ func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool
 		for _, l := range sh.lanes {
 			if l.state != laneRunning {
 				n += e.withdrawFrom(l, match, true)
+				if e.retryWithdrawn(l) {
+					ready = append(ready, l)
+				}
 				if l.state == laneIdle && l.removable() {
 					sh.removeLane(l)
 				}
@@ -178,6 +181,26 @@ func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool, park
 		e.report(l.key, tag, Withdrawn)
 	}
 	return len(tags)
+}
+
+// retryWithdrawn ends the backoff of a lane whose failed event was just
+// withdrawn: nothing is left to retry. The lane becomes idle, or ready when
+// it holds other events, which it reports (the caller pushes it); l's shard
+// is locked and l is not running.
+func (e *Engine[K, E]) retryWithdrawn(l *lane[K, E]) bool {
+	if l.state != laneWaiting || l.replay != nil || l.parked || (l.q.len() > 0 && l.q.front().attempts > 0) {
+		return false // still a retry, a park to store, or room to wait for
+	}
+	if l.timer != nil && l.timer.Stop() {
+		e.timers.Done()
+	} // otherwise its function runs, finds the lane not waiting, and returns
+	if l.q.len() > 0 {
+		l.state = laneQueued // still busy
+		return true
+	}
+	l.state = laneIdle
+	e.idle(l.shard)
+	return false
 }
 
 // serveWithdrawals serves l's pending withdrawals; l is running (its worker

@@ -256,3 +256,52 @@ func withdrawHeldOfRunningLane(t *testing.T) {
 	}
 	checkInvariant(t, e.Stats())
 }
+
+// Withdrawing an event that failed and waits for its retry ends the wait:
+// whether Withdraw came while it ran (its worker serves the withdrawal on
+// the failure) or while it waits (the backoff is stopped), nothing waits
+// for the backoff, and Flush returns.
+func TestWithdrawDoesNotWaitForABackoff(t *testing.T) {
+	for _, when := range []string{"running", "waiting"} {
+		t.Run(when, func(t *testing.T) {
+			var log tagLog
+			started, release := make(chan struct{}), make(chan struct{})
+			h := func(context.Context, string, ev) error {
+				close(started)
+				<-release
+				return errors.New("fails: retried in an hour")
+			}
+			e := mustNew(t, h, runtime.Config[string, ev]{OnOutcome: log.on,
+				Retry: runtime.Retry{Attempts: 2, Initial: time.Hour, Max: time.Hour, NoJitter: true}})
+			ctx := context.Background()
+			if err := e.SubmitTagged(ctx, "k", ev{}, 1); err != nil {
+				t.Fatal(err)
+			}
+			<-started
+			if when == "running" {
+				// Registered with the running lane; the deadline only ends
+				// Withdraw's wait (the handler ignores the cancellation).
+				wctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+				defer cancel()
+				if _, err := e.Withdraw(wctx, odd); !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("Withdraw: %v", err)
+				}
+				close(release)
+			} else {
+				close(release)
+				waitUntil(t, func() bool { return e.Stats().Retried == 1 }, "the event waiting for its retry")
+				if n, err := e.Withdraw(ctx, odd); n != 1 || err != nil {
+					t.Fatalf("Withdraw: %d, %v", n, err)
+				}
+			}
+			flush(t, e) // hangs for an hour if the lane still waits
+			if got := log.of(1); !slices.Equal(got, []runtime.Outcome{runtime.Withdrawn}) {
+				t.Fatalf("the failed event: %v", got)
+			}
+			if s := e.Stats(); s.Active != 0 {
+				t.Fatalf("a lane is left: %+v", s)
+			}
+			checkInvariant(t, e.Stats())
+		})
+	}
+}

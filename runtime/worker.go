@@ -522,6 +522,14 @@ func (w *worker[K, E]) settle(l *lane[K, E], res result) next {
 		// filled their gap. The rest follow, in order.
 		w.reofferHeld(l)
 	case retryLater:
+		if len(l.withdraws) > 0 {
+			// Serve a Withdraw now rather than after the backoff: it may
+			// take the failed event, and then there is nothing to wait for.
+			e.serveWithdrawals(l)
+			if l.q.len() == 0 || l.q.front().attempts == 0 {
+				return keepRunning
+			}
+		}
 		w.c.retried.Add(1)
 		w.armTimer(l, e.cfg.Retry.delay(int(l.q.front().attempts)))
 		return waitForTimer
