@@ -1,6 +1,10 @@
 package runtime
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // LiveWorkers reports how many of e's worker goroutines are running; tests
 // use it to check that Close stops every one.
@@ -33,3 +37,27 @@ func UseTestClock[K comparable, E any](cfg *Config[K, E], c *TestClock) { cfg.cl
 // Advance moves c by d: every watchdog tick and timer that falls due runs,
 // in time order, in the caller's goroutine.
 func (c *TestClock) Advance(d time.Duration) { c.m.advance(d) }
+
+// Dump describes e's scheduling state: every shard that is busy or holds
+// lanes, and the run queue. The stress test prints it when a schedule hangs.
+func Dump[K comparable, E any](e *Engine[K, E]) string {
+	var b strings.Builder
+	e.rq.mu.Lock()
+	fmt.Fprintf(&b, "run queue: %d ready, %d yielded, %d workers, %d asleep, draining %v\n",
+		e.rq.ready.len(), e.rq.yielded.len(), e.rq.workers, e.rq.sleepy, e.rq.draining)
+	e.rq.mu.Unlock()
+	fmt.Fprintf(&b, "load %d, parked %d, held %d, room waiters %d\n", e.load.Load(), e.parked.Load(), e.held.Load(), e.room.waiters.Load())
+	for i := range e.shards {
+		sh := &e.shards[i]
+		sh.mu.Lock()
+		if sh.busy != 0 || len(sh.lanes) > 0 || len(sh.inbox) > 0 || sh.cur != nil {
+			fmt.Fprintf(&b, "shard %d: busy %d, queued %v, inbox %d, batch %v\n", i, sh.busy, sh.queued, len(sh.inbox), sh.cur != nil)
+			for k, l := range sh.lanes {
+				fmt.Fprintf(&b, "  lane %v: state %d, queued %d, inflight %d, held %d, parked %v, stored %d, replay %v, req %v, withdraws %d, inline %v\n",
+					k, l.state, l.q.len(), l.inflight, len(l.held), l.parked, l.stored, l.replay != nil, l.req != nil, len(l.withdraws), l.inline)
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return b.String()
+}

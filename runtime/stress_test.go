@@ -89,7 +89,8 @@ type schedule struct {
 	submits  int
 	graceful bool
 
-	e *runtime.Engine[string, sev]
+	e     *runtime.Engine[string, sev]
+	built chan struct{} // closed once e is set
 
 	mu       sync.Mutex
 	attempts map[string]int   // key/seq -> attempts
@@ -119,7 +120,7 @@ func runSchedule(t *testing.T, seed uint64) *schedule {
 		attempts: map[string]int{}, handled: map[string][]int{}, heldSeqs: map[string]bool{},
 		running: map[string]bool{}, fixed: map[string]bool{}, final: map[uint64]int{},
 		finalKey: map[string]int{}, accTags: map[uint64]bool{}, accKey: map[string]int{},
-		unblock: make(chan struct{}), errs: make(chan error, 100),
+		unblock: make(chan struct{}), errs: make(chan error, 100), built: make(chan struct{}),
 		parkSeen: map[uint64]bool{}, lastErr: map[string]error{}}
 	s.draw(rng)
 	done := make(chan struct{})
@@ -127,13 +128,31 @@ func runSchedule(t *testing.T, seed uint64) *schedule {
 		defer close(done)
 		s.run(rng)
 	}()
-	mustHappen(t, done, fmt.Sprintf("schedule %d (%s) finishing", seed, s.describe()))
+	select {
+	case <-done:
+	case <-time.After(hangLimit):
+		state := "no engine"
+		if e := s.engine(); e != nil {
+			state = runtime.Dump(e)
+		}
+		mustHappen(t, done, fmt.Sprintf("schedule %d (%s) finishing; engine:\n%s", seed, s.describe(), state))
+	}
 	select {
 	case err := <-s.errs:
 		t.Fatalf("schedule %d (%s): %v\nreplay it with -stress.seed %d", seed, s.describe(), err, seed)
 	default:
 	}
 	return s
+}
+
+// engine returns the schedule's engine once it is built.
+func (s *schedule) engine() *runtime.Engine[string, sev] {
+	select {
+	case <-s.built:
+		return s.e
+	default:
+		return nil
+	}
 }
 
 func (s *schedule) describe() string {
@@ -305,6 +324,7 @@ func (s *schedule) run(rng *rand.Rand) {
 	} else {
 		s.e, err = runtime.New(s.handle, s.cfg)
 	}
+	close(s.built)
 	if err != nil {
 		s.fail("New: %v", err)
 		return
