@@ -216,3 +216,25 @@ func TestRecycledLanesKeepTheirShard(t *testing.T) {
 		}
 	}
 }
+
+// Once Close gave up, a worker starts no task: the inline batch it left is
+// still its shard's current one (for Close's report), so running another
+// batch would reuse the buffers the watchdog may be reading (found by
+// TestStress under -race).
+func TestNoTaskStartsAfterAbort(t *testing.T) {
+	e := idleEngine(t)
+	w := &worker[string, int]{e: e}
+	left := &e.shards[0]
+	left.mu.Lock()
+	left.cur = &w.ib // the batch the worker left when Close gave up
+	w.ib.seen = 12345
+	left.mu.Unlock()
+	e.rq.push(task[string, int]{s: &e.shards[1]})
+	e.aborted.Store(true)
+	e.rq.stop(false) // the queue still holds the task
+	e.workers.Add(1)
+	w.loop()
+	if w.ib.seen != 12345 || e.shards[1].cur != nil {
+		t.Fatal("the worker ran another shard's inbox after Close gave up")
+	}
+}

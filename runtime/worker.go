@@ -96,7 +96,10 @@ func (w *worker[K, E]) loop() {
 	defer w.e.exited.Add(1)
 	for {
 		t, ok := w.e.rq.pop()
-		if !ok {
+		if !ok || w.e.aborted.Load() {
+			// Close gave up: no new task starts. (A batch the worker left
+			// when it gave up stays its shard's current one, for Close's
+			// report; running another would reuse its buffers.)
 			return
 		}
 		w.runTask(t)
