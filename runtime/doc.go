@@ -55,10 +55,11 @@
 // inline batch for at most about a millisecond: a watchdog, run on each tick
 // of the engine's clock, moves the rest of a batch that made no progress
 // since the last tick (or of a long batch while workers sleep) into lanes
-// that other workers run, starting workers up to MaxActive. Engines with a
-// batch handler or conflation give every key a lane when its first event
-// arrives, so conflation applies at the door. worker.go tells the life of
-// an event and the lock rule.
+// that other workers run, starting workers up to MaxActive. A conflating
+// engine gives every key a lane when its first event arrives, so
+// conflation applies at the door; an engine with a batch handler moves
+// each inbox into lanes in one go. worker.go tells the life of an event
+// and the lock rule.
 //
 // # Failures
 //

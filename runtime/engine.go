@@ -35,8 +35,8 @@ type Engine[K comparable, E any] struct {
 	handle Handler[K, E]
 	batch  BatchHandler[K, E]
 	// inline: lane-less events run inline from the inbox (see inline.go);
-	// not with a batch handler or conflation, whose keys get a lane at the
-	// door.
+	// not with a batch handler (its inbox moves into lanes) or conflation
+	// (its keys get a lane at the door).
 	inline bool
 
 	seed   maphash.Seed

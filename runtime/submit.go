@@ -208,7 +208,7 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 	}
 	it := item[E]{ev: event, at: e.clock.coarse(), tag: tag}
 	sh.accepted++
-	if l == nil && !e.inline {
+	if l == nil && e.cfg.Conflate {
 		l = sh.newLane(key) // lanes at the door: conflation sees every key
 	}
 	if l != nil {

@@ -15,13 +15,14 @@ import (
 //     newest queued event (conflation at the door). Otherwise the shard
 //     checks the key's count against Backlog.PerKey and the engine reserves
 //     room in Backlog.Total (Engine.load); without room the FullPolicy
-//     decides. The event joins its key's lane when the key has one (and in
-//     engines with a batch handler or conflation every key gets one here),
-//     or else the shard's inbox.
+//     decides. The event joins its key's lane when the key has one (in a
+//     conflating engine every key gets one here), or else the shard's
+//     inbox.
 //  2. The lane, or the shard's inbox, becomes a task in the run queue: a
 //     ready task, ahead of tasks that already used a whole turn (yielded).
 //  3. A worker takes the task. An inbox is run inline, in order, without
-//     lanes (inline.go); an event that fails or is held gives its key a
+//     lanes (inline.go), or with a batch handler moved into lanes at once
+//     (dispatchLanes); an event that fails or is held gives its key a
 //     lane, with the key's later events. A lane's turn takes its events a
 //     few at a time, runs them without the lock, and settles them under it.
 //  4. Settling releases each finished event's room (per key, then total),
@@ -111,7 +112,11 @@ func (w *worker[K, E]) loop() {
 // that this worker must go on with); it takes that lane's turn next.
 func (w *worker[K, E]) runTask(t task[K, E]) {
 	l := t.l
-	if t.s != nil {
+	switch {
+	case t.s != nil && !w.e.inline:
+		w.dispatchLanes(t.s)
+		return
+	case t.s != nil:
 		if l = w.dispatchInline(t.s); l == nil {
 			return
 		}
@@ -121,6 +126,35 @@ func (w *worker[K, E]) runTask(t task[K, E]) {
 	if w.drive(l) {
 		w.e.rq.pushYielded(task[K, E]{l: l})
 	}
+}
+
+// dispatchLanes moves sh's inbox into lanes, for an engine with a batch
+// handler: each event joins its key's lane, made here when the key has
+// none (so the submitting goroutine never makes lanes), and the lanes that
+// became ready go to the run queue together.
+func (w *worker[K, E]) dispatchLanes(sh *shard[K, E]) {
+	e := w.e
+	ready := w.hot[:0]
+	sh.mu.Lock()
+	for i := range sh.inbox {
+		en := &sh.inbox[i]
+		l := sh.lanes[en.key]
+		if l == nil {
+			l = sh.newLane(en.key)
+		}
+		l.q.pushBack(en.it)
+		if e.schedule(l) {
+			ready = append(ready, l)
+		}
+	}
+	clear(sh.inbox)
+	sh.inbox = sh.inbox[:0]
+	sh.queued = false
+	e.idle(sh)
+	sh.mu.Unlock()
+	e.rq.pushLanes(ready)
+	clear(ready)
+	w.hot = ready[:0]
 }
 
 // drive is a lane's turn: l is running and its shard locked; drive unlocks
