@@ -7,6 +7,7 @@ type Span = span
 var (
 	EncodeMetadata = encodeMetadata
 	DecodeMetadata = decodeMetadata
+	Murmur2        = murmur2
 )
 
 // Tracker exposes a tracker to the tests.
