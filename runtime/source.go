@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ErrOwnershipEnded is returned by Source.Take and Source.Offer for an
@@ -67,7 +68,6 @@ func (s Settlement) String() string {
 type Source[K comparable, E any, M any] struct {
 	target        Target[E]
 	settle        func(M, Settlement)
-	done          context.Context // already done: Offer's own withdrawals
 	parksInMemory bool
 	subscribers   atomic.Int64 // subscribers checked; more means a new one to check
 
@@ -123,7 +123,7 @@ func NewSource[K comparable, E any, M any](target Target[E], settle func(M, Sett
 	if err != nil {
 		return nil, err
 	}
-	s := &Source[K, E, M]{target: target, settle: settle, done: DoneContext(), parksInMemory: inMemory}
+	s := &Source[K, E, M]{target: target, settle: settle, parksInMemory: inMemory}
 	s.subscribers.Store(int64(len(subs)))
 	return s, nil
 }
@@ -165,19 +165,21 @@ func (s *Source[K, E, M]) Take(o *Ownership, msg M) (uint64, error) {
 // do not hold it yet. It returns nil once every subscriber holds it, and
 // otherwise the refusal of the first that did not take it (an error
 // wrapping ErrBacklogFull, say): the transport offers it again later, or
-// gives it up with Resolve. Pass a ctx that is already done to refuse at
-// once rather than wait for room. It fails with ErrOwnershipEnded when the
-// message's ownership ended; if it ends during the call, Offer withdraws
-// the event again.
+// gives it up with Resolve. Pass a ctx that is already done (DoneContext),
+// so that a full backlog refuses at once rather than wait for room: End
+// waits for the Offer calls in progress on its ownerships. It fails with
+// ErrOwnershipEnded when the message's ownership ended, before or during
+// the call (End then withdraws the event).
 func (s *Source[K, E, M]) Offer(ctx context.Context, tag uint64, event E) error {
 	s.mu.Lock()
 	sl := s.get(tag)
-	if sl == nil || sl.owner.ended || !sl.handing {
+	switch {
+	case sl == nil || sl.owner.ended:
 		s.mu.Unlock()
-		if sl != nil && !sl.handing {
-			return fmt.Errorf("%w: message %#x was already handed over", ErrInvalidConfig, tag)
-		}
 		return ErrOwnershipEnded
+	case !sl.handing:
+		s.mu.Unlock()
+		return fmt.Errorf("%w: message %#x was already handed over", ErrInvalidConfig, tag)
 	}
 	o := sl.owner
 	o.offering++
@@ -187,20 +189,9 @@ func (s *Source[K, E, M]) Offer(ctx context.Context, tag uint64, event E) error 
 	n, err := s.target.SubmitTagged(ctx, event, tag, from)
 
 	s.mu.Lock()
-	o.offering--
-	if o.offering == 0 && o.idle != nil {
-		close(o.idle)
-		o.idle = nil
-	}
+	// End waits for this call before it looks for the ownership's events,
+	// so the slot is still this message's (but the arena may have moved).
 	sl = s.get(tag)
-	if sl == nil || o.ended {
-		// End ran meanwhile and may have missed this event: take it back.
-		s.mu.Unlock()
-		if n > from {
-			_, _ = s.target.Withdraw(s.done, func(t uint64) bool { return t == tag })
-		}
-		return ErrOwnershipEnded
-	}
 	sl.remaining += int32(n - sl.held)
 	sl.held = n
 	if err == nil && n == 0 {
@@ -213,7 +204,16 @@ func (s *Source[K, E, M]) Offer(ctx context.Context, tag uint64, event E) error 
 			s.finish(tag, sl, Finished)
 		}
 	}
+	o.offering--
+	if o.offering == 0 && o.idle != nil {
+		close(o.idle)
+		o.idle = nil
+	}
+	ended := o.ended
 	s.mu.Unlock()
+	if ended {
+		return ErrOwnershipEnded // End withdraws the event if it was taken
+	}
 	if err == nil && int64(n) > s.subscribers.Load() {
 		err = s.recheck()
 	}
@@ -296,10 +296,11 @@ func (s *Source[K, E, M]) OnOutcome(_ K, tag uint64, o Outcome) {
 // offered, the events of their messages that have not started are
 // withdrawn from the target (queued, waiting for a retry, held, parked in
 // memory) and never start, and End waits until the running ones finish or
-// ctx ends, when their attempts are cancelled. Then every message of the
-// ownerships not settled yet is settled Unfinished, and later outcomes of
-// their events are ignored. End returns how many messages it settled so,
-// and ctx's error when it ended first.
+// ctx ends, when their attempts are cancelled (End then waits up to a
+// quarter second more for their handlers to return). Then every message of
+// the ownerships not settled yet is settled Unfinished, and later outcomes
+// of their events are ignored. End returns how many messages it settled
+// so, and ctx's error when it ended first.
 //
 // A handler that ignores the cancellation of its context goes on running
 // after End returns: it can overlap with the messages' next owner.
@@ -311,7 +312,7 @@ func (s *Source[K, E, M]) End(ctx context.Context, owners ...*Ownership) (int, e
 		ending[o] = true
 	}
 	// Offers in progress finish before the scan, so that it sees their
-	// events; an Offer that outlives ctx withdraws its own.
+	// events (they do not wait: see Offer).
 	for _, o := range owners {
 		for o.offering > 0 {
 			if o.idle == nil {
@@ -319,14 +320,8 @@ func (s *Source[K, E, M]) End(ctx context.Context, owners ...*Ownership) (int, e
 			}
 			idle := o.idle
 			s.mu.Unlock()
-			select {
-			case <-idle:
-			case <-ctx.Done():
-			}
+			<-idle
 			s.mu.Lock()
-			if ctx.Err() != nil {
-				break
-			}
 		}
 	}
 	tags := make(map[uint64]struct{})
@@ -339,7 +334,7 @@ func (s *Source[K, E, M]) End(ctx context.Context, owners ...*Ownership) (int, e
 
 	var err error
 	if len(tags) > 0 {
-		_, err = s.target.Withdraw(ctx, func(tag uint64) bool {
+		err = s.withdraw(ctx, func(tag uint64) bool {
 			_, ok := tags[tag]
 			return ok
 		})
@@ -358,6 +353,46 @@ func (s *Source[K, E, M]) End(ctx context.Context, owners ...*Ownership) (int, e
 		return left, fmt.Errorf("end ownership: %w", err)
 	}
 	return left, nil
+}
+
+// cancelGrace is how long End waits, after its context ended and the
+// running attempts were cancelled, for their handlers to return.
+const cancelGrace = 250 * time.Millisecond
+
+// withdraw withdraws the events match selects from the target and waits
+// until the selected events that had started finished, or ctx ended; then
+// it cancels their attempts and waits up to cancelGrace for them to return.
+// The wait itself never ends on a deadline: an attempt that a worker began
+// just as the cancellation went out, and so was not cancelled, is waited
+// for rather than left to start after End returned.
+func (s *Source[K, E, M]) withdraw(ctx context.Context, match func(uint64) bool) error {
+	wctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.target.Withdraw(wctx, match)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("withdraw: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	// Cancel the running attempts (the withdrawal above keeps waiting for
+	// them), then give up on those that ignore their context.
+	_, _ = s.target.Withdraw(DoneContext(), match)
+	grace := time.NewTimer(cancelGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		stop()
+		<-done
+	}
+	return ctx.Err()
 }
 
 // Live returns the number of messages taken and not settled yet.
