@@ -63,14 +63,25 @@ type SyncWriter[K comparable, E any] interface {
 	WriteSync(ctx context.Context, key K, event E) error
 }
 
+// BufferingWriter is a Writer that holds writes back to batch them (a
+// Kafka client lingers): Flush sends what it holds at once and waits for
+// the answers.
+type BufferingWriter[K comparable, E any] interface {
+	Writer[K, E]
+	// Flush sends every write held back and returns once all writes handed
+	// to it were answered, or ctx ended.
+	Flush(ctx context.Context) error
+}
+
 // OrderedSink is an AsyncSink over a broker's Writer: it adds the failure
-// rule (a failed send pauses its key until Resume) and Flush. A key holds
-// memory only while it has sends in flight or is paused. It is safe for
-// concurrent use.
+// rule (a failed send pauses its key until Resume) and Flush. Only a paused
+// key holds memory, and while no key is paused a send takes no lock. It is
+// safe for concurrent use.
 type OrderedSink[K comparable, E any] struct {
 	w      Writer[K, E]
 	seed   maphash.Seed
 	shards [sinkShards]sinkShard[K]
+	paused atomic.Int64 // keys paused, over the shards
 
 	pending atomic.Int64 // sends handed over and not answered
 	closed  atomic.Bool
@@ -83,15 +94,9 @@ type OrderedSink[K comparable, E any] struct {
 const sinkShards = 64
 
 type sinkShard[K comparable] struct {
-	mu   sync.Mutex
-	keys map[K]sinkKey
-	_    [40]byte // one shard per cache line
-}
-
-// sinkKey is a key with sends in flight or paused.
-type sinkKey struct {
-	inflight int
-	failed   error // the failure that paused the key
+	mu     sync.Mutex
+	paused map[K]error // the keys paused, with the failure that paused each
+	_      [40]byte    // one shard per cache line
 }
 
 var _ AsyncSink[string, any] = (*OrderedSink[string, any])(nil)
@@ -103,7 +108,7 @@ func NewOrderedSink[K comparable, E any](w Writer[K, E]) (*OrderedSink[K, E], er
 	}
 	s := &OrderedSink[K, E]{w: w, seed: maphash.MakeSeed()}
 	for i := range s.shards {
-		s.shards[i].keys = make(map[K]sinkKey)
+		s.shards[i].paused = make(map[K]error)
 	}
 	return s, nil
 }
@@ -115,14 +120,15 @@ func (s *OrderedSink[K, E]) shard(key K) *sinkShard[K] {
 // SendAsync hands event over and calls done with the answer; see
 // AsyncSink. After Close it fails with an error wrapping ErrClosed.
 func (s *OrderedSink[K, E]) SendAsync(ctx context.Context, key K, event E, done func(error)) {
-	sh, err := s.admit(key)
-	if err != nil {
+	if err := s.admit(key); err != nil {
 		done(err)
 		s.answered()
 		return
 	}
 	s.w.Write(ctx, key, event, func(err error) {
-		s.release(sh, key, err)
+		if err != nil {
+			s.pause(key, err)
+		}
 		done(err)
 		s.answered()
 	})
@@ -139,49 +145,44 @@ func (s *OrderedSink[K, E]) Send(ctx context.Context, key K, event E) error {
 		s.SendAsync(ctx, key, event, func(err error) { ch <- err })
 		return <-ch
 	}
-	sh, err := s.admit(key)
+	err := s.admit(key)
 	if err == nil {
-		err = sw.WriteSync(ctx, key, event)
-		s.release(sh, key, err)
+		if err = sw.WriteSync(ctx, key, event); err != nil {
+			s.pause(key, err)
+		}
 	}
 	s.answered()
 	return err
 }
 
-// admit counts a send in flight for Flush and for its key, or refuses it:
-// after Close, or while its key is paused. Either way answered must
-// follow.
-func (s *OrderedSink[K, E]) admit(key K) (*sinkShard[K], error) {
+// admit counts a send in flight for Flush, or refuses it: after Close, or
+// while its key is paused. Either way answered must follow.
+func (s *OrderedSink[K, E]) admit(key K) error {
 	s.pending.Add(1) // before the closed check: Close's Flush sees this send
 	if s.closed.Load() {
-		return nil, fmt.Errorf("send of key %v: %w", key, ErrClosed)
+		return fmt.Errorf("send of key %v: %w", key, ErrClosed)
+	}
+	if s.paused.Load() == 0 {
+		return nil // the common case: no lock
 	}
 	sh := s.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	st := sh.keys[key]
-	if st.failed != nil {
-		return nil, fmt.Errorf("send of key %v: %w until Resume: %w", key, ErrKeyPaused, st.failed)
+	if failed, ok := sh.paused[key]; ok {
+		return fmt.Errorf("send of key %v: %w until Resume: %w", key, ErrKeyPaused, failed)
 	}
-	st.inflight++
-	sh.keys[key] = st
-	return sh, nil
+	return nil
 }
 
-// release ends an admitted send of key with the writer's answer err: a
-// failure pauses the key.
-func (s *OrderedSink[K, E]) release(sh *sinkShard[K], key K, err error) {
+// pause pauses key after its send failed with err, unless it is paused
+// already.
+func (s *OrderedSink[K, E]) pause(key K, err error) {
+	sh := s.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	st := sh.keys[key]
-	st.inflight--
-	if err != nil && st.failed == nil {
-		st.failed = err
-	}
-	if st.inflight == 0 && st.failed == nil {
-		delete(sh.keys, key)
-	} else {
-		sh.keys[key] = st
+	if _, ok := sh.paused[key]; !ok {
+		sh.paused[key] = err
+		s.paused.Add(1)
 	}
 }
 
@@ -191,15 +192,9 @@ func (s *OrderedSink[K, E]) Resume(key K) {
 	sh := s.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	st, ok := sh.keys[key]
-	if !ok {
-		return
-	}
-	st.failed = nil
-	if st.inflight == 0 {
-		delete(sh.keys, key)
-	} else {
-		sh.keys[key] = st
+	if _, ok := sh.paused[key]; ok {
+		delete(sh.paused, key)
+		s.paused.Add(-1)
 	}
 }
 
@@ -210,10 +205,8 @@ func (s *OrderedSink[K, E]) Paused() map[K]error {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		for k, st := range sh.keys {
-			if st.failed != nil {
-				out[k] = st.failed
-			}
+		for k, err := range sh.paused {
+			out[k] = err
 		}
 		sh.mu.Unlock()
 	}
@@ -221,8 +214,14 @@ func (s *OrderedSink[K, E]) Paused() map[K]error {
 }
 
 // Flush waits until every send handed over has been answered (its done
-// called), or until ctx ends.
+// called), or until ctx ends. A BufferingWriter is told to send what it
+// holds back first.
 func (s *OrderedSink[K, E]) Flush(ctx context.Context) error {
+	if bw, ok := s.w.(BufferingWriter[K, E]); ok {
+		if err := bw.Flush(ctx); err != nil {
+			return fmt.Errorf("flush: %w", err)
+		}
+	}
 	s.flushMu.Lock()
 	s.waiting.Add(1) // before looking: an answer that empties pending sees it
 	if s.pending.Load() == 0 {

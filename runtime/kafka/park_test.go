@@ -20,6 +20,17 @@ import (
 // 68098fc the replay's outcomes were ignored: the partition stayed paused
 // and the commit stayed put.)
 func TestReplayAfterPauseResumesPartition(t *testing.T) {
+	resolveParkAfterPause(t, false)
+}
+
+// A discard resolves the park as a replay does: the discarded records
+// finish (dropped by the operator), the partition resumes and the commit
+// reaches the end.
+func TestDiscardAfterPauseResumesPartition(t *testing.T) {
+	resolveParkAfterPause(t, true)
+}
+
+func resolveParkAfterPause(t *testing.T, discard bool) {
 	const total = 1000
 	c := newCluster(t, 1)
 	p, err := kafka.NewProducer[string, ev](client(t, c), topic, codec{})
@@ -40,8 +51,12 @@ func TestReplayAfterPauseResumesPartition(t *testing.T) {
 		}
 	}
 	var fixed atomic.Bool
-	j := newJournal(total)
-	handled := afterHandled(total)
+	applied := total
+	if discard {
+		applied -= want["bad"]
+	}
+	j := newJournal(applied)
+	handled := afterHandled(total) // handled, or dropped by the discard
 	logs := newLogSignal("partition paused")
 	m := startMember(t, c, "g", memberOpts{
 		cfg: func(cfg *kafka.Config[ev]) {
@@ -51,8 +66,11 @@ func TestReplayAfterPauseResumesPartition(t *testing.T) {
 		engine: handled.hook,
 		handler: func(_ context.Context, key string, e ev) error {
 			j.start("a", e)
-			if key == "bad" && !fixed.Load() {
+			switch {
+			case key == "bad" && !fixed.Load():
 				return runtime.Permanent(errors.New("broken until fixed"))
+			case key == "bad" && discard:
+				return nil // later ones, after the discard: handled, not journaled
 			}
 			j.apply(e)
 			return nil
@@ -60,19 +78,24 @@ func TestReplayAfterPauseResumesPartition(t *testing.T) {
 	})
 	await(t, logs.after("partition paused", 1), "the partition to pause for its metadata")
 	paused := m.c.Stats()
-	fixed.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := m.engine.Replay(ctx, "bad"); err != nil {
+	fixed.Store(true)
+	if discard {
+		if _, err := m.engine.Discard(ctx, "bad"); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, "bad")
+	} else if err := m.engine.Replay(ctx, "bad"); err != nil {
 		t.Fatal(err)
 	}
-	await(t, j.done, "every record to be applied after the replay")
+	await(t, j.done, "every record to be applied after the park was resolved")
 	await(t, handled.done, "every record's outcome")
 	if err := m.c.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if commit := c.GroupInfo("g").Commits[topic][0]; commit.Offset != total {
-		t.Errorf("after the replay the commit is at %d (metadata %q), want %d", commit.Offset, commit.Metadata, total)
+		t.Errorf("after the park was resolved the commit is at %d (metadata %q), want %d", commit.Offset, commit.Metadata, total)
 	}
 	m.stop(t)
 	if paused.Paused != 1 || paused.InFlight == 0 {
@@ -96,7 +119,7 @@ func TestReplayAfterPauseResumesPartition(t *testing.T) {
 }
 
 // outcomeCount passes outcomes on to the consumer and closes done once n
-// events were handled.
+// events were handled (or dropped by a discard).
 type outcomeCount struct {
 	n    int64
 	seen atomic.Int64
@@ -112,7 +135,7 @@ func (h *outcomeCount) hook(rc *runtime.Config[string, ev]) {
 	consumer := rc.OnOutcome
 	rc.OnOutcome = func(key string, tag uint64, o runtime.Outcome) {
 		consumer(key, tag, o)
-		if o == runtime.Handled && h.seen.Add(1) == h.n {
+		if (o == runtime.Handled || o == runtime.Dropped) && h.seen.Add(1) == h.n {
 			h.once.Do(func() { close(h.done) })
 		}
 	}

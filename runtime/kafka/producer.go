@@ -94,7 +94,10 @@ func (p *Producer[K, E]) Resume(key K) { p.sink.Resume(key) }
 // Paused returns the keys paused by a failed send, with the failure.
 func (p *Producer[K, E]) Paused() map[K]error { return p.sink.Paused() }
 
-// Flush waits until every send handed over has been answered, or ctx ends.
+// Flush sends the records the client lingers on at once and waits until
+// every send handed over has been answered, or ctx ends. It flushes the
+// whole client (kgo.Client.Flush), so it also waits for what other
+// producers on the client buffered.
 func (p *Producer[K, E]) Flush(ctx context.Context) error { return p.sink.Flush(ctx) }
 
 // Close stops accepting sends (they fail with runtime.ErrClosed) and waits
@@ -109,35 +112,62 @@ type writer[K comparable, E any] struct {
 }
 
 func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(error)) {
-	r, err := w.record(key, event)
-	if err != nil {
+	sr := new(sending)
+	if err := w.fill(&sr.rec, key, event); err != nil {
 		done(err)
 		return
 	}
-	w.cl.Produce(ctx, r, func(r *kgo.Record, err error) { done(sendError(r, err)) })
+	sr.ctx = sendContext{Context: ctx, done: done}
+	sr.rec.Context = &sr.ctx
+	w.cl.Produce(ctx, &sr.rec, answer)
 }
+
+// sending is a record and what its promise needs, allocated together.
+type sending struct {
+	rec kgo.Record
+	ctx sendContext
+}
+
+// sendContext is the record's context (franz-go cancels a record whose
+// context ends before it is sent), carrying the sender's callback, so that
+// one promise serves every record.
+type sendContext struct {
+	context.Context
+	done func(error)
+}
+
+// answer is the promise of every record Write produces.
+func answer(r *kgo.Record, err error) {
+	r.Context.(*sendContext).done(sendError(r, err))
+}
+
+// Flush sends the records the client lingers on and waits for every
+// record buffered in it (its other producers' included).
+func (w *writer[K, E]) Flush(ctx context.Context) error { return w.cl.Flush(ctx) }
 
 // WriteSync writes one record and waits: the client sends it at once
 // instead of lingering for more.
 func (w *writer[K, E]) WriteSync(ctx context.Context, key K, event E) error {
-	r, err := w.record(key, event)
-	if err != nil {
+	r := new(kgo.Record)
+	if err := w.fill(r, key, event); err != nil {
 		return err
 	}
 	return sendError(r, w.cl.ProduceSync(ctx, r).FirstErr())
 }
 
-// record makes the record of event.
-func (w *writer[K, E]) record(key K, event E) (*kgo.Record, error) {
+// fill makes r the record of event.
+func (w *writer[K, E]) fill(r *kgo.Record, key K, event E) error {
 	k, err := runtime.EncodeKey(key)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	name, data, err := w.codec.Encode(event)
 	if err != nil {
-		return nil, fmt.Errorf("kafka: encode an event of key %s: %w", k, err)
+		return fmt.Errorf("kafka: encode an event of key %s: %w", k, err)
 	}
-	return &kgo.Record{Topic: w.topic, Key: []byte(k), Value: data, Headers: []kgo.RecordHeader{{Key: HeaderType, Value: []byte(name)}}}, nil
+	r.Topic, r.Key, r.Value = w.topic, []byte(k), data
+	r.Headers = []kgo.RecordHeader{{Key: HeaderType, Value: []byte(name)}}
+	return nil
 }
 
 // sendError says which record err is about; nil stays nil.
