@@ -499,3 +499,67 @@ func TestSourceEndWaitsForAttemptBegunAtDeadline(t *testing.T) {
 	}
 	<-began
 }
+
+// Ending an ownership withdraws its events from every subscriber of a
+// topic (Topic.Withdraw asks them at once).
+func TestSourceEndWithdrawsFromEverySubscriber(t *testing.T) {
+	topic := runtime.NewTopic[string, tev]()
+	defer topic.Close(context.Background())
+	var src *runtime.Source[string, tev, int]
+	forward := func(k string, tag uint64, o runtime.Outcome) { src.OnOutcome(k, tag, o) }
+	gate := make(chan struct{})
+	var mu sync.Mutex
+	starts := map[string][]int{}
+	for _, name := range []string{"x", "y"} {
+		if _, err := topic.Subscribe(func(ctx context.Context, _ string, e tev) error {
+			mu.Lock()
+			starts[name] = append(starts[name], e.N)
+			mu.Unlock()
+			if e.N == 1 {
+				select {
+				case <-gate:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			return nil
+		}, runtime.Config[string, tev]{Name: name, OnOutcome: forward, Logger: slog.New(slog.DiscardHandler),
+			Retry: runtime.Retry{Attempts: 3, Initial: time.Millisecond, Max: time.Millisecond}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newSettlements()
+	var err error
+	if src, err = runtime.NewSource[string](runtime.TopicTarget(topic), s.settle); err != nil {
+		t.Fatal(err)
+	}
+	if subs := topic.Subscriptions(); len(subs) != 2 || subs[1].Name != "y" || !subs[0].ReportsOutcomes {
+		t.Fatalf("subscriptions %+v", subs)
+	}
+	o := src.Own()
+	for m := 1; m <= 3; m++ {
+		offer(t, src, o, m, tev{"k", m})
+	}
+	if _, err := src.End(runtime.DoneContext(), o); !errors.Is(err, context.Canceled) {
+		t.Errorf("End returned %v", err)
+	}
+	close(gate)
+	if err := topic.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, name := range []string{"x", "y"} {
+		if got := starts[name]; len(got) > 1 || (len(got) == 1 && got[0] != 1) {
+			t.Errorf("subscriber %s started %v; want at most the first event, before End", name, got)
+		}
+	}
+	for m := 1; m <= 3; m++ {
+		if got := s.of(m); len(got) != 1 || got[0] != runtime.Unfinished {
+			t.Errorf("message %d settled %v", m, got)
+		}
+	}
+	if n := topic.Stats()["x"].Withdrawn + topic.Stats()["y"].Withdrawn; n < 4 {
+		t.Errorf("%d events withdrawn over both subscribers, want at least the four queued", n)
+	}
+}

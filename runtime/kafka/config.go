@@ -37,8 +37,8 @@ type Config[E any] struct {
 	// stops its partition.
 	DeadLetterTopic string
 	// MaxInFlight bounds the records taken from Kafka and not finished yet,
-	// over all partitions. When it is reached the consumer stops polling
-	// until records finish. Zero: 10000.
+	// over all partitions, records parked in memory included. When it is
+	// reached the consumer stops polling until records finish. Zero: 10000.
 	MaxInFlight int
 	// MaxPollRecords bounds the records taken in one poll. Zero: 1000.
 	MaxPollRecords int
