@@ -13,27 +13,64 @@ import (
 	"github.com/ordergen/ordergen/runtime/kafka"
 )
 
+// tally is a count that a test can wait on.
+type tally struct {
+	mu      sync.Mutex
+	n       int
+	waiters []tallyWaiter
+}
+
+type tallyWaiter struct {
+	n  int
+	ch chan struct{}
+}
+
+// count returns the count so far.
+func (c *tally) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// after returns a channel closed once the count reached n.
+func (c *tally) after(n int) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan struct{})
+	if c.n >= n {
+		close(ch)
+		return ch
+	}
+	c.waiters = append(c.waiters, tallyWaiter{n, ch})
+	return ch
+}
+
+func (c *tally) add() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if c.n >= w.n {
+			close(w.ch)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	c.waiters = kept
+}
+
 // logSignal is a slog handler that counts the records whose message
 // contains a text, so that a test waits for what the consumer logs (a
 // partition assigned, paused) instead of sleeping.
-type logSignal struct {
-	mu      sync.Mutex
-	counts  map[string]int
-	waiters []logWaiter
-}
-
-type logWaiter struct {
-	text string
-	n    int
-	ch   chan struct{}
-}
+type logSignal struct{ counts map[string]*tally }
 
 // newLogSignal returns a signal that counts the records containing each of
 // texts.
 func newLogSignal(texts ...string) *logSignal {
-	l := &logSignal{counts: map[string]int{}}
+	l := &logSignal{counts: map[string]*tally{}}
 	for _, t := range texts {
-		l.counts[t] = 0
+		l.counts[t] = new(tally)
 	}
 	return l
 }
@@ -42,42 +79,17 @@ func (l *logSignal) logger() *slog.Logger { return slog.New(logHandler{l}) }
 
 // after returns a channel closed once n records containing text (one of
 // the texts the signal counts) were logged.
-func (l *logSignal) after(text string, n int) <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ch := make(chan struct{})
-	if l.counts[text] >= n {
-		close(ch)
-		return ch
-	}
-	l.waiters = append(l.waiters, logWaiter{text, n, ch})
-	return ch
-}
-
-func (l *logSignal) saw(msg string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for text := range l.counts {
-		if strings.Contains(msg, text) {
-			l.counts[text]++
-		}
-	}
-	kept := l.waiters[:0]
-	for _, w := range l.waiters {
-		if l.counts[w.text] >= w.n {
-			close(w.ch)
-		} else {
-			kept = append(kept, w)
-		}
-	}
-	l.waiters = kept
-}
+func (l *logSignal) after(text string, n int) <-chan struct{} { return l.counts[text].after(n) }
 
 type logHandler struct{ l *logSignal }
 
 func (h logHandler) Enabled(context.Context, slog.Level) bool { return true }
 func (h logHandler) Handle(_ context.Context, r slog.Record) error {
-	h.l.saw(r.Message)
+	for text, c := range h.l.counts {
+		if strings.Contains(r.Message, text) {
+			c.add()
+		}
+	}
 	return nil
 }
 func (h logHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
@@ -96,49 +108,10 @@ func await(t *testing.T, ch <-chan struct{}, what string) {
 
 // submits counts the events a wrapped target handed to every subscriber,
 // so that a test waits until a consumer took what it should have.
-type submits struct {
-	mu      sync.Mutex
-	n       int
-	waiters []logWaiter
-}
+type submits struct{ tally }
 
 // wrap returns the memberOpts.wrap that counts into s.
 func (s *submits) wrap(t kafka.Target[ev]) kafka.Target[ev] { return counted{t, s} }
-
-// count returns the number counted so far.
-func (s *submits) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.n
-}
-
-// after returns a channel closed once n events were counted.
-func (s *submits) after(n int) <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ch := make(chan struct{})
-	if s.n >= n {
-		close(ch)
-		return ch
-	}
-	s.waiters = append(s.waiters, logWaiter{n: n, ch: ch})
-	return ch
-}
-
-func (s *submits) add() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.n++
-	kept := s.waiters[:0]
-	for _, w := range s.waiters {
-		if s.n >= w.n {
-			close(w.ch)
-		} else {
-			kept = append(kept, w)
-		}
-	}
-	s.waiters = kept
-}
 
 type counted struct {
 	kafka.Target[ev]
