@@ -142,7 +142,9 @@ func (c *Consumer[K, E]) signal() {
 // wrapping ErrConfig, before it connects, for subscribers under the
 // drop-oldest or drop-newest backlog policy (a dropped event would let the
 // commit pass a record no handler ran), without OnOutcome, or parking
-// differently from one another.
+// differently from one another. A subscriber added while Run runs is
+// checked when it first holds a record: Run then ends, as when target
+// fails, with that error.
 //
 // After Close, Run stops taking records, withdraws those that had not
 // started, waits (up to Config.RevokeTimeout, and Close's context) for the
