@@ -32,6 +32,9 @@ func (c *Consumer[K, E]) deadLetter(p *partition[K, E], it *pending[E]) {
 	)
 	dl := &kgo.Record{Topic: c.cfg.DeadLetterTopic, Key: r.Key, Value: r.Value, Headers: headers}
 	tag, reason, offset := it.tag, it.reason, r.Offset
+	c.mu.Lock()
+	p.deadLetters++
+	c.mu.Unlock()
 	c.client().Produce(context.Background(), dl, func(_ *kgo.Record, err error) {
 		st := runtime.Finished
 		c.mu.Lock()
@@ -50,7 +53,39 @@ func (c *Consumer[K, E]) deadLetter(p *partition[K, E], it *pending[E]) {
 		if err := c.source().Resolve(tag, st); err != nil {
 			c.cfg.Logger.Error("ordergen/kafka: dead-lettered record not settled", "topic", p.topic, "partition", p.partition, "offset", offset, "error", err)
 		}
+		c.mu.Lock()
+		p.deadLetters--
+		if p.deadLetters == 0 && p.written != nil {
+			close(p.written)
+			p.written = nil
+		}
+		c.mu.Unlock()
 	})
+}
+
+// awaitDeadLetters waits until the dead-letter writes of ps in flight were
+// answered, or ctx ends, so that the records they wrote are finished before
+// their ownership ends.
+func (c *Consumer[K, E]) awaitDeadLetters(ctx context.Context, ps []*partition[K, E]) {
+	for _, p := range ps {
+		c.mu.Lock()
+		if p.deadLetters == 0 {
+			c.mu.Unlock()
+			continue
+		}
+		if p.written == nil {
+			p.written = make(chan struct{})
+		}
+		ch, n := p.written, p.deadLetters
+		c.mu.Unlock()
+		c.cfg.Logger.Debug("ordergen/kafka: waiting for dead-letter writes before the partition's ownership ends",
+			"topic", p.topic, "partition", p.partition, "writes", n)
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // DeadLetters returns a runtime.DeadLetterSink, for the runtime.DeadLetter

@@ -59,6 +59,8 @@ type partition[K comparable, E any] struct {
 	pause         PauseReason   // why fetching is paused; notPaused when it is not
 	highWatermark int64         // from the last fetch; -1 before one
 	attrs         runtime.AttributeSet
+	deadLetters   int           // dead-letter writes in flight
+	written       chan struct{} // closed when deadLetters drops to 0, for a waiter
 
 	lastOffset int64 // the last commit acknowledged
 	lastMeta   string

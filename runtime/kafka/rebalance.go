@@ -160,6 +160,7 @@ func (c *Consumer[K, E]) release(endCtx, commitCtx context.Context, cl *kgo.Clie
 		return
 	}
 	start := time.Now()
+	c.awaitDeadLetters(endCtx, ps)
 	left, err := c.source().End(endCtx, owners...)
 	if left > 0 || err != nil {
 		c.cfg.Logger.Warn("ordergen/kafka: records of "+why+" partitions were still running; their handlers were cancelled and they run again on the next owner",
