@@ -134,11 +134,23 @@
 // started. If its context ends first it cancels running handlers and
 // returns a [*CloseError] that says how many events of which keys were left.
 //
+// # Transports
+//
 // Across processes, partition by key at the source (Kafka) and run an
-// engine in each consumer: a [Sink] carries events out of the process
-// (runtime/kafka's Producer), and a transport feeds the engine with
-// [Engine.SubmitTagged], learning from Config.OnOutcome when each record is
-// finished (runtime/kafka's Consumer). When the transport no longer owns a
-// source (a partition moved), [Engine.Withdraw] takes back its queued
-// events by tag before they start.
+// engine in each consumer. The transport contract, which runtime/kafka
+// implements first and the other brokers and the outbox relay reuse, has
+// two halves. Producing: a [Sink] carries events out of the process; an
+// [AsyncSink] also hands them over without waiting, and [OrderedSink] gives
+// any broker's asynchronous [Writer] per-key order and the failure rule
+// (after a send of a key fails, its later sends fail with [ErrKeyPaused]
+// until Resume). Consuming: a [Source] feeds a [Target] (a generated
+// dispatcher, [EngineTarget], [TopicTarget]) with [Engine.SubmitTagged],
+// learns from Config.OnOutcome when each message is finished, and settles
+// it once ([Finished]: acknowledge or commit past it; [Unfinished]: deliver
+// it again); a message parked in memory settles when its park is resolved.
+// Messages are taken under an [Ownership] (a Kafka partition from
+// assignment to revocation); when it ends, [Engine.Withdraw] takes back its
+// events that have not started, so that work of a source that moved
+// elsewhere never starts. [CheckSubscriptions] refuses the subscribers a
+// transport cannot settle for (the drop backlog policies, among others).
 package runtime

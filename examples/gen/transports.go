@@ -15,7 +15,8 @@ import (
 // Publish methods refuse. Consumers in other processes feed the events to their
 // AccountDispatcher with SubmitTagged.
 type AccountProducer struct {
-	sink runtime.Sink[string, AccountEvent]
+	sink  runtime.Sink[string, AccountEvent]
+	async runtime.AsyncSink[string, AccountEvent] // sink, when it sends without waiting
 }
 
 var _ AccountPublisher = (*AccountProducer)(nil)
@@ -26,7 +27,9 @@ func NewAccountProducer(sink runtime.Sink[string, AccountEvent]) (*AccountProduc
 	if sink == nil {
 		return nil, fmt.Errorf("%w: AccountProducer needs a sink", runtime.ErrInvalidConfig)
 	}
-	return &AccountProducer{sink: sink}, nil
+	p := &AccountProducer{sink: sink}
+	p.async, _ = sink.(runtime.AsyncSink[string, AccountEvent])
+	return p, nil
 }
 
 // PublishAccountOpened sends e to the sink, keyed by e.AccountID, and returns
@@ -92,6 +95,35 @@ func (p *AccountProducer) Publish(ctx context.Context, e AccountEvent) error {
 	return p.sink.Send(ctx, ev.EventKey(), ev)
 }
 
+// PublishAsync sends e to the sink without waiting for the broker when the sink
+// is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
+// answer, perhaps before it returns; with another sink it sends synchronously,
+// then calls done. A key's events keep the order of the calls, and after a send
+// of a key fails, the key's later sends fail with runtime.ErrKeyPaused until
+// the sink's Resume. It refuses, through done, what the Publish methods refuse,
+// with an error wrapping runtime.ErrInvalidEvent. done runs on the transport's
+// goroutine: it must be fast and must not block; nil means the answer is not
+// wanted.
+func (p *AccountProducer) PublishAsync(ctx context.Context, e AccountEvent, done func(error)) {
+	if done == nil {
+		done = func(error) {}
+	}
+	ev := accountValue(e)
+	if ev == nil {
+		done(fmt.Errorf("%w: nil Account event", runtime.ErrInvalidEvent))
+		return
+	}
+	if err := checkAccount(ev); err != nil {
+		done(err)
+		return
+	}
+	if p.async != nil {
+		p.async.SendAsync(ctx, ev.EventKey(), ev, done)
+		return
+	}
+	done(p.sink.Send(ctx, ev.EventKey(), ev))
+}
+
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
 // the first, in subscription order), for transports such as the Kafka consumer
 // of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
@@ -119,6 +151,31 @@ func (d *AccountDispatcher) SubmitTagged(ctx context.Context, e AccountEvent, ta
 	return n, nil
 }
 
+var _ runtime.Target[AccountEvent] = (*AccountDispatcher)(nil)
+
+// Withdraw takes back, in every subscriber, the events given to SubmitTagged
+// whose tag match selects and that have not started, for a transport that no
+// longer owns where they came from (a Kafka partition that moved to another
+// consumer): they never start and report runtime.Withdrawn. It waits for the
+// selected events that running lanes took, and when ctx ends first it cancels
+// their attempts' contexts and returns ctx's error (see
+// runtime.Engine.Withdraw). It returns how many events it withdrew.
+func (d *AccountDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
+	n, err := d.topic.Withdraw(ctx, match)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
+// Subscriptions describes the subscribers, in subscription order, for the
+// checks a transport makes before it feeds the dispatcher
+// (runtime.CheckSubscriptions: every subscriber reports outcomes, none drops
+// events, all park alike).
+func (d *AccountDispatcher) Subscriptions() []runtime.Subscription {
+	return d.topic.Subscriptions()
+}
+
 // checkAccount refuses, with an error wrapping runtime.ErrInvalidEvent, an
 // Account event that the dispatcher's Publish methods refuse; e is not nil.
 func checkAccount(e AccountEvent) error {
@@ -137,7 +194,8 @@ func checkAccount(e AccountEvent) error {
 // Publish methods refuse. Consumers in other processes feed the events to their
 // OrderDispatcher with SubmitTagged.
 type OrderProducer struct {
-	sink runtime.Sink[string, OrderEvent]
+	sink  runtime.Sink[string, OrderEvent]
+	async runtime.AsyncSink[string, OrderEvent] // sink, when it sends without waiting
 }
 
 var _ OrderPublisher = (*OrderProducer)(nil)
@@ -148,7 +206,9 @@ func NewOrderProducer(sink runtime.Sink[string, OrderEvent]) (*OrderProducer, er
 	if sink == nil {
 		return nil, fmt.Errorf("%w: OrderProducer needs a sink", runtime.ErrInvalidConfig)
 	}
-	return &OrderProducer{sink: sink}, nil
+	p := &OrderProducer{sink: sink}
+	p.async, _ = sink.(runtime.AsyncSink[string, OrderEvent])
+	return p, nil
 }
 
 // PublishOrderPlaced sends e to the sink, keyed by e.OrderID, and returns once
@@ -214,6 +274,35 @@ func (p *OrderProducer) Publish(ctx context.Context, e OrderEvent) error {
 	return p.sink.Send(ctx, ev.EventKey(), ev)
 }
 
+// PublishAsync sends e to the sink without waiting for the broker when the sink
+// is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
+// answer, perhaps before it returns; with another sink it sends synchronously,
+// then calls done. A key's events keep the order of the calls, and after a send
+// of a key fails, the key's later sends fail with runtime.ErrKeyPaused until
+// the sink's Resume. It refuses, through done, what the Publish methods refuse,
+// with an error wrapping runtime.ErrInvalidEvent. done runs on the transport's
+// goroutine: it must be fast and must not block; nil means the answer is not
+// wanted.
+func (p *OrderProducer) PublishAsync(ctx context.Context, e OrderEvent, done func(error)) {
+	if done == nil {
+		done = func(error) {}
+	}
+	ev := orderValue(e)
+	if ev == nil {
+		done(fmt.Errorf("%w: nil Order event", runtime.ErrInvalidEvent))
+		return
+	}
+	if err := checkOrder(ev); err != nil {
+		done(err)
+		return
+	}
+	if p.async != nil {
+		p.async.SendAsync(ctx, ev.EventKey(), ev, done)
+		return
+	}
+	done(p.sink.Send(ctx, ev.EventKey(), ev))
+}
+
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
 // the first, in subscription order), for transports such as the Kafka consumer
 // of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
@@ -241,6 +330,31 @@ func (d *OrderDispatcher) SubmitTagged(ctx context.Context, e OrderEvent, tag ui
 	return n, nil
 }
 
+var _ runtime.Target[OrderEvent] = (*OrderDispatcher)(nil)
+
+// Withdraw takes back, in every subscriber, the events given to SubmitTagged
+// whose tag match selects and that have not started, for a transport that no
+// longer owns where they came from (a Kafka partition that moved to another
+// consumer): they never start and report runtime.Withdrawn. It waits for the
+// selected events that running lanes took, and when ctx ends first it cancels
+// their attempts' contexts and returns ctx's error (see
+// runtime.Engine.Withdraw). It returns how many events it withdrew.
+func (d *OrderDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
+	n, err := d.topic.Withdraw(ctx, match)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
+// Subscriptions describes the subscribers, in subscription order, for the
+// checks a transport makes before it feeds the dispatcher
+// (runtime.CheckSubscriptions: every subscriber reports outcomes, none drops
+// events, all park alike).
+func (d *OrderDispatcher) Subscriptions() []runtime.Subscription {
+	return d.topic.Subscriptions()
+}
+
 // checkOrder refuses, with an error wrapping runtime.ErrInvalidEvent, an Order
 // event that the dispatcher's Publish methods refuse; e is not nil.
 func checkOrder(e OrderEvent) error {
@@ -256,7 +370,8 @@ func checkOrder(e OrderEvent) error {
 // Publish methods refuse. Consumers in other processes feed the events to their
 // RiderDispatcher with SubmitTagged.
 type RiderProducer struct {
-	sink runtime.Sink[string, RiderEvent]
+	sink  runtime.Sink[string, RiderEvent]
+	async runtime.AsyncSink[string, RiderEvent] // sink, when it sends without waiting
 }
 
 var _ RiderPublisher = (*RiderProducer)(nil)
@@ -267,7 +382,9 @@ func NewRiderProducer(sink runtime.Sink[string, RiderEvent]) (*RiderProducer, er
 	if sink == nil {
 		return nil, fmt.Errorf("%w: RiderProducer needs a sink", runtime.ErrInvalidConfig)
 	}
-	return &RiderProducer{sink: sink}, nil
+	p := &RiderProducer{sink: sink}
+	p.async, _ = sink.(runtime.AsyncSink[string, RiderEvent])
+	return p, nil
 }
 
 // PublishLocationUpdated sends e to the sink, keyed by e.RiderID, and returns
@@ -291,6 +408,35 @@ func (p *RiderProducer) Publish(ctx context.Context, e RiderEvent) error {
 		return err
 	}
 	return p.sink.Send(ctx, ev.EventKey(), ev)
+}
+
+// PublishAsync sends e to the sink without waiting for the broker when the sink
+// is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
+// answer, perhaps before it returns; with another sink it sends synchronously,
+// then calls done. A key's events keep the order of the calls, and after a send
+// of a key fails, the key's later sends fail with runtime.ErrKeyPaused until
+// the sink's Resume. It refuses, through done, what the Publish methods refuse,
+// with an error wrapping runtime.ErrInvalidEvent. done runs on the transport's
+// goroutine: it must be fast and must not block; nil means the answer is not
+// wanted.
+func (p *RiderProducer) PublishAsync(ctx context.Context, e RiderEvent, done func(error)) {
+	if done == nil {
+		done = func(error) {}
+	}
+	ev := riderValue(e)
+	if ev == nil {
+		done(fmt.Errorf("%w: nil Rider event", runtime.ErrInvalidEvent))
+		return
+	}
+	if err := checkRider(ev); err != nil {
+		done(err)
+		return
+	}
+	if p.async != nil {
+		p.async.SendAsync(ctx, ev.EventKey(), ev, done)
+		return
+	}
+	done(p.sink.Send(ctx, ev.EventKey(), ev))
 }
 
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
@@ -320,6 +466,31 @@ func (d *RiderDispatcher) SubmitTagged(ctx context.Context, e RiderEvent, tag ui
 	return n, nil
 }
 
+var _ runtime.Target[RiderEvent] = (*RiderDispatcher)(nil)
+
+// Withdraw takes back, in every subscriber, the events given to SubmitTagged
+// whose tag match selects and that have not started, for a transport that no
+// longer owns where they came from (a Kafka partition that moved to another
+// consumer): they never start and report runtime.Withdrawn. It waits for the
+// selected events that running lanes took, and when ctx ends first it cancels
+// their attempts' contexts and returns ctx's error (see
+// runtime.Engine.Withdraw). It returns how many events it withdrew.
+func (d *RiderDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
+	n, err := d.topic.Withdraw(ctx, match)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
+// Subscriptions describes the subscribers, in subscription order, for the
+// checks a transport makes before it feeds the dispatcher
+// (runtime.CheckSubscriptions: every subscriber reports outcomes, none drops
+// events, all park alike).
+func (d *RiderDispatcher) Subscriptions() []runtime.Subscription {
+	return d.topic.Subscriptions()
+}
+
 // checkRider refuses, with an error wrapping runtime.ErrInvalidEvent, a Rider
 // event that the dispatcher's Publish methods refuse; e is not nil.
 func checkRider(e RiderEvent) error {
@@ -335,7 +506,8 @@ func checkRider(e RiderEvent) error {
 // Publish methods refuse. Consumers in other processes feed the events to their
 // WebhookDispatcher with SubmitTagged.
 type WebhookProducer struct {
-	sink runtime.Sink[int64, WebhookEvent]
+	sink  runtime.Sink[int64, WebhookEvent]
+	async runtime.AsyncSink[int64, WebhookEvent] // sink, when it sends without waiting
 }
 
 var _ WebhookPublisher = (*WebhookProducer)(nil)
@@ -346,7 +518,9 @@ func NewWebhookProducer(sink runtime.Sink[int64, WebhookEvent]) (*WebhookProduce
 	if sink == nil {
 		return nil, fmt.Errorf("%w: WebhookProducer needs a sink", runtime.ErrInvalidConfig)
 	}
-	return &WebhookProducer{sink: sink}, nil
+	p := &WebhookProducer{sink: sink}
+	p.async, _ = sink.(runtime.AsyncSink[int64, WebhookEvent])
+	return p, nil
 }
 
 // PublishWebhookQueued sends e to the sink, keyed by e.EndpointID, and returns
@@ -370,6 +544,35 @@ func (p *WebhookProducer) Publish(ctx context.Context, e WebhookEvent) error {
 		return err
 	}
 	return p.sink.Send(ctx, ev.EventKey(), ev)
+}
+
+// PublishAsync sends e to the sink without waiting for the broker when the sink
+// is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
+// answer, perhaps before it returns; with another sink it sends synchronously,
+// then calls done. A key's events keep the order of the calls, and after a send
+// of a key fails, the key's later sends fail with runtime.ErrKeyPaused until
+// the sink's Resume. It refuses, through done, what the Publish methods refuse,
+// with an error wrapping runtime.ErrInvalidEvent. done runs on the transport's
+// goroutine: it must be fast and must not block; nil means the answer is not
+// wanted.
+func (p *WebhookProducer) PublishAsync(ctx context.Context, e WebhookEvent, done func(error)) {
+	if done == nil {
+		done = func(error) {}
+	}
+	ev := webhookValue(e)
+	if ev == nil {
+		done(fmt.Errorf("%w: nil Webhook event", runtime.ErrInvalidEvent))
+		return
+	}
+	if err := checkWebhook(ev); err != nil {
+		done(err)
+		return
+	}
+	if p.async != nil {
+		p.async.SendAsync(ctx, ev.EventKey(), ev, done)
+		return
+	}
+	done(p.sink.Send(ctx, ev.EventKey(), ev))
 }
 
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
@@ -397,6 +600,31 @@ func (d *WebhookDispatcher) SubmitTagged(ctx context.Context, e WebhookEvent, ta
 		return n, fmt.Errorf("ledger: %w", err)
 	}
 	return n, nil
+}
+
+var _ runtime.Target[WebhookEvent] = (*WebhookDispatcher)(nil)
+
+// Withdraw takes back, in every subscriber, the events given to SubmitTagged
+// whose tag match selects and that have not started, for a transport that no
+// longer owns where they came from (a Kafka partition that moved to another
+// consumer): they never start and report runtime.Withdrawn. It waits for the
+// selected events that running lanes took, and when ctx ends first it cancels
+// their attempts' contexts and returns ctx's error (see
+// runtime.Engine.Withdraw). It returns how many events it withdrew.
+func (d *WebhookDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
+	n, err := d.topic.Withdraw(ctx, match)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
+// Subscriptions describes the subscribers, in subscription order, for the
+// checks a transport makes before it feeds the dispatcher
+// (runtime.CheckSubscriptions: every subscriber reports outcomes, none drops
+// events, all park alike).
+func (d *WebhookDispatcher) Subscriptions() []runtime.Subscription {
+	return d.topic.Subscriptions()
 }
 
 // checkWebhook refuses, with an error wrapping runtime.ErrInvalidEvent, a

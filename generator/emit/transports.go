@@ -8,16 +8,19 @@ import (
 
 // transports emits what carries events between processes without naming a
 // transport: a producer per entity that publishes to any runtime.Sink (the
-// Kafka producer of runtime/kafka, for one), and the dispatcher's
-// SubmitTagged, through which a consumer (runtime/kafka's) feeds the lanes
-// and learns, from each subscriber's OnOutcome, when a record is finished.
-// Generated code never imports a transport: users without Kafka do not
-// build it.
+// Kafka producer of runtime/kafka, for one), synchronously or, through a
+// runtime.AsyncSink, without waiting; and the dispatcher's side of
+// runtime.Target (SubmitTagged, Withdraw, Subscriptions), through which a
+// consumer (runtime/kafka's) feeds the lanes, learns from each subscriber's
+// OnOutcome when a record is finished, and takes back the events of a
+// partition it no longer owns. Generated code never imports a transport:
+// users without Kafka do not build it.
 func transports(f *jen.File, pkg *ir.Package) {
 	for _, e := range pkg.Entities {
 		n := namesOf(pkg.Name, e)
 		producer(f, n)
 		submitTagged(f, n)
+		withdraw(f, n)
 		check(f, n)
 	}
 }
@@ -27,19 +30,25 @@ func producer(f *jen.File, n names) {
 	name := n.Producer
 	ctx := func() jen.Code { return jen.Id("ctx").Qual("context", "Context") }
 	sink := rt("Sink").Types(n.key(), jen.Id(n.Event))
+	async := rt("AsyncSink").Types(n.key(), jen.Id(n.Event))
 	Doc(f, 0, "%s publishes %s events to a runtime.Sink, such as the Kafka producer "+
 		"of github.com/ordergen/ordergen/runtime/kafka, keyed by their %s. "+
 		"It implements %s and refuses what the dispatcher's Publish "+
 		"methods refuse. Consumers in other processes feed the events to their "+
 		"%s with SubmitTagged.", name, e.Name, e.Key.Name, n.Publisher, n.Dispatcher)
-	f.Type().Id(name).Struct(jen.Id("sink").Add(sink))
+	f.Type().Id(name).Struct(
+		jen.Id("sink").Add(sink),
+		jen.Id("async").Add(async).Comment("sink, when it sends without waiting"),
+	)
 	f.Var().Id("_").Id(n.Publisher).Op("=").Parens(jen.Op("*").Id(name)).Parens(jen.Nil())
 
 	Doc(f, 0, "%s returns a producer that sends to sink; a nil sink is refused "+
 		"with runtime.ErrInvalidConfig.", n.NewProducer)
 	f.Func().Id(n.NewProducer).Params(jen.Id("sink").Add(sink)).Params(jen.Op("*").Id(name), jen.Error()).Block(
 		jen.If(jen.Id("sink").Op("==").Nil()).Block(jen.Return(jen.Nil(), errorf("%w: "+name+" needs a sink", rt("ErrInvalidConfig")))),
-		jen.Return(jen.Op("&").Id(name).Add(Keyed(Field{"sink", jen.Id("sink")})), jen.Nil()),
+		jen.Id("p").Op(":=").Op("&").Id(name).Add(Keyed(Field{"sink", jen.Id("sink")})),
+		jen.List(jen.Id("p").Dot("async"), jen.Id("_")).Op("=").Id("sink").Assert(async),
+		jen.Return(jen.Id("p"), jen.Nil()),
 	)
 	recv := func() *jen.Statement { return jen.Params(jen.Id("p").Op("*").Id(name)) }
 	for _, ev := range e.Events {
@@ -58,6 +67,36 @@ func producer(f *jen.File, n names) {
 		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent")))),
 		jen.If(jen.Err().Op(":=").Id(n.Check).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.Return(jen.Id("p").Dot("sink").Dot("Send").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"))),
+	)
+	publishAsync(f, n)
+}
+
+func publishAsync(f *jen.File, n names) {
+	e := n.e
+	Doc(f, 0, "PublishAsync sends e to the sink without waiting for the broker when the sink "+
+		"is a runtime.AsyncSink (the Kafka producer is), and calls done once with the "+
+		"answer, perhaps before it returns; with another sink it sends synchronously, then "+
+		"calls done. A key's events keep the order of the calls, and after a send of a key "+
+		"fails, the key's later sends fail with runtime.ErrKeyPaused until the sink's "+
+		"Resume. It refuses, through done, what the Publish methods refuse, with an error "+
+		"wrapping runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must "+
+		"be fast and must not block; nil means the answer is not wanted.")
+	done := jen.Id("done").Call(jen.Err())
+	f.Func().Params(jen.Id("p").Op("*").Id(n.Producer)).Id("PublishAsync").Params(
+		jen.Id("ctx").Qual("context", "Context"), jen.Id("e").Id(n.Event), jen.Id("done").Func().Params(jen.Error()),
+	).Block(
+		jen.If(jen.Id("done").Op("==").Nil()).Block(jen.Id("done").Op("=").Func().Params(jen.Error()).Block()),
+		jen.Id("ev").Op(":=").Id(n.Value).Call(jen.Id("e")),
+		jen.If(jen.Id("ev").Op("==").Nil()).Block(
+			jen.Id("done").Call(errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent"))),
+			jen.Return(),
+		),
+		jen.If(jen.Err().Op(":=").Id(n.Check).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(done, jen.Return()),
+		jen.If(jen.Id("p").Dot("async").Op("!=").Nil()).Block(
+			jen.Id("p").Dot("async").Dot("SendAsync").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"), jen.Id("done")),
+			jen.Return(),
+		),
+		jen.Id("done").Call(jen.Id("p").Dot("sink").Dot("Send").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"))),
 	)
 }
 
@@ -84,6 +123,30 @@ func submitTagged(f *jen.File, n names) {
 		jen.List(jen.Id("n"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("SubmitTagged").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"), jen.Id("tag"), jen.Id("from")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("n"), errorf(n.pkg()+": %w", jen.Err()))),
 		jen.Return(jen.Id("n"), jen.Nil()),
+	)
+}
+
+func withdraw(f *jen.File, n names) {
+	f.Var().Id("_").Add(rt("Target")).Types(jen.Id(n.Event)).Op("=").Parens(jen.Op("*").Id(n.Dispatcher)).Parens(jen.Nil())
+	Doc(f, 0, "Withdraw takes back, in every subscriber, the events given to SubmitTagged "+
+		"whose tag match selects and that have not started, for a transport that no longer "+
+		"owns where they came from (a Kafka partition that moved to another consumer): they "+
+		"never start and report runtime.Withdrawn. It waits for the selected events that "+
+		"running lanes took, and when ctx ends first it cancels their attempts' contexts "+
+		"and returns ctx's error (see runtime.Engine.Withdraw). It returns how many events "+
+		"it withdrew.")
+	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Withdraw").Params(
+		jen.Id("ctx").Qual("context", "Context"), jen.Id("match").Func().Params(jen.Id("tag").Uint64()).Bool(),
+	).Params(jen.Int(), jen.Error()).Block(
+		jen.List(jen.Id("n"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("Withdraw").Call(jen.Id("ctx"), jen.Id("match")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("n"), errorf(n.pkg()+": %w", jen.Err()))),
+		jen.Return(jen.Id("n"), jen.Nil()),
+	)
+	Doc(f, 0, "Subscriptions describes the subscribers, in subscription order, for the "+
+		"checks a transport makes before it feeds the dispatcher (runtime.CheckSubscriptions: "+
+		"every subscriber reports outcomes, none drops events, all park alike).")
+	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Subscriptions").Params().Index().Add(rt("Subscription")).Block(
+		jen.Return(jen.Id("d").Dot("topic").Dot("Subscriptions").Call()),
 	)
 }
 

@@ -110,8 +110,8 @@ func TestParkedRecordsFillMetadataThenPause(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the partition never paused for the metadata bound")
 	}
-	m.stop(t)
 	st := m.c.Stats()
+	m.stop(t)
 	commit := c.GroupInfo("g").Commits[topic][0]
 	if len(commit.Metadata) > bound || commit.Metadata == "" {
 		t.Errorf("metadata %q (%d bytes), bound %d", commit.Metadata, len(commit.Metadata), bound)
@@ -119,8 +119,8 @@ func TestParkedRecordsFillMetadataThenPause(t *testing.T) {
 	if commit.Offset != 0 {
 		t.Errorf("committed %d, want 0: the first record is parked", commit.Offset)
 	}
-	if st.Stuck == 0 || st.Finished+st.Stuck >= uint64(len(ks)) || st.MetadataTruncated != 0 {
-		t.Errorf("stats %+v: want parked records, a partition stopped before the end, no truncation", st)
+	if st.Parked == 0 || st.PausedMetadata != 1 || st.Finished+uint64(st.Parked) >= uint64(len(ks)) || st.MetadataTruncated != 0 {
+		t.Errorf("stats %+v: want parked records, a partition paused for its metadata before the end, no truncation", st)
 	}
-	t.Logf("paused after %d records (%d parked); metadata %d bytes", st.Finished+st.Stuck, st.Stuck, len(commit.Metadata))
+	t.Logf("paused after %d records (%d parked); metadata %d bytes", st.Finished+uint64(st.Parked), st.Parked, len(commit.Metadata))
 }

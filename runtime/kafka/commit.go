@@ -93,7 +93,9 @@ func (c *Consumer[K, E]) commit(ctx context.Context, cl *kgo.Client, ps []*parti
 // send sends one OffsetCommit request for parts, carrying the group's
 // generation and member ID, and returns the parts the brokers refused as
 // OFFSET_METADATA_TOO_LARGE apart from the other errors.
-func (c *Consumer[K, E]) send(ctx context.Context, cl *kgo.Client, parts []commitPart[K, E]) ([]commitPart[K, E], error) {
+func (c *Consumer[K, E]) send(ctx context.Context, cl *kgo.Client, parts []commitPart[K, E]) (tooLarge []commitPart[K, E], err error) {
+	start := time.Now()
+	defer func() { c.metrics.commitDone(time.Since(start), err) }()
 	member, gen := cl.GroupMetadata()
 	if gen < 0 {
 		return nil, fmt.Errorf("kafka: commit: not in group %s", c.cfg.Group)
@@ -127,7 +129,6 @@ func (c *Consumer[K, E]) send(ctx context.Context, cl *kgo.Client, parts []commi
 		return nil, fmt.Errorf("kafka: commit: %w", err)
 	}
 	var errs []error
-	var tooLarge []commitPart[K, E]
 	for i, rt := range resp.Topics {
 		if i >= len(req.Topics) {
 			break

@@ -37,8 +37,8 @@ type Config[E any] struct {
 	// stops its partition.
 	DeadLetterTopic string
 	// MaxInFlight bounds the records taken from Kafka and not finished yet,
-	// over all partitions. When it is reached the consumer stops polling
-	// until records finish. Zero: 10000.
+	// over all partitions, records parked in memory included. When it is
+	// reached the consumer stops polling until records finish. Zero: 10000.
 	MaxInFlight int
 	// MaxPollRecords bounds the records taken in one poll. Zero: 1000.
 	MaxPollRecords int
@@ -51,27 +51,26 @@ type Config[E any] struct {
 	// CommitInterval is the time between periodic commits. Zero: 1s.
 	CommitInterval time.Duration
 	// RevokeTimeout bounds the wait, when partitions are revoked or the
-	// consumer closes, for their records in flight to finish before the
-	// final commit. Records still running then are not committed and run
-	// again on the next owner. Zero: 10s.
+	// consumer closes, for the handlers running their records to finish
+	// before the final commit. Their records that had not started are
+	// withdrawn at once and never start here. At the timeout the running
+	// handlers' contexts are cancelled, their records are not committed and
+	// they run again on the next owner. Zero: 10s.
 	RevokeTimeout time.Duration
-	// CommitParked makes a parked event count as finished, so that commits
-	// move past it. Set it only when every subscriber's park store is
-	// durable (the park survives the process). Otherwise (the default,
-	// right for the in-memory park store) a parked record stays unfinished
-	// in this process: the committed offset of its partition stays before
-	// it and a restart or a new owner runs it again, while finished offsets
-	// after it go into the commit metadata.
-	CommitParked bool
 	// AcceptKeyless accepts a record without a key, ordered by the key of
 	// its decoded event. Its order is then kept only against records of the
 	// same partition: the producer did not choose the partition by key. By
 	// default such a record goes to the dead-letter topic (ReasonMissingKey).
 	AcceptKeyless bool
 	// Logger receives what an operator must see (partitions assigned,
-	// revoked, lost or paused; dead letters; failed commits). Nil:
-	// slog.Default().
+	// revoked, lost, paused and resumed; dead letters; failed commits).
+	// Nil: slog.Default().
 	Logger *slog.Logger
+	// MeterProvider, when set, receives the consumer's metrics (see the
+	// Metric constants) through the runtime's metrics interface;
+	// runtime/otelmetrics adapts OpenTelemetry to it. Nil: nothing is
+	// recorded.
+	MeterProvider runtime.MeterProvider
 }
 
 func (c Config[E]) withDefaults() (Config[E], error) {

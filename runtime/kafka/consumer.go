@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -25,23 +26,26 @@ var ErrRunning = errors.New("kafka: consumer already ran")
 type Consumer[K comparable, E Keyed[K]] struct {
 	cfg    Config[E]
 	nowait context.Context // done: submissions never block
+	src    atomic.Pointer[runtime.Source[K, E, record[K, E]]]
 
-	mu         sync.Mutex
+	mu         sync.Mutex // guards what follows; taken after the source's lock, never before
 	parts      map[tp]*partition[K, E]
-	slots      slots[K, E]
-	inflight   int
-	blocked    int // partitions with a stash
+	blocked    int  // partitions with a stash
+	waitRoom   bool // the feeder waits for MaxInFlight room
 	pollCancel context.CancelFunc
 	stats      Stats
+	deadByWhy  map[Reason]uint64
+	consumed   map[string]uint64 // records polled, by topic
 	topicIDs   map[string][16]byte
 
 	cl       atomic.Pointer[kgo.Client] // set by Run
 	wake     chan struct{}              // outcomes that may unblock the feeder
 	commitMu sync.Mutex                 // one commit at a time, in order
+	metrics  *metrics
 
 	started   atomic.Bool
 	abandon   atomic.Bool // callbacks commit nothing: the consumer stops abruptly
-	leaving   atomic.Bool // callbacks commit nothing: Run already drained and committed
+	leaving   atomic.Bool // callbacks commit nothing: Run already ended and committed
 	closeOnce sync.Once
 	closeCh   chan struct{}
 	closeCtx  context.Context
@@ -55,6 +59,13 @@ type tp struct {
 	partition int32
 }
 
+// record is the consumer's handle of a record it took: its partition (the
+// ownership it was taken under) and its offset.
+type record[K comparable, E any] struct {
+	p      *partition[K, E]
+	offset int64
+}
+
 // NewConsumer returns a consumer for cfg. It does not connect before Run.
 func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], error) {
 	cfg, err := cfg.withDefaults()
@@ -65,68 +76,49 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 	if _, err := runtime.EncodeKey(zero); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	nowait, cancel := context.WithCancel(context.Background())
-	cancel()
-	return &Consumer[K, E]{
-		cfg:     cfg,
-		nowait:  nowait,
-		parts:   make(map[tp]*partition[K, E]),
-		wake:    make(chan struct{}, 1),
-		closeCh: make(chan struct{}),
-		done:    make(chan struct{}),
-	}, nil
+	c := &Consumer[K, E]{
+		cfg:       cfg,
+		nowait:    runtime.DoneContext(),
+		parts:     make(map[tp]*partition[K, E]),
+		deadByWhy: make(map[Reason]uint64),
+		consumed:  make(map[string]uint64),
+		wake:      make(chan struct{}, 1),
+		closeCh:   make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	if err := c.startMetrics(); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // OnOutcome is told the outcome of each event the consumer submitted. Give
 // it to every subscriber of the target (the OnOutcome field of a generated
 // AccountConfig, or runtime.Config.OnOutcome): a record is finished when
-// every subscriber that holds it reported. Outcomes with tag 0 (events
-// published in process) or of records the consumer let go of (a replay of
-// a parked record, see Parked keys in the package documentation) are
-// ignored.
-func (c *Consumer[K, E]) OnOutcome(_ K, tag uint64, o runtime.Outcome) {
-	if tag == 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.slots.get(tag)
-	if s == nil {
-		return
-	}
-	if o == runtime.Parked && !c.cfg.CommitParked {
-		s.stuck = true
-	}
-	s.remaining--
-	if s.remaining == 0 {
-		c.release(tag, s)
+// every subscriber that holds it reported a final outcome. Outcomes with
+// tag 0 (events published in process), and outcomes of records whose
+// partition the consumer no longer owns, are ignored.
+func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
+	if src := c.src.Load(); src != nil {
+		src.OnOutcome(key, tag, o)
 	}
 }
 
-// release ends slot s: its offset is finished unless it was parked or
-// abandoned. c.mu is held.
-func (c *Consumer[K, E]) release(tag uint64, s *slot[K, E]) {
-	p := s.part
-	switch {
-	case s.stuck:
-		p.stuck++
-		c.stats.Stuck++
-	case s.abandoned:
-	default:
-		if p.state != gone {
-			p.trk.finish(s.offset)
-		}
+// settled is the source's verdict on a record: finished, the commit may
+// pass it; unfinished, it runs again on the next owner. The source's lock
+// is held.
+func (c *Consumer[K, E]) settled(r record[K, E], st runtime.Settlement) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st == runtime.Finished {
 		c.stats.Finished++
+		if r.p.state != gone {
+			r.p.trk.finish(r.offset)
+		}
+	} else {
+		c.stats.Unfinished++
 	}
-	p.inflight--
-	if p.inflight == 0 && p.drained != nil {
-		close(p.drained)
-		p.drained = nil
-	}
-	full := c.inflight >= c.cfg.MaxInFlight
-	c.inflight--
-	c.slots.release(tag)
-	if full || c.blocked > 0 {
+	if c.waitRoom || c.blocked > 0 {
 		c.signal()
 	}
 }
@@ -145,25 +137,44 @@ func (c *Consumer[K, E]) signal() {
 }
 
 // Run joins the group and feeds target until Close is called or ctx ends.
-// Every subscriber of target must report outcomes to OnOutcome.
+// Every subscriber of target must report outcomes to OnOutcome. Run first
+// checks the subscribers (runtime.CheckSubscriptions) and returns an error
+// wrapping ErrConfig, before it connects, for subscribers under the
+// drop-oldest or drop-newest backlog policy (a dropped event would let the
+// commit pass a record no handler ran), without OnOutcome, or parking
+// differently from one another. A subscriber added while Run runs is
+// checked when it first holds a record: Run then ends, as when target
+// fails, with that error.
 //
-// After Close, Run stops taking records, waits (up to Config.RevokeTimeout,
-// and Close's context) for the records in flight, commits, leaves the
-// group and returns nil. When ctx ends instead, Run stops at once, as a
-// crash would: it commits nothing more, leaves the group and returns ctx's
-// error; the next owner runs again what was not committed. When target
-// fails (it is closed), Run commits what is finished, leaves and returns
-// the error. Run may be called once.
+// After Close, Run stops taking records, withdraws those that had not
+// started, waits (up to Config.RevokeTimeout, and Close's context) for the
+// running ones, commits, leaves the group and returns nil. When ctx ends
+// instead, Run stops at once, as a crash would: it withdraws the records
+// that had not started, cancels the running ones, commits nothing more,
+// leaves the group and returns ctx's error; the next owner runs again what
+// was not committed. When target fails (it is closed), Run ends like
+// Close and returns the error. Run may be called once.
 func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
 	defer close(c.done)
+	if c.metrics != nil {
+		defer c.metrics.stop()
+	}
 	c.runErr = c.run(ctx, target)
 	return c.runErr
 }
 
 func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
+	if target == nil {
+		return fmt.Errorf("%w: nil target", ErrConfig)
+	}
+	src, err := runtime.NewSource[K, E](target, c.settled)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	c.src.Store(src)
 	opts := append(append([]kgo.Opt(nil), c.cfg.ClientOpts...),
 		kgo.ConsumerGroup(c.cfg.Group),
 		kgo.ConsumeTopics(c.cfg.Topics...),
@@ -187,37 +198,37 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	err = c.feed(ctx, target)
 	stopCommits()
 	wg.Wait()
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
+		// As a crash: nothing more is committed, but the partitions' events
+		// still in the lanes must not run while the next owner runs them.
 		c.abandon.Store(true)
-		err = ctx.Err()
-	case err == nil: // Close
-		ps := c.detach(c.assigned())
-		dctx, cancel := context.WithTimeout(c.closeCtx, c.cfg.RevokeTimeout)
-		c.drain(dctx, ps)
-		cancel()
-		if cerr := c.commit(c.closeCtx, cl, ps); cerr != nil {
-			c.cfg.Logger.Warn("ordergen/kafka: final commit failed", "group", c.cfg.Group, "error", cerr)
-		}
-		c.leaving.Store(true)
-	default: // the target failed: keep what is finished
-		if cerr := c.commit(context.Background(), cl, c.all()); cerr != nil {
-			c.cfg.Logger.Warn("ordergen/kafka: final commit failed", "group", c.cfg.Group, "error", cerr)
-		}
-		c.leaving.Store(true)
+		c.release(c.nowait, nil, cl, c.all(), "stopped")
+		cl.Close()
+		return ctx.Err()
 	}
+	c.mu.Lock()
+	closeCtx := c.closeCtx
+	c.mu.Unlock()
+	if closeCtx == nil { // the target failed
+		closeCtx = context.Background()
+	}
+	dctx, cancel := context.WithTimeout(closeCtx, c.cfg.RevokeTimeout)
+	c.release(dctx, closeCtx, cl, c.all(), "closed")
+	cancel()
+	c.leaving.Store(true)
 	cl.Close()
 	return err
 }
 
-// Close stops the consumer cleanly: Run stops taking records, waits for
-// the records in flight (up to Config.RevokeTimeout, and ctx), commits and
-// leaves the group. Close returns Run's result, or ctx's error if Run does
-// not return before ctx ends. Close before Run makes Run return at once.
+// Close stops the consumer cleanly: Run stops taking records, withdraws
+// those that had not started, waits for the running ones (up to
+// Config.RevokeTimeout, and ctx), commits and leaves the group. Close
+// returns Run's result, or ctx's error if Run does not return before ctx
+// ends. Close before Run makes Run return at once.
 func (c *Consumer[K, E]) Close(ctx context.Context) error {
 	c.closeOnce.Do(func() {
-		c.closeCtx = ctx
 		c.mu.Lock()
+		c.closeCtx = ctx
 		close(c.closeCh)
 		c.signal()
 		c.mu.Unlock()
@@ -244,16 +255,11 @@ func (c *Consumer[K, E]) all() []*partition[K, E] {
 	return out
 }
 
-// assigned returns the partitions the consumer holds, by topic.
-func (c *Consumer[K, E]) assigned() map[string][]int32 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := make(map[string][]int32)
-	for t := range c.parts {
-		m[t.topic] = append(m[t.topic], t.partition)
-	}
-	return m
-}
-
 // client returns the client Run created.
 func (c *Consumer[K, E]) client() *kgo.Client { return c.cl.Load() }
+
+// source returns the source Run created.
+func (c *Consumer[K, E]) source() *runtime.Source[K, E, record[K, E]] { return c.src.Load() }
+
+// now is the time records are stamped with when taken.
+func now() int64 { return time.Now().UnixNano() }

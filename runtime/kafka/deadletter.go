@@ -15,10 +15,6 @@ import (
 // unfinished in this process (the next owner or a restart offers it
 // again) and the partition goes on.
 func (c *Consumer[K, E]) deadLetter(p *partition[K, E], it *pending[E]) {
-	c.mu.Lock()
-	s := c.slots.get(it.tag)
-	s.remaining, s.handing = 1, false
-	c.mu.Unlock()
 	r := it.rec
 	headers := make([]kgo.RecordHeader, 0, len(r.Headers)+6)
 	headers = append(headers, r.Headers...)
@@ -36,28 +32,60 @@ func (c *Consumer[K, E]) deadLetter(p *partition[K, E], it *pending[E]) {
 	)
 	dl := &kgo.Record{Topic: c.cfg.DeadLetterTopic, Key: r.Key, Value: r.Value, Headers: headers}
 	tag, reason, offset := it.tag, it.reason, r.Offset
+	c.mu.Lock()
+	p.deadLetters++
+	c.mu.Unlock()
 	c.client().Produce(context.Background(), dl, func(_ *kgo.Record, err error) {
+		st := runtime.Finished
 		c.mu.Lock()
-		defer c.mu.Unlock()
-		s := c.slots.get(tag)
-		if s == nil {
-			return
-		}
 		if err != nil {
-			s.stuck = true
+			st = runtime.Unfinished
 			c.stats.DeadLetterErrors++
 			c.cfg.Logger.Error("ordergen/kafka: dead-letter write failed; the record stays unfinished",
 				"topic", p.topic, "partition", p.partition, "offset", offset, "reason", reason, "error", err)
 		} else {
 			c.stats.DeadLettered++
+			c.deadByWhy[reason]++
 			c.cfg.Logger.Warn("ordergen/kafka: record dead-lettered",
 				"topic", p.topic, "partition", p.partition, "offset", offset, "reason", reason, "to", c.cfg.DeadLetterTopic)
 		}
-		s.remaining--
-		if s.remaining == 0 {
-			c.release(tag, s)
+		c.mu.Unlock()
+		if err := c.source().Resolve(tag, st); err != nil {
+			c.cfg.Logger.Error("ordergen/kafka: dead-lettered record not settled", "topic", p.topic, "partition", p.partition, "offset", offset, "error", err)
 		}
+		c.mu.Lock()
+		p.deadLetters--
+		if p.deadLetters == 0 && p.written != nil {
+			close(p.written)
+			p.written = nil
+		}
+		c.mu.Unlock()
 	})
+}
+
+// awaitDeadLetters waits until the dead-letter writes of ps in flight were
+// answered, or ctx ends, so that the records they wrote are finished before
+// their ownership ends.
+func (c *Consumer[K, E]) awaitDeadLetters(ctx context.Context, ps []*partition[K, E]) {
+	for _, p := range ps {
+		c.mu.Lock()
+		if p.deadLetters == 0 {
+			c.mu.Unlock()
+			continue
+		}
+		if p.written == nil {
+			p.written = make(chan struct{})
+		}
+		ch, n := p.written, p.deadLetters
+		c.mu.Unlock()
+		c.cfg.Logger.Debug("ordergen/kafka: waiting for dead-letter writes before the partition's ownership ends",
+			"topic", p.topic, "partition", p.partition, "writes", n)
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // DeadLetters returns a runtime.DeadLetterSink, for the runtime.DeadLetter

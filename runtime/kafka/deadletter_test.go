@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/kafka"
@@ -121,5 +122,47 @@ func TestAcceptKeyless(t *testing.T) {
 	m.stop(t)
 	if st := m.c.Stats(); st.DeadLettered != 0 {
 		t.Errorf("%d records dead-lettered", st.DeadLettered)
+	}
+}
+
+// Regression (found by TestBadRecordsDeadLettered under -count=3): a
+// dead-letter write still in flight when the partition's ownership ended
+// left its record unfinished, so the final commit stayed before it. The
+// consumer now waits for the write (up to RevokeTimeout) before it ends
+// the ownership.
+func TestCloseWaitsForDeadLetterWrites(t *testing.T) {
+	c := newCluster(t, 1)
+	release := make(chan struct{})
+	c.ControlKey(int16(kmsg.Produce), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		for _, rt := range kr.(*kmsg.ProduceRequest).Topics {
+			if rt.Topic == dlt {
+				c.SleepControl(func() { <-release })
+			}
+		}
+		return nil, nil, false
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := client(t, c).ProduceSync(ctx, rec("k1", "ev", `{"Key":`), rec("k1", "ev", `{"Key":"k1","Seq":1}`)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	b := newBook(1)
+	logs := newLogSignal("waiting for dead-letter writes")
+	m := startMember(t, c, "g", memberOpts{handler: b.handler("a"), cfg: func(cfg *kafka.Config[ev]) { cfg.Logger = logs.logger() }})
+	b.wait(t, 30*time.Second)
+	closed := make(chan error, 1)
+	go func() { closed <- m.c.Close(ctx) }()
+	await(t, logs.after("waiting for dead-letter writes", 1), "Close to wait for the dead-letter write")
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if err := m.engine.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.cancel()
+	if end := c.GroupInfo("g").Commits[topic][0]; end.Offset != 2 {
+		t.Errorf("final commit %d, want 2: the dead-lettered record is finished", end.Offset)
 	}
 }

@@ -4,10 +4,12 @@
 // partition's records to per-key lanes, so that within a partition
 // different keys run in parallel while each key keeps its order.
 //
-// Code that ordergen generates never imports this package (users without
-// Kafka never build franz-go): a generated AccountProducer publishes to any
-// runtime.Sink, which Producer implements, and a generated
-// AccountDispatcher is a Target through its SubmitTagged method.
+// Kafka is the first implementation of the runtime's transport contract:
+// the Producer is a runtime.AsyncSink built on runtime.OrderedSink, and the
+// Consumer settles its records through a runtime.Source. Code that ordergen
+// generates never imports this package (users without Kafka never build
+// franz-go): a generated AccountProducer publishes to any runtime.Sink, and
+// a generated AccountDispatcher is a runtime.Target.
 //
 // # Producing
 //
@@ -15,12 +17,28 @@
 //	sink, _ := kafka.NewProducer[string, ledger.AccountEvent](cl, "accounts", ledger.AccountCodec{})
 //	p, _ := ledger.NewAccountProducer(sink)
 //	err := p.PublishDeposited(ctx, ledger.Deposited{AccountID: "a-1", Version: 2, Amount: 100})
+//	p.PublishAsync(ctx, ledger.Deposited{AccountID: "a-1", Version: 3, Amount: 5}, func(err error) { ... })
 //
 // A record's key is the event's key (runtime.EncodeKey), its value the
-// codec's encoding, its HeaderType header the event type. franz-go's
-// default partitioner hashes the key, so a key's events share a partition,
-// and its idempotent writes (which NewProducer requires) keep retries from
-// reordering or doubling them.
+// codec's encoding, its HeaderType header the event type. The client's
+// idempotent writes (which NewProducer requires) keep retries from
+// reordering or doubling a key's records. PublishAsync does not wait for
+// the broker; once a send of a key fails, the key's later sends fail at
+// once (runtime.ErrKeyPaused) until Producer.Resume(key), so that a key's
+// later event never lands after a gap nobody dealt with. Flush waits for
+// the sends in flight.
+//
+// Partitions: a key's partition is murmur2 of the key, high bit masked,
+// modulo the partition count: the Java client's default, and franz-go's
+// (Partition computes it). The client decides it, and NewProducer checks
+// that it does: a client configured with a partitioner that places keyed
+// records otherwise (round robin, sticky, manual, another hash) or only
+// among the partitions writable at the moment is refused with ErrConfig,
+// since it would silently break per-key order. Adding partitions to a
+// topic remaps keys: a key's records after the change go to another
+// partition than those before it, and a consumer may run them before the
+// earlier ones. Create topics with the partitions they will need, or stop
+// the producers and let the consumers drain the topic before adding some.
 //
 // # Consuming
 //
@@ -35,9 +53,14 @@
 //	go func() { <-stop; c.Close(shutdownCtx) }()
 //	err := c.Run(ctx, d)
 //
-// Every subscriber of the dispatcher needs OnOutcome (SubmitTagged refuses
-// to run otherwise): a record is finished when every subscriber that holds
-// it reported an outcome that lets the commit move past it.
+// Every subscriber of the dispatcher needs OnOutcome: a record is finished
+// when every subscriber that holds it reported a final outcome. Before it
+// joins the group, Run refuses (ErrConfig) subscribers under the
+// drop-oldest or drop-newest backlog policy (a dropped event would report
+// an outcome that finishes its record, and the commit would pass a record
+// no handler ran: the consumer pauses the partition when the lanes are full
+// instead), subscribers without OnOutcome, and subscribers that park
+// differently (some in memory, some in a store).
 //
 // # Commits
 //
@@ -65,36 +88,103 @@
 // offset.metadata.max.bytes, 4096). Before taking a record the consumer
 // checks that the metadata would stay within the bound however the
 // records in flight finish (the bitset up to that offset, or the runs plus
-// two per unfinished record); if not, it pauses the partition until records
-// finish. Other partitions go on. A map cut to the bound anyway lists a
-// prefix of the finished offsets: what it leaves out runs again.
+// two per unfinished record); if not, it pauses the partition (see Paused
+// partitions). A map cut to the bound anyway lists a prefix of the
+// finished offsets: what it leaves out runs again.
 //
-// # Rebalances
+// # Ownership and fencing
 //
-// On revoke (and on Close) the consumer stops feeding the partitions, drops
-// the records it had not handed over yet, waits up to Config.RevokeTimeout
-// for the records in flight to finish, commits, and only then lets franz-go
-// release the partitions: in the normal path no record of a revoked
-// partition runs in two processes at once, and the next owner starts right
-// after what finished. Records still running after the timeout are not
-// committed and run again on the next owner (the version guard skips them
-// there if they finished here). On lost partitions (the member was fenced)
-// it commits nothing: another member may own them already; their records in
-// flight are abandoned and their outcomes ignored. Rebalances wait while
-// the consumer hands over the records of one poll (franz-go's
-// BlockRebalanceOnPoll; handing over never blocks), so every record taken
-// belongs to its partition's current assignment.
+// An ownership is one unbroken holding of a partition by the consumer, from
+// its assignment to its revocation or loss; a cooperative rebalance that
+// lets the consumer keep a partition keeps its ownership, and a partition
+// that comes back (after it was lost, say) starts a new one. Every record
+// is taken under its partition's ownership, and when the ownership ends:
+//
+//   - its records that have not started are withdrawn from the lanes
+//     (runtime.Engine.Withdraw) and never start here: queued, waiting for
+//     a retry, held, or parked in memory (the next owner sees them again);
+//   - on revoke (and on Close), the consumer waits up to
+//     Config.RevokeTimeout for the running ones to finish, then cancels
+//     their handlers' contexts and waits a quarter second more for them to
+//     return; it commits what finished, and only then lets franz-go release
+//     the partition, so the next owner starts right after what finished
+//     and runs nothing twice;
+//   - on loss (the member was fenced: another member may own the partition
+//     already) the running handlers are cancelled at once and nothing is
+//     committed;
+//   - outcomes that arrive later are ignored.
+//
+// So no handler starts for a record of a partition after the partition
+// moved to another member or came back under a new ownership. A handler
+// that ignores its context's cancellation keeps running, though, and can
+// overlap with the new owner's handler of the same key: keep handlers
+// responsive to cancellation, and let the version guard skip what the
+// overlap delivers twice. Rebalances wait while the consumer hands over
+// the records of one poll (franz-go's BlockRebalanceOnPoll; handing over
+// never blocks), so every record taken belongs to its partition's current
+// ownership.
 //
 // # Backpressure
 //
-// At most Config.MaxInFlight records are taken and unfinished at once; at
-// the limit the consumer stops polling (franz-go buffers at most one fetch
-// per broker). A record the lanes refuse for lack of room (any backlog
-// policy: the consumer submits with a done context, so Block and Timeout
-// refuse at once) waits, with the records after it in its partition, and
-// the partition's fetching is paused (PauseFetchPartitions) until an
-// outcome makes room; then it resumes. Nothing is buffered without bound
-// and a full key holds up only its own partition.
+// At most Config.MaxInFlight records are taken and unfinished at once,
+// parked ones included; at the limit the consumer stops polling (franz-go
+// buffers at most one fetch per broker). A record the lanes refuse for lack
+// of room (any backlog policy: the consumer submits with a done context, so
+// block and timeout refuse at once) waits, with the records after it in
+// its partition, and the partition pauses (PausedBacklog) until an outcome
+// makes room. Nothing is buffered without bound and a full key holds up
+// only its own partition.
+//
+// # Parked keys
+//
+// Retries are bounded (the schema's retry policy) and a key whose event
+// fails for good is parked: its later events join the park, other keys go
+// on. Whether the commit may pass a parked record depends on where the
+// park lives, which the consumer learns from the subscribers
+// (runtime.Subscription). With a park store (a durable one), a parked
+// record is finished: the store keeps it, and the commit moves on. With
+// the in-memory park (the default) the park dies with the process, so a
+// parked record stays unfinished: the partition is committed up to it and
+// the finished offsets after it go into the metadata. Resolving the park
+// in process finishes its records: Replay reports each replayed event's
+// outcome, Discard reports them dropped, with their records' tags, and the
+// commit moves past them.
+//
+// # Paused partitions
+//
+// A partition pauses (its fetching stops; other partitions go on) for one
+// of two reasons, each logged with the partition, its committed offset, its
+// unfinished records and the age of the oldest:
+//
+//   - PausedBacklog (logged at debug level): the lanes refused a record for
+//     lack of room. It resumes by itself as soon as records finish.
+//   - PausedMetadata (logged as a warning): taking the next record could
+//     let the commit metadata pass its bound, because too many records
+//     above the lowest unfinished one are unfinished. With the in-memory
+//     park these are parked records, and the partition resumes (logged at
+//     info level) when their parks are resolved: Replay or Discard of the
+//     keys the dispatcher's ParkedKeys lists. A park store avoids the pause.
+//
+// Meanwhile an operator sees why: Stats (Paused, PausedMetadata, Parked,
+// InFlight), Partitions (per partition: the reason, the committed offset,
+// the lag, the unfinished and parked records, the age of the oldest
+// unfinished one) and the metrics ordergen.kafka.paused (by reason),
+// ordergen.kafka.parked, ordergen.kafka.unfinished,
+// ordergen.kafka.unfinished.oldest_age and ordergen.kafka.lag.
+//
+// # Metrics
+//
+// With Config.MeterProvider (runtime/otelmetrics adapts OpenTelemetry) the
+// consumer records, under the instrumentation scope of this package, the
+// instruments of the Metric constants: records consumed and commit
+// durations under OpenTelemetry's messaging names
+// (messaging.client.consumed.messages, messaging.client.operation.duration
+// with messaging.operation.name "commit" and error.type on failures), and
+// ordergen's own: lag, unfinished records and the age of the oldest,
+// parked records, paused partitions by reason and commit metadata size per
+// partition (attributes messaging.destination.name and
+// messaging.destination.partition.id), dead-lettered records by reason,
+// and rebalances by kind.
 //
 // # Bad records and dead letters
 //
@@ -119,20 +209,30 @@
 // Config.AcceptKeyless it is ordered by its event's key, and its order is
 // kept only against the records of its own partition.
 //
-// # Parked keys
+// # Compared with the Parallel Consumer
 //
-// Retries are bounded (the schema's retry policy) and a key whose event
-// fails for good is parked: its later events join the park, other keys go
-// on. Whether the commit may move past a parked record depends on where the
-// park lives. With the in-memory park store (the default) the park dies
-// with the process, so a parked record stays unfinished: its partition is
-// committed up to it, the finished offsets after it go into the metadata,
-// and a restart or the next owner runs it again. Replaying it in process
-// does not move the commit either: the consumer let go of the record when
-// it was parked, so the replay's outcome (which carries the record's tag)
-// finds no record and is ignored; the record runs again, and the version
-// guard skips it, on the next owner. With a durable park store, set Config.CommitParked: a parked
-// record is then finished, as the park keeps it. Many parked records in
-// one partition can fill its metadata; the partition then pauses (logged as
-// a warning) until they are resolved.
+// Confluent's Parallel Consumer is the JVM library for key-level
+// concurrency on Kafka. Its users' main complaints, and what this package
+// does instead:
+//
+//   - Stalls after a rebalance (its issue 857): a resolved park finishes
+//     its records and resumes its partition, and an ownership's leftovers
+//     are withdrawn, not left holding the partition's progress.
+//   - Duplicates on rebalance, in-flight work not drained before the final
+//     commit (365, 777): on revoke the records that have not started are
+//     withdrawn (they never run here), the running ones are waited for,
+//     then the commit goes out, before the partition is released.
+//   - A commit that skipped a polled record on revoke (826): a partition is
+//     committed at its lowest unfinished offset, and only finished offsets
+//     go into the metadata.
+//   - Retries forever, no maximum, no dead letter, filling the intake until
+//     everything freezes (196, 310): retries are bounded, then the key parks
+//     (or dead-letters, per the schema); a park in memory holds up only its
+//     own partition, which pauses visibly at the metadata bound, and a park
+//     store holds up nothing.
+//   - A deserialisation error killing the poll loop (550): bad records go
+//     to the dead-letter topic with the reason, and the partition goes on.
+//   - Records without a key forming one serial lane (183): they are
+//     dead-lettered by default, or ordered by their event's key with
+//     Config.AcceptKeyless.
 package kafka

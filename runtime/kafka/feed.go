@@ -5,49 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"slices"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ordergen/ordergen/runtime"
 )
-
-// partState is where an assigned partition is in its life.
-type partState uint8
-
-const (
-	active   partState = iota // records are taken
-	revoking                  // no more records; waiting for those in flight
-	gone                      // revoked or lost: outcomes are ignored
-)
-
-// partition is the consumer's state of one assigned partition.
-type partition[K comparable, E any] struct {
-	tp
-	state    partState
-	trk      tracker
-	inflight int           // slots of this partition
-	stash    []*pending[E] // records waiting for room, in offset order
-	blocked  bool          // records wait in the stash (or are being retried)
-	paused   bool          // fetching paused by the consumer
-	drained  chan struct{} // closed when inflight reaches 0, for a waiter
-	stuck    int           // records parked in a park that does not survive
-
-	lastOffset int64 // the last commit sent
-	lastMeta   string
-	committed  bool
-}
-
-// pending is a record taken, or about to be.
-type pending[E any] struct {
-	rec    *kgo.Record
-	event  E
-	reason Reason // a bad record when not ""
-	err    error
-	tag    uint64 // its slot, once taken
-	from   int    // subscribers that hold it
-}
 
 // feed polls and submits records until Close or ctx's end, or until target
 // fails.
@@ -60,18 +22,24 @@ func (c *Consumer[K, E]) feed(ctx context.Context, target Target[E]) error {
 			return nil
 		default:
 		}
-		if err := c.retryBlocked(target); err != nil {
+		if err := c.retryBlocked(); err != nil {
 			return err
 		}
-		c.mu.Lock()
-		room := c.cfg.MaxInFlight - c.inflight
-		c.mu.Unlock()
+		room := c.cfg.MaxInFlight - c.source().Live()
 		if room <= 0 {
-			select {
-			case <-c.wake:
-			case <-ctx.Done():
-			case <-c.closeCh:
+			c.mu.Lock()
+			c.waitRoom = true
+			c.mu.Unlock()
+			if c.source().Live() >= c.cfg.MaxInFlight { // looked again: a settle may have missed waitRoom
+				select {
+				case <-c.wake:
+				case <-ctx.Done():
+				case <-c.closeCh:
+				}
 			}
+			c.mu.Lock()
+			c.waitRoom = false
+			c.mu.Unlock()
 			continue
 		}
 		pctx, cancel := context.WithCancel(ctx)
@@ -86,7 +54,7 @@ func (c *Consumer[K, E]) feed(ctx context.Context, target Target[E]) error {
 		default:
 		}
 		// Rebalances wait from this poll until AllowRebalance, so the
-		// records polled belong to the partitions' current assignment.
+		// records polled belong to the partitions' current ownership.
 		fetches := c.client().PollRecords(pctx, min(room, c.cfg.MaxPollRecords))
 		c.mu.Lock()
 		c.pollCancel = nil
@@ -103,8 +71,9 @@ func (c *Consumer[K, E]) feed(ctx context.Context, target Target[E]) error {
 		})
 		var err error
 		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+			c.watermark(tp{fp.Topic, fp.Partition}, fp.HighWatermark)
 			if err == nil && len(fp.Records) > 0 {
-				err = c.take(tp{fp.Topic, fp.Partition}, fp.Records, target)
+				err = c.take(tp{fp.Topic, fp.Partition}, fp.Records)
 			}
 		})
 		c.client().AllowRebalance()
@@ -114,13 +83,23 @@ func (c *Consumer[K, E]) feed(ctx context.Context, target Target[E]) error {
 	}
 }
 
+// watermark records the high watermark a fetch reported, for the lag.
+func (c *Consumer[K, E]) watermark(t tp, hw int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.parts[t]; p != nil && hw >= 0 {
+		p.highWatermark = hw
+	}
+}
+
 // take decodes the records polled from one partition and feeds them.
-func (c *Consumer[K, E]) take(t tp, recs []*kgo.Record, target Target[E]) error {
+func (c *Consumer[K, E]) take(t tp, recs []*kgo.Record) error {
 	c.mu.Lock()
 	p := c.parts[t]
 	ok := p != nil && p.state == active
 	if ok {
 		c.stats.Polled += uint64(len(recs))
+		c.consumed[t.topic] += uint64(len(recs))
 	}
 	c.mu.Unlock()
 	if !ok {
@@ -137,7 +116,7 @@ func (c *Consumer[K, E]) take(t tp, recs []*kgo.Record, target Target[E]) error 
 		return nil
 	}
 	c.mu.Unlock()
-	return c.submit(p, items, target)
+	return c.submit(p, items)
 }
 
 // decode turns a record into an event, or into a bad record with its reason.
@@ -183,22 +162,22 @@ func (c *Consumer[K, E]) decode(r *kgo.Record) *pending[E] {
 	return it
 }
 
-// submit takes items, in order, and hands them to target. When the lanes
-// refuse one for lack of room, or taking the next would let the commit
-// metadata pass its bound, the rest wait in the partition's stash and the
-// partition's fetching pauses.
-func (c *Consumer[K, E]) submit(p *partition[K, E], items []*pending[E], target Target[E]) error {
+// submit takes items, in order, and offers them to the target. When the
+// lanes refuse one for lack of room, or taking the next would let the
+// commit metadata pass its bound, the rest wait in the partition's stash
+// and the partition's fetching pauses. The source is never called with
+// c.mu held (its lock comes first).
+func (c *Consumer[K, E]) submit(p *partition[K, E], items []*pending[E]) error {
 	c.mu.Lock()
 	p.trk.measure()
 	c.mu.Unlock()
 	for i, it := range items {
-		c.mu.Lock()
-		if p.state != active {
-			c.drop(items[i:])
-			c.mu.Unlock()
-			return nil
-		}
 		if it.tag == 0 {
+			c.mu.Lock()
+			if p.state != active {
+				c.mu.Unlock()
+				return nil
+			}
 			o := it.rec.Offset
 			if p.trk.seen(o) {
 				c.mu.Unlock()
@@ -211,124 +190,54 @@ func (c *Consumer[K, E]) submit(p *partition[K, E], items []*pending[E], target 
 				continue
 			}
 			if !p.trk.fits(o, c.cfg.MaxMetadataBytes) {
-				c.block(p, items[i:], true)
+				c.block(p, items[i:], PausedMetadata)
 				c.mu.Unlock()
 				return nil
 			}
-			tag, s := c.slots.alloc()
-			s.part, s.offset, s.remaining, s.handing = p, o, bias, true
+			p.trk.add(o, now())
+			c.mu.Unlock()
+			tag, err := c.source().Take(p.own, record[K, E]{p, o})
+			if err != nil { // the ownership ended meanwhile
+				return nil
+			}
 			it.tag = tag
-			p.trk.add(o)
-			p.inflight++
-			c.inflight++
 		}
-		c.mu.Unlock()
 		if it.reason != "" {
 			c.deadLetter(p, it)
 			continue
 		}
-		n, err := target.SubmitTagged(c.nowait, it.event, it.tag, it.from)
-		c.mu.Lock()
-		s := c.slots.get(it.tag)
-		if s == nil { // given up meanwhile (the partition was lost)
-			c.mu.Unlock()
-			continue
-		}
-		s.remaining += int32(n - it.from)
-		it.from = n
+		err := c.source().Offer(c.nowait, it.tag, it.event)
 		switch {
 		case err == nil:
+			c.mu.Lock()
 			c.stats.Submitted++
-			s.remaining -= bias
-			s.handing = false
-			if s.remaining == 0 {
-				c.release(it.tag, s)
-			}
+			c.mu.Unlock()
+		case errors.Is(err, runtime.ErrOwnershipEnded):
+			return nil
 		case errors.Is(err, runtime.ErrBacklogFull) || errors.Is(err, context.Canceled):
-			if p.state != active {
-				c.drop(items[i:])
-				c.mu.Unlock()
-				return nil
+			c.mu.Lock()
+			if p.state == active {
+				c.block(p, items[i:], PausedBacklog)
 			}
-			c.block(p, items[i:], false)
 			c.mu.Unlock()
 			return nil
-		case errors.Is(err, runtime.ErrInvalidEvent) && n == 0:
+		case errors.Is(err, runtime.ErrInvalidEvent):
 			it.reason, it.err = ReasonInvalidEvent, err
-			c.mu.Unlock()
 			c.deadLetter(p, it)
-			continue
 		default:
-			c.mu.Unlock()
 			return fmt.Errorf("kafka: submit %s[%d] offset %d: %w", p.topic, p.partition, it.rec.Offset, err)
 		}
-		c.mu.Unlock()
 	}
 	c.mu.Lock()
-	c.unblock(p)
+	if p.state == active {
+		c.unblock(p)
+	}
 	c.mu.Unlock()
 	return nil
 }
 
-// block keeps rest in p's stash and pauses fetching p. c.mu is held.
-func (c *Consumer[K, E]) block(p *partition[K, E], rest []*pending[E], bound bool) {
-	why := "the lanes are full"
-	if bound {
-		why = "the commit metadata could pass its bound"
-	}
-	if !p.blocked {
-		p.blocked = true
-		c.blocked++
-	}
-	p.stash = slices.Clone(rest)
-	if !p.paused {
-		p.paused = true
-		c.stats.Pauses++
-		c.client().PauseFetchPartitions(map[string][]int32{p.topic: {p.partition}})
-		level := slog.LevelDebug
-		if bound {
-			level = slog.LevelWarn // it waits for records to finish, perhaps parked ones
-		}
-		c.cfg.Logger.Log(context.Background(), level, "ordergen/kafka: partition paused", "topic", p.topic, "partition", p.partition, "why", why)
-	}
-}
-
-// unblock resumes fetching p once its stash is empty. c.mu is held.
-func (c *Consumer[K, E]) unblock(p *partition[K, E]) {
-	if len(p.stash) > 0 {
-		return
-	}
-	if p.blocked {
-		p.blocked = false
-		c.blocked--
-	}
-	if p.paused {
-		p.paused = false
-		c.client().ResumeFetchPartitions(map[string][]int32{p.topic: {p.partition}})
-	}
-}
-
-// drop gives up items that were not handed to every subscriber: they are
-// never finished, so the next owner runs them again. c.mu is held.
-func (c *Consumer[K, E]) drop(items []*pending[E]) {
-	for _, it := range items {
-		if it.tag == 0 {
-			continue
-		}
-		s := c.slots.get(it.tag)
-		if s == nil || !s.handing {
-			continue
-		}
-		s.abandoned, s.handing = true, false
-		s.remaining -= bias
-		if s.remaining == 0 {
-			c.release(it.tag, s)
-		}
-	}
-}
-
 // retryBlocked offers the stashed records of the blocked partitions again.
-func (c *Consumer[K, E]) retryBlocked(target Target[E]) error {
+func (c *Consumer[K, E]) retryBlocked() error {
 	c.mu.Lock()
 	if c.blocked == 0 {
 		c.mu.Unlock()
@@ -346,7 +255,7 @@ func (c *Consumer[K, E]) retryBlocked(target Target[E]) error {
 		items := p.stash
 		p.stash = nil
 		c.mu.Unlock()
-		if err := c.submit(p, items, target); err != nil {
+		if err := c.submit(p, items); err != nil {
 			return err
 		}
 	}

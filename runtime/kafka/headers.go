@@ -48,3 +48,6 @@ const (
 	// runtime.DeadLetter policy (DeadLetters).
 	ReasonHandlerFailed Reason = "handler-failed"
 )
+
+// allReasons are the reasons the consumer dead-letters records for.
+var allReasons = [...]Reason{ReasonMissingKey, ReasonMissingType, ReasonUnknownType, ReasonUndecodable, ReasonKeyMismatch, ReasonInvalidEvent}

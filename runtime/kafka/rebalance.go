@@ -6,22 +6,32 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ordergen/ordergen/runtime"
 )
 
-// onAssigned starts the state of each new partition. franz-go calls it
-// before it fetches the partitions' committed offsets and records.
+// onAssigned starts an ownership for each new partition. franz-go calls it
+// before it fetches the partitions' committed offsets and records. A
+// partition that a cooperative rebalance lets the consumer keep is not
+// assigned again: its ownership goes on.
 func (c *Consumer[K, E]) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	src := c.source()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
-	for topic, ps := range assigned {
-		for _, id := range ps {
+	for topic, ids := range assigned {
+		for _, id := range ids {
 			t := tp{topic, id}
-			c.parts[t] = &partition[K, E]{tp: t}
+			p := &partition[K, E]{tp: t, own: src.Own(), highWatermark: -1}
+			if c.metrics != nil {
+				p.attrs = c.metrics.partitionAttrs(t)
+			}
+			c.parts[t] = p
 			n++
 		}
 	}
 	c.stats.Assigned += uint64(n)
+	c.stats.Rebalances.Assigned++
 	c.cfg.Logger.Info("ordergen/kafka: partitions assigned", "group", c.cfg.Group, "partitions", assigned)
 }
 
@@ -75,102 +85,104 @@ func (c *Consumer[K, E]) onFetched(_ context.Context, _ *kgo.Client, resp *kmsg.
 	return nil
 }
 
-// onRevoked stops feeding the revoked partitions, waits (up to
-// Config.RevokeTimeout) for their records in flight, commits them and lets
-// them go.
+// onRevoked ends the ownership of the revoked partitions: it stops feeding
+// them, withdraws their events that have not started, waits (up to
+// Config.RevokeTimeout) for the running ones, commits and lets them go.
 func (c *Consumer[K, E]) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
-	ps := c.detach(revoked)
+	ps := c.lookup(revoked)
 	if len(ps) == 0 {
 		return
 	}
-	if !c.abandon.Load() && !c.leaving.Load() {
-		dctx, cancel := context.WithTimeout(ctx, c.cfg.RevokeTimeout)
-		start := time.Now()
-		left := c.drain(dctx, ps)
-		cancel()
-		if left > 0 {
-			c.cfg.Logger.Warn("ordergen/kafka: revoked partitions still had records in flight; they run again on the next owner",
-				"group", c.cfg.Group, "records", left, "waited", time.Since(start))
-		}
-		if err := c.commit(ctx, cl, ps); err != nil {
-			c.cfg.Logger.Warn("ordergen/kafka: commit on revoke failed", "group", c.cfg.Group, "error", err)
-		}
-	}
-	c.forget(cl, ps)
 	c.mu.Lock()
-	c.stats.Revoked += uint64(len(ps))
+	c.stats.Rebalances.Revoked++
 	c.mu.Unlock()
-	c.cfg.Logger.Info("ordergen/kafka: partitions revoked", "group", c.cfg.Group, "partitions", revoked)
+	if c.abandon.Load() || c.leaving.Load() {
+		c.release(c.nowait, nil, cl, ps, "revoked")
+		return
+	}
+	dctx, cancel := context.WithTimeout(ctx, c.cfg.RevokeTimeout)
+	defer cancel()
+	c.release(dctx, ctx, cl, ps, "revoked")
 }
 
-// onLost lets the lost partitions go without committing: another member may
-// own them already.
+// onLost ends the ownership of the lost partitions at once and commits
+// nothing: another member may own them already, so their events that have
+// not started are withdrawn and the running ones cancelled without delay.
 func (c *Consumer[K, E]) onLost(_ context.Context, cl *kgo.Client, lost map[string][]int32) {
-	ps := c.detach(lost)
-	c.forget(cl, ps)
-	c.mu.Lock()
-	c.stats.Lost += uint64(len(ps))
-	c.mu.Unlock()
-	if len(ps) > 0 {
-		c.cfg.Logger.Warn("ordergen/kafka: partitions lost; their records in flight are abandoned", "group", c.cfg.Group, "partitions", lost)
+	ps := c.lookup(lost)
+	if len(ps) == 0 {
+		return
 	}
+	c.mu.Lock()
+	c.stats.Rebalances.Lost++
+	c.mu.Unlock()
+	c.cfg.Logger.Warn("ordergen/kafka: partitions lost; their records that had not started are withdrawn and the running ones cancelled",
+		"group", c.cfg.Group, "partitions", lost)
+	c.release(c.nowait, nil, cl, ps, "lost")
 }
 
-// detach stops feeding the given partitions and gives up their stashed
-// records, and returns them.
-func (c *Consumer[K, E]) detach(m map[string][]int32) []*partition[K, E] {
+// lookup returns the partitions of m the consumer holds.
+func (c *Consumer[K, E]) lookup(m map[string][]int32) []*partition[K, E] {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var ps []*partition[K, E]
 	for topic, ids := range m {
 		for _, id := range ids {
-			p := c.parts[tp{topic, id}]
-			if p == nil || p.state == gone {
-				continue
+			if p := c.parts[tp{topic, id}]; p != nil && p.state != gone {
+				ps = append(ps, p)
 			}
-			p.state = revoking
-			c.drop(p.stash)
-			p.stash = nil
-			if p.blocked {
-				p.blocked = false
-				c.blocked--
-			}
-			ps = append(ps, p)
 		}
 	}
 	return ps
 }
 
-// drain waits until the partitions have no record in flight or ctx ends,
-// and returns how many records were still in flight.
-func (c *Consumer[K, E]) drain(ctx context.Context, ps []*partition[K, E]) int {
-	for _, p := range ps {
-		c.mu.Lock()
-		if p.inflight == 0 {
-			c.mu.Unlock()
-			continue
-		}
-		if p.drained == nil {
-			p.drained = make(chan struct{})
-		}
-		ch := p.drained
-		c.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-		}
-	}
-	left := 0
+// release ends the ownership of ps: it stops feeding them, gives up their
+// records waiting for room, withdraws the events that have not started,
+// waits until the running ones finish or endCtx ends (their attempts are
+// then cancelled), commits them with commitCtx unless it is nil, and
+// forgets them: outcomes of their records are ignored from then on.
+func (c *Consumer[K, E]) release(endCtx, commitCtx context.Context, cl *kgo.Client, ps []*partition[K, E], why string) {
+	owners := make([]*runtime.Ownership, 0, len(ps))
 	c.mu.Lock()
 	for _, p := range ps {
-		left += p.inflight
+		if p.state == active {
+			p.state = revoking
+			p.stash = nil // their slots end with the ownership
+			if p.blocked {
+				p.blocked = false
+				c.blocked--
+			}
+			owners = append(owners, p.own)
+		}
 	}
 	c.mu.Unlock()
-	return left
+	if len(owners) == 0 {
+		return
+	}
+	start := time.Now()
+	c.awaitDeadLetters(endCtx, ps)
+	left, err := c.source().End(endCtx, owners...)
+	if left > 0 || err != nil {
+		c.cfg.Logger.Warn("ordergen/kafka: records of "+why+" partitions were still running; their handlers were cancelled and they run again on the next owner",
+			"group", c.cfg.Group, "records", left, "waited", time.Since(start), "error", err)
+	}
+	if commitCtx != nil {
+		if err := c.commit(commitCtx, cl, ps); err != nil {
+			c.cfg.Logger.Warn("ordergen/kafka: commit of "+why+" partitions failed", "group", c.cfg.Group, "error", err)
+		}
+	}
+	c.forget(cl, ps)
+	c.mu.Lock()
+	if why == "lost" {
+		c.stats.Lost += uint64(len(owners))
+	} else {
+		c.stats.Revoked += uint64(len(owners))
+	}
+	c.mu.Unlock()
+	c.cfg.Logger.Info("ordergen/kafka: partitions "+why, "group", c.cfg.Group, "partitions", len(owners))
 }
 
-// forget drops the partitions' state: outcomes of their records still in
-// flight are ignored from now on.
+// forget drops the partitions' state and resumes the fetching it paused.
 func (c *Consumer[K, E]) forget(cl *kgo.Client, ps []*partition[K, E]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -180,8 +192,8 @@ func (c *Consumer[K, E]) forget(cl *kgo.Client, ps []*partition[K, E]) {
 		if c.parts[p.tp] == p {
 			delete(c.parts, p.tp)
 		}
-		if p.paused {
-			p.paused = false
+		if p.pause != notPaused {
+			p.pause = notPaused
 			resume[p.topic] = append(resume[p.topic], p.partition)
 		}
 	}

@@ -1,6 +1,8 @@
 package kafka
 
-// Stats are a Consumer's counters since it started.
+import "time"
+
+// Stats are a Consumer's counters since it started, and its state now.
 type Stats struct {
 	// Polled is the number of records polled for partitions the consumer
 	// held.
@@ -10,13 +12,14 @@ type Stats struct {
 	// Finished is the number of records finished: every subscriber
 	// reported an outcome that lets the commit move past them.
 	Finished uint64
+	// Unfinished is the number of records given up without finishing, to
+	// run again on the next owner: withdrawn or still running when their
+	// partition was revoked or lost, or whose dead letter could not be
+	// written.
+	Unfinished uint64
 	// SkippedFinished is the number of records skipped because the
 	// previous owner's commit metadata listed them as finished.
 	SkippedFinished uint64
-	// Stuck is the number of records that will not finish in this
-	// process: parked without Config.CommitParked, or whose dead letter
-	// could not be written. Their partition's commit stays before them.
-	Stuck uint64
 	// DeadLettered is the number of bad records written to the
 	// dead-letter topic.
 	DeadLettered uint64
@@ -33,25 +36,102 @@ type Stats struct {
 	Pauses uint64
 	// Assigned, Revoked and Lost count partitions.
 	Assigned, Revoked, Lost uint64
-	// InFlight is the number of records taken and not finished now.
+	// Rebalances counts the rebalance callbacks.
+	Rebalances Rebalances
+	// InFlight is the number of records taken and not finished now,
+	// parked ones included.
 	InFlight int
+	// Parked is the number of those parked in memory: they finish when
+	// their parks are resolved (Replay or Discard).
+	Parked int
 	// Partitions is the number of partitions held now.
 	Partitions int
-	// Paused is the number of partitions paused now.
-	Paused int
+	// Paused is the number of partitions paused now; PausedMetadata of
+	// them for their commit metadata (see PauseReason).
+	Paused, PausedMetadata int
+}
+
+// Rebalances counts the rebalance events a consumer saw.
+type Rebalances struct {
+	// Assigned, Revoked and Lost count the callbacks that assigned,
+	// revoked and lost partitions.
+	Assigned, Revoked, Lost uint64
+}
+
+// PartitionStatus is the state of one partition the consumer holds: what
+// an operator looks at when a partition does not move.
+type PartitionStatus struct {
+	// Topic and Partition name it.
+	Topic     string
+	Partition int32
+	// Committed is the last committed offset the consumer knows (its own
+	// commit, or the one it started from); -1 when there is none.
+	Committed int64
+	// HighWatermark is the high watermark of its last fetch; -1 before one.
+	HighWatermark int64
+	// Lag is HighWatermark minus Committed; -1 when either is unknown.
+	Lag int64
+	// Unfinished is the number of records taken and not finished.
+	Unfinished int
+	// Parked is the number of those parked in memory.
+	Parked int
+	// OldestUnfinishedAge is how long ago the oldest unfinished record was
+	// taken: the commit waits for it.
+	OldestUnfinishedAge time.Duration
+	// Paused says why fetching is paused; zero when it is not.
+	Paused PauseReason
+	// MetadataBytes is the size of its last committed metadata.
+	MetadataBytes int
 }
 
 // Stats returns a snapshot of the consumer's counters.
 func (c *Consumer[K, E]) Stats() Stats {
+	parts := c.Partitions()
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	s := c.stats
-	s.InFlight = c.inflight
-	s.Partitions = len(c.parts)
-	for _, p := range c.parts {
-		if p.paused {
+	c.mu.Unlock()
+	if src := c.source(); src != nil {
+		s.InFlight = src.Live()
+	}
+	s.Partitions = len(parts)
+	for _, p := range parts {
+		s.Parked += p.Parked
+		if p.Paused != notPaused {
 			s.Paused++
+		}
+		if p.Paused == PausedMetadata {
+			s.PausedMetadata++
 		}
 	}
 	return s
+}
+
+// Partitions returns the state of the partitions the consumer holds.
+func (c *Consumer[K, E]) Partitions() []PartitionStatus {
+	c.mu.Lock()
+	out := make([]PartitionStatus, 0, len(c.parts))
+	var ps []*partition[K, E]
+	for _, p := range c.parts {
+		st := PartitionStatus{Topic: p.topic, Partition: p.partition, Committed: -1, HighWatermark: p.highWatermark, Lag: -1,
+			Paused: p.pause, MetadataBytes: len(p.lastMeta)}
+		if p.committed {
+			st.Committed = p.lastOffset
+		}
+		if st.Committed >= 0 && st.HighWatermark >= 0 {
+			st.Lag = max(st.HighWatermark-st.Committed, 0)
+		}
+		var oldest int64
+		st.Unfinished, oldest = p.trk.unfinished()
+		st.OldestUnfinishedAge = ageOf(oldest)
+		out = append(out, st)
+		ps = append(ps, p)
+	}
+	c.mu.Unlock()
+	// The source's lock comes before c.mu: asked without it.
+	if src := c.source(); src != nil {
+		for i, p := range ps {
+			_, out[i].Parked = src.Held(p.own)
+		}
+	}
+	return out
 }

@@ -16,6 +16,7 @@ import "sort"
 // again yet.
 type tracker struct {
 	offs      []int64
+	at        []int64 // when each was taken (unix nanoseconds)
 	done      []bool
 	head      int // entries before head are finished
 	live      int // unfinished entries
@@ -56,10 +57,11 @@ func (t *tracker) inheritedDone(offset int64) bool {
 // skip records offset as seen and finished.
 func (t *tracker) skip(offset int64) { t.advance(offset + 1) }
 
-// add records offset as taken and unfinished.
-func (t *tracker) add(offset int64) {
+// add records offset as taken, at the time at, and unfinished.
+func (t *tracker) add(offset, at int64) {
 	t.advance(offset + 1)
 	t.offs = append(t.offs, offset)
+	t.at = append(t.at, at)
 	t.done = append(t.done, false)
 	t.live++
 	t.mAdded++
@@ -95,7 +97,7 @@ func (t *tracker) compact() {
 	n := len(t.offs) - t.head
 	if n < 1024 && t.head < 1024 {
 		if t.head == len(t.offs) {
-			t.offs, t.done, t.head = t.offs[:0], t.done[:0], 0
+			t.offs, t.at, t.done, t.head = t.offs[:0], t.at[:0], t.done[:0], 0
 		}
 		return
 	}
@@ -105,11 +107,21 @@ func (t *tracker) compact() {
 	k := 0
 	for i := t.head; i < len(t.offs); i++ {
 		if !t.done[i] {
-			t.offs[k], t.done[k] = t.offs[i], false
+			t.offs[k], t.at[k], t.done[k] = t.offs[i], t.at[i], false
 			k++
 		}
 	}
-	t.offs, t.done, t.head = t.offs[:k], t.done[:k], 0
+	t.offs, t.at, t.done, t.head = t.offs[:k], t.at[:k], t.done[:k], 0
+}
+
+// unfinished returns the number of offsets taken and not finished, and
+// when the oldest of them was taken (offsets are taken in order, so it is
+// the lowest).
+func (t *tracker) unfinished() (n int, oldest int64) {
+	if t.live == 0 {
+		return 0, 0
+	}
+	return t.live, t.at[t.head]
 }
 
 // commitPoint returns the offset to commit, the lowest one not finished,

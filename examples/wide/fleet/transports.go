@@ -15,7 +15,8 @@ import (
 // Publish methods refuse. Consumers in other processes feed the events to their
 // VehicleDispatcher with SubmitTagged.
 type VehicleProducer struct {
-	sink runtime.Sink[string, VehicleEvent]
+	sink  runtime.Sink[string, VehicleEvent]
+	async runtime.AsyncSink[string, VehicleEvent] // sink, when it sends without waiting
 }
 
 var _ VehiclePublisher = (*VehicleProducer)(nil)
@@ -26,7 +27,9 @@ func NewVehicleProducer(sink runtime.Sink[string, VehicleEvent]) (*VehicleProduc
 	if sink == nil {
 		return nil, fmt.Errorf("%w: VehicleProducer needs a sink", runtime.ErrInvalidConfig)
 	}
-	return &VehicleProducer{sink: sink}, nil
+	p := &VehicleProducer{sink: sink}
+	p.async, _ = sink.(runtime.AsyncSink[string, VehicleEvent])
+	return p, nil
 }
 
 // PublishTripRequested sends e to the sink, keyed by e.VehicleID, and returns
@@ -342,6 +345,35 @@ func (p *VehicleProducer) Publish(ctx context.Context, e VehicleEvent) error {
 	return p.sink.Send(ctx, ev.EventKey(), ev)
 }
 
+// PublishAsync sends e to the sink without waiting for the broker when the sink
+// is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
+// answer, perhaps before it returns; with another sink it sends synchronously,
+// then calls done. A key's events keep the order of the calls, and after a send
+// of a key fails, the key's later sends fail with runtime.ErrKeyPaused until
+// the sink's Resume. It refuses, through done, what the Publish methods refuse,
+// with an error wrapping runtime.ErrInvalidEvent. done runs on the transport's
+// goroutine: it must be fast and must not block; nil means the answer is not
+// wanted.
+func (p *VehicleProducer) PublishAsync(ctx context.Context, e VehicleEvent, done func(error)) {
+	if done == nil {
+		done = func(error) {}
+	}
+	ev := vehicleValue(e)
+	if ev == nil {
+		done(fmt.Errorf("%w: nil Vehicle event", runtime.ErrInvalidEvent))
+		return
+	}
+	if err := checkVehicle(ev); err != nil {
+		done(err)
+		return
+	}
+	if p.async != nil {
+		p.async.SendAsync(ctx, ev.EventKey(), ev, done)
+		return
+	}
+	done(p.sink.Send(ctx, ev.EventKey(), ev))
+}
+
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
 // the first, in subscription order), for transports such as the Kafka consumer
 // of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
@@ -367,6 +399,31 @@ func (d *VehicleDispatcher) SubmitTagged(ctx context.Context, e VehicleEvent, ta
 		return n, fmt.Errorf("fleet: %w", err)
 	}
 	return n, nil
+}
+
+var _ runtime.Target[VehicleEvent] = (*VehicleDispatcher)(nil)
+
+// Withdraw takes back, in every subscriber, the events given to SubmitTagged
+// whose tag match selects and that have not started, for a transport that no
+// longer owns where they came from (a Kafka partition that moved to another
+// consumer): they never start and report runtime.Withdrawn. It waits for the
+// selected events that running lanes took, and when ctx ends first it cancels
+// their attempts' contexts and returns ctx's error (see
+// runtime.Engine.Withdraw). It returns how many events it withdrew.
+func (d *VehicleDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
+	n, err := d.topic.Withdraw(ctx, match)
+	if err != nil {
+		return n, fmt.Errorf("fleet: %w", err)
+	}
+	return n, nil
+}
+
+// Subscriptions describes the subscribers, in subscription order, for the
+// checks a transport makes before it feeds the dispatcher
+// (runtime.CheckSubscriptions: every subscriber reports outcomes, none drops
+// events, all park alike).
+func (d *VehicleDispatcher) Subscriptions() []runtime.Subscription {
+	return d.topic.Subscriptions()
 }
 
 // checkVehicle refuses, with an error wrapping runtime.ErrInvalidEvent, a

@@ -1,0 +1,224 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/ordergen/ordergen/runtime"
+)
+
+// meterName is the instrumentation scope of the consumer's instruments.
+const meterName = "github.com/ordergen/ordergen/runtime/kafka"
+
+// The consumer's instruments, recorded through Config.MeterProvider. The
+// names of OpenTelemetry's messaging conventions are used where they
+// exist; the rest are ordergen's own. Every measurement carries
+// messaging.system ("kafka") and messaging.consumer.group.name; the
+// per-partition ones add messaging.destination.name and
+// messaging.destination.partition.id.
+const (
+	// MetricConsumed counts the records polled, by topic.
+	MetricConsumed = "messaging.client.consumed.messages"
+	// MetricOperationDuration is a histogram of the commits (attribute
+	// messaging.operation.name "commit"), in seconds; a failed commit has
+	// error.type (the Kafka error's name, or "request" when the request
+	// itself failed). Its count is the number of commits.
+	MetricOperationDuration = "messaging.client.operation.duration"
+	// MetricLag is, per partition, the high watermark of its last fetch
+	// minus its committed offset: the records the group has not finished.
+	MetricLag = "ordergen.kafka.lag"
+	// MetricUnfinished is, per partition, the records taken and not
+	// finished (running, queued, waiting for room, parked in memory).
+	MetricUnfinished = "ordergen.kafka.unfinished"
+	// MetricUnfinishedAge is, per partition, how long ago its oldest
+	// unfinished record was taken, in seconds (0 when none).
+	MetricUnfinishedAge = "ordergen.kafka.unfinished.oldest_age"
+	// MetricParked is, per partition, the unfinished records parked in
+	// memory: they hold the commit until their parks are resolved.
+	MetricParked = "ordergen.kafka.parked"
+	// MetricPaused is the number of partitions paused, by
+	// ordergen.kafka.pause.reason ("backlog", "metadata"; see PauseReason).
+	MetricPaused = "ordergen.kafka.paused"
+	// MetricMetadataSize is, per partition, the size of its last committed
+	// metadata, in bytes.
+	MetricMetadataSize = "ordergen.kafka.commit.metadata.size"
+	// MetricDeadLettered counts the records written to the dead-letter
+	// topic, by ordergen.kafka.dead_letter.reason (a Reason); failed writes
+	// have error.type "write".
+	MetricDeadLettered = "ordergen.kafka.dead_lettered"
+	// MetricRebalances counts the rebalance events, by
+	// ordergen.kafka.rebalance.kind: "assigned", "revoked", "lost".
+	MetricRebalances = "ordergen.kafka.rebalances"
+)
+
+// Attribute keys of the consumer's measurements, besides the runtime's.
+const (
+	// AttrPartition is the partition, in decimal.
+	AttrPartition = "messaging.destination.partition.id"
+	// AttrOperation names the operation of MetricOperationDuration.
+	AttrOperation = "messaging.operation.name"
+	// AttrPauseReason is why partitions are paused, on MetricPaused.
+	AttrPauseReason = "ordergen.kafka.pause.reason"
+	// AttrDeadLetterReason is the Reason of MetricDeadLettered.
+	AttrDeadLetterReason = "ordergen.kafka.dead_letter.reason"
+	// AttrRebalanceKind is the kind of MetricRebalances.
+	AttrRebalanceKind = "ordergen.kafka.rebalance.kind"
+)
+
+// metrics are the consumer's instruments; nil records nothing.
+type metrics struct {
+	meter      runtime.Meter
+	base       []runtime.Attribute
+	duration   runtime.Histogram
+	ok         runtime.AttributeSet
+	unregister func() error
+}
+
+func (c *Consumer[K, E]) startMetrics() error {
+	mp := c.cfg.MeterProvider
+	if mp == nil {
+		return nil
+	}
+	m := mp.Meter(meterName)
+	if m == nil {
+		return fmt.Errorf("%w: metrics: the MeterProvider gave no meter", ErrConfig)
+	}
+	ms := &metrics{meter: m, base: []runtime.Attribute{
+		{Key: runtime.AttrSystem, Value: "kafka"},
+		{Key: runtime.AttrConsumerGroup, Value: c.cfg.Group},
+	}}
+	ms.ok = ms.with(runtime.Attribute{Key: AttrOperation, Value: "commit"})
+	i := instruments()
+	var err error
+	if ms.duration, err = m.Histogram(i.duration); err != nil {
+		return fmt.Errorf("%w: metrics: %w", ErrConfig, err)
+	}
+	byTopic := map[string]runtime.AttributeSet{}
+	for _, t := range c.cfg.Topics {
+		byTopic[t] = ms.with(runtime.Attribute{Key: runtime.AttrDestination, Value: t})
+	}
+	byPause := map[PauseReason]runtime.AttributeSet{}
+	for _, r := range []PauseReason{PausedBacklog, PausedMetadata} {
+		byPause[r] = ms.with(runtime.Attribute{Key: AttrPauseReason, Value: r.String()})
+	}
+	kinds := [3]runtime.AttributeSet{}
+	for k, name := range []string{"assigned", "revoked", "lost"} {
+		kinds[k] = ms.with(runtime.Attribute{Key: AttrRebalanceKind, Value: name})
+	}
+	dlFailed := ms.with(runtime.Attribute{Key: runtime.AttrErrorType, Value: "write"})
+	byReason := map[Reason]runtime.AttributeSet{}
+	for _, r := range allReasons {
+		byReason[r] = ms.with(runtime.Attribute{Key: AttrDeadLetterReason, Value: string(r)})
+	}
+	ms.unregister, err = m.Observe(func(o runtime.Observer) {
+		s := c.Stats()
+		parts := c.Partitions()
+		c.mu.Lock()
+		consumed := make(map[string]uint64, len(c.consumed))
+		for t, n := range c.consumed {
+			consumed[t] = n
+		}
+		dead := make(map[Reason]uint64, len(c.deadByWhy))
+		for r, n := range c.deadByWhy {
+			dead[r] = n
+		}
+		attrs := make(map[tp]runtime.AttributeSet, len(c.parts))
+		for t, p := range c.parts {
+			attrs[t] = p.attrs
+		}
+		c.mu.Unlock()
+		for t, set := range byTopic {
+			o.ObserveInt64(i.consumed, int64(consumed[t]), set)
+		}
+		o.ObserveInt64(i.rebalances, int64(s.Rebalances.Assigned), kinds[0])
+		o.ObserveInt64(i.rebalances, int64(s.Rebalances.Revoked), kinds[1])
+		o.ObserveInt64(i.rebalances, int64(s.Rebalances.Lost), kinds[2])
+		for r, set := range byReason {
+			o.ObserveInt64(i.deadLettered, int64(dead[r]), set)
+		}
+		o.ObserveInt64(i.deadLettered, int64(s.DeadLetterErrors), dlFailed)
+		paused := map[PauseReason]int64{}
+		for _, ps := range parts {
+			set := attrs[tp{ps.Topic, ps.Partition}]
+			if set == nil {
+				continue // revoked since
+			}
+			paused[ps.Paused]++
+			if ps.Lag >= 0 {
+				o.ObserveInt64(i.lag, ps.Lag, set)
+			}
+			o.ObserveInt64(i.unfinished, int64(ps.Unfinished), set)
+			o.ObserveFloat64(i.age, ps.OldestUnfinishedAge.Seconds(), set)
+			o.ObserveInt64(i.parked, int64(ps.Parked), set)
+			o.ObserveInt64(i.metadata, int64(ps.MetadataBytes), set)
+		}
+		for r, set := range byPause {
+			o.ObserveInt64(i.paused, paused[r], set)
+		}
+	}, i.consumed, i.lag, i.unfinished, i.age, i.parked, i.paused, i.metadata, i.deadLettered, i.rebalances)
+	if err != nil {
+		return fmt.Errorf("%w: metrics: %w", ErrConfig, err)
+	}
+	c.metrics = ms
+	return nil
+}
+
+// with returns the base attributes and more, prepared.
+func (m *metrics) with(more ...runtime.Attribute) runtime.AttributeSet {
+	return m.meter.Attributes(append(append([]runtime.Attribute(nil), m.base...), more...)...)
+}
+
+// partitionAttrs prepares the attributes of a partition's measurements,
+// once, when it is assigned.
+func (m *metrics) partitionAttrs(t tp) runtime.AttributeSet {
+	return m.with(runtime.Attribute{Key: runtime.AttrDestination, Value: t.topic},
+		runtime.Attribute{Key: AttrPartition, Value: strconv.Itoa(int(t.partition))})
+}
+
+// commitDone records a commit request that took d and failed with err (nil:
+// it succeeded).
+func (m *metrics) commitDone(d time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	set := m.ok
+	if err != nil {
+		kind := "request"
+		var ke *kerr.Error
+		if errors.As(err, &ke) {
+			kind = ke.Message
+		}
+		set = m.with(runtime.Attribute{Key: AttrOperation, Value: "commit"}, runtime.Attribute{Key: runtime.AttrErrorType, Value: kind})
+	}
+	m.duration.Record(d.Seconds(), set)
+}
+
+func (m *metrics) stop() {
+	if m.unregister != nil {
+		_ = m.unregister()
+	}
+}
+
+// catalogue is the consumer's instruments.
+type catalogue struct {
+	consumed, duration, lag, unfinished, age, parked, paused, metadata, deadLettered, rebalances runtime.Instrument
+}
+
+func instruments() catalogue {
+	return catalogue{
+		consumed:     runtime.Instrument{Name: MetricConsumed, Kind: runtime.KindObservedCounter, Unit: "{message}", Description: "Records polled."},
+		duration:     runtime.Instrument{Name: MetricOperationDuration, Kind: runtime.KindHistogram, Unit: "s", Description: "Duration of the commits."},
+		lag:          runtime.Instrument{Name: MetricLag, Kind: runtime.KindGauge, Unit: "{message}", Description: "High watermark minus committed offset, per partition."},
+		unfinished:   runtime.Instrument{Name: MetricUnfinished, Kind: runtime.KindGauge, Unit: "{message}", Description: "Records taken and not finished, per partition."},
+		age:          runtime.Instrument{Name: MetricUnfinishedAge, Kind: runtime.KindFloatGauge, Unit: "s", Description: "Age of the oldest unfinished record, per partition."},
+		parked:       runtime.Instrument{Name: MetricParked, Kind: runtime.KindGauge, Unit: "{message}", Description: "Unfinished records parked in memory, per partition."},
+		paused:       runtime.Instrument{Name: MetricPaused, Kind: runtime.KindGauge, Unit: "{partition}", Description: "Partitions paused, by reason."},
+		metadata:     runtime.Instrument{Name: MetricMetadataSize, Kind: runtime.KindGauge, Unit: "By", Description: "Size of the last committed metadata, per partition."},
+		deadLettered: runtime.Instrument{Name: MetricDeadLettered, Kind: runtime.KindObservedCounter, Unit: "{message}", Description: "Records written to the dead-letter topic, by reason."},
+		rebalances:   runtime.Instrument{Name: MetricRebalances, Kind: runtime.KindObservedCounter, Unit: "{event}", Description: "Rebalance events, by kind."},
+	}
+}

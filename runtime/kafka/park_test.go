@@ -1,0 +1,142 @@
+package kafka_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/kafka"
+)
+
+// With the in-memory park, a parked key's records stay unfinished until
+// the metadata bound pauses the partition; a replay then finishes them and
+// resumes it: every record is handled, the commit reaches the end of the
+// partition, and a restart runs none of the replayed events again. (On
+// 68098fc the replay's outcomes were ignored: the partition stayed paused
+// and the commit stayed put.)
+func TestReplayAfterPauseResumesPartition(t *testing.T) {
+	resolveParkAfterPause(t, false)
+}
+
+// A discard resolves the park as a replay does: the discarded records
+// finish (dropped by the operator), the partition resumes and the commit
+// reaches the end.
+func TestDiscardAfterPauseResumesPartition(t *testing.T) {
+	resolveParkAfterPause(t, true)
+}
+
+func resolveParkAfterPause(t *testing.T, discard bool) {
+	const total = 1000
+	c := newCluster(t, 1)
+	p, err := kafka.NewProducer[string, ev](client(t, c), topic, codec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One record in ten is of key "bad", whose handler fails for good
+	// until the operator fixes it; the others are one event of a key each.
+	want := map[string]int{}
+	for i := range total {
+		key := fmt.Sprintf("k%04d", i)
+		if i%10 == 0 {
+			key = "bad"
+		}
+		want[key]++
+		if err := p.Send(context.Background(), key, ev{key, want[key]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var fixed atomic.Bool
+	applied := total
+	if discard {
+		applied -= want["bad"]
+	}
+	j := newJournal(applied)
+	handled := afterHandled(total) // handled, or dropped by the discard
+	logs := newLogSignal("partition paused")
+	m := startMember(t, c, "g", memberOpts{
+		cfg: func(cfg *kafka.Config[ev]) {
+			cfg.MaxMetadataBytes = 64
+			cfg.Logger = logs.logger()
+		},
+		engine: handled.hook,
+		handler: func(_ context.Context, key string, e ev) error {
+			j.start("a", e)
+			switch {
+			case key == "bad" && !fixed.Load():
+				return runtime.Permanent(errors.New("broken until fixed"))
+			case key == "bad" && discard:
+				return nil // later ones, after the discard: handled, not journaled
+			}
+			j.apply(e)
+			return nil
+		},
+	})
+	await(t, logs.after("partition paused", 1), "the partition to pause for its metadata")
+	paused := m.c.Stats()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fixed.Store(true)
+	if discard {
+		if _, err := m.engine.Discard(ctx, "bad"); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, "bad")
+	} else if err := m.engine.Replay(ctx, "bad"); err != nil {
+		t.Fatal(err)
+	}
+	await(t, j.done, "every record to be applied after the park was resolved")
+	await(t, handled.done, "every record's outcome")
+	if err := m.c.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if commit := c.GroupInfo("g").Commits[topic][0]; commit.Offset != total {
+		t.Errorf("after the park was resolved the commit is at %d (metadata %q), want %d", commit.Offset, commit.Metadata, total)
+	}
+	m.stop(t)
+	if paused.Paused != 1 || paused.InFlight == 0 {
+		t.Errorf("while paused: %d partitions paused, %d records in flight", paused.Paused, paused.InFlight)
+	}
+	j.check(t, want)
+
+	// A restart starts after the end: it takes only a record produced
+	// now, and none of the replayed events runs again.
+	if err := p.Send(context.Background(), "after", ev{"after", 1}); err != nil {
+		t.Fatal(err)
+	}
+	j2 := newJournal(1)
+	m2 := startMember(t, c, "g", memberOpts{handler: j2.handler("b")})
+	await(t, j2.done, "the record produced after the restart")
+	m2.stop(t)
+	if st := m2.c.Stats(); st.Polled != 1 {
+		t.Errorf("the restarted consumer polled %d records, want only the new one", st.Polled)
+	}
+	j2.check(t, map[string]int{"after": 1})
+}
+
+// outcomeCount passes outcomes on to the consumer and closes done once n
+// events were handled (or dropped by a discard).
+type outcomeCount struct {
+	n    int64
+	seen atomic.Int64
+	once sync.Once
+	done chan struct{}
+}
+
+func afterHandled(n int) *outcomeCount {
+	return &outcomeCount{n: int64(n), done: make(chan struct{})}
+}
+
+func (h *outcomeCount) hook(rc *runtime.Config[string, ev]) {
+	consumer := rc.OnOutcome
+	rc.OnOutcome = func(key string, tag uint64, o runtime.Outcome) {
+		consumer(key, tag, o)
+		if (o == runtime.Handled || o == runtime.Dropped) && h.seen.Add(1) == h.n {
+			h.once.Do(func() { close(h.done) })
+		}
+	}
+}
