@@ -131,7 +131,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			e.release(done) // Close gave up: the rest stays pending
 			return nil
 		}
-		err := w.attempt(en.key, &en.it)
+		err := w.attempt(en.key, &en.it, notStarted{pos: &b.pos, at: int64(j)})
 		if err == nil {
 			w.c.handled.Add(1)
 			last = outcomeNote[K]{en.key, en.it.tag, Handled}
@@ -210,13 +210,13 @@ func (w *worker[K, E]) promoteHotKeys(sh *shard[K, E]) []*lane[K, E] {
 	if window < promoteAt {
 		return hot
 	}
-	for _, at := range [...]int{0, window / 3, 2 * window / 3} {
+	for _, at := range [...]int{0, window / 2} {
 		if at >= len(sh.inbox) {
 			break
 		}
 		key := sh.inbox[at].key
 		count := 0
-		for i := range min(len(sh.inbox), laneBudget) {
+		for i := 0; i < min(len(sh.inbox), laneBudget) && count < promoteAt; i++ {
 			if sh.inbox[i].key == key {
 				count++
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -236,5 +237,31 @@ func TestNoTaskStartsAfterAbort(t *testing.T) {
 	w.loop()
 	if w.ib.seen != 12345 || e.shards[1].cur != nil {
 		t.Fatal("the worker ran another shard's inbox after Close gave up")
+	}
+}
+
+// An attempt whose lane a withdrawal marked, or whose inline batch was
+// stolen, between the moment its worker took it and its start, does not
+// start (reported by the Kafka work: it began after Withdraw returned).
+func TestAttemptDoesNotStartOnceWithdrawing(t *testing.T) {
+	e := idleEngine(t)
+	e.cfg.OnOutcome = func(string, uint64, Outcome) {} // a transport tracks the events
+	w := &worker[string, int]{e: e}
+	ran := false
+	fn := func(context.Context) error { ran = true; return nil }
+	var interrupt atomic.Bool
+	interrupt.Store(true)
+	it := item[int]{}
+	if err := w.call("k", &it, notStarted{interrupt: &interrupt}, fn); err != errWithdrawing || ran || it.attempts != 0 {
+		t.Fatalf("marked lane: %v, ran %v, attempts %d", err, ran, it.attempts)
+	}
+	var pos atomic.Int64
+	pos.Store(posStolen)
+	if err := w.call("k", &it, notStarted{pos: &pos, at: 3}, fn); err != errWithdrawing || ran {
+		t.Fatalf("stolen batch: %v, ran %v", err, ran)
+	}
+	pos.Store(3)
+	if err := w.call("k", &it, notStarted{pos: &pos, at: 3}, fn); err != nil || !ran || it.attempts != 1 {
+		t.Fatalf("an event still its worker's runs: %v, ran %v", err, ran)
 	}
 }

@@ -305,3 +305,45 @@ func TestWithdrawDoesNotWaitForABackoff(t *testing.T) {
 		})
 	}
 }
+
+// An attempt Withdraw cancels is the withdrawal's, not a failure: it is
+// not retried and does not park its key, so the key's events that were
+// not selected go on (reported by the Kafka work: with Attempts 1 the key
+// parked, taking the next ownership's event with it).
+func TestWithdrawnAttemptDoesNotParkItsKey(t *testing.T) {
+	var log tagLog
+	started := make(chan struct{})
+	h := func(ctx context.Context, _ string, x ev) error {
+		if x.Seq == 1 {
+			close(started)
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}
+	e := mustNew(t, h, runtime.Config[string, ev]{OnOutcome: log.on, Retry: runtime.Retry{Attempts: 1}})
+	ctx := context.Background()
+	if err := e.SubmitTagged(ctx, "k", ev{Seq: 1}, 1); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if err := e.SubmitTagged(ctx, "k", ev{Seq: 2}, 2); err != nil {
+		t.Fatal(err)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := e.Withdraw(done, func(tag uint64) bool { return tag == 1 }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Withdraw: %v", err)
+	}
+	flush(t, e)
+	if got := log.of(1); !slices.Equal(got, []runtime.Outcome{runtime.Withdrawn}) {
+		t.Fatalf("the cancelled event: %v", got)
+	}
+	if got := log.of(2); !slices.Equal(got, []runtime.Outcome{runtime.Handled}) {
+		t.Fatalf("the next event: %v", got)
+	}
+	if s := e.Stats(); s.ParkedKeys != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	checkInvariant(t, e.Stats())
+}

@@ -2,8 +2,10 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -304,7 +306,7 @@ func (w *worker[K, E]) process(l *lane[K, E]) result {
 			return result{kind: interrupted, stopAt: i, done: done}
 		}
 		it := &w.buf[i]
-		if res, stop := w.judge(l, it, w.attempt(l.key, it), i, &done); stop {
+		if res, stop := w.judge(l, it, w.attempt(l.key, it, notStarted{interrupt: &l.interrupt}), i, &done); stop {
 			return res
 		}
 	}
@@ -326,6 +328,9 @@ func (w *worker[K, E]) judge(l *lane[K, E], it *item[E], err error, i int, done 
 	}
 	if e.aborted.Load() {
 		return result{kind: abandoned, stopAt: i, done: *done}, true
+	}
+	if err == errWithdrawing {
+		return result{kind: interrupted, stopAt: i, done: *done}, true
 	}
 	if reason, ok := IsSkip(err); ok {
 		w.c.skipped.Add(1)
@@ -369,7 +374,7 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 		w.batch = append(w.batch, w.buf[i].ev)
 	}
 	first := &w.buf[0]
-	err := w.call(l.key, first, func(ctx context.Context) error { return e.batch(ctx, l.key, w.batch) })
+	err := w.call(l.key, first, notStarted{interrupt: &l.interrupt}, func(ctx context.Context) error { return e.batch(ctx, l.key, w.batch) })
 	clear(w.batch)
 	for i := range w.buf {
 		w.buf[i].attempts = first.attempts
@@ -387,6 +392,9 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 	}
 	if e.aborted.Load() {
 		return result{kind: abandoned}
+	}
+	if err == errWithdrawing {
+		return result{kind: interrupted}
 	}
 	if _, ok := IsSkip(err); ok {
 		w.c.skipped.Add(uint64(len(w.buf)))
@@ -434,13 +442,32 @@ func (w *worker[K, E]) finished(l *lane[K, E], it *item[E], o Outcome, done *int
 }
 
 // attempt runs the handler once for it.
-func (w *worker[K, E]) attempt(key K, it *item[E]) error {
-	return w.call(key, it, func(ctx context.Context) error { return w.e.handle(ctx, key, it.ev) })
+func (w *worker[K, E]) attempt(key K, it *item[E], ns notStarted) error {
+	return w.call(key, it, ns, func(ctx context.Context) error { return w.e.handle(ctx, key, it.ev) })
+}
+
+// errWithdrawing is what call returns for an attempt that a withdrawal
+// stopped: it did not start, or Withdraw cancelled it. The event goes back
+// unjudged (no retry, no park), for the withdrawal to take.
+var errWithdrawing = errors.New("ordergen: withdrawing")
+
+// notStarted tells call whether a withdrawal came for the event between
+// the moment the worker took it and the start of its attempt: the lane's
+// interrupt flag, or an inline batch that was stolen from the event's
+// position.
+type notStarted struct {
+	interrupt *atomic.Bool
+	pos       *atomic.Int64
+	at        int64
+}
+
+func (n notStarted) now() bool {
+	return (n.interrupt != nil && n.interrupt.Load()) || (n.pos != nil && n.pos.Load() != n.at)
 }
 
 // call runs fn as one attempt of it: with the per-attempt timeout, and with
 // a panic turned into a PanicError.
-func (w *worker[K, E]) call(key K, it *item[E], fn func(context.Context) error) (err error) {
+func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, fn func(context.Context) error) (err error) {
 	e := w.e
 	it.attempts++
 	ctx := e.base
@@ -462,6 +489,18 @@ func (w *worker[K, E]) call(key K, it *item[E], fn func(context.Context) error) 
 	if e.cfg.OnOutcome != nil {
 		w.running.begin(it.tag, cancel)
 		defer w.running.end()
+		// Withdraw marks the lane (or steals the batch) before it cancels
+		// the running attempts: an attempt it could not see yet does not
+		// start, and one it cancelled goes back to be withdrawn.
+		if ns.now() {
+			it.attempts--
+			return errWithdrawing
+		}
+		defer func() {
+			if err != nil && w.running.wasCancelled() {
+				err = errWithdrawing
+			}
+		}()
 	}
 	if e.metrics != nil && w.timing.sample() {
 		start := time.Now()
@@ -480,15 +519,23 @@ func (w *worker[K, E]) call(key K, it *item[E], fn func(context.Context) error) 
 // runningAttempt is a worker's attempt in progress: its event's tag and
 // the cancel function of its context.
 type runningAttempt struct {
-	mu     sync.Mutex
-	tag    uint64
-	cancel context.CancelFunc
+	mu        sync.Mutex
+	tag       uint64
+	cancel    context.CancelFunc
+	cancelled bool // by Withdraw
 }
 
 func (r *runningAttempt) begin(tag uint64, cancel context.CancelFunc) {
 	r.mu.Lock()
-	r.tag, r.cancel = tag, cancel
+	r.tag, r.cancel, r.cancelled = tag, cancel, false
 	r.mu.Unlock()
+}
+
+// wasCancelled reports whether Withdraw cancelled the attempt.
+func (r *runningAttempt) wasCancelled() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cancelled
 }
 
 func (r *runningAttempt) end() {
@@ -503,6 +550,7 @@ func (r *runningAttempt) cancelIf(match func(uint64) bool) bool {
 	defer r.mu.Unlock()
 	if r.cancel != nil && match(r.tag) {
 		r.cancel()
+		r.cancelled = true
 		return true
 	}
 	return false
