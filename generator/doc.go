@@ -213,7 +213,7 @@
 //     transports. Decoding ignores unknown fields (a newer schema's added
 //     fields) and refuses an unknown name with runtime.ErrUnknownEventType.
 //
-// Generated code references runtime.SupportPackageIsVersion1, so that code
+// Generated code references runtime.SupportPackageIsVersion2, so that code
 // and runtime of mismatched versions fail to compile.
 //
 // With Options.ImportPath (ordergen generate sets it inside a Go module),

@@ -16,7 +16,7 @@ import (
 // the ordergen that generated this file. Regenerate with the ordergen of the
 // github.com/ordergen/ordergen version in your go.mod (go generate ./...), or
 // update that module (go get github.com/ordergen/ordergen@latest).
-const _ = runtime.SupportPackageIsVersion1
+const _ = runtime.SupportPackageIsVersion2
 
 // accountValue returns e as a value of its event type, dereferencing a pointer;
 // nil for a nil e or a nil pointer.

@@ -13,7 +13,7 @@ func dispatchers(f *jen.File, pkg *ir.Package) {
 		"the ordergen that generated this file. Regenerate with the ordergen of the "+
 		"github.com/ordergen/ordergen version in your go.mod (go generate ./...), or "+
 		"update that module (go get github.com/ordergen/ordergen@latest).")
-	f.Const().Id("_").Op("=").Add(rt("SupportPackageIsVersion1"))
+	f.Const().Id("_").Op("=").Add(rt("SupportPackageIsVersion2"))
 	for _, e := range pkg.Entities {
 		n := namesOf(pkg.Name, e)
 		value(f, n)
