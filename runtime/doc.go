@@ -16,11 +16,12 @@
 //     no worker. Goroutines never grow with the number of keys, and an idle
 //     key holds no memory in the engine (the in-memory guard stores are
 //     another matter: see Guards). (One bound applies: see Dispatch below.)
-//   - Liveness: no key waits behind keys that are not its own. A key or an
-//     inbox that used a budget of events while other work waits goes to the
-//     back of the run queue, and work that just became runnable goes ahead
-//     of work that already had a turn: a newly busy key's event runs before
-//     the busy keys handle more than Config.MaxActive x 256 further events.
+//   - Liveness: no key waits behind keys that are not its own. A key (a
+//     lane) that used a budget of 256 events while other work waits goes to
+//     the back of the run queue, and work that just became runnable goes
+//     ahead of work that already had a turn: a newly busy key's event runs
+//     before the busy keys handle more than Config.MaxActive x 256 further
+//     events. (Keys without a lane share their shard's inbox: see Dispatch.)
 //     Every release of backlog room wakes the submitters waiting for it, and
 //     the stack never grows with the work done.
 //   - Accounting: every accepted event reaches exactly one outcome (handled,
@@ -50,8 +51,9 @@
 // nowhere else, and one worker at a time runs a shard's inbox, so order
 // holds. This keeps the common case close to the cost of an unordered
 // worker pool. A key gets a lane when its event fails, is held or is parked,
-// or when it has many events in an inbox whose turn ends, and its later
-// events follow it there. A handler that blocks holds up the rest of its
+// and its later events follow it there. An inline batch is the inbox as
+// the worker found it; what arrives meanwhile is the shard's next turn,
+// behind the tasks that wait. A handler that blocks holds up the rest of its
 // inline batch for at most about a millisecond: a watchdog, run on each tick
 // of the engine's clock, moves the rest of a batch that made no progress
 // since the last tick (or of a long batch while workers sleep) into lanes

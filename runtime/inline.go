@@ -32,11 +32,12 @@ import (
 // stuck worker, and ends the worker's dispatching. Withdraw steals the same
 // way. So an event is run inline or moved to a lane, never both.
 //
-// A batch's turn is bounded like a lane's: a worker takes at most
-// laneBudget events of the inbox at once (a prefix, without copying). When
-// more wait, the shard goes to the back of the run queue, after a key with
-// many of them got a lane of its own (promoteHotKeys), so that the keys it
-// shared the inbox with do not queue behind it.
+// A batch is the inbox as it was when the worker took it: what arrives
+// meanwhile waits for the shard's next turn, which goes to the back of the
+// ready tasks. (Turns of a budget, as lanes have, were tried: ending a turn
+// early and taking the inbox a budget at a time cost a third of the
+// throughput with one key taking half of the events, whose backlog then
+// slid along its buffer, reallocated again and again.)
 
 // posStolen and posDone are the batch positions after a steal and after the
 // last event.
@@ -95,17 +96,9 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	e := w.e
 	b := &w.ib
 	sh.mu.Lock()
-	capped := len(sh.inbox) > laneBudget
-	if capped {
-		// A turn takes a budget of events: a prefix of the inbox, capped so
-		// that appends to the rest never reach it.
-		b.entries, sh.inbox = sh.inbox[:laneBudget:laneBudget], sh.inbox[laneBudget:]
-	} else {
-		// The shard keeps two buffers: the inbox and a spare, swapped here
-		// and given back at the end, so that a busy shard's inbox does not
-		// regrow.
-		b.entries, sh.inbox, sh.reserve = sh.inbox, sh.reserve[:0], nil
-	}
+	// The shard keeps two buffers: the inbox and a spare, swapped here and
+	// given back at the end, so that a busy shard's inbox does not regrow.
+	b.entries, sh.inbox, sh.reserve = sh.inbox, sh.reserve[:0], nil
 	b.pos.Store(-1)
 	b.seen = -2
 	sh.cur = b
@@ -166,80 +159,18 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	// finished; report after release.
 	e.release(done)
 	e.reportNote(&last)
-	more := len(sh.inbox) > 0
-	var hot []*lane[K, E]
-	if more && capped {
-		hot = w.promoteHotKeys(sh)
-		more = len(sh.inbox) > 0
-	}
-	if !more {
+	push := len(sh.inbox) > 0
+	if !push {
 		sh.queued = false
 		e.idle(sh)
 	}
 	sh.mu.Unlock()
-	for _, l := range hot {
-		e.rq.pushYielded(task[K, E]{l: l})
-	}
-	clear(hot)
-	switch {
-	case more && capped && len(hot) == 0:
-		// A whole turn, and more of the same: the shard goes behind the
-		// tasks that wait (it stays queued and busy).
-		e.rq.pushYielded(task[K, E]{s: sh})
-	case more:
-		// More arrived during a shorter turn, or the keys that held the
-		// inbox up got lanes: the rest is ready.
+	if push {
+		// More arrived meanwhile: the shard goes to the back of the ready
+		// tasks (it stays queued and busy), behind those that waited.
 		e.rq.push(task[K, E]{s: sh})
 	}
 	return nil
-}
-
-// promoteAt is how many events a key must have among the next ones of its
-// inbox to get a lane of its own after a whole turn.
-const promoteAt = 32
-
-// promoteHotKeys gives a lane, queued, to each key with promoteAt or more
-// events among the next laneBudget of sh's inbox, with all its inbox's
-// events in order, and returns the lanes; sh.mu is held. It looks only at
-// the keys found at a few points of that window: a key with that many
-// events is likely at one of them, and counting every key would cost a map
-// operation per event.
-func (w *worker[K, E]) promoteHotKeys(sh *shard[K, E]) []*lane[K, E] {
-	hot := w.hot[:0]
-	window := min(len(sh.inbox), laneBudget)
-	if window < promoteAt {
-		return hot
-	}
-	for _, at := range [...]int{0, window / 2} {
-		if at >= len(sh.inbox) {
-			break
-		}
-		key := sh.inbox[at].key
-		count := 0
-		for i := 0; i < min(len(sh.inbox), laneBudget) && count < promoteAt; i++ {
-			if sh.inbox[i].key == key {
-				count++
-			}
-		}
-		if count < promoteAt {
-			continue
-		}
-		l := sh.newLane(key)
-		w.e.schedule(l)
-		hot = append(hot, l)
-		kept := sh.inbox[:0]
-		for _, en := range sh.inbox {
-			if en.key == key {
-				l.q.pushBack(en.it)
-			} else {
-				kept = append(kept, en)
-			}
-		}
-		clear(sh.inbox[len(kept):])
-		sh.inbox = kept
-	}
-	w.hot = hot
-	return hot
 }
 
 // laneForFailure gives the key of the batch's event j, which failed with

@@ -96,48 +96,6 @@ func TestInlinePositionProtocol(t *testing.T) {
 	sh.cur = nil
 }
 
-// A turn takes at most a budget of the inbox's events; when more wait, a
-// key with many of them gets a lane of its own, and the rest of the inbox
-// (the keys it held up) is ready again.
-func TestACappedTurnPromotesAHotKey(t *testing.T) {
-	e := idleEngine(t)
-	sh, k := sameShard(e, laneBudget+2)
-	hot, cold := k[laneBudget], k[laneBudget+1]
-	var keys []string
-	keys = append(keys, k[:laneBudget]...) // one turn of distinct keys
-	for i := 0; i < promoteAt+8; i++ {
-		keys = append(keys, hot)
-	}
-	keys = append(keys, cold, hot)
-	w := &worker[string, int]{e: e}
-	sh.mu.Lock()
-	sh.inbox, sh.queued, sh.busy = entries(keys...), true, 1
-	sh.mu.Unlock()
-	if l := w.dispatchInline(sh); l != nil {
-		t.Fatal("a turn without failures leaves no lane to the worker")
-	}
-	if got := w.c.handled.Load(); got != laneBudget {
-		t.Fatalf("the turn handled %d events, want a budget of %d", got, laneBudget)
-	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if len(sh.inbox) != 1 || sh.inbox[0].key != cold {
-		t.Fatalf("inbox after the turn: %v", sh.inbox)
-	}
-	lh := sh.lanes[hot]
-	if lh == nil || lh.q.len() != promoteAt+9 || lh.state != laneQueued {
-		t.Fatalf("the hot key's %d events go to a queued lane of its own: %+v", promoteAt+9, lh)
-	}
-	if sh.cur != nil || !sh.queued {
-		t.Fatal("the shard's turn ends; it stays queued for its inbox")
-	}
-	e.rq.mu.Lock()
-	defer e.rq.mu.Unlock()
-	if e.rq.yielded.len() != 1 || e.rq.ready.len() != 1 {
-		t.Fatalf("the hot lane yields (%d) and the shard is ready again (%d)", e.rq.yielded.len(), e.rq.ready.len())
-	}
-}
-
 // rearm gives back the count of a timer still pending before it resets
 // it: Close waits for every counted timer, so a lost count hangs it (found
 // by TestStress).

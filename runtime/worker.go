@@ -70,7 +70,7 @@ type worker[K comparable, E any] struct {
 	batch []E       // the batch handler's argument
 	held  []heldItem[E]
 	ib    inlineBatch[K, E]
-	// hot is promoteHotKeys' scratch space.
+	// hot is dispatchLanes' scratch space.
 	hot []*lane[K, E]
 	// laneHeld says whether the running lane held events when its events
 	// were taken: judge reads it instead of the lane, which Withdraw may
