@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"math/rand/v2"
-	"strconv"
 	"testing"
 
 	"github.com/ordergen/ordergen/runtime"
@@ -24,26 +22,9 @@ func BenchmarkLaneEngines(b *testing.B) {
 			if skewed {
 				name = kind + "/skewed"
 			}
-			b.Run(name, func(b *testing.B) { benchLaneEngine(b, kind, laneBenchKeys(1<<20, skewed)) })
+			b.Run(name, func(b *testing.B) { benchLaneEngine(b, kind, benchKeys(1<<20, skewed)) })
 		}
 	}
-}
-
-func laneBenchKeys(n int, skewed bool) []string {
-	names := make([]string, 10000)
-	for i := range names {
-		names[i] = "key-" + strconv.Itoa(i)
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	keys := make([]string, n)
-	for i := range keys {
-		if skewed && rng.IntN(2) == 0 {
-			keys[i] = names[0]
-		} else {
-			keys[i] = names[rng.IntN(len(names))]
-		}
-	}
-	return keys
 }
 
 func benchLaneEngine(b *testing.B, kind string, keys []string) {

@@ -568,14 +568,7 @@ func TestMemoryParkCountsAgainstTheBacklog(t *testing.T) {
 // other keys keep their room meanwhile.
 func TestReplayFeedsTheParkAsRoomAllows(t *testing.T) {
 	const parked, total = 5000, 1000
-	store := runtime.NewMemoryParkStore[string, ev]()
-	events := make([]runtime.ParkedEvent[ev], parked)
-	for i := range events {
-		events[i] = runtime.ParkedEvent[ev]{Event: ev{Seq: i + 1}}
-	}
-	if err := store.Append(context.Background(), "p", "left by an earlier process", events); err != nil {
-		t.Fatal(err)
-	}
+	store := storeParkedBefore(t, parked)
 	var e *runtime.Engine[string, ev]
 	var peak atomic.Int64
 	r := newRecorder()
@@ -694,14 +687,7 @@ func TestSubmitFromOwnHandlerNeverBlocks(t *testing.T) {
 // across a page's end, and finishes.
 func TestDurableReplayKeepsOrderAndBoundsAcrossPages(t *testing.T) {
 	const parked, perKey = 100, 40
-	store := runtime.NewMemoryParkStore[string, ev]() // passed in: outside the backlog
-	events := make([]runtime.ParkedEvent[ev], parked)
-	for i := range events {
-		events[i] = runtime.ParkedEvent[ev]{Event: ev{Seq: i + 1}}
-	}
-	if err := store.Append(context.Background(), "p", "left by an earlier process", events); err != nil {
-		t.Fatal(err)
-	}
+	store := storeParkedBefore(t, parked)
 	var e *runtime.Engine[string, ev]
 	var mu sync.Mutex
 	var handled []int
@@ -852,4 +838,20 @@ func TestCountsStayBounded(t *testing.T) {
 		}
 		checkInvariant(t, e.Stats())
 	})
+}
+
+// storeParkedBefore returns a park store, to pass in Config.Parks (so that
+// it is outside the backlog, like a durable one), in which key "p" is
+// parked with events 1..n, as an earlier process left them.
+func storeParkedBefore(t *testing.T, n int) *runtime.MemoryParkStore[string, ev] {
+	t.Helper()
+	store := runtime.NewMemoryParkStore[string, ev]()
+	events := make([]runtime.ParkedEvent[ev], n)
+	for i := range events {
+		events[i] = runtime.ParkedEvent[ev]{Event: ev{Seq: i + 1}}
+	}
+	if err := store.Append(context.Background(), "p", "left by an earlier process", events); err != nil {
+		t.Fatal(err)
+	}
+	return store
 }
