@@ -855,3 +855,80 @@ func storeParkedBefore(t *testing.T, n int) *runtime.MemoryParkStore[string, ev]
 	}
 	return store
 }
+
+// Found by TestStress: replays of durable parks waited for total room that
+// the events queued behind them held, forever (submitters blocked for room
+// take it the moment it frees; a replay waiting for room looks again only
+// on its timer). A replay now holds a page's room from its start to its
+// end, and a replay that cannot start moves what arrived to the park
+// first, so replays and the events behind them always go on. The test
+// clock makes the interleaving certain: the replays' timers fire only once
+// the new events took every free room.
+func TestDurableReplaysBesideArrivalsFinish(t *testing.T) {
+	const parked, limit = 3, 8 // room for the parks, not for what arrives
+	store := storeParkedBefore(t, parked)
+	events := make([]runtime.ParkedEvent[ev], parked)
+	for i := range events {
+		events[i] = runtime.ParkedEvent[ev]{Event: ev{Seq: i + 1}}
+	}
+	if err := store.Append(context.Background(), "q", "left by an earlier process", events); err != nil {
+		t.Fatal(err)
+	}
+	clk := new(runtime.TestClock)
+	r := newRecorder()
+	release := make(chan struct{})
+	var others sync.WaitGroup
+	others.Add(limit)
+	h := func(ctx context.Context, key string, x ev) error {
+		if strings.HasPrefix(key, "other") {
+			<-release
+			defer others.Done()
+		}
+		return r.handle(ctx, key, x)
+	}
+	cfg := runtime.Config[string, ev]{Parks: store, MaxActive: 16,
+		Backlog: runtime.Backlog{PerKey: limit, Total: limit, WhenFull: runtime.Block}}
+	runtime.UseTestClock(&cfg, clk)
+	e := mustNew(t, h, cfg)
+	ctx := context.Background()
+	for i := 0; i < limit; i++ { // other keys fill the total
+		if err := e.Submit(ctx, fmt.Sprintf("other-%d", i), ev{Seq: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, key := range []string{"p", "q"} {
+		wg.Go(func() {
+			if err := e.Replay(ctx, key); err != nil {
+				t.Errorf("Replay %s: %v", key, err)
+			}
+		})
+		wg.Go(func() {
+			for seq := parked + 1; seq <= limit; seq++ {
+				if err := e.Submit(ctx, key, ev{Seq: seq}); err != nil {
+					t.Errorf("Submit %s: %v", key, err)
+				}
+			}
+		})
+	}
+	close(release)
+	others.Wait() // their room went to the new events waiting for it
+	done := run(wg.Wait)
+advance:
+	for i := 0; i < 1000; i++ {
+		select {
+		case <-done:
+			break advance
+		default:
+			clk.Advance(10 * time.Millisecond) // the replays' timers
+		}
+	}
+	mustHappen(t, done, "two replays beside events arriving behind them")
+	flush(t, e)
+	for _, key := range []string{"p", "q"} {
+		if got := r.seqs(key); len(got) != limit || !isSorted(got) {
+			t.Fatalf("%s handled %v", key, got)
+		}
+	}
+	checkInvariant(t, e.Stats())
+}

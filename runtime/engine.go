@@ -55,6 +55,9 @@ type Engine[K comparable, E any] struct {
 	// reserved in it (reserve) before an event is accepted, and released
 	// (release) when an event leaves, so it never passes the total.
 	load atomic.Int64
+	// replayRoom is the room durable replays hold in load and have not
+	// filled with loaded events (replayState.room): not pending events.
+	replayRoom atomic.Int64
 	// memParks is the engine's own park store when Config.Parks is nil. Its
 	// events count against the backlog limits (parksCount).
 	memParks   *MemoryParkStore[K, E]
@@ -268,6 +271,13 @@ func (e *Engine[K, E]) reserveUpTo(n int64) int64 {
 			return k
 		}
 	}
+}
+
+// keepReplayRoom records that a durable replay now holds n more room it
+// has not filled (n < 0: it filled or gave back some).
+func (e *Engine[K, E]) keepReplayRoom(r *replayState, n int64) {
+	r.room += n
+	e.replayRoom.Add(n)
 }
 
 // release gives back the room of n events that left the backlog (reached

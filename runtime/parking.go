@@ -43,6 +43,10 @@ type replayState struct {
 	done int
 	// more is false once the store had no more events.
 	more bool
+	// room is the total backlog room a durable park's replay holds and has
+	// not filled with loaded events: it keeps the room of the events it
+	// finishes for its next page, and gives it back when it ends.
+	room int64
 }
 
 // wantsPage reports whether l's replay waits for its next page: the store
@@ -100,6 +104,10 @@ func (w *worker[K, E]) park(l *lane[K, E], reason string) next {
 	l.parked, l.reason = true, reason
 	failedReplay := l.replay
 	l.replay = nil
+	if failedReplay != nil {
+		e.release(failedReplay.room)
+		e.keepReplayRoom(failedReplay, -failedReplay.room)
+	}
 
 	// Replayed events are still in the store, ahead of anything newer.
 	now := time.Now()
@@ -164,6 +172,8 @@ func (w *worker[K, E]) holdParkReason(l *lane[K, E]) string {
 func (w *worker[K, E]) completeReplay(l *lane[K, E]) {
 	if r := l.replay; r != nil && r.loaded == 0 && !r.more {
 		l.replay = nil
+		w.e.release(r.room)
+		w.e.keepReplayRoom(r, -r.room)
 		w.e.cfg.Logger.Info("ordergen: key replayed", "engine", w.e.cfg.Name, "key", l.key, "events", r.done)
 		r.req.reply(r.done, nil)
 	}
@@ -181,13 +191,10 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) next {
 		// earlier read that failed, another process's), one, loading none.
 		page = 1
 	} else if !e.parksCount() {
-		// A durable park's events take room in the total only from now on,
-		// and in the key's limit as far as it is not left to them (while
-		// it is replayed its events count against it; see lane.count).
-		page = min(page, int64(e.cfg.Backlog.PerKey-l.pending()))
-		if page > 0 {
-			page = e.reserveUpTo(page)
-		}
+		// Within the room the replay holds, and the key's limit as far as
+		// it is not left to the park (while it is replayed its events count
+		// against it; see lane.count).
+		page = min(page, int64(e.cfg.Backlog.PerKey-l.pending()), r.room)
 		if page <= 0 {
 			w.armTimer(l, roomPoll)
 			return waitForTimer
@@ -197,12 +204,9 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) next {
 	sh.mu.Unlock()
 	events, err := e.cfg.Parks.Read(e.base, l.key, after, int(page))
 	sh.mu.Lock()
-	reserved := int64(0)
-	if l.stored > 0 && !e.parksCount() {
-		reserved = page
-	}
 	if err != nil {
-		e.release(reserved)
+		e.release(r.room)
+		e.keepReplayRoom(r, -r.room)
 		// The replay stops; what it did not load stays parked.
 		l.replay = nil
 		l.parked = true
@@ -218,20 +222,20 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) next {
 			r.more = false
 			w.completeReplay(l)
 		} else {
-			l.stored = 1 // at least: the next page loads it with room
+			l.stored = 1 // at least: the next page loads it within the room
 			e.parked.Add(1)
 			e.restored.Add(1) // found in the store, like a park left at start
 		}
 		return keepRunning
 	}
-	if n < page {
-		e.release(reserved - n)
-		if n == 0 {
-			// The store had fewer than the engine counted.
-			e.parked.Add(-int64(l.stored))
-			l.stored = 0
-			return keepRunning
-		}
+	if n == 0 {
+		// The store had fewer than the engine counted.
+		e.parked.Add(-int64(l.stored))
+		l.stored = 0
+		return keepRunning
+	}
+	if !e.parksCount() {
+		e.keepReplayRoom(r, -n) // the loaded events fill the room they were read into
 	}
 	l.stored = max(0, l.stored-len(events))
 	e.parked.Add(-n)
@@ -261,14 +265,29 @@ func (w *worker[K, E]) serve(l *lane[K, E]) next {
 		// holds the whole park in order; the request stays for the next turn.
 		return w.park(l, l.reason)
 	}
-	l.req = nil
 	if req.discard {
+		l.req = nil
 		w.discard(l, req)
 		return keepRunning
 	}
+	var room int64
+	if !e.parksCount() {
+		// A durable park's events take room in the total only as they are
+		// loaded. The replay takes a page's room before it starts, and
+		// keeps it until it ends (see settle): events that arrive behind
+		// it can then never take all the room it needs to go on. Without
+		// room the key stays parked (arrivals go on joining the store) and
+		// the request waits.
+		if room = e.reserveUpTo(int64(min(replayPage, max(l.stored, 1)))); room == 0 {
+			w.armTimer(l, roomPoll)
+			return waitForTimer
+		}
+	}
+	l.req = nil
 	l.parked, l.reason = false, ""
 	e.parkedKeys.Add(-1)
 	l.replay = &replayState{req: req, more: true}
+	e.keepReplayRoom(l.replay, room)
 	return keepRunning
 }
 

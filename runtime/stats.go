@@ -105,7 +105,7 @@ func (e *Engine[K, E]) Stats() Stats {
 	// One reading of each: Pending + Parked is then the backlog's load
 	// exactly, even while events move to or from the park.
 	s.Parked = e.parked.Load()
-	s.Pending = e.load.Load()
+	s.Pending = e.load.Load() - e.replayRoom.Load()
 	if e.parksCount() {
 		s.Pending -= s.Parked
 	}
@@ -224,7 +224,7 @@ func (e *Engine[K, E]) backlog() []KeyBacklog[K] {
 // pendingCount returns the number of accepted events without an outcome:
 // the backlog's load, less the events parked in memory that it counts.
 func (e *Engine[K, E]) pendingCount() int64 {
-	n := e.load.Load()
+	n := e.load.Load() - e.replayRoom.Load()
 	if e.parksCount() {
 		n -= e.parked.Load()
 	}

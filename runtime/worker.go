@@ -590,7 +590,18 @@ func (w *worker[K, E]) settle(l *lane[K, E], res result) next {
 		w.armHoldTimer(l)
 	}
 	l.q.prependAll(rest)
-	e.release(int64(res.done))
+	kept := int64(0)
+	if r := l.replay; r != nil && !e.parksCount() {
+		// A durable park's replay keeps the room of its finished events
+		// for its next page (see replayState.room).
+		for i := range w.buf[:res.stopAt] {
+			if it := &w.buf[i]; it.out != 0 && it.replayed {
+				kept++
+			}
+		}
+		e.keepReplayRoom(r, kept)
+	}
+	e.release(int64(res.done) - kept)
 	for i := range w.buf[:res.stopAt] {
 		if it := &w.buf[i]; it.out != 0 {
 			if it.replayed {
