@@ -105,13 +105,16 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	sh.mu.Unlock()
 
 	var last outcomeNote[K] // the outcome of the event at pos
+	tracked := e.cfg.OnOutcome != nil
 	done := int64(0)        // finished events whose total room is not released
 	for j := range b.entries {
 		if !b.pos.CompareAndSwap(int64(j-1), int64(j)) {
 			return w.stolenAfter(sh, b, j-1, done, &last)
 		}
 		// Event j-1 has left its key's count: its outcome can be told.
-		e.reportNote(&last)
+		if tracked {
+			e.reportNote(&last)
+		}
 		if done >= releaseEvery || (done > 0 && e.room.waiting()) {
 			e.release(done)
 			done = 0
@@ -127,7 +130,9 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 		err := w.attempt(en.key, &en.it, notStarted{pos: &b.pos, at: int64(j)})
 		if err == nil {
 			w.c.handled.Add(1)
-			last = outcomeNote[K]{en.key, en.it.tag, Handled}
+			if tracked {
+				last = outcomeNote[K]{en.key, en.it.tag, Handled}
+			}
 			done++
 			continue
 		}
@@ -136,7 +141,9 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			if e.metrics != nil {
 				w.skips.add(reason)
 			}
-			last = outcomeNote[K]{en.key, en.it.tag, Skipped}
+			if tracked {
+				last = outcomeNote[K]{en.key, en.it.tag, Skipped}
+			}
 			done++
 			continue
 		}
