@@ -106,6 +106,9 @@ type shard[K comparable, E any] struct {
 	queued  bool          // the inbox is in the run queue (or being run)
 	// cur is the inbox being run inline by a worker, nil when none is.
 	cur *inlineBatch[K, E]
+	// ready holds lanes a submitter made ready in an engine whose keys run
+	// in lanes: the worker that takes the shard's task takes them too.
+	ready []*lane[K, E]
 	// busy counts the shard's lanes that are queued, running or waiting for
 	// their timer, plus one while the inbox is queued. Flush waits for zero.
 	busy   int

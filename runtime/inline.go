@@ -359,11 +359,29 @@ func (e *Engine[K, E]) steal(sh *shard[K, E], b *inlineBatch[K, E], ready []*lan
 	return ready
 }
 
+// watchWorkers runs on each clock tick: a worker that started no task since
+// the last tick while lanes wait in its deque is stuck in a handler, so a
+// worker is woken, or started while fewer than MaxActive run, to steal them.
+func (e *Engine[K, E]) watchWorkers() {
+	e.wmu.Lock()
+	ws := e.ws
+	e.wmu.Unlock()
+	for _, w := range ws {
+		runs := w.runs.Load()
+		stuck := runs == w.lastRuns
+		w.lastRuns = runs
+		if stuck && w.local.len() > 0 {
+			e.rq.startThief()
+		}
+	}
+}
+
 // watch runs on each clock tick: it steals the remainder of every inline
 // batch that made no progress since the last tick, or that is long while
 // workers sleep. The lanes it makes go to the run queue, which wakes a
 // sleeping worker or starts one while fewer than MaxActive run.
 func (e *Engine[K, E]) watch() {
+	e.watchWorkers()
 	if !e.inline {
 		return
 	}

@@ -135,16 +135,29 @@ func (r *runQueue[K, E]) next() (task[K, E], bool) {
 }
 
 // pop returns the next task, sleeping while there is none; false when the
-// worker must exit.
-func (r *runQueue[K, E]) pop() (task[K, E], bool) {
+// worker must exit. Before it sleeps it calls steal without the lock; when
+// steal found work elsewhere (lanes stolen into the worker's deque), pop
+// returns the zero task and true.
+func (r *runQueue[K, E]) pop(steal func() bool) (task[K, E], bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	looked := false
 	for {
 		if r.aborting {
 			return task[K, E]{}, false
 		}
 		if t, ok := r.next(); ok {
 			return t, true
+		}
+		if !looked {
+			r.mu.Unlock()
+			found := steal()
+			r.mu.Lock()
+			if found && !r.aborting {
+				return task[K, E]{}, true
+			}
+			looked = true
+			continue
 		}
 		if r.draining {
 			return task[K, E]{}, false
@@ -155,7 +168,18 @@ func (r *runQueue[K, E]) pop() (task[K, E], bool) {
 			r.clock.sleep()
 		}
 		r.cond.Wait()
+		looked = false
 	}
+}
+
+// startThief makes sure a worker comes to steal lanes from a busy one's
+// deque: it wakes a sleeping worker, or starts one while fewer than max
+// run. The watchdog calls it for a worker stuck with lanes waiting behind
+// it.
+func (r *runQueue[K, E]) startThief() {
+	r.mu.Lock()
+	r.wakeOne()
+	r.mu.Unlock()
 }
 
 // stop makes workers exit: after the queues empty, or at once with abort.

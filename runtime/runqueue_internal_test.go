@@ -89,15 +89,15 @@ func TestRunQueueStopDrainsOrAborts(t *testing.T) {
 	rq, _ := newTestQueue(1)
 	rq.push(laneTask("last"))
 	rq.stop(false)
-	if tk, ok := rq.pop(); !ok || tk.l.key != "last" {
+	if tk, ok := rq.pop(noSteal); !ok || tk.l.key != "last" {
 		t.Fatalf("draining: the queued task still runs, got %v %v", tk.l, ok)
 	}
-	if _, ok := rq.pop(); ok {
+	if _, ok := rq.pop(noSteal); ok {
 		t.Fatal("draining and empty: the worker exits")
 	}
 	rq.push(laneTask("late"))
 	rq.stop(true)
-	if _, ok := rq.pop(); ok {
+	if _, ok := rq.pop(noSteal); ok {
 		t.Fatal("aborting: the worker exits at once")
 	}
 }
@@ -142,5 +142,48 @@ func TestRingAndQueueKeepOrder(t *testing.T) {
 	got := q.popWhile(nil, 10, func(it *item[int]) bool { return it.ev < 5 })
 	if len(got) != 3 || got[0].ev != -1 || got[2].ev != 3 {
 		t.Fatalf("popWhile %v", got)
+	}
+}
+
+func noSteal() bool { return false }
+
+// A worker's deque: the owner takes from the front, in the order pushed; a
+// thief takes the back half (at least one), keeping its order.
+func TestDequeOwnerAndThief(t *testing.T) {
+	var owner, thief deque[string, int]
+	var ls []*lane[string, int]
+	for i := 0; i < 5; i++ {
+		ls = append(ls, &lane[string, int]{key: itoa(i)})
+	}
+	if n := owner.pushAll(ls); n != 5 {
+		t.Fatalf("length %d", n)
+	}
+	if l := owner.popFront(); l.key != "0" {
+		t.Fatalf("owner took %s first", l.key)
+	}
+	var scratch []*lane[string, int]
+	if !owner.stealHalf(&thief, &scratch) || thief.len() != 2 || owner.len() != 2 {
+		t.Fatalf("steal: thief %d, owner %d", thief.len(), owner.len())
+	}
+	if a, b := thief.popFront(), thief.popFront(); a.key != "3" || b.key != "4" {
+		t.Fatalf("the thief took %s %s, want the back half 3 4 in order", a.key, b.key)
+	}
+	if l := owner.popFront(); l.key != "1" {
+		t.Fatalf("owner went on with %s", l.key)
+	}
+	var empty deque[string, int]
+	if empty.stealHalf(&thief, &scratch) || empty.popFront() != nil {
+		t.Fatal("an empty deque gives nothing")
+	}
+}
+
+// pop looks for lanes to steal before it sleeps, and returns when it found
+// some, so the worker runs them from its deque.
+func TestRunQueuePopStealsBeforeSleeping(t *testing.T) {
+	rq, _ := newTestQueue(1)
+	stole := 0
+	tk, ok := rq.pop(func() bool { stole++; return true })
+	if !ok || tk.l != nil || tk.s != nil || stole != 1 {
+		t.Fatalf("pop with work to steal: %v %v, looked %d times", tk, ok, stole)
 	}
 }

@@ -214,6 +214,21 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 	if l != nil {
 		l.q.pushBack(it)
 		push := e.schedule(l)
+		if push && !e.inline {
+			// An engine whose keys run in lanes hands ready lanes to a
+			// worker through the shard's task, a batch at a time.
+			sh.ready = append(sh.ready, l)
+			push = !sh.queued
+			if push {
+				sh.queued = true
+				sh.busy++
+			}
+			sh.mu.Unlock()
+			if push {
+				e.rq.push(task[K, E]{s: sh})
+			}
+			return nil, false
+		}
 		sh.mu.Unlock()
 		if push {
 			e.rq.push(task[K, E]{l: l})

@@ -70,8 +70,17 @@ type worker[K comparable, E any] struct {
 	batch []E       // the batch handler's argument
 	held  []heldItem[E]
 	ib    inlineBatch[K, E]
-	// hot is dispatchLanes' scratch space.
+	// hot is dispatchLanes' and stealWork's scratch space.
 	hot []*lane[K, E]
+	// local holds lanes this worker dispatched (engines whose keys run in
+	// lanes) and has not started: it runs them itself, so a lane usually
+	// stays in one core's cache and no global lock is taken per lane; an
+	// idle worker steals half of them. runs counts the tasks it started,
+	// for the watchdog to see a worker stuck in a handler with lanes
+	// waiting behind it (lastRuns is its last look).
+	local    deque[K, E]
+	runs     atomic.Uint64
+	lastRuns uint64
 	// laneHeld says whether the running lane held events when its events
 	// were taken: judge reads it instead of the lane, which Withdraw may
 	// change meanwhile.
@@ -98,16 +107,49 @@ func (w *worker[K, E]) loop() {
 	defer w.e.workers.Done()
 	defer w.e.exited.Add(1)
 	for {
-		t, ok := w.e.rq.pop()
+		if l := w.local.popFront(); l != nil {
+			if w.e.aborted.Load() {
+				return
+			}
+			w.runs.Add(1)
+			w.runLane(l)
+			continue
+		}
+		t, ok := w.e.rq.pop(w.stealWork)
 		if !ok || w.e.aborted.Load() {
 			// Close gave up: no new task starts. (A batch the worker left
 			// when it gave up stays its shard's current one, for Close's
 			// report; running another would reuse its buffers.)
 			return
 		}
+		if t.s == nil && t.l == nil {
+			continue // it stole lanes into its deque
+		}
+		w.runs.Add(1)
 		w.runTask(t)
 	}
 }
+
+// stealWork moves half of a busy worker's waiting lanes into this one's
+// deque, before this one sleeps. It reports whether it found any.
+func (w *worker[K, E]) stealWork() bool {
+	e := w.e
+	e.wmu.Lock()
+	ws := e.ws
+	e.wmu.Unlock()
+	for _, v := range ws {
+		if v != w && v.local.stealHalf(&w.local, &w.hot) {
+			return true
+		}
+	}
+	return false
+}
+
+// eagerSteal is the length of a worker's deque at which it wakes a thief at
+// once. Below it, the watchdog wakes or starts one when the worker starts
+// nothing for a tick: a few fast lanes are cheaper run by one worker than
+// shared, and a slow one holds up the others by at most a tick.
+const eagerSteal = 16
 
 // runTask runs one task: an inbox inline, or a lane's turn. Running an
 // inbox may leave this worker owning a lane (an inline event's key got one
@@ -123,6 +165,12 @@ func (w *worker[K, E]) runTask(t task[K, E]) {
 			return
 		}
 	}
+	w.runLane(l)
+}
+
+// runLane takes l's turn; a lane that used its budget goes to the back of
+// the run queue.
+func (w *worker[K, E]) runLane(l *lane[K, E]) {
 	l.shard.mu.Lock()
 	l.state = laneRunning
 	if w.drive(l) {
@@ -130,14 +178,18 @@ func (w *worker[K, E]) runTask(t task[K, E]) {
 	}
 }
 
-// dispatchLanes moves sh's inbox into lanes, for an engine with a batch
-// handler: each event joins its key's lane, made here when the key has
-// none (so the submitting goroutine never makes lanes), and the lanes that
-// became ready go to the run queue together.
+// dispatchLanes hands the work of sh to this worker, for an engine whose
+// keys run in lanes: the inbox's events join their keys' lanes, made here
+// when a key has none (with a batch handler, so the submitting goroutine
+// never makes lanes), and those lanes and the ones submitters made ready
+// (sh.ready) go to this worker's deque together.
 func (w *worker[K, E]) dispatchLanes(sh *shard[K, E]) {
 	e := w.e
 	ready := w.hot[:0]
 	sh.mu.Lock()
+	ready = append(ready, sh.ready...)
+	clear(sh.ready)
+	sh.ready = sh.ready[:0]
 	for i := range sh.inbox {
 		en := &sh.inbox[i]
 		l := sh.lanes[en.key]
@@ -154,7 +206,9 @@ func (w *worker[K, E]) dispatchLanes(sh *shard[K, E]) {
 	sh.queued = false
 	e.idle(sh)
 	sh.mu.Unlock()
-	e.rq.pushLanes(ready)
+	if len(ready) > 0 && w.local.pushAll(ready) >= eagerSteal {
+		e.rq.startThief() // plenty for two
+	}
 	clear(ready)
 	w.hot = ready[:0]
 }
@@ -219,7 +273,7 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 		if l.q.len() == 0 {
 			break
 		}
-		if handled >= laneBudget && e.rq.crowded() {
+		if handled >= laneBudget && (e.rq.crowded() || w.local.len() > 0) {
 			l.state = laneQueued // still busy
 			sh.mu.Unlock()
 			return true
