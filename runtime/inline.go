@@ -106,7 +106,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 
 	var last outcomeNote[K] // the outcome of the event at pos
 	tracked := e.cfg.OnOutcome != nil
-	done := int64(0)        // finished events whose total room is not released
+	done := int64(0) // finished events whose total room is not released
 	for j := range b.entries {
 		if !b.pos.CompareAndSwap(int64(j-1), int64(j)) {
 			return w.stolenAfter(sh, b, j-1, done, &last)
