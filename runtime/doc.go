@@ -60,7 +60,10 @@
 // that other workers run, starting workers up to MaxActive. A conflating
 // engine gives every key a lane when its first event arrives, so
 // conflation applies at the door; an engine with a batch handler moves
-// each inbox into lanes in one go. worker.go tells the life of an event
+// each inbox into lanes in one go. In both, a worker keeps the lanes it
+// takes over in a deque of its own, which idle workers steal from, and
+// the watchdog wakes or starts a worker to steal from one stuck in a
+// handler. worker.go tells the life of an event
 // and the lock rule.
 //
 // # Failures

@@ -22,11 +22,16 @@ import (
 //     inbox.
 //  2. The lane, or the shard's inbox, becomes a task in the run queue: a
 //     ready task, ahead of tasks that already used a whole turn (yielded).
+//     A lane of a lane engine goes to its shard's ready list instead, and
+//     the shard becomes the task.
 //  3. A worker takes the task. An inbox is run inline, in order, without
-//     lanes (inline.go), or with a batch handler moved into lanes at once
-//     (dispatchLanes); an event that fails or is held gives its key a
-//     lane, with the key's later events. A lane's turn takes its events a
-//     few at a time, runs them without the lock, and settles them under it.
+//     lanes (inline.go); in an engine whose keys run in lanes (a batch
+//     handler, conflation) the shard's task hands its inbox, moved into
+//     lanes, and its ready lanes to the worker's own deque, which an idle
+//     worker steals from (dispatchLanes). An event that fails or is held
+//     gives its key a lane, with the key's later events. A lane's turn
+//     takes its events a few at a time, runs them without the lock, and
+//     settles them under it.
 //  4. Settling releases each finished event's room (per key, then total),
 //     wakes blocked submitters, and only then reports the outcome: a
 //     transport that learns of an outcome finds the room released.
@@ -36,8 +41,10 @@ import (
 //     parking.go): its events leave in order for the park, which counts
 //     against the limits while it is in memory.
 //  6. A turn ends when the lane is empty (it is removed), waits for a timer,
-//     or has used its budget while tasks wait: it then goes to the back of
-//     the run queue and the worker returns to its loop. Nothing runs a
+//     or has used its budget while tasks wait (in the run queue, or in the
+//     worker's deque): it then goes to the back of the run queue and the
+//     worker returns to its loop. The watchdog wakes or starts a worker to
+//     steal from the deque of one stuck in a handler. Nothing runs a
 //     task from inside another: the stack never grows with work done.
 //
 // The lock rule: a shard's mutex guards its inbox, its lanes' map and every
@@ -45,8 +52,8 @@ import (
 // counts; a worker owns the events it took from a lane (w.buf) and claims
 // the events of an inline batch one by one with a compare-and-swap on the
 // batch's position. Only one shard's mutex is held at a time. The run
-// queue's, the room's and the workers' list's mutexes are taken after a
-// shard's or alone, never before one. Handlers, park stores and the
+// queue's, the room's, the deques' and the workers' list's mutexes are
+// taken after a shard's or alone, never before one. Handlers, park stores and the
 // dead-letter sink are called without any lock; OnOutcome is called under
 // a shard's lock.
 
