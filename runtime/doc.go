@@ -63,8 +63,7 @@
 // each inbox into lanes in one go. In both, a worker keeps the lanes it
 // takes over in a deque of its own, which idle workers steal from, and
 // the watchdog wakes or starts a worker to steal from one stuck in a
-// handler. worker.go tells the life of an event
-// and the lock rule.
+// handler. worker.go tells the life of an event and the lock rule.
 //
 // # Failures
 //
