@@ -343,6 +343,18 @@ func (e *Engine[K, E]) schedule(l *lane[K, E]) bool {
 	return true
 }
 
+// claimTask marks the shard's task queued and counts it busy, reporting
+// whether the caller must push it after unlocking (false: it is already in
+// the run queue or running, and will see what was just added); sh.mu is held.
+func (sh *shard[K, E]) claimTask() bool {
+	if sh.queued {
+		return false
+	}
+	sh.queued = true
+	sh.busy++
+	return true
+}
+
 // idle records that one of sh's busy lanes or its inbox stopped being busy,
 // and wakes Flush and Close when the shard is quiet; sh.mu is held.
 func (e *Engine[K, E]) idle(sh *shard[K, E]) {

@@ -218,11 +218,7 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 			// An engine whose keys run in lanes hands ready lanes to a
 			// worker through the shard's task, a batch at a time.
 			sh.ready = append(sh.ready, l)
-			push = !sh.queued
-			if push {
-				sh.queued = true
-				sh.busy++
-			}
+			push = sh.claimTask()
 			sh.mu.Unlock()
 			if push {
 				e.rq.push(task[K, E]{s: sh})
@@ -236,11 +232,7 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 		return nil, false
 	}
 	sh.inbox = append(sh.inbox, entry[K, E]{key: key, it: it})
-	push := !sh.queued
-	if push {
-		sh.queued = true
-		sh.busy++
-	}
+	push := sh.claimTask()
 	sh.mu.Unlock()
 	if push {
 		e.rq.push(task[K, E]{s: sh})
