@@ -57,7 +57,8 @@ func resolveParkAfterPause(t *testing.T, discard bool) {
 	}
 	j := newJournal(applied)
 	handled := afterHandled(total) // handled, or dropped by the discard
-	logs := newLogSignal("partition paused")
+	const metadataPause = "partition paused: its commit metadata"
+	logs := newLogSignal(metadataPause)
 	m := startMember(t, c, "g", memberOpts{
 		cfg: func(cfg *kafka.Config[ev]) {
 			cfg.MaxMetadataBytes = 64
@@ -76,8 +77,18 @@ func resolveParkAfterPause(t *testing.T, discard bool) {
 			return nil
 		},
 	})
-	await(t, logs.after("partition paused", 1), "the partition to pause for its metadata")
-	paused := m.c.Stats()
+	// The partition may pause for records in flight before "bad" parks, and
+	// resume when they finish; once "bad" is parked its records keep gaps
+	// open, and the partition pauses for good. So wait for the park, then
+	// for a pause that is still on when looked at.
+	await(t, handled.parked, "the first record of bad to park")
+	var paused kafka.Stats
+	for n := 1; ; n++ {
+		await(t, logs.after(metadataPause, n), "the partition to pause for its metadata")
+		if paused = m.c.Stats(); paused.Paused == 1 {
+			break
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	fixed.Store(true)
@@ -118,23 +129,28 @@ func resolveParkAfterPause(t *testing.T, discard bool) {
 	j2.check(t, map[string]int{"after": 1})
 }
 
-// outcomeCount passes outcomes on to the consumer and closes done once n
-// events were handled (or dropped by a discard).
+// outcomeCount passes outcomes on to the consumer, closes parked at the
+// first event parked and done once n events were handled (or dropped by a
+// discard).
 type outcomeCount struct {
-	n    int64
-	seen atomic.Int64
-	once sync.Once
-	done chan struct{}
+	n          int64
+	seen       atomic.Int64
+	once, park sync.Once
+	done       chan struct{}
+	parked     chan struct{}
 }
 
 func afterHandled(n int) *outcomeCount {
-	return &outcomeCount{n: int64(n), done: make(chan struct{})}
+	return &outcomeCount{n: int64(n), done: make(chan struct{}), parked: make(chan struct{})}
 }
 
 func (h *outcomeCount) hook(rc *runtime.Config[string, ev]) {
 	consumer := rc.OnOutcome
 	rc.OnOutcome = func(key string, tag uint64, o runtime.Outcome) {
 		consumer(key, tag, o)
+		if o == runtime.Parked {
+			h.park.Do(func() { close(h.parked) })
+		}
 		if (o == runtime.Handled || o == runtime.Dropped) && h.seen.Add(1) == h.n {
 			h.once.Do(func() { close(h.done) })
 		}
