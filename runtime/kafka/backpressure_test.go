@@ -92,11 +92,12 @@ func TestParkedRecordsFillMetadataThenPause(t *testing.T) {
 		}
 	}
 	const bound = 64
-	pl := pauseLog{level: slog.LevelWarn, once: &sync.Once{}, paused: make(chan struct{})}
+	const metadataPause = "partition paused: its commit metadata"
+	logs := newLogSignal(metadataPause)
 	m := startMember(t, c, "g", memberOpts{
 		cfg: func(cfg *kafka.Config[ev]) {
 			cfg.MaxMetadataBytes = bound
-			cfg.Logger = slog.New(pl)
+			cfg.Logger = logs.logger()
 		},
 		handler: func(_ context.Context, key string, _ ev) error {
 			if key[len(key)-1] == '0' { // every tenth key fails for good
@@ -105,12 +106,22 @@ func TestParkedRecordsFillMetadataThenPause(t *testing.T) {
 			return nil
 		},
 	})
-	select {
-	case <-pl.paused:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the partition never paused for the metadata bound")
+	// The partition may first pause for the records in flight (their gaps
+	// could pass the bound) and resume as they finish. Once every record
+	// taken has its outcome, a pause still on is the parked records' doing.
+	var st kafka.Stats
+	for n := 1; ; n++ {
+		await(t, logs.after(metadataPause, n), "the partition to pause for the metadata bound")
+		flushCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := m.engine.Flush(flushCtx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st = m.c.Stats(); st.PausedMetadata == 1 && st.Parked > 0 {
+			break
+		}
 	}
-	st := m.c.Stats()
 	m.stop(t)
 	commit := c.GroupInfo("g").Commits[topic][0]
 	if len(commit.Metadata) > bound || commit.Metadata == "" {
