@@ -154,14 +154,14 @@ func (l *lane[K, E]) runnable() bool {
 	return l.q.len() > 0 || l.req != nil || len(l.withdraws) > 0 || l.holdCheck || l.wantsPage()
 }
 
-// takesSelected reports whether the running worker took an event whose tag
-// match selects; the shard is locked.
-func (l *lane[K, E]) takesSelected(match func(uint64) bool) bool {
-	if l.inline && match(l.inlineTag) {
+// takesSelected reports whether the running worker took an event that sel
+// selects (by its tag and whether it is replayed); the shard is locked.
+func (l *lane[K, E]) takesSelected(sel func(tag uint64, replayed bool) bool) bool {
+	if l.inline && sel(l.inlineTag, false) {
 		return true
 	}
 	for i := range l.taken {
-		if match(l.taken[i].tag) {
+		if sel(l.taken[i].tag, l.taken[i].replayed) {
 			return true
 		}
 	}

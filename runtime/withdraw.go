@@ -62,7 +62,7 @@ func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool
 			// only once the selected events it took have finished or been
 			// withdrawn.
 			n += e.withdrawFrom(l, match, false)
-			if l.takesSelected(match) || l.parked || (e.parksCount() && l.stored > 0) {
+			if l.takesSelected(func(tag uint64, replayed bool) bool { return e.withdrawable(match, tag, replayed) }) || l.parked || (e.parksCount() && l.stored > 0) {
 				wd := &withdrawal{match: match, done: make(chan int, 1)}
 				l.withdraws = append(l.withdraws, wd)
 				l.interrupt.Store(true)
@@ -84,8 +84,16 @@ func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool
 	return n, nil
 }
 
-// cancelRunning cancels the contexts of the running attempts whose event's
-// tag match selects.
+// withdrawable reports whether Withdraw with match takes the event tagged
+// tag. A replayed event from a durable park is never taken (it is safe in
+// the store, which need not keep its tag): neither withdrawn, nor waited
+// for, nor cancelled.
+func (e *Engine[K, E]) withdrawable(match func(uint64) bool, tag uint64, replayed bool) bool {
+	return match(tag) && (!replayed || e.parksCount())
+}
+
+// cancelRunning cancels the contexts of the running attempts that Withdraw
+// with match takes.
 func (e *Engine[K, E]) cancelRunning(match func(uint64) bool) {
 	if e.cfg.OnOutcome == nil {
 		return
@@ -94,7 +102,7 @@ func (e *Engine[K, E]) cancelRunning(match func(uint64) bool) {
 	ws := e.ws
 	e.wmu.Unlock()
 	for _, w := range ws {
-		w.running.cancelIf(match)
+		w.running.cancelIf(func(tag uint64, replayed bool) bool { return e.withdrawable(match, tag, replayed) })
 	}
 }
 
@@ -129,10 +137,9 @@ func (e *Engine[K, E]) withdrawInbox(sh *shard[K, E], match func(uint64) bool) i
 func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool, park bool) int {
 	var tags []uint64
 	gone := func(it item[E]) { tags = append(tags, it.tag) }
-	// A replayed event leaves its park with it; from a durable park it is
-	// not withdrawn (it is safe there, and its tag is not kept).
+	// A replayed event leaves its park with it.
 	l.q.filter(func(it *item[E]) bool {
-		return match(it.tag) && (!it.replayed || e.parksCount())
+		return e.withdrawable(match, it.tag, it.replayed)
 	}, func(it item[E]) {
 		if it.replayed {
 			_ = e.memParks.Remove(e.base, l.key, it.seq) // memory: never fails
@@ -143,7 +150,7 @@ func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool, park
 	if len(l.held) > 0 {
 		kept := l.held[:0]
 		for _, h := range l.held {
-			if match(h.tag) && (!h.replayed || e.parksCount()) {
+			if e.withdrawable(match, h.tag, h.replayed) {
 				if h.replayed {
 					_ = e.memParks.Remove(e.base, l.key, h.seq)
 					l.replay.finishedOne()

@@ -199,6 +199,52 @@ func TestWithdrawLeavesADurablePark(t *testing.T) {
 	checkInvariant(t, e.Stats())
 }
 
+// A replayed event from a durable park is not Withdraw's to take, so its
+// running attempt is not cancelled either (found in review: the wait and
+// the cancellation selected by tag alone, and the cancelled attempt ran
+// again with a try used up).
+func TestWithdrawLeavesADurableReplayRunning(t *testing.T) {
+	var log tagLog
+	store := runtime.NewMemoryParkStore[string, ev]()
+	if err := store.Append(context.Background(), "p", "left by an earlier process",
+		[]runtime.ParkedEvent[ev]{{Event: ev{Seq: 1}, Tag: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	var attempts int
+	var cancelled bool
+	h := func(ctx context.Context, key string, _ ev) error {
+		attempts++ // one key: its attempts never overlap
+		if attempts == 1 {
+			close(started)
+			<-release
+			cancelled = ctx.Err() != nil
+		}
+		return ctx.Err()
+	}
+	e := mustNew(t, h, runtime.Config[string, ev]{Parks: store, OnOutcome: log.on})
+	ctx := context.Background()
+	replayed := run(func() {
+		if err := e.Replay(ctx, "p"); err != nil {
+			t.Errorf("Replay: %v", err)
+		}
+	})
+	<-started
+	done, cancel := context.WithCancel(ctx)
+	cancel() // Withdraw gives up at once and cancels what it takes
+	_, _ = e.Withdraw(done, odd)
+	close(release)
+	mustHappen(t, replayed, "the replay")
+	flush(t, e)
+	if cancelled || attempts != 1 {
+		t.Fatalf("the replayed event's attempt: cancelled %v, %d attempts; want one, not cancelled", cancelled, attempts)
+	}
+	if got := log.of(1); !slices.Equal(got, []runtime.Outcome{runtime.Handled}) {
+		t.Fatalf("the replayed event's outcomes: %v", got)
+	}
+	checkInvariant(t, e.Stats())
+}
+
 // Withdraw takes held events from a lane whose worker is in a handler;
 // the worker must not read the lane's held events without the lock when
 // its handler returns (found by TestStress under -race; Withdraw and the

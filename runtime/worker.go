@@ -548,7 +548,7 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, fn func(context.C
 		defer cancel()
 	}
 	if e.cfg.OnOutcome != nil {
-		w.running.begin(it.tag, cancel)
+		w.running.begin(it.tag, it.replayed, cancel)
 		defer w.running.end()
 		// Withdraw marks the lane (or steals the batch) before it cancels
 		// the running attempts: an attempt it could not see yet does not
@@ -582,13 +582,14 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, fn func(context.C
 type runningAttempt struct {
 	mu        sync.Mutex
 	tag       uint64
+	replayed  bool
 	cancel    context.CancelFunc
 	cancelled bool // by Withdraw
 }
 
-func (r *runningAttempt) begin(tag uint64, cancel context.CancelFunc) {
+func (r *runningAttempt) begin(tag uint64, replayed bool, cancel context.CancelFunc) {
 	r.mu.Lock()
-	r.tag, r.cancel, r.cancelled = tag, cancel, false
+	r.tag, r.replayed, r.cancel, r.cancelled = tag, replayed, cancel, false
 	r.mu.Unlock()
 }
 
@@ -605,16 +606,14 @@ func (r *runningAttempt) end() {
 	r.mu.Unlock()
 }
 
-// cancelIf cancels the attempt in progress if match selects its tag.
-func (r *runningAttempt) cancelIf(match func(uint64) bool) bool {
+// cancelIf cancels the attempt in progress if sel selects its event.
+func (r *runningAttempt) cancelIf(sel func(tag uint64, replayed bool) bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.cancel != nil && match(r.tag) {
+	if r.cancel != nil && sel(r.tag, r.replayed) {
 		r.cancel()
 		r.cancelled = true
-		return true
 	}
-	return false
 }
 
 // logTimeout tells the operator about an attempt that ran out of its
