@@ -276,11 +276,25 @@ func (e *Engine[K, E]) reserveUpTo(n int64) int64 {
 	}
 }
 
+// workerList returns the workers started so far.
+func (e *Engine[K, E]) workerList() []*worker[K, E] {
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
+	return e.ws
+}
+
 // keepReplayRoom records that a durable replay now holds n more room it
 // has not filled (n < 0: it filled or gave back some).
 func (e *Engine[K, E]) keepReplayRoom(r *replayState, n int64) {
 	r.room += n
 	e.replayRoom.Add(n)
+}
+
+// dropReplayRoom gives back the room a durable replay holds and has not
+// filled (it ended, or failed).
+func (e *Engine[K, E]) dropReplayRoom(r *replayState) {
+	e.release(r.room)
+	e.keepReplayRoom(r, -r.room)
 }
 
 // release gives back the room of n events that left the backlog (reached

@@ -85,10 +85,16 @@ func rearm[K comparable, E any](e *Engine[K, E], t *timer, d time.Duration, f fu
 		*t = e.clock.afterFunc(d, f)
 		return
 	}
-	if (*t).Stop() {
+	e.stopTimer(*t)
+	(*t).Reset(d)
+}
+
+// stopTimer stops t if it is armed and gives back its count; a timer that
+// fired already runs its function, which gives the count back itself.
+func (e *Engine[K, E]) stopTimer(t timer) {
+	if t != nil && t.Stop() {
 		e.timers.Done()
 	}
-	(*t).Reset(d)
 }
 
 // timerDue runs when l's timer fires: the lane is ready again.
@@ -126,10 +132,7 @@ func (e *Engine[K, E]) stopHoldTimer(l *lane[K, E]) {
 		return
 	}
 	l.holdArmed = false
-	if l.holdTimer.Stop() {
-		e.timers.Done()
-	}
-	// Otherwise the callback runs, finds the timer disarmed, and does nothing.
+	e.stopTimer(l.holdTimer) // if it fired, its function finds it disarmed
 }
 
 // holdDue runs when l's oldest held event may have waited too long.

@@ -333,27 +333,37 @@ func (e *Engine[K, E]) steal(sh *shard[K, E], b *inlineBatch[K, E], ready []*lan
 	}
 	// The rest of the batch, then the inbox, go to lanes: a key that got a
 	// lane here must find all its later events behind it.
-	toLane := func(en *entry[K, E]) {
-		l := sh.lanes[en.key]
-		if l == nil {
-			l = sh.newLane(en.key)
-		}
-		l.q.pushBack(en.it)
-		if e.schedule(l) {
-			ready = append(ready, l)
-		}
-	}
 	for m := int(p) + 1; m < len(b.entries); m++ {
 		if en := &b.entries[m]; !en.moved {
-			toLane(en)
+			ready = e.joinLane(sh, en, ready)
 		}
 	}
+	return e.inboxToLanes(sh, ready)
+}
+
+// joinLane appends en's event to its key's lane, made if the key has none,
+// and appends the lane to ready if that made it ready; sh.mu is held.
+func (e *Engine[K, E]) joinLane(sh *shard[K, E], en *entry[K, E], ready []*lane[K, E]) []*lane[K, E] {
+	l := sh.lanes[en.key]
+	if l == nil {
+		l = sh.newLane(en.key)
+	}
+	l.q.pushBack(en.it)
+	if e.schedule(l) {
+		ready = append(ready, l)
+	}
+	return ready
+}
+
+// inboxToLanes moves sh's inbox into its keys' lanes (joinLane) and ends
+// the dispatching of sh's task: the shard is no longer queued. It returns
+// ready with the lanes that became ready; sh.mu is held.
+func (e *Engine[K, E]) inboxToLanes(sh *shard[K, E], ready []*lane[K, E]) []*lane[K, E] {
 	for m := range sh.inbox {
-		toLane(&sh.inbox[m])
+		ready = e.joinLane(sh, &sh.inbox[m], ready)
 	}
 	clear(sh.inbox)
 	sh.inbox = sh.inbox[:0]
-	// The worker's dispatching ends here.
 	sh.queued = false
 	e.idle(sh)
 	return ready
@@ -363,9 +373,7 @@ func (e *Engine[K, E]) steal(sh *shard[K, E], b *inlineBatch[K, E], ready []*lan
 // the last tick while lanes wait in its deque is stuck in a handler, so a
 // worker is woken, or started while fewer than MaxActive run, to steal them.
 func (e *Engine[K, E]) watchWorkers() {
-	e.wmu.Lock()
-	ws := e.ws
-	e.wmu.Unlock()
+	ws := e.workerList()
 	for _, w := range ws {
 		runs := w.runs.Load()
 		stuck := runs == w.lastRuns
@@ -381,8 +389,8 @@ func (e *Engine[K, E]) watchWorkers() {
 // workers sleep. The lanes it makes go to the run queue, which wakes a
 // sleeping worker or starts one while fewer than MaxActive run.
 func (e *Engine[K, E]) watch() {
-	e.watchWorkers()
 	if !e.inline {
+		e.watchWorkers()
 		return
 	}
 	sleepers := e.rq.sleepers()

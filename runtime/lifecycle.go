@@ -176,15 +176,10 @@ func (e *Engine[K, E]) abort(cause error) error {
 	e.stop()
 	e.rq.stop(true)
 	e.eachLane(func(l *lane[K, E]) {
-		if l.state == laneWaiting && l.timer != nil && l.timer.Stop() {
-			e.timers.Done()
+		if l.state == laneWaiting {
+			e.stopTimer(l.timer)
 		}
-		if l.holdArmed {
-			l.holdArmed = false
-			if l.holdTimer.Stop() {
-				e.timers.Done()
-			}
-		}
+		e.stopHoldTimer(l)
 	})
 	e.workers.Wait()
 	e.timers.Wait()

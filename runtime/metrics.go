@@ -237,9 +237,7 @@ func (c *skipCounter) add(reason string) {
 // skipReasons sums the workers' skip counts by reason.
 func (e *Engine[K, E]) skipReasons() map[string]uint64 {
 	out := make(map[string]uint64)
-	e.wmu.Lock()
-	ws := e.ws
-	e.wmu.Unlock()
+	ws := e.workerList()
 	for _, w := range ws {
 		w.skips.mu.Lock()
 		for r, n := range w.skips.reasons {

@@ -57,12 +57,8 @@ func (l *lane[K, E]) wantsPage() bool {
 	return l.replay != nil && l.replay.more && (l.q.len() == 0 || !l.q.front().replayed)
 }
 
-// takeable reports whether a worker may take it from the front of l's
-// queue now: while the store may hold more of a replay, only loaded events,
-// which go before everything that arrived meanwhile.
-func (l *lane[K, E]) takeable(it *item[E]) bool {
-	return it.replayed || l.replay == nil || !l.replay.more
-}
+// isReplayed reports whether it was loaded from its key's park.
+func isReplayed[E any](it *item[E]) bool { return it.replayed }
 
 // finishedOne records that a loaded event reached its outcome.
 func (r *replayState) finishedOne() {
@@ -105,8 +101,7 @@ func (w *worker[K, E]) park(l *lane[K, E], reason string) next {
 	failedReplay := l.replay
 	l.replay = nil
 	if failedReplay != nil {
-		e.release(failedReplay.room)
-		e.keepReplayRoom(failedReplay, -failedReplay.room)
+		e.dropReplayRoom(failedReplay)
 	}
 
 	// Replayed events are still in the store, ahead of anything newer.
@@ -172,8 +167,7 @@ func (w *worker[K, E]) holdParkReason(l *lane[K, E]) string {
 func (w *worker[K, E]) completeReplay(l *lane[K, E]) {
 	if r := l.replay; r != nil && r.loaded == 0 && !r.more {
 		l.replay = nil
-		w.e.release(r.room)
-		w.e.keepReplayRoom(r, -r.room)
+		w.e.dropReplayRoom(r)
 		w.e.cfg.Logger.Info("ordergen: key replayed", "engine", w.e.cfg.Name, "key", l.key, "events", r.done)
 		r.req.reply(r.done, nil)
 	}
@@ -205,8 +199,7 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) next {
 	events, err := e.cfg.Parks.Read(e.base, l.key, after, int(page))
 	sh.mu.Lock()
 	if err != nil {
-		e.release(r.room)
-		e.keepReplayRoom(r, -r.room)
+		e.dropReplayRoom(r)
 		// The replay stops; what it did not load stays parked.
 		l.replay = nil
 		l.parked = true

@@ -135,9 +135,9 @@ func (r *runQueue[K, E]) next() (task[K, E], bool) {
 }
 
 // pop returns the next task, sleeping while there is none; false when the
-// worker must exit. Before it sleeps it calls steal without the lock; when
-// steal found work elsewhere (lanes stolen into the worker's deque), pop
-// returns the zero task and true.
+// worker must exit. Before it sleeps it calls steal, if not nil, without
+// the lock; when steal found work elsewhere (lanes stolen into the
+// worker's deque), pop returns the zero task and true.
 func (r *runQueue[K, E]) pop(steal func() bool) (task[K, E], bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -149,7 +149,7 @@ func (r *runQueue[K, E]) pop(steal func() bool) (task[K, E], bool) {
 		if t, ok := r.next(); ok {
 			return t, true
 		}
-		if !looked {
+		if !looked && steal != nil {
 			r.mu.Unlock()
 			found := steal()
 			r.mu.Lock()

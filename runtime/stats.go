@@ -86,9 +86,7 @@ func (e *Engine[K, E]) Stats() Stats {
 		s.Active += int64(len(sh.lanes))
 		sh.mu.Unlock()
 	}
-	e.wmu.Lock()
-	ws := e.ws
-	e.wmu.Unlock()
+	ws := e.workerList()
 	add := func(c *counters) {
 		s.Handled += c.handled.Load()
 		s.Skipped += c.skipped.Load()
@@ -105,10 +103,7 @@ func (e *Engine[K, E]) Stats() Stats {
 	// One reading of each: Pending + Parked is then the backlog's load
 	// exactly, even while events move to or from the park.
 	s.Parked = e.parked.Load()
-	s.Pending = e.load.Load() - e.replayRoom.Load()
-	if e.parksCount() {
-		s.Pending -= s.Parked
-	}
+	s.Pending = e.pendingWith(s.Parked)
 	s.Held = e.held.Load()
 	s.ParkedKeys = e.parkedKeys.Load()
 	return s
@@ -223,10 +218,13 @@ func (e *Engine[K, E]) backlog() []KeyBacklog[K] {
 
 // pendingCount returns the number of accepted events without an outcome:
 // the backlog's load, less the events parked in memory that it counts.
-func (e *Engine[K, E]) pendingCount() int64 {
+func (e *Engine[K, E]) pendingCount() int64 { return e.pendingWith(e.parked.Load()) }
+
+// pendingWith is pendingCount with parked read by the caller.
+func (e *Engine[K, E]) pendingWith(parked int64) int64 {
 	n := e.load.Load() - e.replayRoom.Load()
 	if e.parksCount() {
-		n -= e.parked.Load()
+		n -= parked
 	}
 	return n
 }

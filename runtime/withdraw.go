@@ -98,9 +98,7 @@ func (e *Engine[K, E]) cancelRunning(match func(uint64) bool) {
 	if e.cfg.OnOutcome == nil {
 		return
 	}
-	e.wmu.Lock()
-	ws := e.ws
-	e.wmu.Unlock()
+	ws := e.workerList()
 	for _, w := range ws {
 		w.running.cancelIf(func(tag uint64, replayed bool) bool { return e.withdrawable(match, tag, replayed) })
 	}
@@ -198,9 +196,7 @@ func (e *Engine[K, E]) retryWithdrawn(l *lane[K, E]) bool {
 	if l.state != laneWaiting || l.replay != nil || l.parked || (l.q.len() > 0 && l.q.front().attempts > 0) {
 		return false // still a retry, a park to store, or room to wait for
 	}
-	if l.timer != nil && l.timer.Stop() {
-		e.timers.Done()
-	} // otherwise its function runs, finds the lane not waiting, and returns
+	e.stopTimer(l.timer) // if it fired, its function finds the lane not waiting
 	if l.q.len() > 0 {
 		l.state = laneQueued // still busy
 		return true

@@ -113,16 +113,25 @@ func (e *Engine[K, E]) startWorker() {
 func (w *worker[K, E]) loop() {
 	defer w.e.workers.Done()
 	defer w.e.exited.Add(1)
+	// Only engines whose keys run in lanes use the deques: an inline
+	// engine's stay empty, so its workers neither look in them nor steal.
+	lanes := !w.e.inline
+	var steal func() bool
+	if lanes {
+		steal = w.stealWork
+	}
 	for {
-		if l := w.local.popFront(); l != nil {
-			if w.e.aborted.Load() {
-				return
+		if lanes {
+			if l := w.local.popFront(); l != nil {
+				if w.e.aborted.Load() {
+					return
+				}
+				w.runs.Add(1)
+				w.runLane(l)
+				continue
 			}
-			w.runs.Add(1)
-			w.runLane(l)
-			continue
 		}
-		t, ok := w.e.rq.pop(w.stealWork)
+		t, ok := w.e.rq.pop(steal)
 		if !ok || w.e.aborted.Load() {
 			// Close gave up: no new task starts. (A batch the worker left
 			// when it gave up stays its shard's current one, for Close's
@@ -141,9 +150,7 @@ func (w *worker[K, E]) loop() {
 // deque, before this one sleeps. It reports whether it found any.
 func (w *worker[K, E]) stealWork() bool {
 	e := w.e
-	e.wmu.Lock()
-	ws := e.ws
-	e.wmu.Unlock()
+	ws := e.workerList()
 	for _, v := range ws {
 		if v != w && v.local.stealHalf(&w.local, &w.hot) {
 			return true
@@ -197,21 +204,7 @@ func (w *worker[K, E]) dispatchLanes(sh *shard[K, E]) {
 	ready = append(ready, sh.ready...)
 	clear(sh.ready)
 	sh.ready = sh.ready[:0]
-	for i := range sh.inbox {
-		en := &sh.inbox[i]
-		l := sh.lanes[en.key]
-		if l == nil {
-			l = sh.newLane(en.key)
-		}
-		l.q.pushBack(en.it)
-		if e.schedule(l) {
-			ready = append(ready, l)
-		}
-	}
-	clear(sh.inbox)
-	sh.inbox = sh.inbox[:0]
-	sh.queued = false
-	e.idle(sh)
+	ready = e.inboxToLanes(sh, ready)
 	sh.mu.Unlock()
 	if len(ready) > 0 && w.local.pushAll(ready) >= eagerSteal {
 		e.rq.startThief() // plenty for two
@@ -294,7 +287,13 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 		case handled < laneBudget:
 			take = min(take, laneBudget-handled)
 		}
-		w.buf = l.q.popWhile(w.buf[:0], take, l.takeable)
+		if r := l.replay; r != nil && r.more {
+			// While the store may hold more of a replay, only loaded
+			// events: they go before everything that arrived meanwhile.
+			w.buf = l.q.popWhile(w.buf[:0], take, isReplayed[E])
+		} else {
+			w.buf = l.q.popInto(w.buf[:0], take)
+		}
 		l.inflight, l.taken = len(w.buf), w.buf
 		w.laneHeld = len(l.held) > 0
 		l.inflightAt = w.buf[0].at
