@@ -85,9 +85,7 @@ type OrderedSink[K comparable, E any] struct {
 
 	pending atomic.Int64 // sends handed over and not answered
 	closed  atomic.Bool
-	waiting atomic.Int32 // Flush calls waiting
-	flushMu sync.Mutex
-	flushed []chan struct{}
+	drained notifier // signalled when pending reaches zero (Flush)
 }
 
 // sinkShards spreads the keys' state over locks.
@@ -96,7 +94,6 @@ const sinkShards = 64
 type sinkShard[K comparable] struct {
 	mu     sync.Mutex
 	paused map[K]error // the keys paused, with the failure that paused each
-	_      [40]byte    // one shard per cache line
 }
 
 var _ AsyncSink[string, any] = (*OrderedSink[string, any])(nil)
@@ -222,16 +219,11 @@ func (s *OrderedSink[K, E]) Flush(ctx context.Context) error {
 			return fmt.Errorf("flush: %w", err)
 		}
 	}
-	s.flushMu.Lock()
-	s.waiting.Add(1) // before looking: an answer that empties pending sees it
+	ch := s.drained.register() // before looking: an answer that empties pending sees it
+	defer s.drained.unregister()
 	if s.pending.Load() == 0 {
-		s.waiting.Add(-1)
-		s.flushMu.Unlock()
 		return nil
 	}
-	ch := make(chan struct{})
-	s.flushed = append(s.flushed, ch)
-	s.flushMu.Unlock()
 	select {
 	case <-ch:
 		return nil
@@ -250,17 +242,7 @@ func (s *OrderedSink[K, E]) Close(ctx context.Context) error {
 // answered counts one send answered and wakes the Flush calls when none is
 // left in flight.
 func (s *OrderedSink[K, E]) answered() {
-	if s.pending.Add(-1) != 0 || s.waiting.Load() == 0 {
-		return
+	if s.pending.Add(-1) == 0 {
+		s.drained.broadcastIfWaiting()
 	}
-	s.flushMu.Lock()
-	defer s.flushMu.Unlock()
-	if s.pending.Load() != 0 {
-		return
-	}
-	for _, ch := range s.flushed {
-		close(ch)
-	}
-	s.waiting.Add(-int32(len(s.flushed)))
-	s.flushed = nil
 }

@@ -174,6 +174,12 @@ func (s *Source[K, E, M]) Offer(ctx context.Context, tag uint64, event E) error 
 	s.mu.Unlock()
 
 	n, err := s.target.SubmitTagged(ctx, event, tag, from)
+	if n > 0 && errors.Is(err, ErrInvalidEvent) {
+		// Subscribers hold an event that a later one calls invalid: the
+		// transport must not set the message aside as bad (their outcomes
+		// settle it), so this is the target's fault, not the message's.
+		err = fmt.Errorf("%w: %d subscriber(s) took an event that the next refused: %v", ErrInvalidConfig, n, err)
+	}
 
 	s.mu.Lock()
 	// End waits for this call before it looks for the ownership's events,

@@ -401,6 +401,7 @@ type scriptedTarget struct {
 	entered  chan struct{} // closed when SubmitTagged is called, when set
 	hold     chan struct{}
 	withdraw func(ctx context.Context, match func(uint64) bool) (int, error)
+	answer   func() (int, error) // SubmitTagged's answer, when set; else 1, nil
 }
 
 func (s *scriptedTarget) SubmitTagged(_ context.Context, _ tev, _ uint64, _ int) (int, error) {
@@ -409,6 +410,9 @@ func (s *scriptedTarget) SubmitTagged(_ context.Context, _ tev, _ uint64, _ int)
 	}
 	if s.hold != nil {
 		<-s.hold
+	}
+	if s.answer != nil {
+		return s.answer()
 	}
 	return 1, nil
 }
@@ -419,6 +423,27 @@ func (s *scriptedTarget) Withdraw(ctx context.Context, match func(uint64) bool) 
 
 func (s *scriptedTarget) Subscriptions() []runtime.Subscription {
 	return []runtime.Subscription{{Name: "scripted", ReportsOutcomes: true, ParksInMemory: true}}
+}
+
+// A target whose first subscriber took an event that the second refuses as
+// invalid is misconfigured: Offer must not report the message as invalid,
+// or a transport would set it aside as bad while a subscriber runs it and
+// its settlement waits for an outcome that Resolve cannot give (found in
+// review: Kafka dead-lettered such a record and its partition's commit
+// stalled).
+func TestSourceOfferInvalidAfterASubscriberTookIt(t *testing.T) {
+	target := &scriptedTarget{answer: func() (int, error) {
+		return 1, fmt.Errorf("second subscriber: %w", runtime.ErrInvalidEvent)
+	}}
+	src, err := runtime.NewSource[string](target, newSettlements().settle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, _ := src.Take(src.Own(), 0)
+	err = src.Offer(runtime.DoneContext(), tag, tev{"k", 0})
+	if errors.Is(err, runtime.ErrInvalidEvent) || !errors.Is(err, runtime.ErrInvalidConfig) {
+		t.Fatalf("Offer: %v; want a configuration error, not an invalid event", err)
+	}
 }
 
 // Regression (found by TestSourceStress): an Offer in progress while Take

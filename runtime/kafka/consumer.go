@@ -167,9 +167,6 @@ func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
 }
 
 func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
-	if target == nil {
-		return fmt.Errorf("%w: nil target", ErrConfig)
-	}
 	src, err := runtime.NewSource[K, E](target, c.settled)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
@@ -195,7 +192,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { c.commitLoop(cctx) })
 
-	err = c.feed(ctx, target)
+	err = c.feed(ctx)
 	stopCommits()
 	wg.Wait()
 	if ctx.Err() != nil {

@@ -95,27 +95,23 @@ func (c *Consumer[K, E]) awaitDeadLetters(ctx context.Context, ps []*partition[K
 // headers. It returns once the write is acknowledged; when the write fails
 // the runtime parks the event instead, so nothing is lost.
 func DeadLetters[K comparable, E any](cl *kgo.Client, topic string, codec runtime.Codec[E]) runtime.DeadLetterSink[K, E] {
+	w := &writer[K, E]{cl: cl, topic: topic, codec: codec}
 	return func(ctx context.Context, dl runtime.DeadLetterEvent[K, E]) error {
-		key, err := runtime.EncodeKey(dl.Key)
-		if err != nil {
-			return err
-		}
-		name, data, err := codec.Encode(dl.Event)
-		if err != nil {
-			return fmt.Errorf("kafka: dead letter of key %s: %w", key, err)
+		r := new(kgo.Record)
+		if err := w.fill(r, dl.Key, dl.Event); err != nil { // the record a producer would write
+			return fmt.Errorf("kafka: dead letter: %w", err)
 		}
 		errText := ""
 		if dl.Err != nil {
 			errText = dl.Err.Error()
 		}
-		r := &kgo.Record{Topic: topic, Key: []byte(key), Value: data, Headers: []kgo.RecordHeader{
-			{Key: HeaderType, Value: []byte(name)},
-			{Key: HeaderReason, Value: []byte(ReasonHandlerFailed)},
-			{Key: HeaderError, Value: []byte(errText)},
-			{Key: HeaderAttempts, Value: []byte(strconv.Itoa(dl.Attempts))},
-		}}
+		r.Headers = append(r.Headers,
+			kgo.RecordHeader{Key: HeaderReason, Value: []byte(ReasonHandlerFailed)},
+			kgo.RecordHeader{Key: HeaderError, Value: []byte(errText)},
+			kgo.RecordHeader{Key: HeaderAttempts, Value: []byte(strconv.Itoa(dl.Attempts))},
+		)
 		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
-			return fmt.Errorf("kafka: dead letter of key %s to %s: %w", key, topic, err)
+			return fmt.Errorf("kafka: dead letter of key %s to %s: %w", r.Key, topic, err)
 		}
 		return nil
 	}

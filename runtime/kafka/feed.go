@@ -11,9 +11,9 @@ import (
 	"github.com/ordergen/ordergen/runtime"
 )
 
-// feed polls and submits records until Close or ctx's end, or until target
-// fails.
-func (c *Consumer[K, E]) feed(ctx context.Context, target Target[E]) error {
+// feed polls and submits records until Close or ctx's end, or until the
+// target fails.
+func (c *Consumer[K, E]) feed(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():

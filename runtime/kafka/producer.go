@@ -37,7 +37,6 @@ import (
 // records buffered behind a failed one in its partition with it).
 type Producer[K comparable, E any] struct {
 	sink *runtime.OrderedSink[K, E]
-	w    *writer[K, E]
 }
 
 var _ runtime.AsyncSink[string, any] = (*Producer[string, any])(nil)
@@ -71,7 +70,7 @@ func NewProducer[K comparable, E any](cl *kgo.Client, topic string, codec runtim
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	return &Producer[K, E]{sink: sink, w: w}, nil
+	return &Producer[K, E]{sink: sink}, nil
 }
 
 // Send writes event as a record keyed by key and returns once the cluster

@@ -176,33 +176,26 @@ func (t *tracker) measure() {
 	base, spans := t.commitPoint()
 	t.mBase, t.mLive, t.mAdded = base, t.live, 0
 	if len(spans) == 0 {
-		t.mRuns = 1 + uvarintLen(uint64(max64(base, 0))) + 1
+		t.mRuns = 1 + uvarintLen(uint64(max(base, 0))) + 1
 		return
 	}
 	_, t.mRuns = sizes(base, spans)
 }
 
-// fits reports whether the commit metadata stays within max bytes, however
+// fits reports whether the commit metadata stays within limit bytes, however
 // the unfinished records finish, if offset is taken too. The bitset of every
 // offset from the committed one to offset bounds it; so do the runs measured
 // plus two runs for each unfinished record (finishing one splits at most one
 // unfinished run in three).
-func (t *tracker) fits(offset int64, max int) bool {
+func (t *tracker) fits(offset int64, limit int) bool {
 	if offset <= t.mBase {
 		return true
 	}
 	w := uint64(offset - t.mBase)
 	v := uvarintLen(w)
-	bitset := 1 + uvarintLen(uint64(max64(t.mBase, 0))) + v + int((w+7)/8)
+	bitset := 1 + uvarintLen(uint64(max(t.mBase, 0))) + v + int((w+7)/8)
 	runs := t.mRuns + v + 2*v*(t.mLive+t.mAdded+1)
-	return b64Len(min(bitset, runs)) <= max
+	return b64Len(min(bitset, runs)) <= limit
 }
 
 func b64Len(raw int) int { return (raw*4 + 2) / 3 }
-
-func max64(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
-}
