@@ -246,3 +246,27 @@ func (s *OrderedSink[K, E]) answered() {
 		s.drained.broadcastIfWaiting()
 	}
 }
+
+// SendAsync is what generated producers' PublishAsync does: it sends event
+// through sink without waiting for the broker when sink is an AsyncSink,
+// and otherwise sends it synchronously, then calls done once with the
+// answer (perhaps before SendAsync returns). A non-nil invalid is the
+// producer's refusal of event: done gets it and nothing is sent. A nil
+// done means the answer is not wanted.
+func SendAsync[K comparable, E Keyed[K]](ctx context.Context, sink Sink[K, E], event E, invalid error, done func(error)) {
+	if done == nil {
+		done = func(error) {}
+	}
+	switch {
+	case invalid != nil:
+		done(invalid)
+	case sink == nil:
+		done(fmt.Errorf("%w: no sink", ErrInvalidConfig))
+	default:
+		if a, ok := sink.(AsyncSink[K, E]); ok {
+			a.SendAsync(ctx, event.EventKey(), event, done)
+			return
+		}
+		done(sink.Send(ctx, event.EventKey(), event))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -249,4 +250,44 @@ func TestOrderedSinkModel(t *testing.T) {
 			}
 		}
 	})
+}
+
+// bothSink is a Sink, and an AsyncSink too when async is set; it records
+// how each event was sent.
+type bothSink struct{ sent []string }
+
+func (s *bothSink) Send(_ context.Context, key string, _ tev) error {
+	s.sent = append(s.sent, "sync "+key)
+	return nil
+}
+
+type asyncSink struct{ bothSink }
+
+func (s *asyncSink) SendAsync(_ context.Context, key string, _ tev, done func(error)) {
+	s.sent = append(s.sent, "async "+key)
+	done(nil)
+}
+
+func (s *asyncSink) Resume(string)               {}
+func (s *asyncSink) Flush(context.Context) error { return nil }
+
+// SendAsync, behind generated producers' PublishAsync, sends without
+// waiting through an AsyncSink and synchronously through another Sink,
+// answers a refused event through done without sending it, and takes a nil
+// done.
+func TestSendAsync(t *testing.T) {
+	var answers []error
+	done := func(err error) { answers = append(answers, err) }
+	plain, async := &bothSink{}, &asyncSink{}
+	runtime.SendAsync[string, tev](context.Background(), plain, tev{Key: "a"}, nil, done)
+	runtime.SendAsync[string, tev](context.Background(), async, tev{Key: "b"}, nil, done)
+	bad := fmt.Errorf("refused: %w", runtime.ErrInvalidEvent)
+	runtime.SendAsync[string, tev](context.Background(), plain, tev{}, bad, done)
+	runtime.SendAsync[string, tev](context.Background(), plain, tev{Key: "c"}, nil, nil)
+	if !slices.Equal(plain.sent, []string{"sync a", "sync c"}) || !slices.Equal(async.sent, []string{"async b"}) {
+		t.Fatalf("sent: plain %v, async %v", plain.sent, async.sent)
+	}
+	if len(answers) != 3 || answers[0] != nil || answers[1] != nil || !errors.Is(answers[2], runtime.ErrInvalidEvent) {
+		t.Fatalf("answers %v", answers)
+	}
 }

@@ -15,8 +15,7 @@ import (
 // Publish methods refuse. Consumers in other processes feed the events to their
 // AccountDispatcher with SubmitTagged.
 type AccountProducer struct {
-	sink  runtime.Sink[string, AccountEvent]
-	async runtime.AsyncSink[string, AccountEvent] // sink, when it sends without waiting
+	sink runtime.Sink[string, AccountEvent]
 }
 
 var _ AccountPublisher = (*AccountProducer)(nil)
@@ -27,16 +26,14 @@ func NewAccountProducer(sink runtime.Sink[string, AccountEvent]) (*AccountProduc
 	if sink == nil {
 		return nil, fmt.Errorf("%w: AccountProducer needs a sink", runtime.ErrInvalidConfig)
 	}
-	p := &AccountProducer{sink: sink}
-	p.async, _ = sink.(runtime.AsyncSink[string, AccountEvent])
-	return p, nil
+	return &AccountProducer{sink: sink}, nil
 }
 
 // PublishAccountOpened sends e to the sink, keyed by e.AccountID, and returns
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *AccountProducer) PublishAccountOpened(ctx context.Context, e AccountOpened) error {
-	if err := checkAccount(e); err != nil {
+	if _, err := checkAccount(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.AccountID, e)
@@ -46,7 +43,7 @@ func (p *AccountProducer) PublishAccountOpened(ctx context.Context, e AccountOpe
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *AccountProducer) PublishDeposited(ctx context.Context, e Deposited) error {
-	if err := checkAccount(e); err != nil {
+	if _, err := checkAccount(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.AccountID, e)
@@ -56,7 +53,7 @@ func (p *AccountProducer) PublishDeposited(ctx context.Context, e Deposited) err
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *AccountProducer) PublishWithdrew(ctx context.Context, e Withdrew) error {
-	if err := checkAccount(e); err != nil {
+	if _, err := checkAccount(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.AccountID, e)
@@ -66,7 +63,7 @@ func (p *AccountProducer) PublishWithdrew(ctx context.Context, e Withdrew) error
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *AccountProducer) PublishAccountFrozen(ctx context.Context, e AccountFrozen) error {
-	if err := checkAccount(e); err != nil {
+	if _, err := checkAccount(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.AccountID, e)
@@ -76,7 +73,7 @@ func (p *AccountProducer) PublishAccountFrozen(ctx context.Context, e AccountFro
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *AccountProducer) PublishAccountClosed(ctx context.Context, e AccountClosed) error {
-	if err := checkAccount(e); err != nil {
+	if _, err := checkAccount(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.AccountID, e)
@@ -85,11 +82,8 @@ func (p *AccountProducer) PublishAccountClosed(ctx context.Context, e AccountClo
 // Publish sends any Account event to the sink, as its Publish method does. A
 // nil e is refused with runtime.ErrInvalidEvent.
 func (p *AccountProducer) Publish(ctx context.Context, e AccountEvent) error {
-	ev := accountValue(e)
-	if ev == nil {
-		return fmt.Errorf("%w: nil Account event", runtime.ErrInvalidEvent)
-	}
-	if err := checkAccount(ev); err != nil {
+	ev, err := checkAccount(e)
+	if err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, ev.EventKey(), ev)
@@ -98,30 +92,15 @@ func (p *AccountProducer) Publish(ctx context.Context, e AccountEvent) error {
 // PublishAsync sends e to the sink without waiting for the broker when the sink
 // is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
 // answer, perhaps before it returns; with another sink it sends synchronously,
-// then calls done. A key's events keep the order of the calls, and after a send
-// of a key fails, the key's later sends fail with runtime.ErrKeyPaused until
-// the sink's Resume. It refuses, through done, what the Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent. done runs on the transport's
-// goroutine: it must be fast and must not block; nil means the answer is not
-// wanted.
+// then calls done (runtime.SendAsync). A key's events keep the order of the
+// calls, and after a send of a key fails, the key's later sends fail with
+// runtime.ErrKeyPaused until the sink's Resume. It refuses, through done, what
+// the Publish methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// done runs on the transport's goroutine: it must be fast and must not block;
+// nil means the answer is not wanted.
 func (p *AccountProducer) PublishAsync(ctx context.Context, e AccountEvent, done func(error)) {
-	if done == nil {
-		done = func(error) {}
-	}
-	ev := accountValue(e)
-	if ev == nil {
-		done(fmt.Errorf("%w: nil Account event", runtime.ErrInvalidEvent))
-		return
-	}
-	if err := checkAccount(ev); err != nil {
-		done(err)
-		return
-	}
-	if p.async != nil {
-		p.async.SendAsync(ctx, ev.EventKey(), ev, done)
-		return
-	}
-	done(p.sink.Send(ctx, ev.EventKey(), ev))
+	ev, err := checkAccount(e)
+	runtime.SendAsync(ctx, p.sink, ev, err, done)
 }
 
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
@@ -137,11 +116,8 @@ func (p *AccountProducer) PublishAsync(ctx context.Context, e AccountEvent, done
 // runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
 // would never learn that its events finished.
 func (d *AccountDispatcher) SubmitTagged(ctx context.Context, e AccountEvent, tag uint64, from int) (int, error) {
-	ev := accountValue(e)
-	if ev == nil {
-		return from, fmt.Errorf("%w: nil Account event", runtime.ErrInvalidEvent)
-	}
-	if err := checkAccount(ev); err != nil {
+	ev, err := checkAccount(e)
+	if err != nil {
 		return from, err
 	}
 	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
@@ -176,16 +152,21 @@ func (d *AccountDispatcher) Subscriptions() []runtime.Subscription {
 	return d.topic.Subscriptions()
 }
 
-// checkAccount refuses, with an error wrapping runtime.ErrInvalidEvent, an
-// Account event that the dispatcher's Publish methods refuse; e is not nil.
-func checkAccount(e AccountEvent) error {
+// checkAccount returns e as a value (e may point to an event), or refuses, with
+// an error wrapping runtime.ErrInvalidEvent, a nil e or an Account event that
+// the dispatcher's Publish methods refuse.
+func checkAccount(e AccountEvent) (AccountEvent, error) {
+	e = accountValue(e)
+	if e == nil {
+		return nil, fmt.Errorf("%w: nil Account event", runtime.ErrInvalidEvent)
+	}
 	if e.EventKey() == "" {
-		return fmt.Errorf("%w: Account event %s: key field AccountID is empty", runtime.ErrInvalidEvent, e.EventName())
+		return nil, fmt.Errorf("%w: Account event %s: key field AccountID is empty", runtime.ErrInvalidEvent, e.EventName())
 	}
 	if e.EventVersion() == 0 {
-		return fmt.Errorf("%w: Account event %s: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.EventName(), e.EventVersion())
+		return nil, fmt.Errorf("%w: Account event %s: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.EventName(), e.EventVersion())
 	}
-	return nil
+	return e, nil
 }
 
 // OrderProducer publishes Order events to a runtime.Sink, such as the Kafka
@@ -194,8 +175,7 @@ func checkAccount(e AccountEvent) error {
 // Publish methods refuse. Consumers in other processes feed the events to their
 // OrderDispatcher with SubmitTagged.
 type OrderProducer struct {
-	sink  runtime.Sink[string, OrderEvent]
-	async runtime.AsyncSink[string, OrderEvent] // sink, when it sends without waiting
+	sink runtime.Sink[string, OrderEvent]
 }
 
 var _ OrderPublisher = (*OrderProducer)(nil)
@@ -206,16 +186,14 @@ func NewOrderProducer(sink runtime.Sink[string, OrderEvent]) (*OrderProducer, er
 	if sink == nil {
 		return nil, fmt.Errorf("%w: OrderProducer needs a sink", runtime.ErrInvalidConfig)
 	}
-	p := &OrderProducer{sink: sink}
-	p.async, _ = sink.(runtime.AsyncSink[string, OrderEvent])
-	return p, nil
+	return &OrderProducer{sink: sink}, nil
 }
 
 // PublishOrderPlaced sends e to the sink, keyed by e.OrderID, and returns once
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *OrderProducer) PublishOrderPlaced(ctx context.Context, e OrderPlaced) error {
-	if err := checkOrder(e); err != nil {
+	if _, err := checkOrder(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.OrderID, e)
@@ -225,7 +203,7 @@ func (p *OrderProducer) PublishOrderPlaced(ctx context.Context, e OrderPlaced) e
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *OrderProducer) PublishOrderPaid(ctx context.Context, e OrderPaid) error {
-	if err := checkOrder(e); err != nil {
+	if _, err := checkOrder(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.OrderID, e)
@@ -235,7 +213,7 @@ func (p *OrderProducer) PublishOrderPaid(ctx context.Context, e OrderPaid) error
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *OrderProducer) PublishOrderShipped(ctx context.Context, e OrderShipped) error {
-	if err := checkOrder(e); err != nil {
+	if _, err := checkOrder(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.OrderID, e)
@@ -245,7 +223,7 @@ func (p *OrderProducer) PublishOrderShipped(ctx context.Context, e OrderShipped)
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *OrderProducer) PublishOrderDelivered(ctx context.Context, e OrderDelivered) error {
-	if err := checkOrder(e); err != nil {
+	if _, err := checkOrder(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.OrderID, e)
@@ -255,7 +233,7 @@ func (p *OrderProducer) PublishOrderDelivered(ctx context.Context, e OrderDelive
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *OrderProducer) PublishOrderCancelled(ctx context.Context, e OrderCancelled) error {
-	if err := checkOrder(e); err != nil {
+	if _, err := checkOrder(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.OrderID, e)
@@ -264,11 +242,8 @@ func (p *OrderProducer) PublishOrderCancelled(ctx context.Context, e OrderCancel
 // Publish sends any Order event to the sink, as its Publish method does. A nil
 // e is refused with runtime.ErrInvalidEvent.
 func (p *OrderProducer) Publish(ctx context.Context, e OrderEvent) error {
-	ev := orderValue(e)
-	if ev == nil {
-		return fmt.Errorf("%w: nil Order event", runtime.ErrInvalidEvent)
-	}
-	if err := checkOrder(ev); err != nil {
+	ev, err := checkOrder(e)
+	if err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, ev.EventKey(), ev)
@@ -277,30 +252,15 @@ func (p *OrderProducer) Publish(ctx context.Context, e OrderEvent) error {
 // PublishAsync sends e to the sink without waiting for the broker when the sink
 // is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
 // answer, perhaps before it returns; with another sink it sends synchronously,
-// then calls done. A key's events keep the order of the calls, and after a send
-// of a key fails, the key's later sends fail with runtime.ErrKeyPaused until
-// the sink's Resume. It refuses, through done, what the Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent. done runs on the transport's
-// goroutine: it must be fast and must not block; nil means the answer is not
-// wanted.
+// then calls done (runtime.SendAsync). A key's events keep the order of the
+// calls, and after a send of a key fails, the key's later sends fail with
+// runtime.ErrKeyPaused until the sink's Resume. It refuses, through done, what
+// the Publish methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// done runs on the transport's goroutine: it must be fast and must not block;
+// nil means the answer is not wanted.
 func (p *OrderProducer) PublishAsync(ctx context.Context, e OrderEvent, done func(error)) {
-	if done == nil {
-		done = func(error) {}
-	}
-	ev := orderValue(e)
-	if ev == nil {
-		done(fmt.Errorf("%w: nil Order event", runtime.ErrInvalidEvent))
-		return
-	}
-	if err := checkOrder(ev); err != nil {
-		done(err)
-		return
-	}
-	if p.async != nil {
-		p.async.SendAsync(ctx, ev.EventKey(), ev, done)
-		return
-	}
-	done(p.sink.Send(ctx, ev.EventKey(), ev))
+	ev, err := checkOrder(e)
+	runtime.SendAsync(ctx, p.sink, ev, err, done)
 }
 
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
@@ -316,11 +276,8 @@ func (p *OrderProducer) PublishAsync(ctx context.Context, e OrderEvent, done fun
 // runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
 // would never learn that its events finished.
 func (d *OrderDispatcher) SubmitTagged(ctx context.Context, e OrderEvent, tag uint64, from int) (int, error) {
-	ev := orderValue(e)
-	if ev == nil {
-		return from, fmt.Errorf("%w: nil Order event", runtime.ErrInvalidEvent)
-	}
-	if err := checkOrder(ev); err != nil {
+	ev, err := checkOrder(e)
+	if err != nil {
 		return from, err
 	}
 	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
@@ -355,13 +312,18 @@ func (d *OrderDispatcher) Subscriptions() []runtime.Subscription {
 	return d.topic.Subscriptions()
 }
 
-// checkOrder refuses, with an error wrapping runtime.ErrInvalidEvent, an Order
-// event that the dispatcher's Publish methods refuse; e is not nil.
-func checkOrder(e OrderEvent) error {
-	if e.EventKey() == "" {
-		return fmt.Errorf("%w: Order event %s: key field OrderID is empty", runtime.ErrInvalidEvent, e.EventName())
+// checkOrder returns e as a value (e may point to an event), or refuses, with
+// an error wrapping runtime.ErrInvalidEvent, a nil e or an Order event that the
+// dispatcher's Publish methods refuse.
+func checkOrder(e OrderEvent) (OrderEvent, error) {
+	e = orderValue(e)
+	if e == nil {
+		return nil, fmt.Errorf("%w: nil Order event", runtime.ErrInvalidEvent)
 	}
-	return nil
+	if e.EventKey() == "" {
+		return nil, fmt.Errorf("%w: Order event %s: key field OrderID is empty", runtime.ErrInvalidEvent, e.EventName())
+	}
+	return e, nil
 }
 
 // RiderProducer publishes Rider events to a runtime.Sink, such as the Kafka
@@ -370,8 +332,7 @@ func checkOrder(e OrderEvent) error {
 // Publish methods refuse. Consumers in other processes feed the events to their
 // RiderDispatcher with SubmitTagged.
 type RiderProducer struct {
-	sink  runtime.Sink[string, RiderEvent]
-	async runtime.AsyncSink[string, RiderEvent] // sink, when it sends without waiting
+	sink runtime.Sink[string, RiderEvent]
 }
 
 var _ RiderPublisher = (*RiderProducer)(nil)
@@ -382,16 +343,14 @@ func NewRiderProducer(sink runtime.Sink[string, RiderEvent]) (*RiderProducer, er
 	if sink == nil {
 		return nil, fmt.Errorf("%w: RiderProducer needs a sink", runtime.ErrInvalidConfig)
 	}
-	p := &RiderProducer{sink: sink}
-	p.async, _ = sink.(runtime.AsyncSink[string, RiderEvent])
-	return p, nil
+	return &RiderProducer{sink: sink}, nil
 }
 
 // PublishLocationUpdated sends e to the sink, keyed by e.RiderID, and returns
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *RiderProducer) PublishLocationUpdated(ctx context.Context, e LocationUpdated) error {
-	if err := checkRider(e); err != nil {
+	if _, err := checkRider(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.RiderID, e)
@@ -400,11 +359,8 @@ func (p *RiderProducer) PublishLocationUpdated(ctx context.Context, e LocationUp
 // Publish sends any Rider event to the sink, as its Publish method does. A nil
 // e is refused with runtime.ErrInvalidEvent.
 func (p *RiderProducer) Publish(ctx context.Context, e RiderEvent) error {
-	ev := riderValue(e)
-	if ev == nil {
-		return fmt.Errorf("%w: nil Rider event", runtime.ErrInvalidEvent)
-	}
-	if err := checkRider(ev); err != nil {
+	ev, err := checkRider(e)
+	if err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, ev.EventKey(), ev)
@@ -413,30 +369,15 @@ func (p *RiderProducer) Publish(ctx context.Context, e RiderEvent) error {
 // PublishAsync sends e to the sink without waiting for the broker when the sink
 // is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
 // answer, perhaps before it returns; with another sink it sends synchronously,
-// then calls done. A key's events keep the order of the calls, and after a send
-// of a key fails, the key's later sends fail with runtime.ErrKeyPaused until
-// the sink's Resume. It refuses, through done, what the Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent. done runs on the transport's
-// goroutine: it must be fast and must not block; nil means the answer is not
-// wanted.
+// then calls done (runtime.SendAsync). A key's events keep the order of the
+// calls, and after a send of a key fails, the key's later sends fail with
+// runtime.ErrKeyPaused until the sink's Resume. It refuses, through done, what
+// the Publish methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// done runs on the transport's goroutine: it must be fast and must not block;
+// nil means the answer is not wanted.
 func (p *RiderProducer) PublishAsync(ctx context.Context, e RiderEvent, done func(error)) {
-	if done == nil {
-		done = func(error) {}
-	}
-	ev := riderValue(e)
-	if ev == nil {
-		done(fmt.Errorf("%w: nil Rider event", runtime.ErrInvalidEvent))
-		return
-	}
-	if err := checkRider(ev); err != nil {
-		done(err)
-		return
-	}
-	if p.async != nil {
-		p.async.SendAsync(ctx, ev.EventKey(), ev, done)
-		return
-	}
-	done(p.sink.Send(ctx, ev.EventKey(), ev))
+	ev, err := checkRider(e)
+	runtime.SendAsync(ctx, p.sink, ev, err, done)
 }
 
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
@@ -452,11 +393,8 @@ func (p *RiderProducer) PublishAsync(ctx context.Context, e RiderEvent, done fun
 // runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
 // would never learn that its events finished.
 func (d *RiderDispatcher) SubmitTagged(ctx context.Context, e RiderEvent, tag uint64, from int) (int, error) {
-	ev := riderValue(e)
-	if ev == nil {
-		return from, fmt.Errorf("%w: nil Rider event", runtime.ErrInvalidEvent)
-	}
-	if err := checkRider(ev); err != nil {
+	ev, err := checkRider(e)
+	if err != nil {
 		return from, err
 	}
 	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
@@ -491,13 +429,18 @@ func (d *RiderDispatcher) Subscriptions() []runtime.Subscription {
 	return d.topic.Subscriptions()
 }
 
-// checkRider refuses, with an error wrapping runtime.ErrInvalidEvent, a Rider
-// event that the dispatcher's Publish methods refuse; e is not nil.
-func checkRider(e RiderEvent) error {
-	if e.EventKey() == "" {
-		return fmt.Errorf("%w: Rider event %s: key field RiderID is empty", runtime.ErrInvalidEvent, e.EventName())
+// checkRider returns e as a value (e may point to an event), or refuses, with
+// an error wrapping runtime.ErrInvalidEvent, a nil e or a Rider event that the
+// dispatcher's Publish methods refuse.
+func checkRider(e RiderEvent) (RiderEvent, error) {
+	e = riderValue(e)
+	if e == nil {
+		return nil, fmt.Errorf("%w: nil Rider event", runtime.ErrInvalidEvent)
 	}
-	return nil
+	if e.EventKey() == "" {
+		return nil, fmt.Errorf("%w: Rider event %s: key field RiderID is empty", runtime.ErrInvalidEvent, e.EventName())
+	}
+	return e, nil
 }
 
 // WebhookProducer publishes Webhook events to a runtime.Sink, such as the Kafka
@@ -506,8 +449,7 @@ func checkRider(e RiderEvent) error {
 // Publish methods refuse. Consumers in other processes feed the events to their
 // WebhookDispatcher with SubmitTagged.
 type WebhookProducer struct {
-	sink  runtime.Sink[int64, WebhookEvent]
-	async runtime.AsyncSink[int64, WebhookEvent] // sink, when it sends without waiting
+	sink runtime.Sink[int64, WebhookEvent]
 }
 
 var _ WebhookPublisher = (*WebhookProducer)(nil)
@@ -518,16 +460,14 @@ func NewWebhookProducer(sink runtime.Sink[int64, WebhookEvent]) (*WebhookProduce
 	if sink == nil {
 		return nil, fmt.Errorf("%w: WebhookProducer needs a sink", runtime.ErrInvalidConfig)
 	}
-	p := &WebhookProducer{sink: sink}
-	p.async, _ = sink.(runtime.AsyncSink[int64, WebhookEvent])
-	return p, nil
+	return &WebhookProducer{sink: sink}, nil
 }
 
 // PublishWebhookQueued sends e to the sink, keyed by e.EndpointID, and returns
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *WebhookProducer) PublishWebhookQueued(ctx context.Context, e WebhookQueued) error {
-	if err := checkWebhook(e); err != nil {
+	if _, err := checkWebhook(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.EndpointID, e)
@@ -536,11 +476,8 @@ func (p *WebhookProducer) PublishWebhookQueued(ctx context.Context, e WebhookQue
 // Publish sends any Webhook event to the sink, as its Publish method does. A
 // nil e is refused with runtime.ErrInvalidEvent.
 func (p *WebhookProducer) Publish(ctx context.Context, e WebhookEvent) error {
-	ev := webhookValue(e)
-	if ev == nil {
-		return fmt.Errorf("%w: nil Webhook event", runtime.ErrInvalidEvent)
-	}
-	if err := checkWebhook(ev); err != nil {
+	ev, err := checkWebhook(e)
+	if err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, ev.EventKey(), ev)
@@ -549,30 +486,15 @@ func (p *WebhookProducer) Publish(ctx context.Context, e WebhookEvent) error {
 // PublishAsync sends e to the sink without waiting for the broker when the sink
 // is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
 // answer, perhaps before it returns; with another sink it sends synchronously,
-// then calls done. A key's events keep the order of the calls, and after a send
-// of a key fails, the key's later sends fail with runtime.ErrKeyPaused until
-// the sink's Resume. It refuses, through done, what the Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent. done runs on the transport's
-// goroutine: it must be fast and must not block; nil means the answer is not
-// wanted.
+// then calls done (runtime.SendAsync). A key's events keep the order of the
+// calls, and after a send of a key fails, the key's later sends fail with
+// runtime.ErrKeyPaused until the sink's Resume. It refuses, through done, what
+// the Publish methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// done runs on the transport's goroutine: it must be fast and must not block;
+// nil means the answer is not wanted.
 func (p *WebhookProducer) PublishAsync(ctx context.Context, e WebhookEvent, done func(error)) {
-	if done == nil {
-		done = func(error) {}
-	}
-	ev := webhookValue(e)
-	if ev == nil {
-		done(fmt.Errorf("%w: nil Webhook event", runtime.ErrInvalidEvent))
-		return
-	}
-	if err := checkWebhook(ev); err != nil {
-		done(err)
-		return
-	}
-	if p.async != nil {
-		p.async.SendAsync(ctx, ev.EventKey(), ev, done)
-		return
-	}
-	done(p.sink.Send(ctx, ev.EventKey(), ev))
+	ev, err := checkWebhook(e)
+	runtime.SendAsync(ctx, p.sink, ev, err, done)
 }
 
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
@@ -588,11 +510,8 @@ func (p *WebhookProducer) PublishAsync(ctx context.Context, e WebhookEvent, done
 // runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
 // would never learn that its events finished.
 func (d *WebhookDispatcher) SubmitTagged(ctx context.Context, e WebhookEvent, tag uint64, from int) (int, error) {
-	ev := webhookValue(e)
-	if ev == nil {
-		return from, fmt.Errorf("%w: nil Webhook event", runtime.ErrInvalidEvent)
-	}
-	if err := checkWebhook(ev); err != nil {
+	ev, err := checkWebhook(e)
+	if err != nil {
 		return from, err
 	}
 	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
@@ -627,8 +546,13 @@ func (d *WebhookDispatcher) Subscriptions() []runtime.Subscription {
 	return d.topic.Subscriptions()
 }
 
-// checkWebhook refuses, with an error wrapping runtime.ErrInvalidEvent, a
-// Webhook event that the dispatcher's Publish methods refuse; e is not nil.
-func checkWebhook(e WebhookEvent) error {
-	return nil
+// checkWebhook returns e as a value (e may point to an event), or refuses, with
+// an error wrapping runtime.ErrInvalidEvent, a nil e or a Webhook event that
+// the dispatcher's Publish methods refuse.
+func checkWebhook(e WebhookEvent) (WebhookEvent, error) {
+	e = webhookValue(e)
+	if e == nil {
+		return nil, fmt.Errorf("%w: nil Webhook event", runtime.ErrInvalidEvent)
+	}
+	return e, nil
 }

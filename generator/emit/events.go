@@ -27,7 +27,7 @@ func events(f *jen.File, pkg *ir.Package) {
 				Doc(g, 1, "EventVersion returns the event's version (its %s field).", e.Version.Name)
 				g.Id("EventVersion").Params().Uint64()
 			}
-			g.Id("is" + n.Event).Params()
+			g.Id(n.Seal).Params()
 		})
 		if len(e.States) > 0 || len(e.Branches) > 0 {
 			stateType(f, n)
@@ -106,7 +106,7 @@ func event(f *jen.File, n names, ev *ir.Event) {
 		f.Func().Params(jen.Id("e").Id(ev.Name)).Id("EventVersion").Params().Uint64().Block(jen.Return(versionExpr(e, jen.Id("e"))))
 	}
 	f.Line()
-	f.Func().Params(jen.Id(ev.Name)).Id("is" + n.Event).Params().Block()
+	f.Func().Params(jen.Id(ev.Name)).Id(n.Seal).Params().Block()
 }
 
 // wireTag returns the struct tag that gives f its wire name in the JSON

@@ -30,7 +30,6 @@ func producer(f *jen.File, n names) {
 	name := n.Producer
 	ctx := func() jen.Code { return jen.Id("ctx").Qual("context", "Context") }
 	sink := rt("Sink").Types(n.key(), jen.Id(n.Event))
-	async := rt("AsyncSink").Types(n.key(), jen.Id(n.Event))
 	Doc(f, 0, "%s publishes %s events to a runtime.Sink, such as the Kafka producer "+
 		"of github.com/ordergen/ordergen/runtime/kafka, keyed by their %s. "+
 		"It implements %s and refuses what the dispatcher's Publish "+
@@ -38,7 +37,6 @@ func producer(f *jen.File, n names) {
 		"%s with SubmitTagged.", name, e.Name, e.Key.Name, n.Publisher, n.Dispatcher)
 	f.Type().Id(name).Struct(
 		jen.Id("sink").Add(sink),
-		jen.Id("async").Add(async).Comment("sink, when it sends without waiting"),
 	)
 	f.Var().Id("_").Id(n.Publisher).Op("=").Parens(jen.Op("*").Id(name)).Parens(jen.Nil())
 
@@ -46,9 +44,7 @@ func producer(f *jen.File, n names) {
 		"with runtime.ErrInvalidConfig.", n.NewProducer)
 	f.Func().Id(n.NewProducer).Params(jen.Id("sink").Add(sink)).Params(jen.Op("*").Id(name), jen.Error()).Block(
 		jen.If(jen.Id("sink").Op("==").Nil()).Block(jen.Return(jen.Nil(), errorf("%w: "+name+" needs a sink", rt("ErrInvalidConfig")))),
-		jen.Id("p").Op(":=").Op("&").Id(name).Add(Keyed(Field{"sink", jen.Id("sink")})),
-		jen.List(jen.Id("p").Dot("async"), jen.Id("_")).Op("=").Id("sink").Assert(async),
-		jen.Return(jen.Id("p"), jen.Nil()),
+		jen.Return(jen.Op("&").Id(name).Add(Keyed(Field{"sink", jen.Id("sink")})), jen.Nil()),
 	)
 	recv := func() *jen.Statement { return jen.Params(jen.Id("p").Op("*").Id(name)) }
 	for _, ev := range e.Events {
@@ -56,52 +52,39 @@ func producer(f *jen.File, n names) {
 			"sink took it. It refuses what the dispatcher's Publish methods refuse, "+
 			"with an error wrapping runtime.ErrInvalidEvent.", ev.Publish, e.Key.Name)
 		f.Func().Add(recv()).Id(ev.Publish).Params(ctx(), jen.Id("e").Id(ev.Name)).Error().Block(
-			jen.If(jen.Err().Op(":=").Id(n.Check).Call(jen.Id("e")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+			jen.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id(n.Check).Call(jen.Id("e")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 			jen.Return(jen.Id("p").Dot("sink").Dot("Send").Call(jen.Id("ctx"), jen.Id("e").Dot(e.Key.Name), jen.Id("e"))),
 		)
 	}
 	Doc(f, 0, "Publish sends any %s event to the sink, as its Publish method does. A "+
 		"nil e is refused with runtime.ErrInvalidEvent.", e.Name)
 	f.Func().Add(recv()).Id("Publish").Params(ctx(), jen.Id("e").Id(n.Event)).Error().Block(
-		jen.Id("ev").Op(":=").Id(n.Value).Call(jen.Id("e")),
-		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent")))),
-		jen.If(jen.Err().Op(":=").Id(n.Check).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.List(jen.Id("ev"), jen.Err()).Op(":=").Id(n.Check).Call(jen.Id("e")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.Return(jen.Id("p").Dot("sink").Dot("Send").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"))),
 	)
 	publishAsync(f, n)
 }
 
 func publishAsync(f *jen.File, n names) {
-	e := n.e
 	Doc(f, 0, "PublishAsync sends e to the sink without waiting for the broker when the sink "+
 		"is a runtime.AsyncSink (the Kafka producer is), and calls done once with the "+
 		"answer, perhaps before it returns; with another sink it sends synchronously, then "+
-		"calls done. A key's events keep the order of the calls, and after a send of a key "+
-		"fails, the key's later sends fail with runtime.ErrKeyPaused until the sink's "+
-		"Resume. It refuses, through done, what the Publish methods refuse, with an error "+
-		"wrapping runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must "+
-		"be fast and must not block; nil means the answer is not wanted.")
-	done := jen.Id("done").Call(jen.Err())
+		"calls done (runtime.SendAsync). A key's events keep the order of the calls, and "+
+		"after a send of a key fails, the key's later sends fail with runtime.ErrKeyPaused "+
+		"until the sink's Resume. It refuses, through done, what the Publish methods "+
+		"refuse, with an error wrapping runtime.ErrInvalidEvent. done runs on the "+
+		"transport's goroutine: it must be fast and must not block; nil means the answer "+
+		"is not wanted.")
 	f.Func().Params(jen.Id("p").Op("*").Id(n.Producer)).Id("PublishAsync").Params(
 		jen.Id("ctx").Qual("context", "Context"), jen.Id("e").Id(n.Event), jen.Id("done").Func().Params(jen.Error()),
 	).Block(
-		jen.If(jen.Id("done").Op("==").Nil()).Block(jen.Id("done").Op("=").Func().Params(jen.Error()).Block()),
-		jen.Id("ev").Op(":=").Id(n.Value).Call(jen.Id("e")),
-		jen.If(jen.Id("ev").Op("==").Nil()).Block(
-			jen.Id("done").Call(errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent"))),
-			jen.Return(),
-		),
-		jen.If(jen.Err().Op(":=").Id(n.Check).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(done, jen.Return()),
-		jen.If(jen.Id("p").Dot("async").Op("!=").Nil()).Block(
-			jen.Id("p").Dot("async").Dot("SendAsync").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"), jen.Id("done")),
-			jen.Return(),
-		),
-		jen.Id("done").Call(jen.Id("p").Dot("sink").Dot("Send").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"))),
+		jen.List(jen.Id("ev"), jen.Err()).Op(":=").Id(n.Check).Call(jen.Id("e")),
+		rt("SendAsync").Call(jen.Id("ctx"), jen.Id("p").Dot("sink"), jen.Id("ev"), jen.Err(), jen.Id("done")),
 	)
 }
 
 func submitTagged(f *jen.File, n names) {
-	e := n.e
 	Doc(f, 0, "SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is "+
 		"the first, in subscription order), for transports such as the Kafka consumer "+
 		"of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's "+
@@ -117,9 +100,8 @@ func submitTagged(f *jen.File, n names) {
 	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("SubmitTagged").Params(
 		jen.Id("ctx").Qual("context", "Context"), jen.Id("e").Id(n.Event), jen.Id("tag").Uint64(), jen.Id("from").Int(),
 	).Params(jen.Int(), jen.Error()).Block(
-		jen.Id("ev").Op(":=").Id(n.Value).Call(jen.Id("e")),
-		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(jen.Id("from"), errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent")))),
-		jen.If(jen.Err().Op(":=").Id(n.Check).Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("from"), jen.Err())),
+		jen.List(jen.Id("ev"), jen.Err()).Op(":=").Id(n.Check).Call(jen.Id("e")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("from"), jen.Err())),
 		jen.List(jen.Id("n"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("SubmitTagged").Call(jen.Id("ctx"), jen.Id("ev").Dot("EventKey").Call(), jen.Id("ev"), jen.Id("tag"), jen.Id("from")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("n"), errorf(n.pkg()+": %w", jen.Err()))),
 		jen.Return(jen.Id("n"), jen.Nil()),
@@ -152,13 +134,16 @@ func withdraw(f *jen.File, n names) {
 
 func check(f *jen.File, n names) {
 	e := n.e
-	Doc(f, 0, "%s refuses, with an error wrapping runtime.ErrInvalidEvent, %s %s event "+
-		"that the dispatcher's Publish methods refuse; e is not nil.", n.Check, Article(e.Name), e.Name)
-	f.Func().Id(n.Check).Params(jen.Id("e").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
+	Doc(f, 0, "%s returns e as a value (e may point to an event), or refuses, with an "+
+		"error wrapping runtime.ErrInvalidEvent, a nil e or %s %s event that the "+
+		"dispatcher's Publish methods refuse.", n.Check, Article(e.Name), e.Name)
+	f.Func().Id(n.Check).Params(jen.Id("e").Id(n.Event)).Params(jen.Id(n.Event), jen.Error()).BlockFunc(func(g *jen.Group) {
+		g.Id("e").Op("=").Id(n.Value).Call(jen.Id("e"))
+		g.If(jen.Id("e").Op("==").Nil()).Block(jen.Return(jen.Nil(), errorf("%w: nil "+e.Name+" event", rt("ErrInvalidEvent"))))
 		prefix := "%w: " + e.Name + " event %s: "
 		if e.Key.Type.Name == "string" {
 			g.If(jen.Id("e").Dot("EventKey").Call().Op("==").Lit("")).Block(jen.Return(
-				errorf(prefix+"key field "+e.Key.Name+" is empty", rt("ErrInvalidEvent"), jen.Id("e").Dot("EventName").Call()),
+				jen.Nil(), errorf(prefix+"key field "+e.Key.Name+" is empty", rt("ErrInvalidEvent"), jen.Id("e").Dot("EventName").Call()),
 			))
 		}
 		if v := e.Version; v != nil {
@@ -169,9 +154,9 @@ func check(f *jen.File, n names) {
 				cond = jen.Int64().Call(jen.Id("e").Dot("EventVersion").Call()).Op("<").Lit(1)
 			}
 			g.If(cond).Block(jen.Return(
-				errorf(prefix+"version field "+v.Name+" is %d, below 1", rt("ErrInvalidEvent"), jen.Id("e").Dot("EventName").Call(), value),
+				jen.Nil(), errorf(prefix+"version field "+v.Name+" is %d, below 1", rt("ErrInvalidEvent"), jen.Id("e").Dot("EventName").Call(), value),
 			))
 		}
-		g.Return(jen.Nil())
+		g.Return(jen.Id("e"), jen.Nil())
 	})
 }

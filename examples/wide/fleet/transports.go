@@ -15,8 +15,7 @@ import (
 // Publish methods refuse. Consumers in other processes feed the events to their
 // VehicleDispatcher with SubmitTagged.
 type VehicleProducer struct {
-	sink  runtime.Sink[string, VehicleEvent]
-	async runtime.AsyncSink[string, VehicleEvent] // sink, when it sends without waiting
+	sink runtime.Sink[string, VehicleEvent]
 }
 
 var _ VehiclePublisher = (*VehicleProducer)(nil)
@@ -27,16 +26,14 @@ func NewVehicleProducer(sink runtime.Sink[string, VehicleEvent]) (*VehicleProduc
 	if sink == nil {
 		return nil, fmt.Errorf("%w: VehicleProducer needs a sink", runtime.ErrInvalidConfig)
 	}
-	p := &VehicleProducer{sink: sink}
-	p.async, _ = sink.(runtime.AsyncSink[string, VehicleEvent])
-	return p, nil
+	return &VehicleProducer{sink: sink}, nil
 }
 
 // PublishTripRequested sends e to the sink, keyed by e.VehicleID, and returns
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishTripRequested(ctx context.Context, e TripRequested) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -46,7 +43,7 @@ func (p *VehicleProducer) PublishTripRequested(ctx context.Context, e TripReques
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishTripAccepted(ctx context.Context, e TripAccepted) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -56,7 +53,7 @@ func (p *VehicleProducer) PublishTripAccepted(ctx context.Context, e TripAccepte
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishTripStarted(ctx context.Context, e TripStarted) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -66,7 +63,7 @@ func (p *VehicleProducer) PublishTripStarted(ctx context.Context, e TripStarted)
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishTripPaused(ctx context.Context, e TripPaused) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -76,7 +73,7 @@ func (p *VehicleProducer) PublishTripPaused(ctx context.Context, e TripPaused) e
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishTripResumed(ctx context.Context, e TripResumed) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -86,7 +83,7 @@ func (p *VehicleProducer) PublishTripResumed(ctx context.Context, e TripResumed)
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishTripEnded(ctx context.Context, e TripEnded) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -96,7 +93,7 @@ func (p *VehicleProducer) PublishTripEnded(ctx context.Context, e TripEnded) err
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishTripRated(ctx context.Context, e TripRated) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -106,7 +103,7 @@ func (p *VehicleProducer) PublishTripRated(ctx context.Context, e TripRated) err
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishFareQuoted(ctx context.Context, e FareQuoted) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -116,7 +113,7 @@ func (p *VehicleProducer) PublishFareQuoted(ctx context.Context, e FareQuoted) e
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishFareAdjusted(ctx context.Context, e FareAdjusted) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -126,7 +123,7 @@ func (p *VehicleProducer) PublishFareAdjusted(ctx context.Context, e FareAdjuste
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishTipAdded(ctx context.Context, e TipAdded) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -136,7 +133,7 @@ func (p *VehicleProducer) PublishTipAdded(ctx context.Context, e TipAdded) error
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishTollCharged(ctx context.Context, e TollCharged) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -146,7 +143,7 @@ func (p *VehicleProducer) PublishTollCharged(ctx context.Context, e TollCharged)
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishFuelLogged(ctx context.Context, e FuelLogged) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -156,7 +153,7 @@ func (p *VehicleProducer) PublishFuelLogged(ctx context.Context, e FuelLogged) e
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishServiceDue(ctx context.Context, e ServiceDue) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -166,7 +163,7 @@ func (p *VehicleProducer) PublishServiceDue(ctx context.Context, e ServiceDue) e
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishServiceDone(ctx context.Context, e ServiceDone) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -176,7 +173,7 @@ func (p *VehicleProducer) PublishServiceDone(ctx context.Context, e ServiceDone)
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishTyreChecked(ctx context.Context, e TyreChecked) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -186,7 +183,7 @@ func (p *VehicleProducer) PublishTyreChecked(ctx context.Context, e TyreChecked)
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishDoorOpened(ctx context.Context, e DoorOpened) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -196,7 +193,7 @@ func (p *VehicleProducer) PublishDoorOpened(ctx context.Context, e DoorOpened) e
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishDoorClosed(ctx context.Context, e DoorClosed) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -206,7 +203,7 @@ func (p *VehicleProducer) PublishDoorClosed(ctx context.Context, e DoorClosed) e
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishEngineStarted(ctx context.Context, e EngineStarted) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -216,7 +213,7 @@ func (p *VehicleProducer) PublishEngineStarted(ctx context.Context, e EngineStar
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishEngineStopped(ctx context.Context, e EngineStopped) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -226,7 +223,7 @@ func (p *VehicleProducer) PublishEngineStopped(ctx context.Context, e EngineStop
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishSpeedReported(ctx context.Context, e SpeedReported) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -236,7 +233,7 @@ func (p *VehicleProducer) PublishSpeedReported(ctx context.Context, e SpeedRepor
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishBrakeAlert(ctx context.Context, e BrakeAlert) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -246,7 +243,7 @@ func (p *VehicleProducer) PublishBrakeAlert(ctx context.Context, e BrakeAlert) e
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishLaneAlert(ctx context.Context, e LaneAlert) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -256,7 +253,7 @@ func (p *VehicleProducer) PublishLaneAlert(ctx context.Context, e LaneAlert) err
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishDriverAssigned(ctx context.Context, e DriverAssigned) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -266,7 +263,7 @@ func (p *VehicleProducer) PublishDriverAssigned(ctx context.Context, e DriverAss
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishDriverReleased(ctx context.Context, e DriverReleased) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -276,7 +273,7 @@ func (p *VehicleProducer) PublishDriverReleased(ctx context.Context, e DriverRel
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishShiftStarted(ctx context.Context, e ShiftStarted) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -286,7 +283,7 @@ func (p *VehicleProducer) PublishShiftStarted(ctx context.Context, e ShiftStarte
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishShiftEnded(ctx context.Context, e ShiftEnded) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -296,7 +293,7 @@ func (p *VehicleProducer) PublishShiftEnded(ctx context.Context, e ShiftEnded) e
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishZoneEntered(ctx context.Context, e ZoneEntered) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -306,7 +303,7 @@ func (p *VehicleProducer) PublishZoneEntered(ctx context.Context, e ZoneEntered)
 // the sink took it. It refuses what the dispatcher's Publish methods refuse,
 // with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishZoneLeft(ctx context.Context, e ZoneLeft) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -316,7 +313,7 @@ func (p *VehicleProducer) PublishZoneLeft(ctx context.Context, e ZoneLeft) error
 // returns once the sink took it. It refuses what the dispatcher's Publish
 // methods refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishInspectionPassed(ctx context.Context, e InspectionPassed) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -326,7 +323,7 @@ func (p *VehicleProducer) PublishInspectionPassed(ctx context.Context, e Inspect
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.
 func (p *VehicleProducer) PublishVehicleRetired(ctx context.Context, e VehicleRetired) error {
-	if err := checkVehicle(e); err != nil {
+	if _, err := checkVehicle(e); err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, e.VehicleID, e)
@@ -335,11 +332,8 @@ func (p *VehicleProducer) PublishVehicleRetired(ctx context.Context, e VehicleRe
 // Publish sends any Vehicle event to the sink, as its Publish method does. A
 // nil e is refused with runtime.ErrInvalidEvent.
 func (p *VehicleProducer) Publish(ctx context.Context, e VehicleEvent) error {
-	ev := vehicleValue(e)
-	if ev == nil {
-		return fmt.Errorf("%w: nil Vehicle event", runtime.ErrInvalidEvent)
-	}
-	if err := checkVehicle(ev); err != nil {
+	ev, err := checkVehicle(e)
+	if err != nil {
 		return err
 	}
 	return p.sink.Send(ctx, ev.EventKey(), ev)
@@ -348,30 +342,15 @@ func (p *VehicleProducer) Publish(ctx context.Context, e VehicleEvent) error {
 // PublishAsync sends e to the sink without waiting for the broker when the sink
 // is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
 // answer, perhaps before it returns; with another sink it sends synchronously,
-// then calls done. A key's events keep the order of the calls, and after a send
-// of a key fails, the key's later sends fail with runtime.ErrKeyPaused until
-// the sink's Resume. It refuses, through done, what the Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent. done runs on the transport's
-// goroutine: it must be fast and must not block; nil means the answer is not
-// wanted.
+// then calls done (runtime.SendAsync). A key's events keep the order of the
+// calls, and after a send of a key fails, the key's later sends fail with
+// runtime.ErrKeyPaused until the sink's Resume. It refuses, through done, what
+// the Publish methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// done runs on the transport's goroutine: it must be fast and must not block;
+// nil means the answer is not wanted.
 func (p *VehicleProducer) PublishAsync(ctx context.Context, e VehicleEvent, done func(error)) {
-	if done == nil {
-		done = func(error) {}
-	}
-	ev := vehicleValue(e)
-	if ev == nil {
-		done(fmt.Errorf("%w: nil Vehicle event", runtime.ErrInvalidEvent))
-		return
-	}
-	if err := checkVehicle(ev); err != nil {
-		done(err)
-		return
-	}
-	if p.async != nil {
-		p.async.SendAsync(ctx, ev.EventKey(), ev, done)
-		return
-	}
-	done(p.sink.Send(ctx, ev.EventKey(), ev))
+	ev, err := checkVehicle(e)
+	runtime.SendAsync(ctx, p.sink, ev, err, done)
 }
 
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
@@ -387,11 +366,8 @@ func (p *VehicleProducer) PublishAsync(ctx context.Context, e VehicleEvent, done
 // runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
 // would never learn that its events finished.
 func (d *VehicleDispatcher) SubmitTagged(ctx context.Context, e VehicleEvent, tag uint64, from int) (int, error) {
-	ev := vehicleValue(e)
-	if ev == nil {
-		return from, fmt.Errorf("%w: nil Vehicle event", runtime.ErrInvalidEvent)
-	}
-	if err := checkVehicle(ev); err != nil {
+	ev, err := checkVehicle(e)
+	if err != nil {
 		return from, err
 	}
 	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
@@ -426,14 +402,19 @@ func (d *VehicleDispatcher) Subscriptions() []runtime.Subscription {
 	return d.topic.Subscriptions()
 }
 
-// checkVehicle refuses, with an error wrapping runtime.ErrInvalidEvent, a
-// Vehicle event that the dispatcher's Publish methods refuse; e is not nil.
-func checkVehicle(e VehicleEvent) error {
+// checkVehicle returns e as a value (e may point to an event), or refuses, with
+// an error wrapping runtime.ErrInvalidEvent, a nil e or a Vehicle event that
+// the dispatcher's Publish methods refuse.
+func checkVehicle(e VehicleEvent) (VehicleEvent, error) {
+	e = vehicleValue(e)
+	if e == nil {
+		return nil, fmt.Errorf("%w: nil Vehicle event", runtime.ErrInvalidEvent)
+	}
 	if e.EventKey() == "" {
-		return fmt.Errorf("%w: Vehicle event %s: key field VehicleID is empty", runtime.ErrInvalidEvent, e.EventName())
+		return nil, fmt.Errorf("%w: Vehicle event %s: key field VehicleID is empty", runtime.ErrInvalidEvent, e.EventName())
 	}
 	if e.EventVersion() == 0 {
-		return fmt.Errorf("%w: Vehicle event %s: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.EventName(), e.EventVersion())
+		return nil, fmt.Errorf("%w: Vehicle event %s: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.EventName(), e.EventVersion())
 	}
-	return nil
+	return e, nil
 }
