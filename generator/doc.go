@@ -185,13 +185,13 @@
 //     methods, which refuse an empty string key or a version below 1 with
 //     runtime.ErrInvalidEvent, and Publish for any AccountEvent.
 //   - durable.go: what ties the dispatcher to a durable store
-//     (runtime.DurableStore, runtime/sqlstore). AccountConfig.Store keeps a
+//     (durable.Store, runtime/sqlstore). AccountConfig.Store keeps a
 //     subscriber's versions, states and parked events in the store, in the
 //     namespace of the subscriber's name (at-least-once: the version is
 //     stored after the handler). AccountTxHandler has one
 //     HandleX(ctx, tx *sql.Tx, X) error per event; NewAccountTxDispatcher
 //     and the dispatcher's SubscribeTx take one with a
-//     runtime.TxStore[*sql.Tx]: the guard then begins a transaction, reads
+//     durable.TxStore[*sql.Tx]: the guard then begins a transaction, reads
 //     (and locks) the key's version and state in it, decides, calls the
 //     handler with the transaction and commits the handler's writes with the
 //     new version and state (effectively once). For an entity without
@@ -200,7 +200,7 @@
 //   - transports.go: what carries events between processes without naming
 //     a transport, so that code generated for users without Kafka never
 //     imports it. AccountProducer (NewAccountProducer) implements
-//     AccountPublisher over any runtime.Sink[string, AccountEvent], such as
+//     AccountPublisher over any transport.Sink[string, AccountEvent], such as
 //     the Kafka producer of runtime/kafka, refusing what the dispatcher's
 //     Publish methods refuse. The dispatcher's SubmitTagged(ctx, e, tag,
 //     from) is how a consumer (runtime/kafka's) feeds the lanes: every
@@ -208,12 +208,12 @@
 //     of its AccountConfig, so the consumer learns when a record is finished
 //     in every subscriber; SubmitTagged refuses to run while a subscriber
 //     has no OnOutcome.
-//   - codecs.go: AccountCodec, a runtime.Codec that encodes an event as a
+//   - codecs.go: AccountCodec, a durable.Codec that encodes an event as a
 //     JSON object named by its schema name, for durable park stores and
 //     transports. Decoding ignores unknown fields (a newer schema's added
-//     fields) and refuses an unknown name with runtime.ErrUnknownEventType.
+//     fields) and refuses an unknown name with durable.ErrUnknownEventType.
 //
-// Generated code references runtime.SupportPackageIsVersion2, so that code
+// Generated code references runtime.SupportPackageIsVersion3, so that code
 // and runtime of mismatched versions fail to compile.
 //
 // With Options.ImportPath (ordergen generate sets it inside a Go module),

@@ -10,16 +10,17 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/delivery"
+	"github.com/ordergen/ordergen/runtime/meter"
 )
 
 // runtimeStructs are the runtime's struct types that generated code writes
 // literals of, by their qualified name.
 var runtimeStructs = map[string]reflect.Type{
-	"runtime.Config":    reflect.TypeFor[runtime.Config[string, any]](),
-	"runtime.Backlog":   reflect.TypeFor[runtime.Backlog](),
-	"runtime.Retry":     reflect.TypeFor[runtime.Retry](),
-	"runtime.Attribute": reflect.TypeFor[runtime.Attribute](),
-	"delivery.Guard":    reflect.TypeFor[delivery.Guard](),
+	"runtime.Config":  reflect.TypeFor[runtime.Config[string, any]](),
+	"runtime.Backlog": reflect.TypeFor[runtime.Backlog](),
+	"runtime.Retry":   reflect.TypeFor[runtime.Retry](),
+	"meter.Attribute": reflect.TypeFor[meter.Attribute](),
+	"delivery.Guard":  reflect.TypeFor[delivery.Guard](),
 }
 
 // TestStructLiteralsInDeclarationOrder checks every keyed struct literal of

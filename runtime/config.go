@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ordergen/ordergen/runtime/meter"
 )
 
 // FullPolicy says what Submit does when a backlog limit is reached.
@@ -139,11 +141,11 @@ type Config[K comparable, E any] struct {
 	// constants) through the runtime's own metrics interface;
 	// runtime/otelmetrics adapts OpenTelemetry to it. Nil: nothing is
 	// recorded, and the hot path pays one nil check.
-	MeterProvider MeterProvider
+	MeterProvider meter.Provider
 	// MetricAttributes are added to every measurement; generated
-	// dispatchers add the entity (AttrDestination) and the subscriber
-	// (AttrConsumerGroup).
-	MetricAttributes []Attribute
+	// dispatchers add the entity (meter.AttrDestination) and the subscriber
+	// (meter.AttrConsumerGroup).
+	MetricAttributes []meter.Attribute
 	// TopKeys is how many keys with the largest backlog the per-key backlog
 	// gauges report. Zero: 10.
 	TopKeys int

@@ -1,5 +1,10 @@
-// Package runtime is the per-key ordered dispatch engine that code generated
-// by ordergen runs on. It can also be used directly.
+// Package runtime is for handler authors and the code ordergen generates:
+// the per-key ordered dispatch engine that generated dispatchers run on,
+// its configuration and policies, topics, outcomes, errors, and the guard
+// and park stores with their in-memory implementations. It can also be
+// used directly. The contracts for other audiences are packages of their
+// own: runtime/transport for transport authors, runtime/meter for metrics
+// adapters, runtime/durable for durable-store authors.
 //
 // # Lanes
 //
@@ -103,14 +108,11 @@
 //
 // # Durable stores
 //
-// The in-memory stores are the defaults. A [DurableStore] keeps versions,
-// states and parked events outside the process, in namespaces (one per
-// subscriber), with keys as text ([EncodeKey]) and events as [RawEvent]s of
-// a [Codec]; [EncodedParks], [EncodedVersions] and [EncodedStates] give them
-// an engine's types. A [TxStore] also begins transactions ([KeyTx]) that a
-// handler writes in, so that its writes and the version advance commit
-// together: effectively once. runtime/sqlstore implements both on SQLite
-// and PostgreSQL; runtime/storetest is the suite every store passes.
+// The in-memory stores are the defaults. A durable store keeps versions,
+// states and parked events outside the process; runtime/sqlstore is one
+// on SQLite and PostgreSQL, and a generated dispatcher takes it as its
+// store. The plumbing that store authors use (text keys, raw events,
+// codecs, transactions a handler writes in) is in runtime/durable.
 //
 // # Other modes
 //
@@ -125,12 +127,11 @@
 //
 // # Metrics
 //
-// Config.MeterProvider records the engine's metrics (the Metric constants)
-// through the runtime's own small interface, [MeterProvider]; the runtime
-// imports no metrics library. runtime/otelmetrics adapts OpenTelemetry to
-// it, and runtime/metricstest is an in-memory one for tests. Without a
-// provider the hot path pays one nil check; with one, recording allocates
-// nothing.
+// Config.MeterProvider records the engine's metrics through the small
+// interface of runtime/meter, which also names them; the runtime imports no
+// metrics library. runtime/otelmetrics adapts OpenTelemetry to it, and
+// runtime/metricstest is an in-memory one for tests. Without a provider the
+// hot path pays one nil check; with one, recording allocates nothing.
 //
 // # Shutdown
 //
@@ -140,21 +141,9 @@
 //
 // # Transports
 //
-// Across processes, partition by key at the source (Kafka) and run an
-// engine in each consumer. The transport contract, which runtime/kafka
-// implements first and the other brokers and the outbox relay reuse, has
-// two halves. Producing: a [Sink] carries events out of the process; an
-// [AsyncSink] also hands them over without waiting, and [OrderedSink] gives
-// any broker's asynchronous [Writer] per-key order and the failure rule
-// (after a send of a key fails, its later sends fail with [ErrKeyPaused]
-// until Resume). Consuming: a [Source] feeds a [Target] (a generated
-// dispatcher, [EngineTarget], [TopicTarget]) with [Engine.SubmitTagged],
-// learns from Config.OnOutcome when each message is finished, and settles
-// it once ([Finished]: acknowledge or commit past it; [Unfinished]: deliver
-// it again); a message parked in memory settles when its park is resolved.
-// Messages are taken under an [Ownership] (a Kafka partition from
-// assignment to revocation); when it ends, [Engine.Withdraw] takes back its
-// events that have not started, so that work of a source that moved
-// elsewhere never starts. [CheckSubscriptions] refuses the subscribers a
-// transport cannot settle for (the drop backlog policies, among others).
+// Across processes, partition by key at the source (a Kafka partition) and
+// run an engine in each consumer: runtime/kafka does. The contract that
+// transports are built on (sinks, sources, ownerships, settlement) is in
+// runtime/transport; what it asks of the engine is [Engine.SubmitTagged],
+// Config.OnOutcome and [Engine.Withdraw].
 package runtime

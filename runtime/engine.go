@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ordergen/ordergen/runtime/internal/notify"
 )
 
 // Handler handles one event of one key. The engine calls it from its
@@ -73,8 +75,8 @@ type Engine[K comparable, E any] struct {
 	closing               atomic.Bool
 	aborted               atomic.Bool
 
-	room  notifier // signalled when room is released (Block, Timeout)
-	quiet notifier // signalled when a shard stops being busy (Flush, Close)
+	room  notify.Notifier // signalled when room is released (Block, Timeout)
+	quiet notify.Notifier // signalled when a shard stops being busy (Flush, Close)
 
 	workers sync.WaitGroup
 	timers  sync.WaitGroup // armed timers and running timer callbacks
@@ -240,6 +242,10 @@ func (e *Engine[K, E]) parksCount() bool { return e.memParks != nil }
 // parked record as finished.
 func (e *Engine[K, E]) ParksInMemory() bool { return e.parksCount() }
 
+// Config returns the engine's configuration as it runs it: the one New was
+// given, with every default filled in.
+func (e *Engine[K, E]) Config() Config[K, E] { return e.cfg }
+
 // fromOwnHandler reports whether ctx is (or derives from) the context the
 // engine gave one of its handlers.
 func (e *Engine[K, E]) fromOwnHandler(ctx context.Context) bool {
@@ -305,7 +311,7 @@ func (e *Engine[K, E]) release(n int64) {
 	if n != 0 {
 		e.load.Add(-n)
 	}
-	e.room.broadcastIfWaiting()
+	e.room.BroadcastIfWaiting()
 }
 
 // newLane returns a recycled or new lane for key; sh.mu is held.
@@ -374,7 +380,7 @@ func (sh *shard[K, E]) claimTask() bool {
 func (e *Engine[K, E]) idle(sh *shard[K, E]) {
 	sh.busy--
 	if sh.busy == 0 {
-		e.quiet.broadcastIfWaiting()
+		e.quiet.BroadcastIfWaiting()
 	}
 }
 

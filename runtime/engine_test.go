@@ -34,7 +34,7 @@ func TestOrderPerKeyUnderConcurrency(t *testing.T) {
 	}
 	s := e.Stats()
 	checkInvariant(t, s)
-	if s.Handled != keys*per || s.Active != 0 || s.Pending != 0 {
+	if s.Handled != keys*per || s.Lanes != 0 || s.Pending != 0 {
 		t.Fatalf("stats after drain: %+v", s)
 	}
 }
@@ -74,7 +74,7 @@ func TestSmokeRetryParkReplay(t *testing.T) {
 		t.Fatalf("b after replay: %v", got)
 	}
 	s = e.Stats()
-	if s.Parked != 0 || s.ParkedKeys != 0 || s.Active != 0 {
+	if s.Parked != 0 || s.ParkedKeys != 0 || s.Lanes != 0 {
 		t.Fatalf("stats after replay: %+v", s)
 	}
 	checkInvariant(t, s)

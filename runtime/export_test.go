@@ -46,7 +46,7 @@ func Dump[K comparable, E any](e *Engine[K, E]) string {
 	fmt.Fprintf(&b, "run queue: %d ready, %d yielded, %d workers, %d asleep, draining %v\n",
 		e.rq.ready.len(), e.rq.yielded.len(), e.rq.workers, e.rq.sleepy, e.rq.draining)
 	e.rq.mu.Unlock()
-	fmt.Fprintf(&b, "load %d, parked %d, held %d, room waiters %d\n", e.load.Load(), e.parked.Load(), e.held.Load(), e.room.waiters.Load())
+	fmt.Fprintf(&b, "load %d, parked %d, held %d, room waited for %v\n", e.load.Load(), e.parked.Load(), e.held.Load(), e.room.Waiting())
 	for i := range e.shards {
 		sh := &e.shards[i]
 		sh.mu.Lock()

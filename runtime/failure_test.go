@@ -207,7 +207,7 @@ func TestParkJoinReplayAndDiscard(t *testing.T) {
 		t.Fatalf("b handled %s", got)
 	}
 	s := e.Stats()
-	if s.Discarded != 2 || s.Parked != 0 || s.ParkedKeys != 0 || s.Active != 0 {
+	if s.Discarded != 2 || s.Parked != 0 || s.ParkedKeys != 0 || s.Lanes != 0 {
 		t.Fatalf("stats %+v", s)
 	}
 	checkInvariant(t, s)

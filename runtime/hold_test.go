@@ -66,7 +66,7 @@ func TestHoldResequencesAGap(t *testing.T) {
 	if got := v.got("a"); got != "[1 2 3 4 5]" {
 		t.Fatalf("applied %s", got)
 	}
-	if s.Held != 0 || s.Skipped != 2 || s.Active != 0 {
+	if s.Held != 0 || s.Skipped != 2 || s.Lanes != 0 {
 		t.Fatalf("stats %+v", s)
 	}
 	checkInvariant(t, s)

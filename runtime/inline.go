@@ -115,7 +115,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 		if tracked {
 			e.reportNote(&last)
 		}
-		if done >= releaseEvery || (done > 0 && e.room.waiting()) {
+		if done >= releaseEvery || (done > 0 && e.room.Waiting()) {
 			e.release(done)
 			done = 0
 		}

@@ -4,65 +4,23 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 )
-
-// notifier wakes goroutines waiting for a condition that other goroutines
-// make true (room in the backlog, no busy lane). A waiter registers before
-// it looks at the condition and the signaller changes the condition before
-// it looks for waiters, so one of them always sees the other.
-type notifier struct {
-	waiters atomic.Int64
-	mu      sync.Mutex
-	ch      chan struct{}
-}
-
-func (n *notifier) register() <-chan struct{} {
-	n.waiters.Add(1)
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.ch == nil {
-		n.ch = make(chan struct{})
-	}
-	return n.ch
-}
-
-func (n *notifier) unregister() { n.waiters.Add(-1) }
-
-// waiting reports whether anybody waits.
-func (n *notifier) waiting() bool { return n.waiters.Load() > 0 }
-
-func (n *notifier) broadcastIfWaiting() {
-	if n.waiters.Load() > 0 {
-		n.broadcast()
-	}
-}
-
-func (n *notifier) broadcast() {
-	n.mu.Lock()
-	if n.ch != nil {
-		close(n.ch)
-		n.ch = nil
-	}
-	n.mu.Unlock()
-}
 
 // waitQuiet waits until no lane is queued, running or waiting to retry and
 // no inbox waits for dispatch. A shard that is quiet when looked at has
 // finished every event submitted to it before the look.
 func (e *Engine[K, E]) waitQuiet(ctx context.Context) error {
 	for {
-		ch := e.quiet.register()
+		ch := e.quiet.Register()
 		if e.allQuiet() {
-			e.quiet.unregister()
+			e.quiet.Unregister()
 			return nil
 		}
 		select {
 		case <-ch:
-			e.quiet.unregister()
+			e.quiet.Unregister()
 		case <-ctx.Done():
-			e.quiet.unregister()
+			e.quiet.Unregister()
 			return ctx.Err()
 		}
 	}
@@ -131,7 +89,7 @@ func (e *Engine[K, E]) Close(ctx context.Context) error {
 		sh.closed = true
 		sh.mu.Unlock()
 	}
-	e.room.broadcast() // blocked submitters see the engine closed
+	e.room.Broadcast() // blocked submitters see the engine closed
 	err := e.waitQuiet(ctx)
 	if err == nil {
 		e.parkHeld()

@@ -77,7 +77,7 @@ func TestNoLaneRemainsAfterDraining(t *testing.T) {
 		}
 	}
 	flush(t, e)
-	if s := e.Stats(); s.Active != 0 || s.Handled != 5000 {
+	if s := e.Stats(); s.Lanes != 0 || s.Handled != 5000 {
 		t.Fatalf("lanes left after draining: %+v", s)
 	}
 	if top := e.TopBacklog(10); len(top) != 0 {

@@ -8,15 +8,16 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/metricstest"
 )
 
-// attr is a runtime.Attribute, shorter.
-func attr(k, v string) runtime.Attribute { return runtime.Attribute{Key: k, Value: v} }
+// attr is a meter.Attribute, shorter.
+func attr(k, v string) meter.Attribute { return meter.Attribute{Key: k, Value: v} }
 
 // sum returns the sum of the points of name with attrs, or -1 when there
 // is none.
-func sum(m metricstest.Metrics, name string, attrs ...runtime.Attribute) int64 {
+func sum(m metricstest.Metrics, name string, attrs ...meter.Attribute) int64 {
 	v, ok := m.Sum(name, attrs...)
 	if !ok {
 		return -1
@@ -33,10 +34,10 @@ func TestMetricsCountWhatTheScriptCaused(t *testing.T) {
 		}
 		return v.handle(ctx, key, x)
 	}
-	entity := attr(runtime.AttrDestination, "Account")
+	entity := attr(meter.AttrDestination, "Account")
 	e := mustNew(t, h, runtime.Config[string, ev]{
 		MeterProvider:    mp,
-		MetricAttributes: []runtime.Attribute{entity},
+		MetricAttributes: []meter.Attribute{entity},
 	})
 	ctx := context.Background()
 	// a: 1, 2 handled, 2 again skipped (duplicate), 4 held (gap).
@@ -55,25 +56,25 @@ func TestMetricsCountWhatTheScriptCaused(t *testing.T) {
 		t.Errorf("scopes %v, want the runtime's import path", scopes)
 	}
 	for outcome, want := range map[string]int64{"accepted": 6, "handled": 2, "skipped": 1, "parked": 2, "dead_lettered": 0, "retried": 0} {
-		if got := sum(m, runtime.MetricEvents, attr(runtime.AttrOutcome, outcome), entity, attr(runtime.AttrSystem, "ordergen")); got != want {
+		if got := sum(m, meter.MetricEvents, attr(meter.AttrOutcome, outcome), entity, attr(meter.AttrSystem, "ordergen")); got != want {
 			t.Errorf("events{outcome=%s} = %d, want %d", outcome, got, want)
 		}
 	}
-	if got := sum(m, runtime.MetricEvents, attr(runtime.AttrSkipReason, "duplicate or stale version")); got != 1 {
+	if got := sum(m, meter.MetricEvents, attr(meter.AttrSkipReason, "duplicate or stale version")); got != 1 {
 		t.Errorf("skips with their reason = %d, want 1", got)
 	}
-	for name, want := range map[string]int64{runtime.MetricBacklog: 1, runtime.MetricHeld: 1, runtime.MetricParkedKeys: 1, runtime.MetricParkedEvents: 2, runtime.MetricLanes: 2} {
+	for name, want := range map[string]int64{meter.MetricBacklog: 1, meter.MetricHeld: 1, meter.MetricParkedKeys: 1, meter.MetricParkedEvents: 2, meter.MetricLanes: 2} {
 		if got := sum(m, name, entity); got != want {
 			t.Errorf("%s = %d, want %d", name, got, want)
 		}
 	}
-	if got := sum(m, runtime.MetricBacklogKey, attr(runtime.AttrKey, "a")); got != 1 {
+	if got := sum(m, meter.MetricBacklogKey, attr(meter.AttrKey, "a")); got != 1 {
 		t.Errorf("backlog of key a = %d, want 1 (the held event)", got)
 	}
-	if pts := m.Points(runtime.MetricOldestAge, attr(runtime.AttrKey, "a")); len(pts) != 1 || pts[0].Instrument.Kind != runtime.KindFloatGauge {
+	if pts := m.Points(meter.MetricOldestAge, attr(meter.AttrKey, "a")); len(pts) != 1 || pts[0].Instrument.Kind != meter.KindFloatGauge {
 		t.Errorf("oldest age of key a: %+v", pts)
 	}
-	if pts := m.Points(runtime.MetricProcessDuration); len(pts) == 0 || pts[0].Instrument.Kind != runtime.KindHistogram || pts[0].Instrument.Unit != "s" {
+	if pts := m.Points(meter.MetricProcessDuration); len(pts) == 0 || pts[0].Instrument.Kind != meter.KindHistogram || pts[0].Instrument.Unit != "s" {
 		t.Errorf("no duration histogram: %+v", pts)
 	}
 }
@@ -94,16 +95,16 @@ func TestMetricsRetriesAndDurations(t *testing.T) {
 	}
 	flush(t, e)
 	m := mp.Collect()
-	if got := sum(m, runtime.MetricEvents, attr(runtime.AttrOutcome, "retried")); got != 2 {
+	if got := sum(m, meter.MetricEvents, attr(meter.AttrOutcome, "retried")); got != 2 {
 		t.Errorf("retried = %d, want 2", got)
 	}
-	if got := sum(m, runtime.MetricEvents, attr(runtime.AttrOutcome, "handled")); got != 40 {
+	if got := sum(m, meter.MetricEvents, attr(meter.AttrOutcome, "handled")); got != 40 {
 		t.Errorf("handled = %d, want 40", got)
 	}
 	n, failed := 0, 0
-	for _, p := range m.Points(runtime.MetricProcessDuration) {
+	for _, p := range m.Points(meter.MetricProcessDuration) {
 		n += p.Count
-		if p.Attributes[runtime.AttrErrorType] == "error" {
+		if p.Attributes[meter.AttrErrorType] == "error" {
 			failed += p.Count
 		}
 	}
@@ -120,13 +121,13 @@ func TestMetricsStopAtClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := mp.Collect().Sum(runtime.MetricBacklog); !ok {
+	if _, ok := mp.Collect().Sum(meter.MetricBacklog); !ok {
 		t.Fatal("no backlog gauge while running")
 	}
 	if err := e.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := mp.Collect().Sum(runtime.MetricBacklog); ok {
+	if _, ok := mp.Collect().Sum(meter.MetricBacklog); ok {
 		t.Error("the engine's callback is still registered after Close")
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // Stats is a snapshot of an engine's counters. The counters only grow; the
-// gauges (Pending, Held, Parked, ParkedKeys, Active) are current values.
+// gauges (Pending, Held, Parked, ParkedKeys, Lanes) are current values.
 //
 // At every quiescent point (no Submit, Replay or Discard in progress) the
 // accounting invariant holds:
@@ -55,9 +55,9 @@ type Stats struct {
 	Parked int64
 	// ParkedKeys is the number of keys currently parked.
 	ParkedKeys int64
-	// Active is the number of keys that currently have a lane (pending
+	// Lanes is the number of keys that currently have a lane (pending
 	// events or a park).
-	Active int64
+	Lanes int64
 }
 
 // KeyBacklog is one key's backlog, as reported by Engine.TopBacklog.
@@ -83,7 +83,7 @@ func (e *Engine[K, E]) Stats() Stats {
 		s.Conflated += sh.conflated
 		s.Dropped += sh.dropped
 		s.Withdrawn += sh.withdrawn
-		s.Active += int64(len(sh.lanes))
+		s.Lanes += int64(len(sh.lanes))
 		sh.mu.Unlock()
 	}
 	ws := e.workerList()

@@ -62,24 +62,24 @@ func (e *Engine[K, E]) submitSlow(ctx context.Context, sh *shard[K, E], key K, e
 	}
 	for {
 		// Register as a waiter before looking again, so that room released
-		// between the look and the wait still wakes us (see notifier).
-		wake := e.room.register()
+		// between the look and the wait still wakes us (see notify.Notifier).
+		wake := e.room.Register()
 		sh.mu.Lock()
 		err, wait := e.enqueue(sh, key, event, tag)
 		if !wait {
-			e.room.unregister()
+			e.room.Unregister()
 			return err
 		}
 		// err is the refusal to give if the wait ends without room.
 		select {
 		case <-wake:
-			e.room.unregister()
+			e.room.Unregister()
 		case <-ctx.Done():
-			e.room.unregister()
+			e.room.Unregister()
 			e.countRejected(sh)
 			return fmt.Errorf("%w; stopped waiting for room: %w", err, ctx.Err())
 		case <-deadline:
-			e.room.unregister()
+			e.room.Unregister()
 			e.countRejected(sh)
 			e.logRejected(key, err)
 			return fmt.Errorf("%w after waiting %v", err, e.cfg.Backlog.Wait)

@@ -34,14 +34,3 @@ func (t *Topic[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool)
 	}
 	return n, errors.Join(errs...)
 }
-
-// Subscriptions describes every subscriber, in subscription order, for a
-// transport's checks (see CheckSubscriptions).
-func (t *Topic[K, E]) Subscriptions() []Subscription {
-	subs := t.Subscribers()
-	out := make([]Subscription, len(subs))
-	for i, s := range subs {
-		out[i] = s.Subscription()
-	}
-	return out
-}

@@ -344,7 +344,7 @@ func TestWithdrawDoesNotWaitForABackoff(t *testing.T) {
 			if got := log.of(1); !slices.Equal(got, []runtime.Outcome{runtime.Withdrawn}) {
 				t.Fatalf("the failed event: %v", got)
 			}
-			if s := e.Stats(); s.Active != 0 {
+			if s := e.Stats(); s.Lanes != 0 {
 				t.Fatalf("a lane is left: %+v", s)
 			}
 			checkInvariant(t, e.Stats())

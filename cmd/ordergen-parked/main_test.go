@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/sqlstore"
 	"github.com/ordergen/ordergen/runtime/sqlstore/sqlite"
 )
@@ -55,7 +56,7 @@ func newFixture(t *testing.T) *fixture {
 		return nil
 	}, runtime.Config[string, string]{
 		MaxActive: 1,
-		Parks:     runtime.EncodedParks[string, string](s.Parks("Account"), textCodec{}),
+		Parks:     durable.EncodedParks[string, string](s.Parks("Account"), textCodec{}),
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {

@@ -7,16 +7,17 @@ import (
 	"fmt"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 )
 
 // AccountCodec encodes Account events as JSON objects, with the event's name
-// from the schema as its type name. It implements runtime.Codec for the park
+// from the schema as its type name. It implements durable.Codec for the park
 // stores and transports that carry events out of the process. Decoding ignores
 // fields it does not know, so an event from a schema with added fields still
 // decodes.
 type AccountCodec struct{}
 
-var _ runtime.Codec[AccountEvent] = AccountCodec{}
+var _ durable.Codec[AccountEvent] = AccountCodec{}
 
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
@@ -32,7 +33,7 @@ func (AccountCodec) Encode(e AccountEvent) (string, []byte, error) {
 }
 
 // Decode rebuilds the Account event named name from its JSON encoding. An
-// unknown name gives an error wrapping runtime.ErrUnknownEventType, bytes that
+// unknown name gives an error wrapping durable.ErrUnknownEventType, bytes that
 // do not decode one wrapping runtime.ErrInvalidEvent.
 func (AccountCodec) Decode(name string, data []byte) (AccountEvent, error) {
 	switch name {
@@ -67,16 +68,16 @@ func (AccountCodec) Decode(name string, data []byte) (AccountEvent, error) {
 		}
 		return e, nil
 	}
-	return nil, fmt.Errorf("%w: entity Account has no event %q", runtime.ErrUnknownEventType, name)
+	return nil, fmt.Errorf("%w: entity Account has no event %q", durable.ErrUnknownEventType, name)
 }
 
 // OrderCodec encodes Order events as JSON objects, with the event's name from
-// the schema as its type name. It implements runtime.Codec for the park stores
+// the schema as its type name. It implements durable.Codec for the park stores
 // and transports that carry events out of the process. Decoding ignores fields
 // it does not know, so an event from a schema with added fields still decodes.
 type OrderCodec struct{}
 
-var _ runtime.Codec[OrderEvent] = OrderCodec{}
+var _ durable.Codec[OrderEvent] = OrderCodec{}
 
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
@@ -92,7 +93,7 @@ func (OrderCodec) Encode(e OrderEvent) (string, []byte, error) {
 }
 
 // Decode rebuilds the Order event named name from its JSON encoding. An unknown
-// name gives an error wrapping runtime.ErrUnknownEventType, bytes that do not
+// name gives an error wrapping durable.ErrUnknownEventType, bytes that do not
 // decode one wrapping runtime.ErrInvalidEvent.
 func (OrderCodec) Decode(name string, data []byte) (OrderEvent, error) {
 	switch name {
@@ -127,16 +128,16 @@ func (OrderCodec) Decode(name string, data []byte) (OrderEvent, error) {
 		}
 		return e, nil
 	}
-	return nil, fmt.Errorf("%w: entity Order has no event %q", runtime.ErrUnknownEventType, name)
+	return nil, fmt.Errorf("%w: entity Order has no event %q", durable.ErrUnknownEventType, name)
 }
 
 // RiderCodec encodes Rider events as JSON objects, with the event's name from
-// the schema as its type name. It implements runtime.Codec for the park stores
+// the schema as its type name. It implements durable.Codec for the park stores
 // and transports that carry events out of the process. Decoding ignores fields
 // it does not know, so an event from a schema with added fields still decodes.
 type RiderCodec struct{}
 
-var _ runtime.Codec[RiderEvent] = RiderCodec{}
+var _ durable.Codec[RiderEvent] = RiderCodec{}
 
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
@@ -152,7 +153,7 @@ func (RiderCodec) Encode(e RiderEvent) (string, []byte, error) {
 }
 
 // Decode rebuilds the Rider event named name from its JSON encoding. An unknown
-// name gives an error wrapping runtime.ErrUnknownEventType, bytes that do not
+// name gives an error wrapping durable.ErrUnknownEventType, bytes that do not
 // decode one wrapping runtime.ErrInvalidEvent.
 func (RiderCodec) Decode(name string, data []byte) (RiderEvent, error) {
 	switch name {
@@ -163,17 +164,17 @@ func (RiderCodec) Decode(name string, data []byte) (RiderEvent, error) {
 		}
 		return e, nil
 	}
-	return nil, fmt.Errorf("%w: entity Rider has no event %q", runtime.ErrUnknownEventType, name)
+	return nil, fmt.Errorf("%w: entity Rider has no event %q", durable.ErrUnknownEventType, name)
 }
 
 // WebhookCodec encodes Webhook events as JSON objects, with the event's name
-// from the schema as its type name. It implements runtime.Codec for the park
+// from the schema as its type name. It implements durable.Codec for the park
 // stores and transports that carry events out of the process. Decoding ignores
 // fields it does not know, so an event from a schema with added fields still
 // decodes.
 type WebhookCodec struct{}
 
-var _ runtime.Codec[WebhookEvent] = WebhookCodec{}
+var _ durable.Codec[WebhookEvent] = WebhookCodec{}
 
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
@@ -189,7 +190,7 @@ func (WebhookCodec) Encode(e WebhookEvent) (string, []byte, error) {
 }
 
 // Decode rebuilds the Webhook event named name from its JSON encoding. An
-// unknown name gives an error wrapping runtime.ErrUnknownEventType, bytes that
+// unknown name gives an error wrapping durable.ErrUnknownEventType, bytes that
 // do not decode one wrapping runtime.ErrInvalidEvent.
 func (WebhookCodec) Decode(name string, data []byte) (WebhookEvent, error) {
 	switch name {
@@ -200,5 +201,5 @@ func (WebhookCodec) Decode(name string, data []byte) (WebhookEvent, error) {
 		}
 		return e, nil
 	}
-	return nil, fmt.Errorf("%w: entity Webhook has no event %q", runtime.ErrUnknownEventType, name)
+	return nil, fmt.Errorf("%w: entity Webhook has no event %q", durable.ErrUnknownEventType, name)
 }

@@ -10,13 +10,15 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/meter"
 )
 
 // This line fails to compile when the runtime package is older or newer than
 // the ordergen that generated this file. Regenerate with the ordergen of the
 // github.com/ordergen/ordergen version in your go.mod (go generate ./...), or
 // update that module (go get github.com/ordergen/ordergen@latest).
-const _ = runtime.SupportPackageIsVersion2
+const _ = runtime.SupportPackageIsVersion3
 
 // accountValue returns e as a value of its event type, dereferencing a pointer;
 // nil for a nil e or a nil pointer.
@@ -83,7 +85,7 @@ type AccountConfig struct {
 	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
 	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
 	// nothing is recorded.
-	MeterProvider runtime.MeterProvider
+	MeterProvider meter.Provider
 	// Versions stores the last applied version of each Account. Nil: a new
 	// in-memory store. Give each subscriber its own store.
 	Versions runtime.VersionStore[string]
@@ -99,7 +101,7 @@ type AccountConfig struct {
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
 	// name ("Account", "Account/name"); Versions, States and Parks set here win
 	// over it. NewAccountTxDispatcher and SubscribeTx set it to their store.
-	Store runtime.DurableStore
+	Store durable.Store
 	// OnOutcome, when set, is told the outcome of each event the subscriber
 	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
 	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
@@ -215,11 +217,11 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 		Parks:         cfg.Parks,
 		DeadLetter:    cfg.DeadLetter,
 		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []runtime.Attribute{{
-			Key:   runtime.AttrDestination,
+		MetricAttributes: []meter.Attribute{{
+			Key:   meter.AttrDestination,
 			Value: "Account",
 		}, {
-			Key:   runtime.AttrConsumerGroup,
+			Key:   meter.AttrConsumerGroup,
 			Value: name,
 		}},
 		OnOutcome: cfg.OnOutcome,
@@ -423,7 +425,7 @@ type OrderConfig struct {
 	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
 	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
 	// nothing is recorded.
-	MeterProvider runtime.MeterProvider
+	MeterProvider meter.Provider
 	// States stores the current state of each Order. Nil: a new in-memory
 	// store. Give each subscriber its own store.
 	States runtime.StateStore[string]
@@ -436,7 +438,7 @@ type OrderConfig struct {
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
 	// name ("Order", "Order/name"); Versions, States and Parks set here win
 	// over it. NewOrderTxDispatcher and SubscribeTx set it to their store.
-	Store runtime.DurableStore
+	Store durable.Store
 	// OnOutcome, when set, is told the outcome of each event the subscriber
 	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
 	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
@@ -543,11 +545,11 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, op
 		Parks:         cfg.Parks,
 		DeadLetter:    cfg.DeadLetter,
 		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []runtime.Attribute{{
-			Key:   runtime.AttrDestination,
+		MetricAttributes: []meter.Attribute{{
+			Key:   meter.AttrDestination,
 			Value: "Order",
 		}, {
-			Key:   runtime.AttrConsumerGroup,
+			Key:   meter.AttrConsumerGroup,
 			Value: name,
 		}},
 		OnOutcome: cfg.OnOutcome,
@@ -716,7 +718,7 @@ type RiderConfig struct {
 	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
 	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
 	// nothing is recorded.
-	MeterProvider runtime.MeterProvider
+	MeterProvider meter.Provider
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, RiderEvent]
 	// DeadLetter receives the events that failed for good under the
@@ -726,7 +728,7 @@ type RiderConfig struct {
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
 	// name ("Rider", "Rider/name"); Versions, States and Parks set here win
 	// over it. NewRiderTxDispatcher and SubscribeTx set it to their store.
-	Store runtime.DurableStore
+	Store durable.Store
 	// OnOutcome, when set, is told the outcome of each event the subscriber
 	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
 	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
@@ -829,11 +831,11 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, op
 		Parks:         cfg.Parks,
 		DeadLetter:    cfg.DeadLetter,
 		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []runtime.Attribute{{
-			Key:   runtime.AttrDestination,
+		MetricAttributes: []meter.Attribute{{
+			Key:   meter.AttrDestination,
 			Value: "Rider",
 		}, {
-			Key:   runtime.AttrConsumerGroup,
+			Key:   meter.AttrConsumerGroup,
 			Value: name,
 		}},
 		OnOutcome: cfg.OnOutcome,
@@ -976,7 +978,7 @@ type WebhookConfig struct {
 	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
 	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
 	// nothing is recorded.
-	MeterProvider runtime.MeterProvider
+	MeterProvider meter.Provider
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[int64, WebhookEvent]
 	// DeadLetter receives the events that failed for good under the
@@ -986,7 +988,7 @@ type WebhookConfig struct {
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
 	// name ("Webhook", "Webhook/name"); Versions, States and Parks set here win
 	// over it. NewWebhookTxDispatcher and SubscribeTx set it to their store.
-	Store runtime.DurableStore
+	Store durable.Store
 	// OnOutcome, when set, is told the outcome of each event the subscriber
 	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
 	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
@@ -1089,11 +1091,11 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhook
 		Parks:         cfg.Parks,
 		DeadLetter:    cfg.DeadLetter,
 		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []runtime.Attribute{{
-			Key:   runtime.AttrDestination,
+		MetricAttributes: []meter.Attribute{{
+			Key:   meter.AttrDestination,
 			Value: "Webhook",
 		}, {
-			Key:   runtime.AttrConsumerGroup,
+			Key:   meter.AttrConsumerGroup,
 			Value: name,
 		}},
 		OnOutcome: cfg.OnOutcome,

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 )
 
 // AccountTxHandler handles the events of entity Account inside a database
@@ -74,7 +75,7 @@ func (UnimplementedAccountTxHandler) HandleAccountClosed(context.Context, *sql.T
 // accountTx binds a transactional subscriber to its handler and store.
 type accountTx struct {
 	h     AccountTxHandler
-	store runtime.TxStore[*sql.Tx]
+	store durable.TxStore[*sql.Tx]
 }
 
 // NewAccountTxDispatcher returns a dispatcher whose first subscriber, named
@@ -82,7 +83,7 @@ type accountTx struct {
 // versions, states and parked events live in store under its name, and each
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
-func NewAccountTxDispatcher(store runtime.TxStore[*sql.Tx], h AccountTxHandler, opts ...AccountOption) (*AccountDispatcher, error) {
+func NewAccountTxDispatcher(store durable.TxStore[*sql.Tx], h AccountTxHandler, opts ...AccountOption) (*AccountDispatcher, error) {
 	d := &AccountDispatcher{topic: runtime.NewTopic[string, AccountEvent]()}
 	if err := d.subscribeTx("Account", store, h, opts); err != nil {
 		return nil, err
@@ -94,13 +95,13 @@ func NewAccountTxDispatcher(store runtime.TxStore[*sql.Tx], h AccountTxHandler, 
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Account/" followed by name; names must be unique.
-func (d *AccountDispatcher) SubscribeTx(name string, store runtime.TxStore[*sql.Tx], h AccountTxHandler, opts ...AccountOption) error {
+func (d *AccountDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h AccountTxHandler, opts ...AccountOption) error {
 	if name == "" {
 		return fmt.Errorf("ledger: subscribe to Account: empty subscriber name")
 	}
 	return d.subscribeTx("Account/"+name, store, h, opts)
 }
-func (d *AccountDispatcher) subscribeTx(name string, store runtime.TxStore[*sql.Tx], h AccountTxHandler, opts []AccountOption) error {
+func (d *AccountDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h AccountTxHandler, opts []AccountOption) error {
 	if store == nil {
 		return fmt.Errorf("ledger: subscribe %s: nil store", name)
 	}
@@ -123,13 +124,13 @@ func accountUseStore(cfg *AccountConfig, name string, tx *accountTx) {
 		return
 	}
 	if cfg.Versions == nil {
-		cfg.Versions = runtime.EncodedVersions[string](cfg.Store.Versions(name))
+		cfg.Versions = durable.EncodedVersions[string](cfg.Store.Versions(name))
 	}
 	if cfg.States == nil {
-		cfg.States = runtime.EncodedStates[string](cfg.Store.States(name))
+		cfg.States = durable.EncodedStates[string](cfg.Store.States(name))
 	}
 	if cfg.Parks == nil {
-		cfg.Parks = runtime.EncodedParks[string, AccountEvent](cfg.Store.Parks(name), AccountCodec{})
+		cfg.Parks = durable.EncodedParks[string, AccountEvent](cfg.Store.Parks(name), AccountCodec{})
 	}
 }
 
@@ -284,7 +285,7 @@ func (UnimplementedOrderTxHandler) HandleOrderCancelled(context.Context, *sql.Tx
 // orderTx binds a transactional subscriber to its handler and store.
 type orderTx struct {
 	h     OrderTxHandler
-	store runtime.TxStore[*sql.Tx]
+	store durable.TxStore[*sql.Tx]
 }
 
 // NewOrderTxDispatcher returns a dispatcher whose first subscriber, named
@@ -292,7 +293,7 @@ type orderTx struct {
 // versions, states and parked events live in store under its name, and each
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
-func NewOrderTxDispatcher(store runtime.TxStore[*sql.Tx], h OrderTxHandler, opts ...OrderOption) (*OrderDispatcher, error) {
+func NewOrderTxDispatcher(store durable.TxStore[*sql.Tx], h OrderTxHandler, opts ...OrderOption) (*OrderDispatcher, error) {
 	d := &OrderDispatcher{topic: runtime.NewTopic[string, OrderEvent]()}
 	if err := d.subscribeTx("Order", store, h, opts); err != nil {
 		return nil, err
@@ -304,13 +305,13 @@ func NewOrderTxDispatcher(store runtime.TxStore[*sql.Tx], h OrderTxHandler, opts
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Order/" followed by name; names must be unique.
-func (d *OrderDispatcher) SubscribeTx(name string, store runtime.TxStore[*sql.Tx], h OrderTxHandler, opts ...OrderOption) error {
+func (d *OrderDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h OrderTxHandler, opts ...OrderOption) error {
 	if name == "" {
 		return fmt.Errorf("ledger: subscribe to Order: empty subscriber name")
 	}
 	return d.subscribeTx("Order/"+name, store, h, opts)
 }
-func (d *OrderDispatcher) subscribeTx(name string, store runtime.TxStore[*sql.Tx], h OrderTxHandler, opts []OrderOption) error {
+func (d *OrderDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h OrderTxHandler, opts []OrderOption) error {
 	if store == nil {
 		return fmt.Errorf("ledger: subscribe %s: nil store", name)
 	}
@@ -333,10 +334,10 @@ func orderUseStore(cfg *OrderConfig, name string, tx *orderTx) {
 		return
 	}
 	if cfg.States == nil {
-		cfg.States = runtime.EncodedStates[string](cfg.Store.States(name))
+		cfg.States = durable.EncodedStates[string](cfg.Store.States(name))
 	}
 	if cfg.Parks == nil {
-		cfg.Parks = runtime.EncodedParks[string, OrderEvent](cfg.Store.Parks(name), OrderCodec{})
+		cfg.Parks = durable.EncodedParks[string, OrderEvent](cfg.Store.Parks(name), OrderCodec{})
 	}
 }
 
@@ -447,7 +448,7 @@ func (UnimplementedRiderTxHandler) HandleLocationUpdated(context.Context, *sql.T
 // riderTx binds a transactional subscriber to its handler and store.
 type riderTx struct {
 	h     RiderTxHandler
-	store runtime.TxStore[*sql.Tx]
+	store durable.TxStore[*sql.Tx]
 }
 
 // NewRiderTxDispatcher returns a dispatcher whose first subscriber, named
@@ -455,7 +456,7 @@ type riderTx struct {
 // versions, states and parked events live in store under its name, and each
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
-func NewRiderTxDispatcher(store runtime.TxStore[*sql.Tx], h RiderTxHandler, opts ...RiderOption) (*RiderDispatcher, error) {
+func NewRiderTxDispatcher(store durable.TxStore[*sql.Tx], h RiderTxHandler, opts ...RiderOption) (*RiderDispatcher, error) {
 	d := &RiderDispatcher{topic: runtime.NewTopic[string, RiderEvent]()}
 	if err := d.subscribeTx("Rider", store, h, opts); err != nil {
 		return nil, err
@@ -467,13 +468,13 @@ func NewRiderTxDispatcher(store runtime.TxStore[*sql.Tx], h RiderTxHandler, opts
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Rider/" followed by name; names must be unique.
-func (d *RiderDispatcher) SubscribeTx(name string, store runtime.TxStore[*sql.Tx], h RiderTxHandler, opts ...RiderOption) error {
+func (d *RiderDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h RiderTxHandler, opts ...RiderOption) error {
 	if name == "" {
 		return fmt.Errorf("ledger: subscribe to Rider: empty subscriber name")
 	}
 	return d.subscribeTx("Rider/"+name, store, h, opts)
 }
-func (d *RiderDispatcher) subscribeTx(name string, store runtime.TxStore[*sql.Tx], h RiderTxHandler, opts []RiderOption) error {
+func (d *RiderDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h RiderTxHandler, opts []RiderOption) error {
 	if store == nil {
 		return fmt.Errorf("ledger: subscribe %s: nil store", name)
 	}
@@ -496,7 +497,7 @@ func riderUseStore(cfg *RiderConfig, name string, tx *riderTx) {
 		return
 	}
 	if cfg.Parks == nil {
-		cfg.Parks = runtime.EncodedParks[string, RiderEvent](cfg.Store.Parks(name), RiderCodec{})
+		cfg.Parks = durable.EncodedParks[string, RiderEvent](cfg.Store.Parks(name), RiderCodec{})
 	}
 }
 
@@ -574,7 +575,7 @@ func (UnimplementedWebhookTxHandler) HandleWebhookQueued(context.Context, *sql.T
 // webhookTx binds a transactional subscriber to its handler and store.
 type webhookTx struct {
 	h     WebhookTxHandler
-	store runtime.TxStore[*sql.Tx]
+	store durable.TxStore[*sql.Tx]
 }
 
 // NewWebhookTxDispatcher returns a dispatcher whose first subscriber, named
@@ -582,7 +583,7 @@ type webhookTx struct {
 // versions, states and parked events live in store under its name, and each
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
-func NewWebhookTxDispatcher(store runtime.TxStore[*sql.Tx], h WebhookTxHandler, opts ...WebhookOption) (*WebhookDispatcher, error) {
+func NewWebhookTxDispatcher(store durable.TxStore[*sql.Tx], h WebhookTxHandler, opts ...WebhookOption) (*WebhookDispatcher, error) {
 	d := &WebhookDispatcher{topic: runtime.NewTopic[int64, WebhookEvent]()}
 	if err := d.subscribeTx("Webhook", store, h, opts); err != nil {
 		return nil, err
@@ -594,13 +595,13 @@ func NewWebhookTxDispatcher(store runtime.TxStore[*sql.Tx], h WebhookTxHandler, 
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Webhook/" followed by name; names must be unique.
-func (d *WebhookDispatcher) SubscribeTx(name string, store runtime.TxStore[*sql.Tx], h WebhookTxHandler, opts ...WebhookOption) error {
+func (d *WebhookDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h WebhookTxHandler, opts ...WebhookOption) error {
 	if name == "" {
 		return fmt.Errorf("ledger: subscribe to Webhook: empty subscriber name")
 	}
 	return d.subscribeTx("Webhook/"+name, store, h, opts)
 }
-func (d *WebhookDispatcher) subscribeTx(name string, store runtime.TxStore[*sql.Tx], h WebhookTxHandler, opts []WebhookOption) error {
+func (d *WebhookDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h WebhookTxHandler, opts []WebhookOption) error {
 	if store == nil {
 		return fmt.Errorf("ledger: subscribe %s: nil store", name)
 	}
@@ -623,7 +624,7 @@ func webhookUseStore(cfg *WebhookConfig, name string, tx *webhookTx) {
 		return
 	}
 	if cfg.Parks == nil {
-		cfg.Parks = runtime.EncodedParks[int64, WebhookEvent](cfg.Store.Parks(name), WebhookCodec{})
+		cfg.Parks = durable.EncodedParks[int64, WebhookEvent](cfg.Store.Parks(name), WebhookCodec{})
 	}
 }
 

@@ -7,22 +7,23 @@ import (
 	"fmt"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
-// AccountProducer publishes Account events to a runtime.Sink, such as the Kafka
-// producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
+// AccountProducer publishes Account events to a transport.Sink, such as the
+// Kafka producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
 // AccountID. It implements AccountPublisher and refuses what the dispatcher's
 // Publish methods refuse. Consumers in other processes feed the events to their
 // AccountDispatcher with SubmitTagged.
 type AccountProducer struct {
-	sink runtime.Sink[string, AccountEvent]
+	sink transport.Sink[string, AccountEvent]
 }
 
 var _ AccountPublisher = (*AccountProducer)(nil)
 
 // NewAccountProducer returns a producer that sends to sink; a nil sink is
 // refused with runtime.ErrInvalidConfig.
-func NewAccountProducer(sink runtime.Sink[string, AccountEvent]) (*AccountProducer, error) {
+func NewAccountProducer(sink transport.Sink[string, AccountEvent]) (*AccountProducer, error) {
 	if sink == nil {
 		return nil, fmt.Errorf("%w: AccountProducer needs a sink", runtime.ErrInvalidConfig)
 	}
@@ -90,17 +91,17 @@ func (p *AccountProducer) Publish(ctx context.Context, e AccountEvent) error {
 }
 
 // PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
-// answer, perhaps before it returns; with another sink it sends synchronously,
-// then calls done (runtime.SendAsync). A key's events keep the order of the
-// calls, and after a send of a key fails, the key's later sends fail with
-// runtime.ErrKeyPaused until the sink's Resume. It refuses, through done, what
-// the Publish methods refuse, with an error wrapping runtime.ErrInvalidEvent.
-// done runs on the transport's goroutine: it must be fast and must not block;
-// nil means the answer is not wanted.
+// is a transport.AsyncSink (the Kafka producer is), and calls done once with
+// the answer, perhaps before it returns; with another sink it sends
+// synchronously, then calls done (transport.SendKeyed). A key's events keep the
+// order of the calls, and after a send of a key fails, the key's later sends
+// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
+// done, what the Publish methods refuse, with an error wrapping
+// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
+// fast and must not block; nil means the answer is not wanted.
 func (p *AccountProducer) PublishAsync(ctx context.Context, e AccountEvent, done func(error)) {
 	ev, err := checkAccount(e)
-	runtime.SendAsync(ctx, p.sink, ev, err, done)
+	transport.SendKeyed(ctx, p.sink, ev, err, done)
 }
 
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
@@ -127,7 +128,7 @@ func (d *AccountDispatcher) SubmitTagged(ctx context.Context, e AccountEvent, ta
 	return n, nil
 }
 
-var _ runtime.Target[AccountEvent] = (*AccountDispatcher)(nil)
+var _ transport.Target[AccountEvent] = (*AccountDispatcher)(nil)
 
 // Withdraw takes back, in every subscriber, the events given to SubmitTagged
 // whose tag match selects and that have not started, for a transport that no
@@ -146,10 +147,10 @@ func (d *AccountDispatcher) Withdraw(ctx context.Context, match func(tag uint64)
 
 // Subscriptions describes the subscribers, in subscription order, for the
 // checks a transport makes before it feeds the dispatcher
-// (runtime.CheckSubscriptions: every subscriber reports outcomes, none drops
+// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
 // events, all park alike).
-func (d *AccountDispatcher) Subscriptions() []runtime.Subscription {
-	return d.topic.Subscriptions()
+func (d *AccountDispatcher) Subscriptions() []transport.Subscription {
+	return transport.TopicSubscriptions(d.topic)
 }
 
 // checkAccount returns e as a value (e may point to an event), or refuses, with
@@ -169,20 +170,20 @@ func checkAccount(e AccountEvent) (AccountEvent, error) {
 	return e, nil
 }
 
-// OrderProducer publishes Order events to a runtime.Sink, such as the Kafka
+// OrderProducer publishes Order events to a transport.Sink, such as the Kafka
 // producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
 // OrderID. It implements OrderPublisher and refuses what the dispatcher's
 // Publish methods refuse. Consumers in other processes feed the events to their
 // OrderDispatcher with SubmitTagged.
 type OrderProducer struct {
-	sink runtime.Sink[string, OrderEvent]
+	sink transport.Sink[string, OrderEvent]
 }
 
 var _ OrderPublisher = (*OrderProducer)(nil)
 
 // NewOrderProducer returns a producer that sends to sink; a nil sink is refused
 // with runtime.ErrInvalidConfig.
-func NewOrderProducer(sink runtime.Sink[string, OrderEvent]) (*OrderProducer, error) {
+func NewOrderProducer(sink transport.Sink[string, OrderEvent]) (*OrderProducer, error) {
 	if sink == nil {
 		return nil, fmt.Errorf("%w: OrderProducer needs a sink", runtime.ErrInvalidConfig)
 	}
@@ -250,17 +251,17 @@ func (p *OrderProducer) Publish(ctx context.Context, e OrderEvent) error {
 }
 
 // PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
-// answer, perhaps before it returns; with another sink it sends synchronously,
-// then calls done (runtime.SendAsync). A key's events keep the order of the
-// calls, and after a send of a key fails, the key's later sends fail with
-// runtime.ErrKeyPaused until the sink's Resume. It refuses, through done, what
-// the Publish methods refuse, with an error wrapping runtime.ErrInvalidEvent.
-// done runs on the transport's goroutine: it must be fast and must not block;
-// nil means the answer is not wanted.
+// is a transport.AsyncSink (the Kafka producer is), and calls done once with
+// the answer, perhaps before it returns; with another sink it sends
+// synchronously, then calls done (transport.SendKeyed). A key's events keep the
+// order of the calls, and after a send of a key fails, the key's later sends
+// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
+// done, what the Publish methods refuse, with an error wrapping
+// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
+// fast and must not block; nil means the answer is not wanted.
 func (p *OrderProducer) PublishAsync(ctx context.Context, e OrderEvent, done func(error)) {
 	ev, err := checkOrder(e)
-	runtime.SendAsync(ctx, p.sink, ev, err, done)
+	transport.SendKeyed(ctx, p.sink, ev, err, done)
 }
 
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
@@ -287,7 +288,7 @@ func (d *OrderDispatcher) SubmitTagged(ctx context.Context, e OrderEvent, tag ui
 	return n, nil
 }
 
-var _ runtime.Target[OrderEvent] = (*OrderDispatcher)(nil)
+var _ transport.Target[OrderEvent] = (*OrderDispatcher)(nil)
 
 // Withdraw takes back, in every subscriber, the events given to SubmitTagged
 // whose tag match selects and that have not started, for a transport that no
@@ -306,10 +307,10 @@ func (d *OrderDispatcher) Withdraw(ctx context.Context, match func(tag uint64) b
 
 // Subscriptions describes the subscribers, in subscription order, for the
 // checks a transport makes before it feeds the dispatcher
-// (runtime.CheckSubscriptions: every subscriber reports outcomes, none drops
+// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
 // events, all park alike).
-func (d *OrderDispatcher) Subscriptions() []runtime.Subscription {
-	return d.topic.Subscriptions()
+func (d *OrderDispatcher) Subscriptions() []transport.Subscription {
+	return transport.TopicSubscriptions(d.topic)
 }
 
 // checkOrder returns e as a value (e may point to an event), or refuses, with
@@ -326,20 +327,20 @@ func checkOrder(e OrderEvent) (OrderEvent, error) {
 	return e, nil
 }
 
-// RiderProducer publishes Rider events to a runtime.Sink, such as the Kafka
+// RiderProducer publishes Rider events to a transport.Sink, such as the Kafka
 // producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
 // RiderID. It implements RiderPublisher and refuses what the dispatcher's
 // Publish methods refuse. Consumers in other processes feed the events to their
 // RiderDispatcher with SubmitTagged.
 type RiderProducer struct {
-	sink runtime.Sink[string, RiderEvent]
+	sink transport.Sink[string, RiderEvent]
 }
 
 var _ RiderPublisher = (*RiderProducer)(nil)
 
 // NewRiderProducer returns a producer that sends to sink; a nil sink is refused
 // with runtime.ErrInvalidConfig.
-func NewRiderProducer(sink runtime.Sink[string, RiderEvent]) (*RiderProducer, error) {
+func NewRiderProducer(sink transport.Sink[string, RiderEvent]) (*RiderProducer, error) {
 	if sink == nil {
 		return nil, fmt.Errorf("%w: RiderProducer needs a sink", runtime.ErrInvalidConfig)
 	}
@@ -367,17 +368,17 @@ func (p *RiderProducer) Publish(ctx context.Context, e RiderEvent) error {
 }
 
 // PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
-// answer, perhaps before it returns; with another sink it sends synchronously,
-// then calls done (runtime.SendAsync). A key's events keep the order of the
-// calls, and after a send of a key fails, the key's later sends fail with
-// runtime.ErrKeyPaused until the sink's Resume. It refuses, through done, what
-// the Publish methods refuse, with an error wrapping runtime.ErrInvalidEvent.
-// done runs on the transport's goroutine: it must be fast and must not block;
-// nil means the answer is not wanted.
+// is a transport.AsyncSink (the Kafka producer is), and calls done once with
+// the answer, perhaps before it returns; with another sink it sends
+// synchronously, then calls done (transport.SendKeyed). A key's events keep the
+// order of the calls, and after a send of a key fails, the key's later sends
+// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
+// done, what the Publish methods refuse, with an error wrapping
+// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
+// fast and must not block; nil means the answer is not wanted.
 func (p *RiderProducer) PublishAsync(ctx context.Context, e RiderEvent, done func(error)) {
 	ev, err := checkRider(e)
-	runtime.SendAsync(ctx, p.sink, ev, err, done)
+	transport.SendKeyed(ctx, p.sink, ev, err, done)
 }
 
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
@@ -404,7 +405,7 @@ func (d *RiderDispatcher) SubmitTagged(ctx context.Context, e RiderEvent, tag ui
 	return n, nil
 }
 
-var _ runtime.Target[RiderEvent] = (*RiderDispatcher)(nil)
+var _ transport.Target[RiderEvent] = (*RiderDispatcher)(nil)
 
 // Withdraw takes back, in every subscriber, the events given to SubmitTagged
 // whose tag match selects and that have not started, for a transport that no
@@ -423,10 +424,10 @@ func (d *RiderDispatcher) Withdraw(ctx context.Context, match func(tag uint64) b
 
 // Subscriptions describes the subscribers, in subscription order, for the
 // checks a transport makes before it feeds the dispatcher
-// (runtime.CheckSubscriptions: every subscriber reports outcomes, none drops
+// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
 // events, all park alike).
-func (d *RiderDispatcher) Subscriptions() []runtime.Subscription {
-	return d.topic.Subscriptions()
+func (d *RiderDispatcher) Subscriptions() []transport.Subscription {
+	return transport.TopicSubscriptions(d.topic)
 }
 
 // checkRider returns e as a value (e may point to an event), or refuses, with
@@ -443,20 +444,20 @@ func checkRider(e RiderEvent) (RiderEvent, error) {
 	return e, nil
 }
 
-// WebhookProducer publishes Webhook events to a runtime.Sink, such as the Kafka
-// producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
+// WebhookProducer publishes Webhook events to a transport.Sink, such as the
+// Kafka producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
 // EndpointID. It implements WebhookPublisher and refuses what the dispatcher's
 // Publish methods refuse. Consumers in other processes feed the events to their
 // WebhookDispatcher with SubmitTagged.
 type WebhookProducer struct {
-	sink runtime.Sink[int64, WebhookEvent]
+	sink transport.Sink[int64, WebhookEvent]
 }
 
 var _ WebhookPublisher = (*WebhookProducer)(nil)
 
 // NewWebhookProducer returns a producer that sends to sink; a nil sink is
 // refused with runtime.ErrInvalidConfig.
-func NewWebhookProducer(sink runtime.Sink[int64, WebhookEvent]) (*WebhookProducer, error) {
+func NewWebhookProducer(sink transport.Sink[int64, WebhookEvent]) (*WebhookProducer, error) {
 	if sink == nil {
 		return nil, fmt.Errorf("%w: WebhookProducer needs a sink", runtime.ErrInvalidConfig)
 	}
@@ -484,17 +485,17 @@ func (p *WebhookProducer) Publish(ctx context.Context, e WebhookEvent) error {
 }
 
 // PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
-// answer, perhaps before it returns; with another sink it sends synchronously,
-// then calls done (runtime.SendAsync). A key's events keep the order of the
-// calls, and after a send of a key fails, the key's later sends fail with
-// runtime.ErrKeyPaused until the sink's Resume. It refuses, through done, what
-// the Publish methods refuse, with an error wrapping runtime.ErrInvalidEvent.
-// done runs on the transport's goroutine: it must be fast and must not block;
-// nil means the answer is not wanted.
+// is a transport.AsyncSink (the Kafka producer is), and calls done once with
+// the answer, perhaps before it returns; with another sink it sends
+// synchronously, then calls done (transport.SendKeyed). A key's events keep the
+// order of the calls, and after a send of a key fails, the key's later sends
+// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
+// done, what the Publish methods refuse, with an error wrapping
+// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
+// fast and must not block; nil means the answer is not wanted.
 func (p *WebhookProducer) PublishAsync(ctx context.Context, e WebhookEvent, done func(error)) {
 	ev, err := checkWebhook(e)
-	runtime.SendAsync(ctx, p.sink, ev, err, done)
+	transport.SendKeyed(ctx, p.sink, ev, err, done)
 }
 
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
@@ -521,7 +522,7 @@ func (d *WebhookDispatcher) SubmitTagged(ctx context.Context, e WebhookEvent, ta
 	return n, nil
 }
 
-var _ runtime.Target[WebhookEvent] = (*WebhookDispatcher)(nil)
+var _ transport.Target[WebhookEvent] = (*WebhookDispatcher)(nil)
 
 // Withdraw takes back, in every subscriber, the events given to SubmitTagged
 // whose tag match selects and that have not started, for a transport that no
@@ -540,10 +541,10 @@ func (d *WebhookDispatcher) Withdraw(ctx context.Context, match func(tag uint64)
 
 // Subscriptions describes the subscribers, in subscription order, for the
 // checks a transport makes before it feeds the dispatcher
-// (runtime.CheckSubscriptions: every subscriber reports outcomes, none drops
+// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
 // events, all park alike).
-func (d *WebhookDispatcher) Subscriptions() []runtime.Subscription {
-	return d.topic.Subscriptions()
+func (d *WebhookDispatcher) Subscriptions() []transport.Subscription {
+	return transport.TopicSubscriptions(d.topic)
 }
 
 // checkWebhook returns e as a value (e may point to an event), or refuses, with

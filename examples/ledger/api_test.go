@@ -9,6 +9,7 @@ import (
 
 	ledger "github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/metricstest"
 )
 
@@ -170,8 +171,8 @@ func TestUnimplementedBaseAdvancesTheGuards(t *testing.T) {
 	}
 	wantVersionAndState(t, d, "Account", "a", 6, ledger.AccountStateFrozen)
 	m := mp.Collect()
-	reason := runtime.Attribute{Key: runtime.AttrSkipReason, Value: runtime.ReasonUnimplemented}
-	if n, _ := m.Sum(runtime.MetricEvents, reason); n != 2 {
+	reason := meter.Attribute{Key: meter.AttrSkipReason, Value: runtime.ReasonUnimplemented}
+	if n, _ := m.Sum(meter.MetricEvents, reason); n != 2 {
 		t.Errorf("events skipped as %q: %v, want 2", runtime.ReasonUnimplemented, n)
 	}
 	if !errors.Is(ledger.UnimplementedAccountHandler{}.HandleAccountClosed(ctx, ledger.AccountClosed{}), runtime.ErrUnimplemented) {
@@ -201,8 +202,8 @@ func TestUnimplementedWithoutGuards(t *testing.T) {
 	if st := d.Stats()["Rider"]; st.Skipped != 1 || st.Handled != 0 || st.Dropped != 0 {
 		t.Errorf("skipped %d, handled %d, dropped %d; want 1, 0, 0", st.Skipped, st.Handled, st.Dropped)
 	}
-	reason := runtime.Attribute{Key: runtime.AttrSkipReason, Value: runtime.ReasonUnimplemented}
-	if n, _ := mp.Collect().Sum(runtime.MetricEvents, reason); n != 1 {
+	reason := meter.Attribute{Key: meter.AttrSkipReason, Value: runtime.ReasonUnimplemented}
+	if n, _ := mp.Collect().Sum(meter.MetricEvents, reason); n != 1 {
 		t.Errorf("events skipped as unimplemented: %v, want 1", n)
 	}
 }

@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordergen/ordergen/examples/gen"
+	ledger "github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 )
 
 func TestGeneratedCodecsRoundTrip(t *testing.T) {
@@ -53,7 +54,7 @@ func TestGeneratedCodecsRoundTrip(t *testing.T) {
 // default); Webhook's schema names its fields in snake_case, and URL
 // "target".
 func TestGeneratedCodecsUseWireNames(t *testing.T) {
-	keys := func(c runtime.Codec[ledger.WebhookEvent], e ledger.WebhookEvent) []string {
+	keys := func(c durable.Codec[ledger.WebhookEvent], e ledger.WebhookEvent) []string {
 		t.Helper()
 		_, data, err := c.Encode(e)
 		if err != nil {
@@ -88,7 +89,7 @@ func TestGeneratedCodecRefusesBadInput(t *testing.T) {
 	if _, _, err := c.Encode(nil); !errors.Is(err, runtime.ErrInvalidEvent) {
 		t.Fatalf("nil event: %v", err)
 	}
-	if _, err := c.Decode("Teleported", []byte(`{}`)); !errors.Is(err, runtime.ErrUnknownEventType) {
+	if _, err := c.Decode("Teleported", []byte(`{}`)); !errors.Is(err, durable.ErrUnknownEventType) {
 		t.Fatalf("unknown name: %v", err)
 	}
 	if _, err := c.Decode("Deposited", []byte(`{"Amount": "lots"}`)); !errors.Is(err, runtime.ErrInvalidEvent) {

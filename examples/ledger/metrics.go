@@ -10,40 +10,40 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/otelmetrics"
 )
 
-// meter is the example's OpenTelemetry SDK with a manual reader: a service
+// metricsSDK is the example's OpenTelemetry SDK with a manual reader: a service
 // would plug in the exporter of its choice (Prometheus, OTLP) instead; the
-// generated dispatcher only needs the runtime.MeterProvider that
+// generated dispatcher only needs the meter.Provider that
 // runtime/otelmetrics makes of the SDK's.
-type meter struct {
+type metricsSDK struct {
 	reader   *sdkmetric.ManualReader
 	sdk      *sdkmetric.MeterProvider
-	provider runtime.MeterProvider
+	provider meter.Provider
 }
 
-func newMeter() *meter {
+func newMeter() *metricsSDK {
 	r := sdkmetric.NewManualReader()
 	sdk := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
-	return &meter{reader: r, sdk: sdk, provider: otelmetrics.NewMeterProvider(sdk)}
+	return &metricsSDK{reader: r, sdk: sdk, provider: otelmetrics.NewMeterProvider(sdk)}
 }
 
-func (m *meter) close() { _ = m.sdk.Shutdown(context.Background()) }
+func (m *metricsSDK) close() { _ = m.sdk.Shutdown(context.Background()) }
 
 // Attribute keys as OpenTelemetry spells them.
 const (
-	attrOutcome    = attribute.Key(runtime.AttrOutcome)
-	attrSkipReason = attribute.Key(runtime.AttrSkipReason)
-	attrKey        = attribute.Key(runtime.AttrKey)
-	attrErrorType  = attribute.Key(runtime.AttrErrorType)
+	attrOutcome    = attribute.Key(meter.AttrOutcome)
+	attrSkipReason = attribute.Key(meter.AttrSkipReason)
+	attrKey        = attribute.Key(meter.AttrKey)
+	attrErrorType  = attribute.Key(meter.AttrErrorType)
 )
 
 // snapshot reads every instrument once and renders the ones an operator
 // watches: events by outcome, backlog, the top keys and the oldest age,
 // parked keys and handler durations.
-func (m *meter) snapshot(ctx context.Context) (string, error) {
+func (m *metricsSDK) snapshot(ctx context.Context) (string, error) {
 	var rm metricdata.ResourceMetrics
 	if err := m.reader.Collect(ctx, &rm); err != nil {
 		return "", err

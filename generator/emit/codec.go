@@ -8,16 +8,16 @@ import (
 
 // codecs emits one JSON codec per entity: the event's schema name is its
 // type name, its struct is the JSON object. Durable park stores and
-// transports use it through runtime.Codec.
+// transports use it through durable.Codec.
 func codecs(f *jen.File, pkg *ir.Package) {
 	for _, e := range pkg.Entities {
 		n := namesOf(pkg.Name, e)
 		Doc(f, 0, "%s encodes %s events as JSON objects, with the event's name from the "+
-			"schema as its type name. It implements runtime.Codec for the park stores and "+
+			"schema as its type name. It implements durable.Codec for the park stores and "+
 			"transports that carry events out of the process. Decoding ignores fields it "+
 			"does not know, so an event from a schema with added fields still decodes.", n.Codec, e.Name)
 		f.Type().Id(n.Codec).Struct()
-		f.Var().Id("_").Add(rt("Codec")).Types(jen.Id(n.Event)).Op("=").Id(n.Codec).Values()
+		f.Var().Id("_").Add(du("Codec")).Types(jen.Id(n.Event)).Op("=").Id(n.Codec).Values()
 
 		Doc(f, 0, "Encode returns the event's name and its JSON encoding. A nil e is refused "+
 			"with runtime.ErrInvalidEvent.")
@@ -33,7 +33,7 @@ func codecs(f *jen.File, pkg *ir.Package) {
 		)
 
 		Doc(f, 0, "Decode rebuilds the %s event named name from its JSON encoding. An unknown "+
-			"name gives an error wrapping runtime.ErrUnknownEventType, bytes that do not "+
+			"name gives an error wrapping durable.ErrUnknownEventType, bytes that do not "+
 			"decode one wrapping runtime.ErrInvalidEvent.", e.Name)
 		f.Func().Params(jen.Id(n.Codec)).Id("Decode").Params(jen.Id("name").String(), jen.Id("data").Index().Byte()).Params(jen.Id(n.Event), jen.Error()).Block(
 			jen.Switch(jen.Id("name")).BlockFunc(func(g *jen.Group) {
@@ -47,7 +47,7 @@ func codecs(f *jen.File, pkg *ir.Package) {
 					)
 				}
 			}),
-			jen.Return(jen.Nil(), errorf("%w: entity "+e.Name+" has no event %q", rt("ErrUnknownEventType"), jen.Id("name"))),
+			jen.Return(jen.Nil(), errorf("%w: entity "+e.Name+" has no event %q", du("ErrUnknownEventType"), jen.Id("name"))),
 		)
 	}
 }

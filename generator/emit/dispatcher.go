@@ -87,13 +87,13 @@ func dispatcher(f *jen.File, n names) {
 			)
 		}
 		attribute := func(key string, value jen.Code) jen.Code {
-			return Keyed(Field{"Key", rt(key)}, Field{"Value", value})
+			return Keyed(Field{"Key", mt(key)}, Field{"Value", value})
 		}
 		rc := []Field{
 			{"Name", jen.Id("name")},
 			{"Logger", jen.Id("cfg").Dot("Logger")},
 			{"MeterProvider", jen.Id("cfg").Dot("MeterProvider")},
-			{"MetricAttributes", jen.Index().Add(rt("Attribute")).Values(
+			{"MetricAttributes", jen.Index().Add(mt("Attribute")).Values(
 				attribute("AttrDestination", jen.Lit(e.Name)),
 				attribute("AttrConsumerGroup", jen.Id("name")),
 			)},

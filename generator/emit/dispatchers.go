@@ -13,7 +13,7 @@ func dispatchers(f *jen.File, pkg *ir.Package) {
 		"the ordergen that generated this file. Regenerate with the ordergen of the "+
 		"github.com/ordergen/ordergen version in your go.mod (go generate ./...), or "+
 		"update that module (go get github.com/ordergen/ordergen@latest).")
-	f.Const().Id("_").Op("=").Add(rt("SupportPackageIsVersion2"))
+	f.Const().Id("_").Op("=").Add(rt("SupportPackageIsVersion3"))
 	for _, e := range pkg.Entities {
 		n := namesOf(pkg.Name, e)
 		value(f, n)
@@ -64,7 +64,7 @@ func config(f *jen.File, n names) {
 			"messaging.consumer.group.name; for OpenTelemetry, wrap yours with "+
 			"github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. "+
 			"Nil: nothing is recorded.")
-		g.Id("MeterProvider").Add(rt("MeterProvider"))
+		g.Id("MeterProvider").Add(mt("Provider"))
 		if e.Version != nil {
 			Doc(g, 1, "Versions stores the last applied version of each %s. Nil: a new "+
 				"in-memory store. Give each subscriber its own store.", e.Name)
@@ -84,7 +84,7 @@ func config(f *jen.File, n names) {
 			"events durably (runtime/sqlstore), in the namespace of the subscriber's "+
 			"name (%q, %q); Versions, States and Parks set here win "+
 			"over it. %s and SubscribeTx set it to their store.", e.Name, e.Name+"/name", n.NewTxDispatcher)
-		g.Id("Store").Add(rt("DurableStore"))
+		g.Id("Store").Add(du("Store"))
 		Doc(g, 1, "OnOutcome, when set, is told the outcome of each event the subscriber "+
 			"accepted, with the tag given to SubmitTagged (0 for Publish). A transport "+
 			"that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it on "+

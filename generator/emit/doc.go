@@ -12,12 +12,12 @@
 //	                and the forward-only state guard
 //	durable.go      durable stores: the transactional handler interface, its
 //	                dispatcher constructors and guard (effectively once over
-//	                runtime.TxStore), and the use of AccountConfig.Store
+//	                durable.TxStore), and the use of AccountConfig.Store
 //	publishers.go   each entity's publisher interface and the dispatcher's
 //	                typed Publish methods
-//	transports.go   each entity's producer over any runtime.Sink and the
+//	transports.go   each entity's producer over any transport.Sink and the
 //	                dispatcher's SubmitTagged, for transports (runtime/kafka)
-//	codecs.go       each entity's JSON runtime.Codec
+//	codecs.go       each entity's JSON durable.Codec
 //
 // Every name the emitters declare comes from ir.Names (computed once in the
 // IR, and reserved by validate); every doc comment is written by Doc, which

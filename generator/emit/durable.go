@@ -7,7 +7,7 @@ import (
 )
 
 // durable emits, for each entity, what connects its dispatcher to a durable
-// store (runtime.DurableStore, runtime.TxStore): the transactional handler
+// store (durable.Store, durable.TxStore): the transactional handler
 // interface, the constructors of transactional subscribers, the guard that
 // runs in the store's transaction, and the helper that takes a
 // subscriber's stores from AccountConfig.Store.
@@ -25,7 +25,7 @@ func durable(f *jen.File, pkg *ir.Package) {
 func sqlTx() *jen.Statement { return jen.Op("*").Qual("database/sql", "Tx") }
 
 // txStore is the store type of transactional subscribers.
-func txStore() *jen.Statement { return rt("TxStore").Types(sqlTx()) }
+func txStore() *jen.Statement { return du("TxStore").Types(sqlTx()) }
 
 func txHandler(f *jen.File, n names) {
 	e := n.e
@@ -94,16 +94,16 @@ func useStore(f *jen.File, n names) {
 		g.If(jen.Id("cfg").Dot("Store").Op("==").Nil()).Block(jen.Return())
 		if e.Version != nil {
 			g.If(jen.Id("cfg").Dot("Versions").Op("==").Nil()).Block(
-				jen.Id("cfg").Dot("Versions").Op("=").Add(rt("EncodedVersions")).Types(n.key()).Call(jen.Id("cfg").Dot("Store").Dot("Versions").Call(jen.Id("name"))),
+				jen.Id("cfg").Dot("Versions").Op("=").Add(du("EncodedVersions")).Types(n.key()).Call(jen.Id("cfg").Dot("Store").Dot("Versions").Call(jen.Id("name"))),
 			)
 		}
 		if e.HasStateGuard() {
 			g.If(jen.Id("cfg").Dot("States").Op("==").Nil()).Block(
-				jen.Id("cfg").Dot("States").Op("=").Add(rt("EncodedStates")).Types(n.key()).Call(jen.Id("cfg").Dot("Store").Dot("States").Call(jen.Id("name"))),
+				jen.Id("cfg").Dot("States").Op("=").Add(du("EncodedStates")).Types(n.key()).Call(jen.Id("cfg").Dot("Store").Dot("States").Call(jen.Id("name"))),
 			)
 		}
 		g.If(jen.Id("cfg").Dot("Parks").Op("==").Nil()).Block(
-			jen.Id("cfg").Dot("Parks").Op("=").Add(rt("EncodedParks")).Types(n.key(), jen.Id(n.Event)).Call(jen.Id("cfg").Dot("Store").Dot("Parks").Call(jen.Id("name")), jen.Id(n.Codec).Values()),
+			jen.Id("cfg").Dot("Parks").Op("=").Add(du("EncodedParks")).Types(n.key(), jen.Id(n.Event)).Call(jen.Id("cfg").Dot("Store").Dot("Parks").Call(jen.Id("name")), jen.Id(n.Codec).Values()),
 		)
 	})
 
@@ -115,7 +115,7 @@ func useStore(f *jen.File, n names) {
 	)
 }
 
-// keyText returns the code of key's text form, as runtime.EncodeKey gives it.
+// keyText returns the code of key's text form, as durable.EncodeKey gives it.
 func keyText(n names) jen.Code {
 	t := n.e.Key.Type
 	switch {

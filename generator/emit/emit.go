@@ -13,8 +13,14 @@ import (
 	"github.com/ordergen/ordergen/generator/write"
 )
 
-// RuntimePath is the import path of the runtime package generated code uses.
-const RuntimePath = "github.com/ordergen/ordergen/runtime"
+// The import paths of the runtime's packages that generated code uses: the
+// engine's, and the contracts for transports, metrics and durable stores.
+const (
+	RuntimePath   = "github.com/ordergen/ordergen/runtime"
+	TransportPath = RuntimePath + "/transport"
+	MeterPath     = RuntimePath + "/meter"
+	DurablePath   = RuntimePath + "/durable"
+)
 
 // Header is the first line of every generated file. Tools recognise
 // generated files by it.
@@ -77,6 +83,12 @@ func typ(t *ir.Type) jen.Code {
 }
 
 func rt(name string) *jen.Statement { return jen.Qual(RuntimePath, name) }
+
+func tr(name string) *jen.Statement { return jen.Qual(TransportPath, name) }
+
+func mt(name string) *jen.Statement { return jen.Qual(MeterPath, name) }
+
+func du(name string) *jen.Statement { return jen.Qual(DurablePath, name) }
 
 // duration returns d as a readable expression: 5 * time.Second.
 func duration(d time.Duration) jen.Code {

@@ -16,6 +16,9 @@ func NewFile(name string) *jen.File {
 	f := jen.NewFile(name)
 	f.HeaderComment(Header[len("// "):])
 	f.ImportName(RuntimePath, "runtime")
+	f.ImportName(TransportPath, "transport")
+	f.ImportName(MeterPath, "meter")
+	f.ImportName(DurablePath, "durable")
 	return f
 }
 

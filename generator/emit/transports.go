@@ -7,10 +7,10 @@ import (
 )
 
 // transports emits what carries events between processes without naming a
-// transport: a producer per entity that publishes to any runtime.Sink (the
+// transport: a producer per entity that publishes to any transport.Sink (the
 // Kafka producer of runtime/kafka, for one), synchronously or, through a
-// runtime.AsyncSink, without waiting; and the dispatcher's side of
-// runtime.Target (SubmitTagged, Withdraw, Subscriptions), through which a
+// transport.AsyncSink, without waiting; and the dispatcher's side of
+// transport.Target (SubmitTagged, Withdraw, Subscriptions), through which a
 // consumer (runtime/kafka's) feeds the lanes, learns from each subscriber's
 // OnOutcome when a record is finished, and takes back the events of a
 // partition it no longer owns. Generated code never imports a transport:
@@ -29,8 +29,8 @@ func producer(f *jen.File, n names) {
 	e := n.e
 	name := n.Producer
 	ctx := func() jen.Code { return jen.Id("ctx").Qual("context", "Context") }
-	sink := rt("Sink").Types(n.key(), jen.Id(n.Event))
-	Doc(f, 0, "%s publishes %s events to a runtime.Sink, such as the Kafka producer "+
+	sink := tr("Sink").Types(n.key(), jen.Id(n.Event))
+	Doc(f, 0, "%s publishes %s events to a transport.Sink, such as the Kafka producer "+
 		"of github.com/ordergen/ordergen/runtime/kafka, keyed by their %s. "+
 		"It implements %s and refuses what the dispatcher's Publish "+
 		"methods refuse. Consumers in other processes feed the events to their "+
@@ -68,10 +68,10 @@ func producer(f *jen.File, n names) {
 
 func publishAsync(f *jen.File, n names) {
 	Doc(f, 0, "PublishAsync sends e to the sink without waiting for the broker when the sink "+
-		"is a runtime.AsyncSink (the Kafka producer is), and calls done once with the "+
+		"is a transport.AsyncSink (the Kafka producer is), and calls done once with the "+
 		"answer, perhaps before it returns; with another sink it sends synchronously, then "+
-		"calls done (runtime.SendAsync). A key's events keep the order of the calls, and "+
-		"after a send of a key fails, the key's later sends fail with runtime.ErrKeyPaused "+
+		"calls done (transport.SendKeyed). A key's events keep the order of the calls, and "+
+		"after a send of a key fails, the key's later sends fail with transport.ErrKeyPaused "+
 		"until the sink's Resume. It refuses, through done, what the Publish methods "+
 		"refuse, with an error wrapping runtime.ErrInvalidEvent. done runs on the "+
 		"transport's goroutine: it must be fast and must not block; nil means the answer "+
@@ -80,7 +80,7 @@ func publishAsync(f *jen.File, n names) {
 		jen.Id("ctx").Qual("context", "Context"), jen.Id("e").Id(n.Event), jen.Id("done").Func().Params(jen.Error()),
 	).Block(
 		jen.List(jen.Id("ev"), jen.Err()).Op(":=").Id(n.Check).Call(jen.Id("e")),
-		rt("SendAsync").Call(jen.Id("ctx"), jen.Id("p").Dot("sink"), jen.Id("ev"), jen.Err(), jen.Id("done")),
+		tr("SendKeyed").Call(jen.Id("ctx"), jen.Id("p").Dot("sink"), jen.Id("ev"), jen.Err(), jen.Id("done")),
 	)
 }
 
@@ -109,7 +109,7 @@ func submitTagged(f *jen.File, n names) {
 }
 
 func withdraw(f *jen.File, n names) {
-	f.Var().Id("_").Add(rt("Target")).Types(jen.Id(n.Event)).Op("=").Parens(jen.Op("*").Id(n.Dispatcher)).Parens(jen.Nil())
+	f.Var().Id("_").Add(tr("Target")).Types(jen.Id(n.Event)).Op("=").Parens(jen.Op("*").Id(n.Dispatcher)).Parens(jen.Nil())
 	Doc(f, 0, "Withdraw takes back, in every subscriber, the events given to SubmitTagged "+
 		"whose tag match selects and that have not started, for a transport that no longer "+
 		"owns where they came from (a Kafka partition that moved to another consumer): they "+
@@ -125,10 +125,10 @@ func withdraw(f *jen.File, n names) {
 		jen.Return(jen.Id("n"), jen.Nil()),
 	)
 	Doc(f, 0, "Subscriptions describes the subscribers, in subscription order, for the "+
-		"checks a transport makes before it feeds the dispatcher (runtime.CheckSubscriptions: "+
+		"checks a transport makes before it feeds the dispatcher (transport.CheckSubscriptions: "+
 		"every subscriber reports outcomes, none drops events, all park alike).")
-	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Subscriptions").Params().Index().Add(rt("Subscription")).Block(
-		jen.Return(jen.Id("d").Dot("topic").Dot("Subscriptions").Call()),
+	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Subscriptions").Params().Index().Add(tr("Subscription")).Block(
+		jen.Return(tr("TopicSubscriptions").Call(jen.Id("d").Dot("topic"))),
 	)
 }
 

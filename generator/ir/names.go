@@ -41,7 +41,7 @@ type Names struct {
 	Option string
 	// Publisher is the publisher interface (AccountPublisher).
 	Publisher string
-	// Producer is the publisher over a runtime.Sink (AccountProducer).
+	// Producer is the publisher over a transport.Sink (AccountProducer).
 	Producer string
 	// NewProducer is its constructor (NewAccountProducer).
 	NewProducer string

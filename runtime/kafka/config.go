@@ -8,7 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/meter"
 )
 
 // ErrConfig is wrapped by every error NewConsumer and NewProducer return for
@@ -31,7 +32,7 @@ type Config[E any] struct {
 	// Codec decodes a record's value, by the event type named in its
 	// HeaderType header. Required; ordergen generates one per entity
 	// (AccountCodec).
-	Codec runtime.Codec[E]
+	Codec durable.Codec[E]
 	// DeadLetterTopic receives the records that cannot be handled (see
 	// Reason), with the reason in headers. Required: a bad record never
 	// stops its partition.
@@ -70,7 +71,7 @@ type Config[E any] struct {
 	// Metric constants) through the runtime's metrics interface;
 	// runtime/otelmetrics adapts OpenTelemetry to it. Nil: nothing is
 	// recorded.
-	MeterProvider runtime.MeterProvider
+	MeterProvider meter.Provider
 }
 
 func (c Config[E]) withDefaults() (Config[E], error) {

@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // ErrRunning is returned by Run when the consumer already ran.
@@ -26,7 +28,7 @@ var ErrRunning = errors.New("kafka: consumer already ran")
 type Consumer[K comparable, E Keyed[K]] struct {
 	cfg    Config[E]
 	nowait context.Context // done: submissions never block
-	src    atomic.Pointer[runtime.Source[K, E, record[K, E]]]
+	src    atomic.Pointer[transport.Source[K, E, record[K, E]]]
 
 	mu         sync.Mutex // guards what follows; taken after the source's lock, never before
 	parts      map[tp]*partition[K, E]
@@ -73,12 +75,12 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 		return nil, err
 	}
 	var zero K
-	if _, err := runtime.EncodeKey(zero); err != nil {
+	if _, err := durable.EncodeKey(zero); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	c := &Consumer[K, E]{
 		cfg:       cfg,
-		nowait:    runtime.DoneContext(),
+		nowait:    transport.DoneContext(),
 		parts:     make(map[tp]*partition[K, E]),
 		deadByWhy: make(map[Reason]uint64),
 		consumed:  make(map[string]uint64),
@@ -107,10 +109,10 @@ func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
 // settled is the source's verdict on a record: finished, the commit may
 // pass it; unfinished, it runs again on the next owner. The source's lock
 // is held.
-func (c *Consumer[K, E]) settled(r record[K, E], st runtime.Settlement) {
+func (c *Consumer[K, E]) settled(r record[K, E], st transport.Settlement) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if st == runtime.Finished {
+	if st == transport.Finished {
 		c.stats.Finished++
 		if r.p.state != gone {
 			r.p.trk.finish(r.offset)
@@ -138,7 +140,7 @@ func (c *Consumer[K, E]) signal() {
 
 // Run joins the group and feeds target until Close is called or ctx ends.
 // Every subscriber of target must report outcomes to OnOutcome. Run first
-// checks the subscribers (runtime.CheckSubscriptions) and returns an error
+// checks the subscribers (transport.CheckSubscriptions) and returns an error
 // wrapping ErrConfig, before it connects, for subscribers under the
 // drop-oldest or drop-newest backlog policy (a dropped event would let the
 // commit pass a record no handler ran), without OnOutcome, or parking
@@ -167,7 +169,7 @@ func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
 }
 
 func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
-	src, err := runtime.NewSource[K, E](target, c.settled)
+	src, err := transport.NewSource[K, E](target, c.settled)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -256,7 +258,7 @@ func (c *Consumer[K, E]) all() []*partition[K, E] {
 func (c *Consumer[K, E]) client() *kgo.Client { return c.cl.Load() }
 
 // source returns the source Run created.
-func (c *Consumer[K, E]) source() *runtime.Source[K, E, record[K, E]] { return c.src.Load() }
+func (c *Consumer[K, E]) source() *transport.Source[K, E, record[K, E]] { return c.src.Load() }
 
 // now is the time records are stamped with when taken.
 func now() int64 { return time.Now().UnixNano() }

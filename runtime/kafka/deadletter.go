@@ -8,6 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // deadLetter writes a bad record to the dead-letter topic. The record is
@@ -36,10 +38,10 @@ func (c *Consumer[K, E]) deadLetter(p *partition[K, E], it *pending[E]) {
 	p.deadLetters++
 	c.mu.Unlock()
 	c.client().Produce(context.Background(), dl, func(_ *kgo.Record, err error) {
-		st := runtime.Finished
+		st := transport.Finished
 		c.mu.Lock()
 		if err != nil {
-			st = runtime.Unfinished
+			st = transport.Unfinished
 			c.stats.DeadLetterErrors++
 			c.cfg.Logger.Error("ordergen/kafka: dead-letter write failed; the record stays unfinished",
 				"topic", p.topic, "partition", p.partition, "offset", offset, "reason", reason, "error", err)
@@ -94,7 +96,7 @@ func (c *Consumer[K, E]) awaitDeadLetters(ctx context.Context, ps []*partition[K
 // HeaderReason (ReasonHandlerFailed), HeaderError and HeaderAttempts
 // headers. It returns once the write is acknowledged; when the write fails
 // the runtime parks the event instead, so nothing is lost.
-func DeadLetters[K comparable, E any](cl *kgo.Client, topic string, codec runtime.Codec[E]) runtime.DeadLetterSink[K, E] {
+func DeadLetters[K comparable, E any](cl *kgo.Client, topic string, codec durable.Codec[E]) runtime.DeadLetterSink[K, E] {
 	w := &writer[K, E]{cl: cl, topic: topic, codec: codec}
 	return func(ctx context.Context, dl runtime.DeadLetterEvent[K, E]) error {
 		r := new(kgo.Record)

@@ -5,11 +5,11 @@
 // different keys run in parallel while each key keeps its order.
 //
 // Kafka is the first implementation of the runtime's transport contract:
-// the Producer is a runtime.AsyncSink built on runtime.OrderedSink, and the
-// Consumer settles its records through a runtime.Source. Code that ordergen
+// the Producer is a transport.AsyncSink built on transport.OrderedSink, and the
+// Consumer settles its records through a transport.Source. Code that ordergen
 // generates never imports this package (users without Kafka never build
-// franz-go): a generated AccountProducer publishes to any runtime.Sink, and
-// a generated AccountDispatcher is a runtime.Target.
+// franz-go): a generated AccountProducer publishes to any transport.Sink, and
+// a generated AccountDispatcher is a transport.Target.
 //
 // # Producing
 //
@@ -19,12 +19,12 @@
 //	err := p.PublishDeposited(ctx, ledger.Deposited{AccountID: "a-1", Version: 2, Amount: 100})
 //	p.PublishAsync(ctx, ledger.Deposited{AccountID: "a-1", Version: 3, Amount: 5}, func(err error) { ... })
 //
-// A record's key is the event's key (runtime.EncodeKey), its value the
+// A record's key is the event's key (durable.EncodeKey), its value the
 // codec's encoding, its HeaderType header the event type. The client's
 // idempotent writes (which NewProducer requires) keep retries from
 // reordering or doubling a key's records. PublishAsync does not wait for
 // the broker; once a send of a key fails, the key's later sends fail at
-// once (runtime.ErrKeyPaused) until Producer.Resume(key), so that a key's
+// once (transport.ErrKeyPaused) until Producer.Resume(key), so that a key's
 // later event never lands after a gap nobody dealt with. Flush waits for
 // the sends in flight.
 //
@@ -141,7 +141,7 @@
 // fails for good is parked: its later events join the park, other keys go
 // on. Whether the commit may pass a parked record depends on where the
 // park lives, which the consumer learns from the subscribers
-// (runtime.Subscription). With a park store (a durable one), a parked
+// (transport.Subscription). With a park store (a durable one), a parked
 // record is finished: the store keeps it, and the commit moves on. With
 // the in-memory park (the default) the park dies with the process, so a
 // parked record stays unfinished: the partition is committed up to it and

@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // feed polls and submits records until Close or ctx's end, or until the
@@ -25,12 +27,12 @@ func (c *Consumer[K, E]) feed(ctx context.Context) error {
 		if err := c.retryBlocked(); err != nil {
 			return err
 		}
-		room := c.cfg.MaxInFlight - c.source().Live()
+		room := c.cfg.MaxInFlight - c.source().Unsettled()
 		if room <= 0 {
 			c.mu.Lock()
 			c.waitRoom = true
 			c.mu.Unlock()
-			if c.source().Live() >= c.cfg.MaxInFlight { // looked again: a settle may have missed waitRoom
+			if c.source().Unsettled() >= c.cfg.MaxInFlight { // looked again: a settle may have missed waitRoom
 				select {
 				case <-c.wake:
 				case <-ctx.Done():
@@ -141,19 +143,19 @@ func (c *Consumer[K, E]) decode(r *kgo.Record) *pending[E] {
 	}
 	ev, err := c.cfg.Codec.Decode(string(typ), r.Value)
 	switch {
-	case errors.Is(err, runtime.ErrUnknownEventType):
+	case errors.Is(err, durable.ErrUnknownEventType):
 		return bad(ReasonUnknownType, err)
 	case err != nil:
 		return bad(ReasonUndecodable, err)
 	}
 	it.event = ev
 	if len(r.Key) > 0 {
-		key, err := runtime.DecodeKey[K](string(r.Key))
+		key, err := durable.DecodeKey[K](string(r.Key))
 		if err != nil {
 			return bad(ReasonUndecodable, err)
 		}
 		if key != ev.EventKey() {
-			text, _ := runtime.EncodeKey(ev.EventKey())
+			text, _ := durable.EncodeKey(ev.EventKey())
 			if !bytes.Equal([]byte(text), r.Key) {
 				return bad(ReasonKeyMismatch, fmt.Errorf("record key %q, event key %q", r.Key, text))
 			}
@@ -212,7 +214,7 @@ func (c *Consumer[K, E]) submit(p *partition[K, E], items []*pending[E]) error {
 			c.mu.Lock()
 			c.stats.Submitted++
 			c.mu.Unlock()
-		case errors.Is(err, runtime.ErrOwnershipEnded):
+		case errors.Is(err, transport.ErrOwnershipEnded):
 			return nil
 		case errors.Is(err, runtime.ErrBacklogFull) || errors.Is(err, context.Canceled):
 			c.mu.Lock()

@@ -1,7 +1,7 @@
 package kafka
 
 // Record headers. A record carries one event: its key is the ordering key
-// (runtime.EncodeKey of the event's key), its value the codec's encoding,
+// (durable.EncodeKey of the event's key), its value the codec's encoding,
 // and HeaderType the event's type name.
 const (
 	// HeaderType names the record's event type, as the codec knows it.

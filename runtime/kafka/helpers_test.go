@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/kafka"
 )
 
@@ -39,7 +40,7 @@ func (codec) Encode(e ev) (string, []byte, error) {
 func (codec) Decode(name string, data []byte) (ev, error) {
 	var e ev
 	if name != "ev" {
-		return e, fmt.Errorf("%w: %q", runtime.ErrUnknownEventType, name)
+		return e, fmt.Errorf("%w: %q", durable.ErrUnknownEventType, name)
 	}
 	if err := json.Unmarshal(data, &e); err != nil {
 		return e, fmt.Errorf("%w: %v", runtime.ErrInvalidEvent, err)

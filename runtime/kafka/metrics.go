@@ -8,7 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/meter"
 )
 
 // meterName is the instrumentation scope of the consumer's instruments.
@@ -71,10 +71,10 @@ const (
 
 // metrics are the consumer's instruments; nil records nothing.
 type metrics struct {
-	meter      runtime.Meter
-	base       []runtime.Attribute
-	duration   runtime.Histogram
-	ok         runtime.AttributeSet
+	meter      meter.Meter
+	base       []meter.Attribute
+	duration   meter.Histogram
+	ok         meter.AttributeSet
 	unregister func() error
 }
 
@@ -87,34 +87,34 @@ func (c *Consumer[K, E]) startMetrics() error {
 	if m == nil {
 		return fmt.Errorf("%w: metrics: the MeterProvider gave no meter", ErrConfig)
 	}
-	ms := &metrics{meter: m, base: []runtime.Attribute{
-		{Key: runtime.AttrSystem, Value: "kafka"},
-		{Key: runtime.AttrConsumerGroup, Value: c.cfg.Group},
+	ms := &metrics{meter: m, base: []meter.Attribute{
+		{Key: meter.AttrSystem, Value: "kafka"},
+		{Key: meter.AttrConsumerGroup, Value: c.cfg.Group},
 	}}
-	ms.ok = ms.with(runtime.Attribute{Key: AttrOperation, Value: "commit"})
+	ms.ok = ms.with(meter.Attribute{Key: AttrOperation, Value: "commit"})
 	i := instruments()
 	var err error
 	if ms.duration, err = m.Histogram(i.duration); err != nil {
 		return fmt.Errorf("%w: metrics: %w", ErrConfig, err)
 	}
-	byTopic := map[string]runtime.AttributeSet{}
+	byTopic := map[string]meter.AttributeSet{}
 	for _, t := range c.cfg.Topics {
-		byTopic[t] = ms.with(runtime.Attribute{Key: runtime.AttrDestination, Value: t})
+		byTopic[t] = ms.with(meter.Attribute{Key: meter.AttrDestination, Value: t})
 	}
-	byPause := map[PauseReason]runtime.AttributeSet{}
+	byPause := map[PauseReason]meter.AttributeSet{}
 	for _, r := range []PauseReason{PausedBacklog, PausedMetadata} {
-		byPause[r] = ms.with(runtime.Attribute{Key: AttrPauseReason, Value: r.String()})
+		byPause[r] = ms.with(meter.Attribute{Key: AttrPauseReason, Value: r.String()})
 	}
-	kinds := [3]runtime.AttributeSet{}
+	kinds := [3]meter.AttributeSet{}
 	for k, name := range []string{"assigned", "revoked", "lost"} {
-		kinds[k] = ms.with(runtime.Attribute{Key: AttrRebalanceKind, Value: name})
+		kinds[k] = ms.with(meter.Attribute{Key: AttrRebalanceKind, Value: name})
 	}
-	dlFailed := ms.with(runtime.Attribute{Key: runtime.AttrErrorType, Value: "write"})
-	byReason := map[Reason]runtime.AttributeSet{}
+	dlFailed := ms.with(meter.Attribute{Key: meter.AttrErrorType, Value: "write"})
+	byReason := map[Reason]meter.AttributeSet{}
 	for _, r := range allReasons {
-		byReason[r] = ms.with(runtime.Attribute{Key: AttrDeadLetterReason, Value: string(r)})
+		byReason[r] = ms.with(meter.Attribute{Key: AttrDeadLetterReason, Value: string(r)})
 	}
-	ms.unregister, err = m.Observe(func(o runtime.Observer) {
+	ms.unregister, err = m.Observe(func(o meter.Observer) {
 		s := c.Stats()
 		parts := c.Partitions()
 		c.mu.Lock()
@@ -126,7 +126,7 @@ func (c *Consumer[K, E]) startMetrics() error {
 		for r, n := range c.deadByWhy {
 			dead[r] = n
 		}
-		attrs := make(map[tp]runtime.AttributeSet, len(c.parts))
+		attrs := make(map[tp]meter.AttributeSet, len(c.parts))
 		for t, p := range c.parts {
 			attrs[t] = p.attrs
 		}
@@ -168,15 +168,15 @@ func (c *Consumer[K, E]) startMetrics() error {
 }
 
 // with returns the base attributes and more, prepared.
-func (m *metrics) with(more ...runtime.Attribute) runtime.AttributeSet {
-	return m.meter.Attributes(append(append([]runtime.Attribute(nil), m.base...), more...)...)
+func (m *metrics) with(more ...meter.Attribute) meter.AttributeSet {
+	return m.meter.Attributes(append(append([]meter.Attribute(nil), m.base...), more...)...)
 }
 
 // partitionAttrs prepares the attributes of a partition's measurements,
 // once, when it is assigned.
-func (m *metrics) partitionAttrs(t tp) runtime.AttributeSet {
-	return m.with(runtime.Attribute{Key: runtime.AttrDestination, Value: t.topic},
-		runtime.Attribute{Key: AttrPartition, Value: strconv.Itoa(int(t.partition))})
+func (m *metrics) partitionAttrs(t tp) meter.AttributeSet {
+	return m.with(meter.Attribute{Key: meter.AttrDestination, Value: t.topic},
+		meter.Attribute{Key: AttrPartition, Value: strconv.Itoa(int(t.partition))})
 }
 
 // commitDone records a commit request that took d and failed with err (nil:
@@ -192,7 +192,7 @@ func (m *metrics) commitDone(d time.Duration, err error) {
 		if errors.As(err, &ke) {
 			kind = ke.Message
 		}
-		set = m.with(runtime.Attribute{Key: AttrOperation, Value: "commit"}, runtime.Attribute{Key: runtime.AttrErrorType, Value: kind})
+		set = m.with(meter.Attribute{Key: AttrOperation, Value: "commit"}, meter.Attribute{Key: meter.AttrErrorType, Value: kind})
 	}
 	m.duration.Record(d.Seconds(), set)
 }
@@ -205,20 +205,20 @@ func (m *metrics) stop() {
 
 // catalogue is the consumer's instruments.
 type catalogue struct {
-	consumed, duration, lag, unfinished, age, parked, paused, metadata, deadLettered, rebalances runtime.Instrument
+	consumed, duration, lag, unfinished, age, parked, paused, metadata, deadLettered, rebalances meter.Instrument
 }
 
 func instruments() catalogue {
 	return catalogue{
-		consumed:     runtime.Instrument{Name: MetricConsumed, Kind: runtime.KindObservedCounter, Unit: "{message}", Description: "Records polled."},
-		duration:     runtime.Instrument{Name: MetricOperationDuration, Kind: runtime.KindHistogram, Unit: "s", Description: "Duration of the commits."},
-		lag:          runtime.Instrument{Name: MetricLag, Kind: runtime.KindGauge, Unit: "{message}", Description: "High watermark minus committed offset, per partition."},
-		unfinished:   runtime.Instrument{Name: MetricUnfinished, Kind: runtime.KindGauge, Unit: "{message}", Description: "Records taken and not finished, per partition."},
-		age:          runtime.Instrument{Name: MetricUnfinishedAge, Kind: runtime.KindFloatGauge, Unit: "s", Description: "Age of the oldest unfinished record, per partition."},
-		parked:       runtime.Instrument{Name: MetricParked, Kind: runtime.KindGauge, Unit: "{message}", Description: "Unfinished records parked in memory, per partition."},
-		paused:       runtime.Instrument{Name: MetricPaused, Kind: runtime.KindGauge, Unit: "{partition}", Description: "Partitions paused, by reason."},
-		metadata:     runtime.Instrument{Name: MetricMetadataSize, Kind: runtime.KindGauge, Unit: "By", Description: "Size of the last committed metadata, per partition."},
-		deadLettered: runtime.Instrument{Name: MetricDeadLettered, Kind: runtime.KindObservedCounter, Unit: "{message}", Description: "Records written to the dead-letter topic, by reason."},
-		rebalances:   runtime.Instrument{Name: MetricRebalances, Kind: runtime.KindObservedCounter, Unit: "{event}", Description: "Rebalance events, by kind."},
+		consumed:     meter.Instrument{Name: MetricConsumed, Kind: meter.KindObservedCounter, Unit: "{message}", Description: "Records polled."},
+		duration:     meter.Instrument{Name: MetricOperationDuration, Kind: meter.KindHistogram, Unit: "s", Description: "Duration of the commits."},
+		lag:          meter.Instrument{Name: MetricLag, Kind: meter.KindGauge, Unit: "{message}", Description: "High watermark minus committed offset, per partition."},
+		unfinished:   meter.Instrument{Name: MetricUnfinished, Kind: meter.KindGauge, Unit: "{message}", Description: "Records taken and not finished, per partition."},
+		age:          meter.Instrument{Name: MetricUnfinishedAge, Kind: meter.KindFloatGauge, Unit: "s", Description: "Age of the oldest unfinished record, per partition."},
+		parked:       meter.Instrument{Name: MetricParked, Kind: meter.KindGauge, Unit: "{message}", Description: "Unfinished records parked in memory, per partition."},
+		paused:       meter.Instrument{Name: MetricPaused, Kind: meter.KindGauge, Unit: "{partition}", Description: "Partitions paused, by reason."},
+		metadata:     meter.Instrument{Name: MetricMetadataSize, Kind: meter.KindGauge, Unit: "By", Description: "Size of the last committed metadata, per partition."},
+		deadLettered: meter.Instrument{Name: MetricDeadLettered, Kind: meter.KindObservedCounter, Unit: "{message}", Description: "Records written to the dead-letter topic, by reason."},
+		rebalances:   meter.Instrument{Name: MetricRebalances, Kind: meter.KindObservedCounter, Unit: "{event}", Description: "Rebalance events, by kind."},
 	}
 }

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/kafka"
+	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/otelmetrics"
 )
 
@@ -133,8 +133,8 @@ func TestConsumerInstrumentsThroughOpenTelemetry(t *testing.T) {
 	if err := a.c.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	group := attribute.String(runtime.AttrConsumerGroup, "g")
-	p0 := []attribute.KeyValue{group, attribute.String(runtime.AttrDestination, topic), attribute.String(kafka.AttrPartition, "0")}
+	group := attribute.String(meter.AttrConsumerGroup, "g")
+	p0 := []attribute.KeyValue{group, attribute.String(meter.AttrDestination, topic), attribute.String(kafka.AttrPartition, "0")}
 	ms := scrape(t, reader)
 	expect := func(name string, pred func(int64) bool, what string, attrs ...attribute.KeyValue) {
 		t.Helper()
@@ -150,7 +150,7 @@ func TestConsumerInstrumentsThroughOpenTelemetry(t *testing.T) {
 	}
 	positive := func(v int64) bool { return v > 0 }
 	one := func(v int64) bool { return v == 1 }
-	expect(kafka.MetricConsumed, positive, "records polled", group, attribute.String(runtime.AttrDestination, topic), attribute.String(runtime.AttrSystem, "kafka"))
+	expect(kafka.MetricConsumed, positive, "records polled", group, attribute.String(meter.AttrDestination, topic), attribute.String(meter.AttrSystem, "kafka"))
 	expect(kafka.MetricOperationDuration, positive, "timed commits", group, attribute.String(kafka.AttrOperation, "commit"))
 	expect(kafka.MetricLag, positive, "records not committed on the paused partition", p0...)
 	expect(kafka.MetricUnfinished, positive, "unfinished records", p0...)
@@ -160,7 +160,7 @@ func TestConsumerInstrumentsThroughOpenTelemetry(t *testing.T) {
 	expect(kafka.MetricPaused, func(v int64) bool { return v == 0 }, "none paused for the backlog", group, attribute.String(kafka.AttrPauseReason, "backlog"))
 	expect(kafka.MetricMetadataSize, positive, "the metadata committed", p0...)
 	expect(kafka.MetricDeadLettered, one, "the undecodable record", group, attribute.String(kafka.AttrDeadLetterReason, string(kafka.ReasonUndecodable)))
-	expect(kafka.MetricDeadLettered, func(v int64) bool { return v == 0 }, "no failed write", group, attribute.String(runtime.AttrErrorType, "write"))
+	expect(kafka.MetricDeadLettered, func(v int64) bool { return v == 0 }, "no failed write", group, attribute.String(meter.AttrErrorType, "write"))
 	expect(kafka.MetricRebalances, one, "the assignment", group, attribute.String(kafka.AttrRebalanceKind, "assigned"))
 
 	// A rebalance: a second member joins and takes a partition from the

@@ -8,7 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/meter"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // partState is where an assigned partition is in its life.
@@ -51,14 +52,14 @@ func (r PauseReason) String() string {
 // ownership of it.
 type partition[K comparable, E any] struct {
 	tp
-	own           *runtime.Ownership
+	own           *transport.Ownership
 	state         partState
 	trk           tracker
 	stash         []*pending[E] // records waiting for room, in offset order
 	blocked       bool          // records wait in the stash (or are being retried)
 	pause         PauseReason   // why fetching is paused; notPaused when it is not
 	highWatermark int64         // from the last fetch; -1 before one
-	attrs         runtime.AttributeSet
+	attrs         meter.AttributeSet
 	deadLetters   int           // dead-letter writes in flight
 	written       chan struct{} // closed when deadLetters drops to 0, for a waiter
 

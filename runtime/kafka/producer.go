@@ -6,13 +6,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // Producer writes the events of one entity to a topic: one record per
-// event, keyed by runtime.EncodeKey of its ordering key, valued by the
+// event, keyed by durable.EncodeKey of its ordering key, valued by the
 // codec's encoding, with the event type in the HeaderType header. It is a
-// runtime.AsyncSink, so a generated AccountProducer publishes through it,
+// transport.AsyncSink, so a generated AccountProducer publishes through it,
 // waiting for each event (Publish methods) or not (PublishAsync).
 //
 // Partitioning: a record's partition is murmur2 of its key, with the high
@@ -32,21 +33,21 @@ import (
 // calls that sent them, since the client's idempotent writes (which
 // NewProducer requires) keep retries from reordering or doubling them.
 // Once a send of a key fails, the key's later sends fail at once with an
-// error wrapping runtime.ErrKeyPaused until Resume(key); sends of the key
+// error wrapping transport.ErrKeyPaused until Resume(key); sends of the key
 // already handed to the client reach their own outcome (franz-go fails the
 // records buffered behind a failed one in its partition with it).
 type Producer[K comparable, E any] struct {
-	sink *runtime.OrderedSink[K, E]
+	sink *transport.OrderedSink[K, E]
 }
 
-var _ runtime.AsyncSink[string, any] = (*Producer[string, any])(nil)
+var _ transport.AsyncSink[string, any] = (*Producer[string, any])(nil)
 
 // NewProducer returns a producer that writes to topic through cl. It
 // refuses, with an error wrapping ErrConfig, a client with idempotent
 // writes disabled, a client whose partitioner does not place keyed records
 // by murmur2 like the Java client's, and a key type that is neither a
 // string nor an integer.
-func NewProducer[K comparable, E any](cl *kgo.Client, topic string, codec runtime.Codec[E]) (*Producer[K, E], error) {
+func NewProducer[K comparable, E any](cl *kgo.Client, topic string, codec durable.Codec[E]) (*Producer[K, E], error) {
 	switch {
 	case cl == nil:
 		return nil, fmt.Errorf("%w: nil client", ErrConfig)
@@ -62,11 +63,11 @@ func NewProducer[K comparable, E any](cl *kgo.Client, topic string, codec runtim
 		return nil, err
 	}
 	var zero K
-	if _, err := runtime.EncodeKey(zero); err != nil {
+	if _, err := durable.EncodeKey(zero); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	w := &writer[K, E]{cl: cl, topic: topic, codec: codec}
-	sink, err := runtime.NewOrderedSink[K, E](w)
+	sink, err := transport.NewOrderedSink[K, E](w)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -107,7 +108,7 @@ func (p *Producer[K, E]) Close(ctx context.Context) error { return p.sink.Close(
 type writer[K comparable, E any] struct {
 	cl    *kgo.Client
 	topic string
-	codec runtime.Codec[E]
+	codec durable.Codec[E]
 }
 
 func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(error)) {
@@ -156,7 +157,7 @@ func (w *writer[K, E]) WriteSync(ctx context.Context, key K, event E) error {
 
 // fill makes r the record of event.
 func (w *writer[K, E]) fill(r *kgo.Record, key K, event E) error {
-	k, err := runtime.EncodeKey(key)
+	k, err := durable.EncodeKey(key)
 	if err != nil {
 		return err
 	}

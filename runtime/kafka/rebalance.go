@@ -7,7 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // onAssigned starts an ownership for each new partition. franz-go calls it
@@ -142,7 +142,7 @@ func (c *Consumer[K, E]) lookup(m map[string][]int32) []*partition[K, E] {
 // then cancelled), commits them with commitCtx unless it is nil, and
 // forgets them: outcomes of their records are ignored from then on.
 func (c *Consumer[K, E]) release(endCtx, commitCtx context.Context, cl *kgo.Client, ps []*partition[K, E], why string) {
-	owners := make([]*runtime.Ownership, 0, len(ps))
+	owners := make([]*transport.Ownership, 0, len(ps))
 	c.mu.Lock()
 	for _, p := range ps {
 		if p.state == active {

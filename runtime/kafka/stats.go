@@ -91,7 +91,7 @@ func (c *Consumer[K, E]) Stats() Stats {
 	s := c.stats
 	c.mu.Unlock()
 	if src := c.source(); src != nil {
-		s.InFlight = src.Live()
+		s.InFlight = src.Unsettled()
 	}
 	s.Partitions = len(parts)
 	for _, p := range parts {
@@ -130,7 +130,7 @@ func (c *Consumer[K, E]) Partitions() []PartitionStatus {
 	// The source's lock comes before c.mu: asked without it.
 	if src := c.source(); src != nil {
 		for i, p := range ps {
-			_, out[i].Parked = src.Held(p.own)
+			_, out[i].Parked = src.UnsettledOf(p.own)
 		}
 	}
 	return out

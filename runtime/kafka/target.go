@@ -1,27 +1,30 @@
 package kafka
 
-import "github.com/ordergen/ordergen/runtime"
+import (
+	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/transport"
+)
 
 // Keyed is an event that knows its ordering key. Generated event interfaces
 // (AccountEvent) are Keyed.
-type Keyed[K comparable] = runtime.Keyed[K]
+type Keyed[K comparable] = transport.Keyed[K]
 
 // Target is what a Consumer feeds: per-key lanes with one or more
-// subscribers (runtime.Target). A generated dispatcher is one; EngineTarget
+// subscribers (transport.Target). A generated dispatcher is one; EngineTarget
 // adapts a runtime.Engine. Every subscriber must report outcomes to the
 // consumer's OnOutcome; the consumer refuses, when Run starts, subscribers
 // under the drop-oldest or drop-newest backlog policy and subscribers that
-// park differently (see runtime.CheckSubscriptions).
+// park differently (see transport.CheckSubscriptions).
 //
 // The consumer calls SubmitTagged with a context that is already done, so
 // that a full backlog refuses at once (runtime.ErrBacklogFull) under every
 // policy: it then pauses the partition instead of blocking. It calls
 // Withdraw when it stops owning a partition, selecting that partition's
 // events by their tags.
-type Target[E any] = runtime.Target[E]
+type Target[E any] = transport.Target[E]
 
 // EngineTarget returns a Target that feeds engine, a single subscriber whose
 // Config.OnOutcome must be the consumer's OnOutcome.
 func EngineTarget[K comparable, E Keyed[K]](engine *runtime.Engine[K, E]) Target[E] {
-	return runtime.EngineTarget(engine)
+	return transport.EngineTarget(engine)
 }

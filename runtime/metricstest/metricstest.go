@@ -6,10 +6,10 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/meter"
 )
 
-// Provider is an in-memory runtime.MeterProvider. It is safe for
+// Provider is an in-memory meter.Provider. It is safe for
 // concurrent use. The zero Provider is not usable: call New.
 type Provider struct {
 	mu        sync.Mutex
@@ -31,14 +31,14 @@ type series struct {
 }
 
 type callback struct {
-	fn          func(runtime.Observer)
-	instruments []runtime.Instrument
+	fn          func(meter.Observer)
+	instruments []meter.Instrument
 }
 
 // Point is one measured value of an instrument for one set of attributes.
 type Point struct {
 	// Instrument is the instrument measured.
-	Instrument runtime.Instrument
+	Instrument meter.Instrument
 	// Attributes are the point's attributes, by key.
 	Attributes map[string]string
 	// Value is a counter's sum, a gauge's value or a histogram's sum.
@@ -47,14 +47,14 @@ type Point struct {
 	Count int
 }
 
-// Meter implements runtime.MeterProvider; it records the scope.
-func (p *Provider) Meter(scope string) runtime.Meter {
+// Meter implements meter.Provider; it records the scope.
+func (p *Provider) Meter(scope string) meter.Meter {
 	p.mu.Lock()
 	if !slices.Contains(p.scopes, scope) {
 		p.scopes = append(p.scopes, scope)
 	}
 	p.mu.Unlock()
-	return meter{p: p}
+	return scopeMeter{p: p}
 }
 
 // Scopes returns the scopes meters were asked for, in order.
@@ -64,37 +64,37 @@ func (p *Provider) Scopes() []string {
 	return slices.Clone(p.scopes)
 }
 
-type meter struct{ p *Provider }
+type scopeMeter struct{ p *Provider }
 
 type attrSet struct {
-	attrs []runtime.Attribute
+	attrs []meter.Attribute
 	key   string
 }
 
-func (s *attrSet) Attributes() []runtime.Attribute { return s.attrs }
+func (s *attrSet) Attributes() []meter.Attribute { return s.attrs }
 
-func (meter) Attributes(attrs ...runtime.Attribute) runtime.AttributeSet {
+func (scopeMeter) Attributes(attrs ...meter.Attribute) meter.AttributeSet {
 	return &attrSet{attrs: slices.Clone(attrs), key: fmt.Sprint(attrs)}
 }
 
-func (m meter) Counter(i runtime.Instrument) (runtime.Counter, error) {
-	if i.Kind != runtime.KindCounter {
+func (m scopeMeter) Counter(i meter.Instrument) (meter.Counter, error) {
+	if i.Kind != meter.KindCounter {
 		return nil, fmt.Errorf("metricstest: %s is a %v, not a counter", i.Name, i.Kind)
 	}
 	return recorder{p: m.p, i: i}, nil
 }
 
-func (m meter) Histogram(i runtime.Instrument) (runtime.Histogram, error) {
-	if i.Kind != runtime.KindHistogram {
+func (m scopeMeter) Histogram(i meter.Instrument) (meter.Histogram, error) {
+	if i.Kind != meter.KindHistogram {
 		return nil, fmt.Errorf("metricstest: %s is a %v, not a histogram", i.Name, i.Kind)
 	}
 	return recorder{p: m.p, i: i}, nil
 }
 
-func (m meter) Observe(fn func(runtime.Observer), instruments ...runtime.Instrument) (func() error, error) {
+func (m scopeMeter) Observe(fn func(meter.Observer), instruments ...meter.Instrument) (func() error, error) {
 	for _, i := range instruments {
 		switch i.Kind {
-		case runtime.KindObservedCounter, runtime.KindGauge, runtime.KindFloatGauge:
+		case meter.KindObservedCounter, meter.KindGauge, meter.KindFloatGauge:
 		default:
 			return nil, fmt.Errorf("metricstest: a %v (%s) cannot be observed", i.Kind, i.Name)
 		}
@@ -115,15 +115,15 @@ func (m meter) Observe(fn func(runtime.Observer), instruments ...runtime.Instrum
 // recorder is a counter or a histogram.
 type recorder struct {
 	p *Provider
-	i runtime.Instrument
+	i meter.Instrument
 }
 
-func (r recorder) Add(n int64, s runtime.AttributeSet)      { r.p.add(r.i, float64(n), s) }
-func (r recorder) Record(v float64, s runtime.AttributeSet) { r.p.add(r.i, v, s) }
+func (r recorder) Add(n int64, s meter.AttributeSet)      { r.p.add(r.i, float64(n), s) }
+func (r recorder) Record(v float64, s meter.AttributeSet) { r.p.add(r.i, v, s) }
 
 // add records v; with an attribute set this provider prepared, it
 // allocates nothing once the series exists.
-func (p *Provider) add(i runtime.Instrument, v float64, s runtime.AttributeSet) {
+func (p *Provider) add(i meter.Instrument, v float64, s meter.AttributeSet) {
 	as, ok := s.(*attrSet)
 	if !ok {
 		as = &attrSet{attrs: s.Attributes(), key: fmt.Sprint(s.Attributes())}
@@ -141,7 +141,7 @@ func (p *Provider) add(i runtime.Instrument, v float64, s runtime.AttributeSet) 
 	pt.Count++
 }
 
-func attrMap(attrs []runtime.Attribute) map[string]string {
+func attrMap(attrs []meter.Attribute) map[string]string {
 	m := make(map[string]string, len(attrs))
 	for _, a := range attrs {
 		m[a.Key] = a.Value
@@ -151,19 +151,19 @@ func attrMap(attrs []runtime.Attribute) map[string]string {
 
 // observer collects the observations of one callback.
 type observer struct {
-	allowed []runtime.Instrument
+	allowed []meter.Instrument
 	points  []Point
 }
 
-func (o *observer) ObserveInt64(i runtime.Instrument, v int64, s runtime.AttributeSet) {
+func (o *observer) ObserveInt64(i meter.Instrument, v int64, s meter.AttributeSet) {
 	o.observe(i, float64(v), s)
 }
 
-func (o *observer) ObserveFloat64(i runtime.Instrument, v float64, s runtime.AttributeSet) {
+func (o *observer) ObserveFloat64(i meter.Instrument, v float64, s meter.AttributeSet) {
 	o.observe(i, v, s)
 }
 
-func (o *observer) observe(i runtime.Instrument, v float64, s runtime.AttributeSet) {
+func (o *observer) observe(i meter.Instrument, v float64, s meter.AttributeSet) {
 	if slices.Contains(o.allowed, i) {
 		o.points = append(o.points, Point{Instrument: i, Attributes: attrMap(s.Attributes()), Value: v, Count: 1})
 	}
@@ -194,7 +194,7 @@ type Metrics []Point
 
 // Points returns the points of the instrument name whose attributes
 // include every one of attrs.
-func (m Metrics) Points(name string, attrs ...runtime.Attribute) []Point {
+func (m Metrics) Points(name string, attrs ...meter.Attribute) []Point {
 	var out []Point
 	for _, pt := range m {
 		if pt.Instrument.Name == name && has(pt.Attributes, attrs) {
@@ -206,7 +206,7 @@ func (m Metrics) Points(name string, attrs ...runtime.Attribute) []Point {
 
 // Sum adds up the values of Points(name, attrs...), and reports whether
 // there were any.
-func (m Metrics) Sum(name string, attrs ...runtime.Attribute) (float64, bool) {
+func (m Metrics) Sum(name string, attrs ...meter.Attribute) (float64, bool) {
 	pts := m.Points(name, attrs...)
 	var sum float64
 	for _, pt := range pts {
@@ -215,7 +215,7 @@ func (m Metrics) Sum(name string, attrs ...runtime.Attribute) (float64, bool) {
 	return sum, len(pts) > 0
 }
 
-func has(m map[string]string, attrs []runtime.Attribute) bool {
+func has(m map[string]string, attrs []meter.Attribute) bool {
 	for _, a := range attrs {
 		if v, ok := m[a.Key]; !ok || v != a.Value {
 			return false

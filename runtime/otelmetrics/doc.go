@@ -1,7 +1,7 @@
 // Package otelmetrics records the metrics of ordergen's runtime, and of its
 // transports, through OpenTelemetry. It is the only package of ordergen
 // that imports OpenTelemetry: the runtime records through its own small
-// interface (runtime.MeterProvider), so a service that records no metrics
+// interface (meter.Provider), so a service that records no metrics
 // has no OpenTelemetry module in its go.mod, as franz-go's kotel plugin
 // keeps OpenTelemetry out of franz-go.
 //
@@ -14,10 +14,10 @@
 //
 // It needs only the OpenTelemetry metric API; the SDK and exporter are the
 // service's. The instruments keep the names and attributes the runtime
-// documents (runtime.MetricEvents and the rest), and the instrumentation
+// documents (meter.MetricEvents and the rest), and the instrumentation
 // scope is the import path of the recording package.
 //
 // Recording allocates nothing: the runtime prepares its attribute sets
-// once (runtime.Meter.Attributes), and this package turns each into the
+// once (meter.Meter.Attributes), and this package turns each into the
 // OpenTelemetry measurement options it passes as they are.
 package otelmetrics

@@ -6,27 +6,27 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/meter"
 )
 
-// Observe implements runtime.Meter: it makes an OpenTelemetry observable
+// Observe implements meter.Meter: it makes an OpenTelemetry observable
 // instrument for each of instruments and registers one callback for them.
-func (m meter) Observe(callback func(runtime.Observer), instruments ...runtime.Instrument) (func() error, error) {
-	ints := make(map[runtime.Instrument]metric.Int64Observable)
-	floats := make(map[runtime.Instrument]metric.Float64Observable)
+func (m scopeMeter) Observe(callback func(meter.Observer), instruments ...meter.Instrument) (func() error, error) {
+	ints := make(map[meter.Instrument]metric.Int64Observable)
+	floats := make(map[meter.Instrument]metric.Float64Observable)
 	all := make([]metric.Observable, 0, len(instruments))
 	for _, i := range instruments {
 		var err error
 		switch i.Kind {
-		case runtime.KindObservedCounter:
+		case meter.KindObservedCounter:
 			var c metric.Int64ObservableCounter
 			c, err = m.m.Int64ObservableCounter(i.Name, metric.WithUnit(i.Unit), metric.WithDescription(i.Description))
 			ints[i], all = c, append(all, c)
-		case runtime.KindGauge:
+		case meter.KindGauge:
 			var g metric.Int64ObservableGauge
 			g, err = m.m.Int64ObservableGauge(i.Name, metric.WithUnit(i.Unit), metric.WithDescription(i.Description))
 			ints[i], all = g, append(all, g)
-		case runtime.KindFloatGauge:
+		case meter.KindFloatGauge:
 			var g metric.Float64ObservableGauge
 			g, err = m.m.Float64ObservableGauge(i.Name, metric.WithUnit(i.Unit), metric.WithDescription(i.Description))
 			floats[i], all = g, append(all, g)
@@ -52,17 +52,17 @@ func (m meter) Observe(callback func(runtime.Observer), instruments ...runtime.I
 // not registered for are dropped, as OpenTelemetry drops them.
 type observer struct {
 	o      metric.Observer
-	ints   map[runtime.Instrument]metric.Int64Observable
-	floats map[runtime.Instrument]metric.Float64Observable
+	ints   map[meter.Instrument]metric.Int64Observable
+	floats map[meter.Instrument]metric.Float64Observable
 }
 
-func (ob observer) ObserveInt64(i runtime.Instrument, v int64, s runtime.AttributeSet) {
+func (ob observer) ObserveInt64(i meter.Instrument, v int64, s meter.AttributeSet) {
 	if inst, ok := ob.ints[i]; ok {
 		ob.o.ObserveInt64(inst, v, options(s).observe...)
 	}
 }
 
-func (ob observer) ObserveFloat64(i runtime.Instrument, v float64, s runtime.AttributeSet) {
+func (ob observer) ObserveFloat64(i meter.Instrument, v float64, s meter.AttributeSet) {
 	if inst, ok := ob.floats[i]; ok {
 		ob.o.ObserveFloat64(inst, v, options(s).observe...)
 	}

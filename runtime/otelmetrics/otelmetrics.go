@@ -8,12 +8,12 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/meter"
 )
 
-// NewMeterProvider returns a runtime.MeterProvider that records through mp.
+// NewMeterProvider returns a meter.Provider that records through mp.
 // A nil mp gives nil: nothing is recorded.
-func NewMeterProvider(mp metric.MeterProvider) runtime.MeterProvider {
+func NewMeterProvider(mp metric.MeterProvider) meter.Provider {
 	if mp == nil {
 		return nil
 	}
@@ -23,29 +23,29 @@ func NewMeterProvider(mp metric.MeterProvider) runtime.MeterProvider {
 type provider struct{ mp metric.MeterProvider }
 
 // Meter returns the meter of scope.
-func (p provider) Meter(scope string) runtime.Meter { return meter{m: p.mp.Meter(scope)} }
+func (p provider) Meter(scope string) meter.Meter { return scopeMeter{m: p.mp.Meter(scope)} }
 
-// meter implements runtime.Meter over an OpenTelemetry meter.
-type meter struct{ m metric.Meter }
+// meter implements meter.Meter over an OpenTelemetry meter.
+type scopeMeter struct{ m metric.Meter }
 
 // attrSet is a prepared attribute set: the options of each kind of
 // measurement, made once, passed as they are (a variadic call with a slice
 // allocates nothing).
 type attrSet struct {
-	attrs   []runtime.Attribute
+	attrs   []meter.Attribute
 	record  []metric.RecordOption
 	add     []metric.AddOption
 	observe []metric.ObserveOption
 }
 
-func (s *attrSet) Attributes() []runtime.Attribute { return s.attrs }
+func (s *attrSet) Attributes() []meter.Attribute { return s.attrs }
 
-// Attributes implements runtime.Meter.
-func (meter) Attributes(attrs ...runtime.Attribute) runtime.AttributeSet {
+// Attributes implements meter.Meter.
+func (scopeMeter) Attributes(attrs ...meter.Attribute) meter.AttributeSet {
 	return prepare(attrs)
 }
 
-func prepare(attrs []runtime.Attribute) *attrSet {
+func prepare(attrs []meter.Attribute) *attrSet {
 	kvs := make([]attribute.KeyValue, len(attrs))
 	for i, a := range attrs {
 		kvs[i] = attribute.String(a.Key, a.Value)
@@ -61,7 +61,7 @@ func prepare(attrs []runtime.Attribute) *attrSet {
 
 // options returns s as prepared here; a set that another meter prepared is
 // prepared again (which allocates), nil is the empty set.
-func options(s runtime.AttributeSet) *attrSet {
+func options(s meter.AttributeSet) *attrSet {
 	switch s := s.(type) {
 	case *attrSet:
 		return s
@@ -72,8 +72,8 @@ func options(s runtime.AttributeSet) *attrSet {
 	}
 }
 
-// Counter implements runtime.Meter.
-func (m meter) Counter(i runtime.Instrument) (runtime.Counter, error) {
+// Counter implements meter.Meter.
+func (m scopeMeter) Counter(i meter.Instrument) (meter.Counter, error) {
 	c, err := m.m.Int64Counter(i.Name, metric.WithUnit(i.Unit), metric.WithDescription(i.Description))
 	if err != nil {
 		return nil, fmt.Errorf("counter %s: %w", i.Name, err)
@@ -83,12 +83,12 @@ func (m meter) Counter(i runtime.Instrument) (runtime.Counter, error) {
 
 type counter struct{ c metric.Int64Counter }
 
-func (c counter) Add(n int64, s runtime.AttributeSet) {
+func (c counter) Add(n int64, s meter.AttributeSet) {
 	c.c.Add(context.Background(), n, options(s).add...)
 }
 
-// Histogram implements runtime.Meter.
-func (m meter) Histogram(i runtime.Instrument) (runtime.Histogram, error) {
+// Histogram implements meter.Meter.
+func (m scopeMeter) Histogram(i meter.Instrument) (meter.Histogram, error) {
 	h, err := m.m.Float64Histogram(i.Name, metric.WithUnit(i.Unit), metric.WithDescription(i.Description))
 	if err != nil {
 		return nil, fmt.Errorf("histogram %s: %w", i.Name, err)
@@ -98,6 +98,6 @@ func (m meter) Histogram(i runtime.Instrument) (runtime.Histogram, error) {
 
 type histogram struct{ h metric.Float64Histogram }
 
-func (h histogram) Record(v float64, s runtime.AttributeSet) {
+func (h histogram) Record(v float64, s meter.AttributeSet) {
 	h.h.Record(context.Background(), v, options(s).record...)
 }

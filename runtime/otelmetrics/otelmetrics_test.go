@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/otelmetrics"
 )
 
@@ -86,7 +87,7 @@ func TestEngineInstrumentsThroughOpenTelemetry(t *testing.T) {
 		return nil
 	}, runtime.Config[string, int]{
 		MeterProvider:    otelmetrics.NewMeterProvider(sdk),
-		MetricAttributes: []runtime.Attribute{{Key: runtime.AttrDestination, Value: "Account"}},
+		MetricAttributes: []meter.Attribute{{Key: meter.AttrDestination, Value: "Account"}},
 		Logger:           slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -108,36 +109,36 @@ func TestEngineInstrumentsThroughOpenTelemetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := collect(t, reader)
-	entity := attribute.String(runtime.AttrDestination, "Account")
-	system := attribute.String(runtime.AttrSystem, "ordergen")
-	events := m[scope+runtime.MetricEvents]
+	entity := attribute.String(meter.AttrDestination, "Account")
+	system := attribute.String(meter.AttrSystem, "ordergen")
+	events := m[scope+meter.MetricEvents]
 	if events.Unit != "{event}" {
-		t.Errorf("%s unit %q", runtime.MetricEvents, events.Unit)
+		t.Errorf("%s unit %q", meter.MetricEvents, events.Unit)
 	}
 	for outcome, want := range map[string]int64{"accepted": 4, "handled": 1, "parked": 2} {
-		if got := points(t, events, attribute.String(runtime.AttrOutcome, outcome), entity, system); len(got) != 1 || got[0] != want {
+		if got := points(t, events, attribute.String(meter.AttrOutcome, outcome), entity, system); len(got) != 1 || got[0] != want {
 			t.Errorf("events{outcome=%s} = %v, want %d", outcome, got, want)
 		}
 	}
-	if got := points(t, events, attribute.String(runtime.AttrOutcome, "skipped"), attribute.String(runtime.AttrSkipReason, "zero")); len(got) != 1 || got[0] != 1 {
+	if got := points(t, events, attribute.String(meter.AttrOutcome, "skipped"), attribute.String(meter.AttrSkipReason, "zero")); len(got) != 1 || got[0] != 1 {
 		t.Errorf("skipped{reason=zero} = %v, want 1", got)
 	}
-	for name, want := range map[string]int64{runtime.MetricParkedKeys: 1, runtime.MetricParkedEvents: 2, runtime.MetricBacklog: 0, runtime.MetricHeld: 0, runtime.MetricLanes: 1} {
+	for name, want := range map[string]int64{meter.MetricParkedKeys: 1, meter.MetricParkedEvents: 2, meter.MetricBacklog: 0, meter.MetricHeld: 0, meter.MetricLanes: 1} {
 		if got := points(t, m[scope+name], entity); len(got) != 1 || got[0] != want {
 			t.Errorf("%s = %v, want %d", name, got, want)
 		}
 	}
-	age, ok := m[scope+runtime.MetricOldestAge].Data.(metricdata.Gauge[float64])
-	if !ok || m[scope+runtime.MetricOldestAge].Unit != "s" || len(age.DataPoints) == 0 {
-		t.Errorf("oldest age: %+v", m[scope+runtime.MetricOldestAge])
+	age, ok := m[scope+meter.MetricOldestAge].Data.(metricdata.Gauge[float64])
+	if !ok || m[scope+meter.MetricOldestAge].Unit != "s" || len(age.DataPoints) == 0 {
+		t.Errorf("oldest age: %+v", m[scope+meter.MetricOldestAge])
 	}
-	hist, ok := m[scope+runtime.MetricProcessDuration].Data.(metricdata.Histogram[float64])
-	if !ok || m[scope+runtime.MetricProcessDuration].Unit != "s" {
-		t.Fatalf("no duration histogram in seconds: %+v", m[scope+runtime.MetricProcessDuration])
+	hist, ok := m[scope+meter.MetricProcessDuration].Data.(metricdata.Histogram[float64])
+	if !ok || m[scope+meter.MetricProcessDuration].Unit != "s" {
+		t.Fatalf("no duration histogram in seconds: %+v", m[scope+meter.MetricProcessDuration])
 	}
 	permanent := false
 	for _, p := range hist.DataPoints {
-		if v, ok := p.Attributes.Value(runtime.AttrErrorType); ok && v.AsString() == "permanent" {
+		if v, ok := p.Attributes.Value(meter.AttrErrorType); ok && v.AsString() == "permanent" {
 			permanent = true
 		}
 	}
@@ -148,20 +149,20 @@ func TestEngineInstrumentsThroughOpenTelemetry(t *testing.T) {
 
 func TestCountersAndNilProvider(t *testing.T) {
 	if otelmetrics.NewMeterProvider(nil) != nil {
-		t.Fatal("a nil OpenTelemetry provider must give a nil runtime.MeterProvider")
+		t.Fatal("a nil OpenTelemetry provider must give a nil meter.Provider")
 	}
 	reader := sdkmetric.NewManualReader()
 	sdk := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer sdk.Shutdown(context.Background())
 	m := otelmetrics.NewMeterProvider(sdk).Meter("github.com/ordergen/ordergen/runtime/kafka")
-	c, err := m.Counter(runtime.Instrument{Name: "ordergen.kafka.records", Kind: runtime.KindCounter, Unit: "{record}"})
+	c, err := m.Counter(meter.Instrument{Name: "ordergen.kafka.records", Kind: meter.KindCounter, Unit: "{record}"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := m.Attributes(runtime.Attribute{Key: "partition", Value: "3"})
+	set := m.Attributes(meter.Attribute{Key: "partition", Value: "3"})
 	c.Add(2, set)
 	c.Add(5, set)
-	if _, err := m.Observe(func(runtime.Observer) {}, runtime.Instrument{Name: "x", Kind: runtime.KindHistogram}); err == nil {
+	if _, err := m.Observe(func(meter.Observer) {}, meter.Instrument{Name: "x", Kind: meter.KindHistogram}); err == nil {
 		t.Error("a histogram was accepted for observation")
 	}
 	got := collect(t, reader)["github.com/ordergen/ordergen/runtime/kafka ordergen.kafka.records"]

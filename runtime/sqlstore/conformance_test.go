@@ -3,13 +3,13 @@ package sqlstore_test
 import (
 	"testing"
 
-	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/storetest"
 )
 
 // TestConformance runs the stores' shared suite on SQLite and PostgreSQL.
 func TestConformance(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		storetest.Run(t, storetest.Harness{Open: func(t *testing.T) runtime.DurableStore { return b.handle(t) }})
+		storetest.Run(t, storetest.Harness{Open: func(t *testing.T) durable.Store { return b.handle(t) }})
 	})
 }

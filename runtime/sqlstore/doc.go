@@ -2,13 +2,13 @@
 // in a SQL database, so that they survive restarts and are shared by
 // replicas: SQLite (embedded, one file: the default; see
 // runtime/sqlstore/sqlite) or PostgreSQL (see runtime/sqlstore/postgres),
-// through database/sql. A Store implements runtime.TxStore[*sql.Tx].
+// through database/sql. A Store implements durable.TxStore[*sql.Tx].
 //
 // # Namespaces
 //
 // One store serves many entities and subscribers: each has a namespace of
 // its own, and generated dispatchers use the subscriber's name ("Account",
-// "Account/audit"). Keys are stored as text (runtime.EncodeKey), parked
+// "Account/audit"). Keys are stored as text (durable.EncodeKey), parked
 // events as the name and bytes of the entity's generated codec.
 //
 // # Effectively once

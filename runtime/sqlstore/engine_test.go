@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 )
 
 // textCodec encodes string events as themselves.
@@ -20,7 +21,7 @@ type textCodec struct{}
 func (textCodec) Encode(e string) (string, []byte, error) { return "text", []byte(e), nil }
 func (textCodec) Decode(name string, data []byte) (string, error) {
 	if name != "text" {
-		return "", fmt.Errorf("%w: %q", runtime.ErrUnknownEventType, name)
+		return "", fmt.Errorf("%w: %q", durable.ErrUnknownEventType, name)
 	}
 	return string(data), nil
 }
@@ -51,11 +52,11 @@ func (r *recorder) seen() []string {
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func startEngine(t *testing.T, parks runtime.ParkStore[string, runtime.RawEvent], r *recorder) *runtime.Engine[string, string] {
+func startEngine(t *testing.T, parks runtime.ParkStore[string, durable.RawEvent], r *recorder) *runtime.Engine[string, string] {
 	t.Helper()
 	e, err := runtime.New(r.handle, runtime.Config[string, string]{
 		Name:   "restart",
-		Parks:  runtime.EncodedParks[string, string](parks, textCodec{}),
+		Parks:  durable.EncodedParks[string, string](parks, textCodec{}),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -150,14 +151,14 @@ func TestCorruptParkedEventIsAnError(t *testing.T) {
 		s := b.handleClosed(t)
 		ns := "corrupt-" + randomSuffix(t)
 		raw := s.Parks(ns)
-		if err := raw.Append(ctx, "k", "r", []runtime.ParkedEvent[runtime.RawEvent]{{Event: runtime.RawEvent{Name: "Teleported", Data: []byte("{")}}}); err != nil {
+		if err := raw.Append(ctx, "k", "r", []runtime.ParkedEvent[durable.RawEvent]{{Event: durable.RawEvent{Name: "Teleported", Data: []byte("{")}}}); err != nil {
 			t.Fatal(err)
 		}
-		typed := runtime.EncodedParks[string, string](raw, textCodec{})
-		if _, err := typed.Read(ctx, "k", 0, 0); !errors.Is(err, runtime.ErrUnknownEventType) || !strings.Contains(err.Error(), "key k") {
+		typed := durable.EncodedParks[string, string](raw, textCodec{})
+		if _, err := typed.Read(ctx, "k", 0, 0); !errors.Is(err, durable.ErrUnknownEventType) || !strings.Contains(err.Error(), "key k") {
 			t.Fatalf("read of a corrupt event: %v", err)
 		}
-		ints := runtime.EncodedParks[int64, string](raw, textCodec{})
+		ints := durable.EncodedParks[int64, string](raw, textCodec{})
 		if _, err := ints.Keys(ctx); !errors.Is(err, runtime.ErrInvalidEvent) {
 			t.Fatalf("a key that is not an int64: %v", err)
 		}

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 )
 
 // ErrConflict is returned by a KeyTx's Commit when the key's version or
@@ -21,7 +21,7 @@ var ErrConflict = errors.New("sqlstore: version or state moved by another writer
 // database's write lock from their start. Commit stores the new version and
 // state by compare-and-set, so even without the lock (a key with no row
 // yet) two transactions can never both advance a key from one version.
-func (s *Store) BeginKey(ctx context.Context, namespace, key string) (runtime.KeyTx[*sql.Tx], error) {
+func (s *Store) BeginKey(ctx context.Context, namespace, key string) (durable.KeyTx[*sql.Tx], error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: begin transaction for %s %q: %w", namespace, key, err)
@@ -41,7 +41,7 @@ func (s *Store) BeginKey(ctx context.Context, namespace, key string) (runtime.Ke
 	return k, nil
 }
 
-// keyTx is the runtime.KeyTx of a Store.
+// keyTx is the durable.KeyTx of a Store.
 type keyTx struct {
 	s       *Store
 	tx      *sql.Tx

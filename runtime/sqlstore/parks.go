@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 )
 
 // parks is the runtime.ParkStore of one namespace. Every change to a key's
@@ -24,7 +25,7 @@ type parks struct {
 // below both databases' parameter limits.
 const eventsPerInsert = 100
 
-func (p parks) Append(ctx context.Context, key, reason string, events []runtime.ParkedEvent[runtime.RawEvent]) error {
+func (p parks) Append(ctx context.Context, key, reason string, events []runtime.ParkedEvent[durable.RawEvent]) error {
 	if len(events) == 0 {
 		if _, err := p.s.db.ExecContext(ctx, `UPDATE ordergen_parks SET reason = $3 WHERE namespace = $1 AND key = $2`, p.ns, key, reason); err != nil {
 			return fmt.Errorf("sqlstore: update park reason of %s %q: %w", p.ns, key, err)
@@ -126,7 +127,7 @@ func (p parks) Keys(ctx context.Context) ([]runtime.ParkedKey[string], error) {
 	return keys, nil
 }
 
-func (p parks) Read(ctx context.Context, key string, after uint64, limit int) ([]runtime.ParkedEvent[runtime.RawEvent], error) {
+func (p parks) Read(ctx context.Context, key string, after uint64, limit int) ([]runtime.ParkedEvent[durable.RawEvent], error) {
 	query := `SELECT seq, name, data, err, attempts, at_ns FROM ordergen_parked_events
 		WHERE namespace = $1 AND key = $2 AND seq > $3 ORDER BY seq`
 	args := []any{p.ns, key, toSQL(after)}
@@ -139,9 +140,9 @@ func (p parks) Read(ctx context.Context, key string, after uint64, limit int) ([
 		return nil, fmt.Errorf("sqlstore: read park of %s %q: %w", p.ns, key, err)
 	}
 	defer rows.Close()
-	var events []runtime.ParkedEvent[runtime.RawEvent]
+	var events []runtime.ParkedEvent[durable.RawEvent]
 	for rows.Next() {
-		var ev runtime.ParkedEvent[runtime.RawEvent]
+		var ev runtime.ParkedEvent[durable.RawEvent]
 		var seq, attempts, at int64
 		if err := rows.Scan(&seq, &ev.Event.Name, &ev.Event.Data, &ev.Err, &attempts, &at); err != nil {
 			return nil, fmt.Errorf("sqlstore: read park of %s %q: %w", p.ns, key, err)

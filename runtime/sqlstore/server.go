@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 )
 
 // Operator is what a Server drives: a generated dispatcher (its Replay and
@@ -98,7 +98,7 @@ func (srv *Server[K]) ServeOnce(ctx context.Context) (int, error) {
 
 // carryOut runs one request and says how it went.
 func (srv *Server[K]) carryOut(ctx context.Context, r Request) string {
-	key, err := runtime.DecodeKey[K](r.Key)
+	key, err := durable.DecodeKey[K](r.Key)
 	if err != nil {
 		return "error: " + err.Error()
 	}

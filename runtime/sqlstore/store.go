@@ -8,11 +8,12 @@ import (
 	"sync"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 )
 
 // Store keeps guard versions, states, parked events and operator requests in
 // a SQL database, in namespaces (one per subscriber). It implements
-// runtime.TxStore[*sql.Tx], and so runtime.DurableStore. It is safe for
+// durable.TxStore[*sql.Tx], and so durable.Store. It is safe for
 // concurrent use, also by several processes sharing the database.
 type Store struct {
 	db      *sql.DB
@@ -23,7 +24,7 @@ type Store struct {
 	closeErr  error
 }
 
-var _ runtime.TxStore[*sql.Tx] = (*Store)(nil)
+var _ durable.TxStore[*sql.Tx] = (*Store)(nil)
 
 // Option changes how New sets a store up.
 type Option func(*Store)
@@ -84,7 +85,7 @@ func (s *Store) States(namespace string) runtime.StateStore[string] {
 }
 
 // Parks returns the park store of namespace.
-func (s *Store) Parks(namespace string) runtime.ParkStore[string, runtime.RawEvent] {
+func (s *Store) Parks(namespace string) runtime.ParkStore[string, durable.RawEvent] {
 	return parks{s: s, ns: namespace}
 }
 

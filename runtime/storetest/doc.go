@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite of ordergen's durable stores:
-// every implementation of runtime.DurableStore (the in-memory one here,
+// every implementation of durable.Store (the in-memory one here,
 // runtime/sqlstore on SQLite and PostgreSQL) runs the same tests, so they
 // keep the contract of the in-memory stores:
 //

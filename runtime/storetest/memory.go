@@ -4,16 +4,17 @@ import (
 	"sync"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 )
 
-// Memory returns a runtime.DurableStore made of the runtime's in-memory
+// Memory returns a durable.Store made of the runtime's in-memory
 // stores, one set per namespace: the reference the durable stores are
 // measured against. Every caller of its methods shares its data.
-func Memory() runtime.DurableStore {
+func Memory() durable.Store {
 	return &memory{
 		versions: map[string]*runtime.MemoryVersionStore[string]{},
 		states:   map[string]*runtime.MemoryStateStore[string]{},
-		parks:    map[string]*runtime.MemoryParkStore[string, runtime.RawEvent]{},
+		parks:    map[string]*runtime.MemoryParkStore[string, durable.RawEvent]{},
 	}
 }
 
@@ -21,7 +22,7 @@ type memory struct {
 	mu       sync.Mutex
 	versions map[string]*runtime.MemoryVersionStore[string]
 	states   map[string]*runtime.MemoryStateStore[string]
-	parks    map[string]*runtime.MemoryParkStore[string, runtime.RawEvent]
+	parks    map[string]*runtime.MemoryParkStore[string, durable.RawEvent]
 }
 
 func (m *memory) Versions(ns string) runtime.VersionStore[string] {
@@ -46,12 +47,12 @@ func (m *memory) States(ns string) runtime.StateStore[string] {
 	return s
 }
 
-func (m *memory) Parks(ns string) runtime.ParkStore[string, runtime.RawEvent] {
+func (m *memory) Parks(ns string) runtime.ParkStore[string, durable.RawEvent] {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.parks[ns]
 	if s == nil {
-		s = runtime.NewMemoryParkStore[string, runtime.RawEvent]()
+		s = runtime.NewMemoryParkStore[string, durable.RawEvent]()
 		m.parks[ns] = s
 	}
 	return s

@@ -9,15 +9,16 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 )
 
 // rawEvents returns events named after names, with a little data each.
-func rawEvents(names ...string) []runtime.ParkedEvent[runtime.RawEvent] {
+func rawEvents(names ...string) []runtime.ParkedEvent[durable.RawEvent] {
 	at := time.Unix(1_700_000_000, 123456789).UTC()
-	out := make([]runtime.ParkedEvent[runtime.RawEvent], len(names))
+	out := make([]runtime.ParkedEvent[durable.RawEvent], len(names))
 	for i, n := range names {
-		out[i] = runtime.ParkedEvent[runtime.RawEvent]{
-			Event:    runtime.RawEvent{Name: n, Data: []byte(`{"n":"` + n + `"}`)},
+		out[i] = runtime.ParkedEvent[durable.RawEvent]{
+			Event:    durable.RawEvent{Name: n, Data: []byte(`{"n":"` + n + `"}`)},
 			At:       at.Add(time.Duration(i) * time.Millisecond),
 			Attempts: i + 1,
 		}
@@ -27,7 +28,7 @@ func rawEvents(names ...string) []runtime.ParkedEvent[runtime.RawEvent] {
 }
 
 // names returns the event names of events, in order.
-func names(events []runtime.ParkedEvent[runtime.RawEvent]) string {
+func names(events []runtime.ParkedEvent[durable.RawEvent]) string {
 	var b strings.Builder
 	for i, ev := range events {
 		if i > 0 {
@@ -39,7 +40,7 @@ func names(events []runtime.ParkedEvent[runtime.RawEvent]) string {
 }
 
 // checkSeqs fails unless the events' Seq increase and are not zero.
-func checkSeqs(t *testing.T, events []runtime.ParkedEvent[runtime.RawEvent]) {
+func checkSeqs(t *testing.T, events []runtime.ParkedEvent[durable.RawEvent]) {
 	t.Helper()
 	var last uint64
 	for _, ev := range events {
@@ -275,9 +276,9 @@ func (s suite) parkOddBytes(t *testing.T) {
 	ctx := ctxOf(t)
 	ps := s.open(t).Parks(s.ns(t, ""))
 	key := "ключ/with 'quotes' and \"more\"; DROP TABLE x; --"
-	events := []runtime.ParkedEvent[runtime.RawEvent]{
-		{Event: runtime.RawEvent{Name: "Binary", Data: []byte{0, 1, 2, 0xff, 0}}, Err: strings.Repeat("long reason ", 500)},
-		{Event: runtime.RawEvent{Name: "Empty"}},
+	events := []runtime.ParkedEvent[durable.RawEvent]{
+		{Event: durable.RawEvent{Name: "Binary", Data: []byte{0, 1, 2, 0xff, 0}}, Err: strings.Repeat("long reason ", 500)},
+		{Event: durable.RawEvent{Name: "Empty"}},
 	}
 	check(t, ps.Append(ctx, key, "reason with\nnewline", events))
 	got := must(ps.Read(ctx, key, 0, 0))(t)

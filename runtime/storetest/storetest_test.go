@@ -5,7 +5,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/storetest"
 )
 
@@ -14,7 +14,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // TestMemory runs the suite against the in-memory stores: the reference.
 func TestMemory(t *testing.T) {
 	mem := storetest.Memory()
-	storetest.Run(t, storetest.Harness{Open: func(*testing.T) runtime.DurableStore { return mem }})
+	storetest.Run(t, storetest.Harness{Open: func(*testing.T) durable.Store { return mem }})
 }
 
 func TestCheckWinsFindsDoubleAdvances(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 )
 
 // Harness says how to reach the store under test.
@@ -18,7 +19,7 @@ type Harness struct {
 	// opened before it were closed (for an in-memory store, return the same
 	// store every time). The suite closes the handles it opens when they
 	// implement io.Closer.
-	Open func(t *testing.T) runtime.DurableStore
+	Open func(t *testing.T) durable.Store
 	// Goroutines is how many goroutines race in the concurrency tests.
 	// Zero: 16.
 	Goroutines int
@@ -72,7 +73,7 @@ type suite struct {
 }
 
 // open returns a handle; it is closed when the test ends.
-func (s suite) open(t *testing.T) runtime.DurableStore {
+func (s suite) open(t *testing.T) durable.Store {
 	t.Helper()
 	st := s.h.Open(t)
 	if st == nil {
@@ -83,7 +84,7 @@ func (s suite) open(t *testing.T) runtime.DurableStore {
 }
 
 // closeStore closes st if it can be closed; closing twice must be harmless.
-func closeStore(t *testing.T, st runtime.DurableStore) {
+func closeStore(t *testing.T, st durable.Store) {
 	t.Helper()
 	if c, ok := st.(io.Closer); ok {
 		if err := c.Close(); err != nil {

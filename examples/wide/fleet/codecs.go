@@ -7,16 +7,17 @@ import (
 	"fmt"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 )
 
 // VehicleCodec encodes Vehicle events as JSON objects, with the event's name
-// from the schema as its type name. It implements runtime.Codec for the park
+// from the schema as its type name. It implements durable.Codec for the park
 // stores and transports that carry events out of the process. Decoding ignores
 // fields it does not know, so an event from a schema with added fields still
 // decodes.
 type VehicleCodec struct{}
 
-var _ runtime.Codec[VehicleEvent] = VehicleCodec{}
+var _ durable.Codec[VehicleEvent] = VehicleCodec{}
 
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
@@ -32,7 +33,7 @@ func (VehicleCodec) Encode(e VehicleEvent) (string, []byte, error) {
 }
 
 // Decode rebuilds the Vehicle event named name from its JSON encoding. An
-// unknown name gives an error wrapping runtime.ErrUnknownEventType, bytes that
+// unknown name gives an error wrapping durable.ErrUnknownEventType, bytes that
 // do not decode one wrapping runtime.ErrInvalidEvent.
 func (VehicleCodec) Decode(name string, data []byte) (VehicleEvent, error) {
 	switch name {
@@ -217,5 +218,5 @@ func (VehicleCodec) Decode(name string, data []byte) (VehicleEvent, error) {
 		}
 		return e, nil
 	}
-	return nil, fmt.Errorf("%w: entity Vehicle has no event %q", runtime.ErrUnknownEventType, name)
+	return nil, fmt.Errorf("%w: entity Vehicle has no event %q", durable.ErrUnknownEventType, name)
 }

@@ -10,13 +10,15 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/meter"
 )
 
 // This line fails to compile when the runtime package is older or newer than
 // the ordergen that generated this file. Regenerate with the ordergen of the
 // github.com/ordergen/ordergen version in your go.mod (go generate ./...), or
 // update that module (go get github.com/ordergen/ordergen@latest).
-const _ = runtime.SupportPackageIsVersion2
+const _ = runtime.SupportPackageIsVersion3
 
 // vehicleValue returns e as a value of its event type, dereferencing a pointer;
 // nil for a nil e or a nil pointer.
@@ -208,7 +210,7 @@ type VehicleConfig struct {
 	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
 	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
 	// nothing is recorded.
-	MeterProvider runtime.MeterProvider
+	MeterProvider meter.Provider
 	// Versions stores the last applied version of each Vehicle. Nil: a new
 	// in-memory store. Give each subscriber its own store.
 	Versions runtime.VersionStore[string]
@@ -224,7 +226,7 @@ type VehicleConfig struct {
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
 	// name ("Vehicle", "Vehicle/name"); Versions, States and Parks set here win
 	// over it. NewVehicleTxDispatcher and SubscribeTx set it to their store.
-	Store runtime.DurableStore
+	Store durable.Store
 	// OnOutcome, when set, is told the outcome of each event the subscriber
 	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
 	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
@@ -340,11 +342,11 @@ func (d *VehicleDispatcher) subscribe(name string, h VehicleHandler, tx *vehicle
 		Parks:         cfg.Parks,
 		DeadLetter:    cfg.DeadLetter,
 		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []runtime.Attribute{{
-			Key:   runtime.AttrDestination,
+		MetricAttributes: []meter.Attribute{{
+			Key:   meter.AttrDestination,
 			Value: "Vehicle",
 		}, {
-			Key:   runtime.AttrConsumerGroup,
+			Key:   meter.AttrConsumerGroup,
 			Value: name,
 		}},
 		OnOutcome: cfg.OnOutcome,

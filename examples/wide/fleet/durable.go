@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 )
 
 // VehicleTxHandler handles the events of entity Vehicle inside a database
@@ -248,7 +249,7 @@ func (UnimplementedVehicleTxHandler) HandleVehicleRetired(context.Context, *sql.
 // vehicleTx binds a transactional subscriber to its handler and store.
 type vehicleTx struct {
 	h     VehicleTxHandler
-	store runtime.TxStore[*sql.Tx]
+	store durable.TxStore[*sql.Tx]
 }
 
 // NewVehicleTxDispatcher returns a dispatcher whose first subscriber, named
@@ -256,7 +257,7 @@ type vehicleTx struct {
 // versions, states and parked events live in store under its name, and each
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
-func NewVehicleTxDispatcher(store runtime.TxStore[*sql.Tx], h VehicleTxHandler, opts ...VehicleOption) (*VehicleDispatcher, error) {
+func NewVehicleTxDispatcher(store durable.TxStore[*sql.Tx], h VehicleTxHandler, opts ...VehicleOption) (*VehicleDispatcher, error) {
 	d := &VehicleDispatcher{topic: runtime.NewTopic[string, VehicleEvent]()}
 	if err := d.subscribeTx("Vehicle", store, h, opts); err != nil {
 		return nil, err
@@ -268,13 +269,13 @@ func NewVehicleTxDispatcher(store runtime.TxStore[*sql.Tx], h VehicleTxHandler, 
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Vehicle/" followed by name; names must be unique.
-func (d *VehicleDispatcher) SubscribeTx(name string, store runtime.TxStore[*sql.Tx], h VehicleTxHandler, opts ...VehicleOption) error {
+func (d *VehicleDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h VehicleTxHandler, opts ...VehicleOption) error {
 	if name == "" {
 		return fmt.Errorf("fleet: subscribe to Vehicle: empty subscriber name")
 	}
 	return d.subscribeTx("Vehicle/"+name, store, h, opts)
 }
-func (d *VehicleDispatcher) subscribeTx(name string, store runtime.TxStore[*sql.Tx], h VehicleTxHandler, opts []VehicleOption) error {
+func (d *VehicleDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h VehicleTxHandler, opts []VehicleOption) error {
 	if store == nil {
 		return fmt.Errorf("fleet: subscribe %s: nil store", name)
 	}
@@ -297,13 +298,13 @@ func vehicleUseStore(cfg *VehicleConfig, name string, tx *vehicleTx) {
 		return
 	}
 	if cfg.Versions == nil {
-		cfg.Versions = runtime.EncodedVersions[string](cfg.Store.Versions(name))
+		cfg.Versions = durable.EncodedVersions[string](cfg.Store.Versions(name))
 	}
 	if cfg.States == nil {
-		cfg.States = runtime.EncodedStates[string](cfg.Store.States(name))
+		cfg.States = durable.EncodedStates[string](cfg.Store.States(name))
 	}
 	if cfg.Parks == nil {
-		cfg.Parks = runtime.EncodedParks[string, VehicleEvent](cfg.Store.Parks(name), VehicleCodec{})
+		cfg.Parks = durable.EncodedParks[string, VehicleEvent](cfg.Store.Parks(name), VehicleCodec{})
 	}
 }
 

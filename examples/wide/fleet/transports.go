@@ -7,22 +7,23 @@ import (
 	"fmt"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
-// VehicleProducer publishes Vehicle events to a runtime.Sink, such as the Kafka
-// producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
+// VehicleProducer publishes Vehicle events to a transport.Sink, such as the
+// Kafka producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
 // VehicleID. It implements VehiclePublisher and refuses what the dispatcher's
 // Publish methods refuse. Consumers in other processes feed the events to their
 // VehicleDispatcher with SubmitTagged.
 type VehicleProducer struct {
-	sink runtime.Sink[string, VehicleEvent]
+	sink transport.Sink[string, VehicleEvent]
 }
 
 var _ VehiclePublisher = (*VehicleProducer)(nil)
 
 // NewVehicleProducer returns a producer that sends to sink; a nil sink is
 // refused with runtime.ErrInvalidConfig.
-func NewVehicleProducer(sink runtime.Sink[string, VehicleEvent]) (*VehicleProducer, error) {
+func NewVehicleProducer(sink transport.Sink[string, VehicleEvent]) (*VehicleProducer, error) {
 	if sink == nil {
 		return nil, fmt.Errorf("%w: VehicleProducer needs a sink", runtime.ErrInvalidConfig)
 	}
@@ -340,17 +341,17 @@ func (p *VehicleProducer) Publish(ctx context.Context, e VehicleEvent) error {
 }
 
 // PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a runtime.AsyncSink (the Kafka producer is), and calls done once with the
-// answer, perhaps before it returns; with another sink it sends synchronously,
-// then calls done (runtime.SendAsync). A key's events keep the order of the
-// calls, and after a send of a key fails, the key's later sends fail with
-// runtime.ErrKeyPaused until the sink's Resume. It refuses, through done, what
-// the Publish methods refuse, with an error wrapping runtime.ErrInvalidEvent.
-// done runs on the transport's goroutine: it must be fast and must not block;
-// nil means the answer is not wanted.
+// is a transport.AsyncSink (the Kafka producer is), and calls done once with
+// the answer, perhaps before it returns; with another sink it sends
+// synchronously, then calls done (transport.SendKeyed). A key's events keep the
+// order of the calls, and after a send of a key fails, the key's later sends
+// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
+// done, what the Publish methods refuse, with an error wrapping
+// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
+// fast and must not block; nil means the answer is not wanted.
 func (p *VehicleProducer) PublishAsync(ctx context.Context, e VehicleEvent, done func(error)) {
 	ev, err := checkVehicle(e)
-	runtime.SendAsync(ctx, p.sink, ev, err, done)
+	transport.SendKeyed(ctx, p.sink, ev, err, done)
 }
 
 // SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
@@ -377,7 +378,7 @@ func (d *VehicleDispatcher) SubmitTagged(ctx context.Context, e VehicleEvent, ta
 	return n, nil
 }
 
-var _ runtime.Target[VehicleEvent] = (*VehicleDispatcher)(nil)
+var _ transport.Target[VehicleEvent] = (*VehicleDispatcher)(nil)
 
 // Withdraw takes back, in every subscriber, the events given to SubmitTagged
 // whose tag match selects and that have not started, for a transport that no
@@ -396,10 +397,10 @@ func (d *VehicleDispatcher) Withdraw(ctx context.Context, match func(tag uint64)
 
 // Subscriptions describes the subscribers, in subscription order, for the
 // checks a transport makes before it feeds the dispatcher
-// (runtime.CheckSubscriptions: every subscriber reports outcomes, none drops
+// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
 // events, all park alike).
-func (d *VehicleDispatcher) Subscriptions() []runtime.Subscription {
-	return d.topic.Subscriptions()
+func (d *VehicleDispatcher) Subscriptions() []transport.Subscription {
+	return transport.TopicSubscriptions(d.topic)
 }
 
 // checkVehicle returns e as a value (e may point to an event), or refuses, with

@@ -1,4 +1,4 @@
-package runtime_test
+package durable_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 )
 
 // intCodec encodes int events as decimal text named "int".
@@ -22,7 +23,7 @@ func (intCodec) Encode(e int) (string, []byte, error) {
 
 func (intCodec) Decode(name string, data []byte) (int, error) {
 	if name != "int" {
-		return 0, fmt.Errorf("%w: %q", runtime.ErrUnknownEventType, name)
+		return 0, fmt.Errorf("%w: %q", durable.ErrUnknownEventType, name)
 	}
 	n, err := strconv.Atoi(string(data))
 	if err != nil {
@@ -33,8 +34,8 @@ func (intCodec) Decode(name string, data []byte) (int, error) {
 
 func TestEncodedParksRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	raw := runtime.NewMemoryParkStore[string, runtime.RawEvent]()
-	ps := runtime.EncodedParks[int64, int](raw, intCodec{})
+	raw := runtime.NewMemoryParkStore[string, durable.RawEvent]()
+	ps := durable.EncodedParks[int64, int](raw, intCodec{})
 	if err := ps.Append(ctx, -7, "boom", []runtime.ParkedEvent[int]{{Event: 1, Err: "e", Attempts: 3}, {Event: 2}}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,20 +64,20 @@ func TestEncodedParksRoundTrip(t *testing.T) {
 
 func TestEncodedParksReportCorruptRows(t *testing.T) {
 	ctx := context.Background()
-	raw := runtime.NewMemoryParkStore[string, runtime.RawEvent]()
-	if err := raw.Append(ctx, "not-a-number", "r", []runtime.ParkedEvent[runtime.RawEvent]{{Event: runtime.RawEvent{Name: "int", Data: []byte("x")}}}); err != nil {
+	raw := runtime.NewMemoryParkStore[string, durable.RawEvent]()
+	if err := raw.Append(ctx, "not-a-number", "r", []runtime.ParkedEvent[durable.RawEvent]{{Event: durable.RawEvent{Name: "int", Data: []byte("x")}}}); err != nil {
 		t.Fatal(err)
 	}
-	ints := runtime.EncodedParks[int64, int](raw, intCodec{})
+	ints := durable.EncodedParks[int64, int](raw, intCodec{})
 	if _, err := ints.Keys(ctx); !errors.Is(err, runtime.ErrInvalidEvent) {
 		t.Fatalf("a key that does not decode: %v", err)
 	}
-	strs := runtime.EncodedParks[string, int](raw, intCodec{})
+	strs := durable.EncodedParks[string, int](raw, intCodec{})
 	if _, err := strs.Read(ctx, "not-a-number", 0, 0); !errors.Is(err, runtime.ErrInvalidEvent) {
 		t.Fatalf("an event that does not decode: %v", err)
 	}
 	type point struct{ X int }
-	bad := runtime.EncodedParks[point, int](raw, intCodec{})
+	bad := durable.EncodedParks[point, int](raw, intCodec{})
 	if _, err := bad.Read(ctx, point{}, 0, 0); !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Fatalf("a key type without a text form: %v", err)
 	}
@@ -85,7 +86,7 @@ func TestEncodedParksReportCorruptRows(t *testing.T) {
 func TestEncodedVersionsAndStates(t *testing.T) {
 	ctx := context.Background()
 	rawV := runtime.NewMemoryVersionStore[string]()
-	vs := runtime.EncodedVersions[uint16](rawV)
+	vs := durable.EncodedVersions[uint16](rawV)
 	if ok, err := vs.CompareAndSet(ctx, 9, 0, 4); err != nil || !ok {
 		t.Fatalf("compare-and-set: %v %v", ok, err)
 	}
@@ -96,7 +97,7 @@ func TestEncodedVersionsAndStates(t *testing.T) {
 		t.Fatalf("version %d, %v", v, err)
 	}
 	rawS := runtime.NewMemoryStateStore[string]()
-	ss := runtime.EncodedStates[accountID](rawS)
+	ss := durable.EncodedStates[accountID](rawS)
 	if ok, err := ss.CompareAndSetState(ctx, "a", "", "Open"); err != nil || !ok {
 		t.Fatalf("compare-and-set: %v %v", ok, err)
 	}
@@ -104,7 +105,7 @@ func TestEncodedVersionsAndStates(t *testing.T) {
 		t.Fatalf("state %q, %v", s, err)
 	}
 	type point struct{ X int }
-	if _, err := runtime.EncodedVersions[point](rawV).Version(ctx, point{}); !errors.Is(err, runtime.ErrInvalidConfig) {
+	if _, err := durable.EncodedVersions[point](rawV).Version(ctx, point{}); !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Fatalf("a key type without a text form: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package runtime_test
+package transport_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // heldWriter is a broker whose writes wait until the test answers them.
@@ -75,7 +76,7 @@ func (a *answers) of(i int) []error {
 // lets the key through again.
 func TestOrderedSinkFailurePausesKey(t *testing.T) {
 	w := &heldWriter{}
-	s, err := runtime.NewOrderedSink[string, int](w)
+	s, err := transport.NewOrderedSink[string, int](w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestOrderedSinkFailurePausesKey(t *testing.T) {
 	if w.count() != 3 {
 		t.Fatalf("%d writes reached the writer, want 3: key k's third send must not", w.count())
 	}
-	if got := a.of(3); len(got) != 1 || !errors.Is(got[0], runtime.ErrKeyPaused) || !errors.Is(got[0], cause) {
+	if got := a.of(3); len(got) != 1 || !errors.Is(got[0], transport.ErrKeyPaused) || !errors.Is(got[0], cause) {
 		t.Errorf("send after the failure answered %v, want ErrKeyPaused wrapping the failure", got)
 	}
 	if got := a.of(1); len(got) != 1 || !errors.Is(got[0], cause) {
@@ -107,7 +108,7 @@ func TestOrderedSinkFailurePausesKey(t *testing.T) {
 	if p := s.Paused(); len(p) != 1 || !errors.Is(p["k"], cause) {
 		t.Errorf("paused keys %v", p)
 	}
-	if err := s.Send(ctx, "k", 4); !errors.Is(err, runtime.ErrKeyPaused) {
+	if err := s.Send(ctx, "k", 4); !errors.Is(err, transport.ErrKeyPaused) {
 		t.Errorf("Send of a paused key: %v", err)
 	}
 	s.Resume("k")
@@ -128,7 +129,7 @@ func TestOrderedSinkFailurePausesKey(t *testing.T) {
 // Flush waits for every send in flight; Close refuses later sends.
 func TestOrderedSinkFlushAndClose(t *testing.T) {
 	w := &heldWriter{}
-	s, _ := runtime.NewOrderedSink[string, int](w)
+	s, _ := transport.NewOrderedSink[string, int](w)
 	var a answers
 	ctx := context.Background()
 	s.SendAsync(ctx, "a", 1, a.done(1))
@@ -156,7 +157,7 @@ func TestOrderedSinkFlushAndClose(t *testing.T) {
 	if err := s.Send(ctx, "a", 2); !errors.Is(err, runtime.ErrClosed) {
 		t.Errorf("Send after Close: %v", err)
 	}
-	if _, err := runtime.NewOrderedSink[string, int](nil); !errors.Is(err, runtime.ErrInvalidConfig) {
+	if _, err := transport.NewOrderedSink[string, int](nil); !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Errorf("nil writer: %v", err)
 	}
 }
@@ -169,7 +170,7 @@ func TestOrderedSinkFlushAndClose(t *testing.T) {
 func TestOrderedSinkModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		w := &heldWriter{}
-		s, _ := runtime.NewOrderedSink[string, int](w)
+		s, _ := transport.NewOrderedSink[string, int](w)
 		var a answers
 		keys := []string{"a", "b", "c"}
 		paused := map[string]bool{}
@@ -234,7 +235,7 @@ func TestOrderedSinkModel(t *testing.T) {
 			if len(got) != 1 {
 				t.Fatalf("send %d answered %d times", n, len(got))
 			}
-			if refused[n] != errors.Is(got[0], runtime.ErrKeyPaused) {
+			if refused[n] != errors.Is(got[0], transport.ErrKeyPaused) {
 				t.Fatalf("send %d answered %v, refused as paused: %v", n, got[0], refused[n])
 			}
 		}
@@ -279,11 +280,11 @@ func TestSendAsync(t *testing.T) {
 	var answers []error
 	done := func(err error) { answers = append(answers, err) }
 	plain, async := &bothSink{}, &asyncSink{}
-	runtime.SendAsync[string, tev](context.Background(), plain, tev{Key: "a"}, nil, done)
-	runtime.SendAsync[string, tev](context.Background(), async, tev{Key: "b"}, nil, done)
+	transport.SendKeyed[string, tev](context.Background(), plain, tev{Key: "a"}, nil, done)
+	transport.SendKeyed[string, tev](context.Background(), async, tev{Key: "b"}, nil, done)
 	bad := fmt.Errorf("refused: %w", runtime.ErrInvalidEvent)
-	runtime.SendAsync[string, tev](context.Background(), plain, tev{}, bad, done)
-	runtime.SendAsync[string, tev](context.Background(), plain, tev{Key: "c"}, nil, nil)
+	transport.SendKeyed[string, tev](context.Background(), plain, tev{}, bad, done)
+	transport.SendKeyed[string, tev](context.Background(), plain, tev{Key: "c"}, nil, nil)
 	if !slices.Equal(plain.sent, []string{"sync a", "sync c"}) || !slices.Equal(async.sent, []string{"async b"}) {
 		t.Fatalf("sent: plain %v, async %v", plain.sent, async.sent)
 	}

@@ -1,4 +1,4 @@
-package runtime
+package transport
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/internal/notify"
 )
 
 // The producing half of the transport contract: typed producers (a
@@ -85,7 +88,7 @@ type OrderedSink[K comparable, E any] struct {
 
 	pending atomic.Int64 // sends handed over and not answered
 	closed  atomic.Bool
-	drained notifier // signalled when pending reaches zero (Flush)
+	drained notify.Notifier // signalled when pending reaches zero (Flush)
 }
 
 // sinkShards spreads the keys' state over locks.
@@ -101,7 +104,7 @@ var _ AsyncSink[string, any] = (*OrderedSink[string, any])(nil)
 // NewOrderedSink returns an AsyncSink that writes through w.
 func NewOrderedSink[K comparable, E any](w Writer[K, E]) (*OrderedSink[K, E], error) {
 	if w == nil {
-		return nil, fmt.Errorf("%w: an ordered sink needs a writer", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: an ordered sink needs a writer", runtime.ErrInvalidConfig)
 	}
 	s := &OrderedSink[K, E]{w: w, seed: maphash.MakeSeed()}
 	for i := range s.shards {
@@ -157,7 +160,7 @@ func (s *OrderedSink[K, E]) Send(ctx context.Context, key K, event E) error {
 func (s *OrderedSink[K, E]) admit(key K) error {
 	s.pending.Add(1) // before the closed check: Close's Flush sees this send
 	if s.closed.Load() {
-		return fmt.Errorf("send of key %v: %w", key, ErrClosed)
+		return fmt.Errorf("send of key %v: %w", key, runtime.ErrClosed)
 	}
 	if s.paused.Load() == 0 {
 		return nil // the common case: no lock
@@ -219,8 +222,8 @@ func (s *OrderedSink[K, E]) Flush(ctx context.Context) error {
 			return fmt.Errorf("flush: %w", err)
 		}
 	}
-	ch := s.drained.register() // before looking: an answer that empties pending sees it
-	defer s.drained.unregister()
+	ch := s.drained.Register() // before looking: an answer that empties pending sees it
+	defer s.drained.Unregister()
 	if s.pending.Load() == 0 {
 		return nil
 	}
@@ -243,17 +246,17 @@ func (s *OrderedSink[K, E]) Close(ctx context.Context) error {
 // left in flight.
 func (s *OrderedSink[K, E]) answered() {
 	if s.pending.Add(-1) == 0 {
-		s.drained.broadcastIfWaiting()
+		s.drained.BroadcastIfWaiting()
 	}
 }
 
-// SendAsync is what generated producers' PublishAsync does: it sends event
+// SendKeyed is what generated producers' PublishAsync does: it sends event
 // through sink without waiting for the broker when sink is an AsyncSink,
 // and otherwise sends it synchronously, then calls done once with the
-// answer (perhaps before SendAsync returns). A non-nil invalid is the
+// answer (perhaps before SendKeyed returns). A non-nil invalid is the
 // producer's refusal of event: done gets it and nothing is sent. A nil
 // done means the answer is not wanted.
-func SendAsync[K comparable, E Keyed[K]](ctx context.Context, sink Sink[K, E], event E, invalid error, done func(error)) {
+func SendKeyed[K comparable, E Keyed[K]](ctx context.Context, sink Sink[K, E], event E, invalid error, done func(error)) {
 	if done == nil {
 		done = func(error) {}
 	}
@@ -261,7 +264,7 @@ func SendAsync[K comparable, E Keyed[K]](ctx context.Context, sink Sink[K, E], e
 	case invalid != nil:
 		done(invalid)
 	case sink == nil:
-		done(fmt.Errorf("%w: no sink", ErrInvalidConfig))
+		done(fmt.Errorf("%w: no sink", runtime.ErrInvalidConfig))
 	default:
 		if a, ok := sink.(AsyncSink[K, E]); ok {
 			a.SendAsync(ctx, event.EventKey(), event, done)

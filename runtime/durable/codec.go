@@ -1,10 +1,12 @@
-package runtime
+package durable
 
 import (
 	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
+
+	"github.com/ordergen/ordergen/runtime"
 )
 
 // ErrUnknownEventType is wrapped by Codec.Decode for a type name the codec
@@ -36,7 +38,7 @@ func EncodeKey[K comparable](key K) (string, error) {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return strconv.FormatUint(v.Uint(), 10), nil
 	}
-	return "", fmt.Errorf("%w: key type %s is neither a string nor an integer", ErrInvalidConfig, v.Type())
+	return "", fmt.Errorf("%w: key type %s is neither a string nor an integer", runtime.ErrInvalidConfig, v.Type())
 }
 
 // DecodeKey parses the text form made by EncodeKey. Text that does not fit
@@ -50,17 +52,17 @@ func DecodeKey[K comparable](s string) (K, error) {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		n, err := strconv.ParseInt(s, 10, v.Type().Bits())
 		if err != nil {
-			return key, fmt.Errorf("%w: key %q is not a %s: %v", ErrInvalidEvent, s, v.Type(), err)
+			return key, fmt.Errorf("%w: key %q is not a %s: %v", runtime.ErrInvalidEvent, s, v.Type(), err)
 		}
 		v.SetInt(n)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		n, err := strconv.ParseUint(s, 10, v.Type().Bits())
 		if err != nil {
-			return key, fmt.Errorf("%w: key %q is not a %s: %v", ErrInvalidEvent, s, v.Type(), err)
+			return key, fmt.Errorf("%w: key %q is not a %s: %v", runtime.ErrInvalidEvent, s, v.Type(), err)
 		}
 		v.SetUint(n)
 	default:
-		return key, fmt.Errorf("%w: key type %s is neither a string nor an integer", ErrInvalidConfig, v.Type())
+		return key, fmt.Errorf("%w: key type %s is neither a string nor an integer", runtime.ErrInvalidConfig, v.Type())
 	}
 	return key, nil
 }

@@ -1,6 +1,10 @@
-package runtime
+package durable
 
-import "context"
+import (
+	"context"
+
+	"github.com/ordergen/ordergen/runtime"
+)
 
 // RawEvent is an event as a durable store keeps it: the type name and bytes
 // of a Codec. Durable stores deal in keys as text (EncodeKey) and events as
@@ -13,27 +17,27 @@ type RawEvent struct {
 	Data []byte
 }
 
-// DurableStore is a store that keeps guard versions, states and parked events
+// Store is a store that keeps guard versions, states and parked events
 // outside the process, in namespaces: every subscriber of every entity has its
 // own (generated dispatchers use the subscriber's name, "Account" or
 // "Account/audit"). Implementations are safe for concurrent use, also by
 // several processes sharing one database; runtime/sqlstore is one.
-type DurableStore interface {
+type Store interface {
 	// Versions returns the version store of namespace.
-	Versions(namespace string) VersionStore[string]
+	Versions(namespace string) runtime.VersionStore[string]
 	// States returns the state store of namespace.
-	States(namespace string) StateStore[string]
+	States(namespace string) runtime.StateStore[string]
 	// Parks returns the park store of namespace.
-	Parks(namespace string) ParkStore[string, RawEvent]
+	Parks(namespace string) runtime.ParkStore[string, RawEvent]
 }
 
-// TxStore is a DurableStore whose transactions a handler can write in, so that
+// TxStore is a Store whose transactions a handler can write in, so that
 // the handler's own writes and the advance of the key's version and state
 // commit together, or not at all: an event is then applied effectively once
 // even when the process dies between the handler and the commit. T is the
 // transaction type handlers receive (*sql.Tx for runtime/sqlstore).
 type TxStore[T any] interface {
-	DurableStore
+	Store
 	// BeginKey starts a transaction for key in namespace and reads the key's
 	// version and state in it, locking them against other writers until the
 	// transaction ends.

@@ -1,4 +1,4 @@
-package runtime
+package transport
 
 import (
 	"context"
@@ -31,8 +31,8 @@ func TestFlushGivenUpLeavesNothingBehind(t *testing.T) {
 			t.Fatalf("Flush with a send in flight and its ctx ended: %v", err)
 		}
 	}
-	if n := s.drained.waiters.Load(); n != 0 {
-		t.Fatalf("%d Flush calls still counted as waiting after they returned", n)
+	if s.drained.Waiting() {
+		t.Fatal("Flush calls still counted as waiting after they returned")
 	}
 	flushed := make(chan error, 1)
 	go func() { flushed <- s.Flush(context.Background()) }()

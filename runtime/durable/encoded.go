@@ -1,8 +1,10 @@
-package runtime
+package durable
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/ordergen/ordergen/runtime"
 )
 
 // EncodedParks gives a park store of text keys and raw events (a durable
@@ -10,48 +12,48 @@ import (
 // and DecodeKey, events through codec. A stored key or event that does not
 // decode makes Keys or Read fail with an error that names it, wrapping
 // ErrInvalidEvent or ErrUnknownEventType; nothing panics.
-func EncodedParks[K comparable, E any](raw ParkStore[string, RawEvent], codec Codec[E]) ParkStore[K, E] {
+func EncodedParks[K comparable, E any](raw runtime.ParkStore[string, RawEvent], codec Codec[E]) runtime.ParkStore[K, E] {
 	return encodedParks[K, E]{raw: raw, codec: codec}
 }
 
 type encodedParks[K comparable, E any] struct {
-	raw   ParkStore[string, RawEvent]
+	raw   runtime.ParkStore[string, RawEvent]
 	codec Codec[E]
 }
 
-func (p encodedParks[K, E]) Append(ctx context.Context, key K, reason string, events []ParkedEvent[E]) error {
+func (p encodedParks[K, E]) Append(ctx context.Context, key K, reason string, events []runtime.ParkedEvent[E]) error {
 	k, err := EncodeKey(key)
 	if err != nil {
 		return err
 	}
-	raw := make([]ParkedEvent[RawEvent], len(events))
+	raw := make([]runtime.ParkedEvent[RawEvent], len(events))
 	for i, ev := range events {
 		name, data, err := p.codec.Encode(ev.Event)
 		if err != nil {
 			return fmt.Errorf("park key %s: encode event: %w", k, err)
 		}
-		raw[i] = ParkedEvent[RawEvent]{Event: RawEvent{Name: name, Data: data}, Err: ev.Err, Attempts: ev.Attempts, At: ev.At, Seq: ev.Seq}
+		raw[i] = runtime.ParkedEvent[RawEvent]{Event: RawEvent{Name: name, Data: data}, Err: ev.Err, Attempts: ev.Attempts, At: ev.At, Seq: ev.Seq}
 	}
 	return p.raw.Append(ctx, k, reason, raw)
 }
 
-func (p encodedParks[K, E]) Keys(ctx context.Context) ([]ParkedKey[K], error) {
+func (p encodedParks[K, E]) Keys(ctx context.Context) ([]runtime.ParkedKey[K], error) {
 	raw, err := p.raw.Keys(ctx)
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]ParkedKey[K], len(raw))
+	keys := make([]runtime.ParkedKey[K], len(raw))
 	for i, pk := range raw {
 		k, err := DecodeKey[K](pk.Key)
 		if err != nil {
 			return nil, fmt.Errorf("parked key %q: %w", pk.Key, err)
 		}
-		keys[i] = ParkedKey[K]{Key: k, Reason: pk.Reason, Events: pk.Events, Since: pk.Since}
+		keys[i] = runtime.ParkedKey[K]{Key: k, Reason: pk.Reason, Events: pk.Events, Since: pk.Since}
 	}
 	return keys, nil
 }
 
-func (p encodedParks[K, E]) Read(ctx context.Context, key K, after uint64, limit int) ([]ParkedEvent[E], error) {
+func (p encodedParks[K, E]) Read(ctx context.Context, key K, after uint64, limit int) ([]runtime.ParkedEvent[E], error) {
 	k, err := EncodeKey(key)
 	if err != nil {
 		return nil, err
@@ -60,13 +62,13 @@ func (p encodedParks[K, E]) Read(ctx context.Context, key K, after uint64, limit
 	if err != nil {
 		return nil, err
 	}
-	events := make([]ParkedEvent[E], len(raw))
+	events := make([]runtime.ParkedEvent[E], len(raw))
 	for i, ev := range raw {
 		e, err := p.codec.Decode(ev.Event.Name, ev.Event.Data)
 		if err != nil {
 			return nil, fmt.Errorf("parked event %d of key %s: %w", ev.Seq, k, err)
 		}
-		events[i] = ParkedEvent[E]{Event: e, Err: ev.Err, Attempts: ev.Attempts, At: ev.At, Seq: ev.Seq}
+		events[i] = runtime.ParkedEvent[E]{Event: e, Err: ev.Err, Attempts: ev.Attempts, At: ev.At, Seq: ev.Seq}
 	}
 	return events, nil
 }
@@ -89,11 +91,11 @@ func (p encodedParks[K, E]) Clear(ctx context.Context, key K) (int, error) {
 
 // EncodedVersions gives a version store of text keys (a durable store's) the
 // key type K, through EncodeKey.
-func EncodedVersions[K comparable](raw VersionStore[string]) VersionStore[K] {
+func EncodedVersions[K comparable](raw runtime.VersionStore[string]) runtime.VersionStore[K] {
 	return encodedVersions[K]{raw: raw}
 }
 
-type encodedVersions[K comparable] struct{ raw VersionStore[string] }
+type encodedVersions[K comparable] struct{ raw runtime.VersionStore[string] }
 
 func (v encodedVersions[K]) Version(ctx context.Context, key K) (uint64, error) {
 	k, err := EncodeKey(key)
@@ -113,11 +115,11 @@ func (v encodedVersions[K]) CompareAndSet(ctx context.Context, key K, old, next 
 
 // EncodedStates gives a state store of text keys (a durable store's) the key
 // type K, through EncodeKey.
-func EncodedStates[K comparable](raw StateStore[string]) StateStore[K] {
+func EncodedStates[K comparable](raw runtime.StateStore[string]) runtime.StateStore[K] {
 	return encodedStates[K]{raw: raw}
 }
 
-type encodedStates[K comparable] struct{ raw StateStore[string] }
+type encodedStates[K comparable] struct{ raw runtime.StateStore[string] }
 
 func (s encodedStates[K]) State(ctx context.Context, key K) (string, error) {
 	k, err := EncodeKey(key)

@@ -1,9 +1,11 @@
-package runtime
+package transport
 
 import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/ordergen/ordergen/runtime"
 )
 
 // The transport contract: what a broker's consumer (runtime/kafka's, and
@@ -43,7 +45,7 @@ type Subscription struct {
 	// Name is the subscriber's Config.Name.
 	Name string
 	// WhenFull is its backlog policy.
-	WhenFull FullPolicy
+	WhenFull runtime.FullPolicy
 	// ParksInMemory reports that its parked events live in its memory
 	// (Config.Parks nil): they die with the process, so a parked event is
 	// not finished for a transport, and a replay or discard reports its
@@ -53,14 +55,26 @@ type Subscription struct {
 	ReportsOutcomes bool
 }
 
-// Subscription describes the engine as a subscriber of a transport.
-func (e *Engine[K, E]) Subscription() Subscription {
+// SubscriptionOf describes engine as a subscriber of a transport.
+func SubscriptionOf[K comparable, E any](engine *runtime.Engine[K, E]) Subscription {
+	cfg := engine.Config()
 	return Subscription{
-		Name:            e.cfg.Name,
-		WhenFull:        e.cfg.Backlog.WhenFull,
-		ParksInMemory:   e.ParksInMemory(),
-		ReportsOutcomes: e.cfg.OnOutcome != nil,
+		Name:            cfg.Name,
+		WhenFull:        cfg.Backlog.WhenFull,
+		ParksInMemory:   engine.ParksInMemory(),
+		ReportsOutcomes: cfg.OnOutcome != nil,
 	}
+}
+
+// TopicSubscriptions describes every subscriber of topic, in subscription
+// order, for a transport's checks (see CheckSubscriptions).
+func TopicSubscriptions[K comparable, E any](topic *runtime.Topic[K, E]) []Subscription {
+	subs := topic.Subscribers()
+	out := make([]Subscription, len(subs))
+	for i, s := range subs {
+		out[i] = SubscriptionOf(s)
+	}
+	return out
 }
 
 // CheckSubscriptions refuses, with an error wrapping ErrInvalidConfig,
@@ -77,14 +91,14 @@ func (e *Engine[K, E]) Subscription() Subscription {
 //     which subscriber sent them.
 func CheckSubscriptions(subs []Subscription) (parksInMemory bool, err error) {
 	if len(subs) == 0 {
-		return false, fmt.Errorf("%w: %w: a message would go nowhere", ErrInvalidConfig, ErrNoSubscribers)
+		return false, fmt.Errorf("%w: %w: a message would go nowhere", runtime.ErrInvalidConfig, runtime.ErrNoSubscribers)
 	}
 	var errs []error
 	for _, s := range subs {
 		if !s.ReportsOutcomes {
 			errs = append(errs, fmt.Errorf("subscriber %q has no OnOutcome: the transport would never learn that its messages finished", s.Name))
 		}
-		if s.WhenFull == DropOldest || s.WhenFull == DropNewest {
+		if s.WhenFull == runtime.DropOldest || s.WhenFull == runtime.DropNewest {
 			errs = append(errs, fmt.Errorf("subscriber %q uses the %s backlog policy: a dropped event would let the transport acknowledge a message no handler ran; use block, reject or timeout (the transport then pauses its source)", s.Name, s.WhenFull))
 		}
 		if s.ParksInMemory != subs[0].ParksInMemory {
@@ -92,18 +106,18 @@ func CheckSubscriptions(subs []Subscription) (parksInMemory bool, err error) {
 		}
 	}
 	if len(errs) > 0 {
-		return false, fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
+		return false, fmt.Errorf("%w: %w", runtime.ErrInvalidConfig, errors.Join(errs...))
 	}
 	return subs[0].ParksInMemory, nil
 }
 
 // EngineTarget returns a Target that feeds engine, a single subscriber
 // whose Config.OnOutcome must be the transport's.
-func EngineTarget[K comparable, E Keyed[K]](engine *Engine[K, E]) Target[E] {
+func EngineTarget[K comparable, E Keyed[K]](engine *runtime.Engine[K, E]) Target[E] {
 	return engineTarget[K, E]{engine}
 }
 
-type engineTarget[K comparable, E Keyed[K]] struct{ e *Engine[K, E] }
+type engineTarget[K comparable, E Keyed[K]] struct{ e *runtime.Engine[K, E] }
 
 func (t engineTarget[K, E]) SubmitTagged(ctx context.Context, event E, tag uint64, from int) (int, error) {
 	if from >= 1 {
@@ -120,17 +134,17 @@ func (t engineTarget[K, E]) Withdraw(ctx context.Context, match func(uint64) boo
 }
 
 func (t engineTarget[K, E]) Subscriptions() []Subscription {
-	return []Subscription{t.e.Subscription()}
+	return []Subscription{SubscriptionOf(t.e)}
 }
 
 // TopicTarget returns a Target that feeds every subscriber of topic, each
 // of which must report to the transport's OnOutcome. Generated dispatchers
 // are Targets themselves.
-func TopicTarget[K comparable, E Keyed[K]](topic *Topic[K, E]) Target[E] {
+func TopicTarget[K comparable, E Keyed[K]](topic *runtime.Topic[K, E]) Target[E] {
 	return topicTarget[K, E]{topic}
 }
 
-type topicTarget[K comparable, E Keyed[K]] struct{ t *Topic[K, E] }
+type topicTarget[K comparable, E Keyed[K]] struct{ t *runtime.Topic[K, E] }
 
 func (t topicTarget[K, E]) SubmitTagged(ctx context.Context, event E, tag uint64, from int) (int, error) {
 	return t.t.SubmitTagged(ctx, event.EventKey(), event, tag, from)
@@ -140,4 +154,4 @@ func (t topicTarget[K, E]) Withdraw(ctx context.Context, match func(uint64) bool
 	return t.t.Withdraw(ctx, match)
 }
 
-func (t topicTarget[K, E]) Subscriptions() []Subscription { return t.t.Subscriptions() }
+func (t topicTarget[K, E]) Subscriptions() []Subscription { return TopicSubscriptions(t.t) }

@@ -1,4 +1,4 @@
-package runtime_test
+package transport_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // tev is the event of the transport tests: the n-th message of a key.
@@ -23,15 +24,15 @@ func (e tev) EventKey() string { return e.Key }
 // settlements records what a Source settled, by message.
 type settlements struct {
 	mu   sync.Mutex
-	got  map[int][]runtime.Settlement
+	got  map[int][]transport.Settlement
 	wait map[int]chan struct{}
 }
 
 func newSettlements() *settlements {
-	return &settlements{got: map[int][]runtime.Settlement{}, wait: map[int]chan struct{}{}}
+	return &settlements{got: map[int][]transport.Settlement{}, wait: map[int]chan struct{}{}}
 }
 
-func (s *settlements) settle(m int, st runtime.Settlement) {
+func (s *settlements) settle(m int, st transport.Settlement) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.got[m] = append(s.got[m], st)
@@ -42,10 +43,10 @@ func (s *settlements) settle(m int, st runtime.Settlement) {
 }
 
 // of returns the settlements of message m so far.
-func (s *settlements) of(m int) []runtime.Settlement {
+func (s *settlements) of(m int) []transport.Settlement {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]runtime.Settlement(nil), s.got[m]...)
+	return append([]transport.Settlement(nil), s.got[m]...)
 }
 
 // settled returns a channel closed once message m is settled.
@@ -72,9 +73,9 @@ func awaitClosed(t *testing.T, ch <-chan struct{}, what string) {
 
 // sourceOver starts an engine for h whose outcomes go to a new source, and
 // returns both; cfg adjusts the engine's configuration.
-func sourceOver(t *testing.T, h runtime.Handler[string, tev], cfg func(*runtime.Config[string, tev])) (*runtime.Source[string, tev, int], *runtime.Engine[string, tev], *settlements) {
+func sourceOver(t *testing.T, h runtime.Handler[string, tev], cfg func(*runtime.Config[string, tev])) (*transport.Source[string, tev, int], *runtime.Engine[string, tev], *settlements) {
 	t.Helper()
-	var src *runtime.Source[string, tev, int]
+	var src *transport.Source[string, tev, int]
 	rc := runtime.Config[string, tev]{
 		Logger:    slog.New(slog.DiscardHandler),
 		Retry:     runtime.Retry{Attempts: 1},
@@ -89,7 +90,7 @@ func sourceOver(t *testing.T, h runtime.Handler[string, tev], cfg func(*runtime.
 	}
 	t.Cleanup(func() { _ = e.Close(context.Background()) })
 	s := newSettlements()
-	if src, err = runtime.NewSource[string](runtime.EngineTarget(e), s.settle); err != nil {
+	if src, err = transport.NewSource[string](transport.EngineTarget(e), s.settle); err != nil {
 		t.Fatal(err)
 	}
 	return src, e, s
@@ -97,13 +98,13 @@ func sourceOver(t *testing.T, h runtime.Handler[string, tev], cfg func(*runtime.
 
 // offer takes message m of o and offers its event, failing the test on a
 // refusal.
-func offer(t *testing.T, src *runtime.Source[string, tev, int], o *runtime.Ownership, m int, e tev) uint64 {
+func offer(t *testing.T, src *transport.Source[string, tev, int], o *transport.Ownership, m int, e tev) uint64 {
 	t.Helper()
 	tag, err := src.Take(o, m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := src.Offer(runtime.DoneContext(), tag, e); err != nil {
+	if err := src.Offer(transport.DoneContext(), tag, e); err != nil {
 		t.Fatal(err)
 	}
 	return tag
@@ -120,12 +121,12 @@ func TestSourceSettlesHandledMessages(t *testing.T) {
 		awaitClosed(t, s.settled(m), fmt.Sprint("message ", m))
 	}
 	for m := range 100 {
-		if got := s.of(m); len(got) != 1 || got[0] != runtime.Finished {
+		if got := s.of(m); len(got) != 1 || got[0] != transport.Finished {
 			t.Fatalf("message %d settled %v", m, got)
 		}
 	}
-	if live, _ := src.Held(o); live != 0 || src.Live() != 0 {
-		t.Errorf("%d messages of the ownership still live, %d in all", live, src.Live())
+	if live, _ := src.UnsettledOf(o); live != 0 || src.Unsettled() != 0 {
+		t.Errorf("%d messages of the ownership still live, %d in all", live, src.Unsettled())
 	}
 }
 
@@ -156,7 +157,7 @@ func TestSourceParkInMemorySettlesOnResolution(t *testing.T) {
 	if err := e.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if live, parked := src.Held(o); live != 3 || parked != 3 {
+	if live, parked := src.UnsettledOf(o); live != 3 || parked != 3 {
 		t.Fatalf("held %d, parked %d; want 3 parked messages unsettled", live, parked)
 	}
 	mu.Lock()
@@ -170,11 +171,11 @@ func TestSourceParkInMemorySettlesOnResolution(t *testing.T) {
 	}
 	for m := 1; m <= 3; m++ {
 		awaitClosed(t, s.settled(m), fmt.Sprint("message ", m))
-		if got := s.of(m); len(got) != 1 || got[0] != runtime.Finished {
+		if got := s.of(m); len(got) != 1 || got[0] != transport.Finished {
 			t.Errorf("message %d settled %v, want finished once", m, got)
 		}
 	}
-	if live, parked := src.Held(o); live != 0 || parked != 0 {
+	if live, parked := src.UnsettledOf(o); live != 0 || parked != 0 {
 		t.Errorf("held %d, parked %d after the replay and the discard", live, parked)
 	}
 }
@@ -190,7 +191,7 @@ func TestSourceParkStoreFinishes(t *testing.T) {
 	}
 	offer(t, src, src.Own(), 1, tev{"k", 1})
 	awaitClosed(t, s.settled(1), "the parked message")
-	if got := s.of(1); got[0] != runtime.Finished {
+	if got := s.of(1); got[0] != transport.Finished {
 		t.Errorf("parked message settled %v", got)
 	}
 }
@@ -242,14 +243,14 @@ func TestSourceEndFencesOwnership(t *testing.T) {
 		t.Errorf("End returned %d, %v; want the deadline, and the cancelled event withdrawn once its handler returned", left, err)
 	}
 	for m := 1; m <= 4; m++ {
-		if got := s.of(m); len(got) != 1 || got[0] != runtime.Unfinished {
+		if got := s.of(m); len(got) != 1 || got[0] != transport.Unfinished {
 			t.Errorf("message %d settled %v, want unfinished once", m, got)
 		}
 	}
-	if _, err := src.Take(old, 9); !errors.Is(err, runtime.ErrOwnershipEnded) {
+	if _, err := src.Take(old, 9); !errors.Is(err, transport.ErrOwnershipEnded) {
 		t.Errorf("Take after End: %v", err)
 	}
-	if err := src.Offer(runtime.DoneContext(), kept, tev{"run", 5}); err == nil {
+	if err := src.Offer(transport.DoneContext(), kept, tev{"run", 5}); err == nil {
 		t.Error("a message offered twice was accepted")
 	}
 	// The other ownership's message runs after the cancelled one (same
@@ -257,7 +258,7 @@ func TestSourceEndFencesOwnership(t *testing.T) {
 	if k := <-started; k != "run" {
 		t.Fatalf("started %s", k)
 	}
-	if _, err := src.End(runtime.DoneContext(), other); !errors.Is(err, context.Canceled) {
+	if _, err := src.End(transport.DoneContext(), other); !errors.Is(err, context.Canceled) {
 		t.Errorf("End of the other ownership: %v", err)
 	}
 	mu.Lock()
@@ -265,8 +266,8 @@ func TestSourceEndFencesOwnership(t *testing.T) {
 	if want := []int{1, 3, 5}; fmt.Sprint(starts) != fmt.Sprint(want) {
 		t.Errorf("handler starts %v, want %v: the ended ownership's queued and parked events must never start", starts, want)
 	}
-	if src.Live() != 0 {
-		t.Errorf("%d messages live after both ownerships ended", src.Live())
+	if src.Unsettled() != 0 {
+		t.Errorf("%d messages live after both ownerships ended", src.Unsettled())
 	}
 }
 
@@ -276,7 +277,7 @@ func TestSourceEndFencesOwnership(t *testing.T) {
 func TestSourceRefusesTargets(t *testing.T) {
 	noop := func(context.Context, string, tev) error { return nil }
 	report := func(string, uint64, runtime.Outcome) {}
-	settle := func(int, runtime.Settlement) {}
+	settle := func(int, transport.Settlement) {}
 	cases := map[string][]runtime.Config[string, tev]{
 		"no subscriber":  nil,
 		"no OnOutcome":   {{}},
@@ -294,7 +295,7 @@ func TestSourceRefusesTargets(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := runtime.NewSource[string](runtime.TopicTarget(topic), settle); !errors.Is(err, runtime.ErrInvalidConfig) {
+		if _, err := transport.NewSource[string](transport.TopicTarget(topic), settle); !errors.Is(err, runtime.ErrInvalidConfig) {
 			t.Errorf("%s: NewSource returned %v", name, err)
 		}
 		_ = topic.Close(context.Background())
@@ -302,14 +303,14 @@ func TestSourceRefusesTargets(t *testing.T) {
 
 	topic := runtime.NewTopic[string, tev]()
 	defer topic.Close(context.Background())
-	var src *runtime.Source[string, tev, int]
+	var src *transport.Source[string, tev, int]
 	forward := func(k string, tag uint64, o runtime.Outcome) { src.OnOutcome(k, tag, o) }
 	if _, err := topic.Subscribe(noop, runtime.Config[string, tev]{Name: "good", OnOutcome: forward}); err != nil {
 		t.Fatal(err)
 	}
 	s := newSettlements()
 	var err error
-	if src, err = runtime.NewSource[string](runtime.TopicTarget(topic), s.settle); err != nil {
+	if src, err = transport.NewSource[string](transport.TopicTarget(topic), s.settle); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := topic.Subscribe(noop, runtime.Config[string, tev]{Name: "late", OnOutcome: forward,
@@ -317,7 +318,7 @@ func TestSourceRefusesTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	tag, _ := src.Take(src.Own(), 1)
-	if err := src.Offer(runtime.DoneContext(), tag, tev{"k", 1}); !errors.Is(err, runtime.ErrInvalidConfig) {
+	if err := src.Offer(transport.DoneContext(), tag, tev{"k", 1}); !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Errorf("an offer reaching a drop-newest subscriber added later returned %v", err)
 	}
 }
@@ -327,7 +328,7 @@ func TestSourceRefusesTargets(t *testing.T) {
 func TestSourceWaitsForEverySubscriber(t *testing.T) {
 	topic := runtime.NewTopic[string, tev]()
 	defer topic.Close(context.Background())
-	var src *runtime.Source[string, tev, int]
+	var src *transport.Source[string, tev, int]
 	forward := func(k string, tag uint64, o runtime.Outcome) { src.OnOutcome(k, tag, o) }
 	var mu sync.Mutex
 	broken := true
@@ -348,7 +349,7 @@ func TestSourceWaitsForEverySubscriber(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSettlements()
-	if src, err = runtime.NewSource[string](runtime.TopicTarget(topic), s.settle); err != nil {
+	if src, err = transport.NewSource[string](transport.TopicTarget(topic), s.settle); err != nil {
 		t.Fatal(err)
 	}
 	o := src.Own()
@@ -367,7 +368,7 @@ func TestSourceWaitsForEverySubscriber(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitClosed(t, s.settled(1), "the replayed message")
-	if got := s.of(1); len(got) != 1 || got[0] != runtime.Finished {
+	if got := s.of(1); len(got) != 1 || got[0] != transport.Finished {
 		t.Errorf("settled %v", got)
 	}
 }
@@ -378,19 +379,19 @@ func TestSourceResolve(t *testing.T) {
 	src, _, s := sourceOver(t, func(context.Context, string, tev) error { return nil }, nil)
 	o := src.Own()
 	tag, _ := src.Take(o, 1)
-	if err := src.Resolve(tag, runtime.Finished); err != nil {
+	if err := src.Resolve(tag, transport.Finished); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.of(1); len(got) != 1 || got[0] != runtime.Finished {
+	if got := s.of(1); len(got) != 1 || got[0] != transport.Finished {
 		t.Errorf("resolved message settled %v", got)
 	}
-	if err := src.Resolve(tag, runtime.Unfinished); err != nil || len(s.of(1)) != 1 {
+	if err := src.Resolve(tag, transport.Unfinished); err != nil || len(s.of(1)) != 1 {
 		t.Errorf("resolving a settled message again: %v, settlements %v", err, s.of(1))
 	}
-	if err := src.Resolve(tag, runtime.Settlement(9)); !errors.Is(err, runtime.ErrInvalidConfig) {
+	if err := src.Resolve(tag, transport.Settlement(9)); !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Errorf("an unknown settlement: %v", err)
 	}
-	if runtime.Finished.String() != "finished" || runtime.Settlement(9).String() != "Settlement(9)" {
+	if transport.Finished.String() != "finished" || transport.Settlement(9).String() != "Settlement(9)" {
 		t.Error("settlement names")
 	}
 }
@@ -421,8 +422,8 @@ func (s *scriptedTarget) Withdraw(ctx context.Context, match func(uint64) bool) 
 	return s.withdraw(ctx, match)
 }
 
-func (s *scriptedTarget) Subscriptions() []runtime.Subscription {
-	return []runtime.Subscription{{Name: "scripted", ReportsOutcomes: true, ParksInMemory: true}}
+func (s *scriptedTarget) Subscriptions() []transport.Subscription {
+	return []transport.Subscription{{Name: "scripted", ReportsOutcomes: true, ParksInMemory: true}}
 }
 
 // A target whose first subscriber took an event that the second refuses as
@@ -435,12 +436,12 @@ func TestSourceOfferInvalidAfterASubscriberTookIt(t *testing.T) {
 	target := &scriptedTarget{answer: func() (int, error) {
 		return 1, fmt.Errorf("second subscriber: %w", runtime.ErrInvalidEvent)
 	}}
-	src, err := runtime.NewSource[string](target, newSettlements().settle)
+	src, err := transport.NewSource[string](target, newSettlements().settle)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tag, _ := src.Take(src.Own(), 0)
-	err = src.Offer(runtime.DoneContext(), tag, tev{"k", 0})
+	err = src.Offer(transport.DoneContext(), tag, tev{"k", 0})
 	if errors.Is(err, runtime.ErrInvalidEvent) || !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Fatalf("Offer: %v; want a configuration error, not an invalid event", err)
 	}
@@ -452,14 +453,14 @@ func TestSourceOfferInvalidAfterASubscriberTookIt(t *testing.T) {
 func TestSourceOfferWhileArenaGrows(t *testing.T) {
 	target := &scriptedTarget{entered: make(chan struct{}), hold: make(chan struct{})}
 	s := newSettlements()
-	src, err := runtime.NewSource[string](target, s.settle)
+	src, err := transport.NewSource[string](target, s.settle)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := src.Own()
 	tag, _ := src.Take(o, 0)
 	offered := make(chan error, 1)
-	go func() { offered <- src.Offer(runtime.DoneContext(), tag, tev{"k", 0}) }()
+	go func() { offered <- src.Offer(transport.DoneContext(), tag, tev{"k", 0}) }()
 	<-target.entered
 	for m := 1; m <= 1000; m++ { // the arena moves while the Offer waits
 		if _, err := src.Take(o, m); err != nil {
@@ -471,7 +472,7 @@ func TestSourceOfferWhileArenaGrows(t *testing.T) {
 		t.Fatal(err)
 	}
 	src.OnOutcome("k", tag, runtime.Handled)
-	if got := s.of(0); len(got) != 1 || got[0] != runtime.Finished {
+	if got := s.of(0); len(got) != 1 || got[0] != transport.Finished {
 		t.Errorf("the offered message settled %v, want finished", got)
 	}
 }
@@ -505,16 +506,16 @@ func TestSourceEndWaitsForAttemptBegunAtDeadline(t *testing.T) {
 			return 0, ctx.Err()
 		}
 	}
-	src, err := runtime.NewSource[string](target, newSettlements().settle)
+	src, err := transport.NewSource[string](target, newSettlements().settle)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := src.Own()
 	tag, _ := src.Take(o, 1)
-	if err := src.Offer(runtime.DoneContext(), tag, tev{"k", 1}); err != nil {
+	if err := src.Offer(transport.DoneContext(), tag, tev{"k", 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.End(runtime.DoneContext(), o); !errors.Is(err, context.Canceled) {
+	if _, err := src.End(transport.DoneContext(), o); !errors.Is(err, context.Canceled) {
 		t.Errorf("End returned %v", err)
 	}
 	select {
@@ -530,7 +531,7 @@ func TestSourceEndWaitsForAttemptBegunAtDeadline(t *testing.T) {
 func TestSourceEndWithdrawsFromEverySubscriber(t *testing.T) {
 	topic := runtime.NewTopic[string, tev]()
 	defer topic.Close(context.Background())
-	var src *runtime.Source[string, tev, int]
+	var src *transport.Source[string, tev, int]
 	forward := func(k string, tag uint64, o runtime.Outcome) { src.OnOutcome(k, tag, o) }
 	gate := make(chan struct{})
 	var mu sync.Mutex
@@ -555,17 +556,17 @@ func TestSourceEndWithdrawsFromEverySubscriber(t *testing.T) {
 	}
 	s := newSettlements()
 	var err error
-	if src, err = runtime.NewSource[string](runtime.TopicTarget(topic), s.settle); err != nil {
+	if src, err = transport.NewSource[string](transport.TopicTarget(topic), s.settle); err != nil {
 		t.Fatal(err)
 	}
-	if subs := topic.Subscriptions(); len(subs) != 2 || subs[1].Name != "y" || !subs[0].ReportsOutcomes {
+	if subs := transport.TopicSubscriptions(topic); len(subs) != 2 || subs[1].Name != "y" || !subs[0].ReportsOutcomes {
 		t.Fatalf("subscriptions %+v", subs)
 	}
 	o := src.Own()
 	for m := 1; m <= 3; m++ {
 		offer(t, src, o, m, tev{"k", m})
 	}
-	if _, err := src.End(runtime.DoneContext(), o); !errors.Is(err, context.Canceled) {
+	if _, err := src.End(transport.DoneContext(), o); !errors.Is(err, context.Canceled) {
 		t.Errorf("End returned %v", err)
 	}
 	close(gate)
@@ -580,7 +581,7 @@ func TestSourceEndWithdrawsFromEverySubscriber(t *testing.T) {
 		}
 	}
 	for m := 1; m <= 3; m++ {
-		if got := s.of(m); len(got) != 1 || got[0] != runtime.Unfinished {
+		if got := s.of(m); len(got) != 1 || got[0] != transport.Unfinished {
 			t.Errorf("message %d settled %v", m, got)
 		}
 	}

@@ -1,4 +1,4 @@
-package runtime_test
+package transport_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 var sourceStress = flag.Duration("source.stress", time.Second, "how long TestSourceStress attacks a Source")
@@ -29,14 +30,14 @@ func TestSourceStress(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d (run long with -source.stress=1m)", seed)
 	var mu sync.Mutex // guards what follows
-	ended := map[*runtime.Ownership]bool{}
-	ownerOf := map[int]*runtime.Ownership{}
-	settled := map[int][]runtime.Settlement{}
+	ended := map[*transport.Ownership]bool{}
+	ownerOf := map[int]*transport.Ownership{}
+	settled := map[int][]transport.Settlement{}
 	handled := map[int]bool{}
 	startsOf := map[int]int{}
 	outsOf := map[int][]runtime.Outcome{}
 	tagOf := map[uint64]int{}
-	endErr := map[*runtime.Ownership]error{}
+	endErr := map[*transport.Ownership]error{}
 	var violations []string
 	fixed := map[string]bool{}
 	violate := func(format string, args ...any) {
@@ -68,7 +69,7 @@ func TestSourceStress(t *testing.T) {
 		mu.Unlock()
 		return nil
 	}
-	var src *runtime.Source[string, tev, int]
+	var src *transport.Source[string, tev, int]
 	e, err := runtime.New(handler, runtime.Config[string, tev]{
 		MaxActive: 8,
 		Retry:     runtime.Retry{Attempts: 2, Initial: time.Millisecond, Max: time.Millisecond},
@@ -85,7 +86,7 @@ func TestSourceStress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close(context.Background())
-	src, err = runtime.NewSource[string](runtime.EngineTarget(e), func(m int, st runtime.Settlement) {
+	src, err = transport.NewSource[string](transport.EngineTarget(e), func(m int, st transport.Settlement) {
 		mu.Lock()
 		defer mu.Unlock()
 		settled[m] = append(settled[m], st)
@@ -95,7 +96,7 @@ func TestSourceStress(t *testing.T) {
 		if ended[ownerOf[m]] {
 			violate("message %d settled %v after End returned", m, st)
 		}
-		if st == runtime.Finished && !handled[m] && m%5 != 4 { // m%5 == 4: key "drop"
+		if st == transport.Finished && !handled[m] && m%5 != 4 { // m%5 == 4: key "drop"
 			violate("message %d finished without being handled", m)
 		}
 	})
@@ -106,7 +107,7 @@ func TestSourceStress(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var next int
-	var current []*runtime.Ownership
+	var current []*transport.Ownership
 	for range 4 {
 		current = append(current, src.Own())
 	}
@@ -147,10 +148,10 @@ func TestSourceStress(t *testing.T) {
 				}{tag, tev{keys[m%len(keys)], m}})
 				kept := waiting[:0]
 				for _, w := range waiting {
-					err := src.Offer(runtime.DoneContext(), w.tag, w.e)
+					err := src.Offer(transport.DoneContext(), w.tag, w.e)
 					if errors.Is(err, runtime.ErrBacklogFull) {
 						kept = append(kept, w) // offered again later, as a paused partition would
-					} else if err != nil && !errors.Is(err, runtime.ErrOwnershipEnded) {
+					} else if err != nil && !errors.Is(err, transport.ErrOwnershipEnded) {
 						t.Errorf("offer: %v", err)
 					}
 				}
@@ -222,8 +223,8 @@ func TestSourceStress(t *testing.T) {
 			violate("message %d (ownership ended %v) settled %v", m, ended[o], got)
 		}
 	}
-	if src.Live() != 0 {
-		violate("%d messages live after every ownership ended", src.Live())
+	if src.Unsettled() != 0 {
+		violate("%d messages live after every ownership ended", src.Unsettled())
 	}
 	for i, v := range violations {
 		if i == 20 {

@@ -1,4 +1,4 @@
-package runtime
+package transport
 
 import (
 	"context"
@@ -121,9 +121,10 @@ func (s *Source[K, E, M]) withdraw(ctx context.Context, match func(uint64) bool)
 	return ctx.Err()
 }
 
-// Held returns the messages of o taken and not settled yet, and how many
-// of them are parked in memory, waiting for a replay or a discard.
-func (s *Source[K, E, M]) Held(o *Ownership) (live, parked int) {
+// UnsettledOf returns the number of messages of o taken and not settled
+// yet, and how many of them are parked in memory, waiting for a replay or a
+// discard.
+func (s *Source[K, E, M]) UnsettledOf(o *Ownership) (unsettled, parked int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return o.live, o.parked

@@ -1,4 +1,4 @@
-package runtime
+package transport
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ordergen/ordergen/runtime"
 )
 
 // ErrOwnershipEnded is returned by Source.Take and Source.Offer for an
@@ -103,7 +105,7 @@ const handBias = 1 << 30
 // subscribers' Config.OnOutcome must be the source's OnOutcome.
 func NewSource[K comparable, E any, M any](target Target[E], settle func(M, Settlement)) (*Source[K, E, M], error) {
 	if target == nil || settle == nil {
-		return nil, fmt.Errorf("%w: a source needs a target and a settle function", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: a source needs a target and a settle function", runtime.ErrInvalidConfig)
 	}
 	subs := target.Subscriptions()
 	inMemory, err := CheckSubscriptions(subs)
@@ -166,7 +168,7 @@ func (s *Source[K, E, M]) Offer(ctx context.Context, tag uint64, event E) error 
 		return ErrOwnershipEnded
 	case !sl.handing:
 		s.mu.Unlock()
-		return fmt.Errorf("%w: message %#x was already handed over", ErrInvalidConfig, tag)
+		return fmt.Errorf("%w: message %#x was already handed over", runtime.ErrInvalidConfig, tag)
 	}
 	o := sl.owner
 	o.offering++
@@ -174,11 +176,11 @@ func (s *Source[K, E, M]) Offer(ctx context.Context, tag uint64, event E) error 
 	s.mu.Unlock()
 
 	n, err := s.target.SubmitTagged(ctx, event, tag, from)
-	if n > 0 && errors.Is(err, ErrInvalidEvent) {
+	if n > 0 && errors.Is(err, runtime.ErrInvalidEvent) {
 		// Subscribers hold an event that a later one calls invalid: the
 		// transport must not set the message aside as bad (their outcomes
 		// settle it), so this is the target's fault, not the message's.
-		err = fmt.Errorf("%w: %d subscriber(s) took an event that the next refused: %v", ErrInvalidConfig, n, err)
+		err = fmt.Errorf("%w: %d subscriber(s) took an event that the next refused: %v", runtime.ErrInvalidConfig, n, err)
 	}
 
 	s.mu.Lock()
@@ -188,7 +190,7 @@ func (s *Source[K, E, M]) Offer(ctx context.Context, tag uint64, event E) error 
 	sl.remaining += int32(n - sl.held)
 	sl.held = n
 	if err == nil && n == 0 {
-		err = fmt.Errorf("%w: %w", ErrInvalidConfig, ErrNoSubscribers)
+		err = fmt.Errorf("%w: %w", runtime.ErrInvalidConfig, runtime.ErrNoSubscribers)
 	}
 	if err == nil {
 		sl.handing = false
@@ -218,7 +220,7 @@ func (s *Source[K, E, M]) recheck() error {
 	subs := s.target.Subscriptions()
 	inMemory, err := CheckSubscriptions(subs)
 	if err == nil && inMemory != s.parksInMemory {
-		err = fmt.Errorf("%w: a subscriber added later parks differently from those the source started with", ErrInvalidConfig)
+		err = fmt.Errorf("%w: a subscriber added later parks differently from those the source started with", runtime.ErrInvalidConfig)
 	}
 	if err != nil {
 		return fmt.Errorf("a subscriber added while the source runs: %w", err)
@@ -233,7 +235,7 @@ func (s *Source[K, E, M]) recheck() error {
 // ownership ended) is left alone.
 func (s *Source[K, E, M]) Resolve(tag uint64, st Settlement) error {
 	if st != Finished && st != Unfinished {
-		return fmt.Errorf("%w: settlement %v", ErrInvalidConfig, st)
+		return fmt.Errorf("%w: settlement %v", runtime.ErrInvalidConfig, st)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -242,7 +244,7 @@ func (s *Source[K, E, M]) Resolve(tag uint64, st Settlement) error {
 		return nil
 	}
 	if sl.held > 0 {
-		return fmt.Errorf("%w: message %#x is held by %d subscriber(s): their outcomes settle it", ErrInvalidConfig, tag, sl.held)
+		return fmt.Errorf("%w: message %#x is held by %d subscriber(s): their outcomes settle it", runtime.ErrInvalidConfig, tag, sl.held)
 	}
 	s.finish(tag, sl, st)
 	return nil
@@ -252,7 +254,7 @@ func (s *Source[K, E, M]) Resolve(tag uint64, st Settlement) error {
 // to every subscriber of the target (Config.OnOutcome; the OnOutcome field
 // of a generated config). Outcomes with tag 0 (events published in
 // process), and outcomes of messages already settled, are ignored.
-func (s *Source[K, E, M]) OnOutcome(_ K, tag uint64, o Outcome) {
+func (s *Source[K, E, M]) OnOutcome(_ K, tag uint64, o runtime.Outcome) {
 	if tag == 0 {
 		return
 	}
@@ -263,7 +265,7 @@ func (s *Source[K, E, M]) OnOutcome(_ K, tag uint64, o Outcome) {
 		return
 	}
 	switch o {
-	case Parked:
+	case runtime.Parked:
 		if s.parksInMemory {
 			// Not final: the park reports again when it is resolved.
 			if !sl.parked {
@@ -272,7 +274,7 @@ func (s *Source[K, E, M]) OnOutcome(_ K, tag uint64, o Outcome) {
 			}
 			return
 		}
-	case Withdrawn:
+	case runtime.Withdrawn:
 		sl.withdrawn = true
 	}
 	sl.remaining--
@@ -285,8 +287,8 @@ func (s *Source[K, E, M]) OnOutcome(_ K, tag uint64, o Outcome) {
 	}
 }
 
-// Live returns the number of messages taken and not settled yet.
-func (s *Source[K, E, M]) Live() int {
+// Unsettled returns the number of messages taken and not settled yet.
+func (s *Source[K, E, M]) Unsettled() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.live

@@ -1,12 +1,6 @@
-package runtime
+package meter
 
 import "strconv"
-
-// The metrics interface. The runtime records its metrics through these few
-// types and imports no metrics library: an adapter implements them for one
-// (runtime/otelmetrics for OpenTelemetry), so that a service that records
-// no metrics builds none, and a service that does picks the library.
-// Transports (runtime/kafka) record through the same interface.
 
 // Attribute is one attribute of a measurement: a key such as
 // "messaging.destination.name" and its value.
@@ -17,13 +11,13 @@ type Attribute struct {
 	Value string
 }
 
-// InstrumentKind says how an instrument is fed and what it measures.
-type InstrumentKind uint8
+// Kind says how an instrument is fed and what it measures.
+type Kind uint8
 
 const (
 	// KindCounter is a monotonic int64 sum that the code adds to as things
 	// happen (Meter.Counter).
-	KindCounter InstrumentKind = iota + 1
+	KindCounter Kind = iota + 1
 	// KindHistogram is a distribution of float64 values (durations, in
 	// seconds) recorded as they happen (Meter.Histogram).
 	KindHistogram
@@ -40,11 +34,11 @@ const (
 var kindNames = [...]string{KindCounter: "counter", KindHistogram: "histogram", KindObservedCounter: "observed counter", KindGauge: "gauge", KindFloatGauge: "float gauge"}
 
 // String returns the kind's name ("counter", "gauge", ...).
-func (k InstrumentKind) String() string {
+func (k Kind) String() string {
 	if int(k) < len(kindNames) && kindNames[k] != "" {
 		return kindNames[k]
 	}
-	return "InstrumentKind(" + strconv.Itoa(int(k)) + ")"
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Instrument describes one instrument. It is comparable: a meter may use it
@@ -53,17 +47,17 @@ type Instrument struct {
 	// Name is the instrument's name, such as "ordergen.events".
 	Name string
 	// Kind says how the instrument is fed.
-	Kind InstrumentKind
+	Kind Kind
 	// Unit is the unit in UCUM notation: "s", "{event}".
 	Unit string
 	// Description says what the instrument measures, in one sentence.
 	Description string
 }
 
-// MeterProvider gives the meter of an instrumentation scope. Config's
-// MeterProvider (and a generated dispatcher's) takes one; nil records
-// nothing. runtime/otelmetrics adapts an OpenTelemetry MeterProvider.
-type MeterProvider interface {
+// Provider gives the meter of an instrumentation scope. Config's
+// Provider (and a generated dispatcher's) takes one; nil records
+// nothing. runtime/otelmetrics adapts an OpenTelemetry Provider.
+type Provider interface {
 	// Meter returns the meter of scope, the import path of the recording
 	// package ("github.com/ordergen/ordergen/runtime").
 	Meter(scope string) Meter
