@@ -191,7 +191,7 @@ func TestGenerateRefusesToWriteOutsideDir(t *testing.T) {
 func TestCheck(t *testing.T) {
 	schema := writeSchema(t, ledgerSchema)
 	out := filepath.Join(filepath.Dir(schema), "ledger")
-	if code, stdout, stderr := runCLI(t, "check", schema); code != 1 || !strings.Contains(stderr, "missing") || !strings.Contains(stdout, "+++ b/events.go") {
+	if code, stdout, stderr := runCLI(t, "check", schema); code != 1 || !strings.Contains(stderr, "missing") || !strings.Contains(stdout, "+++ "+filepath.ToSlash(filepath.Join(out, "events.go"))) {
 		t.Errorf("check before generate: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	mustGenerate(t, schema)
@@ -218,16 +218,19 @@ func TestCheck(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("check when stale: exit %d, want 1", code)
 	}
-	for _, want := range []string{"changed " + events, "missing " + filepath.Join(out, "guards.go"), "extra " + filepath.Join(out, "old.go")} {
+	for _, want := range []string{"(run ordergen generate " + schema + "):", "changed " + events, "missing " + filepath.Join(out, "guards.go"), "extra " + filepath.Join(out, "old.go")} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr does not name %q:\n%s", want, stderr)
 		}
 	}
+	// The diff names the files by the paths the user gave (absolute here:
+	// no a/ and b/ prefixes).
+	slash := func(name string) string { return filepath.ToSlash(filepath.Join(out, name)) }
 	for _, want := range []string{
-		"--- a/events.go\n+++ b/events.go\n@@ ",
+		"--- " + slash("events.go") + "\n+++ " + slash("events.go") + "\n@@ ",
 		"-\tAmount int32\n+\tAmount int64\n",
-		"--- /dev/null\n+++ b/guards.go\n@@ -0,0 +1,",
-		"--- a/old.go\n+++ /dev/null\n@@ -1,3 +0,0 @@\n",
+		"--- /dev/null\n+++ " + slash("guards.go") + "\n@@ -0,0 +1,",
+		"--- " + slash("old.go") + "\n+++ /dev/null\n@@ -1,3 +0,0 @@\n",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("diff lacks %q:\n%s", want, stdout)
