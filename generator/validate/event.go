@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/ordergen/ordergen/generator/diag"
@@ -62,6 +63,7 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, ru
 
 	if k := ev.Kind; k != nil {
 		switch {
+		case e.Version == nil && e.Misspelt.Has("version"):
 		case e.Version == nil:
 			v.errs.Add(k.Pos, "kind needs a version: entity %s has no version, so snapshot and delta mean nothing", e.Name.Value)
 		case k.Value == "snapshot" && k.Tag == "!!str":
@@ -76,7 +78,10 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, ru
 		_, isBranch := ent.IsBranch(to.Value)
 		switch {
 		case len(e.States) == 0 && len(e.Branches) == 0:
-			v.errs.Add(to.Pos, "to: needs states: entity %s declares none (add states: [...])", e.Name.Value)
+			// Reported once for the entity (toWithoutStates).
+		case ent.Rank(to.Value) == 0 && !isBranch && (statesUnknown(e) || slices.Contains(declaredStates(e), to.Value)):
+			// A consequence of an error reported already: states: is
+			// misspelt or not a list, or the state's name is invalid.
 		case ent.Rank(to.Value) == 0 && !isBranch:
 			v.errs.Add(to.Pos, "to: %q is not a state of entity %s%s", to.Value, e.Name.Value, diag.Suggest(to.Value, ent.StateNames()))
 		default:
