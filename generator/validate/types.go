@@ -209,7 +209,7 @@ var typeAliases = map[string]string{
 	"integer": "int64", "long": "int64", "bigint": "int64", "short": "int16", "smallint": "int16",
 	"double": "float64", "float": "float64", "number": "float64", "real": "float64",
 	"boolean": "bool",
-	"str": "string", "text": "string", "varchar": "string",
+	"str":     "string", "text": "string", "varchar": "string",
 	"bytes": "[]byte", "binary": "[]byte", "bytea": "[]byte", "blob": "[]byte",
 	"timestamp": "time.Time", "datetime": "time.Time", "date": "time.Time", "time": "time.Time",
 	"duration": "time.Duration",
