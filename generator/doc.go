@@ -17,6 +17,7 @@
 //
 //	version: 1                 # required; the only version this ordergen reads
 //	package: ledger            # required; a lower-case Go identifier, not a keyword
+//	doc: The bank's ledger.    # optional, as on entities, states, events and fields
 //	out: ledger                # optional; the output folder, relative to the schema
 //	wire_names: go             # optional; or snake_case, camelCase
 //	defaults:                  # optional; every entity inherits them
@@ -29,16 +30,24 @@
 //	  resequencer: {max_events: 64, max_wait: 30s}
 //	entities:
 //	  Account:
+//	    doc: A bank account.
 //	    key: {field: AccountID, type: string, wire: account_id}
 //	    version: {field: Version, type: uint64}
-//	    states: [Open, Frozen, Closed]
-//	    branches: {Suspended: {from: [Open]}}
+//	    states: [Open, Frozen: {doc: No withdrawals.}, Closed]
+//	    branches: {Suspended: {from: [Open], doc: Under review.}}
 //	    conflate: false
 //	    wire_names: go         # overrides the file's rule
 //	    retry: {attempts: 8}   # any default, overridden field by field
 //	    events:
 //	      AccountOpened: {fields: {Owner: string}, kind: snapshot, to: Open}
-//	      Deposited: {fields: {Amount: {type: int64, wire: amount}}}
+//	      Deposited: {fields: {Amount: {type: int64, wire: amount, doc: In cents.}}, doc: Money paid in.}
+//
+// doc: describes what it is on, for people: a sentence (or paragraphs)
+// that goes into the generated Go comments (a field's replaces the
+// generated "Amount is declared in the schema as int64."; the schema's goes
+// into the package comment), the catalogue of ordergen docs and the editor's
+// hover text. A state is written as its name, or as Name: {doc: ...} to
+// describe it. ordergen breaking ignores docs.
 //
 // out is where ordergen generate and check write by default (their -out
 // wins): a folder relative to the schema's. Without it, the code goes into
@@ -121,7 +130,13 @@
 //
 // A misspelt key, type, state or value is reported with the closest known
 // name, when one is close ("did you mean states?"), and a tab, which YAML
-// does not allow for indentation, is named at its column.
+// does not allow for indentation, is named at its column. One mistake gets
+// one error: what follows from a misspelt key's absence (a missing key,
+// events moving to the states a misspelt states: would have declared) is
+// not reported again, events moving to states an entity lacks are reported
+// once, a policy written on an event says that it belongs on the entity or
+// in defaults:, and a type named as other languages name it (integer,
+// double, timestamp) gets Go's (int64, float64, time.Time).
 //
 // And these combinations, which make no sense:
 //

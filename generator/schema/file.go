@@ -233,10 +233,14 @@ func (l *loader) field(e entry) (Field, bool) {
 // doc loads a doc: value, text of one line or more, for what (in
 // messages).
 func (l *loader) doc(n *yaml.Node, what string) *Scalar {
+	if n.Kind != yaml.ScalarNode {
+		if n.Kind != yaml.AliasNode {
+			l.diags.Add(pos(n), "the doc of %s must be text (a sentence that describes it), found %s", what, kindName(n))
+		}
+		return nil
+	}
 	s := l.scalar(n, "the doc of "+what)
 	switch {
-	case s == nil:
-		return nil
 	case s.Tag != "!!str" || s.Value == "":
 		l.diags.Add(s.Pos, "the doc of %s must be text (a sentence that describes it), not %q", what, s.Value)
 		return nil

@@ -12,6 +12,7 @@ import (
 // event checks one event of e and returns it.
 func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, rule func(string) string) *ir.Event {
 	out := ir.NewEvent(ev.Name.Value)
+	out.Doc = docText(ev.Doc)
 	v.checkExported(ev.Name.Value, ev.Name.Pos, "event name")
 
 	// The members of the event's struct: methods, key, version, fields.
@@ -58,7 +59,7 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, ru
 			wirePos = f.Wire.Pos
 		}
 		v.declareWire(wires, wire, f.Name.Value, wirePos)
-		out.Fields = append(out.Fields, ir.Field{Name: f.Name.Value, Type: t, Wire: wire})
+		out.Fields = append(out.Fields, ir.Field{Name: f.Name.Value, Type: t, Wire: wire, Doc: docText(f.Doc)})
 	}
 
 	if k := ev.Kind; k != nil {

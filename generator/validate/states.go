@@ -21,6 +21,7 @@ func (v *validator) states(e *schema.Entity, out *ir.Entity) {
 		}
 		seen[s.Value] = s.Pos
 		out.States = append(out.States, s.Value)
+		setStateDoc(out, s.Value, e.StateDocs[s.Value])
 	}
 	if len(e.Branches) > 0 && len(e.States) == 0 && !statesUnknown(e) {
 		v.errs.Add(e.Branches[0].Name.Pos, "branches need states: entity %s declares no ranked states to branch from", e.Name.Value)
@@ -40,6 +41,7 @@ func (v *validator) states(e *schema.Entity, out *ir.Entity) {
 			continue
 		}
 		br := ir.Branch{Name: b.Name.Value}
+		setStateDoc(out, b.Name.Value, b.Doc)
 		if len(b.From) == 0 && !b.Misspelt.Has("from") {
 			v.errs.Add(b.FromPos, "branch %s needs from: a non-empty list of the states it may be entered from", b.Name.Value)
 		}
@@ -61,6 +63,16 @@ func (v *validator) states(e *schema.Entity, out *ir.Entity) {
 			}
 		}
 		out.Branches = append(out.Branches, br)
+	}
+}
+
+// setStateDoc records the doc of state, when it has one.
+func setStateDoc(out *ir.Entity, state string, doc *schema.Scalar) {
+	if d := docText(doc); d != "" {
+		if out.StateDocs == nil {
+			out.StateDocs = make(map[string]string)
+		}
+		out.StateDocs[state] = d
 	}
 }
 

@@ -67,6 +67,7 @@ func (v *validator) file(f *schema.File) *ir.Package {
 		pkg.Name = f.Package.Value
 	}
 	pkg.Out = v.out(f.Out)
+	pkg.Doc = docText(f.Doc)
 	defaults := v.overlay(builtinPolicy(), f.Defaults)
 	v.checkPolicy(defaults)
 	v.scopeCheck(defaults, f.Defaults)
@@ -124,7 +125,7 @@ func (v *validator) declare(se *schema.Entity, e *ir.Entity) {
 
 func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(string) string) *ir.Entity {
 	name := e.Name.Value
-	out := &ir.Entity{Name: name, Names: ir.NamesOf(name)}
+	out := &ir.Entity{Name: name, Names: ir.NamesOf(name), Doc: docText(e.Doc)}
 	v.checkExported(name, e.Name.Pos, "entity name")
 	rule := v.wireRule(e.WireNames, fileRule)
 	v.key(e, out, rule)
@@ -261,4 +262,17 @@ func (v *validator) out(s *schema.Scalar) string {
 		return ""
 	}
 	return clean
+}
+
+// docText returns the text of a doc: value, its lines' trailing spaces and
+// its surrounding blank lines trimmed; "" for none.
+func docText(s *schema.Scalar) string {
+	if s == nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(s.Value), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.Join(lines, "\n")
 }
