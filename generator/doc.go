@@ -101,7 +101,8 @@
 //     declaration (AccountEvent, AccountHandler, AccountDispatcher,
 //     AccountConfig, AccountOption, AccountPublisher, AccountTxHandler,
 //     AccountProducer, AccountCodec, AccountState and its constants
-//     AccountStateOpen..., the bases UnimplementedAccountHandler and
+//     AccountStateOpen..., AccountSubscriberName, AccountFirstSubscriber,
+//     AccountSubscriberNamed, the bases UnimplementedAccountHandler and
 //     UnimplementedAccountTxHandler, NewAccountDispatcher,
 //     NewAccountTxDispatcher, NewAccountProducer and the unexported
 //     helpers), or two entities whose generated names meet (entities NewA
@@ -178,9 +179,12 @@
 //     the entity has them, Version(ctx, subscriber, key) and State(ctx,
 //     subscriber, key), which read what the subscriber's guards stored.
 //     Every subscriber has its own runtime engine (lanes), stores and
-//     guards; the first is named "Account", the others "Account/"+name.
-//     Stats, ParkedKeys, TopBacklog and Stuck are reported per subscriber,
-//     by name. Replay and Discard act on every subscriber where the key is
+//     guards, and a typed name, AccountSubscriberName: the first is
+//     AccountFirstSubscriber ("Account"), the others
+//     AccountSubscriberNamed(name) ("Account/"+name). Version, State and
+//     ParkedEvents take that name, and Stats, ParkedKeys, TopBacklog and
+//     Stuck are maps keyed by it; a name that is no subscriber's is an error
+//     that names the one differing only in case, or every subscriber. Replay and Discard act on every subscriber where the key is
 //     parked and report runtime.ErrNotParked when there is none. Events
 //     travel through the engine as AccountEvent values: a queued event
 //     holds its own struct (boxed once, when published) and no other, so
