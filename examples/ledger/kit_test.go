@@ -49,6 +49,9 @@ func accountEvents(rng *rand.Rand, accounts, perAccount int) []ledger.AccountEve
 // and gaps, and compares balances and each account's handled events with
 // in-order application.
 func TestKitChaosReachesInOrderBalances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("randomized chaos: the full run (without -short) runs it")
+	}
 	rapid.Check(t, func(rt *rapid.T) {
 		accounts := rapid.IntRange(1, 6).Draw(rt, "accounts")
 		perAccount := rapid.IntRange(1, 30).Draw(rt, "perAccount")
