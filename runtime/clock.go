@@ -143,6 +143,7 @@ func (c *clock) close() {
 // Advancing runs the due timers' functions and one watchdog tick per
 // millisecond passed, in the caller's goroutine.
 type manualClock struct {
+	// mu guards every field, and the fields of its timers.
 	mu      sync.Mutex
 	at      int64 // nanoseconds
 	timers  []*manualTimer
