@@ -279,14 +279,39 @@ func publish(t *testing.T, dir, version string) {
 }
 
 // unpublish removes version of ordergen from the module cache modcache,
-// where the published test put it.
+// where the published test put it: its files, its line in the download
+// cache's list of versions, and the folders left empty.
 func unpublish(t *testing.T, modcache, version string) {
 	const path = "github.com/ordergen/ordergen"
+	download := filepath.Join(modcache, "cache", "download", filepath.FromSlash(path), "@v")
 	paths := []string{filepath.Join(modcache, filepath.FromSlash(path)+"@"+version)}
-	downloads, _ := filepath.Glob(filepath.Join(modcache, "cache", "download", filepath.FromSlash(path), "@v", version+".*"))
-	for _, p := range append(paths, downloads...) {
+	files, _ := filepath.Glob(filepath.Join(download, version+".*"))
+	for _, p := range append(paths, files...) {
 		if err := os.RemoveAll(p); err != nil {
 			t.Errorf("remove %s from the module cache: %v", p, err)
 		}
+	}
+	list := filepath.Join(download, "list")
+	if data, err := os.ReadFile(list); err == nil {
+		var keep []string
+		for _, v := range strings.Fields(string(data)) {
+			if v != version {
+				keep = append(keep, v)
+			}
+		}
+		if len(keep) == 0 {
+			err = os.Remove(list)
+		} else {
+			err = os.WriteFile(list, []byte(strings.Join(keep, "\n")+"\n"), 0o644)
+		}
+		if err != nil {
+			t.Errorf("remove %s from %s: %v", version, list, err)
+		}
+	}
+	// The folders that only this version filled (os.Remove leaves a
+	// folder that holds anything).
+	for _, dir := range []string{download, filepath.Dir(download), filepath.Dir(filepath.Dir(download)),
+		filepath.Join(modcache, filepath.FromSlash(filepath.Dir(path)))} {
+		_ = os.Remove(dir)
 	}
 }
