@@ -155,7 +155,3 @@ func readStatus(err error) int {
 	}
 	return statusOf(err)
 }
-
-func (c *Console) notFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, http.StatusNotFound, fmt.Errorf("console: no page %s", r.URL.Path))
-}

@@ -144,7 +144,6 @@ func (c *Console) routes() {
 	m.HandleFunc("POST /api/discard", c.apiAction("discard"))
 	m.HandleFunc("GET /style.css", c.asset("assets/style.css", "text/css; charset=utf-8"))
 	m.HandleFunc("GET /favicon.svg", c.asset("assets/favicon.svg", "image/svg+xml"))
-	m.HandleFunc("/", c.notFound)
 	c.mux = m
 }
 

@@ -135,11 +135,47 @@ func num(v any) string {
 	return b.String()
 }
 
-// pretty indents an event's JSON.
+// pretty indents an event's JSON, with the characters that encoding/json
+// escapes for HTML (<, >, &) written as themselves: the page escapes them.
 func pretty(data json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Indent(&b, data, "", "  ") != nil {
 		return string(data)
+	}
+	return unescapeHTML(b.String())
+}
+
+// unescapeHTML replaces \u003c, \u003e and \u0026 in JSON text by the
+// characters they stand for; every other escape (an escaped backslash
+// before a "u003c" included) is kept as it is.
+func unescapeHTML(s string) string {
+	if !strings.Contains(s, `\u00`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if s[i+1] == 'u' && i+6 <= len(s) {
+			switch s[i+2 : i+6] {
+			case "003c":
+				b.WriteByte('<')
+				i += 5
+				continue
+			case "003e":
+				b.WriteByte('>')
+				i += 5
+				continue
+			case "0026":
+				b.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		b.WriteString(s[i : i+2])
+		i++
 	}
 	return b.String()
 }
@@ -164,6 +200,11 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, code int, name,
 	p := page{Title: c.cfg.Title, Heading: heading, ReadOnly: c.readOnly(), Now: time.Now(), Body: body}
 	refresh := c.cfg.Refresh
 	q := r.URL.Query()
+	if id, err := strconv.ParseInt(q.Get("action"), 10, 64); err == nil {
+		if a, ok := c.log.byID(id); ok {
+			p.Notice = &a
+		}
+	}
 	if q.Get("refresh") == "0" {
 		refresh, p.Paused = 0, true
 	} else if refresh > 0 && name != "error" {
@@ -176,11 +217,6 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, code int, name,
 	}
 	if refresh > 0 {
 		p.Refresh = max(1, int(refresh.Round(time.Second)/time.Second))
-	}
-	if id, err := strconv.ParseInt(q.Get("action"), 10, 64); err == nil {
-		if a, ok := c.log.byID(id); ok {
-			p.Notice = &a
-		}
 	}
 	var b bytes.Buffer
 	if err := c.pages[name].ExecuteTemplate(&b, "layout", p); err != nil {
