@@ -12,6 +12,7 @@
 //	ordergen-parked [-store DSN] wait [-timeout DURATION] ID
 //	ordergen-parked [-store DSN] cancel ID
 //	ordergen-parked [-store DSN] requests [-n N]
+//	ordergen-parked [-store DSN] serve [-addr HOST:PORT] [-actions]
 //
 // DSN is a postgres:// URL or a SQLite file path (see
 // runtime/sqlstore/dsn); it defaults to $ORDERGEN_STORE. A SQLite file that
@@ -50,6 +51,17 @@
 // asker gave up on. wait waits for a request made earlier (and leaves it
 // pending when it gives up); cancel withdraws a request that no service
 // has taken up; requests lists the latest ones with their results.
+//
+// serve runs the operator's web console (runtime/console) over the store,
+// at -addr (default 127.0.0.1:8080), until interrupted: every entity with
+// parked keys, its subscribers' parked keys and parked events a page at a
+// time, what the guards stored for a key, and the latest requests with their
+// results. It is read-only unless -actions is given; then its Replay and
+// Discard buttons (and its JSON API's) leave requests, as replay and discard
+// do, for the running service to carry out. Anyone who can reach -addr can
+// then make them: keep it on loopback, or behind a proxy that authenticates.
+// The console's counters, backlog and transports live in the service: mount
+// runtime/console there to see them.
 //
 // Exit status: 0 on success, 1 when the store fails or is missing, a name
 // does not match, a request fails, is cancelled or is not done in time, 2

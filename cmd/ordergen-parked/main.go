@@ -37,6 +37,7 @@ const usage = `usage: ordergen-parked [-store DSN] [-create] COMMAND
   wait [-timeout DURATION] ID               wait for a request's result
   cancel ID                                 withdraw a request no service has taken up
   requests [-n N]                           the latest requests and their results
+  serve [-addr HOST:PORT] [-actions]        the web console over the store
 DSN: a postgres:// URL or a SQLite file path (default: $ORDERGEN_STORE); a
 SQLite file that does not exist is an error, unless -create makes it.
 NAMESPACE: a subscriber's name, "Account" or "Account/audit".
@@ -126,6 +127,7 @@ var commands = map[string]command{
 	"wait":     wait,
 	"cancel":   cancel,
 	"requests": requests,
+	"serve":    serve,
 }
 
 // commandNames returns the names of the commands, for suggestions.

@@ -56,6 +56,10 @@ type Names struct {
 	// SubscriberNamed makes the name of a subscriber added by Subscribe
 	// (AccountSubscriberNamed: "Account/"+name).
 	SubscriberNamed string
+	// Inspector is the dispatcher's method that returns its operator's view
+	// for runtime/console (Inspector): a method, not a top-level name, like
+	// Seal.
+	Inspector string
 
 	// Value gives an event's value, a pointer dereferenced (accountValue);
 	// the test kit declares a function of this name too.
@@ -119,6 +123,7 @@ func NamesOf(entity string) Names {
 		SubscriberName:         entity + "SubscriberName",
 		FirstSubscriber:        entity + "FirstSubscriber",
 		SubscriberNamed:        entity + "SubscriberNamed",
+		Inspector:              "Inspector",
 
 		Value:         lc + "Value",
 		Subscriber:    lc + "Subscriber",
