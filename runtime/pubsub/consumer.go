@@ -143,7 +143,16 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	defer stopReceive()
 	received := make(chan error, 1)
 	go func() {
-		received <- s.Receive(rctx, func(_ context.Context, m *pubsub.Message) {
+		received <- s.Receive(rctx, func(ctx context.Context, m *pubsub.Message) {
+			// Pub/Sub's flow control counts unacknowledged messages only
+			// where the server applies it: the consumer bounds them itself.
+			// A callback that waits holds up only the later messages of its
+			// key (the client calls a key's callbacks one at a time) and a
+			// slot of the client's own flow control.
+			if core.WaitRoom(ctx, nil) <= 0 {
+				m.Nack() // stopping
+				return
+			}
 			_ = core.Receive(c.decode(m)) // a failure shows in core.Failed
 		})
 	}()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -63,7 +64,13 @@ type fake struct {
 
 func newFake(t *testing.T, opts ...func(*pubsubpb.Subscription)) *fake {
 	t.Helper()
-	srv := pstest.NewServer()
+	return newFakeWith(t, nil, opts...)
+}
+
+// newFakeWith is newFake with reactors on the server's calls.
+func newFakeWith(t *testing.T, reactors []pstest.ServerReactorOption, opts ...func(*pubsubpb.Subscription)) *fake {
+	t.Helper()
+	srv := pstest.NewServer(reactors...)
 	t.Cleanup(func() { _ = srv.Close() })
 	f := &fake{srv: srv}
 	cl := f.client(t)
@@ -247,8 +254,11 @@ func (f *fake) start(t *testing.T, o memberOpts) *member {
 		Subscription:    sub,
 		Codec:           codec{},
 		DeadLetterTopic: dlt,
-		Logger:          slog.New(slog.DiscardHandler),
+		Logger:          testLogger(),
 		DrainTimeout:    5 * time.Second,
+		// Messages the fake sent to a consumer that stopped reading come
+		// back after the stream's ack deadline: the shortest there is.
+		ReceiveSettings: pubsub.ReceiveSettings{MaxDurationPerAckExtension: 10 * time.Second},
 	}
 	ps.SetSweepEvery(&cfg, 20*time.Millisecond)
 	if o.cfg != nil {
@@ -300,3 +310,66 @@ func (m *member) kill(t *testing.T) {
 		t.Errorf("run after kill returned nil")
 	}
 }
+
+// eventually polls cond until it holds, or fails the test after d.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond) // polling: no signal exists for these states
+	}
+}
+
+// dead reads n messages from the dead-letter topic's subscription.
+func (f *fake) dead(t *testing.T, n int) []*pubsub.Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var out []*pubsub.Message
+	s := f.client(t).Subscriber("dead")
+	err := s.Receive(ctx, func(_ context.Context, m *pubsub.Message) {
+		m.Ack()
+		mu.Lock()
+		defer mu.Unlock()
+		out = append(out, m)
+		if len(out) == n {
+			cancel()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(out) < n {
+		t.Fatalf("%d dead letters, want %d", len(out), n)
+	}
+	return out
+}
+
+// testLogger discards, unless ORDERGEN_TEST_LOG is set.
+func testLogger() *slog.Logger {
+	if os.Getenv("ORDERGEN_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// slogTo returns a logger that keeps its messages in l.
+func slogTo(l *logSink) *slog.Logger { return slog.New(sinkHandler{l}) }
+
+type sinkHandler struct{ l *logSink }
+
+func (h sinkHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h sinkHandler) Handle(_ context.Context, r slog.Record) error {
+	h.l.mu.Lock()
+	defer h.l.mu.Unlock()
+	h.l.msgs = append(h.l.msgs, r.Message)
+	return nil
+}
+func (h sinkHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h sinkHandler) WithGroup(string) slog.Handler      { return h }
