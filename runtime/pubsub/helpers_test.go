@@ -104,19 +104,21 @@ func newFakeWith(t *testing.T, reactors []pstest.ServerReactorOption, opts ...fu
 // client returns a client of the fake, closed when the test ends.
 func (f *fake) client(t *testing.T) *pubsub.Client {
 	t.Helper()
-	conn, err := grpc.NewClient(f.srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cl, err := pubsub.NewClient(context.Background(), project, f.opts()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := pubsub.NewClient(context.Background(), project, option.WithGRPCConn(conn))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cl.Close()
-		_ = conn.Close()
-	})
+	t.Cleanup(func() { _ = cl.Close() })
 	return cl
+}
+
+// opts are the client options that reach the fake.
+func (f *fake) opts() []option.ClientOption {
+	return []option.ClientOption{
+		option.WithEndpoint(f.srv.Addr),
+		option.WithoutAuthentication(),
+		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
+	}
 }
 
 // producer returns a producer of the events topic.
