@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
@@ -14,6 +16,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
+	oq "github.com/ordergen/ordergen/runtime/sqs"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // endpoint returns the emulator's endpoint from ORDERGEN_TEST_SQS, or skips
@@ -113,4 +120,126 @@ func (q *queues) readDead(t *testing.T) *deadLetters {
 		<-done
 	})
 	return d
+}
+
+// ev is the test entity's one event: the Seq-th event of Key, from 1.
+type ev struct {
+	Key string
+	Seq int
+}
+
+func (e ev) EventKey() string { return e.Key }
+
+// EventVersion makes ev Versioned: its deduplication ID is key and Seq.
+func (e ev) EventVersion() uint64 { return uint64(e.Seq) }
+
+type codec struct{}
+
+func (codec) Encode(e ev) (string, []byte, error) {
+	data, err := json.Marshal(e)
+	return "ev", data, err
+}
+
+func (codec) Decode(name string, data []byte) (ev, error) {
+	var e ev
+	if name != "ev" {
+		return e, fmt.Errorf("%w: %q", durable.ErrUnknownEventType, name)
+	}
+	if err := json.Unmarshal(data, &e); err != nil {
+		return e, fmt.Errorf("%w: %v", runtime.ErrInvalidEvent, err)
+	}
+	return e, nil
+}
+
+func keys(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("k%03d", i)
+	}
+	return out
+}
+
+// producer returns a producer of q, closed when the test ends.
+func (q *queues) producer(t *testing.T) *oq.Producer[string, ev] {
+	t.Helper()
+	p, err := oq.NewProducer[string, ev](q.client, q.url, codec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	return p
+}
+
+// member is one consumer process: a consumer and its engine.
+type member struct {
+	c      *oq.Consumer[string, ev]
+	engine *runtime.Engine[string, ev]
+	cancel context.CancelFunc
+	done   chan error
+}
+
+type memberOpts struct {
+	cfg     func(*oq.Config[ev])
+	handler runtime.Handler[string, ev]
+	engine  func(*runtime.Config[string, ev])
+}
+
+func (q *queues) start(t *testing.T, o memberOpts) *member {
+	t.Helper()
+	cfg := oq.Config[ev]{
+		Client:             q.client,
+		QueueURL:           q.url,
+		Codec:              codec{},
+		DeadLetterQueueURL: q.dlqURL,
+		VisibilityTimeout:  2 * time.Second,
+		WaitTime:           time.Second,
+		DrainTimeout:       5 * time.Second,
+		Logger:             testLogger(),
+	}
+	oq.SetSweepEvery(&cfg, 20*time.Millisecond)
+	if o.cfg != nil {
+		o.cfg(&cfg)
+	}
+	c, err := oq.NewConsumer[string, ev](cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := runtime.Config[string, ev]{MaxActive: 32, OnOutcome: c.OnOutcome, Retry: runtime.Retry{Attempts: 1}, Logger: testLogger()}
+	if o.engine != nil {
+		o.engine(&rc)
+	}
+	e, err := runtime.New(o.handler, rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &member{c: c, engine: e, cancel: cancel, done: make(chan error, 1)}
+	go func() { m.done <- c.Run(ctx, transport.EngineTarget(e)) }()
+	return m
+}
+
+// stop closes the member cleanly.
+func (m *member) stop(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.c.Close(ctx); err != nil {
+		t.Errorf("consumer close: %v", err)
+	}
+	if err := m.engine.Close(ctx); err != nil {
+		t.Errorf("engine close: %v", err)
+	}
+	m.cancel()
+}
+
+// kill stops the member as a crash would.
+func (m *member) kill(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = m.engine.Close(ctx)
+	m.cancel()
+	if err := <-m.done; err == nil {
+		t.Errorf("run after kill returned nil")
+	}
 }
