@@ -243,3 +243,18 @@ func (m *member) kill(t *testing.T) {
 		t.Errorf("run after kill returned nil")
 	}
 }
+
+// slogTo returns a logger that keeps its messages in l.
+func slogTo(l *logSink) *slog.Logger { return slog.New(sinkHandler{l}) }
+
+type sinkHandler struct{ l *logSink }
+
+func (h sinkHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h sinkHandler) Handle(_ context.Context, r slog.Record) error {
+	h.l.mu.Lock()
+	defer h.l.mu.Unlock()
+	h.l.msgs = append(h.l.msgs, r.Message)
+	return nil
+}
+func (h sinkHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h sinkHandler) WithGroup(string) slog.Handler      { return h }
