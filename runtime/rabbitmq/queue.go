@@ -367,4 +367,3 @@ func decode[K comparable, E Keyed[K]](codec durable.Codec[E], d amqp.Delivery) (
 	}
 	return ev, "", nil
 }
-
