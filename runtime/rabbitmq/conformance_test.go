@@ -188,3 +188,6 @@ func (k *killable) Kill() {
 	k.socks.cut()
 	k.Consumer.Kill()
 }
+
+// Disconnect cuts the consumer's TCP connections; it reconnects by itself.
+func (k *killable) Disconnect() { k.socks.cut() }

@@ -81,6 +81,13 @@ func (c *Consumer[K, E]) subscribe(conn *amqp.Connection, q int) (*sub[K, E], er
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: open a channel for %s: %w", name, err)
 	}
+	// Declared again: a queue deleted meanwhile comes back (empty), and
+	// its dead-letter exchange with it, without which a rejected message
+	// would be dropped.
+	if err := c.cfg.Topology.declare(ch, []int{q}); err != nil {
+		_ = ch.Close()
+		return nil, err
+	}
 	if err := ch.Qos(c.cfg.Prefetch, 0, false); err != nil {
 		_ = ch.Close()
 		return nil, fmt.Errorf("rabbitmq: prefetch of %s: %w", name, err)

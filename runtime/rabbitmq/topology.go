@@ -146,6 +146,16 @@ func (t Topology) Declare(ch *amqp.Channel) error {
 	if ch == nil {
 		return fmt.Errorf("%w: nil channel", ErrConfig)
 	}
+	queues := make([]int, t.Queues)
+	for i := range queues {
+		queues[i] = i
+	}
+	return t.declare(ch, queues)
+}
+
+// declare declares the dead-letter exchange and queue, the exchange, and
+// the queues listed.
+func (t Topology) declare(ch *amqp.Channel, queues []int) error {
 	dlx := t.DeadLetterExchange()
 	if err := ch.ExchangeDeclare(dlx, amqp.ExchangeFanout, !t.Transient, false, false, false, nil); err != nil {
 		return fmt.Errorf("rabbitmq: declare exchange %s: %w", dlx, err)
@@ -171,7 +181,7 @@ func (t Topology) Declare(ch *amqp.Channel) error {
 	}
 	args[argSingleActive] = true
 	args[argDeadLetter] = dlx
-	for i := range t.Queues {
+	for _, i := range queues {
 		q := t.Queue(i)
 		if _, err := ch.QueueDeclare(q, !t.Transient, false, false, false, args); err != nil {
 			return fmt.Errorf("rabbitmq: declare queue %s: %w", q, err)
