@@ -54,6 +54,13 @@ type Limits struct {
 	// messages for as long as the channel lives). The lease test is
 	// skipped.
 	NoLeases bool
+	// OneInFlightPerKey: the broker holds a key's later messages back
+	// while one of its messages is unsettled (SQS FIFO message groups;
+	// Pub/Sub ordering keys as pstest serves them), so a parked key holds
+	// one message of the consumer's intake, not all its later ones. The
+	// in-memory park test then parks as many keys as MaxInFlight to block
+	// the consumer, instead of one.
+	OneInFlightPerKey bool
 }
 
 // StreamSpec is what the suite asks of a stream.
