@@ -173,11 +173,12 @@
 // ordergen.kafka.intake.blocked is 1 with reason "parked").
 //
 // Meanwhile an operator sees why: Stats (Paused, PausedMetadata, Intake,
-// Parked, InFlight), Partitions (per partition: the reason, the committed offset,
-// the lag, the unfinished and parked records, the age of the oldest
-// unfinished one) and the metrics ordergen.kafka.paused (by reason),
-// ordergen.kafka.intake.blocked (by reason), ordergen.kafka.parked, ordergen.kafka.unfinished,
-// ordergen.kafka.unfinished.oldest_age and ordergen.kafka.lag.
+// Parked, InFlight), Partitions (per partition: the reason, the committed
+// offset, the lag, the unfinished and parked records, the age of the
+// oldest unfinished one) and the metrics ordergen.kafka.paused and
+// ordergen.kafka.intake.blocked (by reason), ordergen.kafka.parked,
+// ordergen.kafka.unfinished, ordergen.kafka.unfinished.oldest_age and
+// ordergen.kafka.lag.
 //
 // # Metrics
 //
