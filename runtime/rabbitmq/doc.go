@@ -1,6 +1,7 @@
-// Package rabbitmq carries ordergen events across processes on RabbitMQ,
-// with github.com/rabbitmq/amqp091-go: a Producer that publishes each event
-// routed by its ordering key to one of a Topology's queues, and a Consumer
+// Package rabbitmq is for services on RabbitMQ: it carries ordergen events
+// across processes with github.com/rabbitmq/amqp091-go: a Producer that
+// publishes each event routed by its ordering key to one of a Topology's
+// queues, and a Consumer
 // that consumes those queues, each with a single active consumer, and
 // feeds each queue's messages to per-key lanes, so that within a queue
 // different keys run in parallel while each key keeps its order.
