@@ -1,10 +1,10 @@
 // Package rabbitmq is for services on RabbitMQ: it carries ordergen events
 // across processes with github.com/rabbitmq/amqp091-go: a Producer that
 // publishes each event routed by its ordering key to one of a Topology's
-// queues, and a Consumer
-// that consumes those queues, each with a single active consumer, and
-// feeds each queue's messages to per-key lanes, so that within a queue
-// different keys run in parallel while each key keeps its order.
+// queues, and a Consumer that consumes those queues, each with a single
+// active consumer, and feeds each queue's messages to per-key lanes, so
+// that within a queue different keys run in parallel while each key keeps
+// its order.
 //
 // It implements the runtime's transport contract (runtime/transport): the
 // Producer is a transport.AsyncSink built on transport.OrderedSink, the
