@@ -136,6 +136,22 @@ func (p *publisher) publish(t *testing.T, ks []string, from, to int) {
 // in parallel, through the sink's asynchronous path when it has one.
 func (p *publisher) events(t *testing.T, ks []string, of func(key string) []Event) {
 	t.Helper()
+	if err := p.send(ks, of); err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+}
+
+// try is events for a goroutine other than the test's: it reports a
+// failure with t.Errorf and returns false.
+func (p *publisher) try(t *testing.T, ks []string, of func(key string) []Event) bool {
+	if err := p.send(ks, of); err != nil {
+		t.Errorf("publish: %v", err)
+		return false
+	}
+	return true
+}
+
+func (p *publisher) send(ks []string, of func(key string) []Event) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const workers = 8
@@ -163,8 +179,9 @@ func (p *publisher) events(t *testing.T, ks []string, of func(key string) []Even
 		fail(a.Flush(ctx))
 	}
 	if len(errs) > 0 {
-		t.Fatalf("publish: %d failed sends, the first: %v", len(errs), errs[0])
+		return fmt.Errorf("%d failed sends, the first: %w", len(errs), errs[0])
 	}
+	return nil
 }
 
 // one publishes one event and waits for the broker's answer.
