@@ -10,6 +10,8 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
@@ -43,6 +45,8 @@ type Consumer[K comparable, E Keyed[K]] struct {
 	cfg  Config[E]
 	core atomic.Pointer[keyed.Core[K, E, *pubsub.Message]]
 	dl   *pubsub.Publisher
+
+	writes sync.WaitGroup // dead-letter publishes under way
 
 	started   atomic.Bool
 	closeOnce sync.Once
@@ -105,10 +109,14 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	project := c.cfg.Client.Project()
 	subName := fullName(project, "subscriptions", c.cfg.Subscription)
 	sub, err := c.cfg.Client.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: subName})
-	if err != nil {
+	switch {
+	case status.Code(err) == codes.PermissionDenied:
+		// roles/pubsub.subscriber may consume but not read the
+		// subscription: the check is skipped, and said so.
+		c.cfg.Logger.Warn("ordergen/pubsub: cannot read the subscription to check that it enables message ordering (permission denied); make sure it does", "subscription", subName)
+	case err != nil:
 		return fmt.Errorf("pubsub: subscription %s: %w", subName, err)
-	}
-	if !sub.GetEnableMessageOrdering() {
+	case !sub.GetEnableMessageOrdering():
 		return fmt.Errorf("%w: subscription %s does not enable message ordering: a key's messages could be delivered out of order", ErrConfig, subName)
 	}
 	c.dl = c.cfg.Client.Publisher(fullName(project, "topics", c.cfg.DeadLetterTopic))
@@ -191,6 +199,8 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	if !stopped {
 		recvErr = <-received // returns once every message is acked or nacked
 	}
+	c.dl.Flush()
+	c.writes.Wait()
 	switch {
 	case core.Err() != nil:
 		return core.Err()

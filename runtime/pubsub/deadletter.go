@@ -33,14 +33,14 @@ func (c *Consumer[K, E]) deadLetter(subName string) func(keyed.Message[E, *pubsu
 		attrs[AttrMessageID] = m.ID
 		attrs[AttrOrderingKey] = m.OrderingKey
 		r := c.dl.Publish(context.Background(), &pubsub.Message{Data: m.Data, Attributes: attrs})
-		go func() {
+		c.writes.Go(func() {
 			<-r.Ready()
 			_, err := r.Get(context.Background())
 			if err != nil {
 				err = fmt.Errorf("pubsub: dead letter of message %s to %s: %w", m.ID, c.dl, err)
 			}
 			done(err)
-		}()
+		})
 	}
 }
 

@@ -47,9 +47,10 @@ type Consumer[K comparable, E Keyed[K]] struct {
 	deletes    []*handle
 	returns    []*handle // to make visible again (settled Unfinished)
 	settleWake chan struct{}
-	reserved   int           // room reserved by receive calls under way
-	released   chan struct{} // closed when a reservation ends, for a receiver waiting
-	abandon    atomic.Bool   // killed: nothing more goes to SQS
+	reserved   int            // room reserved by receive calls under way
+	released   chan struct{}  // closed when a reservation ends, for a receiver waiting
+	abandon    atomic.Bool    // killed: nothing more goes to SQS
+	writes     sync.WaitGroup // dead-letter sends under way
 	stats      counters
 
 	started   atomic.Bool
@@ -193,6 +194,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	if left > 0 || err != nil {
 		c.cfg.Logger.Info("ordergen/sqs: messages not finished when the consumer stopped go back to the queue", "queue", c.cfg.QueueURL, "messages", left, "error", err)
 	}
+	c.writes.Wait() // their messages were settled by Shutdown; their goroutines end here
 	stopHelpers()
 	helpers.Wait()
 	if !killed {

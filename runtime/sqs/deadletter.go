@@ -25,9 +25,9 @@ const maxErrorText = 1024
 func (c *Consumer[K, E]) deadLetter(km keyed.Message[E, *handle], done func(error)) {
 	h := km.Handle
 	// The write runs on a goroutine: the core's callers never wait for SQS.
-	go func() {
+	c.writes.Go(func() {
 		done(c.sendDeadLetter(km, h))
-	}()
+	})
 }
 
 func (c *Consumer[K, E]) sendDeadLetter(km keyed.Message[E, *handle], h *handle) error {
