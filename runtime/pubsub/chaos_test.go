@@ -206,6 +206,7 @@ func TestConsumerChaos(t *testing.T) {
 	}
 	deadline := time.Now().Add(*chaosFor)
 	ops := map[string]int{}
+	var stats []ps.Stats // of every member, when it stopped
 	for time.Now().Before(deadline) {
 		produceSome()
 		switch op := rng.IntN(10); {
@@ -220,11 +221,13 @@ func TestConsumerChaos(t *testing.T) {
 		case op < 3:
 			if m := pick(); m != nil {
 				m.stop(t)
+				stats = append(stats, m.c.Stats())
 				ops["close"]++
 			}
 		case op < 4:
 			if m := pick(); m != nil {
 				m.kill(t)
+				stats = append(stats, m.c.Stats())
 				ops["crash"]++
 			}
 		case op < 6:
@@ -267,7 +270,6 @@ func TestConsumerChaos(t *testing.T) {
 		operate(true)
 		time.Sleep(100 * time.Millisecond) // the operator's pace
 	}
-	var stats []ps.Stats
 	mu.Lock()
 	for _, m := range members {
 		stats = append(stats, m.c.Stats())
@@ -296,6 +298,6 @@ func TestConsumerChaos(t *testing.T) {
 		givenBack.KeysGivenBack.MaxExtension += s.KeysGivenBack.MaxExtension
 		givenBack.Stale += s.Stale
 	}
-	t.Logf("%d events, %d bad messages; operations %v; %d events delivered again (skipped by the guard); survivors gave back keys %+v, %d stale messages",
+	t.Logf("%d events, %d bad messages; operations %v; %d events delivered again (skipped by the guard); members gave back keys %+v, %d stale messages",
 		total, bad, ops, g.dups, givenBack.KeysGivenBack, givenBack.Stale)
 }

@@ -210,6 +210,7 @@ func TestConsumerChaos(t *testing.T) {
 	}
 	deadline := time.Now().Add(*chaosFor)
 	ops := map[string]int{}
+	var stats []oq.Stats // of every member, when it stopped
 	for time.Now().Before(deadline) {
 		produceSome()
 		switch op := rng.IntN(10); {
@@ -224,11 +225,13 @@ func TestConsumerChaos(t *testing.T) {
 		case op < 3:
 			if m := pick(); m != nil {
 				m.stop(t)
+				stats = append(stats, m.c.Stats())
 				ops["close"]++
 			}
 		case op < 4:
 			if m := pick(); m != nil {
 				m.kill(t)
+				stats = append(stats, m.c.Stats())
 				ops["crash"]++
 			}
 		case op < 6:
@@ -266,7 +269,6 @@ func TestConsumerChaos(t *testing.T) {
 		operate(true)
 		time.Sleep(100 * time.Millisecond) // the operator's pace
 	}
-	var stats []oq.Stats
 	mu.Lock()
 	for _, m := range members {
 		stats = append(stats, m.c.Stats())
@@ -310,6 +312,6 @@ func TestConsumerChaos(t *testing.T) {
 		givenBack.GroupsGivenBack.ExtensionRefused += s.GroupsGivenBack.ExtensionRefused
 		givenBack.Extensions += s.Extensions
 	}
-	t.Logf("%d events, %d bad messages; operations %v; %d events delivered again (skipped by the guard); survivors gave back groups %+v, extended %d visibilities",
+	t.Logf("%d events, %d bad messages; operations %v; %d events delivered again (skipped by the guard); members gave back groups %+v, extended %d visibilities",
 		total, bad, ops, g.dups, givenBack.GroupsGivenBack, givenBack.Extensions)
 }
