@@ -435,3 +435,41 @@ func TestContextEndStopsAsACrash(t *testing.T) {
 	r2.stop(t)
 	j.inOrder(t, map[string]int{"a": 2, "b": 1}, false)
 }
+
+// Regression: the lanes' backlog is shared by the queues, so room made by
+// one queue's outcome must wake every queue whose messages wait for room.
+// (Each settlement used to wake only its own queue's loop: with a backlog
+// of one event, the queue that lost the race for room waited forever once
+// the other had nothing left.)
+func TestRoomMadeByOneQueueWakesTheOthers(t *testing.T) {
+	topo := topology(t, 2)
+	topo.Routing = rabbitmq.PublisherHash
+	declared(t, topo)
+	keys := map[int]string{}
+	for i := 0; len(keys) < 2; i++ {
+		k := fmt.Sprintf("k%d", i)
+		if _, ok := keys[topo.QueueOf(k)]; !ok {
+			keys[topo.QueueOf(k)] = k
+		}
+	}
+	j := newJournal()
+	r := start(t, rabbitmq.Config[event]{Topology: topo}, func(_ context.Context, _ string, e event) error {
+		j.add(e)
+		return nil
+	}, func(rc *runtime.Config[string, event]) {
+		rc.Backlog = runtime.Backlog{PerKey: 1, Total: 1, WhenFull: runtime.Reject}
+	})
+	p := producer(t, topo)
+	want := map[string]int{}
+	var evs []event
+	for seq := 1; seq <= 20; seq++ {
+		for _, k := range keys {
+			evs = append(evs, event{Key: k, Seq: seq})
+			want[k] = seq
+		}
+	}
+	send(t, p, evs...)
+	await(t, j.reached(40), "both queues' events through a backlog of one")
+	r.stop(t)
+	j.inOrder(t, want, false)
+}
