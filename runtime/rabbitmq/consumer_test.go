@@ -54,22 +54,28 @@ func declared(t *testing.T, topo rabbitmq.Topology) *amqp.Connection {
 	return conn
 }
 
-// journal records the events handled, per key in order.
+// journal records the events handled, per key in order, and counts those
+// that were the next of their key (a duplicate is recorded, not counted).
 type journal struct {
 	mu      sync.Mutex
 	byKey   map[string][]int
+	last    map[string]int
 	n       int
 	waiters map[int]chan struct{}
 }
 
 func newJournal() *journal {
-	return &journal{byKey: map[string][]int{}, waiters: map[int]chan struct{}{}}
+	return &journal{byKey: map[string][]int{}, last: map[string]int{}, waiters: map[int]chan struct{}{}}
 }
 
 func (j *journal) add(e event) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.byKey[e.Key] = append(j.byKey[e.Key], e.Seq)
+	if e.Seq != j.last[e.Key]+1 {
+		return
+	}
+	j.last[e.Key] = e.Seq
 	j.n++
 	for n, ch := range j.waiters {
 		if j.n >= n {
@@ -79,7 +85,8 @@ func (j *journal) add(e event) {
 	}
 }
 
-// reached returns a channel closed once n events were handled.
+// reached returns a channel closed once n events were handled, each the
+// next of its key.
 func (j *journal) reached(n int) <-chan struct{} {
 	j.mu.Lock()
 	defer j.mu.Unlock()
