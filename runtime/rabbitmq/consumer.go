@@ -34,6 +34,10 @@ type Consumer[K comparable, E Keyed[K]] struct {
 	tag     string // prefix of the consumer tags
 	metrics *metrics
 	stats   counters
+	// stashing counts the subscriptions whose messages wait for room in
+	// the lanes: any settlement may make room for any of them (the
+	// backlog's total is shared), so each one wakes them all.
+	stashing atomic.Int32
 
 	mu    sync.Mutex // guards subs; taken after a sub's lock and the source's, never before
 	subs  map[*sub[K, E]]struct{}
@@ -119,6 +123,15 @@ func (c *Consumer[K, E]) settled(m *inbound[K, E], st transport.Settlement) {
 		c.stats.unfinished.Add(1)
 	}
 	m.s.poke()
+	if c.stashing.Load() > 0 {
+		c.mu.Lock()
+		for s := range c.subs {
+			if s.stashed.Load() {
+				s.poke()
+			}
+		}
+		c.mu.Unlock()
+	}
 }
 
 // Run connects, subscribes to the topology's queues and feeds target until

@@ -54,22 +54,28 @@ func declared(t *testing.T, topo rabbitmq.Topology) *amqp.Connection {
 	return conn
 }
 
-// journal records the events handled, per key in order.
+// journal records the events handled, per key in order, and counts those
+// that were the next of their key (a duplicate is recorded, not counted).
 type journal struct {
 	mu      sync.Mutex
 	byKey   map[string][]int
+	last    map[string]int
 	n       int
 	waiters map[int]chan struct{}
 }
 
 func newJournal() *journal {
-	return &journal{byKey: map[string][]int{}, waiters: map[int]chan struct{}{}}
+	return &journal{byKey: map[string][]int{}, last: map[string]int{}, waiters: map[int]chan struct{}{}}
 }
 
 func (j *journal) add(e event) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.byKey[e.Key] = append(j.byKey[e.Key], e.Seq)
+	if e.Seq != j.last[e.Key]+1 {
+		return
+	}
+	j.last[e.Key] = e.Seq
 	j.n++
 	for n, ch := range j.waiters {
 		if j.n >= n {
@@ -79,7 +85,8 @@ func (j *journal) add(e event) {
 	}
 }
 
-// reached returns a channel closed once n events were handled.
+// reached returns a channel closed once n events were handled, each the
+// next of its key.
 func (j *journal) reached(n int) <-chan struct{} {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -434,4 +441,42 @@ func TestContextEndStopsAsACrash(t *testing.T) {
 	await(t, j.reached(3), "the events the first consumer never finished")
 	r2.stop(t)
 	j.inOrder(t, map[string]int{"a": 2, "b": 1}, false)
+}
+
+// Regression: the lanes' backlog is shared by the queues, so room made by
+// one queue's outcome must wake every queue whose messages wait for room.
+// (Each settlement used to wake only its own queue's loop: with a backlog
+// of one event, the queue that lost the race for room waited forever once
+// the other had nothing left.)
+func TestRoomMadeByOneQueueWakesTheOthers(t *testing.T) {
+	topo := topology(t, 2)
+	topo.Routing = rabbitmq.PublisherHash
+	declared(t, topo)
+	keys := map[int]string{}
+	for i := 0; len(keys) < 2; i++ {
+		k := fmt.Sprintf("k%d", i)
+		if _, ok := keys[topo.QueueOf(k)]; !ok {
+			keys[topo.QueueOf(k)] = k
+		}
+	}
+	j := newJournal()
+	r := start(t, rabbitmq.Config[event]{Topology: topo}, func(_ context.Context, _ string, e event) error {
+		j.add(e)
+		return nil
+	}, func(rc *runtime.Config[string, event]) {
+		rc.Backlog = runtime.Backlog{PerKey: 1, Total: 1, WhenFull: runtime.Reject}
+	})
+	p := producer(t, topo)
+	want := map[string]int{}
+	var evs []event
+	for seq := 1; seq <= 20; seq++ {
+		for _, k := range keys {
+			evs = append(evs, event{Key: k, Seq: seq})
+			want[k] = seq
+		}
+	}
+	send(t, p, evs...)
+	await(t, j.reached(40), "both queues' events through a backlog of one")
+	r.stop(t)
+	j.inOrder(t, want, false)
 }

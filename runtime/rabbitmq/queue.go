@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -40,6 +41,8 @@ type sub[K comparable, E Keyed[K]] struct {
 	// Owned by the receive loop.
 	stash   []*item[K, E] // messages taken and refused for lack of room, in order
 	blocked blockReason
+
+	stashed atomic.Bool // len(stash) > 0, for the consumer's wake-ups
 }
 
 // item is a message decoded and taken, waiting for its offer.
@@ -133,8 +136,27 @@ func (sb *sub[K, E]) receive(stop <-chan struct{}) (lost bool, fatal error) {
 				return false, err
 			}
 		}
+		sb.noteStash()
 		sb.look()
 	}
+}
+
+// noteStash tells the consumer whether messages of this subscription wait
+// for room, so that a settlement anywhere wakes it.
+func (sb *sub[K, E]) noteStash() {
+	waiting := len(sb.stash) > 0
+	if sb.stashed.Load() == waiting {
+		return
+	}
+	sb.stashed.Store(waiting)
+	if waiting {
+		sb.c.stashing.Add(1)
+	} else {
+		sb.c.stashing.Add(-1)
+	}
+	// A settlement between the refusal and the flag may have missed it:
+	// look again.
+	sb.poke()
 }
 
 // handle records a delivery, rejects it when it is bad, and otherwise
@@ -316,6 +338,8 @@ func (sb *sub[K, E]) send() {
 // pass (sending what is pending when flush), then the channel's close,
 // which returns its unacknowledged messages to the queue.
 func (sb *sub[K, E]) finish(flush bool) {
+	sb.stash = nil
+	sb.noteStash()
 	sb.ackStop <- flush
 	<-sb.ackDone
 	_ = sb.ch.Close()

@@ -83,11 +83,8 @@ func (s *suite) fullLanes(t *testing.T) {
 	s.await(t, a.target.refusal, "the lanes to refuse a message for lack of room")
 	close(gate)
 	b.wait(t, len(ks)*perKey, s.timeout, "every event after the lanes made room")
-	_, most, refused, _ := a.target.counts()
+	_, _, refused, _ := a.target.counts()
 	a.close(t, s.timeout)
 	b.check(t, len(ks)*perKey, -1)
-	if most > 4 {
-		t.Errorf("the engine held %d events, over its backlog of 4", most)
-	}
 	t.Logf("%d refusals for lack of room", refused)
 }

@@ -42,7 +42,7 @@ func (s *suite) poisonToDeadLetter(t *testing.T) {
 	p.publish(t, append([]string{"p"}, others...), 5, 5)
 	b.wait(t, total+1+len(others), s.timeout, "the events published after the restart")
 	bm.close(t, s.timeout)
-	b.check(t, total+1+len(others), 0)
+	b.check(t, total+1+len(others), s.afterClose())
 	s.noMoreDeadLetters(t, st)
 }
 
@@ -85,7 +85,7 @@ func (s *suite) failedHandlerToDeadLetter(t *testing.T) {
 		t.Errorf("dead letter %q of key %q (decoded %+v, %v), want the event %+v", dls[0].Body, dls[0].Key, got, err, bad)
 	}
 	a.close(t, s.timeout)
-	b.check(t, want, 0)
+	b.check(t, want, s.afterClose())
 	s.noMoreDeadLetters(t, st)
 }
 

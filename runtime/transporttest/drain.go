@@ -56,7 +56,7 @@ func (s *suite) gracefulDrain(t *testing.T) {
 	p.publish(t, ks, perKey+1, perKey+1)
 	b.wait(t, len(ks)*(perKey+1), s.timeout, "every event, by the next consumer")
 	bm.close(t, s.timeout)
-	end := b.check(t, len(ks)*(perKey+1), 0)
+	end := b.check(t, len(ks)*(perKey+1), s.afterClose())
 	if end.cancelled > 0 {
 		t.Errorf("Close cancelled %d running handlers", end.cancelled)
 	}

@@ -61,6 +61,12 @@ type Limits struct {
 	// in-memory park test then parks as many keys as MaxInFlight to block
 	// the consumer, instead of one.
 	OneInFlightPerKey bool
+	// RedeliversAfterClose: the broker may deliver again, after a clean
+	// close, messages the consumer acknowledged just before it (RabbitMQ's
+	// quorum queues: rabbitmq-server issue 10327). The checks that a
+	// restart gets nothing again (drain, dead letters, parks) then allow
+	// such duplicates, which the version guard skips, instead of failing.
+	RedeliversAfterClose bool
 }
 
 // StreamSpec is what the suite asks of a stream.

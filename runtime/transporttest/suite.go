@@ -90,6 +90,16 @@ func (s *suite) stream(t *testing.T, units int) Stream {
 	return st
 }
 
+// afterClose is the most duplicates a check after a clean close allows:
+// none, or any when the broker may redeliver what was acknowledged just
+// before the close (Limits.RedeliversAfterClose).
+func (s *suite) afterClose() int {
+	if s.h.Limits.RedeliversAfterClose {
+		return -1
+	}
+	return 0
+}
+
 // n scales a count, keeping at least min.
 func (s *suite) n(count, least int) int {
 	return max(least, int(math.Round(float64(count)*s.scale)))
