@@ -2,6 +2,7 @@ package pubsub_test
 
 import (
 	"context"
+	"flag"
 	"log/slog"
 	"sync"
 	"testing"
@@ -22,7 +23,19 @@ import (
 // TestConformance runs the transport conformance suite on an in-process
 // pstest server per test, with message ordering on.
 func TestConformance(t *testing.T) {
-	transporttest.Run(t, transporttest.Harness{
+	transporttest.Run(t, conformanceHarness())
+}
+
+var stressFor = flag.Duration("pubsub.stress", 3*time.Second, "how long TestConformanceStress injects faults (run long with e.g. -pubsub.stress=10m)")
+
+// TestConformanceStress kills, closes, parks and replays at random on
+// pstest (see transporttest.Stress).
+func TestConformanceStress(t *testing.T) {
+	transporttest.Stress(t, conformanceHarness(), transporttest.StressOptions{Duration: *stressFor}) // it logs its figures
+}
+
+func conformanceHarness() transporttest.Harness {
+	return transporttest.Harness{
 		NewStream: newConformanceStream,
 		// pstest delivers a key's next message only once the one before is
 		// acknowledged (as SQS FIFO does with a group).
@@ -34,7 +47,7 @@ func TestConformance(t *testing.T) {
 			v, _ := m.Sum("ordergen.pubsub.blocked", meter.Attribute{Key: "ordergen.pubsub.blocked.reason", Value: "parked"})
 			return v > 0
 		},
-	})
+	}
 }
 
 // conformanceStream is a topic, its dead-letter topic and an ordered

@@ -2,6 +2,7 @@ package sqs_test
 
 import (
 	"context"
+	"flag"
 	"testing"
 	"time"
 
@@ -24,7 +25,20 @@ const lease = 2 * time.Second
 // emulator (ORDERGEN_TEST_SQS), a pair of FIFO queues per test.
 func TestConformance(t *testing.T) {
 	endpoint(t)
-	transporttest.Run(t, transporttest.Harness{
+	transporttest.Run(t, conformanceHarness())
+}
+
+var stressFor = flag.Duration("sqs.stress", 3*time.Second, "how long TestConformanceStress injects faults (run long with e.g. -sqs.stress=10m)")
+
+// TestConformanceStress kills, closes, parks and replays at random against
+// the emulator (see transporttest.Stress).
+func TestConformanceStress(t *testing.T) {
+	endpoint(t)
+	transporttest.Stress(t, conformanceHarness(), transporttest.StressOptions{Duration: *stressFor}) // it logs its figures
+}
+
+func conformanceHarness() transporttest.Harness {
+	return transporttest.Harness{
 		NewStream: newConformanceStream,
 		// A message group with a message in flight gets nothing more.
 		Limits: transporttest.Limits{OneInFlightPerKey: true},
@@ -33,7 +47,7 @@ func TestConformance(t *testing.T) {
 			v, _ := m.Sum("ordergen.sqs.blocked", meter.Attribute{Key: "ordergen.sqs.blocked.reason", Value: "parked"})
 			return v > 0
 		},
-	})
+	}
 }
 
 type conformanceStream struct {
