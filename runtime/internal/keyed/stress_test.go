@@ -31,7 +31,8 @@ type guarded struct {
 	running    map[string][]context.Context
 	dups       int
 	violations []string
-	fixed      bool
+	fixed      bool           // every poison event is fixed
+	fixedUpTo  map[string]int // per key, the poison events up to this Seq are fixed
 }
 
 func poison(e ev) bool {
@@ -48,7 +49,7 @@ func (g *guarded) handle(ctx context.Context, key string, e ev) error {
 		}
 	}
 	g.running[key] = append(g.running[key], ctx)
-	broken := poison(e) && !g.fixed
+	broken := poison(e) && !g.fixed && e.Seq > g.fixedUpTo[key]
 	g.mu.Unlock()
 	defer func() {
 		g.mu.Lock()
@@ -107,11 +108,25 @@ func stress(t *testing.T, maxOut int) {
 		return rng.IntN(n)
 	}
 	b := newBroker(maxOut)
-	g := &guarded{last: map[string]int{}, running: map[string][]context.Context{}}
+	g := &guarded{last: map[string]int{}, running: map[string][]context.Context{}, fixedUpTo: map[string]int{}}
 	const keys = 16
 	produced := map[string]int{}
 	bad := 0
+	// The storm publishes only while the backlog is small, so that a long
+	// run attacks the core instead of outrunning it.
+	backlog := func() int {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		n := 0
+		for k, p := range produced {
+			n += p - g.last[k]
+		}
+		return n
+	}
 	publishSome := func() {
+		if backlog() > 200 {
+			return
+		}
 		for range 10 {
 			k := fmt.Sprintf("k%02d", intn(keys))
 			produced[k]++
@@ -133,7 +148,7 @@ func stress(t *testing.T, maxOut int) {
 			g.fixed = true
 			g.mu.Unlock()
 		}
-		until := time.Now().Add(time.Duration(50+intn(300)) * time.Millisecond)
+		until := time.Now().Add(time.Duration(100+intn(500)) * time.Millisecond)
 		if final {
 			until = time.Now().Add(2 * time.Minute)
 		}
@@ -146,6 +161,14 @@ func stress(t *testing.T, maxOut int) {
 				publishSome()
 				ops["publish"]++
 			case op < 5:
+				fix := intn(6) == 0
+				if fix { // the operator fixes what was published so far
+					g.mu.Lock()
+					for k, n := range produced {
+						g.fixedUpTo[k] = n
+					}
+					g.mu.Unlock()
+				}
 				p.replay()
 				ops["replay"]++
 			default:
@@ -221,7 +244,7 @@ func startProcess(t *testing.T, b *broker, g *guarded, intn func(int) int, final
 		t.Fatal(err)
 	}
 	p := &process{b: b, engine: e, stopCh: make(chan struct{}), intn: intn}
-	lease := time.Duration(100+intn(900)) * time.Millisecond
+	lease := time.Duration(30+intn(300)) * time.Millisecond
 	if final {
 		lease = time.Minute
 	}
@@ -253,6 +276,11 @@ func startProcess(t *testing.T, b *broker, g *guarded, intn func(int) int, final
 		for {
 			select {
 			case m := <-b.wire:
+				if intn(4) == 0 {
+					// The stream's latency: deliveries queue up on the wire,
+					// some of them stale by the time they arrive.
+					time.Sleep(time.Duration(intn(3)) * time.Millisecond)
+				}
 				if m.Event.Seq < 0 {
 					m.Bad = &keyed.Bad{Reason: "undecodable", Err: errors.New("bad")}
 				}
