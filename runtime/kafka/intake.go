@@ -13,7 +13,8 @@ const (
 	// IntakeParked: as IntakeInFlight, and records parked in memory hold
 	// at least half of MaxInFlight: they finish only when their parks are
 	// resolved (Replay or Discard), so every partition of the consumer
-	// waits for an operator.
+	// waits for an operator. It lasts until they hold less than half of
+	// it, while the consumer crawls on the room left.
 	IntakeParked
 )
 
@@ -30,22 +31,29 @@ func (r IntakeReason) String() string {
 
 // noteIntake records whether the feeder waits for MaxInFlight room (full)
 // and why, logging each change that an operator must see: parked records
-// holding the intake at Warn, its end at Info.
+// holding the intake at Warn, its end at Info. Once parked records held
+// the intake, the state stays IntakeParked until they hold less than half
+// of MaxInFlight, so that a consumer crawling on the room left is not
+// reported blocked and free again at every record.
 func (c *Consumer[K, E]) noteIntake(full bool) {
+	c.mu.Lock()
+	was := c.intake
+	c.mu.Unlock()
 	why := intakeOpen
 	parked := 0
-	if full {
-		why = IntakeInFlight
+	if full || was == IntakeParked {
 		for _, p := range c.all() {
 			_, n := c.source().UnsettledOf(p.own)
 			parked += n
 		}
-		if 2*parked >= c.cfg.MaxInFlight {
+		switch {
+		case 2*parked >= c.cfg.MaxInFlight && (full || was == IntakeParked):
 			why = IntakeParked
+		case full:
+			why = IntakeInFlight
 		}
 	}
 	c.mu.Lock()
-	was := c.intake
 	c.intake = why
 	c.mu.Unlock()
 	switch {
@@ -54,7 +62,7 @@ func (c *Consumer[K, E]) noteIntake(full bool) {
 		c.cfg.Logger.Warn("ordergen/kafka: the consumer stopped taking records: records parked in memory hold its MaxInFlight; every partition waits until their parks are resolved (replay or discard the parked keys, see the dispatcher's ParkedKeys), or use a park store",
 			"parked", parked, "max_in_flight", c.cfg.MaxInFlight, "group", c.cfg.Group)
 	case was == IntakeParked:
-		c.cfg.Logger.Info("ordergen/kafka: the consumer takes records again: the parked records no longer hold its MaxInFlight", "group", c.cfg.Group, "now", why.String())
+		c.cfg.Logger.Info("ordergen/kafka: the consumer takes records again: the parked records no longer hold its MaxInFlight", "group", c.cfg.Group, "parked", parked, "now", why.String())
 	default:
 		c.cfg.Logger.Log(context.Background(), -4, "ordergen/kafka: intake", "now", why.String(), "was", was.String())
 	}

@@ -146,7 +146,11 @@ func (c *Consumer[K, E]) settled(m *inbound[K, E], st transport.Settlement) {
 // When the connection or a queue's channel is lost, the messages it
 // delivered that had not started are withdrawn from the lanes (the broker
 // delivers them again, to this consumer or another), and Run reconnects
-// with a growing delay.
+// with a growing delay. When the broker refuses what the configuration
+// asks for (credentials, the virtual host, a topology declared otherwise,
+// the consistent-hash exchange without its plugin), trying again cannot
+// help: Run ends as after Close and returns the broker's error, wrapping
+// ErrConfig.
 //
 // After Close, Run stops taking messages, withdraws those that had not
 // started, waits (up to Config.DrainTimeout, and Close's context) for the
@@ -184,17 +188,20 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 			return nil
 		default:
 		}
+		start := time.Now()
 		conn, err := c.dial()
 		if err == nil {
-			start := time.Now()
 			var lost bool
-			lost, err = c.session(ctx, conn)
-			if !lost {
+			if lost, err = c.session(ctx, conn); !lost {
 				return err
 			}
-			if time.Since(start) > c.cfg.MaxReconnectDelay {
-				delay = c.cfg.ReconnectDelay // it ran a while: start over
-			}
+		}
+		if refused(err) {
+			// Dialling or declaring again would be refused again.
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		if time.Since(start) > c.cfg.MaxReconnectDelay {
+			delay = c.cfg.ReconnectDelay // it ran a while: start over
 		}
 		c.stats.reconnects.Add(1)
 		c.cfg.Logger.Error("ordergen/rabbitmq: connection lost; reconnecting", "consumer", c.cfg.Name, "in", delay, "error", err)
@@ -208,13 +215,32 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	}
 }
 
+// refused reports whether the broker refused what the configuration asks
+// for, so that trying again cannot help: credentials or a virtual host it
+// refuses, a topology that differs from the one declared
+// (PRECONDITION_FAILED), an exchange type it does not know (the
+// consistent-hash plugin not enabled).
+func refused(err error) bool {
+	var ae *amqp.Error
+	if !errors.As(err, &ae) {
+		return false
+	}
+	switch ae.Code {
+	case amqp.AccessRefused, amqp.PreconditionFailed, amqp.CommandInvalid, amqp.NotAllowed:
+		return true
+	}
+	return false
+}
+
 // dial connects to the broker.
 func (c *Consumer[K, E]) dial() (*amqp.Connection, error) {
 	cfg := c.cfg.AMQP
-	if cfg.Properties == nil {
-		cfg.Properties = amqp.NewConnectionProperties()
+	props := amqp.NewConnectionProperties()
+	for k, v := range cfg.Properties {
+		props[k] = v
 	}
-	cfg.Properties.SetClientConnectionName(c.tag)
+	props.SetClientConnectionName(c.tag)
+	cfg.Properties = props
 	conn, err := amqp.DialConfig(c.cfg.URL, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: dial: %w", err)

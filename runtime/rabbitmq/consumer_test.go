@@ -480,3 +480,46 @@ func TestRoomMadeByOneQueueWakesTheOthers(t *testing.T) {
 	r.stop(t)
 	j.inOrder(t, want, false)
 }
+
+// What the broker refuses for good ends Run with an error wrapping
+// ErrConfig instead of a reconnection loop: wrong credentials, and queues
+// declared with other arguments than the topology's.
+func TestRunEndsOnWhatTheBrokerRefuses(t *testing.T) {
+	url := brokerURL(t)
+	bad, err := amqp.ParseURI(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.Password = "wrong-" + bad.Password
+	topo := topology(t, 1)
+	conn := dial(t)
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The queue exists without single active consumer.
+	if _, err := ch.QueueDeclare(topo.Queue(0), false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if ch, err := conn.Channel(); err == nil {
+			_, _ = ch.QueueDelete(topo.Queue(0), false, false, false)
+			_ = topo.Delete(ch)
+		}
+	})
+	for name, u := range map[string]string{"credentials": bad.String(), "topology": url} {
+		c, err := rabbitmq.NewConsumer[string, event](rabbitmq.Config[event]{URL: u, Topology: topo, Codec: codec, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := runtime.New(func(context.Context, string, event) error { return nil }, runtime.Config[string, event]{OnOutcome: c.OnOutcome})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Run(within(t, 30*time.Second), rabbitmq.EngineTarget(e))
+		if !errors.Is(err, rabbitmq.ErrConfig) {
+			t.Errorf("%s: Run returned %v, want an error wrapping ErrConfig", name, err)
+		}
+		_ = e.Close(context.Background())
+	}
+}

@@ -18,7 +18,7 @@ import (
 // HeaderError and HeaderAttempts. It returns once the broker confirmed
 // it; when the publish fails the runtime parks the event instead, so
 // nothing is lost. It declares topo first, and refuses what NewProducer
-// refuses.
+// refuses. It publishes on a channel of its own, which closes with conn.
 func DeadLetters[K comparable, E any](conn *amqp.Connection, topo Topology, codec durable.Codec[E]) (runtime.DeadLetterSink[K, E], error) {
 	switch {
 	case conn == nil:

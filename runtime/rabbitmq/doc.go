@@ -163,9 +163,10 @@
 // unacknowledged and keeps its room in its queue's prefetch. When its
 // queue's prefetch is full and parked messages hold half of it or more,
 // the broker delivers nothing more from that queue, for any key, until the
-// parks are resolved: the consumer says so (a warning naming the queue,
-// then an info line when it frees; Stats.BlockedByParks; QueueStatus; the
-// metric ordergen.rabbitmq.blocked with reason "parked"). Replay or Discard
+// parks are resolved (at best it crawls on the room left): the consumer
+// says so (a warning naming the queue, then an info line once parked
+// messages hold less than half of the prefetch; Stats.BlockedByParks;
+// QueueStatus; the metric ordergen.rabbitmq.blocked with reason "parked"). Replay or Discard
 // of the parked keys (the dispatcher's ParkedKeys) reports their outcomes,
 // which acknowledges the messages and resumes the queue. Use a park store
 // to keep parked messages from holding queues at all.

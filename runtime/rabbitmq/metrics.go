@@ -22,10 +22,11 @@ const (
 	// MetricParked is, per queue, the unsettled messages parked in memory:
 	// they hold their room in the prefetch until their parks are resolved.
 	MetricParked = "ordergen.rabbitmq.parked"
-	// MetricBlocked is, per queue, 1 while its prefetch is full, by
-	// ordergen.rabbitmq.blocked.reason: "in_flight", or "parked" when
-	// messages parked in memory hold half of it or more (the queue waits
-	// for an operator); 0 otherwise.
+	// MetricBlocked is, per queue, 1 while it is blocked, by
+	// ordergen.rabbitmq.blocked.reason: "in_flight" while its prefetch is
+	// full, or "parked" from the moment its prefetch fills with messages
+	// parked in memory holding half of it or more until they hold less
+	// than half (the queue waits for an operator); 0 otherwise.
 	MetricBlocked = "ordergen.rabbitmq.blocked"
 	// MetricDeadLettered counts the bad messages rejected to the
 	// dead-letter exchange, by ordergen.rabbitmq.dead_letter.reason (a

@@ -256,22 +256,28 @@ func (sb *sub[K, E]) poke() {
 }
 
 // look finds whether the prefetch is full, and whether parked messages
-// fill it, logging each change an operator must see.
+// fill it, logging each change an operator must see. Once parked messages
+// held the prefetch, the queue stays blockedParked until they hold less
+// than half of it, so that a queue crawling on the room left is not
+// reported blocked and free again at every message.
 func (sb *sub[K, E]) look() {
 	c := sb.c
 	sb.mu.Lock()
 	unsettled := sb.led.unsettled()
 	sb.mu.Unlock()
+	full := unsettled >= c.cfg.Prefetch
+	was := sb.blocked
 	why := notBlocked
 	parked := 0
-	if unsettled >= c.cfg.Prefetch {
-		why = blockedInFlight
+	if full || was == blockedParked {
 		_, parked = c.source().UnsettledOf(sb.own)
-		if 2*parked >= c.cfg.Prefetch {
+		switch {
+		case 2*parked >= c.cfg.Prefetch:
 			why = blockedParked
+		case full:
+			why = blockedInFlight
 		}
 	}
-	was := sb.blocked
 	sb.blocked = why
 	sb.state.mu.Lock()
 	sb.state.unsettled = unsettled
@@ -283,7 +289,7 @@ func (sb *sub[K, E]) look() {
 		c.cfg.Logger.Warn("ordergen/rabbitmq: queue blocked: messages parked in memory hold its prefetch, so the broker delivers nothing more of it, for any key, until their parks are resolved (replay or discard the parked keys, see the dispatcher's ParkedKeys), or use a park store",
 			"queue", sb.name, "parked", parked, "prefetch", c.cfg.Prefetch)
 	case was == blockedParked:
-		c.cfg.Logger.Info("ordergen/rabbitmq: queue unblocked: parked messages no longer hold its prefetch", "queue", sb.name, "now", why.String())
+		c.cfg.Logger.Info("ordergen/rabbitmq: queue unblocked: parked messages no longer hold its prefetch", "queue", sb.name, "parked", parked, "now", why.String())
 	default:
 		c.cfg.Logger.Debug("ordergen/rabbitmq: queue prefetch", "queue", sb.name, "now", why.String(), "was", was.String())
 	}

@@ -115,6 +115,10 @@ func (s *session[K, E]) supervise(q int) {
 	delay := c.cfg.ReconnectDelay
 	for {
 		sb, err := c.subscribe(s.conn, q)
+		if refused(err) {
+			s.fatalOnce.Do(func() { s.fatal <- fmt.Errorf("%w: %w", ErrConfig, err) })
+			return
+		}
 		if err == nil {
 			lost, fatal := sb.receive(s.stop)
 			if fatal != nil {

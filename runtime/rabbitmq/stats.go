@@ -57,8 +57,9 @@ type QueueStatus struct {
 	// Consumed is the number of its messages delivered to this consumer.
 	Consumed uint64
 	// Blocked says why its deliveries stopped: "in_flight" (the prefetch
-	// is full), "parked" (messages parked in memory hold half of it or
-	// more); "" when they did not.
+	// is full), "parked" (the prefetch filled with messages parked in
+	// memory holding half of it or more, and they still do); "" when they
+	// did not.
 	Blocked string
 }
 
