@@ -39,6 +39,12 @@ type StressOptions struct {
 	// handlers of a key may overlap (the version guard keeps that
 	// harmless): overlaps are then counted, not failed.
 	Disconnect bool
+	// MaxBacklog, when positive, holds the publisher back while more than
+	// that many events are published and not applied, so that a long run
+	// on a slow broker (pstest delivers a key's next message only after
+	// the previous one is acknowledged) attacks the consumers instead of
+	// outrunning the broker. Zero: the publisher never waits.
+	MaxBacklog int
 }
 
 // StressResult are the figures of a Stress run.
@@ -137,6 +143,14 @@ func Stress(t *testing.T, h Harness, o StressOptions) StressResult {
 			case <-stopPub:
 				return
 			default:
+			}
+			if o.MaxBacklog > 0 && int(published.Load())-b.state().applied > o.MaxBacklog {
+				select {
+				case <-stopPub:
+					return
+				case <-time.After(5 * time.Millisecond): // the publisher's pace
+				}
+				continue
 			}
 			batch := map[string][]Event{}
 			var order []string
