@@ -108,6 +108,7 @@ func Stress(t *testing.T, h Harness, o StressOptions) StressResult {
 		n++
 		return memberSpec{
 			name:        fmt.Sprintf("m%d", n),
+			quiet:       true, // thousands of them in a long run
 			maxInFlight: 4 + rng.IntN(60),
 			handle:      handle,
 			engine: func(rc *runtime.Config[string, Event]) {
@@ -124,6 +125,7 @@ func Stress(t *testing.T, h Harness, o StressOptions) StressResult {
 	}
 
 	// The publisher: each key's next event, keys at random, in batches.
+	const window = 2000
 	p := s.publisher(t, st)
 	var published atomic.Int64
 	stopPub := make(chan struct{})
@@ -137,6 +139,16 @@ func Stress(t *testing.T, h Harness, o StressOptions) StressResult {
 			case <-stopPub:
 				return
 			default:
+			}
+			// The consumers' pace: at most window events published and
+			// not applied, so that healing at the end has a bounded
+			// backlog to drain however long the run.
+			if behind := int(published.Load()) - window; behind > 0 {
+				select {
+				case <-b.reached(behind):
+				case <-stopPub:
+					return
+				}
 			}
 			batch := map[string][]Event{}
 			var order []string
