@@ -42,6 +42,8 @@ type memberSpec struct {
 	handle func(ctx context.Context, m *member, e Event) error
 	// engine adjusts the engine's configuration.
 	engine func(*runtime.Config[string, Event])
+	// quiet keeps its logs out of a failed test's report.
+	quiet bool
 }
 
 // start builds a member on st and runs its consumer; it is killed when the
@@ -107,7 +109,7 @@ func (s *suite) start(t *testing.T, st Stream, b *book, spec memberSpec) *member
 		if !m.ended.Load() {
 			m.kill(t, s.timeout)
 		}
-		if t.Failed() {
+		if t.Failed() && !spec.quiet {
 			m.logs.dump(t, m.name+"'s consumer")
 			m.elogs.dump(t, m.name+"'s engine")
 		}
