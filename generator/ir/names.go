@@ -47,6 +47,10 @@ type Names struct {
 	NewProducer string
 	// Codec is the JSON codec (AccountCodec).
 	Codec string
+	// Inspector is the dispatcher's method that returns its operator's view
+	// for runtime/console (Inspector): a method, not a top-level name, like
+	// Seal.
+	Inspector string
 
 	// Value gives an event's value, a pointer dereferenced (accountValue);
 	// the test kit declares a function of this name too.
@@ -105,6 +109,7 @@ func NamesOf(entity string) Names {
 		Producer:               entity + "Producer",
 		NewProducer:            "New" + entity + "Producer",
 		Codec:                  entity + "Codec",
+		Inspector:              "Inspector",
 
 		Value:         lc + "Value",
 		Subscriber:    lc + "Subscriber",
