@@ -150,7 +150,10 @@ func (c *Consumer[K, E]) settled(m *inbound[K, E], st transport.Settlement) {
 // asks for (credentials, the virtual host, a topology declared otherwise,
 // the consistent-hash exchange without its plugin), trying again cannot
 // help: Run ends as after Close and returns the broker's error, wrapping
-// ErrConfig.
+// ErrConfig. (A refusal of the credentials or the virtual host that the
+// client reports without the broker's own word, which is also what a
+// socket closed during the handshake looks like, ends Run only the third
+// time in a row.)
 //
 // After Close, Run stops taking messages, withdraws those that had not
 // started, waits (up to Config.DrainTimeout, and Close's context) for the
@@ -180,6 +183,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	}
 	c.src.Store(src)
 	delay := c.cfg.ReconnectDelay
+	refusals := 0 // handshakes refused in a row
 	for {
 		select {
 		case <-ctx.Done():
@@ -196,9 +200,14 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 				return err
 			}
 		}
-		if refused(err) {
-			// Dialling or declaring again would be refused again.
-			return fmt.Errorf("%w: %w", ErrConfig, err)
+		if yes, sure := refused(err); yes {
+			refusals++
+			if sure || refusals >= handshakeRefusals {
+				// Dialling or declaring again would be refused again.
+				return fmt.Errorf("%w: %w", ErrConfig, err)
+			}
+		} else {
+			refusals = 0
 		}
 		if time.Since(start) > c.cfg.MaxReconnectDelay {
 			delay = c.cfg.ReconnectDelay // it ran a while: start over
@@ -219,18 +228,25 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 // for, so that trying again cannot help: credentials or a virtual host it
 // refuses, a topology that differs from the one declared
 // (PRECONDITION_FAILED), an exchange type it does not know (the
-// consistent-hash plugin not enabled).
-func refused(err error) bool {
+// consistent-hash plugin not enabled). sure is false for the refusals the
+// client makes up when the socket closes during the handshake
+// (amqp.ErrCredentials, amqp.ErrVhost, amqp.ErrSASL): a network fault
+// looks the same, so only their repetition is conclusive.
+func refused(err error) (yes, sure bool) {
 	var ae *amqp.Error
 	if !errors.As(err, &ae) {
-		return false
+		return false, false
 	}
 	switch ae.Code {
 	case amqp.AccessRefused, amqp.PreconditionFailed, amqp.CommandInvalid, amqp.NotAllowed:
-		return true
+		return true, ae.Server
 	}
-	return false
+	return false, false
 }
+
+// handshakeRefusals is how many handshakes in a row the client must see
+// refused, without the broker saying so itself, before Run gives up.
+const handshakeRefusals = 3
 
 // dial connects to the broker.
 func (c *Consumer[K, E]) dial() (*amqp.Connection, error) {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -522,4 +524,49 @@ func TestRunEndsOnWhatTheBrokerRefuses(t *testing.T) {
 		}
 		_ = e.Close(context.Background())
 	}
+}
+
+// Regression: a socket closed during the handshake makes the client report
+// a refusal of the credentials (amqp.ErrCredentials) that the broker never
+// sent; Run treated it as final and ended. It dials again now, and the
+// consumer goes on once a handshake succeeds.
+func TestHandshakeCutIsNotARefusal(t *testing.T) {
+	topo := topology(t, 1)
+	declared(t, topo)
+	var dials atomic.Int32
+	cutting := func(network, addr string) (net.Conn, error) {
+		c, err := amqp.DefaultDial(30*time.Second)(network, addr)
+		if err != nil || dials.Add(1) > 2 {
+			return c, err
+		}
+		return &cutAfterWrites{Conn: c, writes: 2}, nil // the header, then start-ok
+	}
+	j := newJournal()
+	r := start(t, rabbitmq.Config[event]{Topology: topo, AMQP: amqp.Config{Dial: cutting}}, func(_ context.Context, _ string, e event) error {
+		j.add(e)
+		return nil
+	}, nil)
+	send(t, producer(t, topo), event{Key: "a", Seq: 1})
+	await(t, j.reached(1), "the event, after two handshakes were cut")
+	r.stop(t)
+	if n := dials.Load(); n < 3 {
+		t.Errorf("%d dials, want the two cut and one more", n)
+	}
+}
+
+// cutAfterWrites closes its connection once it has written writes times.
+type cutAfterWrites struct {
+	net.Conn
+	mu     sync.Mutex
+	writes int
+}
+
+func (c *cutAfterWrites) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.writes--; c.writes == 0 {
+		_ = c.Conn.Close()
+	}
+	return n, err
 }

@@ -115,7 +115,7 @@ func (s *session[K, E]) supervise(q int) {
 	delay := c.cfg.ReconnectDelay
 	for {
 		sb, err := c.subscribe(s.conn, q)
-		if refused(err) {
+		if yes, sure := refused(err); yes && sure {
 			s.fatalOnce.Do(func() { s.fatal <- fmt.Errorf("%w: %w", ErrConfig, err) })
 			return
 		}
