@@ -19,9 +19,18 @@ type generatedPeer struct {
 	d *benchevents.ItemDispatcher
 }
 
-// itemHandler adapts a Handler to the generated ItemHandler. The event's
-// version is the workload's per-key sequence, so the version guard applies
-// every event.
+// ItemHandler returns h as the generated ItemHandler: it calls h with the
+// Event that Submitted carries (ToSubmitted's inverse) and succeeds.
+func ItemHandler(h Handler) benchevents.ItemHandler { return itemHandler{h} }
+
+// ToSubmitted returns the generated event that carries ev of key. Its
+// version is ev's sequence number among its key's events, so the version
+// guard applies every event of a run.
+func ToSubmitted(key string, ev Event) benchevents.Submitted {
+	return benchevents.Submitted{Key: key, Seq: uint64(ev.Seq), KeyIndex: ev.Key, Index: ev.Index}
+}
+
+// itemHandler is ItemHandler's result.
 type itemHandler struct{ h Handler }
 
 func (ih itemHandler) HandleSubmitted(_ context.Context, e benchevents.Submitted) error {
@@ -44,7 +53,7 @@ func NewGenerated(h Handler, workers int) (Peer, error) {
 }
 
 func (p *generatedPeer) Submit(ctx context.Context, key string, ev Event) error {
-	return p.d.PublishSubmitted(ctx, benchevents.Submitted{Key: key, Seq: uint64(ev.Seq), KeyIndex: ev.Key, Index: ev.Index})
+	return p.d.PublishSubmitted(ctx, ToSubmitted(key, ev))
 }
 
 func (p *generatedPeer) Drain(ctx context.Context) error {
