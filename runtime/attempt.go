@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -33,47 +32,56 @@ func (n notStarted) now() bool {
 	return (n.interrupt != nil && n.interrupt.Load()) || (n.pos != nil && n.pos.Load() != n.at)
 }
 
-// call runs fn as one attempt of it: with the per-attempt timeout, and with
-// a panic turned into a PanicError.
+// call runs fn as one attempt of it: with its context (see attemptctx.go),
+// and with a panic turned into a PanicError.
 func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, fn func(context.Context) error) (err error) {
 	e := w.e
 	it.attempts++
-	ctx := e.base
-	var cancel context.CancelFunc
-	switch {
-	case e.cfg.Timeout > 0:
-		ctx, cancel = context.WithTimeout(ctx, e.cfg.Timeout)
-		defer func() {
-			if err != nil && ctx.Err() == context.DeadlineExceeded && e.base.Err() == nil {
-				w.logTimeout(key, it)
-			}
-		}()
-	case e.cfg.OnOutcome != nil:
-		ctx, cancel = context.WithCancel(ctx) // Withdraw may cancel it
+	if e.cfg.Timeout <= 0 && e.cfg.OnOutcome == nil {
+		// Nothing ends this attempt but Close giving up, which cancels the
+		// base context itself.
+		return w.run(e.base, fn, nil)
 	}
-	if cancel != nil {
-		defer cancel()
+	c := &attemptCtx{engine: any(e), tag: it.tag, replayed: it.replayed}
+	if e.cfg.Timeout > 0 {
+		c.due = e.now() + int64(e.cfg.Timeout)
+		c.deadline = e.clock.wall(c.due)
 	}
-	if e.cfg.OnOutcome != nil {
-		w.running.begin(it.tag, it.replayed, cancel)
-		defer w.running.end()
-		// Withdraw marks the lane (or spills the batch) before it cancels
-		// the running attempts: an attempt it could not see yet does not
-		// start, and one it cancelled goes back to be withdrawn.
-		if ns.now() {
-			it.attempts--
+	w.running.begin(c)
+	defer func() {
+		w.running.finish()
+		c.end(context.Canceled, false)
+	}()
+	// Withdraw marks the lane (or spills the batch) before it cancels the
+	// running attempts, and Close sets aborted before it ends them: an
+	// attempt either is seen by them or sees their mark here.
+	if e.cfg.OnOutcome != nil && ns.now() {
+		it.attempts--
+		return errWithdrawing
+	}
+	if e.aborted.Load() {
+		c.end(context.Canceled, false)
+	}
+	err = w.run(c, fn, c)
+	if err != nil {
+		switch {
+		case c.wasWithdrawn():
 			return errWithdrawing
+		case e.cfg.Timeout > 0 && c.Err() == context.DeadlineExceeded && !e.aborted.Load():
+			w.logTimeout(key, it)
 		}
-		defer func() {
-			if err != nil && w.running.wasCancelled() {
-				err = errWithdrawing
-			}
-		}()
 	}
-	if e.metrics != nil && w.timing.sample() {
+	return err
+}
+
+// run runs fn with ctx, recording its duration (sampled) when the engine
+// has metrics; c, when not nil, is ctx's attemptCtx, which says whether the
+// attempt timed out.
+func (w *worker[K, E]) run(ctx context.Context, fn func(context.Context) error, c *attemptCtx) (err error) {
+	if w.e.metrics != nil && w.timing.sample() {
 		start := time.Now()
 		defer func() {
-			w.recordAttempt(time.Since(start), err, ctx.Err() == context.DeadlineExceeded)
+			w.recordAttempt(time.Since(start), err, c != nil && c.Err() == context.DeadlineExceeded)
 		}()
 	}
 	defer func() {
@@ -82,47 +90,6 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, fn func(context.C
 		}
 	}()
 	return fn(ctx)
-}
-
-// runningAttempt is a worker's attempt in progress: its event's tag and
-// the cancel function of its context.
-type runningAttempt struct {
-	// mu guards every field: the worker writes them, Withdraw reads them
-	// and cancels.
-	mu        sync.Mutex
-	tag       uint64
-	replayed  bool
-	cancel    context.CancelFunc
-	cancelled bool // by Withdraw
-}
-
-func (r *runningAttempt) begin(tag uint64, replayed bool, cancel context.CancelFunc) {
-	r.mu.Lock()
-	r.tag, r.replayed, r.cancel, r.cancelled = tag, replayed, cancel, false
-	r.mu.Unlock()
-}
-
-// wasCancelled reports whether Withdraw cancelled the attempt.
-func (r *runningAttempt) wasCancelled() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.cancelled
-}
-
-func (r *runningAttempt) end() {
-	r.mu.Lock()
-	r.cancel = nil
-	r.mu.Unlock()
-}
-
-// cancelIf cancels the attempt in progress if sel selects its event.
-func (r *runningAttempt) cancelIf(sel func(tag uint64, replayed bool) bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cancel != nil && sel(r.tag, r.replayed) {
-		r.cancel()
-		r.cancelled = true
-	}
 }
 
 // logTimeout tells the operator about an attempt that ran out of its

@@ -57,7 +57,12 @@ type Engine[K comparable, E any] struct {
 	// event without an outcome, plus the events parked in memory. Room is
 	// taken in it (takeRoom) before an event is accepted, and given back
 	// (releaseRoom) when an event leaves, so it never passes the total.
+	// Submitters write it on every event: it has a cache line of its own,
+	// so that the fields workers read on every attempt (base, cfg, aborted)
+	// are not invalidated with it.
+	_    [64]byte
 	load atomic.Int64
+	_    [56]byte
 	// replayRoom is the room durable replays hold in load and have not
 	// filled with loaded events (replayState.room): not pending events.
 	replayRoom atomic.Int64

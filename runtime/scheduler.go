@@ -11,7 +11,8 @@ package runtime
 //	attempt.go    one attempt: its context, timeout, panics, cancellation
 //	verdict.go    the outcome path: what becomes of an attempt's result
 //	inline.go     inline batches: an inbox run without lanes
-//	watchdog.go   the clock's tick: stuck batches and stuck workers
+//	watchdog.go   the clock's tick: stuck batches, stuck workers, deadlines
+//	attemptctx.go an attempt's context: a deadline without a timer
 //	timers.go     retry backoffs and the resequencer's hold timers
 //	park.go       parking a key; replay.go: replay and discard
 //	withdraw.go   Withdraw, for transports
@@ -104,11 +105,13 @@ package runtime
 //	            queue's to push the shard's task and to pop it, and 2 shard
 //	            locks to take the inbox and to end the batch
 //	atomics     submit: 1 load and 1 compare-and-swap to take room
-//	            (takeRoom), 2 loads for the coarse time (clock.coarse);
-//	            run: 1 compare-and-swap of the batch's position, 1 load of
-//	            the room's waiters, 1 load of aborted, 1 add to the
-//	            worker's handled count; per 64 events, 1 add to give the
-//	            room back and 1 load of its waiters
+//	            (takeRoom, on a cache line of its own), 2 loads for the
+//	            coarse time (clock.coarse); run: 1 compare-and-swap of the
+//	            batch's position, 1 load of the room's waiters, 1 load of
+//	            aborted, 1 add to the worker's handled count; per 64
+//	            events, 1 add to give the room back and 1 load of its
+//	            waiters; per batch, a few more (the run queue's length, the
+//	            worker's run count, the quiet notifier's waiters)
 //	queues      1 append to the shard's inbox (its two buffers are reused:
 //	            no allocation in steady state); per batch, 1 push and 1 pop
 //	            of the run queue
@@ -116,9 +119,11 @@ package runtime
 //	            the engine has work, not per event)
 //	allocations none
 //
-// Options add to that, per attempt: Config.Timeout a context with its own
-// timer; Config.OnOutcome a context to cancel (for Withdraw), 2 locks of
-// the worker's running attempt and the report itself; a MeterProvider two
-// reads of the clock on one attempt in 64 (every attempt of a handler
-// slower than 50µs). A key with a lane adds, per take of up to 64 events,
-// 2 locks of its shard and, per turn, a push and a pop of the run queue.
+// Options add to that, per attempt: Config.Timeout or Config.OnOutcome an
+// attempt context (attemptctx.go: one small allocation, 2 atomic stores to
+// publish it and 2 to clear it, 1 uncontended lock to end it; no timer: the
+// clock's tick checks the deadlines), and OnOutcome the report itself; a
+// MeterProvider two reads of the clock on one attempt in 64 (every attempt
+// of a handler slower than 50µs). A key with a lane adds, per take of up to
+// 64 events, 2 locks of its shard and, per turn, a push and a pop of the
+// run queue.

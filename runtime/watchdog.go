@@ -4,11 +4,15 @@ package runtime
 // makes progress, when workers sleep.
 const longBatch = 64
 
-// watch runs on each clock tick: it spills the remainder of every inline
+// watch runs on each clock tick: it ends the contexts of attempts past
+// their deadline (expireAttempts), and spills the remainder of every inline
 // batch that made no progress since the last tick, or that is long while
 // workers sleep. The lanes it makes go to the run queue, which wakes a
 // sleeping worker or starts one while fewer than MaxActive run.
 func (e *Engine[K, E]) watch() {
+	if e.cfg.Timeout > 0 {
+		e.expireAttempts()
+	}
 	if !e.inline {
 		e.watchWorkers()
 		return
@@ -49,5 +53,15 @@ func (e *Engine[K, E]) watchWorkers() {
 		if stuck && w.local.len() > 0 {
 			e.rq.startThief()
 		}
+	}
+}
+
+// expireAttempts ends, with DeadlineExceeded, the context of every running
+// attempt whose Config.Timeout has passed. The tick runs while any worker
+// works, so a deadline is met to within about a tick (see attemptctx.go).
+func (e *Engine[K, E]) expireAttempts() {
+	now := e.now()
+	for _, w := range e.workerList() {
+		w.running.expire(now)
 	}
 }
