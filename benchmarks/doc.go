@@ -33,7 +33,7 @@
 //
 //	go test -run '^$' -bench Dispatch -benchmem -benchtime=1000000x
 //	go test -run '^$' -bench HotKey -benchmem -benchtime=10x
-//	go test -run '^$' -bench KafkaNoop -benchtime=1x -count=5
+//	go test -run '^$' -bench KafkaNoop -benchtime=2x -count=5
 //
 // or go run ./cmd/report to run the three in interleaved rounds and write
 // docs/benchmarks.md and docs/benchmarks.svg.

@@ -168,24 +168,24 @@ func (t *noopTopic) newTally() *tally {
 }
 
 // handle is the no-op handler, with the run's checks.
-func (y *tally) handle(key string, ev peers.Event) {
-	y.once.Do(func() { y.start = time.Now() })
-	y.h(key, ev)
-	if y.count.Add(1) == y.n {
-		y.end = time.Now()
-		close(y.done)
+func (ta *tally) handle(key string, ev peers.Event) {
+	ta.once.Do(func() { ta.start = time.Now() })
+	ta.h(key, ev)
+	if ta.count.Add(1) == ta.n {
+		ta.end = time.Now()
+		close(ta.done)
 	}
 }
 
 // verify returns the run's time, or why the run was wrong.
-func (y *tally) verify(submitted []uint32) (time.Duration, error) {
-	if n := y.count.Load(); n != y.n {
-		return 0, fmt.Errorf("%d events handled, want %d", n, y.n)
+func (ta *tally) verify(submitted []uint32) (time.Duration, error) {
+	if n := ta.count.Load(); n != ta.n {
+		return 0, fmt.Errorf("%d events handled, want %d", n, ta.n)
 	}
-	if err := y.check.Verify(submitted); err != nil {
+	if err := ta.check.Verify(submitted); err != nil {
 		return 0, err
 	}
-	return y.end.Sub(y.start), nil
+	return ta.end.Sub(ta.start), nil
 }
 
 // consume reads the topic with runtime/kafka's consumer in group, feeding
@@ -203,8 +203,8 @@ func (t *noopTopic) consume(group string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	y := t.newTally()
-	d, err := benchevents.NewItemDispatcher(peers.ItemHandler(y.handle), func(cfg *benchevents.ItemConfig) {
+	ta := t.newTally()
+	d, err := benchevents.NewItemDispatcher(peers.ItemHandler(ta.handle), func(cfg *benchevents.ItemConfig) {
 		cfg.OnOutcome = c.OnOutcome
 		cfg.Logger = quiet
 	})
@@ -217,13 +217,13 @@ func (t *noopTopic) consume(group string) (time.Duration, error) {
 	defer cancel()
 	var runErr error
 	select {
-	case <-y.done:
+	case <-ta.done:
 	case runErr = <-ran:
 		if runErr == nil {
 			runErr = errors.New("the consumer stopped before every record was handled")
 		}
 	case <-ctx.Done():
-		runErr = fmt.Errorf("%d of %d records handled: %w", y.count.Load(), y.n, ctx.Err())
+		runErr = fmt.Errorf("%d of %d records handled: %w", ta.count.Load(), ta.n, ctx.Err())
 	}
 	closeErr := c.Close(ctx)
 	if err := d.Close(ctx); err != nil {
@@ -238,7 +238,7 @@ func (t *noopTopic) consume(group string) (time.Duration, error) {
 	if st := c.Stats(); st.DeadLettered != 0 {
 		return 0, fmt.Errorf("consumer: %d records dead-lettered", st.DeadLettered)
 	}
-	return y.verify(t.submitted)
+	return ta.verify(t.submitted)
 }
 
 // pollLoop reads the topic in group with a plain franz-go poll loop in one
@@ -252,13 +252,13 @@ func (t *noopTopic) pollLoop(group string) (time.Duration, error) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	y := t.newTally()
+	ta := t.newTally()
 	codec := benchevents.ItemCodec{}
 	var bad error
-	for y.count.Load() < y.n && bad == nil {
+	for ta.count.Load() < ta.n && bad == nil {
 		fetches := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return 0, fmt.Errorf("%d of %d records handled: %w", y.count.Load(), y.n, err)
+			return 0, fmt.Errorf("%d of %d records handled: %w", ta.count.Load(), ta.n, err)
 		}
 		fetches.EachError(func(_ string, _ int32, err error) { bad = errors.Join(bad, err) })
 		fetches.EachRecord(func(r *kgo.Record) {
@@ -272,13 +272,13 @@ func (t *noopTopic) pollLoop(group string) (time.Duration, error) {
 				bad = errors.Join(bad, fmt.Errorf("offset %d: event %T", r.Offset, ev))
 				return
 			}
-			y.handle(s.Key, peers.Event{Key: s.KeyIndex, Seq: uint32(s.Seq), Index: s.Index})
+			ta.handle(s.Key, peers.Event{Key: s.KeyIndex, Seq: uint32(s.Seq), Index: s.Index})
 		})
 	}
 	if bad != nil {
 		return 0, bad
 	}
-	return y.verify(t.submitted)
+	return ta.verify(t.submitted)
 }
 
 // headerType returns the record's event type header, or "".

@@ -17,7 +17,8 @@
 //	-hotkey-benchtime D
 //	                 BenchmarkHotKey's -benchtime (default 10x)
 //	-kafka-benchtime D
-//	                 BenchmarkKafkaNoop's -benchtime (default 1x)
+//	                 BenchmarkKafkaNoop's -benchtime (default 2x:
+//	                 both orders of the two consumers)
 //	-count N         rounds: runs of each benchmark (default 5)
 //	-stat S          how to summarise them: median (default), or min, the
 //	                 least disturbed run on a machine shared with other work
