@@ -531,10 +531,10 @@ func TestIntrospectionWhileInlineBatchesRun(t *testing.T) {
 			_ = e.Stats()
 		}
 	})
-	// 4,000 events (8 a key): enough for many inline batches under the
-	// readers; 20,000 took longer than flush's 20 s on a loaded 2-core
-	// machine, where a 20 µs sleep lasts about a millisecond.
-	for i := 0; i < 4000; i++ {
+	// Enough events for the readers to meet batches in every state; not so
+	// many that a loaded machine (under -race) takes the hang detector's
+	// 20 s to handle them.
+	for i := 0; i < 5000; i++ {
 		if err := e.Submit(ctx, fmt.Sprintf("k%d", i%500), ev{Seq: i}); err != nil {
 			t.Fatal(err)
 		}
