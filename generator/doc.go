@@ -17,6 +17,7 @@
 //
 //	version: 1                 # required; the only version this ordergen reads
 //	package: ledger            # required; a lower-case Go identifier, not a keyword
+//	doc: The bank's ledger.    # optional, as on entities, states, events and fields
 //	out: ledger                # optional; the output folder, relative to the schema
 //	wire_names: go             # optional; or snake_case, camelCase
 //	defaults:                  # optional; every entity inherits them
@@ -29,16 +30,24 @@
 //	  resequencer: {max_events: 64, max_wait: 30s}
 //	entities:
 //	  Account:
+//	    doc: A bank account.
 //	    key: {field: AccountID, type: string, wire: account_id}
 //	    version: {field: Version, type: uint64}
-//	    states: [Open, Frozen, Closed]
-//	    branches: {Suspended: {from: [Open]}}
+//	    states: [Open, Frozen: {doc: No withdrawals.}, Closed]
+//	    branches: {Suspended: {from: [Open], doc: Under review.}}
 //	    conflate: false
 //	    wire_names: go         # overrides the file's rule
 //	    retry: {attempts: 8}   # any default, overridden field by field
 //	    events:
 //	      AccountOpened: {fields: {Owner: string}, kind: snapshot, to: Open}
-//	      Deposited: {fields: {Amount: {type: int64, wire: amount}}}
+//	      Deposited: {fields: {Amount: {type: int64, wire: amount, doc: In cents.}}, doc: Money paid in.}
+//
+// doc: describes what it is on, for people: a sentence (or paragraphs)
+// that goes into the generated Go comments (a field's replaces the
+// generated "Amount is declared in the schema as int64."; the schema's goes
+// into the package comment), the catalogue of ordergen docs and the editor's
+// hover text. A state is written as its name, or as Name: {doc: ...} to
+// describe it. ordergen breaking ignores docs.
 //
 // out is where ordergen generate and check write by default (their -out
 // wins): a folder relative to the schema's. Without it, the code goes into
@@ -92,7 +101,8 @@
 //     declaration (AccountEvent, AccountHandler, AccountDispatcher,
 //     AccountConfig, AccountOption, AccountPublisher, AccountTxHandler,
 //     AccountProducer, AccountCodec, AccountState and its constants
-//     AccountStateOpen..., the bases UnimplementedAccountHandler and
+//     AccountStateOpen..., AccountSubscriberName, AccountFirstSubscriber,
+//     AccountSubscriberNamed, the bases UnimplementedAccountHandler and
 //     UnimplementedAccountTxHandler, NewAccountDispatcher,
 //     NewAccountTxDispatcher, NewAccountProducer and the unexported
 //     helpers), or two entities whose generated names meet (entities NewA
@@ -121,7 +131,13 @@
 //
 // A misspelt key, type, state or value is reported with the closest known
 // name, when one is close ("did you mean states?"), and a tab, which YAML
-// does not allow for indentation, is named at its column.
+// does not allow for indentation, is named at its column. One mistake gets
+// one error: what follows from a misspelt key's absence (a missing key,
+// events moving to the states a misspelt states: would have declared) is
+// not reported again, events moving to states an entity lacks are reported
+// once, a policy written on an event says that it belongs on the entity or
+// in defaults:, and a type named as other languages name it (integer,
+// double, timestamp) gets Go's (int64, float64, time.Time).
 //
 // And these combinations, which make no sense:
 //
@@ -163,9 +179,12 @@
 //     the entity has them, Version(ctx, subscriber, key) and State(ctx,
 //     subscriber, key), which read what the subscriber's guards stored.
 //     Every subscriber has its own runtime engine (lanes), stores and
-//     guards; the first is named "Account", the others "Account/"+name.
-//     Stats, ParkedKeys, TopBacklog and Stuck are reported per subscriber,
-//     by name. Replay and Discard act on every subscriber where the key is
+//     guards, and a typed name, AccountSubscriberName: the first is
+//     AccountFirstSubscriber ("Account"), the others
+//     AccountSubscriberNamed(name) ("Account/"+name). Version, State and
+//     ParkedEvents take that name, and Stats, ParkedKeys, TopBacklog and
+//     Stuck are maps keyed by it; a name that is no subscriber's is an error
+//     that names the one differing only in case, or every subscriber. Replay and Discard act on every subscriber where the key is
 //     parked and report runtime.ErrNotParked when there is none. Events
 //     travel through the engine as AccountEvent values: a queued event
 //     holds its own struct (boxed once, when published) and no other, so

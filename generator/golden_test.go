@@ -73,9 +73,27 @@ func testResolver(t *testing.T) validate.Resolver {
 	return resolver
 }
 
-// output runs the generator on c and returns the files it expects in the
-// archive: the generated files, or one file named errors.
+// outputs holds each case's output, by archive path, made once for the
+// tests that read it (generating every case under -race for each of them
+// took minutes).
+var outputs sync.Map
+
+// output returns what the generator gives for c (see generate), made once
+// per test binary.
 func output(t *testing.T, c goldenCase) []txtar.File {
+	t.Helper()
+	if got, ok := outputs.Load(c.path); ok {
+		return got.([]txtar.File)
+	}
+	got := generate(t, c)
+	outputs.Store(c.path, got)
+	return got
+}
+
+// generate runs the generator on c and returns the files it expects in the
+// archive: the generated files, or one file named errors.
+func generate(t *testing.T, c goldenCase) []txtar.File {
+	t.Helper()
 	files, diags, err := Generate(c.schema, Options{Resolver: testResolver(t), ImportPath: goldenImportPath(c)})
 	if err != nil {
 		t.Fatalf("generate: %v", err)
@@ -145,7 +163,7 @@ func TestGolden(t *testing.T) {
 // TestGoldenDeterministic checks that generating twice gives the same bytes.
 func TestGoldenDeterministic(t *testing.T) {
 	for _, c := range loadGolden(t) {
-		a, b := output(t, c), output(t, c)
+		a, b := output(t, c), generate(t, c)
 		for i := range a {
 			if !bytes.Equal(a[i].Data, b[i].Data) {
 				t.Errorf("%s: %s differs between two runs", c.name, a[i].Name)

@@ -98,11 +98,14 @@
 //
 // Generated handlers guard against duplicates, stale and early events with
 // a per-key version ([VersionStore]) and forward-only states ([StateStore]).
-// They report their verdict with [Skip] (a duplicate or late event: counted,
-// not retried) or [Hold] (an event ahead of a gap: kept in the key's
-// resequencer and offered again after each handled event of the key, up to
-// Config.MaxHeld events and Config.MaxHold time, after which the key is
-// parked with the reason).
+// They report their verdict with [Skip] (a duplicate or stale event:
+// counted, not retried), [SkipApplied] (a late transition or an event the
+// handler does not implement, whose version the guard stored: counted as
+// skipped, and the key moves on as after a handled event) or [Hold] (an
+// event ahead of a gap: kept in the key's resequencer and offered again
+// after each handled or SkipApplied event of the key, up to Config.MaxHeld
+// events and Config.MaxHold time, after which the key is parked with the
+// reason).
 //
 // The in-memory stores ([MemoryVersionStore], [MemoryStateStore], the
 // defaults) keep an entry for every key they have seen, for the life of the

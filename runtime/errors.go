@@ -59,7 +59,16 @@ func (e *permanentError) Unwrap() error { return e.err }
 // skipped, with the reason, and does not retry it.
 func Skip(reason string) error { return &skipError{reason: reason} }
 
-// IsSkip reports whether err came from Skip, and returns its reason.
+// SkipApplied is Skip for an event that a guard did not hand to the
+// handler but whose key moved on all the same: the guard stored its version
+// (a late state transition, an event the handler does not implement). The
+// engine counts the event as skipped, with the reason, and, as after a
+// handled event, offers the key's held events again: the event may have
+// filled their version gap.
+func SkipApplied(reason string) error { return &skipError{reason: reason, applied: true} }
+
+// IsSkip reports whether err came from Skip or SkipApplied, and returns its
+// reason.
 func IsSkip(err error) (reason string, ok bool) {
 	var s *skipError
 	if errors.As(err, &s) {
@@ -68,7 +77,16 @@ func IsSkip(err error) (reason string, ok bool) {
 	return "", false
 }
 
-type skipError struct{ reason string }
+// skipApplied reports whether err came from SkipApplied.
+func skipApplied(err error) bool {
+	var s *skipError
+	return errors.As(err, &s) && s.applied
+}
+
+type skipError struct {
+	reason  string
+	applied bool // SkipApplied: the key moved on
+}
 
 func (e *skipError) Error() string { return "skipped: " + e.reason }
 
@@ -76,7 +94,7 @@ func (e *skipError) Error() string { return "skipped: " + e.reason }
 // returns to say that an event arrived too early (a gap in the versions)
 // and must wait. The engine keeps it aside in the key's resequencer and
 // offers it again, in arrival order, after each event of that key that is
-// handled. When the resequencer's bounds (Config.MaxHeld, Config.MaxHold) are
+// handled (or skipped with SkipApplied). When the resequencer's bounds (Config.MaxHeld, Config.MaxHold) are
 // hit, the key is parked with the reason.
 func Hold(reason string) error { return &holdError{reason: reason} }
 

@@ -20,6 +20,9 @@ import (
 // the accounting invariant, nothing lost, and keys that never fail are
 // never held up by keys that do.
 func TestPropertyLanes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("randomized attack: the full run (without -short) runs it")
+	}
 	rapid.Check(t, func(rt *rapid.T) {
 		policy := rapid.SampledFrom([]runtime.ExhaustedPolicy{runtime.Park, runtime.Park, runtime.DeadLetter, runtime.Drop}).Draw(rt, "policy")
 		attempts := rapid.IntRange(1, 3).Draw(rt, "attempts")

@@ -40,6 +40,9 @@ var (
 )
 
 func TestStress(t *testing.T) {
+	if testing.Short() && *stressSeed == 0 {
+		t.Skip("stress: the full run (without -short) runs it")
+	}
 	if *stressSeed != 0 {
 		st := runSchedule(t, *stressSeed)
 		t.Logf("schedule %d: %d events accepted", *stressSeed, st.accepted.Load())

@@ -20,6 +20,9 @@ const (
 	verdictHandled verdict = iota
 	// verdictSkipped: a guard's Skip; the event is Skipped, not retried.
 	verdictSkipped
+	// verdictSkippedApplied: a guard's SkipApplied: Skipped, and the key
+	// moved on as after a handled event (its held events are due again).
+	verdictSkippedApplied
 	// verdictDropped: out of attempts under the Drop policy; Dropped.
 	verdictDropped
 	// verdictDeadLetter: out of attempts under the DeadLetter policy: the
@@ -44,7 +47,7 @@ func (v verdict) outcome() Outcome {
 	switch v {
 	case verdictHandled:
 		return Handled
-	case verdictSkipped:
+	case verdictSkipped, verdictSkippedApplied:
 		return Skipped
 	case verdictDropped:
 		return Dropped
@@ -55,7 +58,7 @@ func (v verdict) outcome() Outcome {
 // finishesInline reports whether an event run inline can take the verdict
 // without a lane: it then has its outcome, and nothing waits behind it.
 func (v verdict) finishesInline() bool {
-	return v == verdictHandled || v == verdictSkipped || v == verdictDropped
+	return v == verdictHandled || v == verdictSkipped || v == verdictSkippedApplied || v == verdictDropped
 }
 
 // judge classifies err, the result of an attempt of it (of the batch that
@@ -68,6 +71,9 @@ func (w *worker[K, E]) judge(it *item[E], err error, batch bool) (v verdict, rea
 		return verdictHandled, "", nil
 	}
 	if reason, ok := IsSkip(err); ok {
+		if skipApplied(err) {
+			return verdictSkippedApplied, reason, nil
+		}
 		return verdictSkipped, reason, nil
 	}
 	e := w.e
@@ -102,7 +108,7 @@ func (w *worker[K, E]) count(v verdict, reason string, n int) {
 	switch v {
 	case verdictHandled:
 		w.c.handled.Add(uint64(n))
-	case verdictSkipped:
+	case verdictSkipped, verdictSkippedApplied:
 		w.c.skipped.Add(uint64(n))
 		if w.e.metrics != nil {
 			w.skips.add(reason, uint64(n))
@@ -119,14 +125,14 @@ func (w *worker[K, E]) count(v verdict, reason string, n int) {
 // reports whether the turn's processing stops there, and how.
 func (w *worker[K, E]) apply(l *lane[K, E], i, j int, v verdict, reason string, failure error, done *int) (result, bool) {
 	switch v {
-	case verdictHandled, verdictSkipped, verdictDropped:
+	case verdictHandled, verdictSkipped, verdictSkippedApplied, verdictDropped:
 		w.count(v, reason, j-i)
 		for k := i; k < j; k++ {
 			w.finished(l, &w.buf[k], v.outcome(), done)
 		}
-		if v == verdictHandled && (w.laneHeld || len(w.held) > 0) {
-			// The handled event may have filled a gap: the held events are
-			// offered again before the rest.
+		if (v == verdictHandled || v == verdictSkippedApplied) && (w.laneHeld || len(w.held) > 0) {
+			// The handled (or applied) event may have filled a gap: the held
+			// events are offered again before the rest.
 			return result{kind: reoffer, stopAt: j, done: *done}, true
 		}
 		return result{}, false

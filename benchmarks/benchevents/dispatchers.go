@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -209,6 +211,54 @@ func (d *ItemDispatcher) subscribe(name string, h ItemHandler, tx *itemTx, opts 
 	return nil
 }
 
+// ItemSubscriberName names a subscriber of an ItemDispatcher:
+// ItemFirstSubscriber for the subscriber that NewItemDispatcher starts with,
+// ItemSubscriberNamed(name) for the one that Subscribe(name, ...) adds.
+// Version, State and ParkedEvents take it, and Stats, ParkedKeys, TopBacklog
+// and Stuck are keyed by it, so that a subscriber is named by a constant the
+// compiler checks rather than by a string variable (a string literal still
+// converts to it: a name that names no subscriber is an error that says which
+// one it likely meant). It is also the subscriber's namespace in a durable
+// store, as ordergen-parked shows it.
+type ItemSubscriberName string
+
+// ItemFirstSubscriber is the subscriber that NewItemDispatcher and
+// NewItemTxDispatcher start with: the handler given to them.
+const ItemFirstSubscriber ItemSubscriberName = "Item"
+
+// ItemSubscriberNamed returns the name of the subscriber that Subscribe(name,
+// ...) or SubscribeTx(name, ...) adds: "Item/" followed by name.
+func ItemSubscriberNamed(name string) ItemSubscriberName {
+	return ItemSubscriberName("Item/" + name)
+}
+
+// itemBySubscriber returns m, a map of the runtime's by subscriber name, keyed
+// by ItemSubscriberName.
+func itemBySubscriber[V any](m map[string]V) map[ItemSubscriberName]V {
+	out := make(map[ItemSubscriberName]V, len(m))
+	for name, v := range m {
+		out[ItemSubscriberName(name)] = v
+	}
+	return out
+}
+
+// unknownSubscriber returns the error for a name that names no subscriber of d:
+// with the subscriber whose name differs from it only in case, or else with
+// every subscriber's name.
+func (d *ItemDispatcher) unknownSubscriber(name ItemSubscriberName) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	names := make([]string, 0, len(d.subs))
+	for known := range d.subs {
+		if strings.EqualFold(known, string(name)) {
+			return fmt.Errorf("benchevents: no subscriber named %q (did you mean %s?)", name, known)
+		}
+		names = append(names, known)
+	}
+	slices.Sort(names)
+	return fmt.Errorf("benchevents: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
+}
+
 // Flush waits until every event published before the call has an outcome, or is
 // held back on a version gap or parked, in every subscriber, or until ctx ends.
 func (d *ItemDispatcher) Flush(ctx context.Context) error {
@@ -246,22 +296,22 @@ func (d *ItemDispatcher) Discard(ctx context.Context, key string) (int, error) {
 }
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber name ("Item" for the first subscriber, "Item/name" for the
+// subscriber (ItemFirstSubscriber, or ItemSubscriberNamed(name) for the
 // others).
-func (d *ItemDispatcher) ParkedKeys(ctx context.Context) (map[string][]runtime.ParkedKey[string], error) {
+func (d *ItemDispatcher) ParkedKeys(ctx context.Context) (map[ItemSubscriberName][]runtime.ParkedKey[string], error) {
 	keys, err := d.topic.ParkedKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("benchevents: %w", err)
 	}
-	return keys, nil
+	return itemBySubscriber(keys), nil
 }
 
 // ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber ("Item" for the first one).
-func (d *ItemDispatcher) ParkedEvents(ctx context.Context, subscriber string, key string) ([]runtime.ParkedEvent[ItemEvent], error) {
-	s, ok := d.topic.Subscriber(subscriber)
+// named subscriber (ItemFirstSubscriber for the first one).
+func (d *ItemDispatcher) ParkedEvents(ctx context.Context, subscriber ItemSubscriberName, key string) ([]runtime.ParkedEvent[ItemEvent], error) {
+	s, ok := d.topic.Subscriber(string(subscriber))
 	if !ok {
-		return nil, fmt.Errorf("benchevents: no subscriber named %q", subscriber)
+		return nil, d.unknownSubscriber(subscriber)
 	}
 	events, err := s.ParkedEvents(ctx, key)
 	if err != nil {
@@ -277,23 +327,23 @@ func (d *ItemDispatcher) Health(age time.Duration) error {
 	return d.topic.Health(age)
 }
 
-// TopBacklog returns, by subscriber name, up to n keys with the largest backlog
-// in each subscriber that has any, with the age of their oldest pending event:
-// a rising age on steady traffic means a hot or stuck key.
-func (d *ItemDispatcher) TopBacklog(n int) map[string][]runtime.KeyBacklog[string] {
-	return d.topic.TopBacklog(n)
+// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
+// each subscriber that has any, with the age of their oldest pending event: a
+// rising age on steady traffic means a hot or stuck key.
+func (d *ItemDispatcher) TopBacklog(n int) map[ItemSubscriberName][]runtime.KeyBacklog[string] {
+	return itemBySubscriber(d.topic.TopBacklog(n))
 }
 
-// Stuck returns, by subscriber name, the keys whose oldest pending event is
-// older than age, in each subscriber that has any (what Health reports).
-func (d *ItemDispatcher) Stuck(age time.Duration) map[string][]runtime.KeyBacklog[string] {
-	return d.topic.Stuck(age)
+// Stuck returns, by subscriber, the keys whose oldest pending event is older
+// than age, in each subscriber that has any (what Health reports).
+func (d *ItemDispatcher) Stuck(age time.Duration) map[ItemSubscriberName][]runtime.KeyBacklog[string] {
+	return itemBySubscriber(d.topic.Stuck(age))
 }
 
 // Version returns the last version of key that the subscriber named subscriber
-// ("Item" for the first one) applied, 0 when none yet, as its version guard
-// stores it.
-func (d *ItemDispatcher) Version(ctx context.Context, subscriber string, key string) (uint64, error) {
+// (ItemFirstSubscriber for the first one) applied, 0 when none yet, as its
+// version guard stores it.
+func (d *ItemDispatcher) Version(ctx context.Context, subscriber ItemSubscriberName, key string) (uint64, error) {
 	s, err := d.subscriber(subscriber)
 	if err != nil {
 		return 0, err
@@ -306,19 +356,20 @@ func (d *ItemDispatcher) Version(ctx context.Context, subscriber string, key str
 }
 
 // subscriber returns the subscriber named name.
-func (d *ItemDispatcher) subscriber(name string) (*itemSubscriber, error) {
+func (d *ItemDispatcher) subscriber(name ItemSubscriberName) (*itemSubscriber, error) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	s, ok := d.subs[name]
+	s, ok := d.subs[string(name)]
+	d.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("benchevents: no subscriber named %q", name)
+		return nil, d.unknownSubscriber(name)
 	}
 	return s, nil
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
-// name. Every subscriber sees every published event, so counters are per
-// subscriber; add them up only knowing that.
-func (d *ItemDispatcher) Stats() map[string]runtime.Stats {
-	return d.topic.Stats()
+// (ItemFirstSubscriber, or ItemSubscriberNamed(name) for the others). Every
+// subscriber sees every published event, so counters are per subscriber; add
+// them up only knowing that.
+func (d *ItemDispatcher) Stats() map[ItemSubscriberName]runtime.Stats {
+	return itemBySubscriber(d.topic.Stats())
 }

@@ -146,7 +146,7 @@ func (s *itemSubscriber) handleTx(ctx context.Context, key string, ev ItemEvent)
 		return fmt.Errorf("benchevents: Item %v: commit: %w", key, err)
 	}
 	if unimplemented {
-		return runtime.Skip(runtime.ReasonUnimplemented)
+		return runtime.SkipApplied(runtime.ReasonUnimplemented)
 	}
 	return nil
 }

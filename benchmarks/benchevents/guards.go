@@ -43,7 +43,7 @@ func (s *itemSubscriber) handle(ctx context.Context, key string, ev ItemEvent) e
 		return err
 	}
 	if unimplemented {
-		return runtime.Skip(runtime.ReasonUnimplemented)
+		return runtime.SkipApplied(runtime.ReasonUnimplemented)
 	}
 	return nil
 }

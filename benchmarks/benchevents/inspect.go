@@ -2,7 +2,11 @@
 
 package benchevents
 
-import "github.com/ordergen/ordergen/runtime/inspect"
+import (
+	"context"
+
+	"github.com/ordergen/ordergen/runtime/inspect"
+)
 
 // Inspector returns the operator's view of the dispatcher, for
 // github.com/ordergen/ordergen/runtime/console: each subscriber's counters,
@@ -14,6 +18,8 @@ func (d *ItemDispatcher) Inspector() inspect.Inspector {
 		Name:    "Item",
 		Engines: d.topic.Subscribers,
 		Codec:   ItemCodec{},
-		Version: d.Version,
+		Version: func(ctx context.Context, subscriber string, key string) (uint64, error) {
+			return d.Version(ctx, ItemSubscriberName(subscriber), key)
+		},
 	}
 }

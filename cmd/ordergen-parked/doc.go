@@ -5,31 +5,52 @@
 //
 // Usage:
 //
-//	ordergen-parked [-store DSN] list [NAMESPACE]
+//	ordergen-parked [-store DSN] [-create] list [NAMESPACE]
 //	ordergen-parked [-store DSN] show NAMESPACE KEY
 //	ordergen-parked [-store DSN] replay [-wait DURATION] NAMESPACE KEY
 //	ordergen-parked [-store DSN] discard [-wait DURATION] NAMESPACE KEY
 //	ordergen-parked [-store DSN] wait [-timeout DURATION] ID
+//	ordergen-parked [-store DSN] cancel ID
 //	ordergen-parked [-store DSN] requests [-n N]
 //	ordergen-parked [-store DSN] serve [-addr HOST:PORT] [-actions]
 //
 // DSN is a postgres:// URL or a SQLite file path (see
-// runtime/sqlstore/dsn); it defaults to $ORDERGEN_STORE. A namespace is a
-// subscriber's name: "Account" for an entity's first subscriber,
-// "Account/audit" for the others.
+// runtime/sqlstore/dsn); it defaults to $ORDERGEN_STORE. A SQLite file that
+// does not exist is an error that names the path, so that a mistyped path
+// does not look like a store with nothing parked; -create makes an empty
+// store there instead. A namespace is a subscriber's name: "Account" for an
+// entity's first subscriber, "Account/audit" for the others (the generated
+// AccountSubscriberName). A namespace that holds nothing in the store, or a
+// key that is not parked, is an error that names the closest one, ignoring
+// case ("did you mean Account?").
+//
+// From a service's module, with ordergen already a tool of it, the tool is
+// added at the same version with
+//
+//	go mod edit -tool=github.com/ordergen/ordergen/cmd/ordergen-parked
+//	go mod tidy
+//	go tool ordergen-parked -h
+//
+// (go get -tool github.com/ordergen/ordergen/cmd/ordergen-parked does the
+// same once the module is published).
 //
 // list prints the parked keys of one namespace, or of every namespace, with
-// their number of events, when they were parked and why. show prints a
-// key's parked events in order: Seq, event name, attempts, when it was
-// parked, its error (on the event that failed) and its encoding (the JSON of
-// the entity's generated codec).
+// their number of events, when they were parked and why, then the requests
+// that are not finished, with their age. show prints a key's parked events
+// in order: Seq, event name, attempts, when it was parked, its error (on
+// the event that failed) and its encoding (the JSON of the entity's
+// generated codec).
 //
 // replay and discard cannot act on their own: a replay runs the service's
 // handlers. They leave a request in the store, which the running service
 // carries out with a sqlstore.Server for the entity (a replay or discard of
 // the key in every subscriber where it is parked), and print its ID. With
-// -wait they wait that long for the result. wait waits for a request made
-// earlier; requests lists the latest ones with their results.
+// -wait they wait that long for the result; when no service has taken the
+// request up by then (or the wait is interrupted), the request is
+// cancelled, so that a service started later does not carry out what its
+// asker gave up on. wait waits for a request made earlier (and leaves it
+// pending when it gives up); cancel withdraws a request that no service
+// has taken up; requests lists the latest ones with their results.
 //
 // serve runs the operator's web console (runtime/console) over the store,
 // at -addr (default 127.0.0.1:8080), until interrupted: every entity with
@@ -42,6 +63,7 @@
 // The console's counters, backlog and transports live in the service: mount
 // runtime/console there to see them.
 //
-// Exit status: 0 on success, 1 when the store fails, a request fails or is
-// not done in time, 2 for a usage error.
+// Exit status: 0 on success, 1 when the store fails or is missing, a name
+// does not match, a request fails, is cancelled or is not done in time, 2
+// for a usage error.
 package main

@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"slices"
 	"time"
 
 	"github.com/ordergen/ordergen/runtime/sqlstore"
@@ -27,15 +29,18 @@ const (
 	exitUsage = 2
 )
 
-const usage = `usage: ordergen-parked [-store DSN] COMMAND
-  list [NAMESPACE]                          parked keys with their reasons
+const usage = `usage: ordergen-parked [-store DSN] [-create] COMMAND
+  list [NAMESPACE]                          parked keys with their reasons, and pending requests
   show NAMESPACE KEY                        a key's parked events, in order
   replay [-wait DURATION] NAMESPACE KEY     ask the running service to replay a key
   discard [-wait DURATION] NAMESPACE KEY    ask the running service to discard a key
   wait [-timeout DURATION] ID               wait for a request's result
+  cancel ID                                 withdraw a request no service has taken up
   requests [-n N]                           the latest requests and their results
   serve [-addr HOST:PORT] [-actions]        the web console over the store
-DSN: a postgres:// URL or a SQLite file path (default: $ORDERGEN_STORE)
+DSN: a postgres:// URL or a SQLite file path (default: $ORDERGEN_STORE); a
+SQLite file that does not exist is an error, unless -create makes it.
+NAMESPACE: a subscriber's name, "Account" or "Account/audit".
 `
 
 // errUsage marks an error that the usage text follows.
@@ -49,6 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, defaultSt
 	fs := flag.NewFlagSet("ordergen-parked", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	store := fs.String("store", defaultStore, "")
+	create := fs.Bool("create", false, "")
 	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -64,12 +70,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, defaultSt
 	}
 	c, ok := commands[cmd]
 	if !ok {
-		fmt.Fprintf(stderr, "ordergen-parked: unknown command %q\n%s", cmd, usage)
+		fmt.Fprintf(stderr, "ordergen-parked: unknown command %q%s\n%s", cmd, suggest(cmd, commandNames()), usage)
 		return exitUsage
 	}
 	if *store == "" {
 		fmt.Fprintf(stderr, "ordergen-parked: no store: give -store DSN or set ORDERGEN_STORE\n%s", usage)
 		return exitUsage
+	}
+	if err := mustExist(*store, *create); err != nil {
+		fmt.Fprintf(stderr, "ordergen-parked: %v\n", err)
+		return exitFail
 	}
 	s, err := dsn.Open(ctx, *store)
 	if err != nil {
@@ -89,6 +99,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, defaultSt
 	return exitFail
 }
 
+// mustExist refuses a SQLite store whose file does not exist, unless
+// create: opening it would create an empty store, and a mistyped path would
+// look like a store with nothing parked.
+func mustExist(store string, create bool) error {
+	path, ok := dsn.SQLitePath(store)
+	if !ok || create {
+		return nil
+	}
+	_, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no SQLite store at %s: the file does not exist (check -store or $ORDERGEN_STORE; -create makes an empty store there)", path)
+	}
+	if err != nil {
+		return fmt.Errorf("SQLite store %s: %w", path, err)
+	}
+	return nil
+}
+
 type command func(ctx context.Context, s *sqlstore.Store, args []string, out io.Writer) error
 
 var commands = map[string]command{
@@ -97,6 +125,17 @@ var commands = map[string]command{
 	"replay":   requestCommand(sqlstore.Replay),
 	"discard":  requestCommand(sqlstore.Discard),
 	"wait":     wait,
+	"cancel":   cancel,
 	"requests": requests,
 	"serve":    serve,
+}
+
+// commandNames returns the names of the commands, for suggestions.
+func commandNames() []string {
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }

@@ -109,11 +109,11 @@ func TestServeLeavesRequestsForTheService(t *testing.T) {
 	if code != http.StatusAccepted || !strings.Contains(body, `"status": "requested"`) || !strings.Contains(body, "request 1: replay acct-1 in Account") {
 		t.Fatalf("replay: %d %s", code, body)
 	}
-	f.broken = false
+	f.fix()
 	if n := f.serve(t); n != 1 {
 		t.Fatalf("the service carried out %d requests", n)
 	}
-	if got := strings.Join(f.handled, " "); got != "acct-1:opened acct-1:deposited" {
+	if got := f.handledEvents(); got != "acct-1:opened acct-1:deposited" {
 		t.Fatalf("handled %q", got)
 	}
 	var o struct {

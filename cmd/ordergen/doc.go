@@ -55,9 +55,12 @@
 // usage error. Problems in a schema go to standard error, all of them,
 // sorted, as path:line:col: message.
 //
-// In a service repository:
+// In a service module, pin it as a tool (go get -tool
+// github.com/ordergen/ordergen/cmd/ordergen: the generated code and the
+// runtime then come from one version) and run it from a go:generate line,
+// as ordergen init writes it:
 //
-//	//go:generate go run github.com/ordergen/ordergen/cmd/ordergen generate schema.yaml
+//	//go:generate go tool ordergen generate schema.yaml
 //
 // The schema format and the generated API are described by package
 // github.com/ordergen/ordergen/generator.

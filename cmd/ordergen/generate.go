@@ -42,7 +42,7 @@ func runGenerate(cmd string, args []string, stdout, stderr io.Writer) int {
 		return exitBad
 	}
 	if cmd == "check" {
-		return check(dir, files, stdout, stderr)
+		return check(dir, files, regenerateHint(path, *out), stdout, stderr)
 	}
 	if _, err := write.Apply(dir, files, generator.Header); err != nil {
 		fmt.Fprintf(stderr, "ordergen: %v\n", err)
@@ -69,7 +69,10 @@ func defaultOut(path string, pkg *ir.Package) string {
 	return filepath.Join(filepath.Dir(path), name)
 }
 
-func check(dir string, files []write.File, stdout, stderr io.Writer) int {
+// check compares dir with files. Its diff names the files by their paths
+// as the user knows them (dir joined with the file's name), and its message
+// says how to regenerate: hint.
+func check(dir string, files []write.File, hint string, stdout, stderr io.Writer) int {
 	changes, err := write.Compare(dir, files, generator.Header)
 	if err != nil {
 		fmt.Fprintf(stderr, "ordergen: %v\n", err)
@@ -79,10 +82,11 @@ func check(dir string, files []write.File, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	var names []string
-	for _, c := range changes {
+	for i, c := range changes {
 		names = append(names, c.Kind.String()+" "+filepath.Join(dir, c.Name))
+		changes[i].Name = filepath.ToSlash(filepath.Join(dir, c.Name))
 	}
-	fmt.Fprintf(stderr, "ordergen: %s is stale (run ordergen generate):\n  %s\n", dir, strings.Join(names, "\n  "))
+	fmt.Fprintf(stderr, "ordergen: %s is stale (run %s):\n  %s\n", dir, hint, strings.Join(names, "\n  "))
 	fmt.Fprint(stdout, write.Unified(changes))
 	return exitBad
 }

@@ -71,6 +71,14 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		written = append(written, f.Name)
 	}
 	fmt.Fprintf(stdout, "wrote %s: edit the schema, then run go generate ./...\n", strings.Join(written, " and "))
+	// generate.go runs go tool ordergen: say what it needs when go.mod
+	// does not have it yet.
+	switch declared, module := declaresTool(dir); {
+	case !module:
+		fmt.Fprintf(stderr, "ordergen: note: %s is in no Go module: run go mod init, then go get -tool %s (go generate runs go tool ordergen)\n", dir, toolPath)
+	case !declared:
+		fmt.Fprintf(stderr, "ordergen: note: go.mod declares no tool %s, which go generate runs as go tool ordergen: run go get -tool %s\n", toolPath, toolPath)
+	}
 	return exitOK
 }
 

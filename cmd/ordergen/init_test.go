@@ -26,7 +26,7 @@ func TestInit(t *testing.T) {
 		t.Errorf("schema.yaml (%v):\n%s", err, schema)
 	}
 	gen, err := os.ReadFile("generate.go")
-	if err != nil || !bytes.HasPrefix(gen, []byte("package orderevents\n")) || !bytes.Contains(gen, []byte("//go:generate go run github.com/ordergen/ordergen/cmd/ordergen generate schema.yaml")) {
+	if err != nil || !bytes.HasPrefix(gen, []byte("package orderevents\n")) || !bytes.Contains(gen, []byte("//go:generate go tool ordergen generate schema.yaml")) {
 		t.Errorf("generate.go (%v):\n%s", err, gen)
 	}
 	// The starter schema generates.

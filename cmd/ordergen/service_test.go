@@ -1,78 +1,102 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/mod/module"
+	modzip "golang.org/x/mod/zip"
 )
 
-// TestFirstServiceOutsideTheRepository follows the README's quick start in
-// a new module outside this repository: init, edit the schema, go
-// generate, go mod tidy, a handler, a test with the generated kit, build,
-// vet and test. The module uses this checkout through a replace directive
-// (the stand-in for go get -tool of a published version) and the module
-// proxy for the rest. It checks that the generated package's import path
-// ends in its name and that go.mod and go.sum name no OpenTelemetry module:
-// the service records no metrics.
-func TestFirstServiceOutsideTheRepository(t *testing.T) {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
+// goEnv returns the environment of the go command for a user's module
+// outside this repository: no workspace, and GOFLAGS without -mod (a user
+// runs the README's commands as they are).
+func goEnv(t *testing.T, extra ...string) []string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command:", err)
 	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to run the README's blocks with:", err)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOFLAGS=") && !strings.HasPrefix(kv, "GOWORK=") {
+			env = append(env, kv)
+		}
+	}
+	var flags []string
+	for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
+		if !strings.HasPrefix(f, "-mod=") {
+			flags = append(flags, f)
+		}
+	}
+	env = append(env, "GOWORK=off")
+	for _, kv := range extra {
+		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			flags = append(flags, v)
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "GOFLAGS="+strings.Join(flags, " "))
+}
+
+// TestFirstServiceOutsideTheRepository follows the README's quick start
+// (the blocks of flow quickstart, as written) in a new module outside this
+// repository, which takes ordergen from this checkout through the README's
+// replace line (the checkout appears as ../ordergen, as the README has it):
+// init, the schema, go generate, go mod tidy, a handler, its test with the
+// generated kit over 20 seeds, go test, ordergen check, and the operator's
+// tool added from the service's module. Then it checks what a new user
+// meets after: import paths that end in the packages' names, no
+// OpenTelemetry in go.mod and go.sum (the service records no metrics), a
+// subscriber named by a string variable failing to compile and a misspelt
+// literal failing with the name meant, and ordergen-parked refusing a
+// store path that does not exist.
+func TestFirstServiceOutsideTheRepository(t *testing.T) {
+	env := goEnv(t)
 	if testing.Short() {
 		t.Skip("builds a service module with the go command")
 	}
-	_, file, _, _ := goruntime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "..", "..")
-	svc := filepath.Join(t.TempDir(), "ridesvc")
-	if err := os.MkdirAll(svc, 0o755); err != nil {
+	top := t.TempDir()
+	if err := os.Symlink(repoRoot(t), filepath.Join(top, "ordergen")); err != nil {
 		t.Fatal(err)
 	}
-	run := func(name string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir = svc
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	r := &flowRunner{t: t, dir: top, env: env}
+	var outputs []string
+	for _, s := range readmeFlow(t, "quickstart") {
+		outputs = append(outputs, r.step(s))
+	}
+	if filepath.Base(r.dir) != "ridesvc" {
+		t.Fatalf("the quick start ended in %s, not in the service's folder", r.dir)
+	}
+	all := strings.Join(outputs, "")
+	for _, want := range []string{
+		"wrote schema.yaml and generate.go: edit the schema, then run go generate ./...\n",
+		"ok  \texample.com/ridesvc",
+		"usage: ordergen-parked [-store DSN] [-create] COMMAND\n",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the quick start's output lacks %q:\n%s", want, all)
 		}
-		return string(out)
 	}
-	write := func(name, text string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(svc, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if strings.Contains(all, "ordergen: note:") {
+		t.Errorf("init found something missing in the README's set-up:\n%s", all)
 	}
-
-	run(goCmd, "mod", "init", "example.com/ridesvc")
-	run(goCmd, "mod", "edit", "-replace=github.com/ordergen/ordergen="+repo,
-		"-require=github.com/ordergen/ordergen@v0.0.0", "-tool=github.com/ordergen/ordergen/cmd/ordergen")
-	run(goCmd, "mod", "tidy")
-	run(goCmd, "tool", "ordergen", "init", "-package", "rides")
-	generate, err := os.ReadFile(filepath.Join(svc, "generate.go"))
-	if err != nil || !strings.Contains(string(generate), "package ridesvc\n") {
-		t.Fatalf("generate.go: %v\n%s", err, generate)
+	if _, err := os.Stat(filepath.Join(r.dir, "bin", "ordergen-parked")); err != nil {
+		t.Errorf("no bin/ordergen-parked: %v", err)
 	}
-	write("schema.yaml", ridesSchema)
-	run(goCmd, "generate", "./...")
-	run(goCmd, "mod", "tidy")
-	write("fares.go", faresHandler)
-	write("fares_test.go", faresTest)
-	run(goCmd, "build", "./...")
-	run(goCmd, "vet", "./...")
-	if out := run(goCmd, "test", "-count=1", "./..."); !strings.Contains(out, "ok  \texample.com/ridesvc") {
-		t.Errorf("the service's test did not run:\n%s", out)
-	}
-	if got := strings.TrimSpace(run(goCmd, "list", "-f", "{{.ImportPath}} {{.Name}}", "./rides", "./rides/ridestest")); got != "example.com/ridesvc/rides rides\nexample.com/ridesvc/rides/ridestest ridestest" {
+	if got := strings.TrimSpace(r.run("go", "list", "-f", "{{.ImportPath}} {{.Name}}", "./rides", "./rides/ridestest")); got != "example.com/ridesvc/rides rides\nexample.com/ridesvc/rides/ridestest ridestest" {
 		t.Errorf("the generated packages' import paths do not end in their names:\n%s", got)
 	}
 	for _, name := range []string{"go.mod", "go.sum"} {
-		b, err := os.ReadFile(filepath.Join(svc, name))
+		b, err := os.ReadFile(filepath.Join(r.dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,109 +104,214 @@ func TestFirstServiceOutsideTheRepository(t *testing.T) {
 			t.Errorf("%s names OpenTelemetry although the service records no metrics:\n%s", name, b)
 		}
 	}
-	// The checked-in code is what generate writes.
-	run(goCmd, "tool", "ordergen", "check", "schema.yaml")
+	// The schema's doc: is in the generated comments, the package has its
+	// comment.
+	events, err := os.ReadFile(filepath.Join(r.dir, "rides", "events.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\n// Package rides is generated by ordergen", "\t// The quoted fare in cents.\n\tFare int64\n", "A rider's order of one ride, from request to completion."} {
+		if !strings.Contains(string(events), want) {
+			t.Errorf("rides/events.go lacks %q", want)
+		}
+	}
+
+	// Subscribers are named by the generated type: a string variable does
+	// not compile, and a misspelt literal (which converts) names the one
+	// meant.
+	misuse := filepath.Join(r.dir, "misuse.go")
+	if err := os.WriteFile(misuse, []byte(subscriberByString), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.try("go", "build", "./...")
+	if err == nil || !strings.Contains(out, "cannot use name (variable of type string) as rides.OrderSubscriberName value in argument to d.State") {
+		t.Errorf("a subscriber named by a string variable: %v\n%s", err, out)
+	}
+	if err := os.Remove(misuse); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.dir, "subscriber_test.go"), []byte(misspeltSubscriberTest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := r.run("go", "test", "-count=1", "-run", "TestMisspeltSubscriber", "-v", "."); !strings.Contains(out, "--- PASS: TestMisspeltSubscriber") {
+		t.Errorf("the misspelt subscriber's test did not pass:\n%s", out)
+	}
+
+	// The operator's tool refuses a store that is not there.
+	out, err = r.try("go", "tool", "ordergen-parked", "-store", "ordergen.db", "list")
+	if err == nil || !strings.Contains(out, "ordergen-parked: no SQLite store at ordergen.db: the file does not exist") {
+		t.Errorf("ordergen-parked on a missing store: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "ordergen.db")); !os.IsNotExist(err) {
+		t.Errorf("ordergen-parked created the store: %v", err)
+	}
 }
 
-const ridesSchema = `version: 1
-package: rides
-entities:
-  Order:
-    key: {field: OrderID, type: string}
-    version: {field: Version}
-    states: [Created, Assigned, PickedUp, Completed]
-    branches: {Cancelled: {from: [Created, Assigned]}}
-    events:
-      OrderCreated:   {fields: {Rider: string, Fare: int64}, kind: snapshot, to: Created}
-      DriverAssigned: {fields: {Driver: string}, to: Assigned}
-      RiderPickedUp:  {to: PickedUp}
-      OrderCompleted: {fields: {Fare: int64}, to: Completed}
-      OrderCancelled: {fields: {Reason: string}, to: Cancelled}
-  Rider:
-    key: {field: RiderID, type: string}
-    conflate: true
-    events:
-      RiderMoved: {fields: {Lat: float64, Lng: float64}}
-`
-
-const faresHandler = `package ridesvc
+// subscriberByString names a subscriber by a string variable: it must not
+// compile.
+const subscriberByString = `package ridesvc
 
 import (
 	"context"
-	"sync"
 
 	"example.com/ridesvc/rides"
 )
 
-// Fares keeps the fare of each order; it implements two events and
-// acknowledges the rest through the generated base.
-type Fares struct {
-	rides.UnimplementedOrderHandler
-	mu    sync.Mutex
-	fares map[string]int64
-}
-
-func NewFares() *Fares { return &Fares{fares: map[string]int64{}} }
-
-func (f *Fares) HandleOrderCreated(_ context.Context, e rides.OrderCreated) error {
-	f.set(e.OrderID, e.Fare)
-	return nil
-}
-
-func (f *Fares) HandleOrderCompleted(_ context.Context, e rides.OrderCompleted) error {
-	f.set(e.OrderID, e.Fare)
-	return nil
-}
-
-func (f *Fares) set(order string, fare int64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.fares[order] = fare
-}
-
-func (f *Fares) Fare(order string) int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.fares[order]
+func stateOf(ctx context.Context, d *rides.OrderDispatcher, name string) (rides.OrderState, error) {
+	return d.State(ctx, name, "o1")
 }
 `
 
-const faresTest = `package ridesvc
+// misspeltSubscriberTest names a subscriber by a misspelt literal, which
+// converts to the type: the error names the subscriber meant.
+const misspeltSubscriberTest = `package ridesvc
 
 import (
 	"context"
 	"testing"
 
 	"example.com/ridesvc/rides"
-	"example.com/ridesvc/rides/ridestest"
 )
 
-func TestFaresUnderChaos(t *testing.T) {
+func TestMisspeltSubscriber(t *testing.T) {
 	ctx := context.Background()
-	stream := ridestest.SequenceOrder(
-		rides.OrderCreated{OrderID: "o1", Rider: "ada", Fare: 10},
-		rides.DriverAssigned{OrderID: "o1", Driver: "bob"},
-		rides.RiderPickedUp{OrderID: "o1"},
-		rides.OrderCompleted{OrderID: "o1", Fare: 12},
-	)
-	got, want := NewFares(), NewFares()
-	h, err := ridestest.NewOrderHarness(got)
+	d, err := rides.NewOrderDispatcher(NewFares())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer h.Close(ctx)
-	if _, err := h.Deliver(ctx, stream, ridestest.Chaos{Seed: 3, Duplicates: 0.5, Reorder: 2}); err != nil {
+	defer d.Close(ctx)
+	_, err = d.State(ctx, "order", "o1")
+	if err == nil || err.Error() != ` + "`" + `rides: no subscriber named "order" (did you mean Order?)` + "`" + ` {
+		t.Fatalf("State of a misspelt subscriber: %v", err)
+	}
+	if _, err := d.State(ctx, rides.OrderFirstSubscriber, "o1"); err != nil {
 		t.Fatal(err)
-	}
-	if err := ridestest.ApplyOrderInOrder(ctx, want, stream); err != nil {
-		t.Fatal(err)
-	}
-	if got.Fare("o1") != 12 || want.Fare("o1") != 12 {
-		t.Fatalf("fare %d, in order %d; want 12", got.Fare("o1"), want.Fare("o1"))
-	}
-	state, err := h.Dispatcher().State(ctx, "Order", "o1")
-	if err != nil || state != rides.OrderStateCompleted {
-		t.Fatalf("state %q, %v; want Completed", state, err)
 	}
 }
 `
+
+// TestPublishedModuleOutsideTheRepository runs the README's go get -tool
+// lines (the blocks of flow published, as written) against a module proxy
+// in a folder that serves this checkout as a published version, as the
+// module proxy will once ordergen is published: go get -tool of ordergen,
+// init, and go get -tool of ordergen-parked. The version is new for each
+// run, and removed from the module cache after it.
+func TestPublishedModuleOutsideTheRepository(t *testing.T) {
+	env := goEnv(t)
+	if testing.Short() {
+		t.Skip("builds a service module with the go command")
+	}
+	top := t.TempDir()
+	version := fmt.Sprintf("v0.0.%d", time.Now().UnixNano())
+	proxy := filepath.Join(top, "proxy")
+	publish(t, proxy, version)
+	probe := &flowRunner{t: t, dir: top, env: env}
+	goproxy := strings.TrimSpace(probe.run("go", "env", "GOPROXY"))
+	modcache := strings.TrimSpace(probe.run("go", "env", "GOMODCACHE"))
+	t.Cleanup(func() { unpublish(t, modcache, version) })
+	r := &flowRunner{t: t, dir: top, env: goEnv(t,
+		"GOPROXY=file://"+filepath.ToSlash(proxy)+","+goproxy,
+		"GONOSUMDB=github.com/ordergen/ordergen",
+		"GOFLAGS=-modcacherw", // so that the version can be removed after
+	)}
+	var outputs []string
+	for _, s := range readmeFlow(t, "published") {
+		outputs = append(outputs, r.step(s))
+	}
+	all := strings.Join(outputs, "")
+	for _, want := range []string{
+		"go: added github.com/ordergen/ordergen " + version + "\n",
+		"wrote schema.yaml and generate.go: edit the schema, then run go generate ./...\n",
+		"usage: ordergen-parked [-store DSN] [-create] COMMAND\n",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the published set-up's output lacks %q:\n%s", want, all)
+		}
+	}
+	mod, err := os.ReadFile(filepath.Join(r.dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"tool (\n\tgithub.com/ordergen/ordergen/cmd/ordergen\n\tgithub.com/ordergen/ordergen/cmd/ordergen-parked\n)", "github.com/ordergen/ordergen " + version} {
+		if !strings.Contains(string(mod), want) {
+			t.Errorf("go.mod lacks %q:\n%s", want, mod)
+		}
+	}
+	// The starter schema generates with the tool go get pinned.
+	if out := r.run("go", "generate", "./..."); out != "" {
+		t.Errorf("go generate said:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "rides", "events.go")); err != nil {
+		t.Errorf("go generate wrote no rides/events.go: %v", err)
+	}
+}
+
+// publish lays out, in dir, a module proxy (GOPROXY=file://dir) that
+// serves this checkout as github.com/ordergen/ordergen at version.
+func publish(t *testing.T, dir, version string) {
+	t.Helper()
+	const path = "github.com/ordergen/ordergen"
+	at := filepath.Join(dir, filepath.FromSlash(path), "@v")
+	if err := os.MkdirAll(at, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	zip, err := os.Create(filepath.Join(at, version+".zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := modzip.CreateFromDir(zip, module.Version{Path: path, Version: version}, repoRoot(t)); err != nil {
+		zip.Close()
+		t.Fatalf("zip this checkout as %s@%s: %v", path, version, err)
+	}
+	if err := zip.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join(repoRoot(t), "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := fmt.Sprintf(`{"Version":%q,"Time":%q}`, version, time.Now().UTC().Format(time.RFC3339))
+	for name, data := range map[string]string{version + ".mod": string(mod), version + ".info": info, "list": version + "\n"} {
+		if err := os.WriteFile(filepath.Join(at, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// unpublish removes version of ordergen from the module cache modcache,
+// where the published test put it: its files, its line in the download
+// cache's list of versions, and the folders left empty.
+func unpublish(t *testing.T, modcache, version string) {
+	const path = "github.com/ordergen/ordergen"
+	download := filepath.Join(modcache, "cache", "download", filepath.FromSlash(path), "@v")
+	paths := []string{filepath.Join(modcache, filepath.FromSlash(path)+"@"+version)}
+	files, _ := filepath.Glob(filepath.Join(download, version+".*"))
+	for _, p := range append(paths, files...) {
+		if err := os.RemoveAll(p); err != nil {
+			t.Errorf("remove %s from the module cache: %v", p, err)
+		}
+	}
+	list := filepath.Join(download, "list")
+	if data, err := os.ReadFile(list); err == nil {
+		var keep []string
+		for _, v := range strings.Fields(string(data)) {
+			if v != version {
+				keep = append(keep, v)
+			}
+		}
+		if len(keep) == 0 {
+			err = os.Remove(list)
+		} else {
+			err = os.WriteFile(list, []byte(strings.Join(keep, "\n")+"\n"), 0o644)
+		}
+		if err != nil {
+			t.Errorf("remove %s from %s: %v", version, list, err)
+		}
+	}
+	// The folders that only this version filled (os.Remove leaves a
+	// folder that holds anything).
+	for _, dir := range []string{download, filepath.Dir(download), filepath.Dir(filepath.Dir(download)),
+		filepath.Join(modcache, filepath.FromSlash(filepath.Dir(path)))} {
+		_ = os.Remove(dir)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -237,6 +239,55 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 	return nil
 }
 
+// AccountSubscriberName names a subscriber of an AccountDispatcher:
+// AccountFirstSubscriber for the subscriber that NewAccountDispatcher starts
+// with, AccountSubscriberNamed(name) for the one that Subscribe(name, ...)
+// adds. Version, State and ParkedEvents take it, and Stats, ParkedKeys,
+// TopBacklog and Stuck are keyed by it, so that a subscriber is named by a
+// constant the compiler checks rather than by a string variable (a string
+// literal still converts to it: a name that names no subscriber is an error
+// that says which one it likely meant). It is also the subscriber's namespace
+// in a durable store, as ordergen-parked shows it.
+type AccountSubscriberName string
+
+// AccountFirstSubscriber is the subscriber that NewAccountDispatcher and
+// NewAccountTxDispatcher start with: the handler given to them.
+const AccountFirstSubscriber AccountSubscriberName = "Account"
+
+// AccountSubscriberNamed returns the name of the subscriber that
+// Subscribe(name, ...) or SubscribeTx(name, ...) adds: "Account/" followed by
+// name.
+func AccountSubscriberNamed(name string) AccountSubscriberName {
+	return AccountSubscriberName("Account/" + name)
+}
+
+// accountBySubscriber returns m, a map of the runtime's by subscriber name,
+// keyed by AccountSubscriberName.
+func accountBySubscriber[V any](m map[string]V) map[AccountSubscriberName]V {
+	out := make(map[AccountSubscriberName]V, len(m))
+	for name, v := range m {
+		out[AccountSubscriberName(name)] = v
+	}
+	return out
+}
+
+// unknownSubscriber returns the error for a name that names no subscriber of d:
+// with the subscriber whose name differs from it only in case, or else with
+// every subscriber's name.
+func (d *AccountDispatcher) unknownSubscriber(name AccountSubscriberName) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	names := make([]string, 0, len(d.subs))
+	for known := range d.subs {
+		if strings.EqualFold(known, string(name)) {
+			return fmt.Errorf("ledger: no subscriber named %q (did you mean %s?)", name, known)
+		}
+		names = append(names, known)
+	}
+	slices.Sort(names)
+	return fmt.Errorf("ledger: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
+}
+
 // Flush waits until every event published before the call has an outcome, or is
 // held back on a version gap or parked, in every subscriber, or until ctx ends.
 func (d *AccountDispatcher) Flush(ctx context.Context) error {
@@ -274,22 +325,22 @@ func (d *AccountDispatcher) Discard(ctx context.Context, key string) (int, error
 }
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber name ("Account" for the first subscriber, "Account/name" for the
+// subscriber (AccountFirstSubscriber, or AccountSubscriberNamed(name) for the
 // others).
-func (d *AccountDispatcher) ParkedKeys(ctx context.Context) (map[string][]runtime.ParkedKey[string], error) {
+func (d *AccountDispatcher) ParkedKeys(ctx context.Context) (map[AccountSubscriberName][]runtime.ParkedKey[string], error) {
 	keys, err := d.topic.ParkedKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	return keys, nil
+	return accountBySubscriber(keys), nil
 }
 
 // ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber ("Account" for the first one).
-func (d *AccountDispatcher) ParkedEvents(ctx context.Context, subscriber string, key string) ([]runtime.ParkedEvent[AccountEvent], error) {
-	s, ok := d.topic.Subscriber(subscriber)
+// named subscriber (AccountFirstSubscriber for the first one).
+func (d *AccountDispatcher) ParkedEvents(ctx context.Context, subscriber AccountSubscriberName, key string) ([]runtime.ParkedEvent[AccountEvent], error) {
+	s, ok := d.topic.Subscriber(string(subscriber))
 	if !ok {
-		return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
+		return nil, d.unknownSubscriber(subscriber)
 	}
 	events, err := s.ParkedEvents(ctx, key)
 	if err != nil {
@@ -305,23 +356,23 @@ func (d *AccountDispatcher) Health(age time.Duration) error {
 	return d.topic.Health(age)
 }
 
-// TopBacklog returns, by subscriber name, up to n keys with the largest backlog
-// in each subscriber that has any, with the age of their oldest pending event:
-// a rising age on steady traffic means a hot or stuck key.
-func (d *AccountDispatcher) TopBacklog(n int) map[string][]runtime.KeyBacklog[string] {
-	return d.topic.TopBacklog(n)
+// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
+// each subscriber that has any, with the age of their oldest pending event: a
+// rising age on steady traffic means a hot or stuck key.
+func (d *AccountDispatcher) TopBacklog(n int) map[AccountSubscriberName][]runtime.KeyBacklog[string] {
+	return accountBySubscriber(d.topic.TopBacklog(n))
 }
 
-// Stuck returns, by subscriber name, the keys whose oldest pending event is
-// older than age, in each subscriber that has any (what Health reports).
-func (d *AccountDispatcher) Stuck(age time.Duration) map[string][]runtime.KeyBacklog[string] {
-	return d.topic.Stuck(age)
+// Stuck returns, by subscriber, the keys whose oldest pending event is older
+// than age, in each subscriber that has any (what Health reports).
+func (d *AccountDispatcher) Stuck(age time.Duration) map[AccountSubscriberName][]runtime.KeyBacklog[string] {
+	return accountBySubscriber(d.topic.Stuck(age))
 }
 
 // Version returns the last version of key that the subscriber named subscriber
-// ("Account" for the first one) applied, 0 when none yet, as its version guard
-// stores it.
-func (d *AccountDispatcher) Version(ctx context.Context, subscriber string, key string) (uint64, error) {
+// (AccountFirstSubscriber for the first one) applied, 0 when none yet, as its
+// version guard stores it.
+func (d *AccountDispatcher) Version(ctx context.Context, subscriber AccountSubscriberName, key string) (uint64, error) {
 	s, err := d.subscriber(subscriber)
 	if err != nil {
 		return 0, err
@@ -334,9 +385,9 @@ func (d *AccountDispatcher) Version(ctx context.Context, subscriber string, key 
 }
 
 // State returns the current state of key in the subscriber named subscriber
-// ("Account" for the first one), "" when no event set one yet, as its state
-// guard stores it.
-func (d *AccountDispatcher) State(ctx context.Context, subscriber string, key string) (AccountState, error) {
+// (AccountFirstSubscriber for the first one), "" when no event set one yet, as
+// its state guard stores it.
+func (d *AccountDispatcher) State(ctx context.Context, subscriber AccountSubscriberName, key string) (AccountState, error) {
 	s, err := d.subscriber(subscriber)
 	if err != nil {
 		return "", err
@@ -349,21 +400,22 @@ func (d *AccountDispatcher) State(ctx context.Context, subscriber string, key st
 }
 
 // subscriber returns the subscriber named name.
-func (d *AccountDispatcher) subscriber(name string) (*accountSubscriber, error) {
+func (d *AccountDispatcher) subscriber(name AccountSubscriberName) (*accountSubscriber, error) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	s, ok := d.subs[name]
+	s, ok := d.subs[string(name)]
+	d.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("ledger: no subscriber named %q", name)
+		return nil, d.unknownSubscriber(name)
 	}
 	return s, nil
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
-// name. Every subscriber sees every published event, so counters are per
-// subscriber; add them up only knowing that.
-func (d *AccountDispatcher) Stats() map[string]runtime.Stats {
-	return d.topic.Stats()
+// (AccountFirstSubscriber, or AccountSubscriberNamed(name) for the others).
+// Every subscriber sees every published event, so counters are per subscriber;
+// add them up only knowing that.
+func (d *AccountDispatcher) Stats() map[AccountSubscriberName]runtime.Stats {
+	return accountBySubscriber(d.topic.Stats())
 }
 
 // orderValue returns e as a value of its event type, dereferencing a pointer;
@@ -565,6 +617,54 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, op
 	return nil
 }
 
+// OrderSubscriberName names a subscriber of an OrderDispatcher:
+// OrderFirstSubscriber for the subscriber that NewOrderDispatcher starts with,
+// OrderSubscriberNamed(name) for the one that Subscribe(name, ...) adds.
+// Version, State and ParkedEvents take it, and Stats, ParkedKeys, TopBacklog
+// and Stuck are keyed by it, so that a subscriber is named by a constant the
+// compiler checks rather than by a string variable (a string literal still
+// converts to it: a name that names no subscriber is an error that says which
+// one it likely meant). It is also the subscriber's namespace in a durable
+// store, as ordergen-parked shows it.
+type OrderSubscriberName string
+
+// OrderFirstSubscriber is the subscriber that NewOrderDispatcher and
+// NewOrderTxDispatcher start with: the handler given to them.
+const OrderFirstSubscriber OrderSubscriberName = "Order"
+
+// OrderSubscriberNamed returns the name of the subscriber that Subscribe(name,
+// ...) or SubscribeTx(name, ...) adds: "Order/" followed by name.
+func OrderSubscriberNamed(name string) OrderSubscriberName {
+	return OrderSubscriberName("Order/" + name)
+}
+
+// orderBySubscriber returns m, a map of the runtime's by subscriber name, keyed
+// by OrderSubscriberName.
+func orderBySubscriber[V any](m map[string]V) map[OrderSubscriberName]V {
+	out := make(map[OrderSubscriberName]V, len(m))
+	for name, v := range m {
+		out[OrderSubscriberName(name)] = v
+	}
+	return out
+}
+
+// unknownSubscriber returns the error for a name that names no subscriber of d:
+// with the subscriber whose name differs from it only in case, or else with
+// every subscriber's name.
+func (d *OrderDispatcher) unknownSubscriber(name OrderSubscriberName) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	names := make([]string, 0, len(d.subs))
+	for known := range d.subs {
+		if strings.EqualFold(known, string(name)) {
+			return fmt.Errorf("ledger: no subscriber named %q (did you mean %s?)", name, known)
+		}
+		names = append(names, known)
+	}
+	slices.Sort(names)
+	return fmt.Errorf("ledger: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
+}
+
 // Flush waits until every event published before the call has an outcome, or is
 // held back on a version gap or parked, in every subscriber, or until ctx ends.
 func (d *OrderDispatcher) Flush(ctx context.Context) error {
@@ -602,22 +702,22 @@ func (d *OrderDispatcher) Discard(ctx context.Context, key string) (int, error) 
 }
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber name ("Order" for the first subscriber, "Order/name" for the
+// subscriber (OrderFirstSubscriber, or OrderSubscriberNamed(name) for the
 // others).
-func (d *OrderDispatcher) ParkedKeys(ctx context.Context) (map[string][]runtime.ParkedKey[string], error) {
+func (d *OrderDispatcher) ParkedKeys(ctx context.Context) (map[OrderSubscriberName][]runtime.ParkedKey[string], error) {
 	keys, err := d.topic.ParkedKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	return keys, nil
+	return orderBySubscriber(keys), nil
 }
 
 // ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber ("Order" for the first one).
-func (d *OrderDispatcher) ParkedEvents(ctx context.Context, subscriber string, key string) ([]runtime.ParkedEvent[OrderEvent], error) {
-	s, ok := d.topic.Subscriber(subscriber)
+// named subscriber (OrderFirstSubscriber for the first one).
+func (d *OrderDispatcher) ParkedEvents(ctx context.Context, subscriber OrderSubscriberName, key string) ([]runtime.ParkedEvent[OrderEvent], error) {
+	s, ok := d.topic.Subscriber(string(subscriber))
 	if !ok {
-		return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
+		return nil, d.unknownSubscriber(subscriber)
 	}
 	events, err := s.ParkedEvents(ctx, key)
 	if err != nil {
@@ -633,23 +733,23 @@ func (d *OrderDispatcher) Health(age time.Duration) error {
 	return d.topic.Health(age)
 }
 
-// TopBacklog returns, by subscriber name, up to n keys with the largest backlog
-// in each subscriber that has any, with the age of their oldest pending event:
-// a rising age on steady traffic means a hot or stuck key.
-func (d *OrderDispatcher) TopBacklog(n int) map[string][]runtime.KeyBacklog[string] {
-	return d.topic.TopBacklog(n)
+// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
+// each subscriber that has any, with the age of their oldest pending event: a
+// rising age on steady traffic means a hot or stuck key.
+func (d *OrderDispatcher) TopBacklog(n int) map[OrderSubscriberName][]runtime.KeyBacklog[string] {
+	return orderBySubscriber(d.topic.TopBacklog(n))
 }
 
-// Stuck returns, by subscriber name, the keys whose oldest pending event is
-// older than age, in each subscriber that has any (what Health reports).
-func (d *OrderDispatcher) Stuck(age time.Duration) map[string][]runtime.KeyBacklog[string] {
-	return d.topic.Stuck(age)
+// Stuck returns, by subscriber, the keys whose oldest pending event is older
+// than age, in each subscriber that has any (what Health reports).
+func (d *OrderDispatcher) Stuck(age time.Duration) map[OrderSubscriberName][]runtime.KeyBacklog[string] {
+	return orderBySubscriber(d.topic.Stuck(age))
 }
 
 // State returns the current state of key in the subscriber named subscriber
-// ("Order" for the first one), "" when no event set one yet, as its state guard
-// stores it.
-func (d *OrderDispatcher) State(ctx context.Context, subscriber string, key string) (OrderState, error) {
+// (OrderFirstSubscriber for the first one), "" when no event set one yet, as
+// its state guard stores it.
+func (d *OrderDispatcher) State(ctx context.Context, subscriber OrderSubscriberName, key string) (OrderState, error) {
 	s, err := d.subscriber(subscriber)
 	if err != nil {
 		return "", err
@@ -662,21 +762,22 @@ func (d *OrderDispatcher) State(ctx context.Context, subscriber string, key stri
 }
 
 // subscriber returns the subscriber named name.
-func (d *OrderDispatcher) subscriber(name string) (*orderSubscriber, error) {
+func (d *OrderDispatcher) subscriber(name OrderSubscriberName) (*orderSubscriber, error) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	s, ok := d.subs[name]
+	s, ok := d.subs[string(name)]
+	d.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("ledger: no subscriber named %q", name)
+		return nil, d.unknownSubscriber(name)
 	}
 	return s, nil
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
-// name. Every subscriber sees every published event, so counters are per
-// subscriber; add them up only knowing that.
-func (d *OrderDispatcher) Stats() map[string]runtime.Stats {
-	return d.topic.Stats()
+// (OrderFirstSubscriber, or OrderSubscriberNamed(name) for the others). Every
+// subscriber sees every published event, so counters are per subscriber; add
+// them up only knowing that.
+func (d *OrderDispatcher) Stats() map[OrderSubscriberName]runtime.Stats {
+	return orderBySubscriber(d.topic.Stats())
 }
 
 // riderValue returns e as a value of its event type, dereferencing a pointer;
@@ -851,6 +952,54 @@ func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, op
 	return nil
 }
 
+// RiderSubscriberName names a subscriber of a RiderDispatcher:
+// RiderFirstSubscriber for the subscriber that NewRiderDispatcher starts with,
+// RiderSubscriberNamed(name) for the one that Subscribe(name, ...) adds.
+// Version, State and ParkedEvents take it, and Stats, ParkedKeys, TopBacklog
+// and Stuck are keyed by it, so that a subscriber is named by a constant the
+// compiler checks rather than by a string variable (a string literal still
+// converts to it: a name that names no subscriber is an error that says which
+// one it likely meant). It is also the subscriber's namespace in a durable
+// store, as ordergen-parked shows it.
+type RiderSubscriberName string
+
+// RiderFirstSubscriber is the subscriber that NewRiderDispatcher and
+// NewRiderTxDispatcher start with: the handler given to them.
+const RiderFirstSubscriber RiderSubscriberName = "Rider"
+
+// RiderSubscriberNamed returns the name of the subscriber that Subscribe(name,
+// ...) or SubscribeTx(name, ...) adds: "Rider/" followed by name.
+func RiderSubscriberNamed(name string) RiderSubscriberName {
+	return RiderSubscriberName("Rider/" + name)
+}
+
+// riderBySubscriber returns m, a map of the runtime's by subscriber name, keyed
+// by RiderSubscriberName.
+func riderBySubscriber[V any](m map[string]V) map[RiderSubscriberName]V {
+	out := make(map[RiderSubscriberName]V, len(m))
+	for name, v := range m {
+		out[RiderSubscriberName(name)] = v
+	}
+	return out
+}
+
+// unknownSubscriber returns the error for a name that names no subscriber of d:
+// with the subscriber whose name differs from it only in case, or else with
+// every subscriber's name.
+func (d *RiderDispatcher) unknownSubscriber(name RiderSubscriberName) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	names := make([]string, 0, len(d.subs))
+	for known := range d.subs {
+		if strings.EqualFold(known, string(name)) {
+			return fmt.Errorf("ledger: no subscriber named %q (did you mean %s?)", name, known)
+		}
+		names = append(names, known)
+	}
+	slices.Sort(names)
+	return fmt.Errorf("ledger: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
+}
+
 // Flush waits until every event published before the call has an outcome, or is
 // held back on a version gap or parked, in every subscriber, or until ctx ends.
 func (d *RiderDispatcher) Flush(ctx context.Context) error {
@@ -888,22 +1037,22 @@ func (d *RiderDispatcher) Discard(ctx context.Context, key string) (int, error) 
 }
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber name ("Rider" for the first subscriber, "Rider/name" for the
+// subscriber (RiderFirstSubscriber, or RiderSubscriberNamed(name) for the
 // others).
-func (d *RiderDispatcher) ParkedKeys(ctx context.Context) (map[string][]runtime.ParkedKey[string], error) {
+func (d *RiderDispatcher) ParkedKeys(ctx context.Context) (map[RiderSubscriberName][]runtime.ParkedKey[string], error) {
 	keys, err := d.topic.ParkedKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	return keys, nil
+	return riderBySubscriber(keys), nil
 }
 
 // ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber ("Rider" for the first one).
-func (d *RiderDispatcher) ParkedEvents(ctx context.Context, subscriber string, key string) ([]runtime.ParkedEvent[RiderEvent], error) {
-	s, ok := d.topic.Subscriber(subscriber)
+// named subscriber (RiderFirstSubscriber for the first one).
+func (d *RiderDispatcher) ParkedEvents(ctx context.Context, subscriber RiderSubscriberName, key string) ([]runtime.ParkedEvent[RiderEvent], error) {
+	s, ok := d.topic.Subscriber(string(subscriber))
 	if !ok {
-		return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
+		return nil, d.unknownSubscriber(subscriber)
 	}
 	events, err := s.ParkedEvents(ctx, key)
 	if err != nil {
@@ -919,24 +1068,25 @@ func (d *RiderDispatcher) Health(age time.Duration) error {
 	return d.topic.Health(age)
 }
 
-// TopBacklog returns, by subscriber name, up to n keys with the largest backlog
-// in each subscriber that has any, with the age of their oldest pending event:
-// a rising age on steady traffic means a hot or stuck key.
-func (d *RiderDispatcher) TopBacklog(n int) map[string][]runtime.KeyBacklog[string] {
-	return d.topic.TopBacklog(n)
+// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
+// each subscriber that has any, with the age of their oldest pending event: a
+// rising age on steady traffic means a hot or stuck key.
+func (d *RiderDispatcher) TopBacklog(n int) map[RiderSubscriberName][]runtime.KeyBacklog[string] {
+	return riderBySubscriber(d.topic.TopBacklog(n))
 }
 
-// Stuck returns, by subscriber name, the keys whose oldest pending event is
-// older than age, in each subscriber that has any (what Health reports).
-func (d *RiderDispatcher) Stuck(age time.Duration) map[string][]runtime.KeyBacklog[string] {
-	return d.topic.Stuck(age)
+// Stuck returns, by subscriber, the keys whose oldest pending event is older
+// than age, in each subscriber that has any (what Health reports).
+func (d *RiderDispatcher) Stuck(age time.Duration) map[RiderSubscriberName][]runtime.KeyBacklog[string] {
+	return riderBySubscriber(d.topic.Stuck(age))
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
-// name. Every subscriber sees every published event, so counters are per
-// subscriber; add them up only knowing that.
-func (d *RiderDispatcher) Stats() map[string]runtime.Stats {
-	return d.topic.Stats()
+// (RiderFirstSubscriber, or RiderSubscriberNamed(name) for the others). Every
+// subscriber sees every published event, so counters are per subscriber; add
+// them up only knowing that.
+func (d *RiderDispatcher) Stats() map[RiderSubscriberName]runtime.Stats {
+	return riderBySubscriber(d.topic.Stats())
 }
 
 // webhookValue returns e as a value of its event type, dereferencing a pointer;
@@ -1111,6 +1261,55 @@ func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhook
 	return nil
 }
 
+// WebhookSubscriberName names a subscriber of a WebhookDispatcher:
+// WebhookFirstSubscriber for the subscriber that NewWebhookDispatcher starts
+// with, WebhookSubscriberNamed(name) for the one that Subscribe(name, ...)
+// adds. Version, State and ParkedEvents take it, and Stats, ParkedKeys,
+// TopBacklog and Stuck are keyed by it, so that a subscriber is named by a
+// constant the compiler checks rather than by a string variable (a string
+// literal still converts to it: a name that names no subscriber is an error
+// that says which one it likely meant). It is also the subscriber's namespace
+// in a durable store, as ordergen-parked shows it.
+type WebhookSubscriberName string
+
+// WebhookFirstSubscriber is the subscriber that NewWebhookDispatcher and
+// NewWebhookTxDispatcher start with: the handler given to them.
+const WebhookFirstSubscriber WebhookSubscriberName = "Webhook"
+
+// WebhookSubscriberNamed returns the name of the subscriber that
+// Subscribe(name, ...) or SubscribeTx(name, ...) adds: "Webhook/" followed by
+// name.
+func WebhookSubscriberNamed(name string) WebhookSubscriberName {
+	return WebhookSubscriberName("Webhook/" + name)
+}
+
+// webhookBySubscriber returns m, a map of the runtime's by subscriber name,
+// keyed by WebhookSubscriberName.
+func webhookBySubscriber[V any](m map[string]V) map[WebhookSubscriberName]V {
+	out := make(map[WebhookSubscriberName]V, len(m))
+	for name, v := range m {
+		out[WebhookSubscriberName(name)] = v
+	}
+	return out
+}
+
+// unknownSubscriber returns the error for a name that names no subscriber of d:
+// with the subscriber whose name differs from it only in case, or else with
+// every subscriber's name.
+func (d *WebhookDispatcher) unknownSubscriber(name WebhookSubscriberName) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	names := make([]string, 0, len(d.subs))
+	for known := range d.subs {
+		if strings.EqualFold(known, string(name)) {
+			return fmt.Errorf("ledger: no subscriber named %q (did you mean %s?)", name, known)
+		}
+		names = append(names, known)
+	}
+	slices.Sort(names)
+	return fmt.Errorf("ledger: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
+}
+
 // Flush waits until every event published before the call has an outcome, or is
 // held back on a version gap or parked, in every subscriber, or until ctx ends.
 func (d *WebhookDispatcher) Flush(ctx context.Context) error {
@@ -1148,22 +1347,22 @@ func (d *WebhookDispatcher) Discard(ctx context.Context, key int64) (int, error)
 }
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber name ("Webhook" for the first subscriber, "Webhook/name" for the
+// subscriber (WebhookFirstSubscriber, or WebhookSubscriberNamed(name) for the
 // others).
-func (d *WebhookDispatcher) ParkedKeys(ctx context.Context) (map[string][]runtime.ParkedKey[int64], error) {
+func (d *WebhookDispatcher) ParkedKeys(ctx context.Context) (map[WebhookSubscriberName][]runtime.ParkedKey[int64], error) {
 	keys, err := d.topic.ParkedKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	return keys, nil
+	return webhookBySubscriber(keys), nil
 }
 
 // ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber ("Webhook" for the first one).
-func (d *WebhookDispatcher) ParkedEvents(ctx context.Context, subscriber string, key int64) ([]runtime.ParkedEvent[WebhookEvent], error) {
-	s, ok := d.topic.Subscriber(subscriber)
+// named subscriber (WebhookFirstSubscriber for the first one).
+func (d *WebhookDispatcher) ParkedEvents(ctx context.Context, subscriber WebhookSubscriberName, key int64) ([]runtime.ParkedEvent[WebhookEvent], error) {
+	s, ok := d.topic.Subscriber(string(subscriber))
 	if !ok {
-		return nil, fmt.Errorf("ledger: no subscriber named %q", subscriber)
+		return nil, d.unknownSubscriber(subscriber)
 	}
 	events, err := s.ParkedEvents(ctx, key)
 	if err != nil {
@@ -1179,22 +1378,23 @@ func (d *WebhookDispatcher) Health(age time.Duration) error {
 	return d.topic.Health(age)
 }
 
-// TopBacklog returns, by subscriber name, up to n keys with the largest backlog
-// in each subscriber that has any, with the age of their oldest pending event:
-// a rising age on steady traffic means a hot or stuck key.
-func (d *WebhookDispatcher) TopBacklog(n int) map[string][]runtime.KeyBacklog[int64] {
-	return d.topic.TopBacklog(n)
+// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
+// each subscriber that has any, with the age of their oldest pending event: a
+// rising age on steady traffic means a hot or stuck key.
+func (d *WebhookDispatcher) TopBacklog(n int) map[WebhookSubscriberName][]runtime.KeyBacklog[int64] {
+	return webhookBySubscriber(d.topic.TopBacklog(n))
 }
 
-// Stuck returns, by subscriber name, the keys whose oldest pending event is
-// older than age, in each subscriber that has any (what Health reports).
-func (d *WebhookDispatcher) Stuck(age time.Duration) map[string][]runtime.KeyBacklog[int64] {
-	return d.topic.Stuck(age)
+// Stuck returns, by subscriber, the keys whose oldest pending event is older
+// than age, in each subscriber that has any (what Health reports).
+func (d *WebhookDispatcher) Stuck(age time.Duration) map[WebhookSubscriberName][]runtime.KeyBacklog[int64] {
+	return webhookBySubscriber(d.topic.Stuck(age))
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
-// name. Every subscriber sees every published event, so counters are per
-// subscriber; add them up only knowing that.
-func (d *WebhookDispatcher) Stats() map[string]runtime.Stats {
-	return d.topic.Stats()
+// (WebhookFirstSubscriber, or WebhookSubscriberNamed(name) for the others).
+// Every subscriber sees every published event, so counters are per subscriber;
+// add them up only knowing that.
+func (d *WebhookDispatcher) Stats() map[WebhookSubscriberName]runtime.Stats {
+	return webhookBySubscriber(d.topic.Stats())
 }

@@ -192,7 +192,7 @@ func (s *accountSubscriber) handleTx(ctx context.Context, key string, ev Account
 			if err := tx.Commit(ctx, version, string(current)); err != nil {
 				return fmt.Errorf("ledger: Account %v: store version: %w", key, err)
 			}
-			return runtime.Skip(reason)
+			return runtime.SkipApplied(reason)
 		}
 	}
 	switch e := ev.(type) {
@@ -218,7 +218,7 @@ func (s *accountSubscriber) handleTx(ctx context.Context, key string, ev Account
 		return fmt.Errorf("ledger: Account %v: commit: %w", key, err)
 	}
 	if unimplemented {
-		return runtime.Skip(runtime.ReasonUnimplemented)
+		return runtime.SkipApplied(runtime.ReasonUnimplemented)
 	}
 	return nil
 }
@@ -409,7 +409,7 @@ func (s *orderSubscriber) handleTx(ctx context.Context, key string, ev OrderEven
 		return fmt.Errorf("ledger: Order %v: commit: %w", key, err)
 	}
 	if unimplemented {
-		return runtime.Skip(runtime.ReasonUnimplemented)
+		return runtime.SkipApplied(runtime.ReasonUnimplemented)
 	}
 	return nil
 }
@@ -536,7 +536,7 @@ func (s *riderSubscriber) handleTx(ctx context.Context, key string, ev RiderEven
 		return fmt.Errorf("ledger: Rider %v: commit: %w", key, err)
 	}
 	if unimplemented {
-		return runtime.Skip(runtime.ReasonUnimplemented)
+		return runtime.SkipApplied(runtime.ReasonUnimplemented)
 	}
 	return nil
 }
@@ -663,7 +663,7 @@ func (s *webhookSubscriber) handleTx(ctx context.Context, key int64, ev WebhookE
 		return fmt.Errorf("ledger: Webhook %v: commit: %w", key, err)
 	}
 	if unimplemented {
-		return runtime.Skip(runtime.ReasonUnimplemented)
+		return runtime.SkipApplied(runtime.ReasonUnimplemented)
 	}
 	return nil
 }

@@ -94,7 +94,7 @@ func (s *accountSubscriber) handle(ctx context.Context, key string, ev AccountEv
 			if err := s.setVersion(ctx, key, stored, version); err != nil {
 				return err
 			}
-			return runtime.Skip(reason)
+			return runtime.SkipApplied(reason)
 		}
 	}
 	switch e := ev.(type) {
@@ -126,7 +126,7 @@ func (s *accountSubscriber) handle(ctx context.Context, key string, ev AccountEv
 		return err
 	}
 	if unimplemented {
-		return runtime.Skip(runtime.ReasonUnimplemented)
+		return runtime.SkipApplied(runtime.ReasonUnimplemented)
 	}
 	return nil
 }
@@ -252,7 +252,7 @@ func (s *orderSubscriber) handle(ctx context.Context, key string, ev OrderEvent)
 		}
 	}
 	if unimplemented {
-		return runtime.Skip(runtime.ReasonUnimplemented)
+		return runtime.SkipApplied(runtime.ReasonUnimplemented)
 	}
 	return nil
 }

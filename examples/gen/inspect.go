@@ -19,9 +19,11 @@ func (d *AccountDispatcher) Inspector() inspect.Inspector {
 		Name:    "Account",
 		Engines: d.topic.Subscribers,
 		Codec:   AccountCodec{},
-		Version: d.Version,
+		Version: func(ctx context.Context, subscriber string, key string) (uint64, error) {
+			return d.Version(ctx, AccountSubscriberName(subscriber), key)
+		},
 		State: func(ctx context.Context, subscriber string, key string) (string, error) {
-			state, err := d.State(ctx, subscriber, key)
+			state, err := d.State(ctx, AccountSubscriberName(subscriber), key)
 			return string(state), err
 		},
 	}
@@ -38,7 +40,7 @@ func (d *OrderDispatcher) Inspector() inspect.Inspector {
 		Engines: d.topic.Subscribers,
 		Codec:   OrderCodec{},
 		State: func(ctx context.Context, subscriber string, key string) (string, error) {
-			state, err := d.State(ctx, subscriber, key)
+			state, err := d.State(ctx, OrderSubscriberName(subscriber), key)
 			return string(state), err
 		},
 	}

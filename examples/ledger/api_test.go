@@ -51,7 +51,7 @@ func publishFlushed(t *testing.T, d *ledger.AccountDispatcher, events ...ledger.
 }
 
 // wantVersionAndState checks what the subscriber's guards stored for key.
-func wantVersionAndState(t *testing.T, d *ledger.AccountDispatcher, subscriber, key string, version uint64, state ledger.AccountState) {
+func wantVersionAndState(t *testing.T, d *ledger.AccountDispatcher, subscriber ledger.AccountSubscriberName, key string, version uint64, state ledger.AccountState) {
 	t.Helper()
 	ctx := context.Background()
 	if v, err := d.Version(ctx, subscriber, key); err != nil || v != version {
@@ -93,16 +93,24 @@ func TestVersionAndStatePerSubscriber(t *testing.T) {
 		ledger.Deposited{AccountID: "a", Version: 2, Amount: 5},
 		ledger.AccountFrozen{AccountID: "a", Version: 3, Reason: "audit"},
 	)
-	wantVersionAndState(t, d, "Account", "a", 3, ledger.AccountStateFrozen)
-	wantVersionAndState(t, d, "Account/audit", "a", 0, "") // the opening parked, and the key with it
-	if v, err := d.Version(ctx, "Account", "never-seen"); err != nil || v != 0 {
+	wantVersionAndState(t, d, ledger.AccountFirstSubscriber, "a", 3, ledger.AccountStateFrozen)
+	wantVersionAndState(t, d, ledger.AccountSubscriberNamed("audit"), "a", 0, "") // the opening parked, and the key with it
+	if v, err := d.Version(ctx, ledger.AccountFirstSubscriber, "never-seen"); err != nil || v != 0 {
 		t.Errorf("the version of a key never seen: %d, %v; want 0", v, err)
 	}
-	if _, err := d.Version(ctx, "nobody", "a"); err == nil {
-		t.Error("Version of an unknown subscriber gave no error")
+	// A name that is no subscriber's (a literal converts to the type) is an
+	// error that names the one meant, or all of them.
+	if _, err := d.Version(ctx, "account", "a"); err == nil || err.Error() != `ledger: no subscriber named "account" (did you mean Account?)` {
+		t.Errorf("Version of a subscriber misspelt in case: %v", err)
 	}
-	if _, err := d.State(ctx, "Account/nobody", "a"); err == nil {
-		t.Error("State of an unknown subscriber gave no error")
+	if _, err := d.State(ctx, ledger.AccountSubscriberNamed("nobody"), "a"); err == nil || err.Error() != `ledger: no subscriber named "Account/nobody" (subscribers: Account, Account/audit)` {
+		t.Errorf("State of an unknown subscriber: %v", err)
+	}
+	if _, err := d.ParkedEvents(ctx, "Account/Audit", "a"); err == nil || err.Error() != `ledger: no subscriber named "Account/Audit" (did you mean Account/audit?)` {
+		t.Errorf("ParkedEvents of a subscriber misspelt in case: %v", err)
+	}
+	if st := d.Stats(); st[ledger.AccountFirstSubscriber].Accepted != 3 || st[ledger.AccountSubscriberNamed("audit")].Parked != 3 {
+		t.Errorf("Stats by subscriber: %+v", st)
 	}
 }
 
@@ -121,7 +129,7 @@ func TestVersionAndStateOfTxSubscriber(t *testing.T) {
 		ledger.Withdrew{AccountID: "a", Version: 2, Amount: 1}, // unimplemented
 		ledger.AccountClosed{AccountID: "a", Version: 3},       // unimplemented, moves to Closed
 	)
-	wantVersionAndState(t, d, "Account", "a", 3, ledger.AccountStateClosed)
+	wantVersionAndState(t, d, ledger.AccountFirstSubscriber, "a", 3, ledger.AccountStateClosed)
 	if st := d.Stats()["Account"]; st.Handled != 1 || st.Skipped != 2 {
 		t.Errorf("handled %d, skipped %d; want 1 and 2", st.Handled, st.Skipped)
 	}

@@ -24,7 +24,7 @@ func Catalogue(pkg *ir.Package, source string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := catalogue{Package: pkg.Name, Source: source}
+	v := catalogue{Package: pkg.Name, Source: source, Doc: pkg.Doc}
 	for _, e := range pkg.Entities {
 		v.Entities = append(v.Entities, entityOf(e))
 	}
@@ -37,8 +37,10 @@ func Catalogue(pkg *ir.Package, source string) ([]byte, error) {
 
 // catalogue is what catalogue.md.tmpl renders.
 type catalogue struct {
-	Package  string
-	Source   string
+	Package string
+	Source  string
+	// Doc describes the schema, "" when it does not say.
+	Doc      string
 	Entities []entity
 }
 
@@ -57,6 +59,17 @@ type entity struct {
 	Events     []event
 	Policy     []row
 	Diagram    *diagram
+	// Doc describes the entity, "" when the schema does not say.
+	Doc string
+	// StateDocs describe the ranked states that have a doc, in rank order.
+	StateDocs []row
+	// BranchDocs describe the branch states that have a doc, by name.
+	BranchDocs map[string]string
+	// HasEventDocs reports whether an event has a doc: the events table
+	// has a column for them.
+	HasEventDocs bool
+	// FieldDocs describe the fields that have a doc, as Event.Field.
+	FieldDocs []row
 }
 
 type field struct {
@@ -80,6 +93,8 @@ type event struct {
 	Kind   string
 	To     string
 	Fields []field
+	// Doc describes the event on one line, for a table cell.
+	Doc string
 }
 
 type row struct {
@@ -98,6 +113,20 @@ func entityOf(e *ir.Entity) entity {
 		HasTargets: e.HasStateGuard(),
 		Policy:     policy(e),
 		Diagram:    diagramOf(e),
+		Doc:        e.Doc,
+	}
+	for _, st := range e.States {
+		if d := e.StateDocs[st]; d != "" {
+			out.StateDocs = append(out.StateDocs, row{st, oneLine(d)})
+		}
+	}
+	for _, b := range e.Branches {
+		if d := e.StateDocs[b.Name]; d != "" {
+			if out.BranchDocs == nil {
+				out.BranchDocs = make(map[string]string)
+			}
+			out.BranchDocs[b.Name] = oneLine(d)
+		}
 	}
 	if e.Version != nil {
 		v := fieldOf(*e.Version)
@@ -106,12 +135,16 @@ func entityOf(e *ir.Entity) entity {
 		out.MaxHold = duration(e.Policy.MaxHold)
 	}
 	for _, ev := range e.Events {
-		x := event{Name: ev.Name, Kind: "delta", To: ev.To}
+		x := event{Name: ev.Name, Kind: "delta", To: ev.To, Doc: cell(ev.Doc)}
 		if ev.Snapshot {
 			x.Kind = "snapshot"
 		}
+		out.HasEventDocs = out.HasEventDocs || ev.Doc != ""
 		for _, f := range ev.Fields {
 			x.Fields = append(x.Fields, fieldOf(f))
+			if f.Doc != "" {
+				out.FieldDocs = append(out.FieldDocs, row{"`" + ev.Name + "." + f.Name + "` (`" + f.Type.Schema() + "`)", oneLine(f.Doc)})
+			}
 		}
 		out.Events = append(out.Events, x)
 	}
@@ -171,3 +204,10 @@ func article(s string) string {
 	}
 	return "a"
 }
+
+// oneLine returns a doc's text on one line, for a list item.
+func oneLine(doc string) string { return strings.Join(strings.Fields(doc), " ") }
+
+// cell returns a doc's text for a table cell: on one line, its pipes
+// escaped.
+func cell(doc string) string { return strings.ReplaceAll(oneLine(doc), "|", `\|`) }

@@ -19,6 +19,7 @@ func dispatchers(f *jen.File, pkg *ir.Package) {
 		value(f, n)
 		config(f, n)
 		dispatcher(f, n)
+		subscriberNames(f, n)
 		operations(f, n)
 	}
 }

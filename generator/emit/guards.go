@@ -134,9 +134,11 @@ func unimplemented(g *jen.Group) {
 }
 
 // acknowledge emits the end of a guard whose stores were advanced: an
-// unimplemented event is skipped with its reason, any other is handled.
+// unimplemented event is skipped with its reason, and with
+// runtime.SkipApplied, since its version was stored as a handled event's
+// (events held on a gap it filled are due again); any other is handled.
 func acknowledge(g *jen.Group) {
-	g.If(jen.Id("unimplemented")).Block(jen.Return(skipUnimplemented()))
+	g.If(jen.Id("unimplemented")).Block(jen.Return(rt("SkipApplied").Call(rt("ReasonUnimplemented"))))
 	g.Return(jen.Nil())
 }
 
@@ -212,11 +214,12 @@ func checkState(g *jen.Group, n names, useVersion jen.Code) {
 	g.If(jen.Id(n.Rank).Call(jen.Id("current")).Op("==").Lit(-2)).Block(jen.Return(rt("Permanent").Call(
 		errorf(n.pkg()+": "+e.Name+" %v: stored state %q is not a state of "+e.Name, jen.Id("key"), jen.Id("current")),
 	)))
-	var skip []jen.Code
+	// With the version stored, the skip is runtime.SkipApplied: events held
+	// on the gap it filled are due again.
+	skip := []jen.Code{jen.Return(rt("Skip").Call(jen.Id("reason")))}
 	if useVersion != nil {
-		skip = append(skip, useVersion)
+		skip = []jen.Code{useVersion, jen.Return(rt("SkipApplied").Call(jen.Id("reason")))}
 	}
-	skip = append(skip, jen.Return(rt("Skip").Call(jen.Id("reason"))))
 	g.If(jen.Id("reason").Op(":=").Id(n.Transition).Call(jen.Id("current"), jen.Id("target")), jen.Id("reason").Op("!=").Lit("")).Block(skip...)
 }
 

@@ -37,13 +37,18 @@ func inspector(f *jen.File, n names) {
 	case e.HasStateGuard():
 		guards = ", and the state its guard stores for a key"
 	}
+	// The console names subscribers by their runtime names; the
+	// dispatcher's methods take the typed name.
+	subscriber := jen.Id(n.SubscriberName).Call(jen.Id("subscriber"))
 	var version, state jen.Code
 	if e.Version != nil {
-		version = jen.Id("d").Dot("Version")
+		version = jen.Func().Add(guardParams()).Params(jen.Uint64(), jen.Error()).Block(
+			jen.Return(jen.Id("d").Dot("Version").Call(jen.Id("ctx"), subscriber, jen.Id("key"))),
+		)
 	}
 	if e.HasStateGuard() {
 		state = jen.Func().Add(guardParams()).Params(jen.String(), jen.Error()).Block(
-			jen.List(jen.Id("state"), jen.Err()).Op(":=").Id("d").Dot("State").Call(jen.Id("ctx"), jen.Id("subscriber"), jen.Id("key")),
+			jen.List(jen.Id("state"), jen.Err()).Op(":=").Id("d").Dot("State").Call(jen.Id("ctx"), subscriber, jen.Id("key")),
 			jen.Return(jen.String().Call(jen.Id("state")), jen.Err()),
 		)
 	}

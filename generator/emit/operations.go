@@ -60,22 +60,23 @@ func operations(f *jen.File, n names) {
 		jen.Return(jen.Id("n"), jen.Nil()),
 	)
 
-	parkedKeys := jen.Map(jen.String()).Index().Add(rt("ParkedKey")).Types(n.key())
+	byName := func(v jen.Code) *jen.Statement { return jen.Map(jen.Id(n.SubscriberName)).Add(v) }
+	parkedKeys := byName(jen.Index().Add(rt("ParkedKey")).Types(n.key()))
 	Doc(f, 0, "ParkedKeys returns the parked keys of every subscriber that has any, by "+
-		"subscriber name (%q for the first subscriber, %q for the others).", e.Name, e.Name+"/name")
+		"subscriber (%s, or %s(name) for the others).", n.FirstSubscriber, n.SubscriberNamed)
 	f.Func().Add(recv()).Id("ParkedKeys").Params(ctx).Params(parkedKeys, jen.Error()).Block(
 		jen.List(jen.Id("keys"), jen.Err()).Op(":=").Add(topic("ParkedKeys", ctxArg)),
 		wrap(jen.Nil()),
-		jen.Return(jen.Id("keys"), jen.Nil()),
+		jen.Return(jen.Id(n.BySubscriber).Call(jen.Id("keys")), jen.Nil()),
 	)
 
 	parkedEvent := func() *jen.Statement { return rt("ParkedEvent").Types(jen.Id(n.Event)) }
 	Doc(f, 0, "ParkedEvents returns, in order, the events parked for key in the subscriber "+
-		"named subscriber (%q for the first one).", e.Name)
-	f.Func().Add(recv()).Id("ParkedEvents").Params(ctx, jen.Id("subscriber").String(), key).Params(jen.Index().Add(parkedEvent()), jen.Error()).Block(
-		jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Add(topic("Subscriber", jen.Id("subscriber"))),
+		"named subscriber (%s for the first one).", n.FirstSubscriber)
+	f.Func().Add(recv()).Id("ParkedEvents").Params(ctx, jen.Id("subscriber").Id(n.SubscriberName), key).Params(jen.Index().Add(parkedEvent()), jen.Error()).Block(
+		jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Add(topic("Subscriber", jen.String().Call(jen.Id("subscriber")))),
 		jen.If(jen.Op("!").Id("ok")).Block(
-			jen.Return(jen.Nil(), errorf(n.pkg()+": no subscriber named %q", jen.Id("subscriber"))),
+			jen.Return(jen.Nil(), jen.Id("d").Dot("unknownSubscriber").Call(jen.Id("subscriber"))),
 		),
 		jen.List(jen.Id("events"), jen.Err()).Op(":=").Id("s").Dot("ParkedEvents").Call(ctxArg, keyArg),
 		jen.If(jen.Err().Op("!=").Nil()).Block(
@@ -91,25 +92,25 @@ func operations(f *jen.File, n names) {
 		jen.Return(topic("Health", jen.Id("age"))),
 	)
 
-	backlog := func() *jen.Statement { return jen.Map(jen.String()).Index().Add(rt("KeyBacklog")).Types(n.key()) }
-	Doc(f, 0, "TopBacklog returns, by subscriber name, up to n keys with the largest "+
+	backlog := func() *jen.Statement { return byName(jen.Index().Add(rt("KeyBacklog")).Types(n.key())) }
+	Doc(f, 0, "TopBacklog returns, by subscriber, up to n keys with the largest "+
 		"backlog in each subscriber that has any, with the age of their oldest "+
 		"pending event: a rising age on steady traffic means a hot or stuck key.")
 	f.Func().Add(recv()).Id("TopBacklog").Params(jen.Id("n").Int()).Add(backlog()).Block(
-		jen.Return(topic("TopBacklog", jen.Id("n"))),
+		jen.Return(jen.Id(n.BySubscriber).Call(topic("TopBacklog", jen.Id("n")))),
 	)
 
-	Doc(f, 0, "Stuck returns, by subscriber name, the keys whose oldest pending event is "+
+	Doc(f, 0, "Stuck returns, by subscriber, the keys whose oldest pending event is "+
 		"older than age, in each subscriber that has any (what Health reports).")
 	f.Func().Add(recv()).Id("Stuck").Params(jen.Id("age").Qual("time", "Duration")).Add(backlog()).Block(
-		jen.Return(topic("Stuck", jen.Id("age"))),
+		jen.Return(jen.Id(n.BySubscriber).Call(topic("Stuck", jen.Id("age")))),
 	)
 
 	if e.Version != nil {
 		Doc(f, 0, "Version returns the last version of key that the subscriber named "+
-			"subscriber (%q for the first one) applied, 0 when none yet, as its "+
-			"version guard stores it.", e.Name)
-		f.Func().Add(recv()).Id("Version").Params(ctx, jen.Id("subscriber").String(), key).Params(jen.Uint64(), jen.Error()).Block(
+			"subscriber (%s for the first one) applied, 0 when none yet, as its "+
+			"version guard stores it.", n.FirstSubscriber)
+		f.Func().Add(recv()).Id("Version").Params(ctx, jen.Id("subscriber").Id(n.SubscriberName), key).Params(jen.Uint64(), jen.Error()).Block(
 			jen.List(jen.Id("s"), jen.Err()).Op(":=").Id("d").Dot("subscriber").Call(jen.Id("subscriber")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(0), jen.Err())),
 			jen.List(jen.Id("v"), jen.Err()).Op(":=").Id("s").Dot("versions").Dot("Version").Call(ctxArg, keyArg),
@@ -122,9 +123,9 @@ func operations(f *jen.File, n names) {
 
 	if e.HasStateGuard() {
 		Doc(f, 0, "State returns the current state of key in the subscriber named subscriber "+
-			"(%q for the first one), \"\" when no event set one yet, as its state "+
-			"guard stores it.", e.Name)
-		f.Func().Add(recv()).Id("State").Params(ctx, jen.Id("subscriber").String(), key).Params(jen.Id(n.State), jen.Error()).Block(
+			"(%s for the first one), \"\" when no event set one yet, as its state "+
+			"guard stores it.", n.FirstSubscriber)
+		f.Func().Add(recv()).Id("State").Params(ctx, jen.Id("subscriber").Id(n.SubscriberName), key).Params(jen.Id(n.State), jen.Error()).Block(
 			jen.List(jen.Id("s"), jen.Err()).Op(":=").Id("d").Dot("subscriber").Call(jen.Id("subscriber")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(""), jen.Err())),
 			jen.List(jen.Id("state"), jen.Err()).Op(":=").Id("s").Dot("states").Dot("State").Call(ctxArg, keyArg),
@@ -137,19 +138,19 @@ func operations(f *jen.File, n names) {
 
 	if e.Version != nil || e.HasStateGuard() {
 		Doc(f, 0, "subscriber returns the subscriber named name.")
-		f.Func().Add(recv()).Id("subscriber").Params(jen.Id("name").String()).Params(jen.Op("*").Id(n.Subscriber), jen.Error()).Block(
+		f.Func().Add(recv()).Id("subscriber").Params(jen.Id("name").Id(n.SubscriberName)).Params(jen.Op("*").Id(n.Subscriber), jen.Error()).Block(
 			jen.Id("d").Dot("mu").Dot("Lock").Call(),
-			jen.Defer().Id("d").Dot("mu").Dot("Unlock").Call(),
-			jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Id("d").Dot("subs").Index(jen.Id("name")),
-			jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), errorf(n.pkg()+": no subscriber named %q", jen.Id("name")))),
+			jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Id("d").Dot("subs").Index(jen.String().Call(jen.Id("name"))),
+			jen.Id("d").Dot("mu").Dot("Unlock").Call(),
+			jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), jen.Id("d").Dot("unknownSubscriber").Call(jen.Id("name")))),
 			jen.Return(jen.Id("s"), jen.Nil()),
 		)
 	}
 
 	Doc(f, 0, "Stats returns a snapshot of the counters of each subscriber, by subscriber "+
-		"name. Every subscriber sees every published event, so counters are per "+
-		"subscriber; add them up only knowing that.")
-	f.Func().Add(recv()).Id("Stats").Params().Map(jen.String()).Add(rt("Stats")).Block(
-		jen.Return(topic("Stats")),
+		"(%s, or %s(name) for the others). Every subscriber sees every published "+
+		"event, so counters are per subscriber; add them up only knowing that.", n.FirstSubscriber, n.SubscriberNamed)
+	f.Func().Add(recv()).Id("Stats").Params().Add(byName(rt("Stats"))).Block(
+		jen.Return(jen.Id(n.BySubscriber).Call(topic("Stats"))),
 	)
 }

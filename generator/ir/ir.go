@@ -10,6 +10,9 @@ type Package struct {
 	Out string
 	// Entities are in declaration order.
 	Entities []*Entity
+	// Doc describes the schema (doc:), "" when it does not say: a sentence
+	// for the generated package's comment and the catalogue.
+	Doc string
 }
 
 // Entity is one entity and everything generated for it.
@@ -32,6 +35,11 @@ type Entity struct {
 	Policy Policy
 	// Events are in declaration order.
 	Events []*Event
+	// Doc describes the entity (doc:), "" when the schema does not say.
+	Doc string
+	// StateDocs describe the states (ranked and branch) whose doc: the
+	// schema gives, by state name.
+	StateDocs map[string]string
 }
 
 // HasStateGuard reports whether any event of e moves it to a state.
@@ -108,6 +116,8 @@ type Event struct {
 	Snapshot bool
 	// To is the state the event moves the entity to, "" for none.
 	To string
+	// Doc describes the event (doc:), "" when the schema does not say.
+	Doc string
 }
 
 // Field is a named, typed struct field.
@@ -119,6 +129,8 @@ type Field struct {
 	// Wire is the field's name in encoded events (the JSON codec's), as the
 	// schema sets it or its naming rule makes it; the Go name by default.
 	Wire string
+	// Doc describes the field (doc:), "" when the schema does not say.
+	Doc string
 }
 
 // TypeKind tells the form of a Type.

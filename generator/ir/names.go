@@ -47,6 +47,15 @@ type Names struct {
 	NewProducer string
 	// Codec is the JSON codec (AccountCodec).
 	Codec string
+	// SubscriberName is the typed name of a subscriber, which the operator
+	// methods take and key their maps by (AccountSubscriberName).
+	SubscriberName string
+	// FirstSubscriber is the name of the subscriber a dispatcher starts
+	// with (AccountFirstSubscriber, "Account").
+	FirstSubscriber string
+	// SubscriberNamed makes the name of a subscriber added by Subscribe
+	// (AccountSubscriberNamed: "Account/"+name).
+	SubscriberNamed string
 	// Inspector is the dispatcher's method that returns its operator's view
 	// for runtime/console (Inspector): a method, not a top-level name, like
 	// Seal.
@@ -70,6 +79,8 @@ type Names struct {
 	UseStore string
 	// Check refuses the events the Publish methods refuse (checkAccount).
 	Check string
+	// BySubscriber keys a map by SubscriberName (accountBySubscriber).
+	BySubscriber string
 
 	// Recorder is the test kit's recording handler (AccountRecorder).
 	Recorder string
@@ -109,6 +120,9 @@ func NamesOf(entity string) Names {
 		Producer:               entity + "Producer",
 		NewProducer:            "New" + entity + "Producer",
 		Codec:                  entity + "Codec",
+		SubscriberName:         entity + "SubscriberName",
+		FirstSubscriber:        entity + "FirstSubscriber",
+		SubscriberNamed:        entity + "SubscriberNamed",
 		Inspector:              "Inspector",
 
 		Value:         lc + "Value",
@@ -119,6 +133,7 @@ func NamesOf(entity string) Names {
 		TxBinding:     lc + "Tx",
 		UseStore:      lc + "UseStore",
 		Check:         "check" + entity,
+		BySubscriber:  lc + "BySubscriber",
 
 		Recorder:     entity + "Recorder",
 		NewRecorder:  "New" + entity + "Recorder",
@@ -179,6 +194,9 @@ func (n Names) Decls() []Decl {
 		{n.Producer, "type", Gen, "Producer"},
 		{n.NewProducer, "function", Gen, "NewProducer"},
 		{n.Codec, "type", Gen, "Codec"},
+		{n.SubscriberName, "type", Gen, "SubscriberName"},
+		{n.FirstSubscriber, "constant", Gen, "FirstSubscriber"},
+		{n.SubscriberNamed, "function", Gen, "SubscriberNamed"},
 		{n.Value, "name", Gen | Kit, "Value"},
 		{n.Subscriber, "name", Gen, "Subscriber"},
 		{n.Rank, "name", Gen, "Rank"},
@@ -187,6 +205,7 @@ func (n Names) Decls() []Decl {
 		{n.TxBinding, "name", Gen, "TxBinding"},
 		{n.UseStore, "name", Gen, "UseStore"},
 		{n.Check, "name", Gen, "Check"},
+		{n.BySubscriber, "name", Gen, "BySubscriber"},
 		{n.Recorder, "type", Kit, "Recorder"},
 		{n.NewRecorder, "function", Kit, "NewRecorder"},
 		{n.Harness, "type", Kit, "Harness"},

@@ -24,7 +24,7 @@ func TestFiles(t *testing.T) {
 		t.Errorf("the starter schema is invalid:\n%s", diags.Format("schema.yaml"))
 	}
 	gen := string(files[1].Contents)
-	if !strings.HasPrefix(gen, "package service\n") || !strings.Contains(gen, "\n//go:generate go run github.com/ordergen/ordergen/cmd/ordergen generate schema.yaml\n") {
+	if !strings.HasPrefix(gen, "package service\n") || !strings.Contains(gen, "\n//go:generate go tool ordergen generate schema.yaml\n") {
 		t.Errorf("generate.go:\n%s", gen)
 	}
 	if _, err := Files("Orders", "service"); err == nil {

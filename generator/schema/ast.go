@@ -34,6 +34,10 @@ type File struct {
 	WireNames *Scalar
 	// Out is the output folder, relative to the schema, nil when absent.
 	Out *Scalar
+	// Doc is the description of the whole schema (doc:), nil when absent.
+	Doc *Scalar
+	// Misspelt are the top-level keys the schema misspelt.
+	Misspelt Misspelt
 }
 
 // Entity is one entry of entities:.
@@ -48,6 +52,12 @@ type Entity struct {
 	States []Scalar
 	// StatesPos is the position of the states: key; zero when absent.
 	StatesPos diag.Pos
+	// StatesBad is set when states: is not a list (already reported).
+	StatesBad bool
+	// StateDocs are the doc: of the ranked states that have one, by state
+	// name (a state written as Name: {doc: ...}); branch states carry theirs
+	// in Branch.Doc.
+	StateDocs map[string]*Scalar
 	// Branches are the branch states, in order.
 	Branches []*Branch
 	// Conflate is the conflate: value, nil when absent.
@@ -63,6 +73,10 @@ type Entity struct {
 	// WireNames overrides the file's naming rule of wire names, nil when
 	// absent.
 	WireNames *Scalar
+	// Doc is the entity's description (doc:), nil when absent.
+	Doc *Scalar
+	// Misspelt are the keys the entity misspelt.
+	Misspelt Misspelt
 }
 
 // KeyDecl is an entity's key: {field, type}. Field and Type are nil when
@@ -78,6 +92,8 @@ type KeyDecl struct {
 	Type *Scalar
 	// Wire is the key field's wire name, nil when absent.
 	Wire *Scalar
+	// Misspelt are the keys the declaration misspelt.
+	Misspelt Misspelt
 }
 
 // VersionDecl is an entity's version: {field, type}. Type may be nil.
@@ -92,6 +108,8 @@ type VersionDecl struct {
 	Type *Scalar
 	// Wire is the version field's wire name, nil when absent.
 	Wire *Scalar
+	// Misspelt are the keys the declaration misspelt.
+	Misspelt Misspelt
 }
 
 // Branch is one entry of branches: a state entered only from the listed
@@ -103,6 +121,10 @@ type Branch struct {
 	From []Scalar
 	// FromPos is the position of the from: list (or of the branch).
 	FromPos diag.Pos
+	// Doc is the branch state's description (doc:), nil when absent.
+	Doc *Scalar
+	// Misspelt are the keys the branch misspelt.
+	Misspelt Misspelt
 }
 
 // Event is one entry of an entity's events:.
@@ -115,10 +137,12 @@ type Event struct {
 	Kind *Scalar
 	// To is the state the event moves the entity to, nil when absent.
 	To *Scalar
+	// Doc is the event's description (doc:), nil when absent.
+	Doc *Scalar
 }
 
 // Field is one entry of an event's fields: a name and a type expression,
-// written Name: type or Name: {type: type, wire: name}.
+// written Name: type or Name: {type: type, wire: name, doc: text}.
 type Field struct {
 	// Name is the field's name.
 	Name Scalar
@@ -126,4 +150,20 @@ type Field struct {
 	Type Scalar
 	// Wire is the field's wire name, nil when absent.
 	Wire *Scalar
+	// Doc is the field's description, nil when absent.
+	Doc *Scalar
+}
+
+// Misspelt are the keys that a mapping of the schema misspelt, each with
+// the position of its misspelling: a key is here when an unknown key of the
+// mapping was reported with "did you mean KEY?" and KEY itself is absent.
+// That report is the one error of the mistake: validation does not also
+// report what follows from KEY's absence (a missing key, events moving to
+// states the misspelt states: would have declared).
+type Misspelt map[string]diag.Pos
+
+// Has reports whether key was misspelt.
+func (m Misspelt) Has(key string) bool {
+	_, ok := m[key]
+	return ok
 }

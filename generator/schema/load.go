@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -194,23 +195,43 @@ func (l *loader) pairs(n *yaml.Node, what string, nullOK bool) []entry {
 // fields is pairs for a mapping with a fixed set of keys: a key outside
 // allowed is reported and dropped.
 func (l *loader) fields(n *yaml.Node, what string, nullOK bool, allowed ...string) []entry {
+	entries, _ := l.keyed(n, what, nullOK, nil, allowed...)
+	return entries
+}
+
+// keyed is fields that also returns the allowed keys that misspelt keys of
+// the mapping stood for (see Misspelt). explain, when not nil, gives the
+// message of an unknown key that is no misspelling (a key that belongs
+// elsewhere), or "" for the usual one.
+func (l *loader) keyed(n *yaml.Node, what string, nullOK bool, explain func(key string) string, allowed ...string) ([]entry, Misspelt) {
 	all := l.pairs(n, what, nullOK)
+	present := make(map[string]bool, len(all))
+	for _, e := range all {
+		present[e.key.Value] = true
+	}
+	var misspelt Misspelt
 	out := all[:0]
 	for _, e := range all {
-		ok := false
-		for _, a := range allowed {
-			if e.key.Value == a {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			l.diags.Add(pos(e.key), "unknown key %q in %s%s", e.key.Value, what, diag.Suggest(e.key.Value, allowed))
+		if slices.Contains(allowed, e.key.Value) {
+			out = append(out, e)
 			continue
 		}
-		out = append(out, e)
+		if explain != nil {
+			if msg := explain(e.key.Value); msg != "" {
+				l.diags.Add(pos(e.key), "%s", msg)
+				continue
+			}
+		}
+		guess := diag.Closest(e.key.Value, allowed)
+		if guess != "" && !present[guess] {
+			if misspelt == nil {
+				misspelt = make(Misspelt)
+			}
+			misspelt[guess] = pos(e.key)
+		}
+		l.diags.Add(pos(e.key), "unknown key %q in %s%s", e.key.Value, what, diag.Suggest(e.key.Value, allowed))
 	}
-	return out
+	return out, misspelt
 }
 
 // scalar returns n as a Scalar, or nil (with a diagnostic) when n is a

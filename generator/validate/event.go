@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/ordergen/ordergen/generator/diag"
@@ -11,6 +12,7 @@ import (
 // event checks one event of e and returns it.
 func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, rule func(string) string) *ir.Event {
 	out := ir.NewEvent(ev.Name.Value)
+	out.Doc = docText(ev.Doc)
 	v.checkExported(ev.Name.Value, ev.Name.Pos, "event name")
 
 	// The members of the event's struct: methods, key, version, fields.
@@ -57,11 +59,12 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, ru
 			wirePos = f.Wire.Pos
 		}
 		v.declareWire(wires, wire, f.Name.Value, wirePos)
-		out.Fields = append(out.Fields, ir.Field{Name: f.Name.Value, Type: t, Wire: wire})
+		out.Fields = append(out.Fields, ir.Field{Name: f.Name.Value, Type: t, Wire: wire, Doc: docText(f.Doc)})
 	}
 
 	if k := ev.Kind; k != nil {
 		switch {
+		case e.Version == nil && e.Misspelt.Has("version"):
 		case e.Version == nil:
 			v.errs.Add(k.Pos, "kind needs a version: entity %s has no version, so snapshot and delta mean nothing", e.Name.Value)
 		case k.Value == "snapshot" && k.Tag == "!!str":
@@ -76,7 +79,10 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, ru
 		_, isBranch := ent.IsBranch(to.Value)
 		switch {
 		case len(e.States) == 0 && len(e.Branches) == 0:
-			v.errs.Add(to.Pos, "to: needs states: entity %s declares none (add states: [...])", e.Name.Value)
+			// Reported once for the entity (toWithoutStates).
+		case ent.Rank(to.Value) == 0 && !isBranch && (statesUnknown(e) || slices.Contains(declaredStates(e), to.Value)):
+			// A consequence of an error reported already: states: is
+			// misspelt or not a list, or the state's name is invalid.
 		case ent.Rank(to.Value) == 0 && !isBranch:
 			v.errs.Add(to.Pos, "to: %q is not a state of entity %s%s", to.Value, e.Name.Value, diag.Suggest(to.Value, ent.StateNames()))
 		default:

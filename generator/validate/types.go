@@ -167,13 +167,13 @@ func comparable(t *ir.Type, named map[Ref]Resolved) bool {
 // typeNames are the type names a misspelt type is compared with: the
 // builtins and the well-known qualified types.
 func typeNames() []string {
-	names := []string{"string", "int64", "int", "bool", "float64", "time.Time", "time.Duration"}
+	names := []string{"string", "int64", "int", "bool", "float64", "time.Time", "time.Duration", "[]byte"}
 	for b := range builtins {
 		if !slices.Contains(names, b) {
 			names = append(names, b)
 		}
 	}
-	slices.Sort(names[7:]) // the common ones first, the rest in a fixed order
+	slices.Sort(names[8:]) // the common ones first, the rest in a fixed order
 	return names
 }
 
@@ -194,10 +194,25 @@ func suggestType(s string, candidates []string) string {
 		return ""
 	}
 	m := diag.Closest(inner, candidates)
+	if alias, ok := typeAliases[strings.ToLower(inner)]; ok && slices.Contains(candidates, alias) {
+		m = alias
+	}
 	if m == "" {
 		return ""
 	}
 	return " (did you mean " + s[:len(s)-len(inner)] + m + "?)"
+}
+
+// typeAliases are the Go types that other languages' type names (a JSON
+// Schema's, SQL's, Java's) usually mean: "integer" suggests int64.
+var typeAliases = map[string]string{
+	"integer": "int64", "long": "int64", "bigint": "int64", "short": "int16", "smallint": "int16",
+	"double": "float64", "float": "float64", "number": "float64", "real": "float64",
+	"boolean": "bool",
+	"str":     "string", "text": "string", "varchar": "string",
+	"bytes": "[]byte", "binary": "[]byte", "bytea": "[]byte", "blob": "[]byte",
+	"timestamp": "time.Time", "datetime": "time.Time", "date": "time.Time", "time": "time.Time",
+	"duration": "time.Duration",
 }
 
 // keyTypes are the types a key may have.

@@ -49,6 +49,7 @@ func (v *validator) file(f *schema.File) *ir.Package {
 	pkg := &ir.Package{}
 	switch {
 	case f.Version != nil && f.Version.Tag == schema.BadTag:
+	case f.Version == nil && f.Misspelt.Has("version"):
 	case f.Version == nil:
 		v.errs.Add(f.Pos, "missing version: write version: 1 at the top of the schema")
 	case f.Version.Value != "1" || f.Version.Tag != "!!int":
@@ -56,6 +57,7 @@ func (v *validator) file(f *schema.File) *ir.Package {
 	}
 	switch {
 	case f.Package != nil && f.Package.Tag == schema.BadTag:
+	case f.Package == nil && f.Misspelt.Has("package"):
 	case f.Package == nil:
 		v.errs.Add(f.Pos, "missing package: the Go package name of the generated code (e.g. package: ledger)")
 	case !token.IsIdentifier(f.Package.Value) || token.IsKeyword(f.Package.Value) ||
@@ -65,10 +67,11 @@ func (v *validator) file(f *schema.File) *ir.Package {
 		pkg.Name = f.Package.Value
 	}
 	pkg.Out = v.out(f.Out)
+	pkg.Doc = docText(f.Doc)
 	defaults := v.overlay(builtinPolicy(), f.Defaults)
 	v.checkPolicy(defaults)
 	v.scopeCheck(defaults, f.Defaults)
-	if len(f.Entities) == 0 && !f.EntitiesBad {
+	if len(f.Entities) == 0 && !f.EntitiesBad && !f.Misspelt.Has("entities") {
 		v.errs.Add(f.Pos, "no entities: a schema declares at least one entity under entities:")
 	}
 	rule := v.wireRule(f.WireNames, wireRules["go"])
@@ -122,7 +125,7 @@ func (v *validator) declare(se *schema.Entity, e *ir.Entity) {
 
 func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(string) string) *ir.Entity {
 	name := e.Name.Value
-	out := &ir.Entity{Name: name, Names: ir.NamesOf(name)}
+	out := &ir.Entity{Name: name, Names: ir.NamesOf(name), Doc: docText(e.Doc)}
 	v.checkExported(name, e.Name.Pos, "entity name")
 	rule := v.wireRule(e.WireNames, fileRule)
 	v.key(e, out, rule)
@@ -132,7 +135,7 @@ func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(stri
 	p := v.overlay(defaults, &e.Policies)
 	v.checkPolicy(p)
 	v.scopeCheck(p, &e.Policies)
-	if pos, ok := e.Policies.Group("resequencer"); ok && e.Version == nil {
+	if pos, ok := e.Policies.Group("resequencer"); ok && e.Version == nil && !e.Misspelt.Has("version") {
 		v.errs.Add(pos, "resequencer needs a version: entity %s has none, so no event is ever held back", name)
 	}
 	out.Policy = p.resolve()
@@ -145,13 +148,14 @@ func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(stri
 		}
 	}
 
-	if len(e.Events) == 0 && !e.EventsBad {
+	if len(e.Events) == 0 && !e.EventsBad && !e.Misspelt.Has("events") {
 		p := e.EventsPos
 		if p.Line == 0 {
 			p = e.Name.Pos
 		}
 		v.errs.Add(p, "entity %s has no events: declare at least one under events:", name)
 	}
+	v.toWithoutStates(e)
 	for _, ev := range e.Events {
 		out.Events = append(out.Events, v.event(e, out, ev, rule))
 	}
@@ -173,6 +177,9 @@ func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(stri
 func (v *validator) key(e *schema.Entity, out *ir.Entity, rule func(string) string) {
 	k := e.Key
 	if k == nil {
+		if e.Misspelt.Has("key") {
+			return
+		}
 		v.errs.Add(e.Name.Pos, "entity %s needs a key: write key: {field: %sID, type: string}", e.Name.Value, e.Name.Value)
 		return
 	}
@@ -180,14 +187,18 @@ func (v *validator) key(e *schema.Entity, out *ir.Entity, rule func(string) stri
 		return
 	}
 	if k.Field == nil {
-		v.errs.Add(k.Pos, "key needs a field: the name of the key field of every event")
+		if !k.Misspelt.Has("field") {
+			v.errs.Add(k.Pos, "key needs a field: the name of the key field of every event")
+		}
 	} else if k.Field.Tag == schema.BadTag {
 	} else if v.checkExported(k.Field.Value, k.Field.Pos, "key field") {
 		out.Key.Name = k.Field.Value
 		out.Key.Wire = v.wireName(k.Field.Value, k.Wire, rule)
 	}
 	if k.Type == nil {
-		v.errs.Add(k.Pos, "key needs a type: string or an integer type")
+		if !k.Misspelt.Has("type") {
+			v.errs.Add(k.Pos, "key needs a type: string or an integer type")
+		}
 		return
 	}
 	if k.Type.Tag == schema.BadTag {
@@ -215,7 +226,9 @@ func (v *validator) version(e *schema.Entity, out *ir.Entity, rule func(string) 
 		return
 	}
 	if d.Field == nil {
-		v.errs.Add(d.Pos, "version needs a field: the name of the version field of every event (e.g. version: {field: Version})")
+		if !d.Misspelt.Has("field") {
+			v.errs.Add(d.Pos, "version needs a field: the name of the version field of every event (e.g. version: {field: Version})")
+		}
 	} else if d.Field.Tag == schema.BadTag {
 	} else if v.checkExported(d.Field.Value, d.Field.Pos, "version field") {
 		f.Name = d.Field.Value
@@ -249,4 +262,17 @@ func (v *validator) out(s *schema.Scalar) string {
 		return ""
 	}
 	return clean
+}
+
+// docText returns the text of a doc: value, its lines' trailing spaces and
+// its surrounding blank lines trimmed; "" for none.
+func docText(s *schema.Scalar) string {
+	if s == nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(s.Value), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.Join(lines, "\n")
 }

@@ -7,13 +7,17 @@ import (
 
 const context = 3
 
-// Unified renders the changes as one unified diff: a/ is the directory,
-// b/ the generated files; a missing file is diffed against /dev/null, and
-// so is an extra one.
+// Unified renders the changes as one unified diff: a/ is what is on disk,
+// b/ what is generated, each followed by the change's name (an absolute
+// name has no prefix); a missing file is diffed against /dev/null, and so
+// is an extra one.
 func Unified(changes []Change) string {
 	var b strings.Builder
 	for _, c := range changes {
 		from, to := "a/"+c.Name, "b/"+c.Name
+		if strings.HasPrefix(c.Name, "/") {
+			from, to = c.Name, c.Name
+		}
 		switch c.Kind {
 		case Missing:
 			from = "/dev/null"

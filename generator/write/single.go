@@ -10,9 +10,10 @@ import (
 )
 
 // WriteFile makes the file at path hold data, atomically, unless it holds
-// it already; it reports whether it wrote. It refuses to replace a file
-// whose first line is not header (a file ordergen did not write) and
-// anything but a regular file.
+// it already; it reports whether it wrote. It creates the folders of path
+// that do not exist, as Apply creates its output folder. It refuses to
+// replace a file whose first line is not header (a file ordergen did not
+// write) and anything but a regular file.
 func WriteFile(path string, data []byte, header string) (bool, error) {
 	dir, name := filepath.Split(path)
 	if dir == "" {
@@ -20,6 +21,9 @@ func WriteFile(path string, data []byte, header string) (bool, error) {
 	}
 	if err := checkSegment(name); err != nil {
 		return false, fmt.Errorf("refusing to write %q: %w", path, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, fmt.Errorf("create the folder of %s: %w", path, err)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {

@@ -18,8 +18,9 @@ var ErrUnrepairable = errors.New("chaos the guards cannot repair")
 // delivers every event once, in publication order.
 type Chaos struct {
 	// Seed draws the plan: the same events, Guard and Chaos give the same
-	// plan.
-	Seed uint64
+	// plan. It is an int, so that a test's loop variable is a seed as it
+	// is (for seed := range 20); any value is valid.
+	Seed int
 	// Duplicates is the probability (0 to 1) that an event is delivered
 	// twice, as a transport that retries a send delivers it. The copy
 	// follows the original at once, or, when the original is held back on a
@@ -106,7 +107,7 @@ func Plan[K comparable, E any](events []E, key func(E) K, snapshot func(E) bool,
 	if err := check(g, c); err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(c.Seed, 0x6f72646572676e))
+	rng := rand.New(rand.NewPCG(uint64(c.Seed), 0x6f72646572676e))
 	var (
 		streams [][]int
 		index   = make(map[K]int)

@@ -90,6 +90,9 @@ func (g *guarded) handle(ctx context.Context, key string, e ev) error {
 // key runs elsewhere. At the end every event is applied (nothing lost) and
 // every bad record was dead-lettered.
 func TestConsumerChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos: the full run (without -short) runs it")
+	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d (run long with -kafka.chaos=2m)", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))

@@ -20,6 +20,9 @@ var stormCycles = flag.Int("kafka.storm", 30, "join/leave cycles of TestRebalanc
 // the next owner starts right after what finished (nothing lost, nothing
 // applied twice, nothing backwards).
 func TestRebalanceStorm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stress: the full run (without -short) runs it")
+	}
 	const members, perRound = 3, 3
 	cycles := *stormCycles
 	c := newCluster(t, 6)

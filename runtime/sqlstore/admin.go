@@ -8,7 +8,18 @@ import (
 
 // ParkedNamespaces returns the namespaces that have parked keys, sorted.
 func (s *Store) ParkedNamespaces(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT namespace FROM ordergen_parks ORDER BY namespace`)
+	return s.namespaces(ctx, `SELECT DISTINCT namespace FROM ordergen_parks ORDER BY namespace`)
+}
+
+// Namespaces returns the namespaces that hold anything (a key's version or
+// state, or a parked key), sorted: the subscribers that have used the store.
+func (s *Store) Namespaces(ctx context.Context) ([]string, error) {
+	return s.namespaces(ctx, `SELECT namespace FROM ordergen_keys UNION SELECT namespace FROM ordergen_parks ORDER BY namespace`)
+}
+
+// namespaces runs query, which selects namespaces.
+func (s *Store) namespaces(ctx context.Context, query string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: list namespaces: %w", err)
 	}

@@ -36,9 +36,11 @@
 //
 // # Operators
 //
-// ParkedKeys and ParkedEvents read what is parked in any namespace;
-// RequestReplay and RequestDiscard leave a request in ordergen_requests that
-// the running service carries out with ServeRequests (replay needs the
-// service's handlers). The ordergen-parked command is the operator's tool
-// over these.
+// Namespaces and ParkedNamespaces name the subscribers that used the store,
+// and Parks(namespace) reads what is parked in one. Request leaves a replay
+// or discard request in ordergen_requests that the running service carries
+// out with a Server (a replay needs the service's handlers); CancelRequest
+// withdraws one that no service has taken up yet, Unfinished lists those
+// not finished, and RequestByID and Requests read their results. The
+// ordergen-parked command is the operator's tool over these.
 package sqlstore

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -36,16 +37,27 @@ type Request struct {
 	Claimed time.Time
 	// Done is when the service finished it; zero before.
 	Done time.Time
-	// Result says how it went once Done: "replayed", "discarded N events" or
-	// "error: ...".
+	// Result says how it went once Done: "replayed", "discarded N events",
+	// "error: ..." or, for a request withdrawn before a service took it up
+	// (CancelRequest), "cancelled: ...".
 	Result string
 }
 
 // Pending reports whether the request is not finished.
 func (r Request) Pending() bool { return r.Done.IsZero() }
 
+// Cancelled reports whether the request was withdrawn before a service
+// took it up (CancelRequest).
+func (r Request) Cancelled() bool { return strings.HasPrefix(r.Result, cancelledPrefix) }
+
+const cancelledPrefix = "cancelled: "
+
 // ErrNoRequest is returned by RequestByID for an unknown ID.
 var ErrNoRequest = errors.New("sqlstore: no such request")
+
+// ErrRequestTaken is returned by CancelRequest for a request that a service
+// took up already: it runs, or ran, to its end.
+var ErrRequestTaken = errors.New("sqlstore: the request was taken up by a service")
 
 // Request asks the service that serves namespace's entity (see Server) to
 // replay or discard key, and returns the pending request. Replay needs the
@@ -118,6 +130,39 @@ func (s *Store) queryRequests(ctx context.Context, query string, args ...any) ([
 		return nil, fmt.Errorf("sqlstore: list requests: %w", err)
 	}
 	return out, nil
+}
+
+// Unfinished returns the requests that are not finished (taken up by a
+// service or not), oldest first.
+func (s *Store) Unfinished(ctx context.Context) ([]Request, error) {
+	return s.queryRequests(ctx, `SELECT `+requestColumns+` FROM ordergen_requests WHERE done_ns IS NULL ORDER BY id`)
+}
+
+// CancelRequest withdraws request id before a service takes it up: it is
+// finished at once with the result "cancelled: " followed by reason, and no
+// service will carry it out. It returns the request as it is then; for a
+// request a service took up already, with an error wrapping
+// ErrRequestTaken (unless it was cancelled before: cancelling twice is
+// harmless).
+func (s *Store) CancelRequest(ctx context.Context, id int64, reason string) (Request, error) {
+	now := time.Now().UnixNano()
+	res, err := s.db.ExecContext(ctx, `UPDATE ordergen_requests SET claimed_ns = $2, done_ns = $2, result = $3 WHERE id = $1 AND claimed_ns IS NULL`,
+		id, now, cancelledPrefix+reason)
+	if err != nil {
+		return Request{}, fmt.Errorf("sqlstore: cancel request %d: %w", id, err)
+	}
+	cancelled, err := oneRow(res)
+	if err != nil {
+		return Request{}, err
+	}
+	r, err := s.RequestByID(ctx, id)
+	if err != nil {
+		return Request{}, err
+	}
+	if !cancelled && !r.Cancelled() {
+		return r, fmt.Errorf("%w: request %d, at %s", ErrRequestTaken, id, r.Claimed.UTC().Format(time.RFC3339))
+	}
+	return r, nil
 }
 
 // pending returns the unclaimed requests for entity's namespaces (entity,

@@ -2,6 +2,8 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,6 +86,85 @@ func TestServerCarriesOutRequests(t *testing.T) {
 		list, err := s.Requests(ctx, 10)
 		if err != nil || len(list) < 4 || list[0].ID != other.ID {
 			t.Fatalf("Requests: %+v, %v; want the newest first", list, err)
+		}
+	})
+}
+
+// TestCancelledRequestIsNotCarriedOut: a request withdrawn before a
+// service took it up is finished as cancelled and never carried out; one
+// that a service took up cannot be withdrawn. Unfinished lists the
+// requests still to finish.
+func TestCancelledRequestIsNotCarriedOut(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := t.Context()
+		s := b.handleClosed(t)
+		entity := "Cancel" + randomSuffix(t)
+		r := &recorder{}
+		e := startEngine(t, s.Parks(entity), r)
+		defer e.Close(context.Background())
+		if err := e.Submit(ctx, "a", "bad1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		namespaces, err := s.Namespaces(ctx) // the parked key's
+		if err != nil || !slices.Contains(namespaces, entity) || !slices.IsSorted(namespaces) {
+			t.Fatalf("Namespaces: %v, %v; want %s among them, sorted", namespaces, err, entity)
+		}
+		withdrawn, err := s.Request(ctx, entity, "a", sqlstore.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept, err := s.Request(ctx, entity, "a", sqlstore.Replay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unfinished := func() []int64 {
+			t.Helper()
+			list, err := s.Unfinished(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []int64
+			for _, r := range list {
+				if r.Namespace == entity {
+					ids = append(ids, r.ID)
+				}
+			}
+			return ids
+		}
+		if got := unfinished(); len(got) != 2 || got[0] != withdrawn.ID || got[1] != kept.ID {
+			t.Fatalf("Unfinished before: %v; want %d and %d, oldest first", got, withdrawn.ID, kept.ID)
+		}
+		got, err := s.CancelRequest(ctx, withdrawn.ID, "not taken up within 2s")
+		if err != nil || !got.Cancelled() || got.Pending() || got.Result != "cancelled: not taken up within 2s" {
+			t.Fatalf("CancelRequest: %+v, %v", got, err)
+		}
+		if again, err := s.CancelRequest(ctx, withdrawn.ID, "twice"); err != nil || again.Result != got.Result {
+			t.Fatalf("a second cancel: %+v, %v; want the first result and no error", again, err)
+		}
+		r.mu.Lock()
+		r.fixed = true
+		r.mu.Unlock()
+		srv := &sqlstore.Server[string]{Store: s, Entity: entity, Operator: e, Logger: quiet()}
+		if n, err := srv.ServeOnce(ctx); err != nil || n != 1 {
+			t.Fatalf("ServeOnce: %d requests, %v; want only the one not cancelled", n, err)
+		}
+		if done, _ := s.RequestByID(ctx, kept.ID); done.Result != "replayed" {
+			t.Fatalf("the request not cancelled: %+v", done)
+		}
+		if got := strings.Join(r.seen(), " "); got != "a:bad1" {
+			t.Fatalf("handled %q: the key was replayed, not discarded", got)
+		}
+		if _, err := s.CancelRequest(ctx, kept.ID, "too late"); !errors.Is(err, sqlstore.ErrRequestTaken) {
+			t.Fatalf("cancel of a request carried out: %v, want ErrRequestTaken", err)
+		}
+		if got := unfinished(); len(got) != 0 {
+			t.Fatalf("Unfinished after: %v", got)
+		}
+		if _, err := s.CancelRequest(ctx, -1, "none"); !errors.Is(err, sqlstore.ErrNoRequest) {
+			t.Fatalf("cancel of an unknown request: %v", err)
 		}
 	})
 }

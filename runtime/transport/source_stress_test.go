@@ -27,6 +27,9 @@ var sourceStress = flag.Duration("source.stress", time.Second, "how long TestSou
 // for an event of an ownership whose End returned (a handler that finds its
 // ownership ended must have started before and had its context cancelled).
 func TestSourceStress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stress: the full run (without -short) runs it")
+	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d (run long with -source.stress=1m)", seed)
 	var mu sync.Mutex // guards what follows

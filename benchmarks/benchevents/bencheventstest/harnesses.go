@@ -75,7 +75,7 @@ func (h *ItemHarness) Deliver(ctx context.Context, events []benchevents.ItemEven
 	}
 	return ItemDelivery{
 		Sent:  plan,
-		Stats: h.d.Stats()["Item"],
+		Stats: h.d.Stats()[benchevents.ItemFirstSubscriber],
 	}, nil
 }
 

@@ -222,11 +222,11 @@ func traffic(ctx context.Context, cluster *kfake.Cluster, orders *ledger.OrderDi
 // and their counters stand still: everything but the slow account's events
 // (and the records of partitions paused behind parked ones) is handled.
 func settle(ctx context.Context, accounts *ledger.AccountDispatcher) error {
-	var last map[string]runtime.Stats
+	var last map[ledger.AccountSubscriberName]runtime.Stats
 	still := 0
 	for {
 		stats := accounts.Stats()
-		if stats["Account"].ParkedKeys == 3 && stats["Account/audit"].ParkedKeys == 1 && fmt.Sprint(stats) == fmt.Sprint(last) {
+		if stats[ledger.AccountFirstSubscriber].ParkedKeys == 3 && stats[ledger.AccountSubscriberNamed("audit")].ParkedKeys == 1 && fmt.Sprint(stats) == fmt.Sprint(last) {
 			if still++; still == 10 {
 				return nil
 			}

@@ -76,7 +76,7 @@ func (h *AccountHarness) Deliver(ctx context.Context, events []ledger.AccountEve
 	}
 	return AccountDelivery{
 		Sent:  plan,
-		Stats: h.d.Stats()["Account"],
+		Stats: h.d.Stats()[ledger.AccountFirstSubscriber],
 	}, nil
 }
 
@@ -242,7 +242,7 @@ func (h *OrderHarness) Deliver(ctx context.Context, events []ledger.OrderEvent, 
 	}
 	return OrderDelivery{
 		Sent:  plan,
-		Stats: h.d.Stats()["Order"],
+		Stats: h.d.Stats()[ledger.OrderFirstSubscriber],
 	}, nil
 }
 
@@ -363,7 +363,7 @@ func (h *RiderHarness) Deliver(ctx context.Context, events []ledger.RiderEvent, 
 	}
 	return RiderDelivery{
 		Sent:  plan,
-		Stats: h.d.Stats()["Rider"],
+		Stats: h.d.Stats()[ledger.RiderFirstSubscriber],
 	}, nil
 }
 
@@ -461,7 +461,7 @@ func (h *WebhookHarness) Deliver(ctx context.Context, events []ledger.WebhookEve
 	}
 	return WebhookDelivery{
 		Sent:  plan,
-		Stats: h.d.Stats()["Webhook"],
+		Stats: h.d.Stats()[ledger.WebhookFirstSubscriber],
 	}, nil
 }
 

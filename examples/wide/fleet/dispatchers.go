@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -362,6 +364,55 @@ func (d *VehicleDispatcher) subscribe(name string, h VehicleHandler, tx *vehicle
 	return nil
 }
 
+// VehicleSubscriberName names a subscriber of a VehicleDispatcher:
+// VehicleFirstSubscriber for the subscriber that NewVehicleDispatcher starts
+// with, VehicleSubscriberNamed(name) for the one that Subscribe(name, ...)
+// adds. Version, State and ParkedEvents take it, and Stats, ParkedKeys,
+// TopBacklog and Stuck are keyed by it, so that a subscriber is named by a
+// constant the compiler checks rather than by a string variable (a string
+// literal still converts to it: a name that names no subscriber is an error
+// that says which one it likely meant). It is also the subscriber's namespace
+// in a durable store, as ordergen-parked shows it.
+type VehicleSubscriberName string
+
+// VehicleFirstSubscriber is the subscriber that NewVehicleDispatcher and
+// NewVehicleTxDispatcher start with: the handler given to them.
+const VehicleFirstSubscriber VehicleSubscriberName = "Vehicle"
+
+// VehicleSubscriberNamed returns the name of the subscriber that
+// Subscribe(name, ...) or SubscribeTx(name, ...) adds: "Vehicle/" followed by
+// name.
+func VehicleSubscriberNamed(name string) VehicleSubscriberName {
+	return VehicleSubscriberName("Vehicle/" + name)
+}
+
+// vehicleBySubscriber returns m, a map of the runtime's by subscriber name,
+// keyed by VehicleSubscriberName.
+func vehicleBySubscriber[V any](m map[string]V) map[VehicleSubscriberName]V {
+	out := make(map[VehicleSubscriberName]V, len(m))
+	for name, v := range m {
+		out[VehicleSubscriberName(name)] = v
+	}
+	return out
+}
+
+// unknownSubscriber returns the error for a name that names no subscriber of d:
+// with the subscriber whose name differs from it only in case, or else with
+// every subscriber's name.
+func (d *VehicleDispatcher) unknownSubscriber(name VehicleSubscriberName) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	names := make([]string, 0, len(d.subs))
+	for known := range d.subs {
+		if strings.EqualFold(known, string(name)) {
+			return fmt.Errorf("fleet: no subscriber named %q (did you mean %s?)", name, known)
+		}
+		names = append(names, known)
+	}
+	slices.Sort(names)
+	return fmt.Errorf("fleet: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
+}
+
 // Flush waits until every event published before the call has an outcome, or is
 // held back on a version gap or parked, in every subscriber, or until ctx ends.
 func (d *VehicleDispatcher) Flush(ctx context.Context) error {
@@ -399,22 +450,22 @@ func (d *VehicleDispatcher) Discard(ctx context.Context, key string) (int, error
 }
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber name ("Vehicle" for the first subscriber, "Vehicle/name" for the
+// subscriber (VehicleFirstSubscriber, or VehicleSubscriberNamed(name) for the
 // others).
-func (d *VehicleDispatcher) ParkedKeys(ctx context.Context) (map[string][]runtime.ParkedKey[string], error) {
+func (d *VehicleDispatcher) ParkedKeys(ctx context.Context) (map[VehicleSubscriberName][]runtime.ParkedKey[string], error) {
 	keys, err := d.topic.ParkedKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	return keys, nil
+	return vehicleBySubscriber(keys), nil
 }
 
 // ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber ("Vehicle" for the first one).
-func (d *VehicleDispatcher) ParkedEvents(ctx context.Context, subscriber string, key string) ([]runtime.ParkedEvent[VehicleEvent], error) {
-	s, ok := d.topic.Subscriber(subscriber)
+// named subscriber (VehicleFirstSubscriber for the first one).
+func (d *VehicleDispatcher) ParkedEvents(ctx context.Context, subscriber VehicleSubscriberName, key string) ([]runtime.ParkedEvent[VehicleEvent], error) {
+	s, ok := d.topic.Subscriber(string(subscriber))
 	if !ok {
-		return nil, fmt.Errorf("fleet: no subscriber named %q", subscriber)
+		return nil, d.unknownSubscriber(subscriber)
 	}
 	events, err := s.ParkedEvents(ctx, key)
 	if err != nil {
@@ -430,23 +481,23 @@ func (d *VehicleDispatcher) Health(age time.Duration) error {
 	return d.topic.Health(age)
 }
 
-// TopBacklog returns, by subscriber name, up to n keys with the largest backlog
-// in each subscriber that has any, with the age of their oldest pending event:
-// a rising age on steady traffic means a hot or stuck key.
-func (d *VehicleDispatcher) TopBacklog(n int) map[string][]runtime.KeyBacklog[string] {
-	return d.topic.TopBacklog(n)
+// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
+// each subscriber that has any, with the age of their oldest pending event: a
+// rising age on steady traffic means a hot or stuck key.
+func (d *VehicleDispatcher) TopBacklog(n int) map[VehicleSubscriberName][]runtime.KeyBacklog[string] {
+	return vehicleBySubscriber(d.topic.TopBacklog(n))
 }
 
-// Stuck returns, by subscriber name, the keys whose oldest pending event is
-// older than age, in each subscriber that has any (what Health reports).
-func (d *VehicleDispatcher) Stuck(age time.Duration) map[string][]runtime.KeyBacklog[string] {
-	return d.topic.Stuck(age)
+// Stuck returns, by subscriber, the keys whose oldest pending event is older
+// than age, in each subscriber that has any (what Health reports).
+func (d *VehicleDispatcher) Stuck(age time.Duration) map[VehicleSubscriberName][]runtime.KeyBacklog[string] {
+	return vehicleBySubscriber(d.topic.Stuck(age))
 }
 
 // Version returns the last version of key that the subscriber named subscriber
-// ("Vehicle" for the first one) applied, 0 when none yet, as its version guard
-// stores it.
-func (d *VehicleDispatcher) Version(ctx context.Context, subscriber string, key string) (uint64, error) {
+// (VehicleFirstSubscriber for the first one) applied, 0 when none yet, as its
+// version guard stores it.
+func (d *VehicleDispatcher) Version(ctx context.Context, subscriber VehicleSubscriberName, key string) (uint64, error) {
 	s, err := d.subscriber(subscriber)
 	if err != nil {
 		return 0, err
@@ -459,9 +510,9 @@ func (d *VehicleDispatcher) Version(ctx context.Context, subscriber string, key 
 }
 
 // State returns the current state of key in the subscriber named subscriber
-// ("Vehicle" for the first one), "" when no event set one yet, as its state
-// guard stores it.
-func (d *VehicleDispatcher) State(ctx context.Context, subscriber string, key string) (VehicleState, error) {
+// (VehicleFirstSubscriber for the first one), "" when no event set one yet, as
+// its state guard stores it.
+func (d *VehicleDispatcher) State(ctx context.Context, subscriber VehicleSubscriberName, key string) (VehicleState, error) {
 	s, err := d.subscriber(subscriber)
 	if err != nil {
 		return "", err
@@ -474,19 +525,20 @@ func (d *VehicleDispatcher) State(ctx context.Context, subscriber string, key st
 }
 
 // subscriber returns the subscriber named name.
-func (d *VehicleDispatcher) subscriber(name string) (*vehicleSubscriber, error) {
+func (d *VehicleDispatcher) subscriber(name VehicleSubscriberName) (*vehicleSubscriber, error) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	s, ok := d.subs[name]
+	s, ok := d.subs[string(name)]
+	d.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("fleet: no subscriber named %q", name)
+		return nil, d.unknownSubscriber(name)
 	}
 	return s, nil
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by subscriber
-// name. Every subscriber sees every published event, so counters are per
-// subscriber; add them up only knowing that.
-func (d *VehicleDispatcher) Stats() map[string]runtime.Stats {
-	return d.topic.Stats()
+// (VehicleFirstSubscriber, or VehicleSubscriberNamed(name) for the others).
+// Every subscriber sees every published event, so counters are per subscriber;
+// add them up only knowing that.
+func (d *VehicleDispatcher) Stats() map[VehicleSubscriberName]runtime.Stats {
+	return vehicleBySubscriber(d.topic.Stats())
 }

@@ -416,7 +416,7 @@ func (s *vehicleSubscriber) handleTx(ctx context.Context, key string, ev Vehicle
 			if err := tx.Commit(ctx, version, string(current)); err != nil {
 				return fmt.Errorf("fleet: Vehicle %v: store version: %w", key, err)
 			}
-			return runtime.Skip(reason)
+			return runtime.SkipApplied(reason)
 		}
 	}
 	switch e := ev.(type) {
@@ -492,7 +492,7 @@ func (s *vehicleSubscriber) handleTx(ctx context.Context, key string, ev Vehicle
 		return fmt.Errorf("fleet: Vehicle %v: commit: %w", key, err)
 	}
 	if unimplemented {
-		return runtime.Skip(runtime.ReasonUnimplemented)
+		return runtime.SkipApplied(runtime.ReasonUnimplemented)
 	}
 	return nil
 }

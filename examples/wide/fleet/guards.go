@@ -144,7 +144,7 @@ func (s *vehicleSubscriber) handle(ctx context.Context, key string, ev VehicleEv
 			if err := s.setVersion(ctx, key, stored, version); err != nil {
 				return err
 			}
-			return runtime.Skip(reason)
+			return runtime.SkipApplied(reason)
 		}
 	}
 	switch e := ev.(type) {
@@ -226,7 +226,7 @@ func (s *vehicleSubscriber) handle(ctx context.Context, key string, ev VehicleEv
 		return err
 	}
 	if unimplemented {
-		return runtime.Skip(runtime.ReasonUnimplemented)
+		return runtime.SkipApplied(runtime.ReasonUnimplemented)
 	}
 	return nil
 }

@@ -19,9 +19,11 @@ func (d *VehicleDispatcher) Inspector() inspect.Inspector {
 		Name:    "Vehicle",
 		Engines: d.topic.Subscribers,
 		Codec:   VehicleCodec{},
-		Version: d.Version,
+		Version: func(ctx context.Context, subscriber string, key string) (uint64, error) {
+			return d.Version(ctx, VehicleSubscriberName(subscriber), key)
+		},
 		State: func(ctx context.Context, subscriber string, key string) (string, error) {
-			state, err := d.State(ctx, subscriber, key)
+			state, err := d.State(ctx, VehicleSubscriberName(subscriber), key)
 			return string(state), err
 		},
 	}

@@ -122,7 +122,7 @@ func (k kit) harness(f *jen.File, n names) {
 		),
 		jen.Return(jen.Id(n.Delivery).Add(emit.Keyed(
 			emit.Field{Name: "Sent", Value: jen.Id("plan")},
-			emit.Field{Name: "Stats", Value: jen.Id("h").Dot("d").Dot("Stats").Call().Index(jen.Lit(e.Name))},
+			emit.Field{Name: "Stats", Value: jen.Id("h").Dot("d").Dot("Stats").Call().Index(k.gen(n.FirstSubscriber))},
 		)), jen.Nil()),
 	)
 	f.Line()

@@ -10,17 +10,27 @@ import (
 	"github.com/ordergen/ordergen/runtime/sqlstore/sqlite"
 )
 
-// Open opens the store that s names (see the package documentation).
+// Open opens the store that s names (see the package documentation). A
+// SQLite file that does not exist is created (see SQLitePath to tell
+// first).
 func Open(ctx context.Context, s string) (*sqlstore.Store, error) {
-	switch {
-	case s == "":
+	if s == "" {
 		return nil, fmt.Errorf("dsn: empty store name: give a postgres:// URL or a SQLite file path")
-	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
-		return postgres.Open(ctx, s)
-	case strings.HasPrefix(s, "sqlite:"):
-		return sqlite.Open(ctx, strings.TrimPrefix(s, "sqlite:"))
 	}
-	return sqlite.Open(ctx, s)
+	if path, ok := SQLitePath(s); ok {
+		return sqlite.Open(ctx, path)
+	}
+	return postgres.Open(ctx, s)
+}
+
+// SQLitePath returns the path of the SQLite file that s names, or false
+// when s names a PostgreSQL database: a command that should not create a
+// store can look for the file before Open creates it.
+func SQLitePath(s string) (string, bool) {
+	if strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://") {
+		return "", false
+	}
+	return strings.TrimPrefix(s, "sqlite:"), true
 }
 
 // Redact returns s with a PostgreSQL password replaced by "xxxxx", for

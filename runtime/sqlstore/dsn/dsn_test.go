@@ -55,3 +55,18 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+func TestSQLitePath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/var/lib/app/ordergen.db":        "/var/lib/app/ordergen.db",
+		"sqlite:/var/lib/app/ordergen.db": "/var/lib/app/ordergen.db",
+		"ordergen.db":                     "ordergen.db",
+		"postgres://u@h/db":               "",
+		"postgresql://u@h/db":             "",
+	} {
+		got, ok := dsn.SQLitePath(in)
+		if got != want || ok != (want != "") {
+			t.Errorf("SQLitePath(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}

@@ -76,7 +76,7 @@ func (h *VehicleHarness) Deliver(ctx context.Context, events []fleet.VehicleEven
 	}
 	return VehicleDelivery{
 		Sent:  plan,
-		Stats: h.d.Stats()["Vehicle"],
+		Stats: h.d.Stats()[fleet.VehicleFirstSubscriber],
 	}, nil
 }
 
