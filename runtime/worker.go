@@ -242,16 +242,25 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 		if l.holdCheck {
 			l.holdCheck = false
 			if w.holdExpired(l) {
-				if !e.closing.Load() {
-					e.cfg.Logger.Warn("ordergen: resequencer bound hit: parking the key", "engine", e.cfg.Name, "key", l.key,
-						"held", len(l.held), "max_wait", e.cfg.MaxHold, "reason", l.held[0].reason)
-				}
-				if w.park(l, w.holdParkReason(l)) == waitForTimer {
+				if w.boundHit(l, w.holdParkReason(l), "max_wait", e.cfg.MaxHold) == waitForTimer {
 					sh.mu.Unlock()
 					return false
 				}
 				continue
 			}
+		}
+		if l.resync {
+			switch w.resync(l) { // unlocks and relocks around the call
+			case waitForTimer:
+				sh.mu.Unlock()
+				return false
+			case giveUp:
+				l.state = laneIdle
+				e.idle(sh)
+				sh.mu.Unlock()
+				return false
+			}
+			continue
 		}
 		if l.parked {
 			if l.q.len() == 0 {
@@ -277,6 +286,10 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 			l.state = laneQueued // still busy
 			sh.mu.Unlock()
 			return true
+		}
+		if e.batch != nil && w.linger(l) {
+			sh.mu.Unlock() // it waits for more events, or its oldest to age
+			return false
 		}
 		take := takeSize
 		switch {
@@ -450,6 +463,14 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 		w.c.handled.Add(uint64(len(w.buf)))
 		return all(Handled)
 	}
+	// Verdicts are the handler's decisions, whatever happened meanwhile:
+	// the events it handled were applied.
+	if verdicts, ok, bad := batchVerdicts(err, len(w.buf)); ok {
+		if bad == nil {
+			return w.judgeBatch(l, verdicts)
+		}
+		err = bad
+	}
 	if e.aborted.Load() {
 		return result{kind: abandoned}
 	}
@@ -557,7 +578,8 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, fn func(context.C
 			return errWithdrawing
 		}
 		defer func() {
-			if err != nil && w.running.wasCancelled() {
+			// A batch's Verdicts stand: the events it handled were applied.
+			if err != nil && w.running.wasCancelled() && !isVerdicts(err) {
 				err = errWithdrawing
 			}
 		}()
@@ -695,9 +717,7 @@ func (w *worker[K, E]) settle(l *lane[K, E], res result) next {
 		return giveUp
 	}
 	if len(l.held) > e.cfg.MaxHeld {
-		e.cfg.Logger.Warn("ordergen: resequencer bound hit: parking the key", "engine", e.cfg.Name, "key", l.key,
-			"held", len(l.held), "max", e.cfg.MaxHeld, "reason", l.held[0].reason)
-		return w.park(l, "resequencer full ("+itoa(len(l.held))+" events held): "+l.held[0].reason)
+		return w.boundHit(l, "resequencer full ("+itoa(len(l.held))+" events held): "+l.held[0].reason, "max", e.cfg.MaxHeld)
 	}
 	return keepRunning
 }
