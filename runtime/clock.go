@@ -89,6 +89,9 @@ func (c *clock) precise() int64 {
 	return int64(time.Since(c.origin))
 }
 
+// wall returns the wall-clock time of t, nanoseconds on this clock.
+func (c *clock) wall(t int64) time.Time { return c.origin.Add(time.Duration(t)) }
+
 // coarse returns the time to stamp an event with.
 func (c *clock) coarse() int64 {
 	if c.manual != nil {
@@ -143,6 +146,7 @@ func (c *clock) close() {
 // Advancing runs the due timers' functions and one watchdog tick per
 // millisecond passed, in the caller's goroutine.
 type manualClock struct {
+	// mu guards every field, and the fields of its timers.
 	mu      sync.Mutex
 	at      int64 // nanoseconds
 	timers  []*manualTimer

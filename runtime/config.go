@@ -108,7 +108,10 @@ type Config[K comparable, E any] struct {
 	Backlog Backlog
 	// Retry is the policy for failed attempts.
 	Retry Retry
-	// Timeout bounds each attempt through its context. Zero: no timeout.
+	// Timeout bounds each attempt through its context: the context's
+	// deadline, and its end with context.DeadlineExceeded, about a
+	// millisecond after it at most (the engine's clock checks deadlines on
+	// its tick instead of arming a timer per attempt). Zero: no timeout.
 	Timeout time.Duration
 	// OnExhausted is the policy for events that exhausted their attempts or
 	// failed permanently.

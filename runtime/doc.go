@@ -8,9 +8,13 @@
 //
 // # Lanes
 //
-// An [Engine] keeps a lane for each key that has pending events: a FIFO of
-// that key's events, drained by a bounded pool of workers and removed the
-// moment it empties. The engine guarantees:
+// An [Engine] runs each key's events in order on a bounded pool of workers.
+// A key whose events run without trouble needs nothing of its own: its
+// events wait in their shard's inbox and a worker runs them inline (see
+// Dispatch). A key that needs more (a retry, a held event, a park, a hot
+// key the watchdog moves aside, every key of a conflating or batch engine)
+// gets a lane: a FIFO of that key's events, removed the moment it empties.
+// The engine guarantees:
 //
 //   - Order: for one key, if submitting e1 returned before submitting e2
 //     began, e1 reaches its final outcome before the handler sees e2, and
@@ -68,7 +72,8 @@
 // each inbox into lanes in one go. In both, a worker keeps the lanes it
 // takes over in a deque of its own, which idle workers steal from, and
 // the watchdog wakes or starts a worker to steal from one stuck in a
-// handler. worker.go tells the life of an event and the lock rule.
+// handler. scheduler.go, in the source, tells the life of an event, the
+// lock rule and what one event costs.
 //
 // # Failures
 //

@@ -28,10 +28,11 @@ type Handler[K comparable, E any] func(ctx context.Context, key K, event E) erro
 // return Hold itself; the engine treats it as a permanent failure.
 type BatchHandler[K comparable, E any] func(ctx context.Context, key K, events []E) error
 
-// Engine dispatches events to per-key lanes: a FIFO for each key that has
-// pending events, drained by at most Config.MaxActive workers and removed
-// when it empties. Same key: strictly in order, one at a time. Different
-// keys: in parallel. A slow, retrying or parked key delays only itself.
+// Engine dispatches events by key on at most Config.MaxActive workers. Same
+// key: strictly in order, one at a time. Different keys: in parallel. A
+// slow, retrying or parked key delays only itself: it gets a lane (a FIFO
+// of its events, removed when it empties), which waits without holding up
+// the keys that have none and run inline (see the package documentation).
 //
 // An Engine is safe for concurrent use. Create it with New or NewBatch and
 // stop it with Close.
@@ -57,9 +58,14 @@ type Engine[K comparable, E any] struct {
 
 	// load counts the events held against Backlog.Total: every accepted
 	// event without an outcome, plus the events parked in memory. Room is
-	// reserved in it (reserve) before an event is accepted, and released
-	// (release) when an event leaves, so it never passes the total.
+	// taken in it (takeRoom) before an event is accepted, and given back
+	// (releaseRoom) when an event leaves, so it never passes the total.
+	// Submitters write it on every event: it has a cache line of its own,
+	// so that the fields workers read on every attempt (base, cfg, aborted)
+	// are not invalidated with it.
+	_    [64]byte
 	load atomic.Int64
+	_    [56]byte
 	// replayRoom is the room durable replays hold in load and have not
 	// filled with loaded events (replayState.room): not pending events.
 	replayRoom atomic.Int64
@@ -84,68 +90,22 @@ type Engine[K comparable, E any] struct {
 	workers sync.WaitGroup
 	timers  sync.WaitGroup // armed timers and running timer callbacks
 	exited  atomic.Int64   // workers that returned
-	wmu     sync.Mutex
-	ws      []*worker[K, E] // every worker started, for Stats
+
+	// wmu guards ws. The run queue holds its own mutex while it starts a
+	// worker (see the lock rule in scheduler.go).
+	wmu sync.Mutex
+	ws  []*worker[K, E] // every worker started, for Stats and the watchdog
 
 	errClosed   error
 	errKeyFull  error
 	errTotalAll error
 }
 
-// shard is one stripe of the engine's keys. Keys are spread over shards by a
-// seeded hash only to spread lock contention: a shard never serialises the
-// handling of its keys, which run on their own lanes or inline.
-//
-// The shard owns the per-key backlog count of its keys, under its lock: a
-// key with a lane counts what its lane holds (lane.count); a key without
-// one counts its events in the inbox and in the unfinished part of the
-// inline batch (unlanedCount). Nothing else keeps a per-key count. For each
-// key, either it has a lane and none of its events are in the inbox or the
-// batch, or it has no lane: whoever makes a lane moves the key's events
-// into it.
-type shard[K comparable, E any] struct {
-	mu      sync.Mutex
-	lanes   map[K]*lane[K, E]
-	inbox   []entry[K, E]
-	reserve []entry[K, E] // the other inbox buffer (see dispatchInline)
-	queued  bool          // the inbox is in the run queue (or being run)
-	// cur is the inbox being run inline by a worker, nil when none is.
-	cur *inlineBatch[K, E]
-	// ready holds lanes a submitter made ready in an engine whose keys run
-	// in lanes: the worker that takes the shard's task takes them too.
-	ready []*lane[K, E]
-	// busy counts the shard's lanes that are queued, running or waiting for
-	// their timer, plus one while the inbox is queued. Flush waits for zero.
-	busy   int
-	closed bool
-	free   *lane[K, E]
-	nfree  int
-	segs   segPool[E]
-	// spare holds the shard's lanes beyond its free list. A lane stays in
-	// its shard for life: its timers' functions read l.shard to lock it.
-	spare *sync.Pool
-	// counted under mu
-	accepted  uint64
-	rejected  uint64
-	conflated uint64
-	dropped   uint64
-	withdrawn uint64
-	_         [64]byte // keep shards on separate cache lines
-}
-
-// entry is an event in a shard's inbox.
-type entry[K comparable, E any] struct {
-	key K
-	it  item[E]
-	// moved marks an event of an inline batch moved into its key's lane.
-	moved bool
-}
-
 // counters are outcome counts. Each worker has its own, so the hot path
 // never shares a cache line with another worker; Stats adds them up.
 type counters struct {
 	handled, skipped, retried, deadLettered, dropped, discarded, replayed, resynced atomic.Uint64
-	_                                                                               [64]byte
+	_                                                                     [64]byte
 }
 
 // New returns a started engine that calls h for each event.
@@ -205,7 +165,7 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 		sh := &e.shards[i]
 		sh.lanes = make(map[K]*lane[K, E])
 		sh.segs.shared = segs
-		sh.spare = new(sync.Pool)
+		sh.lanePool = new(sync.Pool)
 	}
 	base, stop := context.WithCancel(context.Background())
 	e.base, e.stop = context.WithValue(base, engineKey{}, any(e)), stop
@@ -255,139 +215,6 @@ func (e *Engine[K, E]) fromOwnHandler(ctx context.Context) bool {
 	return ctx.Value(engineKey{}) == any(e)
 }
 
-// reserve takes room for n events in the total backlog, if there is room.
-func (e *Engine[K, E]) reserve(n int64) bool {
-	total := int64(e.cfg.Backlog.Total)
-	for {
-		cur := e.load.Load()
-		if cur+n > total {
-			return false
-		}
-		if e.load.CompareAndSwap(cur, cur+n) {
-			return true
-		}
-	}
-}
-
-// reserveUpTo takes room for as many of n events as there is room for and
-// returns how many.
-func (e *Engine[K, E]) reserveUpTo(n int64) int64 {
-	total := int64(e.cfg.Backlog.Total)
-	for {
-		cur := e.load.Load()
-		k := min(n, total-cur)
-		if k <= 0 {
-			return 0
-		}
-		if e.load.CompareAndSwap(cur, cur+k) {
-			return k
-		}
-	}
-}
-
-// workerList returns the workers started so far.
-func (e *Engine[K, E]) workerList() []*worker[K, E] {
-	e.wmu.Lock()
-	defer e.wmu.Unlock()
-	return e.ws
-}
-
-// keepReplayRoom records that a durable replay now holds n more room it
-// has not filled (n < 0: it filled or gave back some).
-func (e *Engine[K, E]) keepReplayRoom(r *replayState, n int64) {
-	r.room += n
-	e.replayRoom.Add(n)
-}
-
-// dropReplayRoom gives back the room a durable replay holds and has not
-// filled (it ended, or failed).
-func (e *Engine[K, E]) dropReplayRoom(r *replayState) {
-	e.release(r.room)
-	e.keepReplayRoom(r, -r.room)
-}
-
-// release gives back the room of n events that left the backlog (reached
-// an outcome, or left the memory park), and wakes whoever waits for room.
-// The per-key room of those events must be released already: a woken
-// submitter looks at both.
-func (e *Engine[K, E]) release(n int64) {
-	if n != 0 {
-		e.load.Add(-n)
-	}
-	e.room.BroadcastIfWaiting()
-}
-
-// newLane returns a recycled or new lane for key; sh.mu is held.
-func (sh *shard[K, E]) newLane(key K) *lane[K, E] {
-	l := sh.free
-	if l != nil {
-		sh.free = l.next
-		sh.nfree--
-		l.next = nil
-	} else if spare, ok := sh.spare.Get().(*lane[K, E]); ok {
-		l = spare
-	} else {
-		l = &lane[K, E]{shard: sh}
-		l.q.pool = &sh.segs
-	}
-	l.key = key
-	sh.lanes[key] = l
-	return l
-}
-
-// removeLane deletes an empty lane from the map and recycles it; sh.mu is held.
-func (sh *shard[K, E]) removeLane(l *lane[K, E]) {
-	delete(sh.lanes, l.key)
-	var zero K
-	l.key = zero
-	l.q.release()
-	l.inline = false
-	l.held = nil
-	l.reason = ""
-	l.resync, l.resyncTries, l.resyncWhy, l.lingering = false, 0, "", false
-	l.stored = 0
-	l.state = laneIdle
-	if sh.nfree < maxFreeLanes {
-		l.next = sh.free
-		sh.free = l
-		sh.nfree++
-		return
-	}
-	sh.spare.Put(l) // the shard's own pool: l.shard never changes
-}
-
-// schedule marks an idle lane queued and counts it busy; sh.mu is held and
-// the caller pushes the lane after unlocking when it returns true.
-func (e *Engine[K, E]) schedule(l *lane[K, E]) bool {
-	if l.state != laneIdle {
-		return false
-	}
-	l.state = laneQueued
-	l.shard.busy++
-	return true
-}
-
-// claimTask marks the shard's task queued and counts it busy, reporting
-// whether the caller must push it after unlocking (false: it is already in
-// the run queue or running, and will see what was just added); sh.mu is held.
-func (sh *shard[K, E]) claimTask() bool {
-	if sh.queued {
-		return false
-	}
-	sh.queued = true
-	sh.busy++
-	return true
-}
-
-// idle records that one of sh's busy lanes or its inbox stopped being busy,
-// and wakes Flush and Close when the shard is quiet; sh.mu is held.
-func (e *Engine[K, E]) idle(sh *shard[K, E]) {
-	sh.busy--
-	if sh.busy == 0 {
-		e.quiet.BroadcastIfWaiting()
-	}
-}
-
 // report tells Config.OnOutcome the outcome of an event, if it is set.
 func (e *Engine[K, E]) report(key K, tag uint64, o Outcome) {
 	if e.cfg.OnOutcome != nil {
@@ -406,6 +233,7 @@ func (e *Engine[K, E]) logRejected(key K, refusal error) {
 
 // rateLimit lets one log line through per second and counts the others.
 type rateLimit struct {
+	// mu guards last and dropped.
 	mu      sync.Mutex
 	last    int64
 	dropped int64

@@ -49,6 +49,7 @@ type StateStore[K comparable] interface {
 // a stale or duplicate event for a new one. Keep the versions of an
 // unbounded key space in a durable store (runtime/sqlstore).
 type MemoryVersionStore[K comparable] struct {
+	// mu guards versions.
 	mu       sync.RWMutex
 	versions map[K]uint64
 }
@@ -81,6 +82,7 @@ func (s *MemoryVersionStore[K]) CompareAndSet(_ context.Context, key K, old, nex
 // are never evicted. Keep the states of an unbounded key space in a durable
 // store.
 type MemoryStateStore[K comparable] struct {
+	// mu guards states.
 	mu     sync.RWMutex
 	states map[K]string
 }

@@ -14,7 +14,7 @@ import (
 //
 // The position protocol. The batch's pos is the index of the event the
 // worker runs (or last ran): -1 before the first, posDone after the last
-// (or when the worker gives the rest back), posStolen after a steal. The
+// (or when the worker gives the rest back), posSpilled after a spill. The
 // worker claims event j with a compare-and-swap of pos from j-1 to j, so
 // event j-1 leaves its key's count (unlanedCount reads the batch from pos)
 // exactly when j is claimed; the worker reports j-1's outcome only after
@@ -26,10 +26,10 @@ import (
 // the batch and the inbox into it, and goes on with the batch. A slow
 // handler cannot hold the rest of the batch up: the watchdog (run on each
 // clock tick) sees a batch that made no progress since the last tick, or a
-// long batch while workers sleep, and steals the remainder: under the
-// shard's lock it swaps pos to posStolen, moves the remainder into lanes
+// long batch while workers sleep, and spills the remainder: under the
+// shard's lock it swaps pos to posSpilled, moves the remainder into lanes
 // that any worker runs, gives the running event's key a lane owned by the
-// stuck worker, and ends the worker's dispatching. Withdraw steals the same
+// stuck worker, and ends the worker's dispatching. Withdraw spills it the same
 // way. So an event is run inline or moved to a lane, never both.
 //
 // A batch is the inbox as it was when the worker took it: what arrives
@@ -39,16 +39,12 @@ import (
 // throughput with one key taking half of the events, whose backlog then
 // slid along its buffer, reallocated again and again.)
 
-// posStolen and posDone are the batch positions after a steal and after the
+// posSpilled and posDone are the batch positions after a spill and after the
 // last event.
 const (
-	posStolen = math.MinInt64
-	posDone   = math.MinInt64 + 1
+	posSpilled = math.MinInt64
+	posDone    = math.MinInt64 + 1
 )
-
-// longBatch is the remainder at which the watchdog shares a batch that
-// makes progress, when workers sleep.
-const longBatch = 64
 
 // releaseEvery is how many finished inline events a worker releases at once
 // when nobody waits for room.
@@ -58,7 +54,7 @@ const releaseEvery = 64
 type inlineBatch[K comparable, E any] struct {
 	entries []entry[K, E]
 	// pos is the index of the event the worker runs (or last ran), -1
-	// before the first, posStolen or posDone.
+	// before the first, posSpilled or posDone.
 	pos atomic.Int64
 	// seen is pos at the watchdog's last look (under the shard's lock).
 	seen int64
@@ -67,8 +63,8 @@ type inlineBatch[K comparable, E any] struct {
 // giveBack returns the batch's buffer to sh as its spare; sh.mu is held.
 func (b *inlineBatch[K, E]) giveBack(sh *shard[K, E]) {
 	clear(b.entries)
-	if cap(b.entries) > cap(sh.reserve) {
-		sh.reserve = b.entries[:0]
+	if cap(b.entries) > cap(sh.spareInbox) {
+		sh.spareInbox = b.entries[:0]
 	}
 	b.entries = nil
 }
@@ -90,7 +86,7 @@ func (e *Engine[K, E]) reportNote(n *outcomeNote[K]) {
 }
 
 // dispatchInline runs the events of sh's inbox inline (see the top of this
-// file). It returns when the batch is done, given back or stolen; a lane it
+// file). It returns when the batch is done, given back or spilled; a lane it
 // returns is running and this worker's to go on with.
 func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	e := w.e
@@ -98,7 +94,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	sh.mu.Lock()
 	// The shard keeps two buffers: the inbox and a spare, swapped here and
 	// given back at the end, so that a busy shard's inbox does not regrow.
-	b.entries, sh.inbox, sh.reserve = sh.inbox, sh.reserve[:0], nil
+	b.entries, sh.inbox, sh.spareInbox = sh.inbox, sh.spareInbox[:0], nil
 	b.pos.Store(-1)
 	b.seen = -2
 	sh.cur = b
@@ -109,14 +105,14 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	done := int64(0) // finished events whose total room is not released
 	for j := range b.entries {
 		if !b.pos.CompareAndSwap(int64(j-1), int64(j)) {
-			return w.stolenAfter(sh, b, j-1, done, &last)
+			return w.spilledAfter(sh, b, j-1, done, &last)
 		}
 		// Event j-1 has left its key's count: its outcome can be told.
 		if tracked {
 			e.reportNote(&last)
 		}
 		if done >= releaseEvery || (done > 0 && e.room.Waiting()) {
-			e.release(done)
+			e.releaseRoom(done)
 			done = 0
 		}
 		en := &b.entries[j]
@@ -124,47 +120,37 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			continue
 		}
 		if e.aborted.Load() {
-			e.release(done) // Close gave up: the rest stays pending
+			e.releaseRoom(done) // Close gave up: the rest stays pending
 			return nil
 		}
 		err := w.attempt(en.key, &en.it, notStarted{pos: &b.pos, at: int64(j)})
-		if err == nil {
-			w.c.handled.Add(1)
+		v, reason, failure := w.judge(&en.it, err, false)
+		if v.finishesInline() {
+			w.count(v, reason, 1)
 			if tracked {
-				last = outcomeNote[K]{en.key, en.it.tag, Handled}
+				last = outcomeNote[K]{en.key, en.it.tag, v.outcome()}
 			}
 			done++
 			continue
 		}
-		if reason, ok := IsSkip(err); ok {
-			w.c.skipped.Add(1)
-			if e.metrics != nil {
-				w.skips.add(reason)
-			}
-			if tracked {
-				last = outcomeNote[K]{en.key, en.it.tag, Skipped}
-			}
-			done++
-			continue
-		}
-		if e.aborted.Load() {
-			e.release(done)
+		if v == verdictAbandoned {
+			e.releaseRoom(done) // Close gave up: the rest stays pending
 			return nil
 		}
-		if l, stolen := w.laneForFailure(sh, b, j, err); stolen {
-			e.release(done)
+		if l, spilled := w.laneForFailure(sh, b, j, v, reason, failure); spilled {
+			e.releaseRoom(done)
 			return l // the batch is not ours any more; l, if any, is
 		}
 	}
 	if !b.pos.CompareAndSwap(int64(len(b.entries)-1), posDone) {
-		return w.stolenAfter(sh, b, len(b.entries)-1, done, &last)
+		return w.spilledAfter(sh, b, len(b.entries)-1, done, &last)
 	}
 	sh.mu.Lock()
 	sh.cur = nil
 	b.giveBack(sh)
 	// Release before idle, so that Stats after Flush finds these events
 	// finished; report after release.
-	e.release(done)
+	e.releaseRoom(done)
 	e.reportNote(&last)
 	push := len(sh.inbox) > 0
 	if !push {
@@ -180,22 +166,23 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	return nil
 }
 
-// laneForFailure gives the key of the batch's event j, which failed with
-// err (or was held), a lane: the event and the key's later events of the
-// batch and the inbox move into it, and the lane's machinery (retry, hold,
-// park, dead letter) takes over. It reports stolen when the batch was
-// stolen meanwhile; then the returned lane, if any, is running and this
+// laneForFailure gives the key of the batch's event j, whose attempt's
+// verdict v (with reason and failure, see judge) needs a lane (a retry, a
+// hold, a park, a dead letter, a withdrawal), a lane: the event and the
+// key's later events of the batch and the inbox move into it, and the
+// lane's machinery takes over. It reports spilled when the batch was
+// spilled meanwhile; then the returned lane, if any, is running and this
 // worker's to go on with.
-func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j int, err error) (l *lane[K, E], stolen bool) {
+func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j int, v verdict, reason string, failure error) (l *lane[K, E], spilled bool) {
 	e := w.e
 	en := &b.entries[j]
 	sh.mu.Lock()
 	if b.pos.Load() != int64(j) {
-		// The watchdog stole the batch while the handler ran and gave this
+		// The watchdog spilled the batch while the handler ran and gave this
 		// key a lane that this worker owns: settle the event in it and go
 		// on with the lane.
 		l := sh.lanes[en.key]
-		if l == nil { // steal always makes it; never leave the event without one
+		if l == nil { // spillBatch always makes it; never leave the event without one
 			l = sh.newLane(en.key)
 			l.state = laneRunning
 			sh.busy++
@@ -203,7 +190,7 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 		l.inline = false
 		w.buf = append(w.buf[:0], en.it)
 		b.giveBack(sh)
-		running := w.settleTaken(l, err)
+		running := w.settleTaken(l, v, reason, failure)
 		sh.mu.Unlock()
 		if running {
 			return l, true
@@ -234,7 +221,7 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 	sh.inbox = kept
 	w.buf = append(w.buf[:0], en.it)
 	// The lane runs elsewhere: this worker goes on with the batch.
-	if w.settleTaken(l, err) {
+	if w.settleTaken(l, v, reason, failure) {
 		// A request may have come while the lock was released around the
 		// handler's verdict or the park store (see runnable).
 		if l.runnable() {
@@ -253,18 +240,19 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 	return nil, false
 }
 
-// settleTaken applies err, the result of the one event in w.buf, to l as if
-// l's turn had taken it; l is running and its shard locked, and the shard is
-// locked again on return. It reports whether l is still running (the caller
-// decides what next); otherwise l waits for its timer or was given up.
-func (w *worker[K, E]) settleTaken(l *lane[K, E], err error) bool {
+// settleTaken applies v, the verdict of the one event in w.buf, to l as if
+// l's turn had taken it; l is running and its shard locked, and the shard
+// is locked again on return. It reports whether l is still running (the
+// caller decides what next); otherwise l waits for its timer or was given
+// up.
+func (w *worker[K, E]) settleTaken(l *lane[K, E], v verdict, reason string, failure error) bool {
 	sh := l.shard
 	l.inflight, l.inflightAt, l.taken = 1, w.buf[0].at, w.buf[:1]
 	w.laneHeld = len(l.held) > 0
 	sh.mu.Unlock()
 	w.held = w.held[:0]
 	done := 0
-	res, stop := w.judge(l, &w.buf[0], err, 0, &done)
+	res, stop := w.apply(l, 0, 1, v, reason, failure, &done)
 	if !stop {
 		res = result{kind: ranAll, stopAt: 1, done: done}
 	}
@@ -279,12 +267,12 @@ func (w *worker[K, E]) settleTaken(l *lane[K, E], err error) bool {
 	return false
 }
 
-// stolenAfter runs when the worker finds its batch stolen after it ran the
+// spilledAfter runs when the worker finds its batch spilled after it ran the
 // event at index p (or before the first, p == -1); done counts the events
 // it finished and has not released, last holds the outcome of event p. If
 // the watchdog gave that event's key a lane owned by this worker, the
-// worker goes on with it: stolenAfter returns it, running.
-func (w *worker[K, E]) stolenAfter(sh *shard[K, E], b *inlineBatch[K, E], p int, done int64, last *outcomeNote[K]) *lane[K, E] {
+// worker goes on with it: spilledAfter returns it, running.
+func (w *worker[K, E]) spilledAfter(sh *shard[K, E], b *inlineBatch[K, E], p int, done int64, last *outcomeNote[K]) *lane[K, E] {
 	e := w.e
 	// Taking the lock also waits for the watchdog to finish with the
 	// batch's entries before this worker reuses them.
@@ -299,7 +287,7 @@ func (w *worker[K, E]) stolenAfter(sh *shard[K, E], b *inlineBatch[K, E], p int,
 		l.inline = false
 		l.inflight, l.taken = 0, nil // event p is finished: it leaves its lane's count
 	}
-	e.release(done) // the steal moved the rest of the batch to lanes
+	e.releaseRoom(done) // the spill moved the rest of the batch to lanes
 	e.reportNote(last)
 	sh.mu.Unlock()
 	if own {
@@ -308,13 +296,13 @@ func (w *worker[K, E]) stolenAfter(sh *shard[K, E], b *inlineBatch[K, E], p int,
 	return nil
 }
 
-// steal moves the remainder of sh's inline batch, and the inbox, into lanes
+// spillBatch moves the remainder of sh's inline batch, and the inbox, into lanes
 // and ends the worker's dispatching; sh.mu is held. It returns ready with
 // the lanes that became ready appended, for the caller to push after
 // unlocking.
-func (e *Engine[K, E]) steal(sh *shard[K, E], b *inlineBatch[K, E], ready []*lane[K, E]) []*lane[K, E] {
+func (e *Engine[K, E]) spillBatch(sh *shard[K, E], b *inlineBatch[K, E], ready []*lane[K, E]) []*lane[K, E] {
 	p := b.pos.Load()
-	if p == posStolen || p == posDone || !b.pos.CompareAndSwap(p, posStolen) {
+	if p == posSpilled || p == posDone || !b.pos.CompareAndSwap(p, posSpilled) {
 		return ready
 	}
 	sh.cur = nil
@@ -367,52 +355,4 @@ func (e *Engine[K, E]) inboxToLanes(sh *shard[K, E], ready []*lane[K, E]) []*lan
 	sh.queued = false
 	e.idle(sh)
 	return ready
-}
-
-// watchWorkers runs on each clock tick: a worker that started no task since
-// the last tick while lanes wait in its deque is stuck in a handler, so a
-// worker is woken, or started while fewer than MaxActive run, to steal them.
-func (e *Engine[K, E]) watchWorkers() {
-	ws := e.workerList()
-	for _, w := range ws {
-		runs := w.runs.Load()
-		stuck := runs == w.lastRuns
-		w.lastRuns = runs
-		if stuck && w.local.len() > 0 {
-			e.rq.startThief()
-		}
-	}
-}
-
-// watch runs on each clock tick: it steals the remainder of every inline
-// batch that made no progress since the last tick, or that is long while
-// workers sleep. The lanes it makes go to the run queue, which wakes a
-// sleeping worker or starts one while fewer than MaxActive run.
-func (e *Engine[K, E]) watch() {
-	if !e.inline {
-		e.watchWorkers()
-		return
-	}
-	sleepers := e.rq.sleepers()
-	var ready []*lane[K, E]
-	for i := range e.shards {
-		sh := &e.shards[i]
-		sh.mu.Lock()
-		b := sh.cur
-		if b == nil {
-			sh.mu.Unlock()
-			continue
-		}
-		p := b.pos.Load()
-		stuck := p == b.seen
-		long := sleepers && int64(len(b.entries))-p-1 >= longBatch
-		b.seen = p
-		if !stuck && !long {
-			sh.mu.Unlock()
-			continue
-		}
-		ready = e.steal(sh, b, ready[:0])
-		sh.mu.Unlock()
-		e.rq.pushLanes(ready)
-	}
 }

@@ -45,7 +45,7 @@ func entries(keys ...string) []entry[string, int] {
 }
 
 // The batch counts an event from the moment it is queued until the worker
-// claims the next one; a steal moves the rest to lanes, gives the running
+// claims the next one; a spill moves the rest to lanes, gives the running
 // event's key a lane its worker owns, and makes the worker's next claim
 // fail.
 func TestInlinePositionProtocol(t *testing.T) {
@@ -68,12 +68,12 @@ func TestInlinePositionProtocol(t *testing.T) {
 		t.Fatalf("after claiming b, %s counts %d, want 1", a, n)
 	}
 	sh.inbox = entries(c) // arrived meanwhile
-	ready := e.steal(sh, batch, nil)
-	if batch.pos.Load() != posStolen || sh.cur != nil || sh.queued {
-		t.Fatalf("after the steal: pos %d, cur %v, queued %v", batch.pos.Load(), sh.cur, sh.queued)
+	ready := e.spillBatch(sh, batch, nil)
+	if batch.pos.Load() != posSpilled || sh.cur != nil || sh.queued {
+		t.Fatalf("after the spill: pos %d, cur %v, queued %v", batch.pos.Load(), sh.cur, sh.queued)
 	}
 	if batch.pos.CompareAndSwap(1, 2) {
-		t.Fatal("the worker's next claim must fail after a steal")
+		t.Fatal("the worker's next claim must fail after a spill")
 	}
 	lb := sh.lanes[b]
 	if lb == nil || !lb.inline || lb.state != laneRunning || lb.count(true) != 1 {
@@ -88,10 +88,10 @@ func TestInlinePositionProtocol(t *testing.T) {
 	if sh.busy != 3 { // b's running lane and the two queued ones; the inbox's turn ended
 		t.Fatalf("busy %d, want 3", sh.busy)
 	}
-	// A stolen or finished batch counts nothing.
+	// A spilled or finished batch counts nothing.
 	sh.cur = batch
 	if n := sh.unlanedCount(a); n != 0 {
-		t.Fatalf("a stolen batch still counts %d", n)
+		t.Fatalf("a spilled batch still counts %d", n)
 	}
 	sh.cur = nil
 }
@@ -199,7 +199,7 @@ func TestNoTaskStartsAfterAbort(t *testing.T) {
 }
 
 // An attempt whose lane a withdrawal marked, or whose inline batch was
-// stolen, between the moment its worker took it and its start, does not
+// spilled, between the moment its worker took it and its start, does not
 // start (reported by the Kafka work: it began after Withdraw returned).
 func TestAttemptDoesNotStartOnceWithdrawing(t *testing.T) {
 	e := idleEngine(t)
@@ -214,9 +214,9 @@ func TestAttemptDoesNotStartOnceWithdrawing(t *testing.T) {
 		t.Fatalf("marked lane: %v, ran %v, attempts %d", err, ran, it.attempts)
 	}
 	var pos atomic.Int64
-	pos.Store(posStolen)
+	pos.Store(posSpilled)
 	if err := w.call("k", &it, notStarted{pos: &pos, at: 3}, fn); err != errWithdrawing || ran {
-		t.Fatalf("stolen batch: %v, ran %v", err, ran)
+		t.Fatalf("spilled batch: %v, ran %v", err, ran)
 	}
 	pos.Store(3)
 	if err := w.call("k", &it, notStarted{pos: &pos, at: 3}, fn); err != nil || !ran || it.attempts != 1 {

@@ -132,6 +132,9 @@ func (e *Engine[K, E]) parkHeld() {
 func (e *Engine[K, E]) abort(cause error) error {
 	e.aborted.Store(true)
 	e.stop()
+	for _, w := range e.workerList() {
+		w.running.cancel() // attempt contexts are not the base's children
+	}
 	e.rq.stop(true)
 	e.eachLane(func(l *lane[K, E]) {
 		if l.state == laneWaiting {

@@ -173,11 +173,12 @@ func (w *worker[K, E]) recordAttempt(d time.Duration, err error, timedOut bool) 
 
 // skipCounter counts skips by reason, up to maxReasons distinct ones.
 type skipCounter struct {
+	// mu guards reasons: the worker adds, a collection reads.
 	mu      sync.Mutex
 	reasons map[string]uint64
 }
 
-func (c *skipCounter) add(reason string) {
+func (c *skipCounter) add(reason string, n uint64) {
 	c.mu.Lock()
 	if c.reasons == nil {
 		c.reasons = make(map[string]uint64)
@@ -185,7 +186,7 @@ func (c *skipCounter) add(reason string) {
 	if _, ok := c.reasons[reason]; !ok && len(c.reasons) >= maxReasons {
 		reason = "other"
 	}
-	c.reasons[reason]++
+	c.reasons[reason] += n
 	c.mu.Unlock()
 }
 

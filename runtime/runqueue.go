@@ -28,18 +28,22 @@ const readyFirst = 4
 // there is nothing to run: an idle engine costs no CPU, and a task pushed
 // while every worker is busy starts another worker if the limit allows.
 type runQueue[K comparable, E any] struct {
+	// Set by init, then read only.
+	max   int
+	start func() // starts a worker; called with mu held (it takes Engine.wmu)
+	clock *clock
+
+	// queued and asleep mirror the queues' length and sleepy for readers
+	// without the lock (written under it).
+	queued, asleep atomic.Int32
+
+	// mu guards the fields below; cond waits on it.
 	mu             sync.Mutex
 	cond           sync.Cond
 	ready, yielded ring[task[K, E]]
 	readyRun       int // ready tasks taken in a row while yielded ones waited
 	sleepy         int // workers waiting on cond and not yet signalled
-	// queued and asleep mirror the queues' length and sleepy for readers
-	// without the lock (written under it).
-	queued, asleep atomic.Int32
-	workers        int
-	max            int
-	start          func()
-	clock          *clock
+	workers        int // workers started
 	// draining: workers exit once the queues are empty; aborting: at once.
 	draining, aborting bool
 }
@@ -115,8 +119,8 @@ func (r *runQueue[K, E]) crowded() bool {
 // sleepers reports whether a worker sleeps.
 func (r *runQueue[K, E]) sleepers() bool { return r.asleep.Load() > 0 }
 
-// next takes the task to run next, if any; r.mu is held.
-func (r *runQueue[K, E]) next() (task[K, E], bool) {
+// pick takes the task to run pick, if any; r.mu is held.
+func (r *runQueue[K, E]) pick() (task[K, E], bool) {
 	switch {
 	case r.ready.len() > 0 && (r.yielded.len() == 0 || r.readyRun < readyFirst):
 		if r.yielded.len() > 0 {
@@ -146,7 +150,7 @@ func (r *runQueue[K, E]) pop(steal func() bool) (task[K, E], bool) {
 		if r.aborting {
 			return task[K, E]{}, false
 		}
-		if t, ok := r.next(); ok {
+		if t, ok := r.pick(); ok {
 			return t, true
 		}
 		if !looked && steal != nil {

@@ -23,7 +23,7 @@ func popNames(t *testing.T, rq *runQueue[string, int], n int) []string {
 	var got []string
 	for i := 0; i < n; i++ {
 		rq.mu.Lock()
-		tk, ok := rq.next()
+		tk, ok := rq.pick()
 		rq.mu.Unlock()
 		if !ok {
 			t.Fatalf("pop %d: queue empty", i)

@@ -234,22 +234,3 @@ func (e *Engine[K, E]) pendingWith(parked int64) int64 {
 	}
 	return n
 }
-
-// eachUnlaned calls fn with the key and acceptance time of each event
-// waiting in sh's inline batch (from the one running) and inbox, in order;
-// sh.mu is held. It reads no other field of a batch's events: their worker
-// writes their attempt counts without the lock.
-func (sh *shard[K, E]) eachUnlaned(fn func(key K, at int64)) {
-	if b := sh.cur; b != nil {
-		if p := b.pos.Load(); p >= -1 {
-			for i := max(p, 0); i < int64(len(b.entries)); i++ {
-				if en := &b.entries[i]; !en.moved {
-					fn(en.key, en.it.at)
-				}
-			}
-		}
-	}
-	for i := range sh.inbox {
-		fn(sh.inbox[i].key, sh.inbox[i].it.at)
-	}
-}

@@ -13,8 +13,12 @@ import (
 // failing subscriber never holds up another (unless it uses the Block
 // policy, which holds up the publisher). Order is per key and subscriber.
 type Topic[K comparable, E any] struct {
-	mu     sync.Mutex // serialises Subscribe and Close
-	subs   atomic.Pointer[[]*Engine[K, E]]
+	// subs is the subscribers, read without a lock (Publish).
+	subs atomic.Pointer[[]*Engine[K, E]]
+
+	// mu guards closed and serialises Subscribe and Close, which replace
+	// subs.
+	mu     sync.Mutex
 	closed bool
 }
 

@@ -41,7 +41,7 @@ func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool
 		if b := sh.cur; b != nil {
 			// The inline batch moves to lanes, where it can be filtered; its
 			// running event's key gets a lane its worker owns.
-			ready = e.steal(sh, b, ready)
+			ready = e.spillBatch(sh, b, ready)
 		}
 		n += e.withdrawInbox(sh, match)
 		for _, l := range sh.lanes {
@@ -121,7 +121,7 @@ func (e *Engine[K, E]) withdrawInbox(sh *shard[K, E], match func(uint64) bool) i
 		return 0
 	}
 	sh.withdrawn += uint64(len(gone))
-	e.release(int64(len(gone)))
+	e.releaseRoom(int64(len(gone)))
 	for _, en := range gone {
 		e.report(en.key, en.it.tag, Withdrawn)
 	}
@@ -181,7 +181,7 @@ func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool, park
 		return 0
 	}
 	l.shard.withdrawn += uint64(len(tags))
-	e.release(int64(len(tags)))
+	e.releaseRoom(int64(len(tags)))
 	for _, tag := range tags {
 		e.report(l.key, tag, Withdrawn)
 	}

@@ -1,7 +1,7 @@
-// Package kafka carries ordergen events across processes on Kafka, with
-// github.com/twmb/franz-go: a Producer that writes each event keyed by its
-// ordering key, and a Consumer that runs a consumer group and feeds each
-// partition's records to per-key lanes, so that within a partition
+// Package kafka is for services on Kafka: it carries ordergen events across
+// processes with github.com/twmb/franz-go: a Producer that writes each event
+// keyed by its ordering key, and a Consumer that runs a consumer group and
+// feeds each partition's records to per-key lanes, so that within a partition
 // different keys run in parallel while each key keeps its order.
 //
 // Kafka is the first implementation of the runtime's transport contract:

@@ -1,8 +1,9 @@
-// Package sqlstore keeps ordergen's guard versions, states and parked events
-// in a SQL database, so that they survive restarts and are shared by
-// replicas: SQLite (embedded, one file: the default; see
-// runtime/sqlstore/sqlite) or PostgreSQL (see runtime/sqlstore/postgres),
-// through database/sql. A Store implements durable.TxStore[*sql.Tx].
+// Package sqlstore is for services whose guards and parks must outlive the
+// process: it keeps ordergen's guard versions, states and parked events in a
+// SQL database, so that they survive restarts and are shared by replicas:
+// SQLite (embedded, one file: the default; see runtime/sqlstore/sqlite) or
+// PostgreSQL (see runtime/sqlstore/postgres), through database/sql. A Store
+// implements durable.TxStore[*sql.Tx].
 //
 // # Namespaces
 //

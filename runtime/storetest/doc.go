@@ -1,7 +1,7 @@
-// Package storetest is the conformance suite of ordergen's durable stores:
-// every implementation of durable.Store (the in-memory one here,
-// runtime/sqlstore on SQLite and PostgreSQL) runs the same tests, so they
-// keep the contract of the in-memory stores:
+// Package storetest is for authors of durable stores, and is their conformance
+// suite: every implementation of durable.Store (the in-memory one here,
+// runtime/sqlstore on SQLite and PostgreSQL) runs the same tests, so they keep
+// the contract of the in-memory stores:
 //
 //   - versions and states: compare-and-set from many goroutines and handles
 //     never advances a key twice from one value; a stale compare is

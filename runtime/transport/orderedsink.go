@@ -95,6 +95,7 @@ type OrderedSink[K comparable, E any] struct {
 const sinkShards = 64
 
 type sinkShard[K comparable] struct {
+	// mu guards paused.
 	mu     sync.Mutex
 	paused map[K]error // the keys paused, with the failure that paused each
 }

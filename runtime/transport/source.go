@@ -72,6 +72,8 @@ type Source[K comparable, E any, M any] struct {
 	parksInMemory bool
 	subscribers   atomic.Int64 // subscribers checked; more means a new one to check
 
+	// mu guards the fields below, every field of the slots and of the
+	// ownerships, and is held while settle runs.
 	mu    sync.Mutex
 	slots []sourceSlot[M]
 	free  []int32

@@ -1,8 +1,6 @@
 package runtime
 
 import (
-	"errors"
-	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -19,45 +17,6 @@ func (r Retry) delay(attempt int) time.Duration {
 		return d
 	}
 	return time.Duration(rand.Int64N(int64(d) + 1))
-}
-
-// retryable reports whether a failed attempt of it should be tried again.
-func (w *worker[K, E]) retryable(it *item[E], err error) bool {
-	return !IsPermanent(err) && int(it.attempts) < w.e.cfg.Retry.Attempts
-}
-
-// deadLetter hands it to the sink. When the sink fails it returns the
-// failure to park the event with instead.
-func (w *worker[K, E]) deadLetter(l *lane[K, E], it *item[E], err error) error {
-	e := w.e
-	sinkErr := func() (serr error) {
-		defer func() {
-			if r := recover(); r != nil {
-				serr = &PanicError{Value: r}
-			}
-		}()
-		return e.cfg.DeadLetter(e.base, DeadLetterEvent[K, E]{Key: l.key, Event: it.ev, Err: err, Attempts: int(it.attempts)})
-	}()
-	if sinkErr != nil {
-		e.cfg.Logger.Warn("ordergen: dead-letter sink failed; parking the key instead",
-			"engine", e.cfg.Name, "key", l.key, "error", sinkErr)
-		return fmt.Errorf("%w (dead-letter sink failed: %v)", err, sinkErr)
-	}
-	w.c.deadLettered.Add(1)
-	return nil
-}
-
-// parkReason says why a failing event parks its key.
-func parkReason[E any](it *item[E], err error) string {
-	var p *PanicError
-	switch {
-	case errors.As(err, &p):
-		return fmt.Sprintf("handler panicked on attempt %d: %v", it.attempts, p.Value)
-	case IsPermanent(err):
-		return fmt.Sprintf("permanent failure on attempt %d: %v", it.attempts, err)
-	default:
-		return fmt.Sprintf("failed %d attempts: %v", it.attempts, err)
-	}
 }
 
 // armTimer makes l wait for its timer (a retry's backoff, or room for a

@@ -121,37 +121,6 @@ func (e *Engine[K, E]) totalWhy() fullness {
 	return totalFull
 }
 
-// unlanedCount returns key's events in sh's inbox and in the unfinished
-// part of its inline batch (from the event at pos on); sh.mu is held.
-func (sh *shard[K, E]) unlanedCount(key K) int {
-	n := 0
-	for i := range sh.inbox {
-		if sh.inbox[i].key == key {
-			n++
-		}
-	}
-	if b := sh.cur; b != nil {
-		if p := b.pos.Load(); p >= -1 { // done or stolen: nothing of it counts here
-			for i := max(p, 0); i < int64(len(b.entries)); i++ {
-				if en := &b.entries[i]; !en.moved && en.key == key {
-					n++
-				}
-			}
-		}
-	}
-	return n
-}
-
-// unlaned bounds from above the events waiting in sh's inbox or inline
-// batch; sh.mu is held.
-func (sh *shard[K, E]) unlaned() int {
-	n := len(sh.inbox)
-	if sh.cur != nil {
-		n += len(sh.cur.entries)
-	}
-	return n
-}
-
 // admit checks the limits for one more event of key (whose lane is l, nil
 // if none) and, when take is set and there is room, reserves its room in
 // the total; sh.mu is held.
@@ -167,7 +136,7 @@ func (e *Engine[K, E]) admit(sh *shard[K, E], l *lane[K, E], key K, take bool) f
 		return keyFull
 	}
 	if take {
-		if !e.reserve(1) {
+		if !e.takeRoom(1) {
 			return e.totalWhy()
 		}
 	} else if e.load.Load() >= int64(e.cfg.Backlog.Total) {
@@ -304,4 +273,45 @@ func (e *Engine[K, E]) dropOldest(sh *shard[K, E], l *lane[K, E], key K) (item[E
 		}
 	}
 	return item[E]{}, false
+}
+
+// takeRoom takes room for n events in the total backlog, if there is room.
+func (e *Engine[K, E]) takeRoom(n int64) bool {
+	total := int64(e.cfg.Backlog.Total)
+	for {
+		cur := e.load.Load()
+		if cur+n > total {
+			return false
+		}
+		if e.load.CompareAndSwap(cur, cur+n) {
+			return true
+		}
+	}
+}
+
+// takeRoomUpTo takes room for as many of n events as there is room for and
+// returns how many.
+func (e *Engine[K, E]) takeRoomUpTo(n int64) int64 {
+	total := int64(e.cfg.Backlog.Total)
+	for {
+		cur := e.load.Load()
+		k := min(n, total-cur)
+		if k <= 0 {
+			return 0
+		}
+		if e.load.CompareAndSwap(cur, cur+k) {
+			return k
+		}
+	}
+}
+
+// releaseRoom gives back the room of n events that left the backlog (reached
+// an outcome, or left the memory park), and wakes whoever waits for room.
+// The per-key room of those events must be released already: a woken
+// submitter looks at both.
+func (e *Engine[K, E]) releaseRoom(n int64) {
+	if n != 0 {
+		e.load.Add(-n)
+	}
+	e.room.BroadcastIfWaiting()
 }

@@ -1,0 +1,103 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+)
+
+// attempt runs the handler once for it.
+func (w *worker[K, E]) attempt(key K, it *item[E], ns notStarted) error {
+	return w.call(key, it, ns, func(ctx context.Context) error { return w.e.handle(ctx, key, it.ev) })
+}
+
+// errWithdrawing is what call returns for an attempt that a withdrawal
+// stopped: it did not start, or Withdraw cancelled it. The event goes back
+// unjudged (no retry, no park), for the withdrawal to take.
+var errWithdrawing = errors.New("ordergen: withdrawing")
+
+// notStarted tells call whether a withdrawal came for the event between
+// the moment the worker took it and the start of its attempt: the lane's
+// interrupt flag, or an inline batch that was spilled from the event's
+// position.
+type notStarted struct {
+	interrupt *atomic.Bool
+	pos       *atomic.Int64
+	at        int64
+}
+
+func (n notStarted) now() bool {
+	return (n.interrupt != nil && n.interrupt.Load()) || (n.pos != nil && n.pos.Load() != n.at)
+}
+
+// call runs fn as one attempt of it: with its context (see attemptctx.go),
+// and with a panic turned into a PanicError.
+func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, fn func(context.Context) error) (err error) {
+	e := w.e
+	it.attempts++
+	if e.cfg.Timeout <= 0 && e.cfg.OnOutcome == nil {
+		// Nothing ends this attempt but Close giving up, which cancels the
+		// base context itself.
+		return w.run(e.base, fn, nil)
+	}
+	c := &attemptCtx{engine: any(e), tag: it.tag, replayed: it.replayed}
+	if e.cfg.Timeout > 0 {
+		c.due = e.now() + int64(e.cfg.Timeout)
+		c.deadline = e.clock.wall(c.due)
+	}
+	w.running.begin(c)
+	defer func() {
+		w.running.finish()
+		c.end(context.Canceled, false)
+	}()
+	// Withdraw marks the lane (or spills the batch) before it cancels the
+	// running attempts, and Close sets aborted before it ends them: an
+	// attempt either is seen by them or sees their mark here.
+	if e.cfg.OnOutcome != nil && ns.now() {
+		it.attempts--
+		return errWithdrawing
+	}
+	if e.aborted.Load() {
+		c.end(context.Canceled, false)
+	}
+	err = w.run(c, fn, c)
+	if err != nil {
+		switch {
+		case c.wasWithdrawn():
+			return errWithdrawing
+		case e.cfg.Timeout > 0 && c.Err() == context.DeadlineExceeded && !e.aborted.Load():
+			w.logTimeout(key, it)
+		}
+	}
+	return err
+}
+
+// run runs fn with ctx, recording its duration (sampled) when the engine
+// has metrics; c, when not nil, is ctx's attemptCtx, which says whether the
+// attempt timed out.
+func (w *worker[K, E]) run(ctx context.Context, fn func(context.Context) error, c *attemptCtx) (err error) {
+	if w.e.metrics != nil && w.timing.sample() {
+		start := time.Now()
+		defer func() {
+			w.recordAttempt(time.Since(start), err, c != nil && c.Err() == context.DeadlineExceeded)
+		}()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return fn(ctx)
+}
+
+// logTimeout tells the operator about an attempt that ran out of its
+// timeout, at most once a second.
+func (w *worker[K, E]) logTimeout(key K, it *item[E]) {
+	e := w.e
+	if ok, n := e.timeoutLog.allow(e.now()); ok {
+		e.cfg.Logger.Warn("ordergen: handler exceeded its timeout", "engine", e.cfg.Name, "key", key,
+			"timeout", e.cfg.Timeout, "attempt", it.attempts, "timeouts", n)
+	}
+}

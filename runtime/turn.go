@@ -1,0 +1,299 @@
+package runtime
+
+import "context"
+
+// resultKind says how a run of process ended.
+type resultKind uint8
+
+const (
+	// ranAll: every taken event reached an outcome or was held.
+	ranAll resultKind = iota
+	// reoffer: an event was handled while events are held; the rest of the
+	// taken events go back to the front, behind the held ones.
+	reoffer
+	// retryLater: the event at stopAt failed and waits for its backoff.
+	retryLater
+	// parkNow: the event at stopAt exhausted its attempts under Park.
+	parkNow
+	// interrupted: a withdrawal came; events from stopAt go back, unstarted.
+	interrupted
+	// abandoned: Close gave up; events from stopAt go back unfinished.
+	abandoned
+)
+
+// result is how a run of process (or processBatch) ended, for settle.
+type result struct {
+	kind   resultKind
+	stopAt int    // index in w.buf of the first event without an outcome
+	done   int    // events that reached an outcome
+	reason string // park reason
+	err    error  // the failure that parks the key
+}
+
+// drive is a lane's turn: l is running and its shard locked; drive unlocks
+// it. It reports whether the lane used its budget while other tasks wait
+// and must go to the back of the run queue (it is then marked queued).
+func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
+	e := w.e
+	sh := l.shard
+	handled := 0
+	for {
+		if e.aborted.Load() {
+			// Close gave up: leave the lane as it is; Close reports it.
+			l.state = laneIdle
+			e.idle(sh)
+			sh.mu.Unlock()
+			return false
+		}
+		if len(l.withdraws) > 0 {
+			e.serveWithdrawals(l)
+			continue
+		}
+		if l.req != nil {
+			if w.serve(l) == waitForTimer { // unlocks and relocks around store I/O
+				sh.mu.Unlock()
+				return false
+			}
+			continue
+		}
+		if l.holdCheck {
+			l.holdCheck = false
+			if w.holdExpired(l) {
+				if !e.closing.Load() {
+					e.cfg.Logger.Warn("ordergen: resequencer bound hit: parking the key", "engine", e.cfg.Name, "key", l.key,
+						"held", len(l.held), "max_wait", e.cfg.MaxHold, "reason", l.held[0].reason)
+				}
+				if w.park(l, w.holdParkReason(l)) == waitForTimer {
+					sh.mu.Unlock()
+					return false
+				}
+				continue
+			}
+		}
+		if l.parked {
+			if l.q.len() == 0 {
+				break
+			}
+			if w.park(l, l.reason) == waitForTimer {
+				sh.mu.Unlock()
+				return false
+			}
+			continue
+		}
+		if l.wantsPage() {
+			if w.loadPage(l) == waitForTimer {
+				sh.mu.Unlock()
+				return false
+			}
+			continue
+		}
+		if l.q.len() == 0 {
+			break
+		}
+		if handled >= laneBudget && (e.rq.crowded() || w.local.len() > 0) {
+			l.state = laneQueued // still busy
+			sh.mu.Unlock()
+			return true
+		}
+		take := takeSize
+		switch {
+		case e.batch != nil:
+			take = e.cfg.BatchSize
+		case e.cfg.Conflate:
+			take = 1 // leave the rest queued, where a newer event can replace it
+		case handled < laneBudget:
+			take = min(take, laneBudget-handled)
+		}
+		if r := l.replay; r != nil && r.more {
+			// While the store may hold more of a replay, only loaded
+			// events: they go before everything that arrived meanwhile.
+			w.buf = l.q.popWhile(w.buf[:0], take, isReplayed[E])
+		} else {
+			w.buf = l.q.popInto(w.buf[:0], take)
+		}
+		l.inflight, l.taken = len(w.buf), w.buf
+		w.laneHeld = len(l.held) > 0
+		l.inflightAt = w.buf[0].at
+		sh.mu.Unlock()
+
+		var res result
+		if e.batch != nil {
+			res = w.processBatch(l)
+		} else {
+			res = w.process(l)
+		}
+
+		sh.mu.Lock()
+		handled += res.done
+		switch w.settle(l, res) {
+		case keepRunning:
+		case waitForTimer:
+			sh.mu.Unlock()
+			return false
+		case giveUp:
+			l.state = laneIdle
+			e.idle(sh)
+			sh.mu.Unlock()
+			return false
+		}
+	}
+	if l.removable() {
+		sh.removeLane(l)
+	} else {
+		l.state = laneIdle
+	}
+	e.idle(sh)
+	sh.mu.Unlock()
+	return false
+}
+
+// process handles w.buf in order without holding the lane's lock.
+func (w *worker[K, E]) process(l *lane[K, E]) result {
+	w.held = w.held[:0]
+	done := 0
+	for i := range w.buf {
+		if l.interrupt.Load() {
+			return result{kind: interrupted, stopAt: i, done: done}
+		}
+		it := &w.buf[i]
+		err := w.attempt(l.key, it, notStarted{interrupt: &l.interrupt})
+		v, reason, failure := w.judge(it, err, false)
+		if res, stop := w.apply(l, i, i+1, v, reason, failure, &done); stop {
+			return res
+		}
+	}
+	return result{kind: ranAll, stopAt: len(w.buf), done: done}
+}
+
+// processBatch hands w.buf to the batch handler as one unit: the batch
+// shares one attempt, and its verdict.
+func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
+	e := w.e
+	w.held = w.held[:0]
+	if l.interrupt.Load() {
+		return result{kind: interrupted}
+	}
+	w.batch = w.batch[:0]
+	for i := range w.buf {
+		w.batch = append(w.batch, w.buf[i].ev)
+	}
+	first := &w.buf[0]
+	err := w.call(l.key, first, notStarted{interrupt: &l.interrupt}, func(ctx context.Context) error { return e.batch(ctx, l.key, w.batch) })
+	clear(w.batch)
+	for i := range w.buf {
+		w.buf[i].attempts = first.attempts
+	}
+	v, reason, failure := w.judge(first, err, true)
+	done := 0
+	if res, stop := w.apply(l, 0, len(w.buf), v, reason, failure, &done); stop {
+		return res
+	}
+	return result{kind: ranAll, stopAt: len(w.buf), done: done}
+}
+
+// settle applies a result to the lane; its shard is locked. The finished
+// events leave the lane's count and release their room before their
+// outcomes are reported.
+func (w *worker[K, E]) settle(l *lane[K, E], res result) turnStep {
+	e := w.e
+	rest := w.buf[res.stopAt:]
+	l.inflight, l.taken = 0, nil
+	if len(w.held) > 0 {
+		l.held = append(l.held, w.held...)
+		e.held.Add(int64(len(w.held)))
+		clear(w.held)
+		w.held = w.held[:0]
+		w.armHoldTimer(l)
+	}
+	l.q.prependAll(rest)
+	kept := int64(0)
+	if r := l.replay; r != nil && !e.parksCount() {
+		// A durable park's replay keeps the room of its finished events
+		// for its next page (see replayState.room).
+		for i := range w.buf[:res.stopAt] {
+			if it := &w.buf[i]; it.out != 0 && it.replayed {
+				kept++
+			}
+		}
+		e.keepReplayRoom(r, kept)
+	}
+	e.releaseRoom(int64(res.done) - kept)
+	for i := range w.buf[:res.stopAt] {
+		if it := &w.buf[i]; it.out != 0 {
+			if it.replayed {
+				l.replay.finishedOne()
+			}
+			e.report(l.key, it.tag, it.out)
+		}
+	}
+	clear(w.buf)
+	w.completeReplay(l)
+	switch res.kind {
+	case reoffer:
+		// Offer the held events again first: the handled event may have
+		// filled their gap. The rest follow, in order.
+		w.reofferHeld(l)
+	case retryLater:
+		if len(l.withdraws) > 0 {
+			// Serve a Withdraw now rather than after the backoff: it may
+			// take the failed event, and then there is nothing to wait for.
+			e.serveWithdrawals(l)
+			if l.q.len() == 0 || l.q.front().attempts == 0 {
+				return keepRunning
+			}
+		}
+		w.c.retried.Add(1)
+		w.armTimer(l, e.cfg.Retry.delay(int(l.q.front().attempts)))
+		return waitForTimer
+	case parkNow:
+		l.failErr = res.err
+		return w.park(l, res.reason)
+	case abandoned:
+		return giveUp
+	}
+	if len(l.held) > e.cfg.MaxHeld {
+		e.cfg.Logger.Warn("ordergen: resequencer bound hit: parking the key", "engine", e.cfg.Name, "key", l.key,
+			"held", len(l.held), "max", e.cfg.MaxHeld, "reason", l.held[0].reason)
+		return w.park(l, "resequencer full ("+itoa(len(l.held))+" events held): "+l.held[0].reason)
+	}
+	return keepRunning
+}
+
+// reofferHeld moves every held event back to the front of the lane, in
+// arrival order, so the handler sees them again; sh.mu is held.
+func (w *worker[K, E]) reofferHeld(l *lane[K, E]) {
+	if len(l.held) == 0 {
+		return
+	}
+	for i := len(l.held) - 1; i >= 0; i-- {
+		l.q.pushFront(l.held[i].item)
+	}
+	w.e.held.Add(-int64(len(l.held)))
+	clear(l.held)
+	l.held = l.held[:0]
+	w.e.stopHoldTimer(l)
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
+
+// turnStep says what a lane's turn does after a step that may stop it
+// (settling a result, parking, serving a request, loading a replay page).
+type turnStep uint8
+
+const (
+	keepRunning  turnStep = iota // the turn goes on
+	waitForTimer                 // the lane waits for its timer; still busy
+	giveUp                       // Close gave up: the lane stops where it is
+)

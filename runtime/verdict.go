@@ -1,0 +1,183 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The outcome path. judge decides, in one place, what becomes of an
+// attempt's result, for an event of a lane, a batch of a batch handler and
+// an event run inline alike; count counts the outcomes it gives. A lane's
+// turn acts on the verdict with apply; the inline loop finishes the events
+// whose verdict needs no lane and gives the others' keys one, whose turn
+// then applies the same verdict (settleTaken).
+
+// verdict is what becomes of one attempt of an event (or of a batch).
+type verdict uint8
+
+const (
+	// verdictHandled: the handler succeeded; the event is Handled.
+	verdictHandled verdict = iota
+	// verdictSkipped: a guard's Skip; the event is Skipped, not retried.
+	verdictSkipped
+	// verdictDropped: out of attempts under the Drop policy; Dropped.
+	verdictDropped
+	// verdictDeadLetter: out of attempts under the DeadLetter policy: the
+	// event goes to the sink, and parks its key when the sink fails.
+	verdictDeadLetter
+	// verdictPark: out of attempts under the Park policy: the key parks.
+	verdictPark
+	// verdictHeld: a guard's Hold: the event waits in its key's resequencer.
+	verdictHeld
+	// verdictRetry: the attempt failed and is tried again after a backoff.
+	verdictRetry
+	// verdictWithdrawn: a withdrawal stopped the attempt (or kept it from
+	// starting): the event goes back unjudged, for the withdrawal to take.
+	verdictWithdrawn
+	// verdictAbandoned: Close gave up: the event goes back unfinished.
+	verdictAbandoned
+)
+
+// outcome is the outcome a finishing verdict gives an event (0 for the
+// others; dead-lettering finishes only once the sink took the event).
+func (v verdict) outcome() Outcome {
+	switch v {
+	case verdictHandled:
+		return Handled
+	case verdictSkipped:
+		return Skipped
+	case verdictDropped:
+		return Dropped
+	}
+	return 0
+}
+
+// finishesInline reports whether an event run inline can take the verdict
+// without a lane: it then has its outcome, and nothing waits behind it.
+func (v verdict) finishesInline() bool {
+	return v == verdictHandled || v == verdictSkipped || v == verdictDropped
+}
+
+// judge classifies err, the result of an attempt of it (of the batch that
+// starts with it, when batch is set). It returns the verdict, the guard's
+// reason for a skip or a hold, and the failure to park or dead-letter
+// with. A batch handler cannot hold (its events would leave the lane out
+// of order), so its Hold is a permanent failure.
+func (w *worker[K, E]) judge(it *item[E], err error, batch bool) (v verdict, reason string, failure error) {
+	if err == nil {
+		return verdictHandled, "", nil
+	}
+	if reason, ok := IsSkip(err); ok {
+		return verdictSkipped, reason, nil
+	}
+	e := w.e
+	if e.aborted.Load() {
+		return verdictAbandoned, "", nil
+	}
+	if err == errWithdrawing {
+		return verdictWithdrawn, "", nil
+	}
+	if reason, ok := IsHold(err); ok {
+		if !batch {
+			return verdictHeld, reason, nil
+		}
+		err = Permanent(err)
+	}
+	if !IsPermanent(err) && int(it.attempts) < e.cfg.Retry.Attempts {
+		return verdictRetry, "", nil
+	}
+	switch e.cfg.OnExhausted {
+	case Drop:
+		return verdictDropped, "", err
+	case DeadLetter:
+		return verdictDeadLetter, "", err
+	}
+	return verdictPark, "", err
+}
+
+// count counts n events finished with v (handled, skipped with reason, or
+// dropped) in the worker's counters; dead letters count when the sink takes
+// them.
+func (w *worker[K, E]) count(v verdict, reason string, n int) {
+	switch v {
+	case verdictHandled:
+		w.c.handled.Add(uint64(n))
+	case verdictSkipped:
+		w.c.skipped.Add(uint64(n))
+		if w.e.metrics != nil {
+			w.skips.add(reason, uint64(n))
+		}
+	case verdictDropped:
+		w.c.dropped.Add(uint64(n))
+	}
+}
+
+// apply acts on v, the verdict of the attempt that covered w.buf[i:j] (one
+// event, or a whole batch), during a lane's turn: it finishes the events
+// the verdict finishes, counting them in *done and recording each outcome
+// in it.out (settle reports them), or sets the event aside as held. It
+// reports whether the turn's processing stops there, and how.
+func (w *worker[K, E]) apply(l *lane[K, E], i, j int, v verdict, reason string, failure error, done *int) (result, bool) {
+	switch v {
+	case verdictHandled, verdictSkipped, verdictDropped:
+		w.count(v, reason, j-i)
+		for k := i; k < j; k++ {
+			w.finished(l, &w.buf[k], v.outcome(), done)
+		}
+		if v == verdictHandled && (w.laneHeld || len(w.held) > 0) {
+			// The handled event may have filled a gap: the held events are
+			// offered again before the rest.
+			return result{kind: reoffer, stopAt: j, done: *done}, true
+		}
+		return result{}, false
+	case verdictHeld:
+		w.held = append(w.held, heldItem[E]{item: w.buf[i], reason: reason, heldAt: w.e.now()})
+		return result{}, false
+	case verdictDeadLetter:
+		for k := i; k < j; k++ {
+			if serr := w.deadLetter(l, &w.buf[k], failure); serr != nil {
+				return result{kind: parkNow, stopAt: k, done: *done, reason: parkReason(&w.buf[k], serr), err: serr}, true
+			}
+			w.finished(l, &w.buf[k], DeadLettered, done)
+		}
+		return result{}, false
+	case verdictPark:
+		return result{kind: parkNow, stopAt: i, done: *done, reason: parkReason(&w.buf[i], failure), err: failure}, true
+	case verdictRetry:
+		return result{kind: retryLater, stopAt: i, done: *done}, true
+	case verdictWithdrawn:
+		return result{kind: interrupted, stopAt: i, done: *done}, true
+	}
+	return result{kind: abandoned, stopAt: i, done: *done}, true
+}
+
+// finished records the outcome o of it and counts it in *done. A replayed
+// event also leaves the park store here (without the lane's lock: the
+// worker owns the event).
+func (w *worker[K, E]) finished(l *lane[K, E], it *item[E], o Outcome, done *int) {
+	it.out = o
+	*done++
+	if !it.replayed {
+		return
+	}
+	e := w.e
+	if err := e.cfg.Parks.Remove(e.base, l.key, it.seq); err != nil {
+		// The event has its outcome; left in the store, a later replay
+		// offers it again and the version guard skips it.
+		e.cfg.Logger.Error("ordergen: park store failed to remove a replayed event",
+			"engine", e.cfg.Name, "key", l.key, "error", err)
+	}
+}
+
+// parkReason says why a failing event parks its key.
+func parkReason[E any](it *item[E], err error) string {
+	var p *PanicError
+	switch {
+	case errors.As(err, &p):
+		return fmt.Sprintf("handler panicked on attempt %d: %v", it.attempts, p.Value)
+	case IsPermanent(err):
+		return fmt.Sprintf("permanent failure on attempt %d: %v", it.attempts, err)
+	default:
+		return fmt.Sprintf("failed %d attempts: %v", it.attempts, err)
+	}
+}

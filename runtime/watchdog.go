@@ -1,0 +1,67 @@
+package runtime
+
+// longBatch is the remainder at which the watchdog shares a batch that
+// makes progress, when workers sleep.
+const longBatch = 64
+
+// watch runs on each clock tick: it ends the contexts of attempts past
+// their deadline (expireAttempts), and spills the remainder of every inline
+// batch that made no progress since the last tick, or that is long while
+// workers sleep. The lanes it makes go to the run queue, which wakes a
+// sleeping worker or starts one while fewer than MaxActive run.
+func (e *Engine[K, E]) watch() {
+	if e.cfg.Timeout > 0 {
+		e.expireAttempts()
+	}
+	if !e.inline {
+		e.watchWorkers()
+		return
+	}
+	sleepers := e.rq.sleepers()
+	var ready []*lane[K, E]
+	for i := range e.shards {
+		sh := &e.shards[i]
+		sh.mu.Lock()
+		b := sh.cur
+		if b == nil {
+			sh.mu.Unlock()
+			continue
+		}
+		p := b.pos.Load()
+		stuck := p == b.seen
+		long := sleepers && int64(len(b.entries))-p-1 >= longBatch
+		b.seen = p
+		if !stuck && !long {
+			sh.mu.Unlock()
+			continue
+		}
+		ready = e.spillBatch(sh, b, ready[:0])
+		sh.mu.Unlock()
+		e.rq.pushLanes(ready)
+	}
+}
+
+// watchWorkers runs on each clock tick: a worker that started no task since
+// the last tick while lanes wait in its deque is stuck in a handler, so a
+// worker is woken, or started while fewer than MaxActive run, to steal them.
+func (e *Engine[K, E]) watchWorkers() {
+	ws := e.workerList()
+	for _, w := range ws {
+		runs := w.runs.Load()
+		stuck := runs == w.lastRuns
+		w.lastRuns = runs
+		if stuck && w.local.len() > 0 {
+			e.rq.startThief()
+		}
+	}
+}
+
+// expireAttempts ends, with DeadlineExceeded, the context of every running
+// attempt whose Config.Timeout has passed. The tick runs while any worker
+// works, so a deadline is met to within about a tick (see attemptctx.go).
+func (e *Engine[K, E]) expireAttempts() {
+	now := e.now()
+	for _, w := range e.workerList() {
+		w.running.expire(now)
+	}
+}
