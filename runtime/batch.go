@@ -67,16 +67,13 @@ func (w *worker[K, E]) judgeBatch(l *lane[K, E], verdicts []error) result {
 	for i, verdict := range verdicts {
 		it := &w.buf[i]
 		if verdict == nil {
-			w.c.handled.Add(1)
+			w.count(verdictHandled, "", 1)
 			w.finished(l, it, Handled, &done)
 			handled = true
 			continue
 		}
 		if reason, ok := IsSkip(verdict); ok {
-			w.c.skipped.Add(1)
-			if e.metrics != nil {
-				w.skips.add(reason)
-			}
+			w.count(verdictSkipped, reason, 1)
 			w.finished(l, it, Skipped, &done)
 			continue
 		}

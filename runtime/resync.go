@@ -28,7 +28,7 @@ type ResyncFunc[K comparable, E any] func(ctx context.Context, key K, held []E) 
 // Config.Resync, or while the engine closes (a resync could hold up Close),
 // the key is parked; otherwise the worker resyncs it first (resync). l is
 // running and its shard locked.
-func (w *worker[K, E]) boundHit(l *lane[K, E], why, bound string, limit any) next {
+func (w *worker[K, E]) boundHit(l *lane[K, E], why, bound string, limit any) turnStep {
 	e := w.e
 	if e.cfg.Resync == nil || e.closing.Load() {
 		if !e.closing.Load() {
@@ -49,7 +49,7 @@ func (w *worker[K, E]) boundHit(l *lane[K, E], why, bound string, limit any) nex
 // success the held events go back to the front of the lane, to be judged
 // again against the new state; on a failure the lane waits for a retry or,
 // out of attempts, parks.
-func (w *worker[K, E]) resync(l *lane[K, E]) next {
+func (w *worker[K, E]) resync(l *lane[K, E]) turnStep {
 	e := w.e
 	sh := l.shard
 	if len(l.held) == 0 {

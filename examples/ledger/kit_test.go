@@ -187,3 +187,67 @@ func TestKitReadme(t *testing.T) {
 		t.Errorf("balance %d, in order %d", got.balance("a"), want.balance("a"))
 	}
 }
+
+// TestKitChaosLosesEvents delivers the ledger's events through the
+// generated harness with seeded losses besides duplicates, redeliveries and
+// reorderings: Account resyncs (on_gap: resync), so a key that lost an event
+// is brought up to date from the source of truth once its resequencer bound
+// is hit, and every account still ends at the balance of in-order
+// application, with nothing parked or held.
+func TestKitChaosLosesEvents(t *testing.T) {
+	var lostInAll, resyncsInAll int
+	defer func() {
+		if !t.Failed() && (lostInAll == 0 || resyncsInAll == 0) {
+			t.Errorf("no run lost an event (%d) or resynced (%d): the test checked nothing", lostInAll, resyncsInAll)
+		}
+		t.Logf("%d events lost, %d resyncs", lostInAll, resyncsInAll)
+	}()
+	rapid.Check(t, func(rt *rapid.T) {
+		accounts := rapid.IntRange(1, 5).Draw(rt, "accounts")
+		perAccount := rapid.IntRange(1, 40).Draw(rt, "perAccount")
+		chaos := ledgertest.Chaos{
+			Seed:         rapid.Uint64().Draw(rt, "seed"),
+			Duplicates:   rapid.Float64Range(0, 0.3).Draw(rt, "duplicates"),
+			Redeliveries: rapid.Float64Range(0, 0.3).Draw(rt, "redeliveries"),
+			Reorder:      rapid.IntRange(0, 4).Draw(rt, "reorder"),
+			Losses:       rapid.Float64Range(0.01, 0.3).Draw(rt, "losses"),
+		}
+		events := accountEvents(rand.New(rand.NewPCG(chaos.Seed, 5)), accounts, perAccount)
+		src := newTruth()
+		src.record(events...) // the writer published them all
+		ctx := context.Background()
+		got, want := newBook(0, 1), newBook(0, 1)
+		got.source = src
+		quiet := func(c *ledger.AccountConfig) { c.Logger = quietLogger(); c.MaxHeld = 4 }
+		h, err := ledgertest.NewAccountHarness(got, quiet)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		defer h.Close(ctx)
+		report, err := h.Deliver(ctx, events, chaos)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if err := ledgertest.ApplyAccountInOrder(ctx, want, events, quiet); err != nil {
+			rt.Fatal(err)
+		}
+		for a := range accounts {
+			id := fmt.Sprintf("acct-%d", a)
+			if g, w := got.balance(id), want.balance(id); g != w {
+				rt.Fatalf("%s: balance %d after %v, in-order application gives %d", id, g, chaos, w)
+			}
+		}
+		s, lost := report.Stats, report.Count(ledgertest.Lost)
+		if s.Held != 0 || s.Parked != 0 || s.Pending != 0 {
+			rt.Fatalf("stats after %v: %+v; want nothing held, parked or pending", chaos, s)
+		}
+		if delivered := uint64(len(report.Sent) - lost); s.Accepted != delivered || s.Handled+s.Skipped != delivered {
+			rt.Fatalf("stats after %v: %+v; %d delivered", chaos, s, delivered)
+		}
+		if (lost > 0) != (s.Resynced > 0) {
+			rt.Fatalf("%d events lost, %d resyncs (%v)", lost, s.Resynced, chaos)
+		}
+		lostInAll += lost
+		resyncsInAll += int(s.Resynced)
+	})
+}

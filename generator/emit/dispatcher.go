@@ -104,12 +104,19 @@ func dispatcher(f *jen.File, n names) {
 		if e.Conflate {
 			rc = append(rc, Field{"Conflate", jen.True()})
 		}
+		if e.Resync {
+			rc = append(rc, Field{"Resync", jen.Id("s").Dot("resyncer").Call()})
+		}
 		for _, pf := range e.PolicyFields() {
 			rc = append(rc, Field{pf.Name, jen.Id("cfg").Dot(pf.Name)})
 		}
 		configType := reflect.TypeFor[runtime.Config[string, struct{}]]()
 		g.Id("rc").Op(":=").Add(rt("Config")).Types(n.key(), jen.Id(n.Event)).Add(Keyed(Ordered(configType, rc...)...))
-		g.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("Subscribe").Call(jen.Id("s").Dot("engineHandler").Call(), jen.Id("rc")), jen.Err().Op("!=").Nil()).Block(
+		subscribe := "Subscribe"
+		if e.Batch {
+			subscribe = "SubscribeBatch"
+		}
+		g.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot(subscribe).Call(jen.Id("s").Dot("engineHandler").Call(), jen.Id("rc")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(errorf(n.pkg()+": subscribe %s: %w", jen.Id("name"), jen.Err())),
 		)
 		g.If(jen.Id("d").Dot("subs").Op("==").Nil()).Block(

@@ -47,6 +47,20 @@ type Names struct {
 	NewProducer string
 	// Codec is the JSON codec (AccountCodec).
 	Codec string
+	// SourceState is what a resync returns: the key's version and state as
+	// the source of truth has them (AccountSnapshot).
+	SourceState string
+
+	// The methods of the handler interfaces that are not one per event.
+	//
+	// Resync reads a key's current state from the source of truth
+	// (ResyncAccount).
+	Resync string
+	// HandleBatch handles a batch of a key's events (HandleAccountBatch).
+	HandleBatch string
+	// HandleChanged handles the notification that a key changed
+	// (HandleAccountChanged).
+	HandleChanged string
 
 	// Value gives an event's value, a pointer dereferenced (accountValue);
 	// the test kit declares a function of this name too.
@@ -105,6 +119,11 @@ func NamesOf(entity string) Names {
 		Producer:               entity + "Producer",
 		NewProducer:            "New" + entity + "Producer",
 		Codec:                  entity + "Codec",
+		SourceState:            entity + "Snapshot",
+
+		Resync:        "Resync" + entity,
+		HandleBatch:   "Handle" + entity + "Batch",
+		HandleChanged: "Handle" + entity + "Changed",
 
 		Value:         lc + "Value",
 		Subscriber:    lc + "Subscriber",
@@ -174,6 +193,7 @@ func (n Names) Decls() []Decl {
 		{n.Producer, "type", Gen, "Producer"},
 		{n.NewProducer, "function", Gen, "NewProducer"},
 		{n.Codec, "type", Gen, "Codec"},
+		{n.SourceState, "type", Gen, "SourceState"},
 		{n.Value, "name", Gen | Kit, "Value"},
 		{n.Subscriber, "name", Gen, "Subscriber"},
 		{n.Rank, "name", Gen, "Rank"},
@@ -200,7 +220,7 @@ func KitDecls() []Decl {
 	for _, name := range []string{"Chaos", "Kind"} {
 		out = append(out, Decl{name, "type", Kit, name})
 	}
-	for _, name := range []string{"First", "Duplicate", "Redelivery"} {
+	for _, name := range []string{"First", "Duplicate", "Redelivery", "Lost"} {
 		out = append(out, Decl{name, "constant", Kit, name})
 	}
 	return append(out, Decl{"ErrUnrepairable", "name", Kit, "ErrUnrepairable"})
