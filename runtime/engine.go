@@ -105,7 +105,7 @@ type Engine[K comparable, E any] struct {
 // never shares a cache line with another worker; Stats adds them up.
 type counters struct {
 	handled, skipped, retried, deadLettered, dropped, discarded, replayed, resynced atomic.Uint64
-	_                                                                     [64]byte
+	_                                                                               [64]byte
 }
 
 // New returns a started engine that calls h for each event.
