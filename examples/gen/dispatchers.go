@@ -1314,9 +1314,10 @@ func defaultWalletConfig() WalletConfig {
 }
 
 // WalletDispatcher delivers Wallet events to per-key lanes: the events of one
-// key are handled one at a time in publication order, events of different keys
-// in parallel. Each subscriber has its own lanes, guards and stores, so a slow
-// or parked subscriber delays no other. It is safe for concurrent use.
+// key are handled in batches, one batch at a time, in publication order, events
+// of different keys in parallel. Each subscriber has its own lanes, guards and
+// stores, so a slow or parked subscriber delays no other. It is safe for
+// concurrent use.
 type WalletDispatcher struct {
 	topic *runtime.Topic[string, WalletEvent]
 	mu    sync.Mutex                   // serialises subscribe (a name is taken once) and guards subs
@@ -1608,10 +1609,11 @@ func defaultCustomerConfig() CustomerConfig {
 	}
 }
 
-// CustomerDispatcher delivers Customer events to per-key lanes: the events of
-// one key are handled one at a time in publication order, events of different
-// keys in parallel. Each subscriber has its own lanes, guards and stores, so a
-// slow or parked subscriber delays no other. It is safe for concurrent use.
+// CustomerDispatcher delivers Customer events to per-key lanes: the
+// notifications of one key are handled one at a time, and those that arrive
+// while it is busy are coalesced into one call, events of different keys in
+// parallel. Each subscriber has its own lanes, guards and stores, so a slow or
+// parked subscriber delays no other. It is safe for concurrent use.
 type CustomerDispatcher struct {
 	topic *runtime.Topic[string, CustomerEvent]
 	mu    sync.Mutex                     // serialises subscribe (a name is taken once) and guards subs
