@@ -251,3 +251,114 @@ func TestKitChaosLosesEvents(t *testing.T) {
 		resyncsInAll += int(s.Resynced)
 	})
 }
+
+// TestKitChaosBatches delivers wallets' credits and debits through the
+// generated harness with seeded duplicates, redeliveries, reorderings and
+// gaps: Wallet's batch guard decides each event, and every wallet ends at
+// the balance of in-order application, no call of its handler spanning a
+// version gap or applying a version twice.
+func TestKitChaosBatches(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		walletCount := rapid.IntRange(1, 4).Draw(rt, "wallets")
+		perWallet := rapid.IntRange(1, 60).Draw(rt, "perWallet")
+		chaos := ledgertest.Chaos{
+			Seed:         rapid.Uint64().Draw(rt, "seed"),
+			Duplicates:   rapid.Float64Range(0, 0.5).Draw(rt, "duplicates"),
+			Redeliveries: rapid.Float64Range(0, 0.5).Draw(rt, "redeliveries"),
+			Reorder:      rapid.IntRange(0, 8).Draw(rt, "reorder"),
+			Gaps:         rapid.Float64Range(0, 0.2).Draw(rt, "gaps"),
+		}
+		rng := rand.New(rand.NewPCG(chaos.Seed, 9))
+		var events []ledger.WalletEvent
+		for i := range perWallet * walletCount {
+			id := fmt.Sprintf("wallet-%d", i%walletCount)
+			switch amount := 1 + rng.Int64N(20); {
+			case i < walletCount:
+				events = append(events, ledger.WalletOpened{WalletID: id, Owner: "o"})
+			case rng.IntN(3) == 0:
+				events = append(events, ledger.Debited{WalletID: id, Amount: amount})
+			default:
+				events = append(events, ledger.Credited{WalletID: id, Amount: amount})
+			}
+		}
+		events = ledgertest.SequenceWallet(events...)
+		ctx := context.Background()
+		got, want := newWallets(), newWallets()
+		quiet := func(c *ledger.WalletConfig) { c.Logger = quietLogger(); c.MaxHeld = 8; c.BatchSize = 16 }
+		h, err := ledgertest.NewWalletHarness(ledgertest.NewWalletRecorder(got), quiet)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		defer h.Close(ctx)
+		report, err := h.Deliver(ctx, events, chaos)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if err := ledgertest.ApplyWalletInOrder(ctx, want, events, quiet); err != nil {
+			rt.Fatal(err)
+		}
+		for i := range walletCount {
+			id := fmt.Sprintf("wallet-%d", i)
+			if g, w := got.balance(id), want.balance(id); g != w {
+				rt.Fatalf("%s: balance %d after %v, in-order application gives %d", id, g, chaos, w)
+			}
+			seen := map[uint64]bool{}
+			for _, call := range got.callsOf(id) {
+				for j, v := range call {
+					if seen[v] || (j > 0 && v != call[j-1]+1) {
+						rt.Fatalf("%s: call %v applies a version twice or spans a gap (calls %v)", id, call, got.callsOf(id))
+					}
+					seen[v] = true
+				}
+			}
+			if len(seen) != perWallet {
+				rt.Fatalf("%s: %d versions applied, want %d", id, len(seen), perWallet)
+			}
+		}
+		s := report.Stats
+		if s.Handled != uint64(len(events)) || s.Held != 0 || s.Parked != 0 || s.Pending != 0 {
+			rt.Fatalf("stats after %v: %+v; want every one of the %d events handled once", chaos, s, len(events))
+		}
+		if copies := report.Count(ledgertest.Duplicate) + report.Count(ledgertest.Redelivery); s.Skipped != uint64(copies) {
+			rt.Fatalf("skipped %d, want the %d copies", s.Skipped, copies)
+		}
+	})
+}
+
+// TestKitNotifications delivers customers' notifications through the
+// generated harness with duplicates, redeliveries and reorderings (order
+// does not matter to notifications): every notification is handled or
+// coalesced, and every customer's handler is called at least once; gaps,
+// which need a version, are refused.
+func TestKitNotifications(t *testing.T) {
+	ctx := context.Background()
+	var events []ledger.CustomerEvent
+	for i := range 30 {
+		events = append(events, ledger.CustomerChanged{CustomerID: fmt.Sprintf("cust-%d", i%3)})
+	}
+	rec := ledgertest.NewCustomerRecorder(newCustomers())
+	h, err := ledgertest.NewCustomerHarness(rec, func(c *ledger.CustomerConfig) { c.Logger = quietLogger() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	report, err := h.Deliver(ctx, events, ledgertest.Chaos{Seed: 3, Duplicates: 0.5, Redeliveries: 0.5, Reorder: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := report.Stats
+	if s.Accepted != uint64(len(report.Sent)) || s.Handled+s.Conflated != s.Accepted || s.Handled != uint64(len(rec.Keys())) {
+		t.Fatalf("stats %+v, %d sent, %d calls recorded", s, len(report.Sent), len(rec.Keys()))
+	}
+	for i := range 3 {
+		if n := rec.CallsOf(fmt.Sprintf("cust-%d", i)); n == 0 {
+			t.Errorf("cust-%d: no call", i)
+		}
+	}
+	if report.Late() == 0 {
+		t.Error("no notification was reordered")
+	}
+	if _, err := h.Deliver(ctx, events, ledgertest.Chaos{Gaps: 0.5}); !errors.Is(err, ledgertest.ErrUnrepairable) {
+		t.Errorf("gaps in notifications: %v, want ErrUnrepairable", err)
+	}
+}

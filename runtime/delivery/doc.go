@@ -6,7 +6,8 @@
 // order as a Chaos says: duplicates, stale redeliveries, reorderings, gaps
 // and lost events, drawn from a seed, so that a failing test fails the same
 // way every time. The plan stays within what the entity's guards can repair
-// (a Guard): events of an entity without a version are never reordered, no
+// (a Guard): events of an entity without a version are never reordered
+// (but notifications, whose order does not matter), no
 // key of a versioned entity ever holds more events on a version gap than
 // the resequencer's bound (MaxHeld) unless an event was lost, and events
 // are lost only for an entity that resyncs a key whose bound is hit, so a

@@ -68,6 +68,10 @@ type Guard struct {
 	// the source of truth (on_gap: resync) rather than parked: a lost
 	// event does not stop it.
 	Resyncs bool
+	// Unordered reports that the order of a key's events does not matter
+	// (notifications, which the handler answers by fetching the key's
+	// state): an entity without a version then takes reorderings.
+	Unordered bool
 }
 
 // Kind tells why an event was delivered.
@@ -161,9 +165,9 @@ func check(g Guard, c Chaos) error {
 	switch {
 	case c.Reorder < 0:
 		return fmt.Errorf("chaos: Reorder is %d, below 0", c.Reorder)
-	case !g.Versioned && (c.Reorder > 0 || c.Gaps > 0):
+	case !g.Versioned && c.Gaps > 0, !g.Versioned && !g.Unordered && c.Reorder > 0:
 		return fmt.Errorf("%w: the entity has no version, so nothing puts reordered events back in order: use Reorder: 0 and Gaps: 0", ErrUnrepairable)
-	case c.Reorder > g.MaxHeld:
+	case g.Versioned && c.Reorder > g.MaxHeld:
 		return fmt.Errorf("%w: Reorder %d exceeds the resequencer's bound MaxHeld %d: the key would be parked", ErrUnrepairable, c.Reorder, g.MaxHeld)
 	case c.Gaps > 0 && g.MaxHeld < 1:
 		return fmt.Errorf("%w: Gaps needs a resequencer that holds events, and MaxHeld is %d", ErrUnrepairable, g.MaxHeld)

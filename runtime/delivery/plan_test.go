@@ -254,6 +254,15 @@ func TestPlanRefusesWhatGuardsCannotRepair(t *testing.T) {
 	if _, err := Plan(events, evKey, nil, Guard{Versioned: true, MaxHeld: 2}, Chaos{Reorder: 2, Gaps: 1}); err != nil {
 		t.Errorf("reorder up to MaxHeld: %v", err)
 	}
+	// Notifications: order does not matter, any reordering goes; gaps do
+	// not (nothing holds an unversioned event).
+	plan, err := Plan(streamsOf(1, 20), evKey, nil, Guard{Unordered: true}, Chaos{Seed: 5, Reorder: 10})
+	if err != nil || (Report[ev]{Sent: plan}).Late() == 0 {
+		t.Errorf("reordering notifications: %v, %d late", err, (Report[ev]{Sent: plan}).Late())
+	}
+	if _, err := Plan(events, evKey, nil, Guard{Unordered: true}, Chaos{Gaps: 0.5}); !errors.Is(err, ErrUnrepairable) {
+		t.Errorf("gaps in notifications: %v, want ErrUnrepairable", err)
+	}
 }
 
 // TestPlanLosesEventsOnlyWhereAResyncFollows checks, for random chaos with

@@ -662,9 +662,9 @@ type CustomerDelivery = delivery.Report[ledger.CustomerEvent]
 
 // CustomerHarness delivers Customer events through a real
 // ledger.CustomerDispatcher: its lanes, in the order a Chaos plan gives. The
-// entity's events are notifications, without a version: the harness refuses
-// reorderings and gaps, and the notifications of a key that arrive while its
-// handler is busy make one call.
+// entity's events are notifications, whose order does not matter: the harness
+// takes reorderings (but not gaps, which need a version), and the notifications
+// of a key that arrive while its handler is busy make one call.
 type CustomerHarness struct {
 	d     *ledger.CustomerDispatcher
 	guard delivery.Guard
@@ -675,7 +675,7 @@ type CustomerHarness struct {
 // harness (runtime.Block), so that every delivery is accepted. Close it when
 // done.
 func NewCustomerHarness(handler ledger.CustomerHandler, opts ...ledger.CustomerOption) (*CustomerHarness, error) {
-	h := &CustomerHarness{guard: delivery.Guard{}}
+	h := &CustomerHarness{guard: delivery.Guard{Unordered: true}}
 	opts = append(slices.Clip(opts), func(c *ledger.CustomerConfig) {
 		c.Backlog.WhenFull = runtime.Block
 	})

@@ -10,10 +10,10 @@
 // reorderings and gaps that a seeded Chaos draws; and ApplyAccountInOrder,
 // which delivers the same events once each, in order, so that a test can
 // compare the two final states. A harness never asks more of the guards than
-// they repair: an entity without a version refuses reorderings and gaps, no key
-// ever holds more events on a version gap than the resequencer's bound
-// (MaxHeld), and only an entity that resyncs a key whose bound is hit (on_gap:
-// resync) loses events.
+// they repair: an entity without a version refuses reorderings (but for
+// notifications, whose order does not matter) and gaps, no key ever holds more
+// events on a version gap than the resequencer's bound (MaxHeld), and only an
+// entity that resyncs a key whose bound is hit (on_gap: resync) loses events.
 //
 // A test:
 //

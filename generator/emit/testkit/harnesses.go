@@ -53,8 +53,9 @@ func (k kit) harness(f *jen.File, n names) {
 		}
 	case e.Notification:
 		guards = "in the order a Chaos plan gives. The entity's events are notifications, " +
-			"without a version: the harness refuses reorderings and gaps, and the " +
-			"notifications of a key that arrive while its handler is busy make one call."
+			"whose order does not matter: the harness takes reorderings (but not gaps, " +
+			"which need a version), and the notifications of a key that arrive while its " +
+			"handler is busy make one call."
 	case e.HasStateGuard():
 		guards = "and its state guard, in the order a Chaos plan gives. The entity has no " +
 			"version: the harness refuses reorderings and gaps; the state guard skips " +
@@ -82,6 +83,9 @@ func (k kit) harness(f *jen.File, n names) {
 		capture = append(capture, jen.Id("h").Dot("guard").Dot("MaxHeld").Op("=").Id("c").Dot("MaxHeld"))
 	}
 	guard := jen.Qual(DeliveryPath, "Guard").Values()
+	if e.Notification {
+		guard = jen.Qual(DeliveryPath, "Guard").Add(emit.Keyed(emit.Field{Name: "Unordered", Value: jen.True()}))
+	}
 	if e.Version != nil {
 		var resyncs jen.Code
 		if e.Resync {
