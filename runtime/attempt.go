@@ -10,7 +10,7 @@ import (
 
 // attempt runs the handler once for it.
 func (w *worker[K, E]) attempt(key K, it *item[E], ns notStarted) error {
-	return w.call(key, it, ns, func(ctx context.Context) error { return w.e.handle(ctx, key, it.ev) })
+	return w.call(key, it, ns, false)
 }
 
 // errWithdrawing is what call returns for an attempt that a withdrawal
@@ -32,15 +32,16 @@ func (n notStarted) now() bool {
 	return (n.interrupt != nil && n.interrupt.Load()) || (n.pos != nil && n.pos.Load() != n.at)
 }
 
-// call runs fn as one attempt of it: with its context (see attemptctx.go),
-// and with a panic turned into a PanicError.
-func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, fn func(context.Context) error) (err error) {
+// call runs one attempt of it (of w.batch, with batch set, whose first
+// event it is): with its context (see attemptctx.go), and with a panic
+// turned into a PanicError.
+func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, batch bool) (err error) {
 	e := w.e
 	it.attempts++
 	if e.cfg.Timeout <= 0 && e.cfg.OnOutcome == nil {
 		// Nothing ends this attempt but Close giving up, which cancels the
 		// base context itself.
-		return w.run(e.base, fn, nil)
+		return w.run(e.base, key, it, batch, nil)
 	}
 	c := &attemptCtx{engine: any(e), tag: it.tag, replayed: it.replayed}
 	if e.cfg.Timeout > 0 {
@@ -62,7 +63,7 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, fn func(context.C
 	if e.aborted.Load() {
 		c.end(context.Canceled, false)
 	}
-	err = w.run(c, fn, c)
+	err = w.run(c, key, it, batch, c)
 	if err != nil {
 		switch {
 		case c.wasWithdrawn() && !isVerdicts(err):
@@ -75,10 +76,11 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, fn func(context.C
 	return err
 }
 
-// run runs fn with ctx, recording its duration (sampled) when the engine
-// has metrics; c, when not nil, is ctx's attemptCtx, which says whether the
+// run calls the handler with ctx and it (the batch handler with w.batch,
+// with batch set), recording its duration (sampled) when the engine has
+// metrics; c, when not nil, is ctx's attemptCtx, which says whether the
 // attempt timed out.
-func (w *worker[K, E]) run(ctx context.Context, fn func(context.Context) error, c *attemptCtx) (err error) {
+func (w *worker[K, E]) run(ctx context.Context, key K, it *item[E], batch bool, c *attemptCtx) (err error) {
 	if w.e.metrics != nil && w.timing.sample() {
 		start := time.Now()
 		defer func() {
@@ -90,7 +92,10 @@ func (w *worker[K, E]) run(ctx context.Context, fn func(context.Context) error, 
 			err = &PanicError{Value: r, Stack: debug.Stack()}
 		}
 	}()
-	return fn(ctx)
+	if batch {
+		return w.e.batch(ctx, key, w.batch)
+	}
+	return w.e.handle(ctx, key, it.ev)
 }
 
 // logTimeout tells the operator about an attempt that ran out of its

@@ -103,8 +103,14 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	var last outcomeNote[K] // the outcome of the event at pos
 	tracked := e.cfg.OnOutcome != nil
 	done := int64(0) // finished events whose total room is not released
+	// handled counts the events handled since the last release: counted
+	// with it, once, rather than with an atomic add per event (Stats are
+	// exact at quiescent points, and a release is never later than the
+	// end of the batch).
+	handled := uint64(0)
 	for j := range b.entries {
 		if !b.pos.CompareAndSwap(int64(j-1), int64(j)) {
+			w.c.handled.Add(handled)
 			return w.spilledAfter(sh, b, j-1, done, &last)
 		}
 		// Event j-1 has left its key's count: its outcome can be told.
@@ -112,6 +118,8 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			e.reportNote(&last)
 		}
 		if done >= releaseEvery || (done > 0 && e.room.Waiting()) {
+			w.c.handled.Add(handled)
+			handled = 0
 			e.releaseRoom(done)
 			done = 0
 		}
@@ -120,11 +128,20 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			continue
 		}
 		if e.aborted.Load() {
+			w.c.handled.Add(handled)
 			e.releaseRoom(done) // Close gave up: the rest stays pending
 			return nil
 		}
 		err := w.attempt(en.key, &en.it, notStarted{pos: &b.pos, at: int64(j)})
 		v, reason, failure := w.judge(&en.it, err, false)
+		if v == verdictHandled {
+			handled++
+			if tracked {
+				last = outcomeNote[K]{en.key, en.it.tag, Handled}
+			}
+			done++
+			continue
+		}
 		if v.finishesInline() {
 			w.count(v, reason, 1)
 			if tracked {
@@ -133,6 +150,8 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			done++
 			continue
 		}
+		w.c.handled.Add(handled)
+		handled = 0
 		if v == verdictAbandoned {
 			e.releaseRoom(done) // Close gave up: the rest stays pending
 			return nil
@@ -142,6 +161,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			return l // the batch is not ours any more; l, if any, is
 		}
 	}
+	w.c.handled.Add(handled)
 	if !b.pos.CompareAndSwap(int64(len(b.entries)-1), posDone) {
 		return w.spilledAfter(sh, b, len(b.entries)-1, done, &last)
 	}

@@ -206,20 +206,20 @@ func TestAttemptDoesNotStartOnceWithdrawing(t *testing.T) {
 	e.cfg.OnOutcome = func(string, uint64, Outcome) {} // a transport tracks the events
 	w := &worker[string, int]{e: e}
 	ran := false
-	fn := func(context.Context) error { ran = true; return nil }
+	e.handle = func(context.Context, string, int) error { ran = true; return nil }
 	var interrupt atomic.Bool
 	interrupt.Store(true)
 	it := item[int]{}
-	if err := w.call("k", &it, notStarted{interrupt: &interrupt}, fn); err != errWithdrawing || ran || it.attempts != 0 {
+	if err := w.call("k", &it, notStarted{interrupt: &interrupt}, false); err != errWithdrawing || ran || it.attempts != 0 {
 		t.Fatalf("marked lane: %v, ran %v, attempts %d", err, ran, it.attempts)
 	}
 	var pos atomic.Int64
 	pos.Store(posSpilled)
-	if err := w.call("k", &it, notStarted{pos: &pos, at: 3}, fn); err != errWithdrawing || ran {
+	if err := w.call("k", &it, notStarted{pos: &pos, at: 3}, false); err != errWithdrawing || ran {
 		t.Fatalf("spilled batch: %v, ran %v", err, ran)
 	}
 	pos.Store(3)
-	if err := w.call("k", &it, notStarted{pos: &pos, at: 3}, fn); err != nil || !ran || it.attempts != 1 {
+	if err := w.call("k", &it, notStarted{pos: &pos, at: 3}, false); err != nil || !ran || it.attempts != 1 {
 		t.Fatalf("an event still its worker's runs: %v, ran %v", err, ran)
 	}
 }

@@ -108,8 +108,8 @@ package runtime
 //	            (takeRoom, on a cache line of its own), 2 loads for the
 //	            coarse time (clock.coarse); run: 1 compare-and-swap of the
 //	            batch's position, 1 load of the room's waiters, 1 load of
-//	            aborted, 1 add to the worker's handled count; per 64
-//	            events, 1 add to give the room back and 1 load of its
+//	            aborted; per 64 events, 1 add to count the handled
+//	            events, 1 add to give their room back and 1 load of its
 //	            waiters; per batch, a few more (the run queue's length, the
 //	            worker's run count, the quiet notifier's waiters)
 //	queues      1 append to the shard's inbox (its two buffers are reused:

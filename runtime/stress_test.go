@@ -101,7 +101,7 @@ type schedule struct {
 	attempts map[string]int   // key/seq -> attempts
 	handled  map[string][]int // key -> seqs handled, in order
 	heldSeqs map[string]bool  // key/seq of events that asked to be held
-	running  map[string]bool  // key -> a handler runs
+	running  map[string]string // key -> what runs ("" when nothing does)
 	overlap  []string         // keys seen running twice
 	fixed    map[string]bool  // permanent failures fixed
 	final    map[uint64]int   // tag -> final outcomes reported
@@ -123,7 +123,7 @@ func runSchedule(t *testing.T, seed uint64) *schedule {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	s := &schedule{t: t, seed: seed,
 		attempts: map[string]int{}, handled: map[string][]int{}, heldSeqs: map[string]bool{},
-		running: map[string]bool{}, fixed: map[string]bool{}, final: map[uint64]int{},
+		running: map[string]string{}, fixed: map[string]bool{}, final: map[uint64]int{},
 		finalKey: map[string]int{}, accTags: map[uint64]bool{}, accKey: map[string]int{},
 		unblock: make(chan struct{}), errs: make(chan error, 100), built: make(chan struct{}),
 		parkSeen: map[uint64]bool{}, lastErr: map[string]error{}}
@@ -283,19 +283,28 @@ func (s *schedule) behave(ctx context.Context, key string, x sev) error {
 	return nil
 }
 
-func (s *schedule) enter(key string) {
+// enter records that a handler of key starts with what (its events and
+// attempts), and an overlap when one of key already runs.
+func (s *schedule) enter(key, what string) {
 	s.mu.Lock()
-	if s.running[key] {
-		s.overlap = append(s.overlap, "key "+key+" ran twice at once")
+	if was := s.running[key]; was != "" {
+		s.overlap = append(s.overlap, "key "+key+" ran twice at once: "+what+" started while "+was+" ran")
 	}
-	s.running[key] = true
+	s.running[key] = what
 	s.mu.Unlock()
 }
 
 func (s *schedule) leave(key string) {
 	s.mu.Lock()
-	s.running[key] = false
+	s.running[key] = ""
 	s.mu.Unlock()
+}
+
+// attemptOf describes an attempt of x for the overlap message.
+func (s *schedule) attemptOf(key string, x sev) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fmt.Sprintf("seq %d (do %d, attempt %d)", x.Seq, x.Do, s.attempts[key+"/"+strconv.Itoa(x.Seq)]+1)
 }
 
 func (s *schedule) record(key string, seqs ...int) {
@@ -305,7 +314,7 @@ func (s *schedule) record(key string, seqs ...int) {
 }
 
 func (s *schedule) handle(ctx context.Context, key string, x sev) error {
-	s.enter(key)
+	s.enter(key, s.attemptOf(key, x))
 	defer s.leave(key)
 	if err := s.behave(ctx, key, x); err != nil {
 		return err
@@ -315,7 +324,7 @@ func (s *schedule) handle(ctx context.Context, key string, x sev) error {
 }
 
 func (s *schedule) handleBatch(ctx context.Context, key string, xs []sev) error {
-	s.enter(key)
+	s.enter(key, fmt.Sprintf("batch of %d from %s", len(xs), s.attemptOf(key, xs[0])))
 	defer s.leave(key)
 	if s.verdicts {
 		return s.decideBatch(ctx, key, xs)

@@ -1,7 +1,5 @@
 package runtime
 
-import "context"
-
 // resultKind says how a run of process ended.
 type resultKind uint8
 
@@ -181,7 +179,6 @@ func (w *worker[K, E]) process(l *lane[K, E]) result {
 // processBatch hands w.buf to the batch handler as one unit: the batch
 // shares one attempt, and its verdict.
 func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
-	e := w.e
 	w.held = w.held[:0]
 	if l.interrupt.Load() {
 		return result{kind: interrupted}
@@ -191,7 +188,7 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 		w.batch = append(w.batch, w.buf[i].ev)
 	}
 	first := &w.buf[0]
-	err := w.call(l.key, first, notStarted{interrupt: &l.interrupt}, func(ctx context.Context) error { return e.batch(ctx, l.key, w.batch) })
+	err := w.call(l.key, first, notStarted{interrupt: &l.interrupt}, true)
 	clear(w.batch)
 	for i := range w.buf {
 		w.buf[i].attempts = first.attempts
