@@ -374,7 +374,7 @@ func (s *schedule) decideBatch(ctx context.Context, key string, xs []sev) error 
 // permanent one, a panic) and otherwise covers some of the held events.
 // It must never run beside a handler of its key.
 func (s *schedule) resync(_ context.Context, key string, held []sev) (int, error) {
-	s.enter(key)
+	s.enter(key, fmt.Sprintf("resync of %d held", len(held)))
 	defer s.leave(key)
 	if len(held) == 0 {
 		s.fail("resync of %s with no held event", key)
