@@ -98,23 +98,23 @@ type schedule struct {
 	built chan struct{} // closed once e is set
 
 	mu       sync.Mutex
-	attempts map[string]int   // key/seq -> attempts
-	handled  map[string][]int // key -> seqs handled, in order
-	heldSeqs map[string]bool  // key/seq of events that asked to be held
+	attempts map[string]int    // key/seq -> attempts
+	handled  map[string][]int  // key -> seqs handled, in order
+	heldSeqs map[string]bool   // key/seq of events that asked to be held
 	running  map[string]string // key -> what runs ("" when nothing does)
-	overlap  []string         // keys seen running twice
-	fixed    map[string]bool  // permanent failures fixed
-	final    map[uint64]int   // tag -> final outcomes reported
-	finalKey map[string]int   // key -> final outcomes reported
-	accTags  map[uint64]bool  // tags accepted
-	accKey   map[string]int   // key -> events accepted
-	unblock  chan struct{}    // blocked handlers wait for it
-	unblockO sync.Once        // closes unblock
-	errs     chan error       // failures seen by goroutines
-	accepted atomic.Int64     // events accepted
-	tagSeq   atomic.Uint64    // the next tag
-	parkSeen map[uint64]bool  // tags reported Parked (not final)
-	lastErr  map[string]error // each key's last refusal
+	overlap  []string          // keys seen running twice
+	fixed    map[string]bool   // permanent failures fixed
+	final    map[uint64]int    // tag -> final outcomes reported
+	finalKey map[string]int    // key -> final outcomes reported
+	accTags  map[uint64]bool   // tags accepted
+	accKey   map[string]int    // key -> events accepted
+	unblock  chan struct{}     // blocked handlers wait for it
+	unblockO sync.Once         // closes unblock
+	errs     chan error        // failures seen by goroutines
+	accepted atomic.Int64      // events accepted
+	tagSeq   atomic.Uint64     // the next tag
+	parkSeen map[uint64]bool   // tags reported Parked (not final)
+	lastErr  map[string]error  // each key's last refusal
 }
 
 // runSchedule draws and runs one schedule, failing t on a broken guarantee.
