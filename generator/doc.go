@@ -273,6 +273,12 @@
 //     JSON object named by its schema name, for durable park stores and
 //     transports. Decoding ignores unknown fields (a newer schema's added
 //     fields) and refuses an unknown name with durable.ErrUnknownEventType.
+//   - inspect.go: the dispatcher's Inspector method, the operator's view
+//     of it (an inspect.Inspector of runtime/inspect) for the web console
+//     of runtime/console: every subscriber's counters, largest backlogs,
+//     stuck and parked keys and parked events, with keys as text and events
+//     as AccountCodec's JSON, the version and state its guards store, and
+//     the replay and discard of a key in one subscriber.
 //
 // Generated code references runtime.SupportPackageIsVersion3, so that code
 // and runtime of mismatched versions fail to compile.

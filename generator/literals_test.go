@@ -10,6 +10,7 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/delivery"
+	"github.com/ordergen/ordergen/runtime/inspect"
 	"github.com/ordergen/ordergen/runtime/meter"
 )
 
@@ -21,6 +22,7 @@ var runtimeStructs = map[string]reflect.Type{
 	"runtime.Retry":   reflect.TypeFor[runtime.Retry](),
 	"meter.Attribute": reflect.TypeFor[meter.Attribute](),
 	"delivery.Guard":  reflect.TypeFor[delivery.Guard](),
+	"inspect.Engines": reflect.TypeFor[inspect.Engines[string, int]](),
 }
 
 // TestStructLiteralsInDeclarationOrder checks every keyed struct literal of

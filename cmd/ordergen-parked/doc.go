@@ -11,6 +11,7 @@
 //	ordergen-parked [-store DSN] discard [-wait DURATION] NAMESPACE KEY
 //	ordergen-parked [-store DSN] wait [-timeout DURATION] ID
 //	ordergen-parked [-store DSN] requests [-n N]
+//	ordergen-parked [-store DSN] serve [-addr HOST:PORT] [-actions]
 //
 // DSN is a postgres:// URL or a SQLite file path (see
 // runtime/sqlstore/dsn); it defaults to $ORDERGEN_STORE. A namespace is a
@@ -29,6 +30,17 @@
 // the key in every subscriber where it is parked), and print its ID. With
 // -wait they wait that long for the result. wait waits for a request made
 // earlier; requests lists the latest ones with their results.
+//
+// serve runs the operator's web console (runtime/console) over the store,
+// at -addr (default 127.0.0.1:8080), until interrupted: every entity with
+// parked keys, its subscribers' parked keys and parked events a page at a
+// time, what the guards stored for a key, and the latest requests with their
+// results. It is read-only unless -actions is given; then its Replay and
+// Discard buttons (and its JSON API's) leave requests, as replay and discard
+// do, for the running service to carry out. Anyone who can reach -addr can
+// then make them: keep it on loopback, or behind a proxy that authenticates.
+// The console's counters, backlog and transports live in the service: mount
+// runtime/console there to see them.
 //
 // Exit status: 0 on success, 1 when the store fails, a request fails or is
 // not done in time, 2 for a usage error.

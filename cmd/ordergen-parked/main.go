@@ -34,6 +34,7 @@ const usage = `usage: ordergen-parked [-store DSN] COMMAND
   discard [-wait DURATION] NAMESPACE KEY    ask the running service to discard a key
   wait [-timeout DURATION] ID               wait for a request's result
   requests [-n N]                           the latest requests and their results
+  serve [-addr HOST:PORT] [-actions]        the web console over the store
 DSN: a postgres:// URL or a SQLite file path (default: $ORDERGEN_STORE)
 `
 
@@ -97,4 +98,5 @@ var commands = map[string]command{
 	"discard":  requestCommand(sqlstore.Discard),
 	"wait":     wait,
 	"requests": requests,
+	"serve":    serve,
 }

@@ -18,6 +18,8 @@
 //	transports.go   each entity's producer over any transport.Sink and the
 //	                dispatcher's SubmitTagged, for transports (runtime/kafka)
 //	codecs.go       each entity's JSON durable.Codec
+//	inspect.go      each dispatcher's Inspector method: its operator's view
+//	                (runtime/inspect) for the console of runtime/console
 //
 // Every name the emitters declare comes from ir.Names (computed once in the
 // IR, and reserved by validate); every doc comment is written by Doc, which

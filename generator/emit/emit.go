@@ -38,6 +38,7 @@ func Files(pkg *ir.Package) ([]write.File, error) {
 		{"events.go", events},
 		{"guards.go", guards},
 		{"handlers.go", handlers},
+		{"inspect.go", inspectors},
 		{"publishers.go", publishers},
 		{"transports.go", transports},
 	}

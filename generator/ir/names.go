@@ -50,6 +50,10 @@ type Names struct {
 	// SourceState is what a resync returns: the key's version and state as
 	// the source of truth has them (AccountSnapshot).
 	SourceState string
+	// Inspector is the dispatcher's method that returns its operator's view
+	// for runtime/console (Inspector): a method, not a top-level name, like
+	// Seal.
+	Inspector string
 
 	// The methods of the handler interfaces that are not one per event.
 	//
@@ -120,6 +124,7 @@ func NamesOf(entity string) Names {
 		NewProducer:            "New" + entity + "Producer",
 		Codec:                  entity + "Codec",
 		SourceState:            entity + "Snapshot",
+		Inspector:              "Inspector",
 
 		Resync:        "Resync" + entity,
 		HandleBatch:   "Handle" + entity + "Batch",

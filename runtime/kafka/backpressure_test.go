@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/inspect"
 	"github.com/ordergen/ordergen/runtime/kafka"
 )
 
@@ -42,6 +43,7 @@ func TestFullLanesPausePartition(t *testing.T) {
 		t.Fatal("the partition never paused")
 	}
 	paused := m.c.Stats()
+	status := m.c.TransportStatus()
 	close(gate)
 	b.wait(t, 30*time.Second)
 	m.stop(t)
@@ -56,7 +58,17 @@ func TestFullLanesPausePartition(t *testing.T) {
 	if end := m.c.Stats(); end.Paused != 0 || end.Pauses == 0 {
 		t.Errorf("after: %d paused, %d pauses", end.Paused, end.Pauses)
 	}
+	// What an operator's console shows of it then.
+	if len(status.Partitions) != 1 || status.Partitions[0].Paused != "backlog" || status.Partitions[0].Name != topic+"/0" ||
+		status.Partitions[0].Unfinished == 0 || status.Kind != "kafka" || !strings.Contains(status.Name, "group g") {
+		t.Errorf("transport status while paused: %+v", status)
+	}
+	if end := m.c.TransportStatus(); len(end.Partitions) != 0 {
+		t.Errorf("transport status after the consumer stopped: %+v", end)
+	}
 }
+
+var _ inspect.Transport = (*kafka.Consumer[string, ev])(nil)
 
 // pauseLog signals when the consumer logs a partition pause at level: Warn
 // for the metadata bound, Debug for full lanes.
@@ -122,7 +134,11 @@ func TestParkedRecordsFillMetadataThenPause(t *testing.T) {
 			break
 		}
 	}
+	status := m.c.TransportStatus()
 	m.stop(t)
+	if p := status.Partitions; len(p) != 1 || p[0].Paused != "metadata" || p[0].Parked == 0 || !strings.Contains(p[0].Detail, "high watermark 1000") {
+		t.Errorf("transport status while paused for the metadata: %+v", status)
+	}
 	commit := c.GroupInfo("g").Commits[topic][0]
 	if len(commit.Metadata) > bound || commit.Metadata == "" {
 		t.Errorf("metadata %q (%d bytes), bound %d", commit.Metadata, len(commit.Metadata), bound)

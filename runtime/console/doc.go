@@ -1,0 +1,71 @@
+// Package console is for the people who operate a service built on
+// ordergen, and for the service that mounts it: a web console (an
+// http.Handler) that shows, per entity and subscriber, the counters, the
+// keys with the largest backlog and the age of their oldest event, the
+// stuck keys, the parked keys with why and how often they were tried and
+// their parked events, and the transports' state (Kafka lag and paused
+// partitions); and that replays and discards parked keys. The same handler
+// serves a JSON API, which the pages' data comes from and scripts can call.
+//
+// Mount it under any path prefix, over the Inspector methods of the
+// service's generated dispatchers:
+//
+//	c, err := console.New(console.Config{
+//		Inspectors: []inspect.Inspector{accounts.Inspector(), orders.Inspector()},
+//		Transports: []inspect.Transport{consumer},         // optional
+//		Authorize:  func(r *http.Request, a console.Action) (string, error) {
+//			user, ok := myauth.User(r)                         // the service's own
+//			if !ok || !user.OnCall {
+//				return "", errors.New("only the person on call may " + a.Verb)
+//			}
+//			return user.Name, nil
+//		},
+//	})
+//	mux.Handle("/ops/", http.StripPrefix("/ops", myauth.Require(c)))
+//
+// ordergen-parked serve runs the same console over a durable store alone,
+// where replay and discard leave requests for the running service.
+//
+// # Security
+//
+// The console shows keys and event payloads: mount it behind the service's
+// authentication. It is read-only unless the service passes an Authorizer,
+// which decides each mutation and names who asked. Mutations are POST only
+// and refused cross-origin (http.CrossOriginProtection), so another site
+// cannot make an operator's browser replay or discard; every mutation and
+// every refusal is logged with who and what. Pages are html/template, which
+// escapes keys, reasons and payloads wherever they appear, under a
+// Content-Security-Policy that allows no script at all. Everything the pages
+// use is embedded in the binary: the console works offline.
+//
+// # Pages
+//
+// The overview (the prefix itself) shows every entity and subscriber; parked
+// lists a subscriber's parked keys a page at a time; key shows one key's park,
+// its stored version and state, and its parked events a page at a time. The
+// pages reload themselves (Config.Refresh; ?refresh=0 stops it for a page)
+// and need no JavaScript.
+//
+// # JSON API
+//
+// Every response is JSON; an error is {"error": "..."} with a status that says
+// what kind (400 bad input, 403 refused, 404 unknown entity, subscriber or
+// key, 409 a key not parked or already replaying, 500 a store failed).
+// Durations are in seconds, times in RFC 3339.
+//
+//	GET  api/overview                               entities, subscribers (stats, limits,
+//	                                                backlog, stuck, first parked keys),
+//	                                                transports, recent actions
+//	GET  api/parked?entity=E&subscriber=S&offset=N&limit=N
+//	                                                parked keys, oldest first, with total
+//	GET  api/events?entity=E&subscriber=S&key=K&after=SEQ&limit=N
+//	                                                parked events in order; "next" is the
+//	                                                after of the next page, absent at the end
+//	GET  api/key?entity=E&subscriber=S&key=K        the key's park, version and state
+//	GET  api/actions                                the latest mutations, newest first
+//	POST api/replay   entity=E&subscriber=S&key=K   replay (form-encoded body)
+//	POST api/discard  entity=E&subscriber=S&key=K   discard
+//
+// A replay waits for the replay to finish, up to Config.ActionTimeout, then
+// answers 202 and the replay goes on. limit is at most 1000 (default 100).
+package console
