@@ -29,7 +29,7 @@ func BenchmarkHotKey(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
 				b.StopTimer()
-				run := workload.NewRun(keys, seq, HotKeyEvents, spin, peer.Ordered, true)
+				run := workload.NewRun(keys, seq, HotKeyEvents, workload.Options{Spin: spin, Ordered: peer.Ordered, Track: true})
 				p, err := peer.New(run.Handler(), Workers)
 				if err != nil {
 					b.Fatal(err)

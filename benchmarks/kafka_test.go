@@ -21,7 +21,6 @@ import (
 // topic of KafkaPartitions partitions, and a handler that sleeps
 // KafkaHandlerSleep (I/O, not CPU).
 const (
-	KafkaPartitions   = 12
 	KafkaKeys         = 10000
 	KafkaHandlerSleep = 5 * time.Millisecond
 	// KafkaKeysInProgress is the ordergen consumer's lanes.max_active.

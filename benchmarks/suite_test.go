@@ -21,7 +21,7 @@ func TestSuiteRuns(t *testing.T) {
 			t.Run(wl.Name+"/"+peer.Name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				run := workload.NewRun(keys, seq, 3000, spin, peer.Ordered, true)
+				run := workload.NewRun(keys, seq, 3000, workload.Options{Submitters: wl.Submitters, Spin: spin, Ordered: peer.Ordered, Track: true})
 				p, err := peer.New(run.Handler(), Workers)
 				if err != nil {
 					t.Fatal(err)

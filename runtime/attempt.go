@@ -43,10 +43,11 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, batch bool) (err 
 		// base context itself.
 		return w.run(e.base, key, it, batch, nil)
 	}
-	c := &attemptCtx{engine: any(e), tag: it.tag, replayed: it.replayed}
+	c := &attemptCtx{engine: any(e), clock: &e.clock, tag: it.tag, replayed: it.replayed}
 	if e.cfg.Timeout > 0 {
-		c.due = e.now() + int64(e.cfg.Timeout)
-		c.deadline = e.clock.wall(c.due)
+		// The coarse time, as the tick that checks the deadline keeps it:
+		// reading the precise clock would cost more than the rest.
+		c.due = e.clock.coarse() + int64(e.cfg.Timeout)
 	}
 	w.running.begin(c)
 	defer func() {

@@ -28,11 +28,11 @@ import (
 // attemptCtx is the context of one attempt.
 type attemptCtx struct {
 	// Set before the attempt starts, then read only.
-	engine   any       // the engine, the value of engineKey (fromOwnHandler)
-	deadline time.Time // zero: none
-	due      int64     // the deadline on the engine's clock; 0: none
-	tag      uint64    // the event's tag and whether it is replayed, for
-	replayed bool      // Withdraw to select the attempt
+	engine   any    // the engine, the value of engineKey (fromOwnHandler)
+	clock    *clock // the engine's, for Deadline
+	due      int64  // the deadline on the engine's clock; 0: none
+	tag      uint64 // the event's tag and whether it is replayed, for
+	replayed bool   // Withdraw to select the attempt
 
 	// mu guards the fields below.
 	mu        sync.Mutex
@@ -54,7 +54,12 @@ var closedChan = func() chan struct{} {
 }()
 
 // Deadline implements context.Context.
-func (c *attemptCtx) Deadline() (time.Time, bool) { return c.deadline, c.due != 0 }
+func (c *attemptCtx) Deadline() (time.Time, bool) {
+	if c.due == 0 {
+		return time.Time{}, false
+	}
+	return c.clock.wall(c.due), true
+}
 
 // Done implements context.Context.
 func (c *attemptCtx) Done() <-chan struct{} {

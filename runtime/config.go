@@ -173,6 +173,9 @@ type Config[K comparable, E any] struct {
 
 	// clock, set by the runtime's own tests, replaces the system time.
 	clock *manualClock
+	// onReportWait, set by the runtime's own tests, is called while
+	// Withdraw waits for an outcome a worker holds back.
+	onReportWait func()
 }
 
 // withDefaults returns c with every zero field set to its default, or an

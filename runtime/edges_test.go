@@ -531,7 +531,10 @@ func TestIntrospectionWhileInlineBatchesRun(t *testing.T) {
 			_ = e.Stats()
 		}
 	})
-	for i := 0; i < 20000; i++ {
+	// Enough events for the readers to meet batches in every state; not so
+	// many that a loaded machine (under -race) takes the hang detector's
+	// 20 s to handle them.
+	for i := 0; i < 5000; i++ {
 		if err := e.Submit(ctx, fmt.Sprintf("k%d", i%500), ev{Seq: i}); err != nil {
 			t.Fatal(err)
 		}

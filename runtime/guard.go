@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"hash/maphash"
 	"strconv"
 	"sync"
 )
@@ -47,65 +48,89 @@ type StateStore[K comparable] interface {
 // every key it has seen, for the life of the process: its entries grow with
 // the number of keys. It never evicts one, since a forgotten key would take
 // a stale or duplicate event for a new one. Keep the versions of an
-// unbounded key space in a durable store (runtime/sqlstore).
-type MemoryVersionStore[K comparable] struct {
-	// mu guards versions.
-	mu       sync.RWMutex
-	versions map[K]uint64
-}
+// unbounded key space in a durable store (runtime/sqlstore). Its keys are
+// spread over stripes, each with its own lock, so that workers guarding
+// different keys seldom meet.
+type MemoryVersionStore[K comparable] struct{ s striped[K, uint64] }
 
 // NewMemoryVersionStore returns an empty in-memory version store.
 func NewMemoryVersionStore[K comparable]() *MemoryVersionStore[K] {
-	return &MemoryVersionStore[K]{versions: make(map[K]uint64)}
+	return &MemoryVersionStore[K]{s: newStriped[K, uint64]()}
 }
 
 // Version implements VersionStore.
 func (s *MemoryVersionStore[K]) Version(_ context.Context, key K) (uint64, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.versions[key], nil
+	return s.s.get(key), nil
 }
 
 // CompareAndSet implements VersionStore.
 func (s *MemoryVersionStore[K]) CompareAndSet(_ context.Context, key K, old, next uint64) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.versions[key] != old {
-		return false, nil
-	}
-	s.versions[key] = next
-	return true, nil
+	return s.s.compareAndSet(key, old, next), nil
 }
 
 // MemoryStateStore is the in-memory StateStore. Like MemoryVersionStore it
 // keeps every key it has seen: its entries grow with the number of keys and
 // are never evicted. Keep the states of an unbounded key space in a durable
 // store.
-type MemoryStateStore[K comparable] struct {
-	// mu guards states.
-	mu     sync.RWMutex
-	states map[K]string
-}
+type MemoryStateStore[K comparable] struct{ s striped[K, string] }
 
 // NewMemoryStateStore returns an empty in-memory state store.
 func NewMemoryStateStore[K comparable]() *MemoryStateStore[K] {
-	return &MemoryStateStore[K]{states: make(map[K]string)}
+	return &MemoryStateStore[K]{s: newStriped[K, string]()}
 }
 
 // State implements StateStore.
 func (s *MemoryStateStore[K]) State(_ context.Context, key K) (string, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.states[key], nil
+	return s.s.get(key), nil
 }
 
 // CompareAndSetState implements StateStore.
 func (s *MemoryStateStore[K]) CompareAndSetState(_ context.Context, key K, old, next string) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.states[key] != old {
-		return false, nil
+	return s.s.compareAndSet(key, old, next), nil
+}
+
+// storeStripes is how many stripes an in-memory guard store has.
+const storeStripes = 32
+
+// striped is a map spread over stripes by a seeded hash of the key.
+type striped[K comparable, V comparable] struct {
+	seed    maphash.Seed
+	stripes *[storeStripes]stripe[K, V]
+}
+
+type stripe[K comparable, V comparable] struct {
+	// mu guards m.
+	mu sync.RWMutex
+	m  map[K]V
+	_  [32]byte // keep stripes' locks on separate cache lines
+}
+
+func newStriped[K comparable, V comparable]() striped[K, V] {
+	s := striped[K, V]{seed: maphash.MakeSeed(), stripes: new([storeStripes]stripe[K, V])}
+	for i := range s.stripes {
+		s.stripes[i].m = make(map[K]V)
 	}
-	s.states[key] = next
-	return true, nil
+	return s
+}
+
+func (s striped[K, V]) of(key K) *stripe[K, V] {
+	return &s.stripes[maphash.Comparable(s.seed, key)%storeStripes]
+}
+
+func (s striped[K, V]) get(key K) V {
+	st := s.of(key)
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.m[key]
+}
+
+func (s striped[K, V]) compareAndSet(key K, old, next V) bool {
+	st := s.of(key)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.m[key] != old {
+		return false
+	}
+	st.m[key] = next
+	return true
 }

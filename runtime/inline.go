@@ -77,11 +77,13 @@ type outcomeNote[K comparable] struct {
 	out Outcome
 }
 
-// reportNote reports n's outcome, if it holds one, and empties it.
-func (e *Engine[K, E]) reportNote(n *outcomeNote[K]) {
+// reportNote reports n's outcome, if it holds one, and empties it; the
+// worker no longer holds an outcome back (see worker.reporting).
+func (w *worker[K, E]) reportNote(n *outcomeNote[K]) {
 	if n.out != 0 {
-		e.report(n.key, n.tag, n.out)
+		w.e.report(n.key, n.tag, n.out)
 		n.out = 0
+		w.reporting.Store(false)
 	}
 }
 
@@ -115,7 +117,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 		}
 		// Event j-1 has left its key's count: its outcome can be told.
 		if tracked {
-			e.reportNote(&last)
+			w.reportNote(&last)
 		}
 		if done >= releaseEvery || (done > 0 && e.room.Waiting()) {
 			w.c.handled.Add(handled)
@@ -138,6 +140,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			handled++
 			if tracked {
 				last = outcomeNote[K]{en.key, en.it.tag, Handled}
+				w.reporting.Store(true)
 			}
 			done++
 			continue
@@ -146,6 +149,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			w.count(v, reason, 1)
 			if tracked {
 				last = outcomeNote[K]{en.key, en.it.tag, v.outcome()}
+				w.reporting.Store(true)
 			}
 			done++
 			continue
@@ -171,7 +175,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	// Release before idle, so that Stats after Flush finds these events
 	// finished; report after release.
 	e.releaseRoom(done)
-	e.reportNote(&last)
+	w.reportNote(&last)
 	push := len(sh.inbox) > 0
 	if !push {
 		sh.queued = false
@@ -308,7 +312,7 @@ func (w *worker[K, E]) spilledAfter(sh *shard[K, E], b *inlineBatch[K, E], p int
 		l.inflight, l.taken = 0, nil // event p is finished: it leaves its lane's count
 	}
 	e.releaseRoom(done) // the spill moved the rest of the batch to lanes
-	e.reportNote(last)
+	w.reportNote(last)
 	sh.mu.Unlock()
 	if own {
 		return l

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -221,5 +222,70 @@ func TestAttemptDoesNotStartOnceWithdrawing(t *testing.T) {
 	pos.Store(3)
 	if err := w.call("k", &it, notStarted{pos: &pos, at: 3}, false); err != nil || !ran || it.attempts != 1 {
 		t.Fatalf("an event still its worker's runs: %v, ran %v", err, ran)
+	}
+}
+
+// An inline event's outcome is reported once its worker claimed the next
+// event of the batch. Withdraw must not return in between: a transport
+// ending an ownership would settle that event's message as unfinished, and
+// its next owner would apply it again (found by the Kafka rebalance storm:
+// a key's events applied by two members).
+func TestWithdrawWaitsForAHeldBackOutcome(t *testing.T) {
+	inReport, release := make(chan struct{}), make(chan struct{})
+	waiting := make(chan struct{})
+	var waitOnce sync.Once
+	var reported atomic.Bool
+	cfg := Config[string, int]{
+		clock:  &manualClock{}, // no watchdog tick spills the batch
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnOutcome: func(_ string, tag uint64, o Outcome) {
+			if tag == 1 && o == Handled {
+				close(inReport)
+				<-release
+				reported.Store(true)
+			}
+		},
+		onReportWait: func() { waitOnce.Do(func() { close(waiting) }) },
+	}
+	gate := make(chan struct{})
+	e, err := New(func(_ context.Context, _ string, v int) error {
+		if v == 0 {
+			<-gate // hold the first event until both are in one inbox
+		}
+		return nil
+	}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = e.Close(context.Background()) }()
+	_, keys := sameShard(e, 3)
+	ctx := context.Background()
+	// key 0's event holds the worker, so keys 1 and 2 queue in one inbox
+	// behind it: the worker handles key 1's event (tag 1) and holds its
+	// outcome back until it claims key 2's (tag 2), and reports it then.
+	for i, k := range keys {
+		if err := e.SubmitTagged(ctx, k, i, uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(gate)
+	<-inReport // the worker reports tag 1, after it claimed tag 2
+	withdrawn := make(chan bool, 1)
+	go func() {
+		_, err := e.Withdraw(ctx, func(tag uint64) bool { return tag == 1 })
+		if err != nil {
+			t.Error(err)
+		}
+		withdrawn <- reported.Load()
+	}()
+	select {
+	case <-waiting:
+	case was := <-withdrawn:
+		close(release)
+		t.Fatalf("Withdraw returned while tag 1's outcome was held back (reported %v)", was)
+	}
+	close(release)
+	if !<-withdrawn {
+		t.Fatal("Withdraw returned before tag 1's outcome was reported")
 	}
 }

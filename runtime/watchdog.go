@@ -29,7 +29,12 @@ func (e *Engine[K, E]) watch() {
 		}
 		p := b.pos.Load()
 		stuck := p == b.seen
-		long := sleepers && int64(len(b.entries))-p-1 >= longBatch
+		// A long batch is shared with sleeping workers only when what is
+		// left of it takes more than two ticks at the pace of the last one:
+		// a batch of fast events ends sooner than lanes for them would
+		// start, and lanes cost more per event.
+		left, pace := int64(len(b.entries))-p-1, p-max(b.seen, -1)
+		long := sleepers && left >= longBatch && left > 2*pace
 		b.seen = p
 		if !stuck && !long {
 			sh.mu.Unlock()

@@ -1,6 +1,9 @@
 package runtime
 
-import "context"
+import (
+	"context"
+	goruntime "runtime"
+)
 
 // withdrawal is a Withdraw request for a lane whose worker is in a handler:
 // the worker serves it before it starts another event of the lane.
@@ -21,7 +24,8 @@ type withdrawal struct {
 // Kafka partition that moved to another consumer): selecting them by the
 // tags it submitted them with (SubmitTagged), it keeps them from running
 // twice. Withdraw returns how many events it withdrew once every lane has
-// been looked at; for a lane whose worker is in a handler, it waits until
+// been looked at and every outcome a worker held back (an inline event's,
+// reported once its worker claimed the next) has been reported; for a lane whose worker is in a handler, it waits until
 // that worker has served the withdrawal (it does before the lane's next
 // event starts), or until ctx ends. Then, when Config.OnOutcome is set (a
 // transport tracks the engine's events, and each attempt gets a context of
@@ -71,6 +75,9 @@ func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool
 		}
 		sh.mu.Unlock()
 		e.rq.pushLanes(ready)
+	}
+	if e.cfg.OnOutcome != nil {
+		e.awaitHeldBackReports()
 	}
 	for _, wd := range waits {
 		select {
@@ -215,4 +222,23 @@ func (e *Engine[K, E]) serveWithdrawals(l *lane[K, E]) {
 	clear(l.withdraws)
 	l.withdraws = l.withdraws[:0]
 	l.interrupt.Store(false)
+}
+
+// awaitHeldBackReports waits until no worker holds back the outcome of an
+// inline event it finished (worker.reporting). Withdraw has spilled every
+// inline batch by then, so no worker can finish another inline event of
+// what it selected; the one a worker finished before, whose outcome it
+// reports right after claiming the next event (or ending the batch), must
+// reach Config.OnOutcome before Withdraw returns, or a transport would
+// settle that event's message as unfinished and it would run again
+// elsewhere. The wait is short: no handler runs between the two.
+func (e *Engine[K, E]) awaitHeldBackReports() {
+	for _, w := range e.workerList() {
+		for w.reporting.Load() && !e.aborted.Load() {
+			if e.cfg.onReportWait != nil {
+				e.cfg.onReportWait()
+			}
+			goruntime.Gosched()
+		}
+	}
 }

@@ -29,6 +29,11 @@ type worker[K comparable, E any] struct {
 	// were taken: judge reads it instead of the lane, which Withdraw may
 	// change meanwhile.
 	laneHeld bool
+	// reporting is set while the worker holds back the outcome of an inline
+	// event it finished, which it reports once it claimed the next one (or
+	// ended the batch): Withdraw waits until it has, so that a transport
+	// ending an ownership learns every outcome that came before.
+	reporting atomic.Bool
 	// running is the attempt in progress, for Withdraw to cancel (only when
 	// Config.OnOutcome is set: a transport tracks its events).
 	running runningAttempt

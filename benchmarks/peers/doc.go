@@ -4,12 +4,17 @@
 //
 // Every peer implements Peer and is built by a Spec's New from a Handler
 // and a worker count, so the suite drives them all the same way: one
-// goroutine calls Submit for each event, then Drain waits until every
-// event is handled, then Close releases the peer.
+// goroutine, or several (each with keys of its own), calls Submit for each
+// event, then Drain waits until every event is handled, then Close releases
+// the peer.
 //
 // The peers are:
 //
-//   - ordergen: the ordergen runtime's per-key lane engine.
+//   - ordergen: the ordergen runtime's per-key lane engine (runtime.New).
+//   - generated: what users run: the dispatcher ordergen generates from the
+//     benchmarks' schema (package benchevents), with its version guard on
+//     the in-memory store and the schema's policies, a 5s timeout per
+//     attempt included.
 //   - pool: an unordered worker pool over one buffered channel. It does
 //     not keep per-key order; it is the ceiling the others are held to.
 //   - striped: hash striping, crc32(key) % N channels with one goroutine

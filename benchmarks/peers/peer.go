@@ -20,7 +20,9 @@ type Handler func(key string, ev Event)
 
 // Peer is a dispatcher under test.
 type Peer interface {
-	// Submit hands one event of key to the peer. One goroutine calls it.
+	// Submit hands one event of key to the peer. Several goroutines may
+	// call it at once; the events of one key always come from the same
+	// goroutine, so their order is that goroutine's.
 	Submit(ctx context.Context, key string, ev Event) error
 	// Drain returns once every submitted event has been handled. Submit
 	// must not be called after Drain.
@@ -50,6 +52,7 @@ const Capacity = 1 << 16
 func All() []Spec {
 	return []Spec{
 		{Name: "ordergen", Ordered: true, New: NewOrdergen},
+		{Name: "generated", Ordered: true, New: NewGenerated},
 		{Name: "pool", Ordered: false, New: NewPool},
 		{Name: "striped", Ordered: true, New: NewStriped},
 		{Name: "chained", Ordered: true, New: NewChained},

@@ -24,7 +24,7 @@ type watermillPeer struct {
 	router    *message.Router
 	topics    []string
 	shard     striper
-	submitted uint64
+	submitted atomic.Uint64
 	handled   atomic.Uint64
 	runErr    chan error
 }
@@ -91,15 +91,15 @@ func (p *watermillPeer) Submit(_ context.Context, key string, ev Event) error {
 	if err := p.pubsub.Publish(p.topics[p.shard.of(key)], msg); err != nil {
 		return fmt.Errorf("watermill: publish: %w", err)
 	}
-	p.submitted++
+	p.submitted.Add(1)
 	return nil
 }
 
 // Drain checks that every published event was handled: a publish returns
 // only after its handler acknowledged the message.
 func (p *watermillPeer) Drain(context.Context) error {
-	if n := p.handled.Load(); n != p.submitted {
-		return fmt.Errorf("watermill: %d events handled of %d published", n, p.submitted)
+	if n, sent := p.handled.Load(), p.submitted.Load(); n != sent {
+		return fmt.Errorf("watermill: %d events handled of %d published", n, sent)
 	}
 	return nil
 }

@@ -25,6 +25,10 @@ type Spec struct {
 	Skewed bool
 	// Work is the CPU time the handler spends per event (0: none).
 	Work time.Duration
+	// Submitters is the number of goroutines that submit the events, each
+	// with its own keys (0 means 1): a consumer fed by several partitions
+	// submits from several goroutines.
+	Submitters int
 }
 
 // Dispatch returns the workloads of BenchmarkDispatch, in report order.
@@ -34,6 +38,7 @@ func Dispatch() []Spec {
 		{Name: "uniform-1us", Work: time.Microsecond},
 		{Name: "skewed-noop", Skewed: true},
 		{Name: "skewed-1us", Skewed: true, Work: time.Microsecond},
+		{Name: "uniform-noop-4sub", Submitters: 4},
 	}
 }
 

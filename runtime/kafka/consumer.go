@@ -32,8 +32,9 @@ type Consumer[K comparable, E Keyed[K]] struct {
 
 	mu         sync.Mutex // guards what follows; taken after the source's lock, never before
 	parts      map[tp]*partition[K, E]
-	blocked    int  // partitions with a stash
-	waitRoom   bool // the feeder waits for MaxInFlight room
+	blocked    int          // partitions with a stash
+	waitRoom   bool         // the feeder waits for MaxInFlight room
+	intake     IntakeReason // why the feeder takes no records; intakeOpen when it does
 	pollCancel context.CancelFunc
 	stats      Stats
 	deadByWhy  map[Reason]uint64

@@ -165,12 +165,20 @@
 //     info level) when their parks are resolved: Replay or Discard of the
 //     keys the dispatcher's ParkedKeys lists. A park store avoids the pause.
 //
-// Meanwhile an operator sees why: Stats (Paused, PausedMetadata, Parked,
-// InFlight), Partitions (per partition: the reason, the committed offset,
-// the lag, the unfinished and parked records, the age of the oldest
-// unfinished one) and the metrics ordergen.kafka.paused (by reason),
-// ordergen.kafka.parked, ordergen.kafka.unfinished,
-// ordergen.kafka.unfinished.oldest_age and ordergen.kafka.lag.
+// Records parked in memory also count against Config.MaxInFlight, over
+// all partitions: when the consumer waits for room and parked records
+// hold half of MaxInFlight or more, it stops taking records on every
+// partition until their parks are resolved, and says so (a warning, then
+// an info line when it takes records again; Stats.Intake is IntakeParked;
+// ordergen.kafka.intake.blocked is 1 with reason "parked").
+//
+// Meanwhile an operator sees why: Stats (Paused, PausedMetadata, Intake,
+// Parked, InFlight), Partitions (per partition: the reason, the committed
+// offset, the lag, the unfinished and parked records, the age of the
+// oldest unfinished one) and the metrics ordergen.kafka.paused and
+// ordergen.kafka.intake.blocked (by reason), ordergen.kafka.parked,
+// ordergen.kafka.unfinished, ordergen.kafka.unfinished.oldest_age and
+// ordergen.kafka.lag.
 //
 // # Metrics
 //

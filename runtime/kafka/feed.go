@@ -28,6 +28,7 @@ func (c *Consumer[K, E]) feed(ctx context.Context) error {
 			return err
 		}
 		room := c.cfg.MaxInFlight - c.source().Unsettled()
+		c.noteIntake(room <= 0)
 		if room <= 0 {
 			c.mu.Lock()
 			c.waitRoom = true

@@ -43,6 +43,12 @@ const (
 	// MetricPaused is the number of partitions paused, by
 	// ordergen.kafka.pause.reason ("backlog", "metadata"; see PauseReason).
 	MetricPaused = "ordergen.kafka.paused"
+	// MetricIntakeBlocked is 1 while the consumer takes no records because
+	// Config.MaxInFlight records are unfinished, by
+	// ordergen.kafka.intake.reason: "in_flight", or "parked" when records
+	// parked in memory hold half of MaxInFlight or more (see IntakeReason);
+	// 0 otherwise.
+	MetricIntakeBlocked = "ordergen.kafka.intake.blocked"
 	// MetricMetadataSize is, per partition, the size of its last committed
 	// metadata, in bytes.
 	MetricMetadataSize = "ordergen.kafka.commit.metadata.size"
@@ -63,6 +69,9 @@ const (
 	AttrOperation = "messaging.operation.name"
 	// AttrPauseReason is why partitions are paused, on MetricPaused.
 	AttrPauseReason = "ordergen.kafka.pause.reason"
+	// AttrIntakeReason is why the intake is blocked, on
+	// MetricIntakeBlocked.
+	AttrIntakeReason = "ordergen.kafka.intake.reason"
 	// AttrDeadLetterReason is the Reason of MetricDeadLettered.
 	AttrDeadLetterReason = "ordergen.kafka.dead_letter.reason"
 	// AttrRebalanceKind is the kind of MetricRebalances.
@@ -104,6 +113,10 @@ func (c *Consumer[K, E]) startMetrics() error {
 	byPause := map[PauseReason]meter.AttributeSet{}
 	for _, r := range []PauseReason{PausedBacklog, PausedMetadata} {
 		byPause[r] = ms.with(meter.Attribute{Key: AttrPauseReason, Value: r.String()})
+	}
+	byIntake := map[IntakeReason]meter.AttributeSet{}
+	for _, r := range []IntakeReason{IntakeInFlight, IntakeParked} {
+		byIntake[r] = ms.with(meter.Attribute{Key: AttrIntakeReason, Value: r.String()})
 	}
 	kinds := [3]meter.AttributeSet{}
 	for k, name := range []string{"assigned", "revoked", "lost"} {
@@ -159,7 +172,14 @@ func (c *Consumer[K, E]) startMetrics() error {
 		for r, set := range byPause {
 			o.ObserveInt64(i.paused, paused[r], set)
 		}
-	}, i.consumed, i.lag, i.unfinished, i.age, i.parked, i.paused, i.metadata, i.deadLettered, i.rebalances)
+		for r, set := range byIntake {
+			var v int64
+			if s.Intake == r {
+				v = 1
+			}
+			o.ObserveInt64(i.intake, v, set)
+		}
+	}, i.consumed, i.lag, i.unfinished, i.age, i.parked, i.paused, i.intake, i.metadata, i.deadLettered, i.rebalances)
 	if err != nil {
 		return fmt.Errorf("%w: metrics: %w", ErrConfig, err)
 	}
@@ -205,7 +225,7 @@ func (m *metrics) stop() {
 
 // catalogue is the consumer's instruments.
 type catalogue struct {
-	consumed, duration, lag, unfinished, age, parked, paused, metadata, deadLettered, rebalances meter.Instrument
+	consumed, duration, lag, unfinished, age, parked, paused, intake, metadata, deadLettered, rebalances meter.Instrument
 }
 
 func instruments() catalogue {
@@ -217,6 +237,7 @@ func instruments() catalogue {
 		age:          meter.Instrument{Name: MetricUnfinishedAge, Kind: meter.KindFloatGauge, Unit: "s", Description: "Age of the oldest unfinished record, per partition."},
 		parked:       meter.Instrument{Name: MetricParked, Kind: meter.KindGauge, Unit: "{message}", Description: "Unfinished records parked in memory, per partition."},
 		paused:       meter.Instrument{Name: MetricPaused, Kind: meter.KindGauge, Unit: "{partition}", Description: "Partitions paused, by reason."},
+		intake:       meter.Instrument{Name: MetricIntakeBlocked, Kind: meter.KindGauge, Unit: "{consumer}", Description: "1 while the consumer takes no records for lack of MaxInFlight room, by reason."},
 		metadata:     meter.Instrument{Name: MetricMetadataSize, Kind: meter.KindGauge, Unit: "By", Description: "Size of the last committed metadata, per partition."},
 		deadLettered: meter.Instrument{Name: MetricDeadLettered, Kind: meter.KindObservedCounter, Unit: "{message}", Description: "Records written to the dead-letter topic, by reason."},
 		rebalances:   meter.Instrument{Name: MetricRebalances, Kind: meter.KindObservedCounter, Unit: "{event}", Description: "Rebalance events, by kind."},

@@ -159,6 +159,9 @@ func TestConsumerInstrumentsThroughOpenTelemetry(t *testing.T) {
 	expect(kafka.MetricPaused, one, "one partition paused for its metadata", group, attribute.String(kafka.AttrPauseReason, "metadata"))
 	expect(kafka.MetricPaused, func(v int64) bool { return v == 0 }, "none paused for the backlog", group, attribute.String(kafka.AttrPauseReason, "backlog"))
 	expect(kafka.MetricMetadataSize, positive, "the metadata committed", p0...)
+	zero := func(v int64) bool { return v == 0 }
+	expect(kafka.MetricIntakeBlocked, zero, "an intake far from MaxInFlight", group, attribute.String(kafka.AttrIntakeReason, "parked"))
+	expect(kafka.MetricIntakeBlocked, zero, "an intake far from MaxInFlight", group, attribute.String(kafka.AttrIntakeReason, "in_flight"))
 	expect(kafka.MetricDeadLettered, one, "the undecodable record", group, attribute.String(kafka.AttrDeadLetterReason, string(kafka.ReasonUndecodable)))
 	expect(kafka.MetricDeadLettered, func(v int64) bool { return v == 0 }, "no failed write", group, attribute.String(meter.AttrErrorType, "write"))
 	expect(kafka.MetricRebalances, one, "the assignment", group, attribute.String(kafka.AttrRebalanceKind, "assigned"))
@@ -172,13 +175,13 @@ func TestConsumerInstrumentsThroughOpenTelemetry(t *testing.T) {
 	expect(kafka.MetricRebalances, func(v int64) bool { return v == 0 }, "no loss", group, attribute.String(kafka.AttrRebalanceKind, "lost"))
 	expect(kafka.MetricRebalances, positive, "the assignment", group, attribute.String(kafka.AttrRebalanceKind, "assigned"))
 	for _, name := range []string{kafka.MetricConsumed, kafka.MetricOperationDuration, kafka.MetricLag, kafka.MetricUnfinished,
-		kafka.MetricUnfinishedAge, kafka.MetricParked, kafka.MetricPaused, kafka.MetricMetadataSize, kafka.MetricDeadLettered, kafka.MetricRebalances} {
+		kafka.MetricUnfinishedAge, kafka.MetricParked, kafka.MetricPaused, kafka.MetricIntakeBlocked, kafka.MetricMetadataSize, kafka.MetricDeadLettered, kafka.MetricRebalances} {
 		if _, ok := ms[name]; !ok {
 			t.Errorf("instrument %s not read after the rebalance", name)
 		}
 	}
-	if len(ms) != 10 {
-		t.Errorf("read %d instruments, want the 10 documented", len(ms))
+	if len(ms) != 11 {
+		t.Errorf("read %d instruments, want the 11 documented", len(ms))
 	}
 	b.stop(t)
 	a.stop(t)

@@ -49,6 +49,10 @@ type Stats struct {
 	// Paused is the number of partitions paused now; PausedMetadata of
 	// them for their commit metadata (see PauseReason).
 	Paused, PausedMetadata int
+	// Intake says why the consumer takes no records now (MaxInFlight is
+	// reached; IntakeParked when parked records hold half of it or more);
+	// zero while it takes them.
+	Intake IntakeReason
 }
 
 // Rebalances counts the rebalance events a consumer saw.
@@ -89,6 +93,7 @@ func (c *Consumer[K, E]) Stats() Stats {
 	parts := c.Partitions()
 	c.mu.Lock()
 	s := c.stats
+	s.Intake = c.intake
 	c.mu.Unlock()
 	if src := c.source(); src != nil {
 		s.InFlight = src.Unsettled()

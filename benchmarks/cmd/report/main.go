@@ -1,5 +1,5 @@
 // Command report runs the benchmark suite and writes its figures to
-// docs/benchmarks.md (a Markdown table with the ratios, the machine, the Go
+// docs/benchmarks.md (Markdown tables with the ratios, the machine, the Go
 // version, the date and the commands) and docs/benchmarks.svg (a grouped
 // bar chart).
 //
@@ -7,19 +7,26 @@
 //
 //	cd benchmarks && go run ./cmd/report
 //
-// It runs BenchmarkDispatch and BenchmarkHotKey with go test, echoing
-// their output to stderr as they go. Flags:
+// It compiles the benchmarks once (go test -c), then runs rounds: in each,
+// BenchmarkDispatch, BenchmarkHotKey and BenchmarkKafkaNoop once
+// (-test.count=1), so that every peer's runs are interleaved with the
+// others' over the whole report. It echoes their output to stderr as it
+// goes. Flags:
 //
 //	-benchtime D     BenchmarkDispatch's -benchtime (default 1000000x)
 //	-hotkey-benchtime D
 //	                 BenchmarkHotKey's -benchtime (default 10x)
-//	-count N         runs of each benchmark (default 1)
+//	-kafka-benchtime D
+//	                 BenchmarkKafkaNoop's -benchtime (default 2x:
+//	                 both orders of the two consumers)
+//	-count N         rounds: runs of each benchmark (default 5)
 //	-stat S          how to summarise them: median (default), or min, the
 //	                 least disturbed run on a machine shared with other work
 //	-out DIR         where to write the files (default ../docs)
 //	-dir DIR         the benchmarks module (default .)
-//	-input FILE      parse this saved go test output instead of running the
-//	                 suite (the commands shown are those the flags describe)
+//	-input FILE      parse this saved benchmark output instead of running
+//	                 the suite (the commands shown are those the flags
+//	                 describe)
 //
 // The output is deterministic apart from the measured figures, the date
 // and the load average.

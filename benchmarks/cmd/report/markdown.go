@@ -20,6 +20,8 @@ type Meta struct {
 	Workers      int      // the peers' concurrency
 	Keys         int      // keys per workload
 	HotKeyEvents int      // events per hot-key scenario
+	KafkaRecords int      // records on the Kafka no-op benchmark's topic
+	Partitions   int      // that topic's partitions
 }
 
 // Suite names the benchmarks a report covers, in report order.
@@ -28,16 +30,19 @@ type Suite struct {
 	Peers     []string // the peers
 	Reference string   // the peer the ratios compare ordergen with first (the pool)
 	Striped   string   // the peer the ratios compare ordergen with second
-	Subject   string   // ordergen
+	Subject   string   // ordergen: runtime.New
+	Generated string   // the generated dispatcher, compared with Subject
 }
 
 const (
 	dispatchBench = "BenchmarkDispatch"
 	hotKeyBench   = "BenchmarkHotKey"
+	kafkaBench    = "BenchmarkKafkaNoop"
 )
 
 // WriteMarkdown writes the report: the run's description, the dispatch
-// table with the ratios, the chart, the hot-key table and the raw output.
+// table with the ratios, the chart, the hot-key table, the Kafka figures
+// and the raw output.
 func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 	var b strings.Builder
 	b.WriteString("# Benchmarks\n\n")
@@ -57,7 +62,8 @@ func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 		fmt.Fprintf(&b, "| Load average before the run | %s |\n", m.Load)
 	}
 	if m.Report != "" {
-		fmt.Fprintf(&b, "\nWritten in `benchmarks/` by `%s`, which ran:\n\n", m.Report)
+		fmt.Fprintf(&b, "\nWritten in `benchmarks/` by `%s`, which ran, in rounds that interleave every peer "+
+			"with the others:\n\n", m.Report)
 	} else {
 		b.WriteString("\nCommands, in `benchmarks/`:\n\n")
 	}
@@ -70,14 +76,22 @@ func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 	fmt.Fprintf(&b, "ns/event, with allocs/event in parentheses; lower is better. One producer goroutine "+
 		"submits the events over %s keys and waits until all are handled; uniform workloads draw keys "+
 		"uniformly, skewed ones give one key half of the events; the handler does nothing (noop) or "+
-		"about 1 µs of CPU work (1us). `%s` does not keep per-key order: it is the ceiling. "+
-		"The ratios divide %s's ns/event by the other peer's.\n\n", group(int64(m.Keys)), s.Reference, s.Subject)
+		"about 1 µs of CPU work (1us); in -4sub workloads 4 goroutines submit, each the events of its own "+
+		"keys. `%s` is `runtime.New`, the bare engine; `%s` is what users run: the dispatcher ordergen "+
+		"generates (benchmarks/schema.yaml), with its version guard on the in-memory store and the "+
+		"schema's policies, a 5s timeout per attempt included. `%s` does not keep per-key order: it is "+
+		"the ceiling. The ratios divide the first peer's ns/event by the second's.\n\n",
+		group(int64(m.Keys)), s.Subject, s.Generated, s.Reference)
+	ratios := [][2]string{{s.Subject, s.Reference}, {s.Subject, s.Striped}, {s.Generated, s.Subject}}
 	b.WriteString("| workload |")
 	for _, c := range cols {
 		fmt.Fprintf(&b, " %s |", c)
 	}
-	fmt.Fprintf(&b, " %s/%s | %s/%s |\n|---|", s.Subject, s.Reference, s.Subject, s.Striped)
-	for range len(cols) + 2 {
+	for _, r := range ratios {
+		fmt.Fprintf(&b, " %s/%s |", r[0], r[1])
+	}
+	b.WriteString("\n|---|")
+	for range len(cols) + len(ratios) {
 		b.WriteString("---:|")
 	}
 	b.WriteString("\n")
@@ -93,10 +107,10 @@ func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 			allocs, _ := f.Get(name, "allocs/op")
 			fmt.Fprintf(&b, " %s (%s) |", formatNs(ns), formatCount(allocs))
 		}
-		subject := dispatchBench + "/" + r + "/" + s.Subject
-		fmt.Fprintf(&b, " %s | %s |\n",
-			ratio(f, subject, dispatchBench+"/"+r+"/"+s.Reference, "ns/op"),
-			ratio(f, subject, dispatchBench+"/"+r+"/"+s.Striped, "ns/op"))
+		for _, q := range ratios {
+			fmt.Fprintf(&b, " %s |", ratio(f, dispatchBench+"/"+r+"/"+q[0], dispatchBench+"/"+r+"/"+q[1], "ns/op"))
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n![ns/event per workload and peer](benchmarks.svg)\n")
 
@@ -121,8 +135,11 @@ func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", p, formatMs(cold, okCold), formatMs(all, okAll),
 			ratio(f, name, hotKeyBench+"/"+s.Striped, "ns/last-cold"))
 	}
-	fmt.Fprintf(&b, "\n%s/%s, last cold event: %s.\n", s.Subject, s.Striped,
-		ratio(f, hotKeyBench+"/"+s.Subject, hotKeyBench+"/"+s.Striped, "ns/last-cold"))
+	fmt.Fprintf(&b, "\nLast cold event: %s/%s %s, %s/%s %s.\n",
+		s.Subject, s.Striped, ratio(f, hotKeyBench+"/"+s.Subject, hotKeyBench+"/"+s.Striped, "ns/last-cold"),
+		s.Generated, s.Subject, ratio(f, hotKeyBench+"/"+s.Generated, hotKeyBench+"/"+s.Subject, "ns/last-cold"))
+
+	writeKafka(&b, m, f)
 
 	b.WriteString("\n## Raw output\n\n```\n")
 	b.WriteString(strings.TrimRight(raw, "\n"))
@@ -131,6 +148,41 @@ func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 		return fmt.Errorf("write markdown: %w", err)
 	}
 	return nil
+}
+
+// writeKafka writes the Kafka no-op section, when the output has it.
+func writeKafka(b *strings.Builder, m Meta, f Figures) {
+	consumer, okC := f.Get(kafkaBench, "consumer-rec/s")
+	plain, okP := f.Get(kafkaBench, "plain-rec/s")
+	r, okR := f.Get(kafkaBench, "ratio")
+	if !okC && !okP && !okR {
+		return
+	}
+	b.WriteString("\n## Kafka end to end\n\n")
+	fmt.Fprintf(b, "One topic of %s records (%d partitions, %s keys) on an in-process kfake cluster, consumed "+
+		"in the same run, each time in a new group, by runtime/kafka's consumer feeding the generated dispatcher "+
+		"and by a plain franz-go poll loop in one goroutine (poll, decode with the same codec, call the handler). "+
+		"The handler does nothing. Records per second from the first event's start to the last one's end; "+
+		"higher is better. *Ratio* is the consumer's records/s over the poll loop's, within each run.\n\n",
+		group(int64(m.KafkaRecords)), m.Partitions, group(int64(m.Keys)))
+	b.WriteString("| consumer + generated dispatcher | plain poll loop | ratio |\n|---:|---:|---:|\n")
+	fmt.Fprintf(b, "| %s | %s | %s |\n", formatRate(consumer, okC), formatRate(plain, okP), formatRatio(r, okR))
+}
+
+// formatRate formats records per second, or a dash when missing.
+func formatRate(v float64, ok bool) string {
+	if !ok {
+		return "–"
+	}
+	return group(int64(v+0.5)) + " records/s"
+}
+
+// formatRatio formats a ratio that a benchmark reported, or a dash.
+func formatRatio(v float64, ok bool) string {
+	if !ok {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + "×"
 }
 
 // runsSentence says how many runs the figures summarise.

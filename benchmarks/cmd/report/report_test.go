@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -25,8 +26,8 @@ func sample(t *testing.T) (Output, string) {
 
 func TestParse(t *testing.T) {
 	out, _ := sample(t)
-	if got := len(out.Results); got != 11 {
-		t.Fatalf("%d results, want 11", got)
+	if got := len(out.Results); got != 16 {
+		t.Fatalf("%d results, want 16", got)
 	}
 	r := out.Results[0]
 	if r.Name != "BenchmarkDispatch/uniform-noop/ordergen" || r.Procs != 2 || r.Iterations != 1000000 {
@@ -35,7 +36,7 @@ func TestParse(t *testing.T) {
 	if r.Metrics["ns/op"] != 660.4 || r.Metrics["B/op"] != 56 || r.Metrics["allocs/op"] != 0 {
 		t.Errorf("first result's metrics %v", r.Metrics)
 	}
-	hot := out.Results[9]
+	hot := out.Results[10]
 	if hot.Name != "BenchmarkHotKey/ordergen" || hot.Metrics["ns/last-cold"] != 24071311 {
 		t.Errorf("hot-key result %+v", hot)
 	}
@@ -82,7 +83,8 @@ func TestReduceTakesMedians(t *testing.T) {
 
 func testMeta() Meta {
 	return Meta{CPU: "Example CPU", Cores: 2, Go: "go1.26.0 linux/amd64", Date: "2026-01-02",
-		Commands: []string{"go test -bench ."}, Workers: 8, Keys: 10000, HotKeyEvents: 100000}
+		Commands: []string{"go test -bench ."}, Workers: 8, Keys: 10000, HotKeyEvents: 100000,
+		KafkaRecords: 100000, Partitions: 12}
 }
 
 func TestMarkdown(t *testing.T) {
@@ -94,12 +96,15 @@ func TestMarkdown(t *testing.T) {
 	md := b.String()
 	for _, want := range []string{
 		"| Machine | Example CPU, 2 cores |",
-		"| workload | ordergen | pool | striped | chained | watermill | ordergen/pool | ordergen/striped |",
-		"| uniform-noop | 660 (0) | 48.3 (0) | 100 (0) | 1,325 (2) | 32,091 (46) | 13.68× | 6.60× |",
-		"| skewed-1us | 1,954 (0) | – | 2,534 (0) | – | – | – | 0.77× |",
+		"| workload | ordergen | generated | pool | striped | chained | watermill | ordergen/pool | ordergen/striped | generated/ordergen |",
+		"| uniform-noop | 660 (0) | 1,321 (5) | 48.3 (0) | 100 (0) | 1,325 (2) | 32,091 (46) | 13.68× | 6.60× | 2.00× |",
+		"| skewed-1us | 1,954 (0) | – | – | 2,534 (0) | – | – | – | 0.77× | – |",
 		"| ordergen | 24.1 ms | 68.0 ms | 0.19× |",
-		"ordergen/striped, last cold event: 0.19×.",
+		"| generated | 36.1 ms | 70.1 ms | 0.29× |",
+		"Last cold event: ordergen/striped 0.19×, generated/ordergen 1.50×.",
 		"![ns/event per workload and peer](benchmarks.svg)",
+		"## Kafka end to end",
+		"| 163,359 records/s | 444,750 records/s | 0.37× |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
@@ -134,13 +139,76 @@ func TestSVGIsWellFormedAndDeterministic(t *testing.T) {
 			bars++
 		}
 	}
-	if bars != 7 { // 5 uniform-noop peers + 2 skewed-1us peers
-		t.Errorf("%d bars, want 7", bars)
+	if bars != 8 { // 6 uniform-noop peers + 2 skewed-1us peers
+		t.Errorf("%d bars, want 8", bars)
 	}
 	for _, want := range []string{"ns/event (log scale)", ">uniform-noop<", ">watermill<"} {
 		if !strings.Contains(a.String(), want) {
 			t.Errorf("svg lacks %q", want)
 		}
+	}
+}
+
+// TestMarkdownWithoutKafka leaves the Kafka section out when the output
+// has no BenchmarkKafkaNoop.
+func TestMarkdownWithoutKafka(t *testing.T) {
+	out, raw := sample(t)
+	var results []Result
+	for _, r := range out.Results {
+		if r.Name != kafkaBench {
+			results = append(results, r)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, testMeta(), defaultSuite(), Reduce(results, Median), raw); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "## Kafka") {
+		t.Error("a Kafka section without Kafka figures")
+	}
+}
+
+// TestRoundsInterleave checks the commands: one build, then each round
+// runs every benchmark once, so that the peers' runs interleave.
+func TestRoundsInterleave(t *testing.T) {
+	o, err := parseFlags([]string{"-count", "7", "-benchtime", "1000x"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	round := o.round("bin")
+	benches := map[string]bool{}
+	for _, c := range round {
+		if c[0] != "bin" || !slices.Contains(c, "-test.count=1") {
+			t.Errorf("command %q does not run the binary once", c)
+		}
+		i := slices.Index(c, "-test.bench")
+		if i < 0 {
+			t.Fatalf("command %q runs no benchmark", c)
+		}
+		benches[c[i+1]] = true
+	}
+	for _, want := range []string{"^" + dispatchBench + "$", "^" + hotKeyBench + "$", "^" + kafkaBench + "$"} {
+		if !benches[want] {
+			t.Errorf("a round does not run %s", want)
+		}
+	}
+	if !slices.Contains(round[0], "-test.benchtime=1000x") {
+		t.Errorf("dispatch command %q ignores -benchtime", round[0])
+	}
+	lines := o.commands()
+	if len(lines) != 2+len(round)+1 || !strings.HasPrefix(lines[0], "go test -c -o benchmarks.test") ||
+		lines[1] != "for round in $(seq 7); do" || lines[len(lines)-1] != "done" {
+		t.Errorf("commands:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+func TestDefaultCountIsFive(t *testing.T) {
+	o, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.count < 5 {
+		t.Errorf("default -count %d, want at least 5 rounds for a median", o.count)
 	}
 }
 

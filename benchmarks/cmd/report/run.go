@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 type options struct {
 	benchtime       string
 	hotKeyBenchtime string
+	kafkaBenchtime  string
 	count           int
 	out             string
 	dir             string
@@ -37,7 +37,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.benchtime, "benchtime", "1000000x", "BenchmarkDispatch's -benchtime")
 	fs.StringVar(&o.hotKeyBenchtime, "hotkey-benchtime", "10x", "BenchmarkHotKey's -benchtime")
-	fs.IntVar(&o.count, "count", 1, "runs of each benchmark")
+	fs.StringVar(&o.kafkaBenchtime, "kafka-benchtime", "2x", "BenchmarkKafkaNoop's -benchtime (2x: both orders of the two consumers)")
+	fs.IntVar(&o.count, "count", 5, "rounds: runs of each benchmark, every peer interleaved with the others")
 	fs.StringVar(&o.out, "out", filepath.Join("..", "docs"), "directory to write benchmarks.md and benchmarks.svg to")
 	fs.StringVar(&o.dir, "dir", ".", "the benchmarks module's directory")
 	fs.StringVar(&o.input, "input", "", "parse this saved go test output instead of running the suite")
@@ -58,16 +59,39 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-// commands returns the go test command lines that run the suite.
-func (o options) commands() [][]string {
-	base := func(bench, benchtime string) []string {
-		return []string{"go", "test", "-run", "^$", "-bench", bench, "-benchmem",
-			"-benchtime=" + benchtime, "-count=" + strconv.Itoa(o.count), "-timeout=0", "."}
+// testBinary is the name of the compiled benchmarks in the commands shown.
+const testBinary = "benchmarks.test"
+
+// build returns the command that compiles the benchmarks into binary.
+func build(binary string) []string {
+	return []string{"go", "test", "-c", "-o", binary, "."}
+}
+
+// round returns the commands of one round, run by binary: each benchmark
+// once (-test.count=1), every peer and workload in turn. Repeating rounds,
+// rather than -count, interleaves the peers: each peer's runs are spread
+// over the whole report, so a disturbance of the machine that lasts a
+// minute weighs on every peer alike instead of on the one that ran then.
+func (o options) round(binary string) [][]string {
+	cmd := func(bench, benchtime string) []string {
+		return []string{binary, "-test.run", "^$", "-test.bench", "^" + bench + "$", "-test.benchmem",
+			"-test.benchtime=" + benchtime, "-test.count=1", "-test.timeout=0"}
 	}
 	return [][]string{
-		base("^"+dispatchBench+"$", o.benchtime),
-		base("^"+hotKeyBench+"$", o.hotKeyBenchtime),
+		cmd(dispatchBench, o.benchtime),
+		cmd(hotKeyBench, o.hotKeyBenchtime),
+		cmd(kafkaBench, o.kafkaBenchtime),
 	}
+}
+
+// commands returns the shell lines that reproduce the report's run: the
+// build, then count rounds.
+func (o options) commands() []string {
+	lines := []string{shellQuote(build(testBinary)), fmt.Sprintf("for round in $(seq %d); do", o.count)}
+	for _, c := range o.round("./" + testBinary) {
+		lines = append(lines, "  "+shellQuote(c))
+	}
+	return append(lines, "done")
 }
 
 // shellQuote renders args as a shell command line.
@@ -106,10 +130,6 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var cmds []string
-	for _, c := range o.commands() {
-		cmds = append(cmds, shellQuote(c))
-	}
 	meta := Meta{
 		CPU:          cpuModel(parsed.Header["cpu"]),
 		Cores:        cores(),
@@ -118,10 +138,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		Date:         time.Now().UTC().Format(time.DateOnly),
 		Load:         load,
 		Report:       shellQuote(append([]string{"go", "run", "./cmd/report"}, args...)),
-		Commands:     cmds,
+		Commands:     o.commands(),
 		Workers:      benchmarks.Workers,
 		Keys:         workload.NumKeys,
 		HotKeyEvents: benchmarks.HotKeyEvents,
+		KafkaRecords: benchmarks.KafkaNoopRecords,
+		Partitions:   benchmarks.KafkaPartitions,
 	}
 	if o.input != "" {
 		meta.Report = "" // the output was not produced by this command line
@@ -149,7 +171,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 
 // defaultSuite names the suite's workloads and peers in report order.
 func defaultSuite() Suite {
-	s := Suite{Reference: "pool", Striped: "striped", Subject: "ordergen"}
+	s := Suite{Reference: "pool", Striped: "striped", Subject: "ordergen", Generated: "generated"}
 	for _, w := range workload.Dispatch() {
 		s.Workloads = append(s.Workloads, w.Name)
 	}
@@ -160,7 +182,7 @@ func defaultSuite() Suite {
 }
 
 // output returns the benchmark output: the -input file's, or that of the
-// suite run now, echoed to stderr as it comes.
+// suite run now, round after round, echoed to stderr as it comes.
 func (o options) output(ctx context.Context, stderr io.Writer) (string, error) {
 	if o.input != "" {
 		b, err := os.ReadFile(o.input)
@@ -169,18 +191,38 @@ func (o options) output(ctx context.Context, stderr io.Writer) (string, error) {
 		}
 		return string(b), nil
 	}
+	tmp, err := os.MkdirTemp("", "ordergen-report-")
+	if err != nil {
+		return "", fmt.Errorf("build the benchmarks: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	binary := filepath.Join(tmp, testBinary)
+	if err := o.exec(ctx, build(binary), stderr, stderr); err != nil {
+		return "", err
+	}
 	var all bytes.Buffer
-	for _, args := range o.commands() {
-		fmt.Fprintf(stderr, "$ %s\n", shellQuote(args))
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		cmd.Dir = o.dir
-		cmd.Stdout = io.MultiWriter(&all, stderr)
-		cmd.Stderr = stderr
-		if err := cmd.Run(); err != nil {
-			return "", fmt.Errorf("%s: %w", shellQuote(args), err)
+	for r := range o.count {
+		fmt.Fprintf(stderr, "# round %d of %d\n", r+1, o.count)
+		for _, args := range o.round(binary) {
+			if err := o.exec(ctx, args, io.MultiWriter(&all, stderr), stderr); err != nil {
+				return "", err
+			}
 		}
 	}
 	return all.String(), nil
+}
+
+// exec runs args in the benchmarks module, echoing the command line.
+func (o options) exec(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fmt.Fprintf(stderr, "$ %s\n", shellQuote(args))
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = o.dir
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", shellQuote(args), err)
+	}
+	return nil
 }
 
 // writeFileAtomic writes data to path through a temporary file in the same

@@ -23,6 +23,7 @@ const (
 func colorsFor(peers []string) []string {
 	known := map[string]string{
 		"ordergen":  "#1b6ac9",
+		"generated": "#7fb3f0",
 		"pool":      "#9aa0a6",
 		"striped":   "#f29d38",
 		"chained":   "#8e63c9",

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	ledger "github.com/ordergen/ordergen/examples/gen"
+	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/rabbitmq"
+)
+
+const queues = 4
+
+// run plays the scenario and writes the report to out. It returns an error
+// when a guarantee did not hold.
+func run(ctx context.Context, out io.Writer, cfg config) error {
+	start := time.Now()
+	conn, err := amqp.Dial(cfg.url)
+	if err != nil {
+		return fmt.Errorf("dial %s: %w", cfg.url, err)
+	}
+	defer func() { _ = conn.Close() }()
+	topo := rabbitmq.Topology{Name: fmt.Sprintf("ledger-example-%d", time.Now().UnixNano()), Queues: queues, Transient: true}
+	admin, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	if err := topo.Declare(admin); err != nil {
+		return err
+	}
+	defer func() { _ = topo.Delete(admin) }()
+
+	accounts := stream(cfg)
+	total := cfg.accounts * cfg.events
+	b := newBook(total)
+	versions := runtime.NewMemoryVersionStore[string]()
+	states := runtime.NewMemoryStateStore[string]()
+
+	// a subscribes first: it is every queue's single active consumer, and
+	// b stands by.
+	a, err := startProcess(cfg.url, topo, "a", b, cfg.slow, versions, states)
+	if err != nil {
+		return err
+	}
+	if err := a.subscribed(ctx, topo); err != nil {
+		a.kill()
+		return err
+	}
+	c, err := startProcess(cfg.url, topo, "b", b, cfg.slow, versions, states)
+	if err != nil {
+		a.kill()
+		return err
+	}
+	if err := c.subscribed(ctx, topo); err != nil {
+		a.kill()
+		c.kill()
+		return err
+	}
+
+	sink, err := rabbitmq.NewProducer[string, ledger.AccountEvent](conn, topo, ledger.AccountCodec{})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = sink.Close(context.Background()) }()
+	producer, err := ledger.NewAccountProducer(sink)
+	if err != nil {
+		return err
+	}
+
+	// A message that does not decode: rejected to the dead-letter queue, and
+	// its queue goes on.
+	bad := amqp.Publishing{Headers: amqp.Table{rabbitmq.HeaderKey: "acct-000"}, Type: "Deposited", Body: []byte("{not json")}
+	if err := admin.PublishWithContext(ctx, topo.Name, "acct-000", false, false, bad); err != nil {
+		return err
+	}
+	published := make(chan error, 1)
+	go func() { published <- publish(ctx, producer, accounts) }()
+	select {
+	case <-b.after(total / 3):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	inflight := a.consumer.Stats().InFlight
+	abandoned := a.kill()
+	_, appliedAtKill, _ := b.snapshot()
+	if err := <-published; err != nil {
+		return err
+	}
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		_, applied, _ := b.snapshot()
+		return fmt.Errorf("only %d of %d events applied: %w", applied, total, ctx.Err())
+	}
+	if err := c.stop(ctx); err != nil {
+		return err
+	}
+	dead, err := deadLetters(admin, topo)
+	if err != nil {
+		return err
+	}
+
+	balances, applied, by := b.snapshot()
+	want := inOrder(accounts)
+	equal, complete := 0, 0
+	for id, w := range want {
+		if balances[id] == w {
+			equal++
+		}
+		if v, _ := versions.Version(ctx, id); v == uint64(cfg.events) {
+			complete++
+		}
+	}
+	as, cs := a.consumer.Stats(), c.consumer.Stats()
+	skipped := c.dispatcher.Stats()["Account"].Skipped + a.dispatcher.Stats()["Account"].Skipped
+	fmt.Fprintln(out, "ordergen rabbitmq example: the ledger schema across two consumer processes (RabbitMQ, single active consumer)")
+	fmt.Fprintf(out, "stream     %d accounts, %d events, published by AccountProducer (publisher confirms) to the consistent-hash exchange %s over %d queues\n", cfg.accounts, total, topo.Name, queues)
+	fmt.Fprintf(out, "consumers  a active on every queue, b standing by; 64 keys in progress each, prefetch 64 per queue, acks as messages finish\n")
+	fmt.Fprintf(out, "kill       a killed mid-stream (%d of %d events applied): %d messages unacknowledged, %d accepted events abandoned\n", appliedAtKill, total, inflight, abandoned)
+	fmt.Fprintf(out, "failover   the broker returned a's unacknowledged messages, in order, and made b active:\n")
+	fmt.Fprintf(out, "           %d re-delivered events (finished by a, acknowledgement lost with it) skipped by the version guard;\n", skipped)
+	fmt.Fprintf(out, "           a applied %d events, b %d; b delivered %d messages, acknowledged them in %d frames\n", by["a"], by["b"], cs.Delivered, cs.Acked)
+	fmt.Fprintf(out, "dead letter %d undecodable message rejected to %s (rejected by a %d, b %d); its queue kept flowing\n", dead, topo.DeadLetterQueue(), as.Rejected, cs.Rejected)
+	fmt.Fprintf(out, "balances   %d of %d accounts equal in-order application; %d at their last version; %d events applied once each\n", equal, len(want), complete, applied)
+	ok := equal == len(want) && complete == len(want) && applied == total && dead == 1
+	verdict := "OK: nothing lost, nothing applied twice"
+	if !ok {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(out, "verdict    %s (%v)\n", verdict, time.Since(start).Round(10*time.Millisecond))
+	if !ok {
+		return fmt.Errorf("the balances do not equal in-order application, or the bad message was not dead-lettered once")
+	}
+	return nil
+}
+
+// deadLetters counts the messages in the dead-letter queue.
+func deadLetters(ch *amqp.Channel, topo rabbitmq.Topology) (int, error) {
+	q, err := ch.QueueDeclarePassive(topo.DeadLetterQueue(), !topo.Transient, false, false, false, nil)
+	if err != nil {
+		return 0, fmt.Errorf("inspect %s: %w", topo.DeadLetterQueue(), err)
+	}
+	return q.Messages, nil
+}
+
+// publish sends every account's events, in order per account, from several
+// goroutines.
+func publish(ctx context.Context, p ledger.AccountPublisher, accounts [][]ledger.AccountEvent) error {
+	const publishers = 8
+	errs := make([]error, publishers)
+	var wg sync.WaitGroup
+	for w := range publishers {
+		wg.Go(func() {
+			for a := w; a < len(accounts); a += publishers {
+				for _, e := range accounts[a] {
+					if err := publishOne(ctx, p, e); err != nil {
+						errs[w] = err
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("publish: %w", err)
+		}
+	}
+	return nil
+}
+
+func publishOne(ctx context.Context, p ledger.AccountPublisher, e ledger.AccountEvent) error {
+	switch e := e.(type) {
+	case ledger.AccountOpened:
+		return p.PublishAccountOpened(ctx, e)
+	case ledger.Deposited:
+		return p.PublishDeposited(ctx, e)
+	case ledger.Withdrew:
+		return p.PublishWithdrew(ctx, e)
+	}
+	return fmt.Errorf("unexpected event %T", e)
+}

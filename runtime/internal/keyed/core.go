@@ -1,0 +1,428 @@
+package keyed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/internal/notify"
+	"github.com/ordergen/ordergen/runtime/meter"
+	"github.com/ordergen/ordergen/runtime/transport"
+)
+
+// Message is one message a transport received, decoded.
+type Message[E any, M any] struct {
+	// Key is the broker's unit of order: the ordering key, the message
+	// group ID.
+	Key string
+	// ID is the broker's ID of the message (the fence compares it).
+	ID string
+	// Handle is the transport's handle of the message, given back to
+	// Config.Settle.
+	Handle M
+	// Lease is when the broker's hold on the message ends for good and it
+	// may be delivered elsewhere (zero: never); the key's ownership ends
+	// before then.
+	Lease time.Time
+	// Event is the decoded event, when Bad is nil.
+	Event E
+	// Bad, when set, says why the message cannot be handled: it goes to
+	// Config.DeadLetter.
+	Bad *Bad
+}
+
+// Bad is why a message cannot be handled.
+type Bad struct {
+	// Reason is a short name ("undecodable", "missing-key"), for metrics.
+	Reason string
+	// Err says more.
+	Err error
+}
+
+// ReasonInvalidEvent is the Bad.Reason of an event the lanes refused as
+// invalid (runtime.ErrInvalidEvent).
+const ReasonInvalidEvent = "invalid-event"
+
+// Config configures a Core.
+type Config[E any, M any] struct {
+	// System names the broker in logs and metric names ("pubsub", "sqs").
+	System string
+	// MaxInFlight bounds the messages taken and not settled, parked ones
+	// included, and those waiting for their key's ownership to end.
+	MaxInFlight int
+	// EndTimeout bounds how long an ending ownership waits for its running
+	// handler before it cancels it.
+	EndTimeout time.Duration
+	// Fence gives back the stale messages of a key whose ownership ended
+	// (see the package documentation). Zero FenceWindow: 10s.
+	Fence       bool
+	FenceWindow time.Duration
+	// SweepEvery is how often leases and the blocked state are looked at.
+	// Zero: 1s.
+	SweepEvery time.Duration
+	// Settle acknowledges (Finished) or gives back (Unfinished) a message.
+	// It is called once per message received, must be fast and must not
+	// block.
+	Settle func(M, transport.Settlement)
+	// DeadLetter writes a bad message to the dead-letter destination and
+	// calls done with the result (nil: written; the message is then
+	// acknowledged). It may call done before returning.
+	DeadLetter func(msg Message[E, M], done func(error))
+	// Logger receives what an operator must see.
+	Logger *slog.Logger
+	// Meter, when set, receives the metrics (see metrics.go) under Scope,
+	// with Attributes on every measurement.
+	Meter      meter.Provider
+	Scope      string
+	Attributes []meter.Attribute
+}
+
+// Core is the consuming side shared by the key-ordered transports.
+type Core[K comparable, E any, M any] struct {
+	cfg    Config[E, M]
+	src    *transport.Source[K, E, *entry[E, M]]
+	nowait context.Context
+	abort  context.Context // cancelled when Shutdown's context ends
+	cancel context.CancelFunc
+
+	mu        sync.Mutex // guards what follows; taken after the source's lock, never before
+	keys      map[string]*holding[E, M]
+	fences    map[string]fence
+	waiting   int // messages waiting for their key's ownership to end
+	stashed   int // keys with a stash
+	closing   bool
+	seq       uint64
+	stats     Stats
+	deadByWhy map[string]uint64
+	blocked   string // why taking stops ("" when it does not), as last logged
+	parksWarn bool   // parks hold at least half of MaxInFlight, as last logged
+	failErr   error
+
+	wake    chan struct{} // settlements: the stash retrier looks again
+	room    notify.Notifier
+	failed  chan struct{} // closed with failErr
+	stop    chan struct{}
+	loops   sync.WaitGroup // sweeper, retrier
+	enders  sync.WaitGroup
+	metrics *metrics
+}
+
+// fence gives back the messages of a key until the message id comes again
+// or until passes.
+type fence struct {
+	id    string
+	until time.Time
+}
+
+// New returns a core that feeds target. It refuses, with an error wrapping
+// runtime.ErrInvalidConfig, a target whose subscribers a transport cannot
+// settle for (transport.NewSource). OnOutcome must reach every subscriber.
+func New[K comparable, E any, M any](target transport.Target[E], cfg Config[E, M]) (*Core[K, E, M], error) {
+	if cfg.Settle == nil || cfg.DeadLetter == nil || cfg.MaxInFlight <= 0 || cfg.EndTimeout <= 0 {
+		return nil, fmt.Errorf("%w: keyed: Settle, DeadLetter, MaxInFlight and EndTimeout are required", runtime.ErrInvalidConfig)
+	}
+	if cfg.FenceWindow <= 0 {
+		cfg.FenceWindow = 10 * time.Second
+	}
+	if cfg.SweepEvery <= 0 {
+		cfg.SweepEvery = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	c := &Core[K, E, M]{
+		cfg:       cfg,
+		nowait:    transport.DoneContext(),
+		keys:      make(map[string]*holding[E, M]),
+		fences:    make(map[string]fence),
+		deadByWhy: make(map[string]uint64),
+		wake:      make(chan struct{}, 1),
+		failed:    make(chan struct{}),
+		stop:      make(chan struct{}),
+	}
+	c.abort, c.cancel = context.WithCancel(context.Background())
+	src, err := transport.NewSource[K](target, c.settled)
+	if err != nil {
+		return nil, err
+	}
+	c.src = src
+	if err := c.startMetrics(); err != nil {
+		return nil, err
+	}
+	c.loops.Add(2)
+	go c.sweepLoop()
+	go c.retryLoop()
+	return c, nil
+}
+
+// OnOutcome is told the outcome of each event the core offered; give it to
+// every subscriber of the target.
+func (c *Core[K, E, M]) OnOutcome(key K, tag uint64, o runtime.Outcome) { c.src.OnOutcome(key, tag, o) }
+
+// ParksInMemory reports whether the subscribers park in memory, so that a
+// parked message stays unsettled until its park is resolved.
+func (c *Core[K, E, M]) ParksInMemory() bool { return c.src.ParksInMemory() }
+
+// Failed is closed when the target failed for good (Err says how): the
+// transport stops.
+func (c *Core[K, E, M]) Failed() <-chan struct{} { return c.failed }
+
+// Err returns why the core failed, or nil.
+func (c *Core[K, E, M]) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failErr
+}
+
+// Receive takes m and offers its event to the lanes, or sets it aside: it
+// waits for its key's ending ownership, waits in its key's stash for room,
+// goes to the dead-letter destination (a bad message), or is given back at
+// once (a stale message behind a fence, or the core is shutting down). It
+// never blocks on room. It returns an error only when the target failed
+// for good.
+func (c *Core[K, E, M]) Receive(m Message[E, M]) error {
+	c.mu.Lock()
+	c.stats.Received++
+	c.mu.Unlock()
+	return c.receive(m)
+}
+
+func (c *Core[K, E, M]) receive(m Message[E, M]) error {
+	for {
+		c.mu.Lock()
+		if c.closing {
+			c.stats.Refused++
+			c.mu.Unlock()
+			c.cfg.Settle(m.Handle, transport.Unfinished)
+			return nil
+		}
+		if f, ok := c.fences[m.Key]; ok {
+			if m.ID != f.id && time.Now().Before(f.until) {
+				c.stats.Fenced++
+				c.mu.Unlock()
+				c.cfg.Logger.Debug("ordergen/"+c.cfg.System+": stale message of a key whose ownership ended given back", "key", m.Key, "id", m.ID, "until", f.id)
+				c.cfg.Settle(m.Handle, transport.Unfinished)
+				return nil
+			}
+			delete(c.fences, m.Key)
+		}
+		h := c.keys[m.Key]
+		if h != nil && h.ending {
+			h.waiting = append(h.waiting, m)
+			c.waiting++
+			c.mu.Unlock()
+			return nil
+		}
+		if h == nil {
+			h = &holding[E, M]{key: m.Key, own: c.src.Own()}
+			c.keys[m.Key] = h
+		}
+		c.seq++
+		e := &entry[E, M]{h: h, handle: m.Handle, id: m.ID, lease: m.Lease, taken: time.Now(), seq: c.seq}
+		h.live = append(h.live, e)
+		h.nlive++
+		c.mu.Unlock()
+
+		tag, err := c.src.Take(h.own, e)
+		if err != nil { // the ownership ended meanwhile: look again
+			c.mu.Lock()
+			e.st = transport.Unfinished // never taken: not settled by the source
+			h.nlive--
+			h.dropSettled()
+			c.mu.Unlock()
+			continue
+		}
+		e.tag = tag
+		if m.Bad != nil {
+			c.deadLetter(e, m)
+			return nil
+		}
+		c.mu.Lock()
+		if len(h.stash) > 0 || h.retrying {
+			h.stash = append(h.stash, pending[E, M]{e, m})
+			c.mu.Unlock()
+			return nil
+		}
+		c.mu.Unlock()
+		refused, err := c.offer(e, m)
+		if refused {
+			c.mu.Lock()
+			if !h.ending {
+				h.stash = append(h.stash, pending[E, M]{e, m})
+				if len(h.stash) == 1 {
+					c.stashed++
+					c.cfg.Logger.Debug("ordergen/"+c.cfg.System+": the lanes are full for a key; its messages wait until there is room", "key", m.Key)
+				}
+			}
+			c.mu.Unlock()
+			c.signal()
+		}
+		return err
+	}
+}
+
+// offer offers e's event. It reports refused when the lanes have no room
+// (the message waits in its key's stash); a message the lanes refuse as
+// invalid goes to the dead-letter destination; any other refusal is the
+// target's failure, returned.
+func (c *Core[K, E, M]) offer(e *entry[E, M], m Message[E, M]) (refused bool, err error) {
+	err = c.src.Offer(c.nowait, e.tag, m.Event)
+	switch {
+	case err == nil, errors.Is(err, transport.ErrOwnershipEnded):
+		return false, nil
+	case errors.Is(err, runtime.ErrBacklogFull), errors.Is(err, context.Canceled):
+		return true, nil
+	case errors.Is(err, runtime.ErrInvalidEvent):
+		m.Bad = &Bad{Reason: ReasonInvalidEvent, Err: err}
+		c.deadLetter(e, m)
+		return false, nil
+	default:
+		err = fmt.Errorf("%s: offer the message %s of key %s: %w", c.cfg.System, m.ID, m.Key, err)
+		c.fail(err)
+		return false, err
+	}
+}
+
+// deadLetter writes e's bad message to the dead-letter destination and
+// settles it on the answer: Finished once written, Unfinished otherwise
+// (the broker delivers it again).
+func (c *Core[K, E, M]) deadLetter(e *entry[E, M], m Message[E, M]) {
+	c.cfg.DeadLetter(m, func(err error) {
+		st := transport.Finished
+		c.mu.Lock()
+		if err != nil {
+			st = transport.Unfinished
+			c.stats.DeadLetterErrors++
+		} else {
+			c.stats.DeadLettered++
+			c.deadByWhy[m.Bad.Reason]++
+		}
+		c.mu.Unlock()
+		if err != nil {
+			c.cfg.Logger.Error("ordergen/"+c.cfg.System+": dead-letter write failed; the message goes back to the broker", "key", m.Key, "id", m.ID, "reason", m.Bad.Reason, "error", err)
+		} else {
+			c.cfg.Logger.Warn("ordergen/"+c.cfg.System+": message dead-lettered", "key", m.Key, "id", m.ID, "reason", m.Bad.Reason, "error", m.Bad.Err)
+		}
+		_ = c.src.Resolve(e.tag, st) // never offered: no subscriber holds it
+	})
+}
+
+// fail records the target's failure; the transport stops.
+func (c *Core[K, E, M]) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failErr == nil {
+		c.failErr = err
+		close(c.failed)
+	}
+}
+
+// signal wakes the stash retrier.
+func (c *Core[K, E, M]) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// settled is the source's verdict on a message; the source's lock is held.
+func (c *Core[K, E, M]) settled(e *entry[E, M], st transport.Settlement) {
+	c.mu.Lock()
+	h := e.h
+	e.st = st
+	h.nlive--
+	if st == transport.Finished {
+		c.stats.Finished++
+	} else {
+		c.stats.Unfinished++
+		if h.restart == nil || e.seq < h.restart.seq {
+			h.restart = e
+		}
+		if !h.ending && !c.closing {
+			// The broker delivers it again, and the key's later messages
+			// after it: none of them may run here any more.
+			c.startEnd(h, EndUnfinished)
+		}
+	}
+	h.dropSettled()
+	if h.nlive == 0 && !h.ending && c.keys[h.key] == h {
+		delete(c.keys, h.key)
+	}
+	c.mu.Unlock()
+	c.cfg.Settle(e.handle, st)
+	c.signal()
+	c.room.BroadcastIfWaiting()
+}
+
+// Room returns how many more messages may be received now (Config.MaxInFlight
+// less those unsettled or waiting); it may be 0 or less.
+func (c *Core[K, E, M]) Room() int {
+	n := c.src.Unsettled()
+	c.mu.Lock()
+	n += c.waiting
+	c.mu.Unlock()
+	return c.cfg.MaxInFlight - n
+}
+
+// WaitRoom waits until Room is positive, or ctx ends or stop is closed,
+// and returns Room.
+func (c *Core[K, E, M]) WaitRoom(ctx context.Context, stop <-chan struct{}) int {
+	for {
+		ch := c.room.Register()
+		n := c.Room()
+		if n > 0 {
+			c.room.Unregister()
+			return n
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		case <-stop:
+		}
+		c.room.Unregister()
+		if ctx.Err() != nil {
+			return 0
+		}
+		select {
+		case <-stop:
+			return 0
+		default:
+		}
+	}
+}
+
+// LeaseLost ends the ownership of key if message id is one of its
+// unsettled messages: the broker took its lease back (an extension was
+// refused), so the key may already run elsewhere.
+func (c *Core[K, E, M]) LeaseLost(key, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.keys[key]
+	if h == nil || h.ending || c.closing {
+		return
+	}
+	for _, e := range h.live {
+		if e.st == 0 && e.id == id {
+			c.startEnd(h, EndLeaseLost)
+			return
+		}
+	}
+}
+
+// EachUnsettled calls f with the handle of every message taken and not
+// settled; f must not block nor call the core.
+func (c *Core[K, E, M]) EachUnsettled(f func(key string, handle M)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, h := range c.keys {
+		for _, e := range h.live {
+			if e.st == 0 {
+				f(h.key, e.handle)
+			}
+		}
+	}
+}

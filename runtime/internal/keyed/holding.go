@@ -1,0 +1,311 @@
+package keyed
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ordergen/ordergen/runtime/transport"
+)
+
+// Why an ownership ended.
+const (
+	// EndUnfinished: one of the key's messages was settled Unfinished.
+	EndUnfinished = "unfinished"
+	// EndLease: a message's lease was about to end for good.
+	EndLease = "lease"
+	// EndLeaseLost: the broker refused to extend a lease.
+	EndLeaseLost = "lease-lost"
+)
+
+// holding is the core's state of one key it holds messages of: one
+// ownership of the key.
+type holding[E any, M any] struct {
+	key      string
+	own      *transport.Ownership
+	live     []*entry[E, M] // taken, in take order; settled ones leave from the front
+	nlive    int            // of which not settled
+	stash    []pending[E, M]
+	retrying bool            // the retrier offers the stash's head
+	waiting  []Message[E, M] // received while the ownership ends
+	ending   bool            // End was called (or is about to be)
+	restart  *entry[E, M]    // the first message, in take order, settled Unfinished
+	endWhy   string
+}
+
+// entry is one message taken: the source's handle of it.
+type entry[E any, M any] struct {
+	h      *holding[E, M]
+	handle M
+	id     string
+	lease  time.Time
+	taken  time.Time
+	seq    uint64
+	tag    uint64
+	st     transport.Settlement // 0 while unsettled
+}
+
+// pending is a message taken and refused for lack of room.
+type pending[E any, M any] struct {
+	e *entry[E, M]
+	m Message[E, M]
+}
+
+// dropSettled drops the settled entries at the front of h.live; c.mu is
+// held.
+func (h *holding[E, M]) dropSettled() {
+	i := 0
+	for i < len(h.live) && h.live[i].st != 0 {
+		h.live[i] = nil
+		i++
+	}
+	h.live = h.live[i:]
+}
+
+// startEnd ends h's ownership in a goroutine; c.mu is held.
+func (c *Core[K, E, M]) startEnd(h *holding[E, M], why string) {
+	h.ending = true
+	h.endWhy = why
+	var lease time.Time
+	for _, e := range h.live {
+		if e.st == 0 && !e.lease.IsZero() && (lease.IsZero() || e.lease.Before(lease)) {
+			lease = e.lease
+		}
+	}
+	c.enders.Add(1)
+	go c.end(h, why, lease)
+}
+
+// end ends h's ownership: its events that have not started are withdrawn,
+// the running one gets up to EndTimeout (and no later than lease), and its
+// messages not finished are settled Unfinished. The messages of the key that
+// arrived meanwhile are then received again.
+func (c *Core[K, E, M]) end(h *holding[E, M], why string, lease time.Time) {
+	defer c.enders.Done()
+	deadline := time.Now().Add(c.cfg.EndTimeout)
+	if !lease.IsZero() && lease.Before(deadline) {
+		deadline = lease
+	}
+	ctx, cancel := context.WithDeadline(c.abort, deadline)
+	start := time.Now()
+	left, err := c.src.End(ctx, h.own)
+	cancel()
+	level := c.cfg.Logger.Info
+	msg := "ordergen/" + c.cfg.System + ": a key's ownership ended: a message of it goes back to the broker, and its later messages with it"
+	switch why {
+	case EndLease:
+		level = c.cfg.Logger.Warn
+		msg = "ordergen/" + c.cfg.System + ": a key's messages reached the end of their lease (parked in memory, or a handler outlived it); they go back to the broker and run again"
+	case EndLeaseLost:
+		level = c.cfg.Logger.Warn
+		msg = "ordergen/" + c.cfg.System + ": the broker refused to extend a lease: the key's messages that had not finished go back to it"
+	}
+	level(msg, "key", h.key, "reason", why, "given_back", left, "waited", time.Since(start), "error", err)
+
+	c.mu.Lock()
+	if c.keys[h.key] == h {
+		delete(c.keys, h.key)
+	}
+	if len(h.stash) > 0 {
+		h.stash = nil
+		c.stashed--
+	}
+	if c.cfg.Fence && h.restart != nil && !c.closing {
+		c.fences[h.key] = fence{id: h.restart.id, until: time.Now().Add(c.cfg.FenceWindow)}
+	}
+	waiting := h.waiting
+	h.waiting = nil
+	c.waiting -= len(waiting)
+	switch why {
+	case EndUnfinished:
+		c.stats.Ended.Unfinished++
+	case EndLease:
+		c.stats.Ended.Lease++
+	case EndLeaseLost:
+		c.stats.Ended.LeaseLost++
+	}
+	c.mu.Unlock()
+	for _, m := range waiting {
+		if err := c.receive(m); err != nil {
+			return // the target failed: the transport stops
+		}
+	}
+	c.room.BroadcastIfWaiting()
+}
+
+// retryLoop offers the stashed messages again as messages settle.
+func (c *Core[K, E, M]) retryLoop() {
+	defer c.loops.Done()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-c.wake:
+		}
+		c.mu.Lock()
+		if c.stashed == 0 {
+			c.mu.Unlock()
+			continue
+		}
+		var hs []*holding[E, M]
+		for _, h := range c.keys {
+			if len(h.stash) > 0 && !h.ending && !h.retrying {
+				h.retrying = true
+				hs = append(hs, h)
+			}
+		}
+		c.mu.Unlock()
+		for _, h := range hs {
+			c.retry(h)
+		}
+	}
+}
+
+// retry offers h's stash in order until the lanes refuse one.
+func (c *Core[K, E, M]) retry(h *holding[E, M]) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		if h.ending || len(h.stash) == 0 {
+			h.retrying = false
+			return
+		}
+		p := h.stash[0]
+		c.mu.Unlock()
+		refused, err := c.offer(p.e, p.m)
+		c.mu.Lock()
+		if refused {
+			h.retrying = false
+			return
+		}
+		if len(h.stash) > 0 { // End may have emptied it meanwhile
+			h.stash[0] = pending[E, M]{}
+			h.stash = h.stash[1:]
+			if len(h.stash) == 0 {
+				c.stashed--
+			}
+		}
+		if err != nil {
+			h.retrying = false
+			return
+		}
+	}
+}
+
+// sweepLoop ends the ownerships whose lease is about to end, forgets old
+// fences and reports whether taking is blocked.
+func (c *Core[K, E, M]) sweepLoop() {
+	defer c.loops.Done()
+	t := time.NewTicker(c.cfg.SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		c.sweep(time.Now())
+	}
+}
+
+func (c *Core[K, E, M]) sweep(now time.Time) {
+	c.mu.Lock()
+	if !c.closing {
+		for _, h := range c.keys {
+			if h.ending {
+				continue
+			}
+			for _, e := range h.live {
+				if e.st == 0 && !e.lease.IsZero() && !now.Before(e.lease.Add(-c.cfg.EndTimeout)) {
+					c.startEnd(h, EndLease)
+					break
+				}
+			}
+		}
+	}
+	for k, f := range c.fences {
+		if now.After(f.until) {
+			delete(c.fences, k)
+		}
+	}
+	c.mu.Unlock()
+	c.reportBlocked()
+}
+
+// reportBlocked logs when taking stops for every key (MaxInFlight reached)
+// and when parks in memory hold half of MaxInFlight or more, and when that
+// ends.
+func (c *Core[K, E, M]) reportBlocked() {
+	s := c.Stats()
+	why := ""
+	if s.Unsettled+s.Waiting >= c.cfg.MaxInFlight {
+		why = BlockedInFlight
+		if 2*s.Parked >= c.cfg.MaxInFlight {
+			why = BlockedParked
+		}
+	}
+	warn := 2*s.Parked >= c.cfg.MaxInFlight
+	c.mu.Lock()
+	was, wasWarn := c.blocked, c.parksWarn
+	c.blocked, c.parksWarn = why, warn
+	c.stats.Blocked = why
+	c.mu.Unlock()
+	log := c.cfg.Logger
+	p := "ordergen/" + c.cfg.System + ": "
+	switch {
+	case why == BlockedParked && was != why:
+		log.Warn(p+"no more messages are taken, for any key: messages parked in memory fill MaxInFlight; replay or discard the parked keys (the dispatcher's ParkedKeys), or give the dispatcher a park store",
+			"parked", s.Parked, "unsettled", s.Unsettled, "max_in_flight", c.cfg.MaxInFlight)
+	case why == BlockedInFlight && was != why:
+		log.Debug(p+"no more messages are taken until some finish: MaxInFlight reached", "unsettled", s.Unsettled, "max_in_flight", c.cfg.MaxInFlight)
+	case why == "" && was != "":
+		log.Info(p+"taking messages again", "unsettled", s.Unsettled, "parked", s.Parked, "was", was)
+	}
+	if warn && !wasWarn && why != BlockedParked {
+		log.Warn(p+"messages parked in memory hold half of MaxInFlight or more; when they hold all of it no key gets messages: replay or discard the parked keys, or give the dispatcher a park store",
+			"parked", s.Parked, "max_in_flight", c.cfg.MaxInFlight)
+	}
+}
+
+// Shutdown ends every ownership: the events that have not started are
+// withdrawn, the running ones get until ctx ends (then they are cancelled),
+// and every message not finished is settled Unfinished. Messages received
+// from then on are settled Unfinished at once. The core's goroutines are
+// gone when it returns. It returns how many messages were given back so,
+// and ctx's error if it ended first.
+func (c *Core[K, E, M]) Shutdown(ctx context.Context) (int, error) {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return 0, nil
+	}
+	c.closing = true
+	var owners []*transport.Ownership
+	var waiting []Message[E, M]
+	for _, h := range c.keys {
+		h.ending = true
+		owners = append(owners, h.own)
+		waiting = append(waiting, h.waiting...)
+		c.waiting -= len(h.waiting)
+		h.waiting = nil
+	}
+	c.mu.Unlock()
+	for _, m := range waiting {
+		c.cfg.Settle(m.Handle, transport.Unfinished)
+	}
+	var left int
+	var err error
+	if len(owners) > 0 {
+		left, err = c.src.End(ctx, owners...)
+	}
+	c.cancel() // enders still waiting give up now
+	c.enders.Wait()
+	close(c.stop)
+	c.loops.Wait()
+	c.metrics.stop()
+	left += len(waiting)
+	if err != nil {
+		return left, fmt.Errorf("%s: shutdown: %w", c.cfg.System, err)
+	}
+	return left, nil
+}

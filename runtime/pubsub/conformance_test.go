@@ -1,0 +1,182 @@
+package pubsub_test
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+
+	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/meter"
+	"github.com/ordergen/ordergen/runtime/metricstest"
+	ps "github.com/ordergen/ordergen/runtime/pubsub"
+	"github.com/ordergen/ordergen/runtime/transport"
+	"github.com/ordergen/ordergen/runtime/transporttest"
+)
+
+// TestConformance runs the transport conformance suite on an in-process
+// pstest server per test, with message ordering on.
+func TestConformance(t *testing.T) {
+	transporttest.Run(t, conformanceHarness())
+}
+
+var stressFor = flag.Duration("pubsub.stress", 3*time.Second, "how long TestConformanceStress injects faults (run long with e.g. -pubsub.stress=10m)")
+
+// TestConformanceStress kills, closes, parks and replays at random on
+// pstest (see transporttest.Stress).
+func TestConformanceStress(t *testing.T) {
+	transporttest.Stress(t, conformanceHarness(), transporttest.StressOptions{Duration: *stressFor}) // it logs its figures
+}
+
+func conformanceHarness() transporttest.Harness {
+	return transporttest.Harness{
+		NewStream: newConformanceStream,
+		// pstest delivers a key's next message only once the one before is
+		// acknowledged (as SQS FIFO does with a group).
+		Limits: transporttest.Limits{OneInFlightPerKey: true},
+		// The stream's ack deadline: the client extends it (at most
+		// MaxDurationPerAckExtension, 10s, the least it takes, at a time).
+		Lease: 10 * time.Second,
+		ParkBlocked: func(m metricstest.Metrics) bool {
+			v, _ := m.Sum("ordergen.pubsub.blocked", meter.Attribute{Key: "ordergen.pubsub.blocked.reason", Value: "parked"})
+			return v > 0
+		},
+	}
+}
+
+// conformanceStream is a topic, its dead-letter topic and an ordered
+// subscription on a pstest server of its own.
+type conformanceStream struct {
+	f    *fake
+	name string
+
+	mu   sync.Mutex
+	dead []transporttest.DeadLetter
+	more chan struct{} // signalled when a dead letter arrives
+}
+
+func newConformanceStream(t *testing.T, spec transporttest.StreamSpec) transporttest.Stream {
+	srv := pstest.NewServer()
+	t.Cleanup(func() { _ = srv.Close() })
+	f := &fake{srv: srv}
+	cl := f.client(t)
+	ctx := context.Background()
+	for _, name := range []string{spec.Name, spec.Name + "-dlt"} {
+		if _, err := cl.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/" + project + "/topics/" + name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, tp := range map[string]string{spec.Name: spec.Name, spec.Name + "-dead": spec.Name + "-dlt"} {
+		if _, err := cl.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+			Name:                  "projects/" + project + "/subscriptions/" + name,
+			Topic:                 "projects/" + project + "/topics/" + tp,
+			EnableMessageOrdering: true,
+			AckDeadlineSeconds:    10,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &conformanceStream{f: f, name: spec.Name, more: make(chan struct{}, 1)}
+	// Read the dead letters as they come.
+	rctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = cl.Subscriber(spec.Name+"-dead").Receive(rctx, func(_ context.Context, m *pubsub.Message) {
+			m.Ack()
+			s.mu.Lock()
+			s.dead = append(s.dead, transporttest.DeadLetter{Key: m.Attributes[ps.AttrOrderingKey], Body: m.Data, Reason: m.Attributes[ps.AttrReason]})
+			s.mu.Unlock()
+			select {
+			case s.more <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return s
+}
+
+func (s *conformanceStream) publisher(t *testing.T, topic string) *pubsub.Publisher {
+	pub := s.f.client(t).Publisher(topic)
+	pub.EnableMessageOrdering = true
+	pub.PublishSettings.DelayThreshold = time.Millisecond
+	t.Cleanup(pub.Stop)
+	return pub
+}
+
+func (s *conformanceStream) Producer(t *testing.T) transport.Sink[string, transporttest.Event] {
+	p, err := ps.NewProducer[string, transporttest.Event](s.publisher(t, s.name), transporttest.Codec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	return p
+}
+
+func (s *conformanceStream) PublishPoison(ctx context.Context, key string, body []byte) error {
+	cl, err := pubsub.NewClient(ctx, project, s.f.opts()...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	pub := cl.Publisher(s.name)
+	pub.EnableMessageOrdering = true
+	defer pub.Stop()
+	_, err = pub.Publish(ctx, &pubsub.Message{Data: body, OrderingKey: key, Attributes: map[string]string{ps.AttrType: transporttest.EventType}}).Get(ctx)
+	return err
+}
+
+func (s *conformanceStream) DeadLetterSink(t *testing.T) runtime.DeadLetterSink[string, transporttest.Event] {
+	return ps.DeadLetters[string, transporttest.Event](s.publisher(t, s.name+"-dlt"), transporttest.Codec{})
+}
+
+func (s *conformanceStream) DeadLetters(ctx context.Context) ([]transporttest.DeadLetter, error) {
+	for {
+		s.mu.Lock()
+		out := s.dead
+		s.dead = nil
+		s.mu.Unlock()
+		if len(out) > 0 {
+			return out, nil
+		}
+		select {
+		case <-s.more:
+		case <-ctx.Done():
+			return nil, nil
+		}
+	}
+}
+
+func (s *conformanceStream) Consumer(t *testing.T, o transporttest.ConsumerOptions) transporttest.Consumer {
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg := ps.Config[transporttest.Event]{
+		Client:          s.f.client(t),
+		Subscription:    s.name,
+		Codec:           transporttest.Codec{},
+		DeadLetterTopic: s.name + "-dlt",
+		MaxInFlight:     o.MaxInFlight,
+		DrainTimeout:    5 * time.Second,
+		ReceiveSettings: pubsub.ReceiveSettings{MaxDurationPerAckExtension: 10 * time.Second},
+		Logger:          logger,
+		MeterProvider:   o.MeterProvider,
+	}
+	ps.SetSweepEvery(&cfg, 20*time.Millisecond)
+	c, err := ps.NewConsumer[string, transporttest.Event](cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return transporttest.KillOnCancel(c)
+}

@@ -1,0 +1,259 @@
+package pubsub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/internal/keyed"
+	"github.com/ordergen/ordergen/runtime/meter"
+	"github.com/ordergen/ordergen/runtime/transport"
+)
+
+// ErrRunning is returned by Run when the consumer already ran.
+var ErrRunning = errors.New("pubsub: consumer already ran")
+
+// Keyed is an event that knows its ordering key. Generated event interfaces
+// (AccountEvent) are Keyed.
+type Keyed[K comparable] = transport.Keyed[K]
+
+// Target is what a Consumer feeds: per-key lanes with one or more
+// subscribers (transport.Target); a generated dispatcher is one.
+type Target[E any] = transport.Target[E]
+
+// meterName is the instrumentation scope of the consumer's instruments.
+const meterName = "github.com/ordergen/ordergen/runtime/pubsub"
+
+// Consumer receives the messages of one entity from a subscription with
+// message ordering and feeds them to per-key lanes (a Target), settling
+// each one (ack or nack) once every subscriber reached its outcome. See
+// the package documentation for the protocol.
+//
+// Create it with NewConsumer, give its OnOutcome to every subscriber of the
+// target, then Run it; Close stops it cleanly.
+type Consumer[K comparable, E Keyed[K]] struct {
+	cfg  Config[E]
+	core atomic.Pointer[keyed.Core[K, E, *pubsub.Message]]
+	dl   *pubsub.Publisher
+
+	writes sync.WaitGroup // dead-letter publishes under way
+
+	started   atomic.Bool
+	closeOnce sync.Once
+	closeCh   chan struct{}
+	mu        sync.Mutex      // guards closeCtx
+	closeCtx  context.Context // Close's
+	done      chan struct{}
+	runErr    error
+}
+
+// NewConsumer returns a consumer for cfg. It does not connect before Run.
+func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	var zero K
+	if _, err := durable.EncodeKey(zero); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return &Consumer[K, E]{cfg: cfg, closeCh: make(chan struct{}), done: make(chan struct{})}, nil
+}
+
+// OnOutcome is told the outcome of each event the consumer submitted. Give
+// it to every subscriber of the target (the OnOutcome field of a generated
+// AccountConfig, or runtime.Config.OnOutcome): a message is settled when
+// every subscriber that holds it reported a final outcome. Outcomes with
+// tag 0 (events published in process), and outcomes of messages whose key
+// the consumer gave back, are ignored.
+func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
+	if core := c.core.Load(); core != nil {
+		core.OnOutcome(key, tag, o)
+	}
+}
+
+// Run receives messages and feeds target until Close is called or ctx
+// ends. It first checks the subscribers (transport.CheckSubscriptions) and
+// returns an error wrapping ErrConfig for subscribers under the
+// drop-oldest or drop-newest backlog policy, without OnOutcome, or parking
+// differently from one another, and for a subscription without message
+// ordering.
+//
+// After Close, Run stops receiving, withdraws the events that had not
+// started, waits (up to Config.DrainTimeout, and Close's context) for the
+// running ones, acknowledges what finished, gives the rest back to Pub/Sub
+// (nack) and returns nil. When ctx ends instead, Run stops at once, as a
+// crash would: the running handlers are cancelled and everything not
+// finished is given back; it returns ctx's error. When target fails, Run
+// ends like Close and returns the error. Run may be called once.
+func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
+	if !c.started.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer close(c.done)
+	c.runErr = c.run(ctx, target)
+	return c.runErr
+}
+
+func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
+	project := c.cfg.Client.Project()
+	subName := fullName(project, "subscriptions", c.cfg.Subscription)
+	sub, err := c.cfg.Client.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: subName})
+	switch {
+	case status.Code(err) == codes.PermissionDenied:
+		// roles/pubsub.subscriber may consume but not read the
+		// subscription: the check is skipped, and said so.
+		c.cfg.Logger.Warn("ordergen/pubsub: cannot read the subscription to check that it enables message ordering (permission denied); make sure it does", "subscription", subName)
+	case err != nil:
+		return fmt.Errorf("pubsub: subscription %s: %w", subName, err)
+	case !sub.GetEnableMessageOrdering():
+		return fmt.Errorf("%w: subscription %s does not enable message ordering: a key's messages could be delivered out of order", ErrConfig, subName)
+	}
+	c.dl = c.cfg.Client.Publisher(fullName(project, "topics", c.cfg.DeadLetterTopic))
+	defer c.dl.Stop()
+	core, err := keyed.New[K](target, keyed.Config[E, *pubsub.Message]{
+		System:      "pubsub",
+		MaxInFlight: c.cfg.MaxInFlight,
+		EndTimeout:  c.cfg.DrainTimeout,
+		Fence:       true,
+		SweepEvery:  c.cfg.sweepEvery,
+		Settle:      settle,
+		DeadLetter:  c.deadLetter(subName),
+		Logger:      c.cfg.Logger,
+		Meter:       c.cfg.MeterProvider,
+		Scope:       meterName,
+		Attributes: []meter.Attribute{
+			{Key: meter.AttrSystem, Value: "gcp_pubsub"},
+			{Key: meter.AttrConsumerGroup, Value: subName},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	c.core.Store(core)
+
+	s := c.cfg.Client.Subscriber(subName)
+	s.ReceiveSettings = c.cfg.ReceiveSettings
+	s.ReceiveSettings.MaxOutstandingMessages = c.cfg.MaxInFlight
+	s.ReceiveSettings.MaxExtension = c.cfg.MaxExtension
+	s.ReceiveSettings.ShutdownOptions = nil // graceful: Receive returns once the consumer settled everything
+	rctx, stopReceive := context.WithCancel(context.Background())
+	defer stopReceive()
+	received := make(chan error, 1)
+	go func() {
+		received <- s.Receive(rctx, func(ctx context.Context, m *pubsub.Message) {
+			// Pub/Sub's flow control counts unacknowledged messages only
+			// where the server applies it: the consumer bounds them itself.
+			// A callback that waits holds up only the later messages of its
+			// key (the client calls a key's callbacks one at a time) and a
+			// slot of the client's own flow control.
+			if core.WaitRoom(ctx, nil) <= 0 {
+				m.Nack() // stopping
+				return
+			}
+			_ = core.Receive(c.decode(m)) // a failure shows in core.Failed
+		})
+	}()
+
+	var recvErr error
+	var stopped bool // Receive returned
+	select {
+	case <-ctx.Done():
+	case <-c.closeCh:
+	case <-core.Failed():
+	case recvErr = <-received:
+		stopped = true
+	}
+	stopReceive() // the client gives back what it receives from now on
+
+	// Withdraw, wait (Close) or cancel (ctx ended), then settle the rest.
+	var dctx context.Context
+	var cancel context.CancelFunc
+	killed := ctx.Err() != nil
+	if killed {
+		dctx, cancel = transport.DoneContext(), func() {}
+	} else {
+		c.mu.Lock()
+		closeCtx := c.closeCtx
+		c.mu.Unlock()
+		if closeCtx == nil {
+			closeCtx = context.Background()
+		}
+		dctx, cancel = context.WithTimeout(closeCtx, c.cfg.DrainTimeout)
+	}
+	left, err := core.Shutdown(dctx)
+	cancel()
+	if left > 0 || err != nil {
+		c.cfg.Logger.Info("ordergen/pubsub: messages not finished when the consumer stopped go back to Pub/Sub", "subscription", subName, "messages", left, "error", err)
+	}
+	if !stopped {
+		recvErr = <-received // returns once every message is acked or nacked
+	}
+	c.dl.Flush()
+	c.writes.Wait()
+	switch {
+	case core.Err() != nil:
+		return core.Err()
+	case killed:
+		return ctx.Err()
+	case recvErr != nil:
+		return fmt.Errorf("pubsub: receive from %s: %w", subName, recvErr)
+	}
+	return nil
+}
+
+// settle acknowledges a finished message and gives back an unfinished one:
+// Pub/Sub then delivers it again, and every later message of its key.
+func settle(m *pubsub.Message, st transport.Settlement) {
+	if st == transport.Finished {
+		m.Ack()
+	} else {
+		m.Nack()
+	}
+}
+
+// Close stops the consumer cleanly: Run stops receiving, withdraws the
+// events that had not started, waits for the running ones (up to
+// Config.DrainTimeout, and ctx), acknowledges what finished and gives the
+// rest back. Close returns Run's result, or ctx's error if Run does not
+// return before ctx ends. Close before Run makes Run return at once.
+func (c *Consumer[K, E]) Close(ctx context.Context) error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closeCtx = ctx
+		c.mu.Unlock()
+		close(c.closeCh)
+	})
+	if !c.started.Load() {
+		return nil
+	}
+	select {
+	case <-c.done:
+		return c.runErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Stats returns a snapshot of the consumer's counters; zero before Run.
+func (c *Consumer[K, E]) Stats() Stats {
+	core := c.core.Load()
+	if core == nil {
+		return Stats{}
+	}
+	return statsOf(core.Stats())
+}
+
+// leaseOf is when the client stops extending the lease of a message
+// received now.
+func (c *Consumer[K, E]) leaseOf() time.Time { return time.Now().Add(c.cfg.MaxExtension) }

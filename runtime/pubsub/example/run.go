@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	ledger "github.com/ordergen/ordergen/examples/gen"
+	"github.com/ordergen/ordergen/runtime"
+	ps "github.com/ordergen/ordergen/runtime/pubsub"
+)
+
+const (
+	project      = "ordergen-example"
+	topic        = "ledger-accounts"
+	deadLetters  = "ledger-accounts-dlt"
+	subscription = "ledger"
+)
+
+// run plays the scenario and writes the report to out. It returns an error
+// when a guarantee did not hold.
+func run(ctx context.Context, out io.Writer, cfg config) error {
+	start := time.Now()
+	srv := pstest.NewServer()
+	defer srv.Close()
+	opts := []option.ClientOption{option.WithEndpoint(srv.Addr), option.WithoutAuthentication(),
+		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials()))}
+	client, err := pubsub.NewClient(ctx, project, opts...)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	for _, t := range []string{topic, deadLetters} {
+		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: "projects/" + project + "/topics/" + t}); err != nil {
+			return fmt.Errorf("create topic %s: %w", t, err)
+		}
+	}
+	if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+		Name: "projects/" + project + "/subscriptions/" + subscription, Topic: "projects/" + project + "/topics/" + topic,
+		EnableMessageOrdering: true,
+	}); err != nil {
+		return fmt.Errorf("create subscription: %w", err)
+	}
+
+	accounts := stream(cfg)
+	total := cfg.accounts * cfg.events
+	b := newBook(total)
+	versions := runtime.NewMemoryVersionStore[string]()
+	states := runtime.NewMemoryStateStore[string]()
+	a, err := startProcess(client, "a", b, cfg.slow, versions, states)
+	if err != nil {
+		return err
+	}
+	c, err := startProcess(client, "b", b, cfg.slow, versions, states)
+	if err != nil {
+		a.kill()
+		return err
+	}
+
+	pub := client.Publisher(topic)
+	pub.EnableMessageOrdering = true
+	defer pub.Stop()
+	sink, err := ps.NewProducer[string, ledger.AccountEvent](pub, ledger.AccountCodec{})
+	if err != nil {
+		return err
+	}
+	producer, err := ledger.NewAccountProducer(sink)
+	if err != nil {
+		return err
+	}
+	// A message that does not decode: it goes to the dead-letter topic and
+	// its key goes on.
+	if _, err := pub.Publish(ctx, &pubsub.Message{Data: []byte("{not json"), OrderingKey: "acct-000",
+		Attributes: map[string]string{ps.AttrType: "Deposited"}}).Get(ctx); err != nil {
+		return err
+	}
+	published := make(chan error, 1)
+	go func() { published <- publish(ctx, producer, accounts) }()
+	select {
+	case <-b.after(total / 3):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	unsettled := a.consumer.Stats().Unsettled
+	abandoned := a.kill()
+	_, appliedAtKill, _ := b.snapshot()
+	if err := <-published; err != nil {
+		return err
+	}
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		_, applied, _ := b.snapshot()
+		return fmt.Errorf("only %d of %d events applied: %w", applied, total, ctx.Err())
+	}
+	if err := c.stop(ctx); err != nil {
+		return err
+	}
+
+	balances, applied, by := b.snapshot()
+	want := inOrder(accounts)
+	equal, complete := 0, 0
+	for id, w := range want {
+		if balances[id] == w {
+			equal++
+		}
+		if v, _ := versions.Version(ctx, id); v == uint64(cfg.events) {
+			complete++
+		}
+	}
+	as, cs := a.consumer.Stats(), c.consumer.Stats()
+	skipped := c.dispatcher.Stats()["Account"].Skipped + a.dispatcher.Stats()["Account"].Skipped
+	fmt.Fprintln(out, "ordergen pubsub example: the ledger schema across two consumer processes (in-process pstest, ordering keys)")
+	fmt.Fprintf(out, "stream     %d accounts, %d events, published by AccountProducer to %s, ordering key AccountID\n", cfg.accounts, total, topic)
+	fmt.Fprintf(out, "consumers  a and b on subscription %s (message ordering on), 64 keys in progress each\n", subscription)
+	fmt.Fprintf(out, "kill       a killed mid-stream (%d of %d events applied): %d messages unsettled, %d accepted events abandoned\n", appliedAtKill, total, unsettled, abandoned)
+	fmt.Fprintf(out, "takeover   Pub/Sub delivered a's unacknowledged messages again: %d re-delivered events skipped by the version guard;\n", skipped)
+	fmt.Fprintf(out, "           a applied %d events, b %d\n", by["a"], by["b"])
+	fmt.Fprintf(out, "dead letter 1 undecodable message sent to %s (%d publish(es)); its key kept flowing\n", deadLetters, as.DeadLettered+cs.DeadLettered)
+	fmt.Fprintf(out, "balances   %d of %d accounts equal in-order application; %d at their last version; %d events applied once each\n", equal, len(want), complete, applied)
+	ok := equal == len(want) && complete == len(want) && applied == total && as.DeadLettered+cs.DeadLettered >= 1
+	verdict := "OK: nothing lost, nothing applied twice"
+	if !ok {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(out, "verdict    %s (%v)\n", verdict, time.Since(start).Round(10*time.Millisecond))
+	if !ok {
+		return fmt.Errorf("the balances do not equal in-order application")
+	}
+	return nil
+}
+
+// process is one consumer process: a Pub/Sub consumer feeding a generated
+// dispatcher. The version and state stores are shared between processes,
+// as a database would be.
+type process struct {
+	name       string
+	consumer   *ps.Consumer[string, ledger.AccountEvent]
+	dispatcher *ledger.AccountDispatcher
+	cancel     context.CancelFunc
+	done       chan error
+}
+
+func startProcess(client *pubsub.Client, name string, b *book, slow time.Duration, versions runtime.VersionStore[string], states runtime.StateStore[string]) (*process, error) {
+	quiet := slog.New(slog.DiscardHandler)
+	c, err := ps.NewConsumer[string, ledger.AccountEvent](ps.Config[ledger.AccountEvent]{
+		Client: client, Subscription: subscription, Codec: ledger.AccountCodec{}, DeadLetterTopic: deadLetters,
+		// What a crashed consumer had in transit comes back after the
+		// stream's ack deadline: the shortest there is.
+		ReceiveSettings: pubsub.ReceiveSettings{MaxDurationPerAckExtension: 10 * time.Second},
+		Logger:          quiet,
+	})
+	if err != nil {
+		return nil, err
+	}
+	d, err := ledger.NewAccountDispatcher(handler{name, b, slow}, func(cfg *ledger.AccountConfig) {
+		cfg.OnOutcome = c.OnOutcome
+		cfg.Versions = versions
+		cfg.States = states
+		cfg.MaxActive = 64
+		cfg.Logger = quiet
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &process{name: name, consumer: c, dispatcher: d, cancel: cancel, done: make(chan error, 1)}
+	go func() { p.done <- c.Run(ctx, d) }()
+	return p, nil
+}
+
+// kill stops the process as a crash would: its lanes stop at once, then its
+// consumer stops without draining. It returns how many accepted events were
+// left without an outcome.
+func (p *process) kill() int64 {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var ce *runtime.CloseError
+	var left int64
+	if err := p.dispatcher.Close(ctx); errors.As(err, &ce) {
+		left = ce.Pending
+	}
+	p.cancel()
+	<-p.done
+	return left
+}
+
+// stop stops the process cleanly: the consumer drains, then the dispatcher
+// closes.
+func (p *process) stop(ctx context.Context) error {
+	if err := p.consumer.Close(ctx); err != nil {
+		return fmt.Errorf("close consumer %s: %w", p.name, err)
+	}
+	if err := p.dispatcher.Close(ctx); err != nil {
+		return fmt.Errorf("close dispatcher %s: %w", p.name, err)
+	}
+	p.cancel()
+	return nil
+}
+
+// publish sends every account's events, in order per account, from several
+// goroutines.
+func publish(ctx context.Context, p ledger.AccountPublisher, accounts [][]ledger.AccountEvent) error {
+	const publishers = 8
+	errs := make([]error, publishers)
+	var wg sync.WaitGroup
+	for w := range publishers {
+		wg.Go(func() {
+			for a := w; a < len(accounts); a += publishers {
+				for _, e := range accounts[a] {
+					if err := publishOne(ctx, p, e); err != nil {
+						errs[w] = err
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("publish: %w", err)
+		}
+	}
+	return nil
+}
+
+func publishOne(ctx context.Context, p ledger.AccountPublisher, e ledger.AccountEvent) error {
+	switch e := e.(type) {
+	case ledger.AccountOpened:
+		return p.PublishAccountOpened(ctx, e)
+	case ledger.Deposited:
+		return p.PublishDeposited(ctx, e)
+	case ledger.Withdrew:
+		return p.PublishWithdrew(ctx, e)
+	}
+	return fmt.Errorf("unexpected event %T", e)
+}

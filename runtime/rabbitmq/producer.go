@@ -1,0 +1,321 @@
+package rabbitmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/transport"
+)
+
+// ErrUnroutable is wrapped by the error of a send that the broker could
+// not route to any queue (the topology is missing or was changed).
+var ErrUnroutable = errors.New("rabbitmq: message unroutable")
+
+// ErrNacked is wrapped by the error of a send that the broker refused
+// (basic.nack: an internal error of the queue).
+var ErrNacked = errors.New("rabbitmq: publish refused by the broker")
+
+// headerSeq carries a message's publish sequence on its producer's
+// channel, so that a returned (unroutable) message fails its own send.
+const headerSeq = "ordergen-publish-seq"
+
+// Producer publishes the events of one entity to a Topology: one message
+// per event, routed by its ordering key (see Routing), with the event
+// type in the Type property, the key in HeaderKey and the codec's
+// encoding as body. It is a transport.AsyncSink, so a generated
+// AccountProducer publishes through it, waiting for each event (Publish
+// methods) or not (PublishAsync).
+//
+// Every publish is mandatory and confirmed (publisher confirms): a send
+// succeeds once the broker has taken the message into its queue (for a
+// durable queue, written it), and fails with ErrUnroutable when no queue
+// took it, with ErrNacked when the broker refused it, or with the
+// channel's error when the channel or connection closed before the
+// confirm. Publishes of one producer go through one channel, so a key's
+// messages reach its queue in the order of the calls. Once a send of a
+// key fails, the key's later sends fail at once with an error wrapping
+// transport.ErrKeyPaused until Resume(key); sends handed over before the
+// failure reach their own outcome.
+//
+// After its channel closed the producer opens another on the next send,
+// as long as the connection lives; a closed connection fails every send
+// (make a new producer on a new connection).
+type Producer[K comparable, E any] struct {
+	sink *transport.OrderedSink[K, E]
+	w    *writer[K, E]
+}
+
+var _ transport.AsyncSink[string, any] = (*Producer[string, any])(nil)
+
+// NewProducer returns a producer that publishes to topo through conn,
+// after declaring topo. It refuses, with an error wrapping ErrConfig, a
+// nil connection, one with automatic recovery (its recovered channel would
+// renumber the confirms), an invalid topology, a nil codec, and a key type
+// that is neither a string nor an integer.
+func NewProducer[K comparable, E any](conn *amqp.Connection, topo Topology, codec durable.Codec[E]) (*Producer[K, E], error) {
+	switch {
+	case conn == nil:
+		return nil, fmt.Errorf("%w: nil connection", ErrConfig)
+	case conn.IsRecoveryEnabled():
+		return nil, fmt.Errorf("%w: the connection recovers automatically: a recovered channel would renumber the publisher confirms", ErrConfig)
+	case codec == nil:
+		return nil, fmt.Errorf("%w: no codec", ErrConfig)
+	}
+	topo, err := topo.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	var zero K
+	if _, err := durable.EncodeKey(zero); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	pub := &publisher{conn: conn}
+	if err := pub.declare(topo); err != nil {
+		return nil, err
+	}
+	w := &writer[K, E]{pub: pub, topo: topo, codec: codec}
+	sink, err := transport.NewOrderedSink[K, E](w)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return &Producer[K, E]{sink: sink, w: w}, nil
+}
+
+// Send publishes event keyed by key and returns once the broker confirmed
+// it, or the reason it did not.
+func (p *Producer[K, E]) Send(ctx context.Context, key K, event E) error {
+	return p.sink.Send(ctx, key, event)
+}
+
+// SendAsync publishes event keyed by key and calls done once with the
+// broker's answer, without waiting for it. done runs on the producer's
+// confirm goroutine: it must be fast and must not block (nor send
+// synchronously through the same producer).
+func (p *Producer[K, E]) SendAsync(ctx context.Context, key K, event E, done func(error)) {
+	p.sink.SendAsync(ctx, key, event, done)
+}
+
+// Resume lets key's sends through again after a failed send paused it.
+func (p *Producer[K, E]) Resume(key K) { p.sink.Resume(key) }
+
+// Paused returns the keys paused by a failed send, with the failure.
+func (p *Producer[K, E]) Paused() map[K]error { return p.sink.Paused() }
+
+// Flush waits until every send handed over has been confirmed or failed,
+// or ctx ends.
+func (p *Producer[K, E]) Flush(ctx context.Context) error { return p.sink.Flush(ctx) }
+
+// Close stops accepting sends (they fail with runtime.ErrClosed), waits
+// for those in flight, and closes the producer's channel. It does not
+// close the connection.
+func (p *Producer[K, E]) Close(ctx context.Context) error {
+	err := p.sink.Close(ctx)
+	p.w.pub.close()
+	return err
+}
+
+// writer is the RabbitMQ write an OrderedSink drives.
+type writer[K comparable, E any] struct {
+	pub   *publisher
+	topo  Topology
+	codec durable.Codec[E]
+}
+
+// Write publishes event and calls done with the broker's confirm.
+func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(error)) {
+	msg, exchange, routingKey, err := encode(w.topo, w.codec, key, event)
+	if err != nil {
+		done(err)
+		return
+	}
+	w.pub.publish(ctx, exchange, routingKey, msg, done)
+}
+
+// encode builds the publishing of event and where it goes.
+func encode[K comparable, E any](topo Topology, codec durable.Codec[E], key K, event E) (amqp.Publishing, string, string, error) {
+	k, err := durable.EncodeKey(key)
+	if err != nil {
+		return amqp.Publishing{}, "", "", err
+	}
+	name, data, err := codec.Encode(event)
+	if err != nil {
+		return amqp.Publishing{}, "", "", fmt.Errorf("rabbitmq: encode an event of key %s: %w", k, err)
+	}
+	exchange, routingKey := topo.route(k)
+	if len(routingKey) > 255 {
+		return amqp.Publishing{}, "", "", fmt.Errorf("rabbitmq: key %.40q... is %d bytes, over AMQP's 255 for a routing key: use PublisherHash routing", k, len(k))
+	}
+	msg := amqp.Publishing{
+		Headers:      amqp.Table{HeaderKey: k},
+		Type:         name,
+		Body:         data,
+		DeliveryMode: amqp.Persistent,
+	}
+	if topo.Transient {
+		msg.DeliveryMode = amqp.Transient
+	}
+	return msg, exchange, routingKey, nil
+}
+
+// publisher publishes mandatory, confirmed messages on one channel of a
+// connection, opening another when it closed.
+type publisher struct {
+	conn *amqp.Connection
+
+	mu  sync.Mutex // guards cur and serialises publishes with their sequence numbers
+	cur *confirmChannel
+}
+
+// confirmChannel is a channel in confirm mode and the sends waiting for
+// its confirms.
+type confirmChannel struct {
+	ch *amqp.Channel
+
+	mu       sync.Mutex // guards what follows
+	next     uint64     // the sequence number of the next publish (from 1)
+	waiting  map[uint64]func(error)
+	returned map[uint64]amqp.Return
+	dead     error // set once the channel closed
+}
+
+// declare declares topo on a channel of its own.
+func (p *publisher) declare(topo Topology) error {
+	ch, err := p.conn.Channel()
+	if err != nil {
+		return fmt.Errorf("rabbitmq: open a channel: %w", err)
+	}
+	defer func() { _ = ch.Close() }()
+	return topo.Declare(ch)
+}
+
+// channel returns the current channel, opening one if there is none or it
+// closed; p.mu is held.
+func (p *publisher) channel() (*confirmChannel, error) {
+	if p.cur != nil {
+		p.cur.mu.Lock()
+		dead := p.cur.dead
+		p.cur.mu.Unlock()
+		if dead == nil && !p.cur.ch.IsClosed() {
+			return p.cur, nil
+		}
+		p.cur = nil
+	}
+	ch, err := p.conn.Channel()
+	if err != nil {
+		return nil, fmt.Errorf("rabbitmq: open a channel: %w", err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		_ = ch.Close()
+		return nil, fmt.Errorf("rabbitmq: confirm mode: %w", err)
+	}
+	cc := &confirmChannel{ch: ch, next: 1, waiting: map[uint64]func(error){}, returned: map[uint64]amqp.Return{}}
+	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, 256))
+	returns := ch.NotifyReturn(make(chan amqp.Return)) // unbuffered: a return is taken before the next confirm is passed on
+	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	go cc.listen(confirms, returns, closed)
+	p.cur = cc
+	return cc, nil
+}
+
+// listen answers the sends as their confirms arrive, until the channel
+// closes; then it fails the sends still waiting.
+func (cc *confirmChannel) listen(confirms <-chan amqp.Confirmation, returns <-chan amqp.Return, closed <-chan *amqp.Error) {
+	for confirms != nil {
+		select {
+		case r, ok := <-returns:
+			if !ok {
+				returns = nil
+				continue
+			}
+			if seq, err := strconv.ParseUint(fmt.Sprint(r.Headers[headerSeq]), 10, 64); err == nil {
+				cc.mu.Lock()
+				cc.returned[seq] = r
+				cc.mu.Unlock()
+			}
+		case c, ok := <-confirms:
+			if !ok {
+				confirms = nil
+				continue
+			}
+			cc.mu.Lock()
+			done := cc.waiting[c.DeliveryTag]
+			delete(cc.waiting, c.DeliveryTag)
+			r, wasReturned := cc.returned[c.DeliveryTag]
+			delete(cc.returned, c.DeliveryTag)
+			cc.mu.Unlock()
+			switch {
+			case done == nil:
+			case wasReturned:
+				done(fmt.Errorf("%w: exchange %q, routing key %q: %d %s", ErrUnroutable, r.Exchange, r.RoutingKey, r.ReplyCode, r.ReplyText))
+			case !c.Ack:
+				done(ErrNacked)
+			default:
+				done(nil)
+			}
+		}
+	}
+	err := errors.New("rabbitmq: the channel closed before the broker confirmed the message")
+	if e, ok := <-closed; ok && e != nil {
+		err = fmt.Errorf("rabbitmq: the channel closed before the broker confirmed the message: %w", e)
+	}
+	cc.mu.Lock()
+	cc.dead = err
+	waiting := cc.waiting
+	cc.waiting = map[uint64]func(error){}
+	cc.mu.Unlock()
+	for _, done := range waiting {
+		done(err)
+	}
+}
+
+// publish publishes msg, mandatory, and calls done with the broker's
+// confirm.
+func (p *publisher) publish(ctx context.Context, exchange, routingKey string, msg amqp.Publishing, done func(error)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cc, err := p.channel()
+	if err != nil {
+		done(err)
+		return
+	}
+	cc.mu.Lock()
+	if cc.dead != nil {
+		err := cc.dead
+		cc.mu.Unlock()
+		done(err)
+		return
+	}
+	seq := cc.next
+	msg.Headers[headerSeq] = strconv.FormatUint(seq, 10)
+	cc.waiting[seq] = done
+	cc.mu.Unlock()
+	if err := cc.ch.PublishWithContext(ctx, exchange, routingKey, true, false, msg); err != nil {
+		cc.mu.Lock()
+		_, still := cc.waiting[seq] // not failed by a closing channel meanwhile
+		delete(cc.waiting, seq)
+		cc.mu.Unlock()
+		if still {
+			done(fmt.Errorf("rabbitmq: publish to exchange %q, routing key %q: %w", exchange, routingKey, err))
+		}
+		return
+	}
+	cc.mu.Lock()
+	cc.next++
+	cc.mu.Unlock()
+}
+
+// close closes the current channel.
+func (p *publisher) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cur != nil {
+		_ = p.cur.ch.Close()
+		p.cur = nil
+	}
+}

@@ -1,0 +1,233 @@
+package sqs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/internal/keyed"
+	"github.com/ordergen/ordergen/runtime/meter"
+	"github.com/ordergen/ordergen/runtime/transport"
+)
+
+// ErrRunning is returned by Run when the consumer already ran.
+var ErrRunning = errors.New("sqs: consumer already ran")
+
+// Keyed is an event that knows its ordering key. Generated event interfaces
+// (AccountEvent) are Keyed.
+type Keyed[K comparable] = transport.Keyed[K]
+
+// Target is what a Consumer feeds: per-key lanes with one or more
+// subscribers (transport.Target); a generated dispatcher is one.
+type Target[E any] = transport.Target[E]
+
+// meterName is the instrumentation scope of the consumer's instruments.
+const meterName = "github.com/ordergen/ordergen/runtime/sqs"
+
+// Consumer receives the messages of one entity from a FIFO queue and feeds
+// them to per-key lanes (a Target), deleting each one once every
+// subscriber reached its outcome. See the package documentation for the
+// protocol.
+//
+// Create it with NewConsumer, give its OnOutcome to every subscriber of the
+// target, then Run it; Close stops it cleanly.
+type Consumer[K comparable, E Keyed[K]] struct {
+	cfg  Config[E]
+	core atomic.Pointer[keyed.Core[K, E, *handle]]
+
+	mu         sync.Mutex // guards the settlements queued, reservations, stats and closeCtx
+	deletes    []*handle
+	returns    []*handle // to make visible again (settled Unfinished)
+	settleWake chan struct{}
+	reserved   int            // room reserved by receive calls under way
+	released   chan struct{}  // closed when a reservation ends, for a receiver waiting
+	abandon    atomic.Bool    // killed: nothing more goes to SQS
+	writes     sync.WaitGroup // dead-letter sends under way
+	stats      counters
+
+	started   atomic.Bool
+	closeOnce sync.Once
+	closeCh   chan struct{}
+	closeCtx  context.Context // Close's, guarded by mu
+	done      chan struct{}
+	runErr    error
+}
+
+// handle is the consumer's handle of a message it received.
+type handle struct {
+	receipt      string
+	group        string
+	id           string
+	received     time.Time
+	body         string                                 // for a dead letter
+	attrs        map[string]types.MessageAttributeValue // for a dead letter
+	visibleUntil time.Time                              // read and written by extendLoop only (set before it sees the handle)
+}
+
+// counters are the SQS calls' outcomes.
+type counters struct {
+	deleteErrors, returnErrors, extensions, extensionErrors, receiveErrors uint64
+}
+
+// NewConsumer returns a consumer for cfg. It does not connect before Run.
+func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	var zero K
+	if _, err := durable.EncodeKey(zero); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return &Consumer[K, E]{cfg: cfg, settleWake: make(chan struct{}, 1), closeCh: make(chan struct{}), done: make(chan struct{})}, nil
+}
+
+// OnOutcome is told the outcome of each event the consumer submitted. Give
+// it to every subscriber of the target (the OnOutcome field of a generated
+// AccountConfig, or runtime.Config.OnOutcome): a message is deleted when
+// every subscriber that holds it reported a final outcome. Outcomes with
+// tag 0 (events published in process), and outcomes of messages whose
+// group the consumer gave back, are ignored.
+func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
+	if core := c.core.Load(); core != nil {
+		core.OnOutcome(key, tag, o)
+	}
+}
+
+// Run receives messages and feeds target until Close is called or ctx
+// ends. It first checks the subscribers (transport.CheckSubscriptions) and
+// returns an error wrapping ErrConfig for subscribers under the
+// drop-oldest or drop-newest backlog policy, without OnOutcome, or parking
+// differently from one another, and for a queue that is not FIFO.
+//
+// After Close, Run stops receiving, withdraws the events that had not
+// started, waits (up to Config.DrainTimeout, and Close's context) for the
+// running ones, deletes what finished, makes the rest visible again and
+// returns nil. When ctx ends instead, Run stops at once, as a crash would:
+// the running handlers are cancelled and nothing more is sent to SQS (what
+// was not deleted comes back when its visibility timeout ends); it returns
+// ctx's error. When target fails, Run ends like Close and returns the
+// error. Run may be called once.
+func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
+	if !c.started.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer close(c.done)
+	c.runErr = c.run(ctx, target)
+	return c.runErr
+}
+
+func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
+	attrs, err := c.cfg.Client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: &c.cfg.QueueURL, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameFifoQueue},
+	})
+	if err != nil {
+		return fmt.Errorf("sqs: queue %s: %w", c.cfg.QueueURL, err)
+	}
+	if attrs.Attributes[string(types.QueueAttributeNameFifoQueue)] != "true" {
+		return fmt.Errorf("%w: queue %s is not a FIFO queue: a standard queue does not order", ErrConfig, c.cfg.QueueURL)
+	}
+	core, err := keyed.New[K](target, keyed.Config[E, *handle]{
+		System:      "sqs",
+		MaxInFlight: c.cfg.MaxInFlight,
+		EndTimeout:  c.cfg.DrainTimeout,
+		SweepEvery:  c.cfg.sweepEvery,
+		Settle:      c.settle,
+		DeadLetter:  c.deadLetter,
+		Logger:      c.cfg.Logger,
+		Meter:       c.cfg.MeterProvider,
+		Scope:       meterName,
+		Attributes: []meter.Attribute{
+			{Key: meter.AttrSystem, Value: "aws_sqs"},
+			{Key: meter.AttrDestination, Value: c.cfg.QueueURL},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	c.core.Store(core)
+
+	rctx, stopReceive := context.WithCancel(context.Background())
+	defer stopReceive()
+	var receivers, helpers sync.WaitGroup
+	for range c.cfg.Receivers {
+		receivers.Go(func() { c.receiveLoop(rctx, core) })
+	}
+	hctx, stopHelpers := context.WithCancel(context.Background())
+	defer stopHelpers()
+	helpers.Go(func() { c.settleLoop(hctx) })
+	helpers.Go(func() { c.extendLoop(hctx, core) })
+
+	select {
+	case <-ctx.Done():
+	case <-c.closeCh:
+	case <-core.Failed():
+	}
+	stopReceive()
+	receivers.Wait()
+
+	killed := ctx.Err() != nil
+	var dctx context.Context
+	cancel := func() {}
+	if killed {
+		c.abandon.Store(true) // as a crash: nothing more goes to SQS
+		dctx = transport.DoneContext()
+	} else {
+		c.mu.Lock()
+		closeCtx := c.closeCtx
+		c.mu.Unlock()
+		if closeCtx == nil {
+			closeCtx = context.Background()
+		}
+		dctx, cancel = context.WithTimeout(closeCtx, c.cfg.DrainTimeout)
+	}
+	left, err := core.Shutdown(dctx)
+	cancel()
+	if left > 0 || err != nil {
+		c.cfg.Logger.Info("ordergen/sqs: messages not finished when the consumer stopped go back to the queue", "queue", c.cfg.QueueURL, "messages", left, "error", err)
+	}
+	c.writes.Wait() // their messages were settled by Shutdown; their goroutines end here
+	stopHelpers()
+	helpers.Wait()
+	if !killed {
+		c.flushSettlements(context.Background()) // what the last outcomes settled
+	}
+	switch {
+	case core.Err() != nil:
+		return core.Err()
+	case killed:
+		return ctx.Err()
+	}
+	return nil
+}
+
+// Close stops the consumer cleanly: Run stops receiving, withdraws the
+// events that had not started, waits for the running ones (up to
+// Config.DrainTimeout, and ctx), deletes what finished and makes the rest
+// visible again. Close returns Run's result, or ctx's error if Run does not
+// return before ctx ends. Close before Run makes Run return at once.
+func (c *Consumer[K, E]) Close(ctx context.Context) error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closeCtx = ctx
+		c.mu.Unlock()
+		close(c.closeCh)
+	})
+	if !c.started.Load() {
+		return nil
+	}
+	select {
+	case <-c.done:
+		return c.runErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

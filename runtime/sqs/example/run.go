@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	ledger "github.com/ordergen/ordergen/examples/gen"
+	"github.com/ordergen/ordergen/runtime"
+	oq "github.com/ordergen/ordergen/runtime/sqs"
+)
+
+// run plays the scenario and writes the report to out. It returns an error
+// when a guarantee did not hold.
+func run(ctx context.Context, out io.Writer, cfg config) error {
+	start := time.Now()
+	client := sqs.New(sqs.Options{BaseEndpoint: aws.String(cfg.endpoint), Region: "us-east-1", Credentials: aws.AnonymousCredentials{}})
+	var b8 [4]byte
+	_, _ = rand.Read(b8[:])
+	name := "ledger-accounts-" + hex.EncodeToString(b8[:])
+	queue, err := createQueue(ctx, client, name+".fifo")
+	if err != nil {
+		return err
+	}
+	defer deleteQueue(client, queue)
+	dlq, err := createQueue(ctx, client, name+"-dlq.fifo")
+	if err != nil {
+		return err
+	}
+	defer deleteQueue(client, dlq)
+
+	accounts := stream(cfg)
+	total := cfg.accounts * cfg.events
+	b := newBook(total)
+	versions := runtime.NewMemoryVersionStore[string]()
+	states := runtime.NewMemoryStateStore[string]()
+	a, err := startProcess(client, queue, dlq, "a", b, cfg.slow, versions, states)
+	if err != nil {
+		return err
+	}
+	c, err := startProcess(client, queue, dlq, "b", b, cfg.slow, versions, states)
+	if err != nil {
+		a.kill()
+		return err
+	}
+
+	sink, err := oq.NewProducer[string, ledger.AccountEvent](client, queue, ledger.AccountCodec{})
+	if err != nil {
+		return err
+	}
+	defer sink.Close(context.Background())
+	producer, err := ledger.NewAccountProducer(sink)
+	if err != nil {
+		return err
+	}
+	// A message that does not decode: it goes to the dead-letter queue and
+	// its group goes on.
+	if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &queue, MessageBody: aws.String("{not json"),
+		MessageGroupId: aws.String("acct-000"), MessageDeduplicationId: aws.String("bad-1"),
+		MessageAttributes: map[string]types.MessageAttributeValue{oq.AttrType: {DataType: aws.String("String"), StringValue: aws.String("Deposited")}},
+	}); err != nil {
+		return err
+	}
+	published := make(chan error, 1)
+	go func() { published <- publish(ctx, producer, accounts) }()
+	select {
+	case <-b.after(total / 3):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	unsettled := a.consumer.Stats().Unsettled
+	abandoned := a.kill()
+	_, appliedAtKill, _ := b.snapshot()
+	if err := <-published; err != nil {
+		return err
+	}
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		_, applied, _ := b.snapshot()
+		return fmt.Errorf("only %d of %d events applied: %w", applied, total, ctx.Err())
+	}
+	if err := c.stop(ctx); err != nil {
+		return err
+	}
+
+	balances, applied, by := b.snapshot()
+	want := inOrder(accounts)
+	equal, complete := 0, 0
+	for id, w := range want {
+		if balances[id] == w {
+			equal++
+		}
+		if v, _ := versions.Version(ctx, id); v == uint64(cfg.events) {
+			complete++
+		}
+	}
+	as, cs := a.consumer.Stats(), c.consumer.Stats()
+	skipped := c.dispatcher.Stats()["Account"].Skipped + a.dispatcher.Stats()["Account"].Skipped
+	fmt.Fprintln(out, "ordergen sqs example: the ledger schema across two consumer processes (SQS FIFO queue, message groups)")
+	fmt.Fprintf(out, "stream     %d accounts, %d events, sent by AccountProducer to %s, group AccountID, deduplicated by AccountID and Version\n", cfg.accounts, total, name+".fifo")
+	fmt.Fprintf(out, "consumers  a and b receiving in batches of 10, visibility 2s extended while handled, 64 keys in progress each\n")
+	fmt.Fprintf(out, "kill       a killed mid-stream (%d of %d events applied): %d messages unsettled, %d accepted events abandoned\n", appliedAtKill, total, unsettled, abandoned)
+	fmt.Fprintf(out, "takeover   a's undeleted messages came back after their visibility: %d re-delivered events skipped by the version guard;\n", skipped)
+	fmt.Fprintf(out, "           a applied %d events, b %d\n", by["a"], by["b"])
+	fmt.Fprintf(out, "dead letter 1 undecodable message sent to the dead-letter queue (%d send(s)); its group kept flowing\n", as.DeadLettered+cs.DeadLettered)
+	fmt.Fprintf(out, "balances   %d of %d accounts equal in-order application; %d at their last version; %d events applied once each\n", equal, len(want), complete, applied)
+	ok := equal == len(want) && complete == len(want) && applied == total && as.DeadLettered+cs.DeadLettered >= 1
+	verdict := "OK: nothing lost, nothing applied twice"
+	if !ok {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(out, "verdict    %s (%v)\n", verdict, time.Since(start).Round(10*time.Millisecond))
+	if !ok {
+		return fmt.Errorf("the balances do not equal in-order application")
+	}
+	return nil
+}
+
+func createQueue(ctx context.Context, client *sqs.Client, name string) (string, error) {
+	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{
+		string(types.QueueAttributeNameFifoQueue): "true", string(types.QueueAttributeNameVisibilityTimeout): "2",
+	}})
+	if err != nil {
+		return "", fmt.Errorf("create queue %s: %w", name, err)
+	}
+	return aws.ToString(out.QueueUrl), nil
+}
+
+func deleteQueue(client *sqs.Client, url string) {
+	_, _ = client.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: &url})
+}
+
+// process is one consumer process: an SQS consumer feeding a generated
+// dispatcher. The version and state stores are shared between processes,
+// as a database would be.
+type process struct {
+	name       string
+	consumer   *oq.Consumer[string, ledger.AccountEvent]
+	dispatcher *ledger.AccountDispatcher
+	cancel     context.CancelFunc
+	done       chan error
+}
+
+func startProcess(client *sqs.Client, queue, dlq, name string, b *book, slow time.Duration, versions runtime.VersionStore[string], states runtime.StateStore[string]) (*process, error) {
+	quiet := slog.New(slog.DiscardHandler)
+	c, err := oq.NewConsumer[string, ledger.AccountEvent](oq.Config[ledger.AccountEvent]{
+		Client: client, QueueURL: queue, Codec: ledger.AccountCodec{}, DeadLetterQueueURL: dlq,
+		VisibilityTimeout: 2 * time.Second, WaitTime: time.Second, Logger: quiet,
+	})
+	if err != nil {
+		return nil, err
+	}
+	d, err := ledger.NewAccountDispatcher(handler{name, b, slow}, func(cfg *ledger.AccountConfig) {
+		cfg.OnOutcome = c.OnOutcome
+		cfg.Versions = versions
+		cfg.States = states
+		cfg.MaxActive = 64
+		cfg.Logger = quiet
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &process{name: name, consumer: c, dispatcher: d, cancel: cancel, done: make(chan error, 1)}
+	go func() { p.done <- c.Run(ctx, d) }()
+	return p, nil
+}
+
+// kill stops the process as a crash would: its lanes stop at once, then its
+// consumer stops without draining. It returns how many accepted events were
+// left without an outcome.
+func (p *process) kill() int64 {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var ce *runtime.CloseError
+	var left int64
+	if err := p.dispatcher.Close(ctx); errors.As(err, &ce) {
+		left = ce.Pending
+	}
+	p.cancel()
+	<-p.done
+	return left
+}
+
+// stop stops the process cleanly: the consumer drains, then the dispatcher
+// closes.
+func (p *process) stop(ctx context.Context) error {
+	if err := p.consumer.Close(ctx); err != nil {
+		return fmt.Errorf("close consumer %s: %w", p.name, err)
+	}
+	if err := p.dispatcher.Close(ctx); err != nil {
+		return fmt.Errorf("close dispatcher %s: %w", p.name, err)
+	}
+	p.cancel()
+	return nil
+}
+
+// publish sends every account's events, in order per account, from several
+// goroutines.
+func publish(ctx context.Context, p ledger.AccountPublisher, accounts [][]ledger.AccountEvent) error {
+	const publishers = 8
+	errs := make([]error, publishers)
+	var wg sync.WaitGroup
+	for w := range publishers {
+		wg.Go(func() {
+			for a := w; a < len(accounts); a += publishers {
+				for _, e := range accounts[a] {
+					if err := publishOne(ctx, p, e); err != nil {
+						errs[w] = err
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("publish: %w", err)
+		}
+	}
+	return nil
+}
+
+func publishOne(ctx context.Context, p ledger.AccountPublisher, e ledger.AccountEvent) error {
+	switch e := e.(type) {
+	case ledger.AccountOpened:
+		return p.PublishAccountOpened(ctx, e)
+	case ledger.Deposited:
+		return p.PublishDeposited(ctx, e)
+	case ledger.Withdrew:
+		return p.PublishWithdrew(ctx, e)
+	}
+	return fmt.Errorf("unexpected event %T", e)
+}

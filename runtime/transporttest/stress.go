@@ -1,0 +1,297 @@
+package transporttest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ordergen/ordergen/runtime"
+)
+
+// Disconnector is a Consumer that can lose its connections to the broker,
+// as in a network fault, and make new ones by itself, going on as one
+// process. Stress cuts them at random moments when
+// StressOptions.Disconnect is set.
+type Disconnector interface {
+	Disconnect()
+}
+
+// StressOptions shape a Stress run.
+type StressOptions struct {
+	// Duration is how long faults are injected. Zero: 3s.
+	Duration time.Duration
+	// Seed seeds the random choices; zero picks one, which the run logs.
+	Seed uint64
+	// Members is the number of consumers alive at once. Zero: 3.
+	Members int
+	// Keys is the number of keys. Zero: 24.
+	Keys int
+	// Units is the stream's units of order. Zero: 3.
+	Units int
+	// Disconnect also cuts consumers' connections (their Consumer must be
+	// a Disconnector). A consumer that lost its connection may still run
+	// a handler when the broker gives its message to another, so two
+	// handlers of a key may overlap (the version guard keeps that
+	// harmless): overlaps are then counted, not failed.
+	Disconnect bool
+}
+
+// StressResult are the figures of a Stress run.
+type StressResult struct {
+	Seed                                      uint64
+	Published, Applied, Duplicates            int
+	Kills, Closes, Disconnects, Starts        int
+	Breaks, Replays, Overlaps, HandlerRetries int
+	// HeldAtKill is the number of events the killed consumers' engines
+	// held when they were killed (their messages were delivered again).
+	HeldAtKill int
+}
+
+// String formats the figures.
+func (r StressResult) String() string {
+	return fmt.Sprintf("seed %d: %d events published, %d applied, %d delivered again; %d kills (holding %d events), %d closes, %d disconnects, %d consumers started; %d keys broken, %d replays; %d handler failures retried; %d overlaps",
+		r.Seed, r.Published, r.Applied, r.Duplicates, r.Kills, r.HeldAtKill, r.Closes, r.Disconnects, r.Starts, r.Breaks, r.Replays, r.HandlerRetries, r.Overlaps)
+}
+
+// Stress runs consumers of one stream while events are published, and at
+// random moments kills a consumer, closes one, cuts one's connections
+// (Disconnect), breaks a key (its handler fails for good, so it parks in
+// memory wherever it runs) and heals one (Replay wherever it is parked),
+// starting a consumer for each one killed or closed. Then it heals every
+// key and checks that every event was applied, each key's in order, and
+// (without Disconnect) that no two handlers of a key ever ran at once.
+func Stress(t *testing.T, h Harness, o StressOptions) StressResult {
+	t.Helper()
+	s := newSuite(t, h)
+	o = o.withDefaults()
+	res := StressResult{Seed: o.Seed}
+	rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
+	t.Logf("stress seed %d (StressOptions.Seed replays it)", o.Seed)
+
+	st := s.stream(t, o.Units)
+	b := newBook()
+	ks := keys("k", o.Keys)
+	var broken sync.Map // key -> true: its handler fails for good
+	var calm atomic.Bool
+	var retries atomic.Int64
+	var hmu sync.Mutex
+	hrng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+	handle := func(ctx context.Context, m *member, e Event) error {
+		b.begin(e)
+		defer b.end(e)
+		hmu.Lock()
+		r := hrng.IntN(100)
+		hmu.Unlock()
+		switch {
+		case r < 5:
+			time.Sleep(time.Duration(r) * 100 * time.Microsecond)
+		case r < 8 && !calm.Load():
+			retries.Add(1)
+			return errors.New("transient failure")
+		}
+		if _, bad := broken.Load(e.Key); bad {
+			return runtime.Permanent(errors.New("broken key"))
+		}
+		if ctx.Err() != nil || m.dead.Load() {
+			return errKilled
+		}
+		b.apply(m.name, e)
+		return nil
+	}
+	n := 0
+	spec := func() memberSpec {
+		n++
+		return memberSpec{
+			name:        fmt.Sprintf("m%d", n),
+			quiet:       true, // thousands of them in a long run
+			maxInFlight: 4 + rng.IntN(60),
+			handle:      handle,
+			engine: func(rc *runtime.Config[string, Event]) {
+				rc.MaxActive = 8
+				rc.Retry = runtime.Retry{Attempts: 3, Initial: time.Millisecond, Max: 2 * time.Millisecond}
+				rc.Backlog = runtime.Backlog{PerKey: 20, Total: 100, WhenFull: runtime.Reject}
+			},
+		}
+	}
+	var members []*member
+	for range o.Members {
+		members = append(members, s.start(t, st, b, spec()))
+		res.Starts++
+	}
+
+	// The publisher: each key's next event, keys at random, in batches.
+	const window = 2000
+	p := s.publisher(t, st)
+	var published atomic.Int64
+	stopPub := make(chan struct{})
+	pubDone := make(chan struct{})
+	seqs := map[string]int{}
+	prng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+	go func() {
+		defer close(pubDone)
+		for {
+			select {
+			case <-stopPub:
+				return
+			default:
+			}
+			// The consumers' pace: at most window events published and
+			// not applied, so that healing at the end has a bounded
+			// backlog to drain however long the run.
+			if behind := int(published.Load()) - window; behind > 0 {
+				select {
+				case <-b.reached(behind):
+				case <-stopPub:
+					return
+				}
+			}
+			batch := map[string][]Event{}
+			var order []string
+			for range 1 + prng.IntN(40) {
+				k := ks[prng.IntN(len(ks))]
+				seqs[k]++
+				if len(batch[k]) == 0 {
+					order = append(order, k)
+				}
+				batch[k] = append(batch[k], Event{k, seqs[k]})
+			}
+			if !p.try(t, order, func(k string) []Event { return batch[k] }) {
+				return
+			}
+			for _, evs := range batch {
+				published.Add(int64(len(evs)))
+			}
+			time.Sleep(time.Duration(prng.IntN(3)) * time.Millisecond)
+		}
+	}()
+
+	// Faults at random moments.
+	var replays sync.WaitGroup
+	var replayed atomic.Int64
+	heal := func(key string, ms []*member) {
+		for _, m := range ms {
+			replays.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+				defer cancel()
+				if err := m.engine.Replay(ctx, key); err == nil {
+					replayed.Add(1)
+				}
+			})
+		}
+	}
+	deadline := time.Now().Add(o.Duration)
+	for time.Now().Before(deadline) {
+		time.Sleep(time.Duration(2+rng.IntN(30)) * time.Millisecond)
+		i := rng.IntN(len(members))
+		switch r := rng.IntN(100); {
+		case r < 25:
+			held, _, _, _ := members[i].target.counts()
+			res.HeldAtKill += held
+			members[i].kill(t, s.timeout)
+			members[i] = s.start(t, st, b, spec())
+			res.Kills++
+			res.Starts++
+		case r < 40:
+			members[i].close(t, s.timeout)
+			members[i] = s.start(t, st, b, spec())
+			res.Closes++
+			res.Starts++
+		case r < 50 && o.Disconnect:
+			d, ok := members[i].c.(Disconnector)
+			if !ok {
+				t.Fatal("StressOptions.Disconnect: the consumer is not a Disconnector")
+			}
+			d.Disconnect()
+			res.Disconnects++
+		case r < 70:
+			if _, loaded := broken.LoadOrStore(ks[rng.IntN(len(ks))], true); !loaded {
+				res.Breaks++
+			}
+		case r < 90:
+			k := ks[rng.IntN(len(ks))]
+			if _, was := broken.LoadAndDelete(k); was {
+				heal(k, append([]*member(nil), members...))
+			}
+		}
+		if ok, err := members[i].exited(); ok {
+			t.Fatalf("%s: Run returned %v while it should run", members[i].name, err)
+		}
+	}
+	close(stopPub)
+	<-pubDone
+
+	// Heal everything, and replay what is parked until every event is in.
+	calm.Store(true)
+	broken.Clear()
+	total := int(published.Load())
+	reached := b.reached(total)
+	timeout := time.After(s.timeout)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-reached:
+			break wait
+		case <-timeout:
+			st := b.state()
+			t.Fatalf("after healing: %d of %d events applied (skips %v, overlaps %d)", st.applied, total, first(st.skips), len(st.overlaps))
+		case <-tick.C:
+			for _, m := range members {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				pk, err := m.engine.ParkedKeys(ctx)
+				cancel()
+				if err != nil {
+					continue
+				}
+				for _, k := range pk {
+					heal(k.Key, []*member{m})
+				}
+			}
+		}
+	}
+	replays.Wait()
+	for _, m := range members {
+		m.close(t, s.timeout)
+	}
+	end := b.state()
+	res.Published, res.Applied, res.Duplicates = total, end.applied, end.dups
+	res.Replays = int(replayed.Load())
+	res.Overlaps = len(end.overlaps)
+	res.HandlerRetries = int(retries.Load())
+	if len(end.skips) > 0 {
+		t.Errorf("%d events applied before their predecessor (lost or reordered): %v", len(end.skips), first(end.skips))
+	}
+	if end.applied != total {
+		t.Errorf("applied %d events, want %d", end.applied, total)
+	}
+	if !o.Disconnect && len(end.overlaps) > 0 {
+		t.Errorf("%d times two handlers of one key ran at once: %v", len(end.overlaps), first(end.overlaps))
+	}
+	t.Log(res)
+	return res
+}
+
+func (o StressOptions) withDefaults() StressOptions {
+	if o.Duration == 0 {
+		o.Duration = 3 * time.Second
+	}
+	if o.Seed == 0 {
+		o.Seed = rand.Uint64()
+	}
+	if o.Members == 0 {
+		o.Members = 3
+	}
+	if o.Keys == 0 {
+		o.Keys = 24
+	}
+	if o.Units == 0 {
+		o.Units = 3
+	}
+	return o
+}
