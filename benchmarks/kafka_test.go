@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	ledger "github.com/ordergen/ordergen/examples/gen"
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/kafka"
 )
 
@@ -118,6 +119,9 @@ func (h *sleepy) HandleDeposited(context.Context, ledger.Deposited) error       
 func (h *sleepy) HandleWithdrew(context.Context, ledger.Withdrew) error           { return h.event() }
 func (h *sleepy) HandleAccountFrozen(context.Context, ledger.AccountFrozen) error { return h.event() }
 func (h *sleepy) HandleAccountClosed(context.Context, ledger.AccountClosed) error { return h.event() }
+func (h *sleepy) ResyncAccount(context.Context, string) (ledger.AccountSnapshot, error) {
+	return ledger.AccountSnapshot{}, runtime.ErrUnimplemented // no gaps in this benchmark
+}
 
 // kafkaKeyConcurrent consumes the topic with runtime/kafka in a new group.
 func kafkaKeyConcurrent(cluster *kfake.Cluster, group string) (time.Duration, error) {

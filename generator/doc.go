@@ -36,11 +36,23 @@
 //	    states: [Open, Frozen: {doc: No withdrawals.}, Closed]
 //	    branches: {Suspended: {from: [Open], doc: Under review.}}
 //	    conflate: false
+//	    on_gap: resync         # or park (the default); needs a version
 //	    wire_names: go         # overrides the file's rule
 //	    retry: {attempts: 8}   # any default, overridden field by field
 //	    events:
 //	      AccountOpened: {fields: {Owner: string}, kind: snapshot, to: Open}
 //	      Deposited: {fields: {Amount: {type: int64, wire: amount, doc: In cents.}}, doc: Money paid in.}
+//	  Wallet:
+//	    key: {field: WalletID, type: string}
+//	    version: {field: Version}
+//	    batch: {max_events: 64, linger: 5ms}  # the handler takes batches
+//	    events:
+//	      Credited: {fields: {Amount: int64}}
+//	  Profile:
+//	    key: {field: UserID, type: string}
+//	    notification: true     # events only say "key changed"
+//	    events:
+//	      ProfileChanged: {}
 //
 // doc: describes what it is on, for people: a sentence (or paragraphs)
 // that goes into the generated Go comments (a field's replaces the
@@ -76,6 +88,40 @@
 // initial, max, timeout, wait and max_wait are positive Go durations
 // (250ms, 5s, 1m30s); jitter is full or none; when_full is reject, block,
 // drop-oldest, drop-newest or timeout.
+//
+// # Handling patterns
+//
+// By default an entity's handler gets its events one at a time, in order,
+// and a key whose held events pass the resequencer's bound is parked. Three
+// keys of an entity (not of defaults:) change that, each trading one thing
+// for another:
+//
+//   - on_gap: resync (park is the default) resyncs a key whose resequencer
+//     bound is hit instead of parking it: the handlers gain the method
+//     ResyncAccount(ctx, key) (AccountSnapshot, error), which brings the
+//     handler's data of key up to date from the source of truth and returns
+//     the version (and state) it reached. The guards store them, skip the
+//     held events they cover and apply the later ones in order; the resync
+//     is counted (Stats.Resynced, the ordergen.resyncs metric) and logged
+//     with the key, the gap and what it dropped. A failing resync is
+//     retried with the entity's retry policy, then the key parks as
+//     without it. A lost event then costs a read of the source instead of
+//     an operator.
+//   - batch: {max_events, linger} gives the handlers one method,
+//     HandleWalletBatch(ctx, key, events []WalletEvent), instead of one per
+//     event: the pending events of one key, up to max_events (default 64,
+//     at most backlog.per_key), gathered for up to linger (default none).
+//     The guards decide each event first: duplicates and stale events are
+//     left out, a delta after a gap is held back (the batch never spans a
+//     gap), late transitions are skipped; the version advances once, to
+//     the last event decided, and a transactional handler's batch is one
+//     transaction. Throughput is paid for with latency.
+//   - notification: true makes the events notifications: they carry only
+//     the key, the handlers have one method, HandleProfileChanged(ctx,
+//     key), that fetches the key's current state from its owner, and the
+//     notifications of a key that arrive while it is busy are coalesced
+//     into one call. There is no version guard and order does not matter;
+//     the entity pays a read per call and depends on the owner being up.
 //
 // Field types are Go's predeclared types (every one but the interfaces
 // any, comparable and error), time.Time, time.Duration, compositions []T,
@@ -147,6 +193,13 @@
 //     snapshots: conflation replaces pending events, which leaves version
 //     gaps that a delta cannot survive.
 //   - resequencer: on an entity without a version: nothing is ever held.
+//   - on_gap on an entity without a version, or on_gap: resync on one whose
+//     events are all snapshots (none is ever held); on_gap in defaults:.
+//   - batch together with conflate: true (conflation replaces pending
+//     events one by one, a batch takes them all); batch.max_events above
+//     backlog.per_key.
+//   - notification: true together with a version, states, conflate,
+//     on_gap, batch or event fields: a notification carries only its key.
 //   - delivery: at-most-once together with retry: or on_exhausted: in the
 //     same scope (or in an entity whose defaults say at-most-once): an
 //     at-most-once event gets one attempt and is dropped when it fails.
@@ -164,7 +217,11 @@
 //     EventName, EventKey and EventVersion; for an entity with states, the
 //     typed state AccountState (a string type: "" is no state yet) with a
 //     constant per state (AccountStateOpen, ...) and String.
-//   - handlers.go: AccountHandler, one HandleX(ctx, X) error per event, and
+//   - handlers.go: AccountHandler, one HandleX(ctx, X) error per event (for
+//     batch: one HandleAccountBatch(ctx, key, []AccountEvent) error; for
+//     notification: true one HandleAccountChanged(ctx, key) error; with
+//     on_gap: resync also ResyncAccount(ctx, key) (AccountSnapshot, error),
+//     and the type AccountSnapshot), and
 //     UnimplementedAccountHandler, a base to embed so that a handler keeps
 //     compiling when the schema gains events (the gRPC Unimplemented
 //     pattern): its methods return runtime.ErrUnimplemented, for which the
@@ -199,7 +256,11 @@
 //     from: does not list, and any ranked transition out of a branch state.
 //     A skipped transition still uses up its version. The stores are
 //     updated after the handler succeeds, state first, then version, by
-//     compare-and-set; a failed compare-and-set is an error.
+//     compare-and-set; a failed compare-and-set is an error. For batch:
+//     the engine's batch handler applies the same guards to each event of
+//     a batch and reports their verdicts (runtime.Verdicts); with on_gap:
+//     resync, resync is the engine's runtime.ResyncFunc over ResyncAccount
+//     and the stores.
 //   - publishers.go: AccountPublisher and the dispatcher's typed PublishX
 //     methods, which refuse an empty string key or a version below 1 with
 //     runtime.ErrInvalidEvent, and Publish for any AccountEvent.

@@ -183,6 +183,9 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 	if l != nil {
 		l.q.pushBack(it)
 		push := e.schedule(l)
+		if !push && l.lingering {
+			push = e.endLinger(l) // its batch is full: no more waiting
+		}
 		if push && !e.inline {
 			// An engine whose keys run in lanes hands ready lanes to a
 			// worker through the shard's task, a batch at a time.

@@ -67,7 +67,8 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, batch bool) (err 
 	err = w.run(c, key, it, batch, c)
 	if err != nil {
 		switch {
-		case c.wasWithdrawn():
+		case c.wasWithdrawn() && !isVerdicts(err):
+			// A batch's Verdicts stand: the events it handled were applied.
 			return errWithdrawing
 		case e.cfg.Timeout > 0 && c.Err() == context.DeadlineExceeded && !e.aborted.Load():
 			w.logTimeout(key, it)

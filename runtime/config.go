@@ -123,12 +123,24 @@ type Config[K comparable, E any] struct {
 	// BatchSize is the most events a batch handler (NewBatch) receives at
 	// once. Zero: 64. Ignored by New.
 	BatchSize int
+	// Linger is how long a batch engine (NewBatch) waits for more events of
+	// a key before it calls the handler with fewer than BatchSize: a batch
+	// is handed over once it is full or its oldest event has waited
+	// Linger. It trades latency for larger batches. Zero: no wait (a batch
+	// is what is pending). Ignored by New, and while the engine closes.
+	Linger time.Duration
 	// MaxHeld bounds the events of one key held back by Hold. When a key
 	// would hold more, it is parked. Zero: 64.
 	MaxHeld int
 	// MaxHold bounds how long an event may be held. When the oldest held
 	// event of a key is older, the key is parked. Zero: 30s.
 	MaxHold time.Duration
+	// Resync, when set, is called for a key whose resequencer bound
+	// (MaxHeld, MaxHold) is hit, before the key is parked: it brings the
+	// key's guards up to date from the source of truth, and the held events
+	// are judged again (see ResyncFunc). The key is parked only when the
+	// resync fails its Retry attempts. Nil: the key is parked at once.
+	Resync ResyncFunc[K, E]
 	// Parks stores parked events. Nil: the engine keeps them in memory,
 	// where they count against the Backlog limits (a key's park and pending
 	// events together never pass PerKey) and are lost with the process. A
@@ -229,8 +241,8 @@ func (c Config[K, E]) withDefaults() (Config[K, E], error) {
 		return c, fmt.Errorf("%w: unknown exhaustion policy %v", ErrInvalidConfig, c.OnExhausted)
 	case c.OnExhausted == DeadLetter && c.DeadLetter == nil:
 		return c, fmt.Errorf("%w: the dead-letter policy needs a DeadLetter sink", ErrInvalidConfig)
-	case c.BatchSize < 0 || c.MaxHeld < 0 || c.MaxHold < 0 || c.TopKeys < 0:
-		return c, fmt.Errorf("%w: BatchSize, MaxHeld, MaxHold and TopKeys must not be negative", ErrInvalidConfig)
+	case c.BatchSize < 0 || c.Linger < 0 || c.MaxHeld < 0 || c.MaxHold < 0 || c.TopKeys < 0:
+		return c, fmt.Errorf("%w: BatchSize, Linger, MaxHeld, MaxHold and TopKeys must not be negative", ErrInvalidConfig)
 	}
 	return c, nil
 }

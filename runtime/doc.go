@@ -105,7 +105,10 @@
 // event ahead of a gap: kept in the key's resequencer and offered again
 // after each handled or SkipApplied event of the key, up to Config.MaxHeld
 // events and Config.MaxHold time, after which the key is parked with the
-// reason).
+// reason). With Config.Resync ([ResyncFunc]) a key whose bound is hit is
+// first brought up to date from the source of truth: its held events are
+// then judged again (those the new state covers are skipped), and the key
+// is parked only when the resync keeps failing.
 //
 // The in-memory stores ([MemoryVersionStore], [MemoryStateStore], the
 // defaults) keep an entry for every key they have seen, for the life of the
@@ -127,7 +130,9 @@
 // Config.Conflate keeps only the newest pending event of a key (for state
 // that only matters at its latest value, such as a location; never for a
 // ledger). [NewBatch] hands a [BatchHandler] up to Config.BatchSize pending
-// events of one key at once, in order. A [Topic] fans events out to several
+// events of one key at once, in order, waiting up to Config.Linger for a
+// batch to fill; a batch guard decides its events one by one with
+// [Verdicts]. A [Topic] fans events out to several
 // subscribers, each with its own engine, so a slow subscriber never holds
 // up another; order is then per key and subscriber. Its Replay, Discard,
 // ParkedKeys, Health and Stats ask every subscriber and name each by its

@@ -20,9 +20,12 @@ import (
 type Handler[K comparable, E any] func(ctx context.Context, key K, event E) error
 
 // BatchHandler handles up to Config.BatchSize pending events of one key, in
-// submission order. The batch is the unit of retry, skip and parking: an
-// error fails the whole batch. A batch handler must not return Hold; the
-// engine treats it as a permanent failure.
+// submission order (after waiting up to Config.Linger for more). The batch
+// is the unit of retry, skip and parking: an error fails the whole batch,
+// and Skip skips it whole. A guard that decides its events one by one
+// returns Verdicts: then each is handled, skipped or held on its own, and
+// the undecided rest comes in the next batch. A batch handler must not
+// return Hold itself; the engine treats it as a permanent failure.
 type BatchHandler[K comparable, E any] func(ctx context.Context, key K, events []E) error
 
 // Engine dispatches events by key on at most Config.MaxActive workers. Same
@@ -101,8 +104,8 @@ type Engine[K comparable, E any] struct {
 // counters are outcome counts. Each worker has its own, so the hot path
 // never shares a cache line with another worker; Stats adds them up.
 type counters struct {
-	handled, skipped, retried, deadLettered, dropped, discarded, replayed atomic.Uint64
-	_                                                                     [64]byte
+	handled, skipped, retried, deadLettered, dropped, discarded, replayed, resynced atomic.Uint64
+	_                                                                               [64]byte
 }
 
 // New returns a started engine that calls h for each event.

@@ -61,3 +61,13 @@ func Dump[K comparable, E any](e *Engine[K, E]) string {
 	}
 	return b.String()
 }
+
+// Lingering reports whether key's lane waits for more events of its batch
+// (Config.Linger).
+func Lingering[K comparable, E any](e *Engine[K, E], key K) bool {
+	sh := e.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	l := sh.lanes[key]
+	return l != nil && l.lingering && l.state == laneWaiting
+}

@@ -72,6 +72,16 @@ type lane[K comparable, E any] struct {
 	holdCheck bool
 	holdArmed bool
 	holdTimer timer
+	// resync is set while the key's resequencer bound was hit and
+	// Config.Resync is to bring its guards up to date (resync.go): the lane
+	// takes no event meanwhile. resyncTries counts the calls made, and
+	// resyncWhy is the bound, the reason of the park if they fail.
+	resync      bool
+	resyncTries int32
+	resyncWhy   string
+	// lingering marks a lane of a batch engine that waits for its timer for
+	// more events (Config.Linger); a full batch ends the wait (submit).
+	lingering bool
 	// inline marks a lane the watchdog made for an event that a worker
 	// runs inline from a stolen batch: that worker owns the lane, and
 	// inlineTag is that event's tag.
@@ -147,11 +157,11 @@ func (l *lane[K, E]) conflatable() bool {
 
 // runnable reports whether a worker has something to do on the lane: queued
 // events, an operator request, a withdrawal, a hold check or a replay page
-// to load. Whoever stops running a lane must look, since requests and hold
+// to load, a resync. Whoever stops running a lane must look, since requests and hold
 // checks arrive on a running lane without scheduling it. The shard is
 // locked.
 func (l *lane[K, E]) runnable() bool {
-	return l.q.len() > 0 || l.req != nil || len(l.withdraws) > 0 || l.holdCheck || l.wantsPage()
+	return l.q.len() > 0 || l.req != nil || len(l.withdraws) > 0 || l.holdCheck || l.resync || l.wantsPage()
 }
 
 // takesSelected reports whether the running worker took an event that sel

@@ -26,7 +26,7 @@ const (
 // instruments are the engine's instruments: the duration histogram,
 // recorded per attempt, and the rest, observed at collection time.
 type instruments struct {
-	duration, events, backlog, byKey, age, held, parkedKeys, parkedEvents, lanes meter.Instrument
+	duration, events, backlog, byKey, age, held, resyncs, parkedKeys, parkedEvents, lanes meter.Instrument
 }
 
 func engineInstruments() instruments {
@@ -38,6 +38,7 @@ func engineInstruments() instruments {
 		byKey:        meter.Instrument{Name: meter.MetricBacklogKey, Kind: meter.KindGauge, Unit: "{event}", Description: "Pending events of the keys with the largest backlog."},
 		age:          meter.Instrument{Name: meter.MetricOldestAge, Kind: meter.KindFloatGauge, Unit: "s", Description: "Age of the oldest pending event, overall and per top key."},
 		held:         meter.Instrument{Name: meter.MetricHeld, Kind: meter.KindGauge, Unit: "{event}", Description: "Events held back on a version gap."},
+		resyncs:      meter.Instrument{Name: meter.MetricResyncs, Kind: meter.KindObservedCounter, Unit: "{resync}", Description: "Keys resynced from the source of truth when their resequencer bound was hit."},
 		parkedKeys:   meter.Instrument{Name: meter.MetricParkedKeys, Kind: meter.KindGauge, Unit: "{key}", Description: "Parked keys."},
 		parkedEvents: meter.Instrument{Name: meter.MetricParkedEvents, Kind: meter.KindGauge, Unit: "{event}", Description: "Parked events."},
 		lanes:        meter.Instrument{Name: meter.MetricLanes, Kind: meter.KindGauge, Unit: "{lane}", Description: "Keys with a lane."},
@@ -108,6 +109,7 @@ func (e *Engine[K, E]) startMetrics() error {
 		}
 		o.ObserveInt64(ins.backlog, s.Pending, all)
 		o.ObserveInt64(ins.held, s.Held, all)
+		o.ObserveInt64(ins.resyncs, int64(s.Resynced), all)
 		o.ObserveInt64(ins.parkedKeys, s.ParkedKeys, all)
 		o.ObserveInt64(ins.parkedEvents, s.Parked, all)
 		o.ObserveInt64(ins.lanes, s.Lanes, all)
@@ -118,7 +120,7 @@ func (e *Engine[K, E]) startMetrics() error {
 			o.ObserveInt64(ins.byKey, int64(kb.Pending), set)
 			o.ObserveFloat64(ins.age, kb.OldestAge.Seconds(), set)
 		}
-	}, ins.events, ins.backlog, ins.byKey, ins.age, ins.held, ins.parkedKeys, ins.parkedEvents, ins.lanes)
+	}, ins.events, ins.backlog, ins.byKey, ins.age, ins.held, ins.resyncs, ins.parkedKeys, ins.parkedEvents, ins.lanes)
 	if err != nil {
 		return fmt.Errorf("%w: metrics: %w", ErrInvalidConfig, err)
 	}

@@ -81,6 +81,7 @@ func (sh *shard[K, E]) removeLane(l *lane[K, E]) {
 	l.inline = false
 	l.held = nil
 	l.reason = ""
+	l.resync, l.resyncTries, l.resyncWhy, l.lingering = false, 0, "", false
 	l.stored = 0
 	l.state = laneIdle
 	if sh.nfree < maxFreeLanes {

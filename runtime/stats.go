@@ -44,6 +44,11 @@ type Stats struct {
 	Rejected uint64
 	// Replayed counts parked events put back into their lane by Replay.
 	Replayed uint64
+	// Resynced counts the resyncs that succeeded (Config.Resync): keys
+	// whose resequencer bound was hit and whose guards were brought up to
+	// date from the source of truth instead of parking. The held events
+	// they covered are counted as Skipped when the guards skip them.
+	Resynced uint64
 
 	// Pending is the number of accepted events without an outcome yet:
 	// queued, running, waiting to retry, held, loaded for a replay, or on
@@ -95,6 +100,7 @@ func (e *Engine[K, E]) Stats() Stats {
 		s.Dropped += c.dropped.Load()
 		s.Discarded += c.discarded.Load()
 		s.Replayed += c.replayed.Load()
+		s.Resynced += c.resynced.Load()
 	}
 	for _, w := range ws {
 		add(&w.c)

@@ -24,9 +24,11 @@ import (
 // return does, or the hang detector dumps every goroutine), and no worker
 // left after Close (goleak checks the rest at the end).
 //
-// Each schedule draws an engine kind (inline, conflating, batch), a backlog
-// policy, an exhaustion policy and a park store (in memory or outside the
-// backlog), and mixes successes, transient and permanent errors, panics,
+// Each schedule draws an engine kind (inline, conflating, batch: its
+// handler failing or deciding each event with Verdicts, its batches
+// lingering or not), a backlog policy, an exhaustion policy, a park store
+// (in memory or outside the backlog) and a Resync that fails at random or
+// none, and mixes successes, transient and permanent errors, panics,
 // timeouts, handlers that block, skips and holds, submits whose context
 // ends, concurrent Replay, Discard, Withdraw, Flush and introspection, and
 // either a Close at a random moment (with a deadline that may end first) or
@@ -91,6 +93,9 @@ type schedule struct {
 	keys     []string
 	submits  int
 	graceful bool
+	// verdicts: the batch handler decides each event (runtime.Verdicts),
+	// and sometimes leaves the rest for the next batch.
+	verdicts bool
 
 	e     *runtime.Engine[string, sev]
 	built chan struct{} // closed once e is set
@@ -159,8 +164,8 @@ func (s *schedule) engine() *runtime.Engine[string, sev] {
 }
 
 func (s *schedule) describe() string {
-	return fmt.Sprintf("%s engine, %v when full, %v when exhausted, durable parks %v, max active %d, per key %d, total %d, %d keys, graceful %v",
-		s.kind, s.cfg.Backlog.WhenFull, s.cfg.OnExhausted, s.durable, s.cfg.MaxActive, s.cfg.Backlog.PerKey, s.cfg.Backlog.Total, len(s.keys), s.graceful)
+	return fmt.Sprintf("%s engine (verdicts %v, linger %v), %v when full, %v when exhausted, durable parks %v, resync %v, max active %d, per key %d, total %d, %d keys, graceful %v",
+		s.kind, s.verdicts, s.cfg.Linger, s.cfg.Backlog.WhenFull, s.cfg.OnExhausted, s.durable, s.cfg.Resync != nil, s.cfg.MaxActive, s.cfg.Backlog.PerKey, s.cfg.Backlog.Total, len(s.keys), s.graceful)
 }
 
 // fail records a broken guarantee; the schedule's goroutines go on.
@@ -206,6 +211,15 @@ func (s *schedule) draw(rng *rand.Rand) {
 		s.cfg.Parks = runtime.NewMemoryParkStore[string, sev]() // a store of its own: outside the backlog
 	}
 	s.cfg.Conflate = s.kind == "conflate"
+	if s.kind == "batch" {
+		s.verdicts = rng.IntN(2) == 0
+		if rng.IntN(2) == 0 {
+			s.cfg.Linger = time.Duration(rng.IntN(1000)) * time.Microsecond
+		}
+	}
+	if rng.IntN(2) == 0 {
+		s.cfg.Resync = s.resync
+	}
 	for k := 0; k < 1+rng.IntN(8); k++ {
 		s.keys = append(s.keys, fmt.Sprintf("k%d", k))
 	}
@@ -315,6 +329,9 @@ func (s *schedule) handle(ctx context.Context, key string, x sev) error {
 func (s *schedule) handleBatch(ctx context.Context, key string, xs []sev) error {
 	s.enter(key, fmt.Sprintf("batch of %d from %s", len(xs), s.attemptOf(key, xs[0])))
 	defer s.leave(key)
+	if s.verdicts {
+		return s.decideBatch(ctx, key, xs)
+	}
 	for _, x := range xs {
 		if err := s.behave(ctx, key, x); err != nil {
 			return err
@@ -326,6 +343,54 @@ func (s *schedule) handleBatch(ctx context.Context, key string, xs []sev) error 
 	}
 	s.record(key, seqs...)
 	return nil
+}
+
+// decideBatch is a batch handler that decides each event, as a generated
+// batch guard does: a skip or a hold is its event's verdict, any other
+// failure fails the batch, and now and then the batch ends early, the rest
+// left for the next one.
+func (s *schedule) decideBatch(ctx context.Context, key string, xs []sev) error {
+	n := len(xs)
+	if n > 1 && rand.IntN(4) == 0 {
+		n = 1 + rand.IntN(n-1)
+	}
+	verdicts := make([]error, n)
+	var seqs []int
+	for i, x := range xs[:n] {
+		err := s.behave(ctx, key, x)
+		_, skip := runtime.IsSkip(err)
+		_, hold := runtime.IsHold(err)
+		switch {
+		case err == nil:
+			seqs = append(seqs, x.Seq)
+		case skip || hold:
+			verdicts[i] = err
+		default:
+			return err
+		}
+	}
+	s.record(key, seqs...)
+	return runtime.Verdicts(verdicts)
+}
+
+// resync is the engine's Resync: it fails at random (a failure, a
+// permanent one, a panic) and otherwise covers some of the held events.
+// It must never run beside a handler of its key.
+func (s *schedule) resync(_ context.Context, key string, held []sev) (int, error) {
+	s.enter(key, fmt.Sprintf("resync of %d held", len(held)))
+	defer s.leave(key)
+	if len(held) == 0 {
+		s.fail("resync of %s with no held event", key)
+	}
+	switch rand.IntN(6) {
+	case 0:
+		return 0, errors.New("source of truth down")
+	case 1:
+		return 0, runtime.Permanent(errors.New("no such key at the source"))
+	case 2:
+		panic("resync boom")
+	}
+	return rand.IntN(len(held) + 1), nil
 }
 
 // run builds the engine and drives the schedule.

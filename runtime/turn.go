@@ -57,16 +57,25 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 		if l.holdCheck {
 			l.holdCheck = false
 			if w.holdExpired(l) {
-				if !e.closing.Load() {
-					e.cfg.Logger.Warn("ordergen: resequencer bound hit: parking the key", "engine", e.cfg.Name, "key", l.key,
-						"held", len(l.held), "max_wait", e.cfg.MaxHold, "reason", l.held[0].reason)
-				}
-				if w.park(l, w.holdParkReason(l)) == waitForTimer {
+				if w.boundHit(l, w.holdParkReason(l), "max_wait", e.cfg.MaxHold) == waitForTimer {
 					sh.mu.Unlock()
 					return false
 				}
 				continue
 			}
+		}
+		if l.resync {
+			switch w.resync(l) { // unlocks and relocks around the call
+			case waitForTimer:
+				sh.mu.Unlock()
+				return false
+			case giveUp:
+				l.state = laneIdle
+				e.idle(sh)
+				sh.mu.Unlock()
+				return false
+			}
+			continue
 		}
 		if l.parked {
 			if l.q.len() == 0 {
@@ -92,6 +101,10 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 			l.state = laneQueued // still busy
 			sh.mu.Unlock()
 			return true
+		}
+		if e.batch != nil && w.linger(l) {
+			sh.mu.Unlock() // it waits for more events, or its oldest to age
+			return false
 		}
 		take := takeSize
 		switch {
@@ -180,6 +193,14 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 	for i := range w.buf {
 		w.buf[i].attempts = first.attempts
 	}
+	// Verdicts are the guard's decisions, whatever happened meanwhile: the
+	// events it handled were applied.
+	if verdicts, ok, bad := batchVerdicts(err, len(w.buf)); ok {
+		if bad == nil {
+			return w.judgeBatch(l, verdicts)
+		}
+		err = bad
+	}
 	v, reason, failure := w.judge(first, err, true)
 	done := 0
 	if res, stop := w.apply(l, 0, len(w.buf), v, reason, failure, &done); stop {
@@ -249,9 +270,7 @@ func (w *worker[K, E]) settle(l *lane[K, E], res result) turnStep {
 		return giveUp
 	}
 	if len(l.held) > e.cfg.MaxHeld {
-		e.cfg.Logger.Warn("ordergen: resequencer bound hit: parking the key", "engine", e.cfg.Name, "key", l.key,
-			"held", len(l.held), "max", e.cfg.MaxHeld, "reason", l.held[0].reason)
-		return w.park(l, "resequencer full ("+itoa(len(l.held))+" events held): "+l.held[0].reason)
+		return w.boundHit(l, "resequencer full ("+itoa(len(l.held))+" events held): "+l.held[0].reason, "max", e.cfg.MaxHeld)
 	}
 	return keepRunning
 }

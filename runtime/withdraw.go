@@ -200,8 +200,8 @@ func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool, park
 // it holds other events, which it reports (the caller pushes it); l's shard
 // is locked and l is not running.
 func (e *Engine[K, E]) retryWithdrawn(l *lane[K, E]) bool {
-	if l.state != laneWaiting || l.replay != nil || l.parked || (l.q.len() > 0 && l.q.front().attempts > 0) {
-		return false // still a retry, a park to store, or room to wait for
+	if l.state != laneWaiting || l.replay != nil || l.parked || l.resync || (l.q.len() > 0 && l.q.front().attempts > 0) {
+		return false // still a retry, a park to store, room to wait for, or a resync
 	}
 	e.stopTimer(l.timer) // if it fired, its function finds the lane not waiting
 	if l.q.len() > 0 {

@@ -203,3 +203,88 @@ func (WebhookCodec) Decode(name string, data []byte) (WebhookEvent, error) {
 	}
 	return nil, fmt.Errorf("%w: entity Webhook has no event %q", durable.ErrUnknownEventType, name)
 }
+
+// WalletCodec encodes Wallet events as JSON objects, with the event's name from
+// the schema as its type name. It implements durable.Codec for the park stores
+// and transports that carry events out of the process. Decoding ignores fields
+// it does not know, so an event from a schema with added fields still decodes.
+type WalletCodec struct{}
+
+var _ durable.Codec[WalletEvent] = WalletCodec{}
+
+// Encode returns the event's name and its JSON encoding. A nil e is refused
+// with runtime.ErrInvalidEvent.
+func (WalletCodec) Encode(e WalletEvent) (string, []byte, error) {
+	if e == nil {
+		return "", nil, fmt.Errorf("%w: nil Wallet event", runtime.ErrInvalidEvent)
+	}
+	data, err := json.Marshal(e)
+	if err != nil {
+		return "", nil, fmt.Errorf("ledger: encode Wallet event %s: %w", e.EventName(), err)
+	}
+	return e.EventName(), data, nil
+}
+
+// Decode rebuilds the Wallet event named name from its JSON encoding. An
+// unknown name gives an error wrapping durable.ErrUnknownEventType, bytes that
+// do not decode one wrapping runtime.ErrInvalidEvent.
+func (WalletCodec) Decode(name string, data []byte) (WalletEvent, error) {
+	switch name {
+	case "WalletOpened":
+		var e WalletOpened
+		if err := json.Unmarshal(data, &e); err != nil {
+			return nil, fmt.Errorf("%w: decode Wallet event WalletOpened: %v", runtime.ErrInvalidEvent, err)
+		}
+		return e, nil
+	case "Credited":
+		var e Credited
+		if err := json.Unmarshal(data, &e); err != nil {
+			return nil, fmt.Errorf("%w: decode Wallet event Credited: %v", runtime.ErrInvalidEvent, err)
+		}
+		return e, nil
+	case "Debited":
+		var e Debited
+		if err := json.Unmarshal(data, &e); err != nil {
+			return nil, fmt.Errorf("%w: decode Wallet event Debited: %v", runtime.ErrInvalidEvent, err)
+		}
+		return e, nil
+	}
+	return nil, fmt.Errorf("%w: entity Wallet has no event %q", durable.ErrUnknownEventType, name)
+}
+
+// CustomerCodec encodes Customer events as JSON objects, with the event's name
+// from the schema as its type name. It implements durable.Codec for the park
+// stores and transports that carry events out of the process. Decoding ignores
+// fields it does not know, so an event from a schema with added fields still
+// decodes.
+type CustomerCodec struct{}
+
+var _ durable.Codec[CustomerEvent] = CustomerCodec{}
+
+// Encode returns the event's name and its JSON encoding. A nil e is refused
+// with runtime.ErrInvalidEvent.
+func (CustomerCodec) Encode(e CustomerEvent) (string, []byte, error) {
+	if e == nil {
+		return "", nil, fmt.Errorf("%w: nil Customer event", runtime.ErrInvalidEvent)
+	}
+	data, err := json.Marshal(e)
+	if err != nil {
+		return "", nil, fmt.Errorf("ledger: encode Customer event %s: %w", e.EventName(), err)
+	}
+	return e.EventName(), data, nil
+}
+
+// Decode rebuilds the Customer event named name from its JSON encoding. An
+// unknown name gives an error wrapping durable.ErrUnknownEventType, bytes that
+// do not decode one wrapping runtime.ErrInvalidEvent.
+func (CustomerCodec) Decode(name string, data []byte) (CustomerEvent, error) {
+	switch name {
+	case "CustomerChanged":
+		var e CustomerChanged
+		if err := json.Unmarshal(data, &e); err != nil {
+			return nil, fmt.Errorf("%w: decode Customer event CustomerChanged: %v", runtime.ErrInvalidEvent, err)
+		}
+		return e, nil
+	}
+	return nil, fmt.Errorf("%w: entity Customer has no event %q", durable.ErrUnknownEventType, name)
+}

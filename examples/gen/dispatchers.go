@@ -73,10 +73,12 @@ type AccountConfig struct {
 	// on_exhausted; runtime.Drop for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// MaxHeld bounds the events of one key held back on a version gap; a key
-	// that would hold more is parked (schema: resequencer.max_events).
+	// that would hold more is resynced, then parked if the resync fails
+	// (schema: resequencer.max_events).
 	MaxHeld int
 	// MaxHold bounds how long an event is held back on a version gap; then the
-	// key is parked (schema: resequencer.max_wait).
+	// key is resynced, then parked if the resync fails (schema:
+	// resequencer.max_wait).
 	MaxHold time.Duration
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
@@ -216,6 +218,7 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 		OnExhausted:   cfg.OnExhausted,
 		MaxHeld:       cfg.MaxHeld,
 		MaxHold:       cfg.MaxHold,
+		Resync:        s.resyncer(),
 		Parks:         cfg.Parks,
 		DeadLetter:    cfg.DeadLetter,
 		MeterProvider: cfg.MeterProvider,
@@ -1397,4 +1400,689 @@ func (d *WebhookDispatcher) Stuck(age time.Duration) map[WebhookSubscriberName][
 // add them up only knowing that.
 func (d *WebhookDispatcher) Stats() map[WebhookSubscriberName]runtime.Stats {
 	return webhookBySubscriber(d.topic.Stats())
+}
+
+// walletValue returns e as a value of its event type, dereferencing a pointer;
+// nil for a nil e or a nil pointer.
+func walletValue(e WalletEvent) WalletEvent {
+	switch e := e.(type) {
+	case *WalletOpened:
+		if e == nil {
+			return nil
+		}
+		return *e
+	case *Credited:
+		if e == nil {
+			return nil
+		}
+		return *e
+	case *Debited:
+		if e == nil {
+			return nil
+		}
+		return *e
+	}
+	return e
+}
+
+// WalletConfig configures one subscriber of a WalletDispatcher.
+// NewWalletDispatcher and Subscribe start from the schema's policies and apply
+// the options in order. A zero or nil field means the runtime's default.
+type WalletConfig struct {
+	// MaxActive is the number of keys handled at once (schema:
+	// lanes.max_active).
+	MaxActive int
+	// Backlog bounds the pending events (schema: backlog).
+	Backlog runtime.Backlog
+	// Retry is the in-lane retry policy (schema: retry).
+	Retry runtime.Retry
+	// Timeout bounds each handler attempt through its context (schema:
+	// timeout).
+	Timeout time.Duration
+	// OnExhausted says what happens to an event that failed for good (schema:
+	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	OnExhausted runtime.ExhaustedPolicy
+	// MaxHeld bounds the events of one key held back on a version gap; a key
+	// that would hold more is parked (schema: resequencer.max_events).
+	MaxHeld int
+	// MaxHold bounds how long an event is held back on a version gap; then the
+	// key is parked (schema: resequencer.max_wait).
+	MaxHold time.Duration
+	// BatchSize is the most events of one key in one call of the batch handler
+	// (schema: batch.max_events).
+	BatchSize int
+	// Linger is how long a batch waits for more events of its key before the
+	// handler gets fewer than BatchSize; zero: no wait (schema: batch.linger).
+	Linger time.Duration
+	// Logger receives what an operator must see (a key parked, a replay). Nil:
+	// slog.Default().
+	Logger *slog.Logger
+	// MeterProvider, when set, receives the subscriber's metrics (see the
+	// runtime's Metric constants), with the entity as
+	// messaging.destination.name and the subscriber's name as
+	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
+	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
+	// nothing is recorded.
+	MeterProvider meter.Provider
+	// Versions stores the last applied version of each Wallet. Nil: a new
+	// in-memory store. Give each subscriber its own store.
+	Versions runtime.VersionStore[string]
+	// Parks stores the parked events. Nil: the runtime's in-memory store.
+	Parks runtime.ParkStore[string, WalletEvent]
+	// DeadLetter receives the events that failed for good under the
+	// runtime.DeadLetter policy; that policy requires it.
+	DeadLetter runtime.DeadLetterSink[string, WalletEvent]
+	// Store, when set, keeps the subscriber's versions, states and parked
+	// events durably (runtime/sqlstore), in the namespace of the subscriber's
+	// name ("Wallet", "Wallet/name"); Versions, States and Parks set here win
+	// over it. NewWalletTxDispatcher and SubscribeTx set it to their store.
+	Store durable.Store
+	// OnOutcome, when set, is told the outcome of each event the subscriber
+	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
+	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
+	// on every subscriber to learn when its records are finished; SubmitTagged
+	// refuses to run while a subscriber has none. It must be fast and must not
+	// block (see runtime.OutcomeFunc).
+	OnOutcome runtime.OutcomeFunc[string]
+}
+
+// WalletOption changes a WalletConfig before a subscriber starts.
+type WalletOption func(*WalletConfig)
+
+// defaultWalletConfig returns the schema's policies for Wallet.
+func defaultWalletConfig() WalletConfig {
+	return WalletConfig{
+		MaxActive: 256,
+		Backlog: runtime.Backlog{
+			PerKey:   1000,
+			Total:    100000,
+			WhenFull: runtime.Reject,
+		},
+		Retry: runtime.Retry{
+			Attempts:   5,
+			Initial:    10 * time.Millisecond,
+			Max:        2 * time.Second,
+			Multiplier: 2.0,
+		},
+		Timeout:     5 * time.Second,
+		OnExhausted: runtime.Park,
+		MaxHeld:     64,
+		MaxHold:     30 * time.Second,
+		BatchSize:   64,
+		Linger:      2 * time.Millisecond,
+	}
+}
+
+// WalletDispatcher delivers Wallet events to per-key lanes: the events of one
+// key are handled in batches, one batch at a time, in publication order, events
+// of different keys in parallel. Each subscriber has its own lanes, guards and
+// stores, so a slow or parked subscriber delays no other. It is safe for
+// concurrent use.
+type WalletDispatcher struct {
+	topic *runtime.Topic[string, WalletEvent]
+	mu    sync.Mutex                   // serialises subscribe (a name is taken once) and guards subs
+	subs  map[string]*walletSubscriber // by name
+}
+
+// walletSubscriber is one subscriber of a WalletDispatcher: its name, its
+// handler and the stores of its guards.
+type walletSubscriber struct {
+	name     string
+	h        WalletHandler
+	tx       *walletTx
+	versions runtime.VersionStore[string]
+}
+
+// NewWalletDispatcher returns a dispatcher whose first subscriber, named
+// "Wallet", is h, configured with the schema's policies changed by opts. Close
+// it when done.
+func NewWalletDispatcher(h WalletHandler, opts ...WalletOption) (*WalletDispatcher, error) {
+	d := &WalletDispatcher{topic: runtime.NewTopic[string, WalletEvent]()}
+	if err := d.subscribe("Wallet", h, nil, opts); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Subscribe adds a subscriber: h receives every event published from now on, in
+// its own lanes, with its own guard stores. Its runtime name is "Wallet/"
+// followed by name; names must be unique.
+func (d *WalletDispatcher) Subscribe(name string, h WalletHandler, opts ...WalletOption) error {
+	if name == "" {
+		return fmt.Errorf("ledger: subscribe to Wallet: empty subscriber name")
+	}
+	return d.subscribe("Wallet/"+name, h, nil, opts)
+}
+func (d *WalletDispatcher) subscribe(name string, h WalletHandler, tx *walletTx, opts []WalletOption) error {
+	if h == nil && tx == nil {
+		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, taken := d.topic.Subscriber(name); taken {
+		return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
+	}
+	cfg := defaultWalletConfig()
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&cfg)
+		}
+	}
+	walletUseStore(&cfg, name, tx)
+	s := &walletSubscriber{
+		name:     name,
+		h:        h,
+		tx:       tx,
+		versions: cfg.Versions,
+	}
+	if s.versions == nil {
+		s.versions = runtime.NewMemoryVersionStore[string]()
+	}
+	rc := runtime.Config[string, WalletEvent]{
+		Name:          name,
+		MaxActive:     cfg.MaxActive,
+		Backlog:       cfg.Backlog,
+		Retry:         cfg.Retry,
+		Timeout:       cfg.Timeout,
+		OnExhausted:   cfg.OnExhausted,
+		BatchSize:     cfg.BatchSize,
+		Linger:        cfg.Linger,
+		MaxHeld:       cfg.MaxHeld,
+		MaxHold:       cfg.MaxHold,
+		Parks:         cfg.Parks,
+		DeadLetter:    cfg.DeadLetter,
+		MeterProvider: cfg.MeterProvider,
+		MetricAttributes: []meter.Attribute{{
+			Key:   meter.AttrDestination,
+			Value: "Wallet",
+		}, {
+			Key:   meter.AttrConsumerGroup,
+			Value: name,
+		}},
+		OnOutcome: cfg.OnOutcome,
+		Logger:    cfg.Logger,
+	}
+	if _, err := d.topic.SubscribeBatch(s.engineHandler(), rc); err != nil {
+		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
+	}
+	if d.subs == nil {
+		d.subs = make(map[string]*walletSubscriber)
+	}
+	d.subs[name] = s
+	return nil
+}
+
+// WalletSubscriberName names a subscriber of a WalletDispatcher:
+// WalletFirstSubscriber for the subscriber that NewWalletDispatcher starts
+// with, WalletSubscriberNamed(name) for the one that Subscribe(name, ...) adds.
+// Version, State and ParkedEvents take it, and Stats, ParkedKeys, TopBacklog
+// and Stuck are keyed by it, so that a subscriber is named by a constant the
+// compiler checks rather than by a string variable (a string literal still
+// converts to it: a name that names no subscriber is an error that says which
+// one it likely meant). It is also the subscriber's namespace in a durable
+// store, as ordergen-parked shows it.
+type WalletSubscriberName string
+
+// WalletFirstSubscriber is the subscriber that NewWalletDispatcher and
+// NewWalletTxDispatcher start with: the handler given to them.
+const WalletFirstSubscriber WalletSubscriberName = "Wallet"
+
+// WalletSubscriberNamed returns the name of the subscriber that Subscribe(name,
+// ...) or SubscribeTx(name, ...) adds: "Wallet/" followed by name.
+func WalletSubscriberNamed(name string) WalletSubscriberName {
+	return WalletSubscriberName("Wallet/" + name)
+}
+
+// walletBySubscriber returns m, a map of the runtime's by subscriber name,
+// keyed by WalletSubscriberName.
+func walletBySubscriber[V any](m map[string]V) map[WalletSubscriberName]V {
+	out := make(map[WalletSubscriberName]V, len(m))
+	for name, v := range m {
+		out[WalletSubscriberName(name)] = v
+	}
+	return out
+}
+
+// unknownSubscriber returns the error for a name that names no subscriber of d:
+// with the subscriber whose name differs from it only in case, or else with
+// every subscriber's name.
+func (d *WalletDispatcher) unknownSubscriber(name WalletSubscriberName) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	names := make([]string, 0, len(d.subs))
+	for known := range d.subs {
+		if strings.EqualFold(known, string(name)) {
+			return fmt.Errorf("ledger: no subscriber named %q (did you mean %s?)", name, known)
+		}
+		names = append(names, known)
+	}
+	slices.Sort(names)
+	return fmt.Errorf("ledger: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
+}
+
+// Flush waits until every event published before the call has an outcome, or is
+// held back on a version gap or parked, in every subscriber, or until ctx ends.
+func (d *WalletDispatcher) Flush(ctx context.Context) error {
+	if err := d.topic.Flush(ctx); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+// Close stops accepting events, drains every subscriber and stops their
+// workers. It returns an error when ctx ends before everything finished.
+func (d *WalletDispatcher) Close(ctx context.Context) error {
+	return d.topic.Close(ctx)
+}
+
+// Replay re-runs, in order, the parked events of key in every subscriber where
+// key is parked, and unparks it where all succeed. It returns an error wrapping
+// runtime.ErrNotParked when key is parked nowhere.
+func (d *WalletDispatcher) Replay(ctx context.Context, key string) error {
+	if err := d.topic.Replay(ctx, key); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+// Discard drops the parked events of key in every subscriber where key is
+// parked, unparks it, and returns how many events were dropped. It returns an
+// error wrapping runtime.ErrNotParked when key is parked nowhere.
+func (d *WalletDispatcher) Discard(ctx context.Context, key string) (int, error) {
+	n, err := d.topic.Discard(ctx, key)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
+// ParkedKeys returns the parked keys of every subscriber that has any, by
+// subscriber (WalletFirstSubscriber, or WalletSubscriberNamed(name) for the
+// others).
+func (d *WalletDispatcher) ParkedKeys(ctx context.Context) (map[WalletSubscriberName][]runtime.ParkedKey[string], error) {
+	keys, err := d.topic.ParkedKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	return walletBySubscriber(keys), nil
+}
+
+// ParkedEvents returns, in order, the events parked for key in the subscriber
+// named subscriber (WalletFirstSubscriber for the first one).
+func (d *WalletDispatcher) ParkedEvents(ctx context.Context, subscriber WalletSubscriberName, key string) ([]runtime.ParkedEvent[WalletEvent], error) {
+	s, ok := d.topic.Subscriber(string(subscriber))
+	if !ok {
+		return nil, d.unknownSubscriber(subscriber)
+	}
+	events, err := s.ParkedEvents(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
+	}
+	return events, nil
+}
+
+// Health returns nil when no subscriber has a key whose oldest pending event is
+// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
+// readiness probe or an alert can use it as it is.
+func (d *WalletDispatcher) Health(age time.Duration) error {
+	return d.topic.Health(age)
+}
+
+// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
+// each subscriber that has any, with the age of their oldest pending event: a
+// rising age on steady traffic means a hot or stuck key.
+func (d *WalletDispatcher) TopBacklog(n int) map[WalletSubscriberName][]runtime.KeyBacklog[string] {
+	return walletBySubscriber(d.topic.TopBacklog(n))
+}
+
+// Stuck returns, by subscriber, the keys whose oldest pending event is older
+// than age, in each subscriber that has any (what Health reports).
+func (d *WalletDispatcher) Stuck(age time.Duration) map[WalletSubscriberName][]runtime.KeyBacklog[string] {
+	return walletBySubscriber(d.topic.Stuck(age))
+}
+
+// Version returns the last version of key that the subscriber named subscriber
+// (WalletFirstSubscriber for the first one) applied, 0 when none yet, as its
+// version guard stores it.
+func (d *WalletDispatcher) Version(ctx context.Context, subscriber WalletSubscriberName, key string) (uint64, error) {
+	s, err := d.subscriber(subscriber)
+	if err != nil {
+		return 0, err
+	}
+	v, err := s.versions.Version(ctx, key)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: version of %v in %s: %w", key, subscriber, err)
+	}
+	return v, nil
+}
+
+// subscriber returns the subscriber named name.
+func (d *WalletDispatcher) subscriber(name WalletSubscriberName) (*walletSubscriber, error) {
+	d.mu.Lock()
+	s, ok := d.subs[string(name)]
+	d.mu.Unlock()
+	if !ok {
+		return nil, d.unknownSubscriber(name)
+	}
+	return s, nil
+}
+
+// Stats returns a snapshot of the counters of each subscriber, by subscriber
+// (WalletFirstSubscriber, or WalletSubscriberNamed(name) for the others). Every
+// subscriber sees every published event, so counters are per subscriber; add
+// them up only knowing that.
+func (d *WalletDispatcher) Stats() map[WalletSubscriberName]runtime.Stats {
+	return walletBySubscriber(d.topic.Stats())
+}
+
+// customerValue returns e as a value of its event type, dereferencing a
+// pointer; nil for a nil e or a nil pointer.
+func customerValue(e CustomerEvent) CustomerEvent {
+	switch e := e.(type) {
+	case *CustomerChanged:
+		if e == nil {
+			return nil
+		}
+		return *e
+	}
+	return e
+}
+
+// CustomerConfig configures one subscriber of a CustomerDispatcher.
+// NewCustomerDispatcher and Subscribe start from the schema's policies and
+// apply the options in order. A zero or nil field means the runtime's default.
+type CustomerConfig struct {
+	// MaxActive is the number of keys handled at once (schema:
+	// lanes.max_active).
+	MaxActive int
+	// Backlog bounds the pending events (schema: backlog).
+	Backlog runtime.Backlog
+	// Retry is the in-lane retry policy (schema: retry).
+	Retry runtime.Retry
+	// Timeout bounds each handler attempt through its context (schema:
+	// timeout).
+	Timeout time.Duration
+	// OnExhausted says what happens to an event that failed for good (schema:
+	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	OnExhausted runtime.ExhaustedPolicy
+	// Logger receives what an operator must see (a key parked, a replay). Nil:
+	// slog.Default().
+	Logger *slog.Logger
+	// MeterProvider, when set, receives the subscriber's metrics (see the
+	// runtime's Metric constants), with the entity as
+	// messaging.destination.name and the subscriber's name as
+	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
+	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
+	// nothing is recorded.
+	MeterProvider meter.Provider
+	// Parks stores the parked events. Nil: the runtime's in-memory store.
+	Parks runtime.ParkStore[string, CustomerEvent]
+	// DeadLetter receives the events that failed for good under the
+	// runtime.DeadLetter policy; that policy requires it.
+	DeadLetter runtime.DeadLetterSink[string, CustomerEvent]
+	// Store, when set, keeps the subscriber's versions, states and parked
+	// events durably (runtime/sqlstore), in the namespace of the subscriber's
+	// name ("Customer", "Customer/name"); Versions, States and Parks set here
+	// win over it. NewCustomerTxDispatcher and SubscribeTx set it to their
+	// store.
+	Store durable.Store
+	// OnOutcome, when set, is told the outcome of each event the subscriber
+	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
+	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
+	// on every subscriber to learn when its records are finished; SubmitTagged
+	// refuses to run while a subscriber has none. It must be fast and must not
+	// block (see runtime.OutcomeFunc).
+	OnOutcome runtime.OutcomeFunc[string]
+}
+
+// CustomerOption changes a CustomerConfig before a subscriber starts.
+type CustomerOption func(*CustomerConfig)
+
+// defaultCustomerConfig returns the schema's policies for Customer.
+func defaultCustomerConfig() CustomerConfig {
+	return CustomerConfig{
+		MaxActive: 256,
+		Backlog: runtime.Backlog{
+			PerKey:   1000,
+			Total:    100000,
+			WhenFull: runtime.Reject,
+		},
+		Retry: runtime.Retry{
+			Attempts:   5,
+			Initial:    10 * time.Millisecond,
+			Max:        2 * time.Second,
+			Multiplier: 2.0,
+		},
+		Timeout:     5 * time.Second,
+		OnExhausted: runtime.Park,
+	}
+}
+
+// CustomerDispatcher delivers Customer events to per-key lanes: the
+// notifications of one key are handled one at a time, and those that arrive
+// while it is busy are coalesced into one call, events of different keys in
+// parallel. Each subscriber has its own lanes, guards and stores, so a slow or
+// parked subscriber delays no other. It is safe for concurrent use.
+type CustomerDispatcher struct {
+	topic *runtime.Topic[string, CustomerEvent]
+	mu    sync.Mutex                     // serialises subscribe (a name is taken once) and guards subs
+	subs  map[string]*customerSubscriber // by name
+}
+
+// customerSubscriber is one subscriber of a CustomerDispatcher: its name, its
+// handler and the stores of its guards.
+type customerSubscriber struct {
+	name string
+	h    CustomerHandler
+	tx   *customerTx
+}
+
+// NewCustomerDispatcher returns a dispatcher whose first subscriber, named
+// "Customer", is h, configured with the schema's policies changed by opts.
+// Close it when done.
+func NewCustomerDispatcher(h CustomerHandler, opts ...CustomerOption) (*CustomerDispatcher, error) {
+	d := &CustomerDispatcher{topic: runtime.NewTopic[string, CustomerEvent]()}
+	if err := d.subscribe("Customer", h, nil, opts); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Subscribe adds a subscriber: h receives every event published from now on, in
+// its own lanes, with its own guard stores. Its runtime name is "Customer/"
+// followed by name; names must be unique.
+func (d *CustomerDispatcher) Subscribe(name string, h CustomerHandler, opts ...CustomerOption) error {
+	if name == "" {
+		return fmt.Errorf("ledger: subscribe to Customer: empty subscriber name")
+	}
+	return d.subscribe("Customer/"+name, h, nil, opts)
+}
+func (d *CustomerDispatcher) subscribe(name string, h CustomerHandler, tx *customerTx, opts []CustomerOption) error {
+	if h == nil && tx == nil {
+		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, taken := d.topic.Subscriber(name); taken {
+		return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
+	}
+	cfg := defaultCustomerConfig()
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&cfg)
+		}
+	}
+	customerUseStore(&cfg, name, tx)
+	s := &customerSubscriber{
+		name: name,
+		h:    h,
+		tx:   tx,
+	}
+	rc := runtime.Config[string, CustomerEvent]{
+		Name:          name,
+		MaxActive:     cfg.MaxActive,
+		Backlog:       cfg.Backlog,
+		Retry:         cfg.Retry,
+		Timeout:       cfg.Timeout,
+		OnExhausted:   cfg.OnExhausted,
+		Conflate:      true,
+		Parks:         cfg.Parks,
+		DeadLetter:    cfg.DeadLetter,
+		MeterProvider: cfg.MeterProvider,
+		MetricAttributes: []meter.Attribute{{
+			Key:   meter.AttrDestination,
+			Value: "Customer",
+		}, {
+			Key:   meter.AttrConsumerGroup,
+			Value: name,
+		}},
+		OnOutcome: cfg.OnOutcome,
+		Logger:    cfg.Logger,
+	}
+	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
+		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
+	}
+	if d.subs == nil {
+		d.subs = make(map[string]*customerSubscriber)
+	}
+	d.subs[name] = s
+	return nil
+}
+
+// CustomerSubscriberName names a subscriber of a CustomerDispatcher:
+// CustomerFirstSubscriber for the subscriber that NewCustomerDispatcher starts
+// with, CustomerSubscriberNamed(name) for the one that Subscribe(name, ...)
+// adds. Version, State and ParkedEvents take it, and Stats, ParkedKeys,
+// TopBacklog and Stuck are keyed by it, so that a subscriber is named by a
+// constant the compiler checks rather than by a string variable (a string
+// literal still converts to it: a name that names no subscriber is an error
+// that says which one it likely meant). It is also the subscriber's namespace
+// in a durable store, as ordergen-parked shows it.
+type CustomerSubscriberName string
+
+// CustomerFirstSubscriber is the subscriber that NewCustomerDispatcher and
+// NewCustomerTxDispatcher start with: the handler given to them.
+const CustomerFirstSubscriber CustomerSubscriberName = "Customer"
+
+// CustomerSubscriberNamed returns the name of the subscriber that
+// Subscribe(name, ...) or SubscribeTx(name, ...) adds: "Customer/" followed by
+// name.
+func CustomerSubscriberNamed(name string) CustomerSubscriberName {
+	return CustomerSubscriberName("Customer/" + name)
+}
+
+// customerBySubscriber returns m, a map of the runtime's by subscriber name,
+// keyed by CustomerSubscriberName.
+func customerBySubscriber[V any](m map[string]V) map[CustomerSubscriberName]V {
+	out := make(map[CustomerSubscriberName]V, len(m))
+	for name, v := range m {
+		out[CustomerSubscriberName(name)] = v
+	}
+	return out
+}
+
+// unknownSubscriber returns the error for a name that names no subscriber of d:
+// with the subscriber whose name differs from it only in case, or else with
+// every subscriber's name.
+func (d *CustomerDispatcher) unknownSubscriber(name CustomerSubscriberName) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	names := make([]string, 0, len(d.subs))
+	for known := range d.subs {
+		if strings.EqualFold(known, string(name)) {
+			return fmt.Errorf("ledger: no subscriber named %q (did you mean %s?)", name, known)
+		}
+		names = append(names, known)
+	}
+	slices.Sort(names)
+	return fmt.Errorf("ledger: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
+}
+
+// Flush waits until every event published before the call has an outcome, or is
+// held back on a version gap or parked, in every subscriber, or until ctx ends.
+func (d *CustomerDispatcher) Flush(ctx context.Context) error {
+	if err := d.topic.Flush(ctx); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+// Close stops accepting events, drains every subscriber and stops their
+// workers. It returns an error when ctx ends before everything finished.
+func (d *CustomerDispatcher) Close(ctx context.Context) error {
+	return d.topic.Close(ctx)
+}
+
+// Replay re-runs, in order, the parked events of key in every subscriber where
+// key is parked, and unparks it where all succeed. It returns an error wrapping
+// runtime.ErrNotParked when key is parked nowhere.
+func (d *CustomerDispatcher) Replay(ctx context.Context, key string) error {
+	if err := d.topic.Replay(ctx, key); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+// Discard drops the parked events of key in every subscriber where key is
+// parked, unparks it, and returns how many events were dropped. It returns an
+// error wrapping runtime.ErrNotParked when key is parked nowhere.
+func (d *CustomerDispatcher) Discard(ctx context.Context, key string) (int, error) {
+	n, err := d.topic.Discard(ctx, key)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
+// ParkedKeys returns the parked keys of every subscriber that has any, by
+// subscriber (CustomerFirstSubscriber, or CustomerSubscriberNamed(name) for the
+// others).
+func (d *CustomerDispatcher) ParkedKeys(ctx context.Context) (map[CustomerSubscriberName][]runtime.ParkedKey[string], error) {
+	keys, err := d.topic.ParkedKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	return customerBySubscriber(keys), nil
+}
+
+// ParkedEvents returns, in order, the events parked for key in the subscriber
+// named subscriber (CustomerFirstSubscriber for the first one).
+func (d *CustomerDispatcher) ParkedEvents(ctx context.Context, subscriber CustomerSubscriberName, key string) ([]runtime.ParkedEvent[CustomerEvent], error) {
+	s, ok := d.topic.Subscriber(string(subscriber))
+	if !ok {
+		return nil, d.unknownSubscriber(subscriber)
+	}
+	events, err := s.ParkedEvents(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
+	}
+	return events, nil
+}
+
+// Health returns nil when no subscriber has a key whose oldest pending event is
+// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
+// readiness probe or an alert can use it as it is.
+func (d *CustomerDispatcher) Health(age time.Duration) error {
+	return d.topic.Health(age)
+}
+
+// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
+// each subscriber that has any, with the age of their oldest pending event: a
+// rising age on steady traffic means a hot or stuck key.
+func (d *CustomerDispatcher) TopBacklog(n int) map[CustomerSubscriberName][]runtime.KeyBacklog[string] {
+	return customerBySubscriber(d.topic.TopBacklog(n))
+}
+
+// Stuck returns, by subscriber, the keys whose oldest pending event is older
+// than age, in each subscriber that has any (what Health reports).
+func (d *CustomerDispatcher) Stuck(age time.Duration) map[CustomerSubscriberName][]runtime.KeyBacklog[string] {
+	return customerBySubscriber(d.topic.Stuck(age))
+}
+
+// Stats returns a snapshot of the counters of each subscriber, by subscriber
+// (CustomerFirstSubscriber, or CustomerSubscriberNamed(name) for the others).
+// Every subscriber sees every published event, so counters are per subscriber;
+// add them up only knowing that.
+func (d *CustomerDispatcher) Stats() map[CustomerSubscriberName]runtime.Stats {
+	return customerBySubscriber(d.topic.Stats())
 }

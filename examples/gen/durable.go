@@ -33,6 +33,14 @@ type AccountTxHandler interface {
 	HandleAccountFrozen(ctx context.Context, tx *sql.Tx, e AccountFrozen) error
 	// HandleAccountClosed handles an AccountClosed event in tx.
 	HandleAccountClosed(ctx context.Context, tx *sql.Tx, e AccountClosed) error
+	// ResyncAccount is called in tx when the resequencer bound of key is hit
+	// (an event is missing and the gap did not fill in time): bring the
+	// handler's data of key up to date from the source of truth and return the
+	// version and state it reached. The held events up to that version are then
+	// skipped, and the later ones applied in order. An error is retried with
+	// the retry policy; when the attempts run out, or at once for
+	// runtime.Permanent, the key is parked.
+	ResyncAccount(ctx context.Context, tx *sql.Tx, key string) (AccountSnapshot, error)
 }
 
 // UnimplementedAccountTxHandler is an AccountTxHandler that implements no
@@ -42,7 +50,8 @@ type AccountTxHandler interface {
 // that reaches one of its methods is acknowledged, not applied: the guards
 // still advance the key's version and state, so no gap is left behind, and the
 // event is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented).
+// (runtime.ReasonUnimplemented). Its ResyncAccount fails permanently: a key
+// whose resequencer bound is hit is parked, as without a resync.
 type UnimplementedAccountTxHandler struct{}
 
 var _ AccountTxHandler = UnimplementedAccountTxHandler{}
@@ -70,6 +79,11 @@ func (UnimplementedAccountTxHandler) HandleAccountFrozen(context.Context, *sql.T
 // HandleAccountClosed returns runtime.ErrUnimplemented.
 func (UnimplementedAccountTxHandler) HandleAccountClosed(context.Context, *sql.Tx, AccountClosed) error {
 	return runtime.ErrUnimplemented
+}
+
+// ResyncAccount returns runtime.ErrUnimplemented: the key is parked.
+func (UnimplementedAccountTxHandler) ResyncAccount(context.Context, *sql.Tx, string) (AccountSnapshot, error) {
+	return AccountSnapshot{}, runtime.ErrUnimplemented
 }
 
 // accountTx binds a transactional subscriber to its handler and store.
@@ -141,6 +155,15 @@ func (s *accountSubscriber) engineHandler() runtime.Handler[string, AccountEvent
 		return s.handleTx
 	}
 	return s.handle
+}
+
+// resyncer returns the subscriber's runtime.ResyncFunc: the transactional one
+// for a transactional subscriber.
+func (s *accountSubscriber) resyncer() runtime.ResyncFunc[string, AccountEvent] {
+	if s.tx != nil {
+		return s.resyncTx
+	}
+	return s.resync
 }
 
 // handleTx is the engine handler of a transactional Account subscriber. It
@@ -221,6 +244,46 @@ func (s *accountSubscriber) handleTx(ctx context.Context, key string, ev Account
 		return runtime.SkipApplied(runtime.ReasonUnimplemented)
 	}
 	return nil
+}
+
+// resyncTx is the engine's Resync (runtime.ResyncFunc) of one Account
+// subscriber: when the resequencer bound of key is hit, it asks the handler for
+// the key's version and state at the source of truth (ResyncAccount) and
+// commits, in the transaction the handler wrote in, them as the key's. The
+// engine then offers the held events again: the guards skip the ones the new
+// version covers, whose number it returns, and apply the later ones in order. A
+// version that is not above the stored one is a failure (the source of truth is
+// behind the gap): the engine retries, then parks the key.
+func (s *accountSubscriber) resyncTx(ctx context.Context, key string, held []AccountEvent) (int, error) {
+	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: Account %v: %w", key, err)
+	}
+	defer tx.Rollback()
+	stored := tx.Version()
+	source, err := s.tx.h.ResyncAccount(ctx, tx.Tx(), key)
+	if errors.Is(err, runtime.ErrUnimplemented) {
+		return 0, runtime.Permanent(fmt.Errorf("ledger: Account %v: resync: %w", key, err))
+	}
+	if err != nil {
+		return 0, fmt.Errorf("ledger: Account %v: resync: %w", key, err)
+	}
+	if source.Version <= stored {
+		return 0, fmt.Errorf("ledger: Account %v: resync reached version %d, not above the stored %d: the source of truth is behind the gap", key, source.Version, stored)
+	}
+	if accountRank(source.State) == -2 {
+		return 0, runtime.Permanent(fmt.Errorf("ledger: Account %v: resync reached state %q, not a state of Account", key, source.State))
+	}
+	if err := tx.Commit(ctx, source.Version, string(source.State)); err != nil {
+		return 0, fmt.Errorf("ledger: Account %v: commit the resync: %w", key, err)
+	}
+	covered := 0
+	for _, ev := range held {
+		if ev.EventVersion() <= source.Version {
+			covered++
+		}
+	}
+	return covered, nil
 }
 
 // OrderTxHandler handles the events of entity Order inside a database
@@ -661,6 +724,302 @@ func (s *webhookSubscriber) handleTx(ctx context.Context, key int64, ev WebhookE
 	}
 	if err := tx.Commit(ctx, tx.Version(), tx.State()); err != nil {
 		return fmt.Errorf("ledger: Webhook %v: commit: %w", key, err)
+	}
+	if unimplemented {
+		return runtime.SkipApplied(runtime.ReasonUnimplemented)
+	}
+	return nil
+}
+
+// WalletTxHandler handles the events of entity Wallet inside a database
+// transaction, one method per batch of a key's events. A dispatcher made with
+// NewWalletTxDispatcher (or SubscribeTx) begins the transaction, reads the
+// key's version and state in it, lets the guards decide, calls the method with
+// the transaction, and commits the method's writes together with the new
+// version and state: an event is applied effectively once, even when the
+// process dies in between. A method writes through tx only and neither commits
+// nor rolls it back; an error rolls everything back and is retried in place
+// (wrap it with runtime.Permanent to apply the exhaustion policy at once).
+type WalletTxHandler interface {
+	// HandleWalletBatch handles in tx a batch of events of the Wallet of key,
+	// in publication order: up to the configured BatchSize pending events,
+	// gathered for up to its Linger. A duplicate or stale event is left out,
+	// and so is an event held back on a version gap (it comes in a later batch,
+	// once the gap fills): the versions of one call follow each other. Return
+	// nil when every event is applied; an error fails the whole batch.
+	HandleWalletBatch(ctx context.Context, tx *sql.Tx, key string, events []WalletEvent) error
+}
+
+// UnimplementedWalletTxHandler is a WalletTxHandler that implements nothing:
+// embed it in your handler so that it keeps compiling when the schema gains
+// events, as gRPC's Unimplemented servers do. Without it, a new event breaks
+// every handler at compile time, which is the safe default. A batch that
+// reaches it is acknowledged, not applied: the guards still advance the key's
+// version and state, so no gap is left behind, and its events are counted as
+// skipped with the reason "unimplemented" (runtime.ReasonUnimplemented).
+type UnimplementedWalletTxHandler struct{}
+
+var _ WalletTxHandler = UnimplementedWalletTxHandler{}
+
+// HandleWalletBatch returns runtime.ErrUnimplemented.
+func (UnimplementedWalletTxHandler) HandleWalletBatch(context.Context, *sql.Tx, string, []WalletEvent) error {
+	return runtime.ErrUnimplemented
+}
+
+// walletTx binds a transactional subscriber to its handler and store.
+type walletTx struct {
+	h     WalletTxHandler
+	store durable.TxStore[*sql.Tx]
+}
+
+// NewWalletTxDispatcher returns a dispatcher whose first subscriber, named
+// "Wallet", is the transactional handler h over store: the subscriber's
+// versions, states and parked events live in store under its name, and each
+// event's handler writes commit together with its version advance. opts change
+// the schema's policies. Close the dispatcher when done, then the store.
+func NewWalletTxDispatcher(store durable.TxStore[*sql.Tx], h WalletTxHandler, opts ...WalletOption) (*WalletDispatcher, error) {
+	d := &WalletDispatcher{topic: runtime.NewTopic[string, WalletEvent]()}
+	if err := d.subscribeTx("Wallet", store, h, opts); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// SubscribeTx adds a transactional subscriber: h receives every event published
+// from now on, in its own lanes, inside transactions of store, with its
+// versions, states and parked events in store. Its runtime name (and its
+// namespace in store) is "Wallet/" followed by name; names must be unique.
+func (d *WalletDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h WalletTxHandler, opts ...WalletOption) error {
+	if name == "" {
+		return fmt.Errorf("ledger: subscribe to Wallet: empty subscriber name")
+	}
+	return d.subscribeTx("Wallet/"+name, store, h, opts)
+}
+func (d *WalletDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h WalletTxHandler, opts []WalletOption) error {
+	if store == nil {
+		return fmt.Errorf("ledger: subscribe %s: nil store", name)
+	}
+	if h == nil {
+		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
+	}
+	return d.subscribe(name, nil, &walletTx{
+		h:     h,
+		store: store,
+	}, opts)
+}
+
+// walletUseStore fills in the stores that cfg leaves nil from cfg.Store (from
+// the transactional store of tx, when given), in the namespace name.
+func walletUseStore(cfg *WalletConfig, name string, tx *walletTx) {
+	if tx != nil {
+		cfg.Store = tx.store
+	}
+	if cfg.Store == nil {
+		return
+	}
+	if cfg.Versions == nil {
+		cfg.Versions = durable.EncodedVersions[string](cfg.Store.Versions(name))
+	}
+	if cfg.Parks == nil {
+		cfg.Parks = durable.EncodedParks[string, WalletEvent](cfg.Store.Parks(name), WalletCodec{})
+	}
+}
+
+// engineHandler returns the subscriber's engine batch handler: the
+// transactional guard for a transactional subscriber.
+func (s *walletSubscriber) engineHandler() runtime.BatchHandler[string, WalletEvent] {
+	if s.tx != nil {
+		return s.handleBatchTx
+	}
+	return s.handleBatch
+}
+
+// handleBatchTx is the engine's batch handler of one transactional Wallet
+// subscriber. The guards decide each event of the batch in order, as handle
+// does for one: a duplicate or stale event is skipped, a delta after a version
+// gap is held back until the gap fills, and a snapshot across a gap ends the
+// batch (the rest comes in the next one), so that the batch never spans a gap.
+// The handler gets the others in one call, and the stores advance once, to the
+// last version decided, in the transaction the handler writes in. The engine
+// learns each event's verdict (runtime.Verdicts).
+func (s *walletSubscriber) handleBatchTx(ctx context.Context, key string, events []WalletEvent) error {
+	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
+	if err != nil {
+		return fmt.Errorf("ledger: Wallet %v: %w", key, err)
+	}
+	defer tx.Rollback()
+	stored := tx.Version()
+	last := stored
+	apply := make([]WalletEvent, 0, len(events))
+	verdicts := make([]error, 0, len(events))
+	for _, ev := range events {
+		var (
+			version  uint64
+			snapshot bool
+		)
+		switch e := ev.(type) {
+		case WalletOpened:
+			version = e.Version
+			snapshot = true
+		case Credited:
+			version = e.Version
+		case Debited:
+			version = e.Version
+		default:
+			return runtime.Permanent(fmt.Errorf("ledger: Wallet %v: unknown event %T", key, ev))
+		}
+		if err := runtime.CheckVersion(version, last, snapshot); err != nil {
+			verdicts = append(verdicts, err)
+			continue
+		}
+		if version > last+1 && len(apply) > 0 {
+			break // a snapshot across a gap starts the next batch
+		}
+		last = version
+		apply = append(apply, ev)
+		verdicts = append(verdicts, nil)
+	}
+	if len(apply) > 0 {
+		err := s.tx.h.HandleWalletBatch(ctx, tx.Tx(), key, apply)
+		if errors.Is(err, runtime.ErrUnimplemented) {
+			// Acknowledged, not applied: the stores still advance.
+			for i, v := range verdicts {
+				if v == nil {
+					verdicts[i] = runtime.Skip(runtime.ReasonUnimplemented)
+				}
+			}
+		} else if err != nil {
+			return err
+		}
+	}
+	if len(apply) > 0 || last != stored {
+		if err := tx.Commit(ctx, last, tx.State()); err != nil {
+			return fmt.Errorf("ledger: Wallet %v: commit: %w", key, err)
+		}
+	}
+	return runtime.Verdicts(verdicts)
+}
+
+// CustomerTxHandler handles the events of entity Customer inside a database
+// transaction, one method that is told a key changed. A dispatcher made with
+// NewCustomerTxDispatcher (or SubscribeTx) begins the transaction, reads the
+// key's version and state in it, lets the guards decide, calls the method with
+// the transaction, and commits the method's writes together with the new
+// version and state: an event is applied effectively once, even when the
+// process dies in between. A method writes through tx only and neither commits
+// nor rolls it back; an error rolls everything back and is retried in place
+// (wrap it with runtime.Permanent to apply the exhaustion policy at once).
+type CustomerTxHandler interface {
+	// HandleCustomerChanged is called in tx when the Customer of key changed:
+	// fetch its current state from its owner. The notifications of key that
+	// arrived while it was busy make one call.
+	HandleCustomerChanged(ctx context.Context, tx *sql.Tx, key string) error
+}
+
+// UnimplementedCustomerTxHandler is a CustomerTxHandler that implements
+// nothing: embed it in your handler so that it keeps compiling when the schema
+// gains events, as gRPC's Unimplemented servers do. Without it, a new event
+// breaks every handler at compile time, which is the safe default. A
+// notification that reaches it is acknowledged and counted as skipped with the
+// reason "unimplemented" (runtime.ReasonUnimplemented).
+type UnimplementedCustomerTxHandler struct{}
+
+var _ CustomerTxHandler = UnimplementedCustomerTxHandler{}
+
+// HandleCustomerChanged returns runtime.ErrUnimplemented.
+func (UnimplementedCustomerTxHandler) HandleCustomerChanged(context.Context, *sql.Tx, string) error {
+	return runtime.ErrUnimplemented
+}
+
+// customerTx binds a transactional subscriber to its handler and store.
+type customerTx struct {
+	h     CustomerTxHandler
+	store durable.TxStore[*sql.Tx]
+}
+
+// NewCustomerTxDispatcher returns a dispatcher whose first subscriber, named
+// "Customer", is the transactional handler h over store: the subscriber's
+// versions, states and parked events live in store under its name, and each
+// event's handler writes commit together with its version advance. opts change
+// the schema's policies. Close the dispatcher when done, then the store.
+func NewCustomerTxDispatcher(store durable.TxStore[*sql.Tx], h CustomerTxHandler, opts ...CustomerOption) (*CustomerDispatcher, error) {
+	d := &CustomerDispatcher{topic: runtime.NewTopic[string, CustomerEvent]()}
+	if err := d.subscribeTx("Customer", store, h, opts); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// SubscribeTx adds a transactional subscriber: h receives every event published
+// from now on, in its own lanes, inside transactions of store, with its
+// versions, states and parked events in store. Its runtime name (and its
+// namespace in store) is "Customer/" followed by name; names must be unique.
+func (d *CustomerDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h CustomerTxHandler, opts ...CustomerOption) error {
+	if name == "" {
+		return fmt.Errorf("ledger: subscribe to Customer: empty subscriber name")
+	}
+	return d.subscribeTx("Customer/"+name, store, h, opts)
+}
+func (d *CustomerDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h CustomerTxHandler, opts []CustomerOption) error {
+	if store == nil {
+		return fmt.Errorf("ledger: subscribe %s: nil store", name)
+	}
+	if h == nil {
+		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
+	}
+	return d.subscribe(name, nil, &customerTx{
+		h:     h,
+		store: store,
+	}, opts)
+}
+
+// customerUseStore fills in the stores that cfg leaves nil from cfg.Store (from
+// the transactional store of tx, when given), in the namespace name.
+func customerUseStore(cfg *CustomerConfig, name string, tx *customerTx) {
+	if tx != nil {
+		cfg.Store = tx.store
+	}
+	if cfg.Store == nil {
+		return
+	}
+	if cfg.Parks == nil {
+		cfg.Parks = durable.EncodedParks[string, CustomerEvent](cfg.Store.Parks(name), CustomerCodec{})
+	}
+}
+
+// engineHandler returns the subscriber's engine handler: the transactional
+// guard for a transactional subscriber.
+func (s *customerSubscriber) engineHandler() runtime.Handler[string, CustomerEvent] {
+	if s.tx != nil {
+		return s.handleTx
+	}
+	return s.handle
+}
+
+// handleTx is the engine handler of a transactional Customer subscriber. It
+// begins a transaction of the subscriber's store, in which the key's version
+// and state are read (and locked), calls the handler with the transaction and
+// commits its writes together with the new version and state. An event the
+// handler does not implement (runtime.ErrUnimplemented) commits the advance
+// alone and is skipped; any other error rolls back.
+func (s *customerSubscriber) handleTx(ctx context.Context, key string, ev CustomerEvent) error {
+	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
+	if err != nil {
+		return fmt.Errorf("ledger: Customer %v: %w", key, err)
+	}
+	defer tx.Rollback()
+	switch ev.(type) {
+	case CustomerChanged:
+		err = s.tx.h.HandleCustomerChanged(ctx, tx.Tx(), key)
+	default:
+		return runtime.Permanent(fmt.Errorf("ledger: Customer %v: unknown event %T", key, ev))
+	}
+	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
+	if err != nil && !unimplemented {
+		return err
+	}
+	if err := tx.Commit(ctx, tx.Version(), tx.State()); err != nil {
+		return fmt.Errorf("ledger: Customer %v: commit: %w", key, err)
 	}
 	if unimplemented {
 		return runtime.SkipApplied(runtime.ReasonUnimplemented)

@@ -15,6 +15,8 @@
 //   - Order (OrderHandler, OrderDispatcher)
 //   - Rider (RiderHandler, RiderDispatcher)
 //   - Webhook (WebhookHandler, WebhookDispatcher)
+//   - Wallet (WalletHandler, WalletDispatcher)
+//   - Customer (CustomerHandler, CustomerDispatcher)
 //
 // Start with NewAccountDispatcher and its Publish methods. Do not edit these
 // files: edit the schema and generate again (go generate, or ordergen
@@ -430,3 +432,134 @@ func (e WebhookQueued) EventKey() int64 {
 }
 
 func (WebhookQueued) isWebhookEvent() {}
+
+// WalletEvent is an event of entity Wallet: WalletOpened, Credited or Debited.
+// The interface is sealed: only the event types generated in this package
+// implement it.
+type WalletEvent interface {
+	// EventName returns the event's name as declared in the schema.
+	EventName() string
+	// EventKey returns the key of the Wallet the event belongs to (its WalletID
+	// field).
+	EventKey() string
+	// EventVersion returns the event's version (its Version field).
+	EventVersion() uint64
+	isWalletEvent()
+}
+
+// WalletOpened is an event of entity Wallet. It is a snapshot: it carries the
+// full state, so it is applied even across a version gap (the newer state
+// wins).
+type WalletOpened struct {
+	// WalletID is the key of the Wallet this event belongs to.
+	WalletID string
+	// Version is the Wallet's version after this event: 1 for its first event,
+	// then one more for each event.
+	Version uint64
+	// Owner is declared in the schema as string.
+	Owner string
+}
+
+// EventName returns "WalletOpened".
+func (WalletOpened) EventName() string {
+	return "WalletOpened"
+}
+
+// EventKey returns e.WalletID.
+func (e WalletOpened) EventKey() string {
+	return e.WalletID
+}
+
+// EventVersion returns e.Version.
+func (e WalletOpened) EventVersion() uint64 {
+	return e.Version
+}
+
+func (WalletOpened) isWalletEvent() {}
+
+// Credited is an event of entity Wallet. It is a delta: it is applied only
+// right after the version before it.
+type Credited struct {
+	// WalletID is the key of the Wallet this event belongs to.
+	WalletID string
+	// Version is the Wallet's version after this event: 1 for its first event,
+	// then one more for each event.
+	Version uint64
+	// Amount is declared in the schema as int64.
+	Amount int64
+}
+
+// EventName returns "Credited".
+func (Credited) EventName() string {
+	return "Credited"
+}
+
+// EventKey returns e.WalletID.
+func (e Credited) EventKey() string {
+	return e.WalletID
+}
+
+// EventVersion returns e.Version.
+func (e Credited) EventVersion() uint64 {
+	return e.Version
+}
+
+func (Credited) isWalletEvent() {}
+
+// Debited is an event of entity Wallet. It is a delta: it is applied only right
+// after the version before it.
+type Debited struct {
+	// WalletID is the key of the Wallet this event belongs to.
+	WalletID string
+	// Version is the Wallet's version after this event: 1 for its first event,
+	// then one more for each event.
+	Version uint64
+	// Amount is declared in the schema as int64.
+	Amount int64
+}
+
+// EventName returns "Debited".
+func (Debited) EventName() string {
+	return "Debited"
+}
+
+// EventKey returns e.WalletID.
+func (e Debited) EventKey() string {
+	return e.WalletID
+}
+
+// EventVersion returns e.Version.
+func (e Debited) EventVersion() uint64 {
+	return e.Version
+}
+
+func (Debited) isWalletEvent() {}
+
+// CustomerEvent is an event of entity Customer: CustomerChanged. The interface
+// is sealed: only the event types generated in this package implement it.
+type CustomerEvent interface {
+	// EventName returns the event's name as declared in the schema.
+	EventName() string
+	// EventKey returns the key of the Customer the event belongs to (its
+	// CustomerID field).
+	EventKey() string
+	isCustomerEvent()
+}
+
+// CustomerChanged is an event of entity Customer.
+type CustomerChanged struct {
+	// CustomerID is the key of the Customer this event belongs to.
+	CustomerID string
+}
+
+// EventName returns "CustomerChanged".
+func (CustomerChanged) EventName() string {
+	return "CustomerChanged"
+}
+
+// EventKey returns e.CustomerID.
+func (e CustomerChanged) EventKey() string {
+	return e.CustomerID
+}
+
+func (CustomerChanged) isCustomerEvent() {}

@@ -44,11 +44,11 @@ func accountTransition(current, target AccountState) string {
 // handle is the engine handler of one Account subscriber. The version guard
 // skips a duplicate or stale event (version <= stored), applies the next one
 // (stored+1) and, on a gap, applies a snapshot but holds a delta back until the
-// versions before it arrive. The state guard skips a transition to a state that
-// ranks below or equal to the current one, and a branch state entered from a
-// state it does not list. The stores are updated after the handler succeeded,
-// or returned runtime.ErrUnimplemented: that event is then skipped as
-// unimplemented.
+// versions before it arrive. Past the resequencer's bound the key is resynced
+// (resync). The state guard skips a transition to a state that ranks below or
+// equal to the current one, and a branch state entered from a state it does not
+// list. The stores are updated after the handler succeeded, or returned
+// runtime.ErrUnimplemented: that event is then skipped as unimplemented.
 func (s *accountSubscriber) handle(ctx context.Context, key string, ev AccountEvent) error {
 	var (
 		version  uint64
@@ -142,6 +142,56 @@ func (s *accountSubscriber) setVersion(ctx context.Context, key string, stored, 
 		return fmt.Errorf("ledger: Account %v: version moved from %d by another writer", key, stored)
 	}
 	return nil
+}
+
+// resync is the engine's Resync (runtime.ResyncFunc) of one Account subscriber:
+// when the resequencer bound of key is hit, it asks the handler for the key's
+// version and state at the source of truth (ResyncAccount) and stores them as
+// the key's. The engine then offers the held events again: the guards skip the
+// ones the new version covers, whose number it returns, and apply the later
+// ones in order. A version that is not above the stored one is a failure (the
+// source of truth is behind the gap): the engine retries, then parks the key.
+func (s *accountSubscriber) resync(ctx context.Context, key string, held []AccountEvent) (int, error) {
+	stored, err := s.versions.Version(ctx, key)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: Account %v: read version: %w", key, err)
+	}
+	state, err := s.states.State(ctx, key)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: Account %v: read state: %w", key, err)
+	}
+	source, err := s.h.ResyncAccount(ctx, key)
+	if errors.Is(err, runtime.ErrUnimplemented) {
+		return 0, runtime.Permanent(fmt.Errorf("ledger: Account %v: resync: %w", key, err))
+	}
+	if err != nil {
+		return 0, fmt.Errorf("ledger: Account %v: resync: %w", key, err)
+	}
+	if source.Version <= stored {
+		return 0, fmt.Errorf("ledger: Account %v: resync reached version %d, not above the stored %d: the source of truth is behind the gap", key, source.Version, stored)
+	}
+	if accountRank(source.State) == -2 {
+		return 0, runtime.Permanent(fmt.Errorf("ledger: Account %v: resync reached state %q, not a state of Account", key, source.State))
+	}
+	if string(source.State) != state {
+		ok, err := s.states.CompareAndSetState(ctx, key, state, string(source.State))
+		if err != nil {
+			return 0, fmt.Errorf("ledger: Account %v: store state %s: %w", key, source.State, err)
+		}
+		if !ok {
+			return 0, fmt.Errorf("ledger: Account %v: state moved from %q by another writer", key, state)
+		}
+	}
+	if err := s.setVersion(ctx, key, stored, source.Version); err != nil {
+		return 0, err
+	}
+	covered := 0
+	for _, ev := range held {
+		if ev.EventVersion() <= source.Version {
+			covered++
+		}
+	}
+	return covered, nil
 }
 
 // orderRank returns the rank of an Order state: 1 for the first ranked state, 0
@@ -280,6 +330,99 @@ func (s *webhookSubscriber) handle(ctx context.Context, key int64, ev WebhookEve
 		err = s.h.HandleWebhookQueued(ctx, e)
 	default:
 		return runtime.Permanent(fmt.Errorf("ledger: Webhook %v: unknown event %T", key, ev))
+	}
+	if errors.Is(err, runtime.ErrUnimplemented) {
+		return runtime.Skip(runtime.ReasonUnimplemented)
+	}
+	return err
+}
+
+// handleBatch is the engine's batch handler of one Wallet subscriber. The
+// guards decide each event of the batch in order, as handle does for one: a
+// duplicate or stale event is skipped, a delta after a version gap is held back
+// until the gap fills, and a snapshot across a gap ends the batch (the rest
+// comes in the next one), so that the batch never spans a gap. The handler gets
+// the others in one call, and the stores advance once, to the last version
+// decided, after the handler succeeded. The engine learns each event's verdict
+// (runtime.Verdicts).
+func (s *walletSubscriber) handleBatch(ctx context.Context, key string, events []WalletEvent) error {
+	stored, err := s.versions.Version(ctx, key)
+	if err != nil {
+		return fmt.Errorf("ledger: Wallet %v: read version: %w", key, err)
+	}
+	last := stored
+	apply := make([]WalletEvent, 0, len(events))
+	verdicts := make([]error, 0, len(events))
+	for _, ev := range events {
+		var (
+			version  uint64
+			snapshot bool
+		)
+		switch e := ev.(type) {
+		case WalletOpened:
+			version = e.Version
+			snapshot = true
+		case Credited:
+			version = e.Version
+		case Debited:
+			version = e.Version
+		default:
+			return runtime.Permanent(fmt.Errorf("ledger: Wallet %v: unknown event %T", key, ev))
+		}
+		if err := runtime.CheckVersion(version, last, snapshot); err != nil {
+			verdicts = append(verdicts, err)
+			continue
+		}
+		if version > last+1 && len(apply) > 0 {
+			break // a snapshot across a gap starts the next batch
+		}
+		last = version
+		apply = append(apply, ev)
+		verdicts = append(verdicts, nil)
+	}
+	if len(apply) > 0 {
+		err := s.h.HandleWalletBatch(ctx, key, apply)
+		if errors.Is(err, runtime.ErrUnimplemented) {
+			// Acknowledged, not applied: the stores still advance.
+			for i, v := range verdicts {
+				if v == nil {
+					verdicts[i] = runtime.Skip(runtime.ReasonUnimplemented)
+				}
+			}
+		} else if err != nil {
+			return err
+		}
+	}
+	if last != stored {
+		if err := s.setVersion(ctx, key, stored, last); err != nil {
+			return err
+		}
+	}
+	return runtime.Verdicts(verdicts)
+}
+
+// setVersion stores version as the last applied version of key, if the stored
+// version is still stored.
+func (s *walletSubscriber) setVersion(ctx context.Context, key string, stored, version uint64) error {
+	ok, err := s.versions.CompareAndSet(ctx, key, stored, version)
+	if err != nil {
+		return fmt.Errorf("ledger: Wallet %v: store version %d: %w", key, version, err)
+	}
+	if !ok {
+		return fmt.Errorf("ledger: Wallet %v: version moved from %d by another writer", key, stored)
+	}
+	return nil
+}
+
+// handle is the engine handler of one Customer subscriber. It tells the handler
+// that the event's key changed.
+func (s *customerSubscriber) handle(ctx context.Context, key string, ev CustomerEvent) error {
+	var err error
+	switch ev.(type) {
+	case CustomerChanged:
+		err = s.h.HandleCustomerChanged(ctx, key)
+	default:
+		return runtime.Permanent(fmt.Errorf("ledger: Customer %v: unknown event %T", key, ev))
 	}
 	if errors.Is(err, runtime.ErrUnimplemented) {
 		return runtime.Skip(runtime.ReasonUnimplemented)

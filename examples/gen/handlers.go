@@ -8,6 +8,18 @@ import (
 	"github.com/ordergen/ordergen/runtime"
 )
 
+// AccountSnapshot is the current version and state of an Account as its source
+// of truth has them: what ResyncAccount returns when the resequencer bound of a
+// key is hit.
+type AccountSnapshot struct {
+	// Version is the key's version at the source: the guards store it, skip the
+	// held events up to it and apply the ones after it in order.
+	Version uint64
+	// State is the key's state at the source ("" for none), which the state
+	// guard stores.
+	State AccountState
+}
+
 // AccountHandler handles the events of entity Account, one typed method per
 // event. An AccountDispatcher calls the methods of one Account in publication
 // order, one event at a time, after the generated guards let the event through.
@@ -24,6 +36,14 @@ type AccountHandler interface {
 	HandleAccountFrozen(ctx context.Context, e AccountFrozen) error
 	// HandleAccountClosed handles an AccountClosed event.
 	HandleAccountClosed(ctx context.Context, e AccountClosed) error
+	// ResyncAccount is called when the resequencer bound of key is hit (an
+	// event is missing and the gap did not fill in time): bring the handler's
+	// data of key up to date from the source of truth and return the version
+	// and state it reached. The held events up to that version are then
+	// skipped, and the later ones applied in order. An error is retried with
+	// the retry policy; when the attempts run out, or at once for
+	// runtime.Permanent, the key is parked.
+	ResyncAccount(ctx context.Context, key string) (AccountSnapshot, error)
 }
 
 // UnimplementedAccountHandler is an AccountHandler that implements no event:
@@ -33,7 +53,8 @@ type AccountHandler interface {
 // reaches one of its methods is acknowledged, not applied: the guards still
 // advance the key's version and state, so no gap is left behind, and the event
 // is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented).
+// (runtime.ReasonUnimplemented). Its ResyncAccount fails permanently: a key
+// whose resequencer bound is hit is parked, as without a resync.
 type UnimplementedAccountHandler struct{}
 
 var _ AccountHandler = UnimplementedAccountHandler{}
@@ -61,6 +82,11 @@ func (UnimplementedAccountHandler) HandleAccountFrozen(context.Context, AccountF
 // HandleAccountClosed returns runtime.ErrUnimplemented.
 func (UnimplementedAccountHandler) HandleAccountClosed(context.Context, AccountClosed) error {
 	return runtime.ErrUnimplemented
+}
+
+// ResyncAccount returns runtime.ErrUnimplemented: the key is parked.
+func (UnimplementedAccountHandler) ResyncAccount(context.Context, string) (AccountSnapshot, error) {
+	return AccountSnapshot{}, runtime.ErrUnimplemented
 }
 
 // OrderHandler handles the events of entity Order, one typed method per event.
@@ -167,5 +193,65 @@ var _ WebhookHandler = UnimplementedWebhookHandler{}
 
 // HandleWebhookQueued returns runtime.ErrUnimplemented.
 func (UnimplementedWebhookHandler) HandleWebhookQueued(context.Context, WebhookQueued) error {
+	return runtime.ErrUnimplemented
+}
+
+// WalletHandler handles the events of entity Wallet in batches: A
+// WalletDispatcher calls its method with the pending events of one Wallet, in
+// publication order, after the generated guards let them through; the batches
+// of one key run one at a time, in order. A method that returns an error is
+// retried in place; wrap the error with runtime.Permanent to apply the
+// exhaustion policy at once.
+type WalletHandler interface {
+	// HandleWalletBatch handles a batch of events of the Wallet of key, in
+	// publication order: up to the configured BatchSize pending events,
+	// gathered for up to its Linger. A duplicate or stale event is left out,
+	// and so is an event held back on a version gap (it comes in a later batch,
+	// once the gap fills): the versions of one call follow each other. Return
+	// nil when every event is applied; an error fails the whole batch.
+	HandleWalletBatch(ctx context.Context, key string, events []WalletEvent) error
+}
+
+// UnimplementedWalletHandler is a WalletHandler that implements nothing: embed
+// it in your handler so that it keeps compiling when the schema gains events,
+// as gRPC's Unimplemented servers do. Without it, a new event breaks every
+// handler at compile time, which is the safe default. A batch that reaches it
+// is acknowledged, not applied: the guards still advance the key's version and
+// state, so no gap is left behind, and its events are counted as skipped with
+// the reason "unimplemented" (runtime.ReasonUnimplemented).
+type UnimplementedWalletHandler struct{}
+
+var _ WalletHandler = UnimplementedWalletHandler{}
+
+// HandleWalletBatch returns runtime.ErrUnimplemented.
+func (UnimplementedWalletHandler) HandleWalletBatch(context.Context, string, []WalletEvent) error {
+	return runtime.ErrUnimplemented
+}
+
+// CustomerHandler handles the events of entity Customer, which are
+// notifications: an event says only that its key changed, and a
+// CustomerDispatcher coalesces the notifications of a key that arrive while its
+// handler is busy into one call. The method fetches the key's current state
+// from its owner. A method that returns an error is retried in place; wrap the
+// error with runtime.Permanent to apply the exhaustion policy at once.
+type CustomerHandler interface {
+	// HandleCustomerChanged is called when the Customer of key changed: fetch
+	// its current state from its owner. The notifications of key that arrived
+	// while it was busy make one call.
+	HandleCustomerChanged(ctx context.Context, key string) error
+}
+
+// UnimplementedCustomerHandler is a CustomerHandler that implements nothing:
+// embed it in your handler so that it keeps compiling when the schema gains
+// events, as gRPC's Unimplemented servers do. Without it, a new event breaks
+// every handler at compile time, which is the safe default. A notification that
+// reaches it is acknowledged and counted as skipped with the reason
+// "unimplemented" (runtime.ReasonUnimplemented).
+type UnimplementedCustomerHandler struct{}
+
+var _ CustomerHandler = UnimplementedCustomerHandler{}
+
+// HandleCustomerChanged returns runtime.ErrUnimplemented.
+func (UnimplementedCustomerHandler) HandleCustomerChanged(context.Context, string) error {
 	return runtime.ErrUnimplemented
 }

@@ -71,3 +71,32 @@ func (d *WebhookDispatcher) Inspector() inspect.Inspector {
 		Codec:   WebhookCodec{},
 	}
 }
+
+// Inspector returns the operator's view of the dispatcher, for
+// github.com/ordergen/ordergen/runtime/console: each subscriber's counters,
+// largest backlogs, stuck and parked keys, and its parked events a page at a
+// time, with keys as text and events as WalletCodec's JSON, and the version its
+// guard stores for a key. Its Replay and Discard act on one subscriber.
+func (d *WalletDispatcher) Inspector() inspect.Inspector {
+	return inspect.Engines[string, WalletEvent]{
+		Name:    "Wallet",
+		Engines: d.topic.Subscribers,
+		Codec:   WalletCodec{},
+		Version: func(ctx context.Context, subscriber string, key string) (uint64, error) {
+			return d.Version(ctx, WalletSubscriberName(subscriber), key)
+		},
+	}
+}
+
+// Inspector returns the operator's view of the dispatcher, for
+// github.com/ordergen/ordergen/runtime/console: each subscriber's counters,
+// largest backlogs, stuck and parked keys, and its parked events a page at a
+// time, with keys as text and events as CustomerCodec's JSON. Its Replay and
+// Discard act on one subscriber.
+func (d *CustomerDispatcher) Inspector() inspect.Inspector {
+	return inspect.Engines[string, CustomerEvent]{
+		Name:    "Customer",
+		Engines: d.topic.Subscribers,
+		Codec:   CustomerCodec{},
+	}
+}

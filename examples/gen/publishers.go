@@ -308,3 +308,118 @@ func (d *WebhookDispatcher) Publish(ctx context.Context, e WebhookEvent) error {
 	}
 	return fmt.Errorf("%w: nil Webhook event", runtime.ErrInvalidEvent)
 }
+
+// WalletPublisher publishes Wallet events. WalletDispatcher implements it in
+// process; other implementations can carry the same events elsewhere.
+type WalletPublisher interface {
+	// PublishWalletOpened publishes a WalletOpened event.
+	PublishWalletOpened(ctx context.Context, e WalletOpened) error
+	// PublishCredited publishes a Credited event.
+	PublishCredited(ctx context.Context, e Credited) error
+	// PublishDebited publishes a Debited event.
+	PublishDebited(ctx context.Context, e Debited) error
+}
+
+var _ WalletPublisher = (*WalletDispatcher)(nil)
+
+// PublishWalletOpened hands e to every subscriber of the dispatcher. It
+// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
+// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
+// runtime.ErrClosed) say why an event was not accepted.
+func (d *WalletDispatcher) PublishWalletOpened(ctx context.Context, e WalletOpened) error {
+	if e.WalletID == "" {
+		return fmt.Errorf("%w: Wallet event WalletOpened: key field WalletID is empty", runtime.ErrInvalidEvent)
+	}
+	if e.Version == 0 {
+		return fmt.Errorf("%w: Wallet event WalletOpened: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
+	}
+	return d.topic.Publish(ctx, e.WalletID, e)
+}
+
+// PublishCredited hands e to every subscriber of the dispatcher. It refuses,
+// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
+// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
+// runtime.ErrClosed) say why an event was not accepted.
+func (d *WalletDispatcher) PublishCredited(ctx context.Context, e Credited) error {
+	if e.WalletID == "" {
+		return fmt.Errorf("%w: Wallet event Credited: key field WalletID is empty", runtime.ErrInvalidEvent)
+	}
+	if e.Version == 0 {
+		return fmt.Errorf("%w: Wallet event Credited: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
+	}
+	return d.topic.Publish(ctx, e.WalletID, e)
+}
+
+// PublishDebited hands e to every subscriber of the dispatcher. It refuses,
+// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
+// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
+// runtime.ErrClosed) say why an event was not accepted.
+func (d *WalletDispatcher) PublishDebited(ctx context.Context, e Debited) error {
+	if e.WalletID == "" {
+		return fmt.Errorf("%w: Wallet event Debited: key field WalletID is empty", runtime.ErrInvalidEvent)
+	}
+	if e.Version == 0 {
+		return fmt.Errorf("%w: Wallet event Debited: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
+	}
+	return d.topic.Publish(ctx, e.WalletID, e)
+}
+
+// Publish hands any Wallet event to every subscriber, through the Publish
+// method of its type. A nil e is refused with runtime.ErrInvalidEvent.
+func (d *WalletDispatcher) Publish(ctx context.Context, e WalletEvent) error {
+	switch e := e.(type) {
+	case WalletOpened:
+		return d.PublishWalletOpened(ctx, e)
+	case *WalletOpened:
+		if e != nil {
+			return d.PublishWalletOpened(ctx, *e)
+		}
+	case Credited:
+		return d.PublishCredited(ctx, e)
+	case *Credited:
+		if e != nil {
+			return d.PublishCredited(ctx, *e)
+		}
+	case Debited:
+		return d.PublishDebited(ctx, e)
+	case *Debited:
+		if e != nil {
+			return d.PublishDebited(ctx, *e)
+		}
+	}
+	return fmt.Errorf("%w: nil Wallet event", runtime.ErrInvalidEvent)
+}
+
+// CustomerPublisher publishes Customer events. CustomerDispatcher implements it
+// in process; other implementations can carry the same events elsewhere.
+type CustomerPublisher interface {
+	// PublishCustomerChanged publishes a CustomerChanged event.
+	PublishCustomerChanged(ctx context.Context, e CustomerChanged) error
+}
+
+var _ CustomerPublisher = (*CustomerDispatcher)(nil)
+
+// PublishCustomerChanged hands e to every subscriber of the dispatcher. It
+// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
+// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
+// say why an event was not accepted.
+func (d *CustomerDispatcher) PublishCustomerChanged(ctx context.Context, e CustomerChanged) error {
+	if e.CustomerID == "" {
+		return fmt.Errorf("%w: Customer event CustomerChanged: key field CustomerID is empty", runtime.ErrInvalidEvent)
+	}
+	return d.topic.Publish(ctx, e.CustomerID, e)
+}
+
+// Publish hands any Customer event to every subscriber, through the Publish
+// method of its type. A nil e is refused with runtime.ErrInvalidEvent.
+func (d *CustomerDispatcher) Publish(ctx context.Context, e CustomerEvent) error {
+	switch e := e.(type) {
+	case CustomerChanged:
+		return d.PublishCustomerChanged(ctx, e)
+	case *CustomerChanged:
+		if e != nil {
+			return d.PublishCustomerChanged(ctx, *e)
+		}
+	}
+	return fmt.Errorf("%w: nil Customer event", runtime.ErrInvalidEvent)
+}

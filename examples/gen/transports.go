@@ -557,3 +557,260 @@ func checkWebhook(e WebhookEvent) (WebhookEvent, error) {
 	}
 	return e, nil
 }
+
+// WalletProducer publishes Wallet events to a transport.Sink, such as the Kafka
+// producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
+// WalletID. It implements WalletPublisher and refuses what the dispatcher's
+// Publish methods refuse. Consumers in other processes feed the events to their
+// WalletDispatcher with SubmitTagged.
+type WalletProducer struct {
+	sink transport.Sink[string, WalletEvent]
+}
+
+var _ WalletPublisher = (*WalletProducer)(nil)
+
+// NewWalletProducer returns a producer that sends to sink; a nil sink is
+// refused with runtime.ErrInvalidConfig.
+func NewWalletProducer(sink transport.Sink[string, WalletEvent]) (*WalletProducer, error) {
+	if sink == nil {
+		return nil, fmt.Errorf("%w: WalletProducer needs a sink", runtime.ErrInvalidConfig)
+	}
+	return &WalletProducer{sink: sink}, nil
+}
+
+// PublishWalletOpened sends e to the sink, keyed by e.WalletID, and returns
+// once the sink took it. It refuses what the dispatcher's Publish methods
+// refuse, with an error wrapping runtime.ErrInvalidEvent.
+func (p *WalletProducer) PublishWalletOpened(ctx context.Context, e WalletOpened) error {
+	if _, err := checkWallet(e); err != nil {
+		return err
+	}
+	return p.sink.Send(ctx, e.WalletID, e)
+}
+
+// PublishCredited sends e to the sink, keyed by e.WalletID, and returns once
+// the sink took it. It refuses what the dispatcher's Publish methods refuse,
+// with an error wrapping runtime.ErrInvalidEvent.
+func (p *WalletProducer) PublishCredited(ctx context.Context, e Credited) error {
+	if _, err := checkWallet(e); err != nil {
+		return err
+	}
+	return p.sink.Send(ctx, e.WalletID, e)
+}
+
+// PublishDebited sends e to the sink, keyed by e.WalletID, and returns once the
+// sink took it. It refuses what the dispatcher's Publish methods refuse, with
+// an error wrapping runtime.ErrInvalidEvent.
+func (p *WalletProducer) PublishDebited(ctx context.Context, e Debited) error {
+	if _, err := checkWallet(e); err != nil {
+		return err
+	}
+	return p.sink.Send(ctx, e.WalletID, e)
+}
+
+// Publish sends any Wallet event to the sink, as its Publish method does. A nil
+// e is refused with runtime.ErrInvalidEvent.
+func (p *WalletProducer) Publish(ctx context.Context, e WalletEvent) error {
+	ev, err := checkWallet(e)
+	if err != nil {
+		return err
+	}
+	return p.sink.Send(ctx, ev.EventKey(), ev)
+}
+
+// PublishAsync sends e to the sink without waiting for the broker when the sink
+// is a transport.AsyncSink (the Kafka producer is), and calls done once with
+// the answer, perhaps before it returns; with another sink it sends
+// synchronously, then calls done (transport.SendKeyed). A key's events keep the
+// order of the calls, and after a send of a key fails, the key's later sends
+// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
+// done, what the Publish methods refuse, with an error wrapping
+// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
+// fast and must not block; nil means the answer is not wanted.
+func (p *WalletProducer) PublishAsync(ctx context.Context, e WalletEvent, done func(error)) {
+	ev, err := checkWallet(e)
+	transport.SendKeyed(ctx, p.sink, ev, err, done)
+}
+
+// SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
+// the first, in subscription order), for transports such as the Kafka consumer
+// of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
+// outcome with tag to the OnOutcome of its WalletConfig, so a record is
+// finished when every subscriber that holds it reported. It returns how many
+// subscribers hold e afterwards. It stops at the first subscriber that refuses
+// e (runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the
+// refusal: call it again with from set to the number returned, so that no
+// subscriber gets e twice. It refuses, before any subscriber gets it, what the
+// Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything with
+// runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
+// would never learn that its events finished.
+func (d *WalletDispatcher) SubmitTagged(ctx context.Context, e WalletEvent, tag uint64, from int) (int, error) {
+	ev, err := checkWallet(e)
+	if err != nil {
+		return from, err
+	}
+	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
+var _ transport.Target[WalletEvent] = (*WalletDispatcher)(nil)
+
+// Withdraw takes back, in every subscriber, the events given to SubmitTagged
+// whose tag match selects and that have not started, for a transport that no
+// longer owns where they came from (a Kafka partition that moved to another
+// consumer): they never start and report runtime.Withdrawn. It waits for the
+// selected events that running lanes took, and when ctx ends first it cancels
+// their attempts' contexts and returns ctx's error (see
+// runtime.Engine.Withdraw). It returns how many events it withdrew.
+func (d *WalletDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
+	n, err := d.topic.Withdraw(ctx, match)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
+// Subscriptions describes the subscribers, in subscription order, for the
+// checks a transport makes before it feeds the dispatcher
+// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
+// events, all park alike).
+func (d *WalletDispatcher) Subscriptions() []transport.Subscription {
+	return transport.TopicSubscriptions(d.topic)
+}
+
+// checkWallet returns e as a value (e may point to an event), or refuses, with
+// an error wrapping runtime.ErrInvalidEvent, a nil e or a Wallet event that the
+// dispatcher's Publish methods refuse.
+func checkWallet(e WalletEvent) (WalletEvent, error) {
+	e = walletValue(e)
+	if e == nil {
+		return nil, fmt.Errorf("%w: nil Wallet event", runtime.ErrInvalidEvent)
+	}
+	if e.EventKey() == "" {
+		return nil, fmt.Errorf("%w: Wallet event %s: key field WalletID is empty", runtime.ErrInvalidEvent, e.EventName())
+	}
+	if e.EventVersion() == 0 {
+		return nil, fmt.Errorf("%w: Wallet event %s: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.EventName(), e.EventVersion())
+	}
+	return e, nil
+}
+
+// CustomerProducer publishes Customer events to a transport.Sink, such as the
+// Kafka producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
+// CustomerID. It implements CustomerPublisher and refuses what the dispatcher's
+// Publish methods refuse. Consumers in other processes feed the events to their
+// CustomerDispatcher with SubmitTagged.
+type CustomerProducer struct {
+	sink transport.Sink[string, CustomerEvent]
+}
+
+var _ CustomerPublisher = (*CustomerProducer)(nil)
+
+// NewCustomerProducer returns a producer that sends to sink; a nil sink is
+// refused with runtime.ErrInvalidConfig.
+func NewCustomerProducer(sink transport.Sink[string, CustomerEvent]) (*CustomerProducer, error) {
+	if sink == nil {
+		return nil, fmt.Errorf("%w: CustomerProducer needs a sink", runtime.ErrInvalidConfig)
+	}
+	return &CustomerProducer{sink: sink}, nil
+}
+
+// PublishCustomerChanged sends e to the sink, keyed by e.CustomerID, and
+// returns once the sink took it. It refuses what the dispatcher's Publish
+// methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+func (p *CustomerProducer) PublishCustomerChanged(ctx context.Context, e CustomerChanged) error {
+	if _, err := checkCustomer(e); err != nil {
+		return err
+	}
+	return p.sink.Send(ctx, e.CustomerID, e)
+}
+
+// Publish sends any Customer event to the sink, as its Publish method does. A
+// nil e is refused with runtime.ErrInvalidEvent.
+func (p *CustomerProducer) Publish(ctx context.Context, e CustomerEvent) error {
+	ev, err := checkCustomer(e)
+	if err != nil {
+		return err
+	}
+	return p.sink.Send(ctx, ev.EventKey(), ev)
+}
+
+// PublishAsync sends e to the sink without waiting for the broker when the sink
+// is a transport.AsyncSink (the Kafka producer is), and calls done once with
+// the answer, perhaps before it returns; with another sink it sends
+// synchronously, then calls done (transport.SendKeyed). A key's events keep the
+// order of the calls, and after a send of a key fails, the key's later sends
+// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
+// done, what the Publish methods refuse, with an error wrapping
+// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
+// fast and must not block; nil means the answer is not wanted.
+func (p *CustomerProducer) PublishAsync(ctx context.Context, e CustomerEvent, done func(error)) {
+	ev, err := checkCustomer(e)
+	transport.SendKeyed(ctx, p.sink, ev, err, done)
+}
+
+// SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
+// the first, in subscription order), for transports such as the Kafka consumer
+// of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
+// outcome with tag to the OnOutcome of its CustomerConfig, so a record is
+// finished when every subscriber that holds it reported. It returns how many
+// subscribers hold e afterwards. It stops at the first subscriber that refuses
+// e (runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the
+// refusal: call it again with from set to the number returned, so that no
+// subscriber gets e twice. It refuses, before any subscriber gets it, what the
+// Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything with
+// runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
+// would never learn that its events finished.
+func (d *CustomerDispatcher) SubmitTagged(ctx context.Context, e CustomerEvent, tag uint64, from int) (int, error) {
+	ev, err := checkCustomer(e)
+	if err != nil {
+		return from, err
+	}
+	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
+var _ transport.Target[CustomerEvent] = (*CustomerDispatcher)(nil)
+
+// Withdraw takes back, in every subscriber, the events given to SubmitTagged
+// whose tag match selects and that have not started, for a transport that no
+// longer owns where they came from (a Kafka partition that moved to another
+// consumer): they never start and report runtime.Withdrawn. It waits for the
+// selected events that running lanes took, and when ctx ends first it cancels
+// their attempts' contexts and returns ctx's error (see
+// runtime.Engine.Withdraw). It returns how many events it withdrew.
+func (d *CustomerDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
+	n, err := d.topic.Withdraw(ctx, match)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
+// Subscriptions describes the subscribers, in subscription order, for the
+// checks a transport makes before it feeds the dispatcher
+// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
+// events, all park alike).
+func (d *CustomerDispatcher) Subscriptions() []transport.Subscription {
+	return transport.TopicSubscriptions(d.topic)
+}
+
+// checkCustomer returns e as a value (e may point to an event), or refuses,
+// with an error wrapping runtime.ErrInvalidEvent, a nil e or a Customer event
+// that the dispatcher's Publish methods refuse.
+func checkCustomer(e CustomerEvent) (CustomerEvent, error) {
+	e = customerValue(e)
+	if e == nil {
+		return nil, fmt.Errorf("%w: nil Customer event", runtime.ErrInvalidEvent)
+	}
+	if e.EventKey() == "" {
+		return nil, fmt.Errorf("%w: Customer event %s: key field CustomerID is empty", runtime.ErrInvalidEvent, e.EventName())
+	}
+	return e, nil
+}

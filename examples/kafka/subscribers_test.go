@@ -86,6 +86,9 @@ func (c *counter) HandleAccountFrozen(ctx context.Context, _ ledger.AccountFroze
 func (c *counter) HandleAccountClosed(ctx context.Context, _ ledger.AccountClosed) error {
 	return c.event(ctx)
 }
+func (c *counter) ResyncAccount(context.Context, string) (ledger.AccountSnapshot, error) {
+	return ledger.AccountSnapshot{}, runtime.ErrUnimplemented // no gaps here
+}
 
 // A record is finished, and committed past, only when every subscriber of
 // the dispatcher reported its outcome; a subscriber without OnOutcome makes

@@ -23,8 +23,12 @@ type book struct {
 	opened   map[string]bool
 	lastDone map[string]time.Time
 	applied  map[string]int // events applied per account
+	resynced map[string]int // resyncs per account
 	watches  []watch
 	faults   map[fault]*faultState
+	// source is the source of truth that ResyncAccount reads; nil: none,
+	// and a key whose resequencer bound is hit parks.
+	source *truth
 }
 
 // fault names one event of one account.
@@ -47,6 +51,7 @@ func newBook(latency time.Duration, seed uint64) *book {
 		opened:   map[string]bool{},
 		lastDone: map[string]time.Time{},
 		applied:  map[string]int{},
+		resynced: map[string]int{},
 		faults:   map[fault]*faultState{},
 	}
 }

@@ -11,6 +11,10 @@
 //     fault is fixed;
 //   - late order transitions skipped by the state guard, and rider locations
 //     conflated;
+//   - the handling patterns: an account that lost an event resynced from its
+//     source of truth past the resequencer's bound, wallets credited in
+//     batches (one transaction per batch), and a burst of customer
+//     notifications coalesced into one call;
 //   - effectively-once handling on a durable store: handlers that write in
 //     the store's transaction, a process stopped between a write and its
 //     commit, a restart with full redelivery, and a parked account that
@@ -19,7 +23,7 @@
 // The guards' versions and states and the parked events live in a durable
 // store: by default an embedded SQLite file in a temporary directory, removed
 // at the end; -store names another (a SQLite file path, or a postgres:// URL).
-// The example empties its own namespaces (Account, Order, Rider) and tables
+// The example empties its own namespaces (Account, Order, Rider, Wallet) and tables
 // (ledger_example_*) in that store first.
 //
 // Run it from the repository root with: go run ./examples/ledger
@@ -73,7 +77,7 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	}
 	defer closeStore()
 	fmt.Fprintf(out, "ordergen example: the ledger schema on per-key lanes (%s)\n", where)
-	for _, ns := range []string{"Account", "Order", "Rider"} {
+	for _, ns := range []string{"Account", "Order", "Rider", "Wallet"} {
 		if err := store.DeleteNamespace(ctx, ns); err != nil {
 			return err
 		}
@@ -86,6 +90,9 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	}
 	if err := runRiders(ctx, out, store); err != nil {
 		return fmt.Errorf("riders: %w", err)
+	}
+	if err := runPatterns(ctx, out, store); err != nil {
+		return fmt.Errorf("patterns: %w", err)
 	}
 	if err := runDurable(ctx, out, store, cfg.seed); err != nil {
 		return fmt.Errorf("durable: %w", err)

@@ -53,6 +53,15 @@ func (m *metricsSDK) snapshot(ctx context.Context) (string, error) {
 		for _, metric := range sm.Metrics {
 			switch data := metric.Data.(type) {
 			case metricdata.Sum[int64]:
+				if metric.Name != meter.MetricEvents {
+					// A plain counter (ordergen.resyncs): its total.
+					total := int64(0)
+					for _, p := range data.DataPoints {
+						total += p.Value
+					}
+					parts = append(parts, fmt.Sprintf("%s=%d", metric.Name, total))
+					continue
+				}
 				var outcomes []string
 				for _, p := range data.DataPoints {
 					if o, ok := p.Attributes.Value(attrOutcome); ok && p.Value > 0 {

@@ -26,6 +26,8 @@ type sqlBook struct {
 	// waits for its context to end: a crash or a shutdown at that point.
 	stopped  chan struct{}
 	stopOnce sync.Once
+	// source is the source of truth that ResyncAccount reads; nil: none.
+	source *truth
 }
 
 // newSQLBook returns a book whose tables are named after prefix, creating

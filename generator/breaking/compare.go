@@ -59,9 +59,22 @@ func (c *comparer) entity(oe, ne *ir.Entity, ns *schema.Entity) {
 	}
 	c.version(oe, ne, ns)
 	c.states(oe, ne, ns)
-	if !oe.Conflate && ne.Conflate {
+	switch {
+	case oe.Notification != ne.Notification:
+		pos := ns.Name.Pos
+		if ns.Notification != nil {
+			pos = ns.Notification.Pos
+		}
+		if ne.Notification {
+			c.add(pos, NotificationSame, "entity %s became notifications: its events carry only the key and are coalesced, and handlers of the older schema expect their content, in order", name)
+		} else {
+			c.add(pos, NotificationSame, "entity %s stopped being notifications: producers of the older schema send key-only notifications, and parked ones have no content to apply", name)
+		}
+	case !oe.Conflate && ne.Conflate:
 		c.add(ns.Conflate.Pos, ConflateNotEnabled, "entity %s: conflate was turned on", name)
 	}
+	// on_gap and batch: change how the handlers get the events, not the
+	// events or what is stored: compatible.
 	for _, oev := range oe.Events {
 		i := slices.IndexFunc(ne.Events, func(e *ir.Event) bool { return e.Name == oev.Name })
 		if i < 0 {

@@ -25,6 +25,7 @@ const (
 	FieldSameType      = "FIELD_SAME_TYPE"
 	WireNameSame       = "WIRE_NAME_SAME"
 	ConflateNotEnabled = "CONFLATE_NOT_ENABLED"
+	NotificationSame   = "NOTIFICATION_SAME"
 )
 
 // Rules returns every rule, in the order Compare applies them.
@@ -39,6 +40,7 @@ func Rules() []Rule {
 		{StateOrderSame, "Ranked states keep their order and ranks: a new ranked state goes after the last one, so that stored states keep their ranks."},
 		{BranchFromNoDelete, "A branch state stays enterable from every state its from: listed: events in flight expect those transitions."},
 		{ConflateNotEnabled, "Conflation is not turned on for an existing entity: it drops pending events that consumers of the older schema handle."},
+		{NotificationSame, "An entity neither becomes nor stops being notifications: a notification carries only its key and is coalesced with the key's others, so producers, handlers and parked events of the two kinds do not understand each other."},
 		{EventNoDelete, "An event is not removed from its entity: producers of the older schema still publish it and park stores may hold it."},
 		{EventKindSame, "An event keeps its kind: a delta turned snapshot is applied across gaps it cannot fill, a snapshot turned delta waits for gaps it used to cross."},
 		{EventStateSame, "An event keeps the state it moves its entity to (or none): the state guard's decisions and stored states depend on it."},

@@ -54,6 +54,17 @@ type entity struct {
 	States   []string
 	Branches []ir.Branch
 	Conflate bool
+	// Handling says in a few words how the handler gets the events: one
+	// per call, in batches, or as notifications; and whether a gap
+	// resyncs.
+	Handling string
+	// Resync names the handlers' resync method for on_gap: resync, else "".
+	Resync string
+	// Batch describes batch:, nil without.
+	Batch *batch
+	// Notification names the handlers' method of a notification entity,
+	// else "".
+	Notification string
 	// HasTargets reports whether an event moves the entity to a state.
 	HasTargets bool
 	Events     []event
@@ -70,6 +81,14 @@ type entity struct {
 	HasEventDocs bool
 	// FieldDocs describe the fields that have a doc, as Event.Field.
 	FieldDocs []row
+}
+
+// batch is an entity's batch: as the catalogue shows it.
+type batch struct {
+	Method    string
+	MaxEvents int
+	// Linger is "" for none.
+	Linger string
 }
 
 type field struct {
@@ -114,6 +133,7 @@ func entityOf(e *ir.Entity) entity {
 		Policy:     policy(e),
 		Diagram:    diagramOf(e),
 		Doc:        e.Doc,
+		Handling:   "one event per call",
 	}
 	for _, st := range e.States {
 		if d := e.StateDocs[st]; d != "" {
@@ -127,6 +147,22 @@ func entityOf(e *ir.Entity) entity {
 			}
 			out.BranchDocs[b.Name] = oneLine(d)
 		}
+	}
+	switch {
+	case e.Notification:
+		out.Notification = e.Names.HandleChanged
+		out.Handling = "notifications, coalesced per key"
+	case e.Batch:
+		out.Batch = &batch{Method: e.Names.HandleBatch, MaxEvents: e.Policy.BatchSize}
+		out.Handling = fmt.Sprintf("batches of up to %d events", e.Policy.BatchSize)
+		if e.Policy.Linger > 0 {
+			out.Batch.Linger = duration(e.Policy.Linger)
+			out.Handling += ", linger " + out.Batch.Linger
+		}
+	}
+	if e.Resync {
+		out.Resync = e.Names.Resync
+		out.Handling += "; resync on a gap"
 	}
 	if e.Version != nil {
 		v := fieldOf(*e.Version)
@@ -177,8 +213,23 @@ func policy(e *ir.Entity) []row {
 	rows = append(rows, row{"lanes", fmt.Sprintf("%d keys in progress at once", p.MaxActive)})
 	if e.Version != nil {
 		rows = append(rows, row{"resequencer", fmt.Sprintf("%d events, %s", p.MaxHeld, duration(p.MaxHold))})
+		onGap := "park"
+		if e.Resync {
+			onGap = "resync"
+		}
+		rows = append(rows, row{"on_gap", onGap})
 	}
-	if e.Conflate {
+	if e.Batch {
+		linger := "none"
+		if p.Linger > 0 {
+			linger = duration(p.Linger)
+		}
+		rows = append(rows, row{"batch", fmt.Sprintf("%d events, linger %s", p.BatchSize, linger)})
+	}
+	switch {
+	case e.Notification:
+		rows = append(rows, row{"notification", "true"})
+	case e.Conflate:
 		rows = append(rows, row{"conflate", "true"})
 	}
 	return rows

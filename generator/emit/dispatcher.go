@@ -14,10 +14,17 @@ func errorf(format string, args ...jen.Code) *jen.Statement {
 
 func dispatcher(f *jen.File, n names) {
 	e := n.e
-	Doc(f, 0, "%s delivers %s events to per-key lanes: the events of one key are "+
-		"handled one at a time in publication order, events of different keys in "+
+	how := "the events of one key are handled one at a time in publication order"
+	switch {
+	case e.Batch:
+		how = "the events of one key are handled in batches, one batch at a time, in publication order"
+	case e.Notification:
+		how = "the notifications of one key are handled one at a time, and those that " +
+			"arrive while it is busy are coalesced into one call"
+	}
+	Doc(f, 0, "%s delivers %s events to per-key lanes: %s, events of different keys in "+
 		"parallel. Each subscriber has its own lanes, guards and stores, so a slow or "+
-		"parked subscriber delays no other. It is safe for concurrent use.", n.Dispatcher, e.Name)
+		"parked subscriber delays no other. It is safe for concurrent use.", n.Dispatcher, e.Name, how)
 	f.Type().Id(n.Dispatcher).Struct(
 		jen.Id("topic").Op("*").Add(rt("Topic")).Types(n.key(), jen.Id(n.Event)),
 		jen.Id("mu").Qual("sync", "Mutex").Comment("serialises subscribe (a name is taken once) and guards subs"),
@@ -104,12 +111,19 @@ func dispatcher(f *jen.File, n names) {
 		if e.Conflate {
 			rc = append(rc, Field{"Conflate", jen.True()})
 		}
+		if e.Resync {
+			rc = append(rc, Field{"Resync", jen.Id("s").Dot("resyncer").Call()})
+		}
 		for _, pf := range e.PolicyFields() {
 			rc = append(rc, Field{pf.Name, jen.Id("cfg").Dot(pf.Name)})
 		}
 		configType := reflect.TypeFor[runtime.Config[string, struct{}]]()
 		g.Id("rc").Op(":=").Add(rt("Config")).Types(n.key(), jen.Id(n.Event)).Add(Keyed(Ordered(configType, rc...)...))
-		g.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot("Subscribe").Call(jen.Id("s").Dot("engineHandler").Call(), jen.Id("rc")), jen.Err().Op("!=").Nil()).Block(
+		subscribe := "Subscribe"
+		if e.Batch {
+			subscribe = "SubscribeBatch"
+		}
+		g.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot(subscribe).Call(jen.Id("s").Dot("engineHandler").Call(), jen.Id("rc")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(errorf(n.pkg()+": subscribe %s: %w", jen.Id("name"), jen.Err())),
 		)
 		g.If(jen.Id("d").Dot("subs").Op("==").Nil()).Block(

@@ -17,7 +17,14 @@ func durable(f *jen.File, pkg *ir.Package) {
 		txHandler(f, n)
 		txConstructors(f, n)
 		useStore(f, n)
-		handleTx(f, n)
+		if e.Batch {
+			handleBatch(f, n, true)
+		} else {
+			handleTx(f, n)
+		}
+		if e.Resync {
+			resync(f, n, true)
+		}
 	}
 }
 
@@ -29,20 +36,24 @@ func txStore() *jen.Statement { return du("TxStore").Types(sqlTx()) }
 
 func txHandler(f *jen.File, n names) {
 	e := n.e
+	what := "one typed method per event"
+	switch {
+	case e.Notification:
+		what = "one method that is told a key changed"
+	case e.Batch:
+		what = "one method per batch of a key's events"
+	}
 	Doc(f, 0, "%s handles the events of entity %s inside a database transaction, "+
-		"one typed method per event. A dispatcher made with %s (or "+
+		"%s. A dispatcher made with %s (or "+
 		"SubscribeTx) begins the transaction, reads the key's version and state in "+
 		"it, lets the guards decide, calls the method with the transaction, and "+
 		"commits the method's writes together with the new version and state: an "+
 		"event is applied effectively once, even when the process dies in between. "+
 		"A method writes through tx only and neither commits nor rolls it back; an "+
 		"error rolls everything back and is retried in place (wrap it with "+
-		"runtime.Permanent to apply the exhaustion policy at once).", n.TxHandler, e.Name, n.NewTxDispatcher)
+		"runtime.Permanent to apply the exhaustion policy at once).", n.TxHandler, e.Name, what, n.NewTxDispatcher)
 	f.Type().Id(n.TxHandler).InterfaceFunc(func(g *jen.Group) {
-		for _, ev := range e.Events {
-			Doc(g, 1, "%s handles %s %s event in tx.", ev.Handle, Article(ev.Name), ev.Name)
-			g.Id(ev.Handle).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("tx").Add(sqlTx()), jen.Id("e").Id(ev.Name)).Error()
-		}
+		handlerMethods(g, n, []jen.Code{jen.Id("tx").Add(sqlTx())})
 	})
 	unimplementedBase(f, n, n.TxHandler, n.UnimplementedTxHandler, []jen.Code{sqlTx()})
 	Doc(f, 0, "%s binds a transactional subscriber to its handler and store.", n.TxBinding)
@@ -107,12 +118,24 @@ func useStore(f *jen.File, n names) {
 		)
 	})
 
-	Doc(f, 0, "engineHandler returns the subscriber's engine handler: the transactional "+
-		"guard for a transactional subscriber.")
-	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("engineHandler").Params().Add(rt("Handler")).Types(n.key(), jen.Id(n.Event)).Block(
-		jen.If(jen.Id("s").Dot("tx").Op("!=").Nil()).Block(jen.Return(jen.Id("s").Dot("handleTx"))),
-		jen.Return(jen.Id("s").Dot("handle")),
+	handler, guard, txGuard := "Handler", "handle", "handleTx"
+	if e.Batch {
+		handler, guard, txGuard = "BatchHandler", "handleBatch", "handleBatchTx"
+	}
+	Doc(f, 0, "engineHandler returns the subscriber's engine %s: the transactional "+
+		"guard for a transactional subscriber.", map[bool]string{true: "batch handler", false: "handler"}[e.Batch])
+	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("engineHandler").Params().Add(rt(handler)).Types(n.key(), jen.Id(n.Event)).Block(
+		jen.If(jen.Id("s").Dot("tx").Op("!=").Nil()).Block(jen.Return(jen.Id("s").Dot(txGuard))),
+		jen.Return(jen.Id("s").Dot(guard)),
 	)
+	if e.Resync {
+		Doc(f, 0, "resyncer returns the subscriber's runtime.ResyncFunc: the transactional "+
+			"one for a transactional subscriber.")
+		f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("resyncer").Params().Add(rt("ResyncFunc")).Types(n.key(), jen.Id(n.Event)).Block(
+			jen.If(jen.Id("s").Dot("tx").Op("!=").Nil()).Block(jen.Return(jen.Id("s").Dot("resyncTx"))),
+			jen.Return(jen.Id("s").Dot("resync")),
+		)
+	}
 }
 
 // keyText returns the code of key's text form, as durable.EncodeKey gives it.

@@ -71,6 +71,9 @@ func handleTx(f *jen.File, n names) {
 			deflt = unknown
 		}
 		g.Add(dispatchSwitch(n, func(ev *ir.Event) jen.Code {
+			if e.Notification {
+				return jen.Id("s").Dot("tx").Dot("h").Dot(n.HandleChanged).Call(jen.Id("ctx"), jen.Id("tx").Dot("Tx").Call(), jen.Id("key"))
+			}
 			return jen.Id("s").Dot("tx").Dot("h").Dot(ev.Handle).Call(jen.Id("ctx"), jen.Id("tx").Dot("Tx").Call(), jen.Id("e"))
 		}, deflt))
 		unimplemented(g)

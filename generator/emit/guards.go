@@ -13,7 +13,17 @@ func guards(f *jen.File, pkg *ir.Package) {
 			rank(f, n)
 			transition(f, n)
 		}
-		handle(f, n)
+		if e.Batch {
+			handleBatch(f, n, false)
+		} else {
+			handle(f, n)
+		}
+		if e.Version != nil {
+			setVersion(f, n)
+		}
+		if e.Resync {
+			resync(f, n, false)
+		}
 	}
 }
 
@@ -26,10 +36,16 @@ func handle(f *jen.File, n names) {
 	keyFmt := n.pkg() + ": " + e.Name + " %v: "
 
 	text := "handle is the engine handler of one " + e.Name + " subscriber."
+	if e.Notification {
+		text += " It tells the handler that the event's key changed."
+	}
 	if versioned {
 		text += " The version guard skips a duplicate or stale event (version <= stored), " +
 			"applies the next one (stored+1) and, on a gap, applies a snapshot but holds " +
 			"a delta back until the versions before it arrive."
+		if e.Resync {
+			text += " Past the resequencer's bound the key is resynced (resync)."
+		}
 	}
 	if stated {
 		text += " The state guard skips a transition to a state that ranks below or equal to " +
@@ -43,6 +59,9 @@ func handle(f *jen.File, n names) {
 	ctx := jen.Id("ctx").Qual("context", "Context")
 	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("handle").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("ev").Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
 		call := func(ev *ir.Event) jen.Code {
+			if e.Notification {
+				return jen.Id("s").Dot("h").Dot(n.HandleChanged).Call(jen.Id("ctx"), jen.Id("key"))
+			}
 			return jen.Id("s").Dot("h").Dot(ev.Handle).Call(jen.Id("ctx"), jen.Id("e"))
 		}
 		unknown := unknownEvent(n)
@@ -93,22 +112,40 @@ func handle(f *jen.File, n names) {
 		acknowledge(g)
 	})
 
-	if versioned {
-		Doc(f, 0, "setVersion stores version as the last applied version of key, if the stored "+
-			"version is still stored.")
-		f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("setVersion").Params(ctx, jen.Id("key").Add(n.key()), jen.List(jen.Id("stored"), jen.Id("version")).Uint64()).Error().Block(
-			jen.List(jen.Id("ok"), jen.Err()).Op(":=").Id("s").Dot("versions").Dot("CompareAndSet").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("stored"), jen.Id("version")),
-			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"store version %d: %w", jen.Id("key"), jen.Id("version"), jen.Err()))),
-			jen.If(jen.Op("!").Id("ok")).Block(jen.Return(errorf(keyFmt+"version moved from %d by another writer", jen.Id("key"), jen.Id("stored")))),
-			jen.Return(jen.Nil()),
-		)
-	}
+}
+
+// setVersion emits the helper that stores a key's version by
+// compare-and-set.
+func setVersion(f *jen.File, n names) {
+	keyFmt := n.pkg() + ": " + n.e.Name + " %v: "
+	ctx := jen.Id("ctx").Qual("context", "Context")
+	Doc(f, 0, "setVersion stores version as the last applied version of key, if the stored "+
+		"version is still stored.")
+	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("setVersion").Params(ctx, jen.Id("key").Add(n.key()), jen.List(jen.Id("stored"), jen.Id("version")).Uint64()).Error().Block(
+		jen.List(jen.Id("ok"), jen.Err()).Op(":=").Id("s").Dot("versions").Dot("CompareAndSet").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("stored"), jen.Id("version")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"store version %d: %w", jen.Id("key"), jen.Id("version"), jen.Err()))),
+		jen.If(jen.Op("!").Id("ok")).Block(jen.Return(errorf(keyFmt+"version moved from %d by another writer", jen.Id("key"), jen.Id("stored")))),
+		jen.Return(jen.Nil()),
+	)
 }
 
 // dispatchSwitch returns the type switch on ev that sets err to the
 // handler method's result for each event type; call gives the call for
 // an event, with the event as e. unknown, when not nil, is the default.
 func dispatchSwitch(n names, call func(*ir.Event) jen.Code, unknown jen.Code) *jen.Statement {
+	if n.e.Notification {
+		// Every notification makes the same call, without the event.
+		return jen.Switch(jen.Id("ev").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
+			var types []jen.Code
+			for _, ev := range n.e.Events {
+				types = append(types, jen.Id(ev.Name))
+			}
+			g.Case(types...).Block(jen.Err().Op("=").Add(call(nil)))
+			if unknown != nil {
+				g.Default().Block(unknown)
+			}
+		})
+	}
 	return jen.Switch(jen.Id("e").Op(":=").Id("ev").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
 		for _, ev := range n.e.Events {
 			g.Case(jen.Id(ev.Name)).Block(jen.Err().Op("=").Add(call(ev)))

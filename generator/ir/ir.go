@@ -29,8 +29,23 @@ type Entity struct {
 	States []string
 	// Branches are the non-ranked states with their entry rules.
 	Branches []Branch
-	// Conflate keeps only the newest pending event of a key.
+	// Conflate keeps only the newest pending event of a key (always for a
+	// notification entity).
 	Conflate bool
+	// Resync says that a key whose resequencer bound is hit is resynced
+	// from the source of truth (on_gap: resync) before it parks: the
+	// handlers have the Resync method (Names.Resync).
+	Resync bool
+	// Batch says that the handlers take a key's pending events in batches
+	// (batch:), up to Policy.BatchSize at once after waiting up to
+	// Policy.Linger: one method (Names.HandleBatch) instead of one per
+	// event.
+	Batch bool
+	// Notification says that the events only notify that their key changed
+	// (notification: true): they carry the key alone, a key's pending ones
+	// are conflated into one call of Names.HandleChanged, and there is no
+	// version or state.
+	Notification bool
 	// Policy is the delivery policy, defaults applied.
 	Policy Policy
 	// Events are in declaration order.
@@ -51,6 +66,10 @@ func (e *Entity) HasStateGuard() bool {
 	}
 	return false
 }
+
+// PerEvent reports whether e's handlers have one method per event: the
+// entity neither batches nor notifies.
+func (e *Entity) PerEvent() bool { return !e.Batch && !e.Notification }
 
 // HasSnapshot reports whether any event of e is a snapshot.
 func (e *Entity) HasSnapshot() bool {

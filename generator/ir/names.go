@@ -56,10 +56,24 @@ type Names struct {
 	// SubscriberNamed makes the name of a subscriber added by Subscribe
 	// (AccountSubscriberNamed: "Account/"+name).
 	SubscriberNamed string
+	// SourceState is what a resync returns: the key's version and state as
+	// the source of truth has them (AccountSnapshot).
+	SourceState string
 	// Inspector is the dispatcher's method that returns its operator's view
 	// for runtime/console (Inspector): a method, not a top-level name, like
 	// Seal.
 	Inspector string
+
+	// The methods of the handler interfaces that are not one per event.
+	//
+	// Resync reads a key's current state from the source of truth
+	// (ResyncAccount).
+	Resync string
+	// HandleBatch handles a batch of a key's events (HandleAccountBatch).
+	HandleBatch string
+	// HandleChanged handles the notification that a key changed
+	// (HandleAccountChanged).
+	HandleChanged string
 
 	// Value gives an event's value, a pointer dereferenced (accountValue);
 	// the test kit declares a function of this name too.
@@ -123,7 +137,12 @@ func NamesOf(entity string) Names {
 		SubscriberName:         entity + "SubscriberName",
 		FirstSubscriber:        entity + "FirstSubscriber",
 		SubscriberNamed:        entity + "SubscriberNamed",
+		SourceState:            entity + "Snapshot",
 		Inspector:              "Inspector",
+
+		Resync:        "Resync" + entity,
+		HandleBatch:   "Handle" + entity + "Batch",
+		HandleChanged: "Handle" + entity + "Changed",
 
 		Value:         lc + "Value",
 		Subscriber:    lc + "Subscriber",
@@ -197,6 +216,7 @@ func (n Names) Decls() []Decl {
 		{n.SubscriberName, "type", Gen, "SubscriberName"},
 		{n.FirstSubscriber, "constant", Gen, "FirstSubscriber"},
 		{n.SubscriberNamed, "function", Gen, "SubscriberNamed"},
+		{n.SourceState, "type", Gen, "SourceState"},
 		{n.Value, "name", Gen | Kit, "Value"},
 		{n.Subscriber, "name", Gen, "Subscriber"},
 		{n.Rank, "name", Gen, "Rank"},
@@ -224,7 +244,7 @@ func KitDecls() []Decl {
 	for _, name := range []string{"Chaos", "Kind"} {
 		out = append(out, Decl{name, "type", Kit, name})
 	}
-	for _, name := range []string{"First", "Duplicate", "Redelivery"} {
+	for _, name := range []string{"First", "Duplicate", "Redelivery", "Lost"} {
 		out = append(out, Decl{name, "constant", Kit, name})
 	}
 	return append(out, Decl{"ErrUnrepairable", "name", Kit, "ErrUnrepairable"})

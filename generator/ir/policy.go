@@ -26,6 +26,11 @@ type Policy struct {
 	MaxHeld int
 	// MaxHold bounds how long an event is held back.
 	MaxHold time.Duration
+	// BatchSize is the most events of a key in one call of a batch
+	// handler (entities with batch:).
+	BatchSize int
+	// Linger is how long a batch waits for more events of its key.
+	Linger time.Duration
 }
 
 // AtMostOnce reports whether failed events are dropped instead of retried
@@ -61,11 +66,24 @@ func (e *Entity) PolicyFields() []PolicyField {
 			"(schema: on_exhausted; runtime.Drop for delivery: at-most-once).", p.OnExhausted},
 	}
 	if e.Version != nil {
+		then := "a key that would hold more is parked"
+		after := "the key is parked"
+		if e.Resync {
+			then = "a key that would hold more is resynced, then parked if the resync fails"
+			after = "the key is resynced, then parked if the resync fails"
+		}
 		fields = append(fields,
-			PolicyField{"MaxHeld", "MaxHeld bounds the events of one key held back on a version gap; a key " +
-				"that would hold more is parked (schema: resequencer.max_events).", p.MaxHeld},
+			PolicyField{"MaxHeld", "MaxHeld bounds the events of one key held back on a version gap; " + then +
+				" (schema: resequencer.max_events).", p.MaxHeld},
 			PolicyField{"MaxHold", "MaxHold bounds how long an event is held back on a version gap; then " +
-				"the key is parked (schema: resequencer.max_wait).", p.MaxHold})
+				after + " (schema: resequencer.max_wait).", p.MaxHold})
+	}
+	if e.Batch {
+		fields = append(fields,
+			PolicyField{"BatchSize", "BatchSize is the most events of one key in one call of the batch " +
+				"handler (schema: batch.max_events).", p.BatchSize},
+			PolicyField{"Linger", "Linger is how long a batch waits for more events of its key before the " +
+				"handler gets fewer than BatchSize; zero: no wait (schema: batch.linger).", p.Linger})
 	}
 	return fields
 }

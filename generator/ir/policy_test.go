@@ -22,8 +22,10 @@ func TestPolicyFieldsNameTheirValues(t *testing.T) {
 		OnExhausted: runtime.DeadLetter,
 		MaxHeld:     17,
 		MaxHold:     19 * time.Second,
+		BatchSize:   23,
+		Linger:      29 * time.Millisecond,
 	}
-	e := &ir.Entity{Policy: p, Version: &ir.Field{}}
+	e := &ir.Entity{Policy: p, Version: &ir.Field{}, Batch: true}
 	config := reflect.TypeFor[runtime.Config[string, struct{}]]()
 	fields := e.PolicyFields()
 	if len(fields) != reflect.TypeFor[ir.Policy]().NumField() {

@@ -47,6 +47,7 @@ func TestEnumerationsAreTheGenerators(t *testing.T) {
 		"retry.jitter":      "$defs/retry/properties/jitter",
 		"backlog.when_full": "$defs/backlog/properties/when_full",
 		"kind":              "$defs/event/properties/kind",
+		"on_gap":            "$defs/entity/properties/on_gap",
 		"wire_names":        "$defs/wire_names",
 	} {
 		var got []string

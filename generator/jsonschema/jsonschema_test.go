@@ -151,6 +151,14 @@ func TestMistakesFail(t *testing.T) {
 		{"Withdrew:      {fields: {Amount: int64}}", "withdrew:      {fields: {Amount: int64}}"},
 		{"Withdrew:      {fields: {Amount: int64}}", "Withdrew:      {fields: {Amount: int64}, to: [Open]}"},
 		{"delivery: at-least-once ", "delivery: exactly-once "},
+		{"on_gap: resync ", "on_gap: always "},
+		{"batch: {max_events: 64", "batch: {max_events: 0"},
+		{"linger: 2ms}", "linger: soon}"},
+		{"    batch: {max_events: 64, linger: 2ms}", "    batch: {max_events: 64, linger: 2ms}\n    conflate: true"},
+		{"    notification: true", "    notification: true\n    states: [Known]"},
+		{"    notification: true", "    notification: true\n    version: {field: Version}"},
+		{"      CustomerChanged: {}", "      CustomerChanged: {fields: {Name: string}}"},
+		{"    retry: {attempts: 8}", "    retry: {attempts: 8}\n    on_gap: resync"},
 	} {
 		if !strings.Contains(string(good), m.old) {
 			t.Fatalf("the example has no %q", m.old)

@@ -62,6 +62,12 @@ type Entity struct {
 	Branches []*Branch
 	// Conflate is the conflate: value, nil when absent.
 	Conflate *Scalar
+	// OnGap is the on_gap: value (park or resync), nil when absent.
+	OnGap *Scalar
+	// Batch is the batch: declaration, nil when absent.
+	Batch *BatchDecl
+	// Notification is the notification: value, nil when absent.
+	Notification *Scalar
 	// Policies are the entity's overrides of the defaults.
 	Policies Policies
 	// Events are in declaration order.
@@ -110,6 +116,19 @@ type VersionDecl struct {
 	Wire *Scalar
 	// Misspelt are the keys the declaration misspelt.
 	Misspelt Misspelt
+}
+
+// BatchDecl is an entity's batch: {max_events, linger}. A field is nil when
+// absent.
+type BatchDecl struct {
+	// Pos is the position of the batch: key.
+	Pos diag.Pos
+	// Bad is set when the value is not a mapping (already reported).
+	Bad bool
+	// MaxEvents is the most events of a key in one call.
+	MaxEvents *Scalar
+	// Linger is how long a batch waits for more events of its key.
+	Linger *Scalar
 }
 
 // Branch is one entry of branches: a state entered only from the listed

@@ -39,7 +39,7 @@ func (l *loader) file(n *yaml.Node) *File {
 }
 
 // entityKeys are the keys of an entity that are not policies.
-var entityKeys = []string{"key", "version", "states", "branches", "conflate", "wire_names", "doc", "events"}
+var entityKeys = []string{"key", "version", "states", "branches", "conflate", "on_gap", "batch", "notification", "wire_names", "doc", "events"}
 
 func (l *loader) entity(e entry) *Entity {
 	ent := &Entity{Name: name(e.key)}
@@ -99,6 +99,20 @@ func (l *loader) entity(e entry) *Entity {
 			}
 		case "conflate":
 			ent.Conflate = l.scalar(f.val, "conflate")
+		case "on_gap":
+			ent.OnGap = l.scalar(f.val, "on_gap")
+		case "notification":
+			ent.Notification = l.scalar(f.val, "notification")
+		case "batch":
+			b := &BatchDecl{Pos: pos(f.key), Bad: !isMapping(f.val) && !isNull(f.val)}
+			for _, bf := range l.fields(f.val, "batch of "+where, true, "max_events", "linger") {
+				if bf.key.Value == "max_events" {
+					b.MaxEvents = l.scalar(bf.val, "batch.max_events")
+				} else {
+					b.Linger = l.scalar(bf.val, "batch.linger")
+				}
+			}
+			ent.Batch = b
 		case "wire_names":
 			ent.WireNames = l.scalar(f.val, "wire_names")
 		case "doc":

@@ -29,6 +29,7 @@ func Enumerations() map[string][]string {
 		"on_exhausted":      exhausted,
 		"backlog.when_full": full,
 		"kind":              {"snapshot", "delta"},
+		"on_gap":            {"park", "resync"},
 		"wire_names":        slices.Clone(wireRuleNames),
 	}
 }

@@ -139,6 +139,7 @@ func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(stri
 		v.errs.Add(pos, "resequencer needs a version: entity %s has none, so no event is ever held back", name)
 	}
 	out.Policy = p.resolve()
+	pol := &out.Policy
 
 	if c := e.Conflate; c != nil {
 		if c.Tag != "!!bool" {
@@ -170,6 +171,7 @@ func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(stri
 			v.errs.Add(e.Conflate.Pos, "conflate: true on an entity with a version needs every event to be a snapshot (conflation leaves version gaps that delta events cannot survive); delta events: %s", strings.Join(deltas, ", "))
 		}
 	}
+	v.patterns(e, out, pol)
 	v.declare(e, out)
 	return out
 }

@@ -3,13 +3,15 @@
 // deliveries that they drive through a real dispatcher.
 //
 // A Plan starts from events in publication order and departs from that
-// order as a Chaos says: duplicates, stale redeliveries, reorderings and
-// gaps, drawn from a seed, so that a failing test fails the same way every
-// time. The plan stays within what the entity's guards can repair (a
-// Guard): events of an entity without a version are never reordered, and
-// no key of a versioned entity ever holds more events on a version gap
-// than the resequencer's bound (MaxHeld), so a plan never parks a key by
-// itself. The events of different keys are interleaved at random; the
+// order as a Chaos says: duplicates, stale redeliveries, reorderings, gaps
+// and lost events, drawn from a seed, so that a failing test fails the same
+// way every time. The plan stays within what the entity's guards can repair
+// (a Guard): events of an entity without a version are never reordered
+// (but notifications, whose order does not matter), no
+// key of a versioned entity ever holds more events on a version gap than
+// the resequencer's bound (MaxHeld) unless an event was lost, and events
+// are lost only for an entity that resyncs a key whose bound is hit, so a
+// plan never parks a key by itself. The events of different keys are interleaved at random; the
 // events of one key keep the plan's order, which the dispatcher's lanes
 // preserve.
 //

@@ -10,8 +10,9 @@ import (
 )
 
 // ErrUnrepairable is returned by Plan for a Chaos that the entity's guards
-// cannot repair: a reordering or a gap on an entity without a version, or a
-// reordering beyond the resequencer's bound.
+// cannot repair: a reordering or a gap on an entity without a version, a
+// reordering beyond the resequencer's bound, or a lost event for an entity
+// that does not resync.
 var ErrUnrepairable = errors.New("chaos the guards cannot repair")
 
 // Chaos says how a delivery departs from publication order. The zero Chaos
@@ -40,11 +41,20 @@ type Chaos struct {
 	// (or after the key's last one), so the resequencer holds as many events
 	// as it can, then the gap fills. Entities without a version refuse it.
 	Gaps float64
+	// Losses is the probability (0 to 1) that an event is lost: it is
+	// never delivered, as a producer that failed after its commit loses
+	// it. Its key's later events wait for it until the resequencer's bound
+	// is hit and the key is resynced from the source of truth, so only an
+	// entity that resyncs (Guard.Resyncs) takes it. An event is lost only
+	// when more than Guard.MaxHeld events of its key that are not lost
+	// follow it, so that the count bound is hit before the key's events
+	// run out (the time bound would take MaxHold).
+	Losses float64
 }
 
 // String returns the Chaos as Go syntax, for test failure messages.
 func (c Chaos) String() string {
-	return fmt.Sprintf("Chaos{Seed: %d, Duplicates: %g, Redeliveries: %g, Reorder: %d, Gaps: %g}", c.Seed, c.Duplicates, c.Redeliveries, c.Reorder, c.Gaps)
+	return fmt.Sprintf("Chaos{Seed: %d, Duplicates: %g, Redeliveries: %g, Reorder: %d, Gaps: %g, Losses: %g}", c.Seed, c.Duplicates, c.Redeliveries, c.Reorder, c.Gaps, c.Losses)
 }
 
 // Guard says what the guards of an entity repair.
@@ -55,6 +65,14 @@ type Guard struct {
 	// MaxHeld is the resequencer's bound: the most events of one key held
 	// back on a version gap.
 	MaxHeld int
+	// Resyncs reports whether a key whose bound is hit is resynced from
+	// the source of truth (on_gap: resync) rather than parked: a lost
+	// event does not stop it.
+	Resyncs bool
+	// Unordered reports that the order of a key's events does not matter
+	// (notifications, which the handler answers by fetching the key's
+	// state): an entity without a version then takes reorderings.
+	Unordered bool
 }
 
 // Kind tells why an event was delivered.
@@ -68,6 +86,9 @@ const (
 	// Redelivery is a stale copy of an event already applied
 	// (Chaos.Redeliveries).
 	Redelivery
+	// Lost is an event that is never delivered (Chaos.Losses): Run does
+	// not publish it.
+	Lost
 )
 
 // String returns "first", "duplicate" or "redelivery".
@@ -79,11 +100,14 @@ func (k Kind) String() string {
 		return "duplicate"
 	case Redelivery:
 		return "redelivery"
+	case Lost:
+		return "lost"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Sent is one delivery of a plan.
+// Sent is one delivery of a plan (or, of Kind Lost, one that never
+// happens).
 type Sent[E any] struct {
 	// Event is the event delivered.
 	Event E
@@ -134,7 +158,7 @@ func check(g Guard, c Chaos) error {
 	for _, p := range []struct {
 		name string
 		v    float64
-	}{{"Duplicates", c.Duplicates}, {"Redeliveries", c.Redeliveries}, {"Gaps", c.Gaps}} {
+	}{{"Duplicates", c.Duplicates}, {"Redeliveries", c.Redeliveries}, {"Gaps", c.Gaps}, {"Losses", c.Losses}} {
 		if math.IsNaN(p.v) || p.v < 0 || p.v > 1 {
 			return fmt.Errorf("chaos: %s is %g, not a probability from 0 to 1", p.name, p.v)
 		}
@@ -142,12 +166,14 @@ func check(g Guard, c Chaos) error {
 	switch {
 	case c.Reorder < 0:
 		return fmt.Errorf("chaos: Reorder is %d, below 0", c.Reorder)
-	case !g.Versioned && (c.Reorder > 0 || c.Gaps > 0):
+	case !g.Versioned && c.Gaps > 0, !g.Versioned && !g.Unordered && c.Reorder > 0:
 		return fmt.Errorf("%w: the entity has no version, so nothing puts reordered events back in order: use Reorder: 0 and Gaps: 0", ErrUnrepairable)
-	case c.Reorder > g.MaxHeld:
+	case g.Versioned && c.Reorder > g.MaxHeld:
 		return fmt.Errorf("%w: Reorder %d exceeds the resequencer's bound MaxHeld %d: the key would be parked", ErrUnrepairable, c.Reorder, g.MaxHeld)
 	case c.Gaps > 0 && g.MaxHeld < 1:
 		return fmt.Errorf("%w: Gaps needs a resequencer that holds events, and MaxHeld is %d", ErrUnrepairable, g.MaxHeld)
+	case c.Losses > 0 && (!g.Versioned || !g.Resyncs):
+		return fmt.Errorf("%w: a lost event parks its key unless the entity resyncs from the source of truth (on_gap: resync): use Losses: 0", ErrUnrepairable)
 	}
 	return nil
 }
@@ -164,6 +190,19 @@ func check(g Guard, c Chaos) error {
 // version guard skips them and they are never held.
 func planKey[E any](rng *rand.Rand, events []E, stream []int, snapshot func(int) bool, g Guard, c Chaos) []Sent[E] {
 	n := len(stream)
+	// Losses first, from the end: an event may be lost only when more than
+	// MaxHeld kept events of its key follow it.
+	lost := make([]bool, n)
+	if c.Losses > 0 {
+		kept := 0
+		for p := n - 1; p >= 0; p-- {
+			if kept > g.MaxHeld && rng.Float64() < c.Losses {
+				lost[p] = true
+				continue
+			}
+			kept++
+		}
+	}
 	prio := make([]int, n)
 	for p := range stream {
 		delay := 0
@@ -194,6 +233,13 @@ func planKey[E any](rng *rand.Rand, events []E, stream []int, snapshot func(int)
 		out = append(out, Sent[E]{Event: events[stream[p]], Index: stream[p], Kind: k, Late: late})
 	}
 	for _, p := range order {
+		if lost[p] {
+			// Never delivered: the key's later events wait for it, then the
+			// key resyncs; copies of what comes after it are never sent,
+			// since the plan cannot tell what the resync covers.
+			out = append(out, Sent[E]{Event: events[stream[p]], Index: stream[p], Kind: Lost})
+			continue
+		}
 		send(p, First, p < newest)
 		newest = max(newest, p)
 		delivered[p] = true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -252,5 +253,103 @@ func TestPlanRefusesWhatGuardsCannotRepair(t *testing.T) {
 	}
 	if _, err := Plan(events, evKey, nil, Guard{Versioned: true, MaxHeld: 2}, Chaos{Reorder: 2, Gaps: 1}); err != nil {
 		t.Errorf("reorder up to MaxHeld: %v", err)
+	}
+	// Notifications: order does not matter, any reordering goes; gaps do
+	// not (nothing holds an unversioned event).
+	plan, err := Plan(streamsOf(1, 20), evKey, nil, Guard{Unordered: true}, Chaos{Seed: 5, Reorder: 10})
+	if err != nil || (Report[ev]{Sent: plan}).Late() == 0 {
+		t.Errorf("reordering notifications: %v, %d late", err, (Report[ev]{Sent: plan}).Late())
+	}
+	if _, err := Plan(events, evKey, nil, Guard{Unordered: true}, Chaos{Gaps: 0.5}); !errors.Is(err, ErrUnrepairable) {
+		t.Errorf("gaps in notifications: %v, want ErrUnrepairable", err)
+	}
+}
+
+// TestPlanLosesEventsOnlyWhereAResyncFollows checks, for random chaos with
+// losses, that every lost event has more than MaxHeld kept events of its
+// key after it (the count bound is hit, and the key resyncs), that the rest
+// of the plan is the chaos asked for, and that a guard that resyncs to the
+// key's last version once its bound is hit ends every key at that version
+// with nothing held.
+func TestPlanLosesEventsOnlyWhereAResyncFollows(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		keys := rapid.IntRange(1, 3).Draw(rt, "keys")
+		n := rapid.IntRange(1, 40).Draw(rt, "events")
+		maxHeld := rapid.IntRange(1, 6).Draw(rt, "maxHeld")
+		c := Chaos{
+			Seed:         rapid.Int().Draw(rt, "seed"),
+			Duplicates:   rapid.Float64Range(0, 0.5).Draw(rt, "duplicates"),
+			Redeliveries: rapid.Float64Range(0, 0.5).Draw(rt, "redeliveries"),
+			Reorder:      rapid.IntRange(0, maxHeld).Draw(rt, "reorder"),
+			Losses:       rapid.Float64Range(0, 0.5).Draw(rt, "losses"),
+		}
+		events := streamsOf(keys, n)
+		plan, err := Plan(events, evKey, noSnapshot, Guard{Versioned: true, MaxHeld: maxHeld, Resyncs: true}, c)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		lost := map[string][]uint64{}
+		seen := make([]int, len(events))
+		for _, s := range plan {
+			if s.Kind == Lost || s.Kind == First {
+				seen[s.Index]++
+			}
+			if s.Kind == Lost {
+				lost[s.Event.key] = append(lost[s.Event.key], s.Event.version)
+			}
+		}
+		for i, k := range seen {
+			if k != 1 {
+				rt.Fatalf("event %d delivered or lost %d times", i, k)
+			}
+		}
+		for key, versions := range lost {
+			for _, v := range versions {
+				kept := 0 // later versions of the key not lost
+				for w := v + 1; w <= uint64(n); w++ {
+					if !slices.Contains(versions, w) {
+						kept++
+					}
+				}
+				if kept <= maxHeld {
+					rt.Fatalf("key %s: version %d lost with only %d kept events after it (MaxHeld %d)", key, v, kept, maxHeld)
+				}
+			}
+		}
+		// The guards, resyncing to the key's last version when a key holds
+		// more than MaxHeld events.
+		stored := map[string]uint64{}
+		held := map[string]int{}
+		for _, s := range plan {
+			if s.Kind == Lost {
+				continue
+			}
+			k, v := s.Event.key, s.Event.version
+			switch {
+			case v <= stored[k]:
+			case v == stored[k]+1 && held[k] == 0:
+				stored[k] = v
+			default:
+				// Held (or applied with held ones re-offered: the exact
+				// resequencing is TestPlanStaysRepairable's).
+				held[k]++
+				if held[k] > maxHeld {
+					stored[k], held[k] = uint64(n), 0 // resynced to the last version
+				}
+			}
+		}
+		for k := range keys {
+			key := fmt.Sprintf("k%d", k)
+			if len(lost[key]) > 0 && stored[key] != uint64(n) {
+				rt.Fatalf("key %s lost %v and ended at version %d, not resynced", key, lost[key], stored[key])
+			}
+		}
+	})
+	events := streamsOf(1, 3)
+	if _, err := Plan(events, evKey, nil, Guard{Versioned: true, MaxHeld: 2}, Chaos{Losses: 0.1}); !errors.Is(err, ErrUnrepairable) {
+		t.Errorf("losses without a resync: %v, want ErrUnrepairable", err)
+	}
+	if _, err := Plan(events, evKey, nil, Guard{Versioned: true, MaxHeld: 2, Resyncs: true}, Chaos{Losses: 2}); err == nil || errors.Is(err, ErrUnrepairable) {
+		t.Errorf("Losses 2: %v, want a range error", err)
 	}
 }

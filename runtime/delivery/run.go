@@ -8,10 +8,14 @@ import (
 )
 
 // Run publishes the events of plan one at a time, in order, from the
-// calling goroutine, then calls flush, which waits until every event has an
-// outcome (or is held or parked). It stops at the first error.
+// calling goroutine (but the lost ones), then calls flush, which waits
+// until every event has an outcome (or is held or parked). It stops at the
+// first error.
 func Run[E any](ctx context.Context, plan []Sent[E], publish func(context.Context, E) error, flush func(context.Context) error) error {
 	for i, s := range plan {
+		if s.Kind == Lost {
+			continue
+		}
 		if err := publish(ctx, s.Event); err != nil {
 			return fmt.Errorf("publish delivery %d of %d (%s of event %d): %w", i+1, len(plan), s.Kind, s.Index, err)
 		}

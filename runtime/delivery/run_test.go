@@ -33,7 +33,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestKindString(t *testing.T) {
-	for k, want := range map[Kind]string{First: "first", Duplicate: "duplicate", Redelivery: "redelivery", 9: "Kind(9)"} {
+	for k, want := range map[Kind]string{First: "first", Duplicate: "duplicate", Redelivery: "redelivery", Lost: "lost", 9: "Kind(9)"} {
 		if k.String() != want {
 			t.Errorf("%d: %q, want %q", k, k.String(), want)
 		}

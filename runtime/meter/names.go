@@ -20,6 +20,9 @@ const (
 	MetricOldestAge = "ordergen.backlog.oldest_age"
 	// MetricHeld is the number of events held back on a version gap.
 	MetricHeld = "ordergen.held"
+	// MetricResyncs counts the keys resynced from the source of truth when
+	// their resequencer bound was hit (Config.Resync), instead of parked.
+	MetricResyncs = "ordergen.resyncs"
 	// MetricParkedKeys is the number of parked keys.
 	MetricParkedKeys = "ordergen.parked.keys"
 	// MetricParkedEvents is the number of parked events.

@@ -39,10 +39,10 @@ func (r *ItemRecorder) HandleSubmitted(ctx context.Context, e benchevents.Submit
 	return nil
 }
 
-func (r *ItemRecorder) record(e benchevents.ItemEvent) {
+func (r *ItemRecorder) record(e ...benchevents.ItemEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.events = append(r.events, e)
+	r.events = append(r.events, e...)
 }
 
 // Events returns the events handled so far, in handling order.

@@ -22,7 +22,10 @@ type AccountDelivery = delivery.Report[ledger.AccountEvent]
 // its state guard, in the order a Chaos plan gives. The version guard skips
 // duplicates and stale redeliveries and the resequencer holds early events
 // until their gap fills, so every Chaos within the resequencer's bound
-// (MaxHeld) reaches the state that in-order application reaches.
+// (MaxHeld) reaches the state that in-order application reaches. A lost event
+// (Chaos.Losses) holds its key's later events until the bound is hit; the
+// handler's ResyncAccount then brings the key up to date from the source of
+// truth, and the state reached is the source's.
 type AccountHarness struct {
 	d     *ledger.AccountDispatcher
 	guard delivery.Guard
@@ -33,7 +36,10 @@ type AccountHarness struct {
 // harness (runtime.Block), so that every delivery is accepted. Close it when
 // done.
 func NewAccountHarness(handler ledger.AccountHandler, opts ...ledger.AccountOption) (*AccountHarness, error) {
-	h := &AccountHarness{guard: delivery.Guard{Versioned: true}}
+	h := &AccountHarness{guard: delivery.Guard{
+		Versioned: true,
+		Resyncs:   true,
+	}}
 	opts = append(slices.Clip(opts), func(c *ledger.AccountConfig) {
 		c.Backlog.WhenFull = runtime.Block
 		h.guard.MaxHeld = c.MaxHeld
@@ -492,6 +498,256 @@ func webhookValue(e ledger.WebhookEvent) (ledger.WebhookEvent, bool) {
 	case ledger.WebhookQueued:
 		return e, true
 	case *ledger.WebhookQueued:
+		if e != nil {
+			return *e, true
+		}
+	}
+	return nil, false
+}
+
+// WalletDelivery is the report of a delivery: what was sent, in order, and the
+// counters of the harness's Wallet subscriber afterwards.
+type WalletDelivery = delivery.Report[ledger.WalletEvent]
+
+// WalletHarness delivers Wallet events through a real ledger.WalletDispatcher:
+// its lanes, its version guard and resequencer, and its state guard, in the
+// order a Chaos plan gives. The version guard skips duplicates and stale
+// redeliveries and the resequencer holds early events until their gap fills, so
+// every Chaos within the resequencer's bound (MaxHeld) reaches the state that
+// in-order application reaches.
+type WalletHarness struct {
+	d     *ledger.WalletDispatcher
+	guard delivery.Guard
+}
+
+// NewWalletHarness starts a dispatcher for handler, configured with the
+// schema's policies changed by opts, except that a full backlog blocks the
+// harness (runtime.Block), so that every delivery is accepted. Close it when
+// done.
+func NewWalletHarness(handler ledger.WalletHandler, opts ...ledger.WalletOption) (*WalletHarness, error) {
+	h := &WalletHarness{guard: delivery.Guard{Versioned: true}}
+	opts = append(slices.Clip(opts), func(c *ledger.WalletConfig) {
+		c.Backlog.WhenFull = runtime.Block
+		h.guard.MaxHeld = c.MaxHeld
+	})
+	d, err := ledger.NewWalletDispatcher(handler, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("ledgertest: new WalletHarness: %w", err)
+	}
+	h.d = d
+	return h, nil
+}
+
+// Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,
+// Replay and the rest.
+func (h *WalletHarness) Dispatcher() *ledger.WalletDispatcher {
+	return h.d
+}
+
+// Deliver plans a delivery of events, given in publication order, with c,
+// publishes it from the calling goroutine, and waits until every event has an
+// outcome (or is parked). The same events and c always give the same delivery.
+// Pointers to events are delivered as the events they point to. It returns an
+// error wrapping ErrUnrepairable for a Chaos the entity's guards cannot repair,
+// and an error for a nil event or a failed publish.
+func (h *WalletHarness) Deliver(ctx context.Context, events []ledger.WalletEvent, c Chaos) (WalletDelivery, error) {
+	values := make([]ledger.WalletEvent, len(events))
+	for i, e := range events {
+		v, ok := walletValue(e)
+		if !ok {
+			return WalletDelivery{}, fmt.Errorf("ledgertest: deliver Wallet events: event %d is nil", i)
+		}
+		values[i] = v
+	}
+	plan, err := delivery.Plan(values, ledger.WalletEvent.EventKey, walletSnapshot, h.guard, c)
+	if err != nil {
+		return WalletDelivery{}, fmt.Errorf("ledgertest: deliver Wallet events: %w", err)
+	}
+	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
+		return WalletDelivery{Sent: plan}, fmt.Errorf("ledgertest: deliver Wallet events with %v: %w", c, err)
+	}
+	return WalletDelivery{
+		Sent:  plan,
+		Stats: h.d.Stats()[ledger.WalletFirstSubscriber],
+	}, nil
+}
+
+// Close closes the harness's dispatcher (see its Close).
+func (h *WalletHarness) Close(ctx context.Context) error {
+	return h.d.Close(ctx)
+}
+
+// ApplyWalletInOrder delivers events to h once each, in publication order,
+// through a new dispatcher with opts: the in-order application that a delivery
+// by a WalletHarness with any Chaos it accepts must reach as well. It returns
+// when every event has an outcome, and closes the dispatcher.
+func ApplyWalletInOrder(ctx context.Context, h ledger.WalletHandler, events []ledger.WalletEvent, opts ...ledger.WalletOption) (err error) {
+	hs, err := NewWalletHarness(h, opts...)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		err = errors.Join(err, hs.Close(ctx))
+	}()
+	_, err = hs.Deliver(ctx, events, Chaos{})
+	return err
+}
+
+// walletValue returns e as a value, dereferencing a pointer; false for nil.
+func walletValue(e ledger.WalletEvent) (ledger.WalletEvent, bool) {
+	switch e := e.(type) {
+	case ledger.WalletOpened:
+		return e, true
+	case *ledger.WalletOpened:
+		if e != nil {
+			return *e, true
+		}
+	case ledger.Credited:
+		return e, true
+	case *ledger.Credited:
+		if e != nil {
+			return *e, true
+		}
+	case ledger.Debited:
+		return e, true
+	case *ledger.Debited:
+		if e != nil {
+			return *e, true
+		}
+	}
+	return nil, false
+}
+
+// SequenceWallet returns copies of events with their Version set to 1, 2, 3 and
+// on for each key, in the order given: the versions the single writer of each
+// Wallet gives. Pointers become values; nil events are left out.
+func SequenceWallet(events ...ledger.WalletEvent) []ledger.WalletEvent {
+	next := make(map[string]uint64)
+	out := make([]ledger.WalletEvent, 0, len(events))
+	for _, e := range events {
+		v, ok := walletValue(e)
+		if !ok {
+			continue
+		}
+		key := v.EventKey()
+		next[key]++
+		switch v := v.(type) {
+		case ledger.WalletOpened:
+			v.Version = next[key]
+			out = append(out, v)
+		case ledger.Credited:
+			v.Version = next[key]
+			out = append(out, v)
+		case ledger.Debited:
+			v.Version = next[key]
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// walletSnapshot reports whether e carries the full state of its Wallet (a
+// snapshot, which the version guard applies across a gap).
+func walletSnapshot(e ledger.WalletEvent) bool {
+	switch e.(type) {
+	case ledger.WalletOpened:
+		return true
+	}
+	return false
+}
+
+// CustomerDelivery is the report of a delivery: what was sent, in order, and
+// the counters of the harness's Customer subscriber afterwards.
+type CustomerDelivery = delivery.Report[ledger.CustomerEvent]
+
+// CustomerHarness delivers Customer events through a real
+// ledger.CustomerDispatcher: its lanes, in the order a Chaos plan gives. The
+// entity's events are notifications, whose order does not matter: the harness
+// takes reorderings (but not gaps, which need a version), and the notifications
+// of a key that arrive while its handler is busy make one call.
+type CustomerHarness struct {
+	d     *ledger.CustomerDispatcher
+	guard delivery.Guard
+}
+
+// NewCustomerHarness starts a dispatcher for handler, configured with the
+// schema's policies changed by opts, except that a full backlog blocks the
+// harness (runtime.Block), so that every delivery is accepted. Close it when
+// done.
+func NewCustomerHarness(handler ledger.CustomerHandler, opts ...ledger.CustomerOption) (*CustomerHarness, error) {
+	h := &CustomerHarness{guard: delivery.Guard{Unordered: true}}
+	opts = append(slices.Clip(opts), func(c *ledger.CustomerConfig) {
+		c.Backlog.WhenFull = runtime.Block
+	})
+	d, err := ledger.NewCustomerDispatcher(handler, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("ledgertest: new CustomerHarness: %w", err)
+	}
+	h.d = d
+	return h, nil
+}
+
+// Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,
+// Replay and the rest.
+func (h *CustomerHarness) Dispatcher() *ledger.CustomerDispatcher {
+	return h.d
+}
+
+// Deliver plans a delivery of events, given in publication order, with c,
+// publishes it from the calling goroutine, and waits until every event has an
+// outcome (or is parked). The same events and c always give the same delivery.
+// Pointers to events are delivered as the events they point to. It returns an
+// error wrapping ErrUnrepairable for a Chaos the entity's guards cannot repair,
+// and an error for a nil event or a failed publish.
+func (h *CustomerHarness) Deliver(ctx context.Context, events []ledger.CustomerEvent, c Chaos) (CustomerDelivery, error) {
+	values := make([]ledger.CustomerEvent, len(events))
+	for i, e := range events {
+		v, ok := customerValue(e)
+		if !ok {
+			return CustomerDelivery{}, fmt.Errorf("ledgertest: deliver Customer events: event %d is nil", i)
+		}
+		values[i] = v
+	}
+	plan, err := delivery.Plan(values, ledger.CustomerEvent.EventKey, nil, h.guard, c)
+	if err != nil {
+		return CustomerDelivery{}, fmt.Errorf("ledgertest: deliver Customer events: %w", err)
+	}
+	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
+		return CustomerDelivery{Sent: plan}, fmt.Errorf("ledgertest: deliver Customer events with %v: %w", c, err)
+	}
+	return CustomerDelivery{
+		Sent:  plan,
+		Stats: h.d.Stats()[ledger.CustomerFirstSubscriber],
+	}, nil
+}
+
+// Close closes the harness's dispatcher (see its Close).
+func (h *CustomerHarness) Close(ctx context.Context) error {
+	return h.d.Close(ctx)
+}
+
+// ApplyCustomerInOrder delivers events to h once each, in publication order,
+// through a new dispatcher with opts: the in-order application that a delivery
+// by a CustomerHarness with any Chaos it accepts must reach as well. It returns
+// when every event has an outcome, and closes the dispatcher.
+func ApplyCustomerInOrder(ctx context.Context, h ledger.CustomerHandler, events []ledger.CustomerEvent, opts ...ledger.CustomerOption) (err error) {
+	hs, err := NewCustomerHarness(h, opts...)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		err = errors.Join(err, hs.Close(ctx))
+	}()
+	_, err = hs.Deliver(ctx, events, Chaos{})
+	return err
+}
+
+// customerValue returns e as a value, dereferencing a pointer; false for nil.
+func customerValue(e ledger.CustomerEvent) (ledger.CustomerEvent, bool) {
+	switch e := e.(type) {
+	case ledger.CustomerChanged:
+		return e, true
+	case *ledger.CustomerChanged:
 		if e != nil {
 			return *e, true
 		}

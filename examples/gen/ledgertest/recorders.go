@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/ordergen/ordergen/examples/gen"
+	"github.com/ordergen/ordergen/runtime"
 )
 
 // AccountRecorder is a ledger.AccountHandler that records every event it
@@ -83,10 +84,20 @@ func (r *AccountRecorder) HandleAccountClosed(ctx context.Context, e ledger.Acco
 	return nil
 }
 
-func (r *AccountRecorder) record(e ledger.AccountEvent) {
+// ResyncAccount implements ledger.AccountHandler: it returns what the next
+// handler's does; without one it returns runtime.ErrUnimplemented, and the key
+// parks.
+func (r *AccountRecorder) ResyncAccount(ctx context.Context, key string) (ledger.AccountSnapshot, error) {
+	if r.next == nil {
+		return ledger.AccountSnapshot{}, runtime.ErrUnimplemented
+	}
+	return r.next.ResyncAccount(ctx, key)
+}
+
+func (r *AccountRecorder) record(e ...ledger.AccountEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.events = append(r.events, e)
+	r.events = append(r.events, e...)
 }
 
 // Events returns the events handled so far, in handling order.
@@ -190,10 +201,10 @@ func (r *OrderRecorder) HandleOrderCancelled(ctx context.Context, e ledger.Order
 	return nil
 }
 
-func (r *OrderRecorder) record(e ledger.OrderEvent) {
+func (r *OrderRecorder) record(e ...ledger.OrderEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.events = append(r.events, e)
+	r.events = append(r.events, e...)
 }
 
 // Events returns the events handled so far, in handling order.
@@ -253,10 +264,10 @@ func (r *RiderRecorder) HandleLocationUpdated(ctx context.Context, e ledger.Loca
 	return nil
 }
 
-func (r *RiderRecorder) record(e ledger.RiderEvent) {
+func (r *RiderRecorder) record(e ...ledger.RiderEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.events = append(r.events, e)
+	r.events = append(r.events, e...)
 }
 
 // Events returns the events handled so far, in handling order.
@@ -316,10 +327,10 @@ func (r *WebhookRecorder) HandleWebhookQueued(ctx context.Context, e ledger.Webh
 	return nil
 }
 
-func (r *WebhookRecorder) record(e ledger.WebhookEvent) {
+func (r *WebhookRecorder) record(e ...ledger.WebhookEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.events = append(r.events, e)
+	r.events = append(r.events, e...)
 }
 
 // Events returns the events handled so far, in handling order.
@@ -348,4 +359,126 @@ func (r *WebhookRecorder) Reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = nil
+}
+
+// WalletRecorder is a ledger.WalletHandler that records every event it handled,
+// in handling order. It passes each event to its next handler first, when it
+// has one, and records the event only when that handler returns nil. It is safe
+// for concurrent use.
+type WalletRecorder struct {
+	next   ledger.WalletHandler
+	mu     sync.Mutex
+	events []ledger.WalletEvent
+}
+
+var _ ledger.WalletHandler = (*WalletRecorder)(nil)
+
+// NewWalletRecorder returns a recorder that passes each event to next first; a
+// nil next only records.
+func NewWalletRecorder(next ledger.WalletHandler) *WalletRecorder {
+	return &WalletRecorder{next: next}
+}
+
+// HandleWalletBatch implements ledger.WalletHandler.
+func (r *WalletRecorder) HandleWalletBatch(ctx context.Context, key string, events []ledger.WalletEvent) error {
+	if r.next != nil {
+		if err := r.next.HandleWalletBatch(ctx, key, events); err != nil {
+			return err
+		}
+	}
+	r.record(events...)
+	return nil
+}
+
+func (r *WalletRecorder) record(e ...ledger.WalletEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e...)
+}
+
+// Events returns the events handled so far, in handling order.
+func (r *WalletRecorder) Events() []ledger.WalletEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
+}
+
+// EventsOf returns the events of the Wallet with key key handled so far, in
+// handling order.
+func (r *WalletRecorder) EventsOf(key string) []ledger.WalletEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []ledger.WalletEvent
+	for _, e := range r.events {
+		if e.EventKey() == key {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Reset forgets the events recorded so far.
+func (r *WalletRecorder) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = nil
+}
+
+// CustomerRecorder is a ledger.CustomerHandler that records the key of every
+// notification it handled, in handling order: one per call, however many
+// notifications of the key the call stands for. It passes each call to its next
+// handler first, when it has one, and records the key only when that handler
+// returns nil. It is safe for concurrent use.
+type CustomerRecorder struct {
+	next ledger.CustomerHandler
+	mu   sync.Mutex
+	keys []string
+}
+
+var _ ledger.CustomerHandler = (*CustomerRecorder)(nil)
+
+// NewCustomerRecorder returns a recorder that passes each call to next first; a
+// nil next only records.
+func NewCustomerRecorder(next ledger.CustomerHandler) *CustomerRecorder {
+	return &CustomerRecorder{next: next}
+}
+
+// HandleCustomerChanged implements ledger.CustomerHandler.
+func (r *CustomerRecorder) HandleCustomerChanged(ctx context.Context, key string) error {
+	if r.next != nil {
+		if err := r.next.HandleCustomerChanged(ctx, key); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.keys = append(r.keys, key)
+	return nil
+}
+
+// Keys returns the keys of the calls handled so far, in handling order.
+func (r *CustomerRecorder) Keys() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.keys)
+}
+
+// CallsOf returns how many calls for key were handled so far.
+func (r *CustomerRecorder) CallsOf(key string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, k := range r.keys {
+		if k == key {
+			n++
+		}
+	}
+	return n
+}
+
+// Reset forgets the calls recorded so far.
+func (r *CustomerRecorder) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.keys = nil
 }

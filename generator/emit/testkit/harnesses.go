@@ -45,6 +45,17 @@ func (k kit) harness(f *jen.File, n names) {
 			"redeliveries and the resequencer holds early events until their gap " +
 			"fills, so every Chaos within the resequencer's bound (MaxHeld) reaches " +
 			"the state that in-order application reaches."
+		if e.Resync {
+			guards += " A lost event (Chaos.Losses) holds its key's later events until " +
+				"the bound is hit; the handler's " + n.Resync + " then brings the key " +
+				"up to date from the source of truth, and the state reached is the " +
+				"source's."
+		}
+	case e.Notification:
+		guards = "in the order a Chaos plan gives. The entity's events are notifications, " +
+			"whose order does not matter: the harness takes reorderings (but not gaps, " +
+			"which need a version), and the notifications of a key that arrive while its " +
+			"handler is busy make one call."
 	case e.HasStateGuard():
 		guards = "and its state guard, in the order a Chaos plan gives. The entity has no " +
 			"version: the harness refuses reorderings and gaps; the state guard skips " +
@@ -72,8 +83,15 @@ func (k kit) harness(f *jen.File, n names) {
 		capture = append(capture, jen.Id("h").Dot("guard").Dot("MaxHeld").Op("=").Id("c").Dot("MaxHeld"))
 	}
 	guard := jen.Qual(DeliveryPath, "Guard").Values()
+	if e.Notification {
+		guard = jen.Qual(DeliveryPath, "Guard").Add(emit.Keyed(emit.Field{Name: "Unordered", Value: jen.True()}))
+	}
 	if e.Version != nil {
-		guard = jen.Qual(DeliveryPath, "Guard").Add(emit.Keyed(emit.Field{Name: "Versioned", Value: jen.True()}))
+		var resyncs jen.Code
+		if e.Resync {
+			resyncs = jen.True()
+		}
+		guard = jen.Qual(DeliveryPath, "Guard").Add(emit.Keyed(emit.Field{Name: "Versioned", Value: jen.True()}, emit.Field{Name: "Resyncs", Value: resyncs}))
 	}
 	f.Func().Id("New"+n.Harness).Params(jen.Id("handler").Add(k.gen(n.Handler)), jen.Id("opts").Op("...").Add(k.gen(n.Option))).Params(jen.Op("*").Id(n.Harness), jen.Error()).Block(
 		jen.Id("h").Op(":=").Op("&").Id(n.Harness).Add(emit.Keyed(emit.Field{Name: "guard", Value: guard})),

@@ -75,8 +75,10 @@ with the duplicates, redeliveries, reorderings and gaps that a seeded Chaos
 draws; and %[9]s, which delivers the same events once each, in
 order, so that a test can compare the two final states. A harness never asks
 more of the guards than they repair: an entity without a version refuses
-reorderings and gaps, and no key ever holds more events on a version gap
-than the resequencer's bound (MaxHeld).
+reorderings (but for notifications, whose order does not matter) and gaps,
+no key ever holds more events on a version gap than
+the resequencer's bound (MaxHeld), and only an entity that resyncs a key
+whose bound is hit (on_gap: resync) loses events.
 
 A test:
 
@@ -96,17 +98,19 @@ A test:
 	// compare got with want
 
 With a version, Chaos may also reorder events (Reorder) and open version
-gaps (Gaps).
+gaps (Gaps); with on_gap: resync, lose events (Losses): the handler's
+Resync method then brings the key up to date from the source of truth.
 
 Entities: %[11]s.`, k.name, k.pkg.Name, ex.Name, n.Recorder, emit.Article(n.Handler), n.Handler,
 		n.Harness, n.Dispatcher, n.ApplyInOrder, n.NewHarness, joinNames(entities))))
 
 	emit.Doc(f, 0, "Chaos says how a harness's delivery departs from publication order: its "+
-		"seed, and how many duplicates, redeliveries, reorderings and gaps it "+
-		"draws. The zero Chaos delivers every event once, in order.")
+		"seed, and how many duplicates, redeliveries, reorderings, gaps and lost "+
+		"events it draws. The zero Chaos delivers every event once, in order.")
 	f.Type().Id("Chaos").Op("=").Qual(DeliveryPath, "Chaos")
 	f.Line()
-	emit.Doc(f, 0, "Kind tells why an event was delivered: First, Duplicate or Redelivery.")
+	emit.Doc(f, 0, "Kind tells why an event was delivered (First, Duplicate or Redelivery), "+
+		"or that it was not (Lost).")
 	f.Type().Id("Kind").Op("=").Qual(DeliveryPath, "Kind")
 	f.Line()
 	f.Const().DefsFunc(func(g *jen.Group) {
@@ -114,6 +118,7 @@ Entities: %[11]s.`, k.name, k.pkg.Name, ex.Name, n.Recorder, emit.Article(n.Hand
 			{"First", "First is an event's first delivery."},
 			{"Duplicate", "Duplicate is a second delivery of an event."},
 			{"Redelivery", "Redelivery is a stale copy of an event already applied."},
+			{"Lost", "Lost is an event that was never delivered."},
 		} {
 			emit.Doc(g, 1, "%s", c.doc)
 			g.Id(c.name).Op("=").Qual(DeliveryPath, c.name)
@@ -122,7 +127,8 @@ Entities: %[11]s.`, k.name, k.pkg.Name, ex.Name, n.Recorder, emit.Article(n.Hand
 	f.Line()
 	emit.Doc(f, 0, "ErrUnrepairable is returned by Deliver for a Chaos that the entity's "+
 		"guards cannot repair: a reordering or a gap on an entity without a "+
-		"version, or a reordering beyond the resequencer's bound.")
+		"version, a reordering beyond the resequencer's bound, or a lost event "+
+		"for an entity without on_gap: resync.")
 	f.Var().Id("ErrUnrepairable").Op("=").Qual(DeliveryPath, "ErrUnrepairable")
 }
 

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"hash/crc32"
 	"sync"
 	"time"
 
 	ledger "github.com/ordergen/ordergen/examples/gen"
+	"github.com/ordergen/ordergen/runtime"
 )
 
 // book is the ledger both consumers write to, like a shared database: the
@@ -131,3 +133,9 @@ func (h handler) HandleWithdrew(ctx context.Context, e ledger.Withdrew) error {
 func (h handler) HandleAccountFrozen(context.Context, ledger.AccountFrozen) error { return nil }
 
 func (h handler) HandleAccountClosed(context.Context, ledger.AccountClosed) error { return nil }
+
+// ResyncAccount implements ledger.AccountHandler: this example has no source
+// of truth to read, so a key whose resequencer bound is hit parks.
+func (h handler) ResyncAccount(context.Context, string) (ledger.AccountSnapshot, error) {
+	return ledger.AccountSnapshot{}, runtime.Permanent(errors.New("no source of truth in this example"))
+}

@@ -10,9 +10,10 @@
 // reorderings and gaps that a seeded Chaos draws; and ApplyVehicleInOrder,
 // which delivers the same events once each, in order, so that a test can
 // compare the two final states. A harness never asks more of the guards than
-// they repair: an entity without a version refuses reorderings and gaps, and no
-// key ever holds more events on a version gap than the resequencer's bound
-// (MaxHeld).
+// they repair: an entity without a version refuses reorderings (but for
+// notifications, whose order does not matter) and gaps, no key ever holds more
+// events on a version gap than the resequencer's bound (MaxHeld), and only an
+// entity that resyncs a key whose bound is hit (on_gap: resync) loses events.
 //
 // A test:
 //
@@ -32,7 +33,8 @@
 //	// compare got with want
 //
 // With a version, Chaos may also reorder events (Reorder) and open version gaps
-// (Gaps).
+// (Gaps); with on_gap: resync, lose events (Losses): the handler's Resync
+// method then brings the key up to date from the source of truth.
 //
 // Entities: Vehicle.
 package fleettest
@@ -40,11 +42,12 @@ package fleettest
 import "github.com/ordergen/ordergen/runtime/delivery"
 
 // Chaos says how a harness's delivery departs from publication order: its seed,
-// and how many duplicates, redeliveries, reorderings and gaps it draws. The
-// zero Chaos delivers every event once, in order.
+// and how many duplicates, redeliveries, reorderings, gaps and lost events it
+// draws. The zero Chaos delivers every event once, in order.
 type Chaos = delivery.Chaos
 
-// Kind tells why an event was delivered: First, Duplicate or Redelivery.
+// Kind tells why an event was delivered (First, Duplicate or Redelivery), or
+// that it was not (Lost).
 type Kind = delivery.Kind
 
 const (
@@ -54,9 +57,12 @@ const (
 	Duplicate = delivery.Duplicate
 	// Redelivery is a stale copy of an event already applied.
 	Redelivery = delivery.Redelivery
+	// Lost is an event that was never delivered.
+	Lost = delivery.Lost
 )
 
 // ErrUnrepairable is returned by Deliver for a Chaos that the entity's guards
-// cannot repair: a reordering or a gap on an entity without a version, or a
-// reordering beyond the resequencer's bound.
+// cannot repair: a reordering or a gap on an entity without a version, a
+// reordering beyond the resequencer's bound, or a lost event for an entity
+// without on_gap: resync.
 var ErrUnrepairable = delivery.ErrUnrepairable

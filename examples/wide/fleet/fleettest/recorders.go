@@ -358,10 +358,10 @@ func (r *VehicleRecorder) HandleVehicleRetired(ctx context.Context, e fleet.Vehi
 	return nil
 }
 
-func (r *VehicleRecorder) record(e fleet.VehicleEvent) {
+func (r *VehicleRecorder) record(e ...fleet.VehicleEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.events = append(r.events, e)
+	r.events = append(r.events, e...)
 }
 
 // Events returns the events handled so far, in handling order.

@@ -1,0 +1,126 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Verdicts returns the error a batch handler (a generated batch guard)
+// returns to decide the events of its batch one by one rather than as a
+// whole: verdicts[i] is the verdict on events[i], nil when it was handled,
+// a Skip when it was skipped or a Hold when it waits for a gap (it joins
+// its key's resequencer, as under New). The events after the last verdict
+// were not decided: they go back to the front of their lane, in order, and
+// come first in the key's next batch; this is how a guard ends a batch
+// where it must not go on (a gap). At least one event must be decided, and
+// any verdict other than nil, a Skip or a Hold fails the whole batch
+// permanently.
+func Verdicts(verdicts []error) error { return &verdictsError{verdicts: verdicts} }
+
+type verdictsError struct{ verdicts []error }
+
+func (e *verdictsError) Error() string {
+	return fmt.Sprintf("ordergen: verdicts on %d events of a batch", len(e.verdicts))
+}
+
+// isVerdicts reports whether err came from Verdicts.
+func isVerdicts(err error) bool {
+	var v *verdictsError
+	return errors.As(err, &v)
+}
+
+// batchVerdicts returns the verdicts err carries, if it came from Verdicts,
+// and an error that fails the batch when they are unusable.
+func batchVerdicts(err error, n int) ([]error, bool, error) {
+	var v *verdictsError
+	if !errors.As(err, &v) {
+		return nil, false, nil
+	}
+	switch {
+	case len(v.verdicts) == 0:
+		return nil, true, Permanent(errors.New("ordergen: a batch handler's Verdicts decided none of its events"))
+	case len(v.verdicts) > n:
+		return nil, true, Permanent(fmt.Errorf("ordergen: a batch handler's Verdicts has %d verdicts for %d events", len(v.verdicts), n))
+	}
+	for i, verdict := range v.verdicts {
+		if verdict == nil {
+			continue
+		}
+		if _, ok := IsSkip(verdict); ok {
+			continue
+		}
+		if _, ok := IsHold(verdict); ok {
+			continue
+		}
+		return nil, true, Permanent(fmt.Errorf("ordergen: a batch handler's verdict %d is neither nil, a Skip nor a Hold: %w", i, verdict))
+	}
+	return v.verdicts, true, nil
+}
+
+// judgeBatch records the verdicts of a batch handler on w.buf (see
+// Verdicts): each decided event reaches its outcome or is held, and the
+// undecided ones go back to the lane unattempted.
+func (w *worker[K, E]) judgeBatch(l *lane[K, E], verdicts []error) result {
+	e := w.e
+	done, handled := 0, false
+	for i, verdict := range verdicts {
+		it := &w.buf[i]
+		if verdict == nil {
+			w.count(verdictHandled, "", 1)
+			w.finished(l, it, Handled, &done)
+			handled = true
+			continue
+		}
+		if reason, ok := IsSkip(verdict); ok {
+			w.count(verdictSkipped, reason, 1)
+			w.finished(l, it, Skipped, &done)
+			continue
+		}
+		reason, _ := IsHold(verdict)
+		w.held = append(w.held, heldItem[E]{item: *it, reason: reason, heldAt: e.now()})
+	}
+	for i := len(verdicts); i < len(w.buf); i++ {
+		w.buf[i].attempts-- // the call was not theirs
+	}
+	res := result{kind: ranAll, stopAt: len(verdicts), done: done}
+	if handled && (w.laneHeld || len(w.held) > 0) {
+		// A handled event may have filled the gap of the held ones: they
+		// are offered again first.
+		res.kind = reoffer
+	}
+	return res
+}
+
+// linger reports whether l, a lane of a batch engine, waits for more events
+// before its next batch (Config.Linger), and arms its timer if so; l is
+// running and its shard locked. It waits while the lane holds fewer than
+// BatchSize events and the oldest has waited less than Linger: never for
+// events of a replay, while the engine closes, or when no Linger is set.
+func (w *worker[K, E]) linger(l *lane[K, E]) bool {
+	e := w.e
+	l.lingering = false
+	if e.cfg.Linger <= 0 || l.q.len() >= e.cfg.BatchSize || l.replay != nil || e.closing.Load() {
+		return false
+	}
+	wait := l.q.front().at + int64(e.cfg.Linger) - e.now()
+	if wait <= 0 {
+		return false
+	}
+	l.lingering = true
+	w.armTimer(l, time.Duration(wait))
+	return true
+}
+
+// endLinger ends the wait of a lingering lane whose batch just filled, so
+// that it runs now, and reports whether the caller must push it; sh.mu is
+// held.
+func (e *Engine[K, E]) endLinger(l *lane[K, E]) bool {
+	if !l.lingering || l.state != laneWaiting || l.q.len() < e.cfg.BatchSize {
+		return false
+	}
+	l.lingering = false
+	e.stopTimer(l.timer) // if it fired, its function finds the lane not waiting
+	l.state = laneQueued // still busy: waiting counted as busy
+	return true
+}
