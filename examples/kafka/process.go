@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/ordergen/ordergen/examples/brokerdemo"
 	ledger "github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/kafka"
@@ -26,7 +27,7 @@ type process struct {
 	done       chan error
 }
 
-func startProcess(cluster *kfake.Cluster, name string, b *book, slow time.Duration, versions runtime.VersionStore[string], states runtime.StateStore[string]) (*process, error) {
+func startProcess(cluster *kfake.Cluster, name string, b *brokerdemo.Book, slow time.Duration, versions runtime.VersionStore[string], states runtime.StateStore[string]) (*process, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	c, err := kafka.NewConsumer[string, ledger.AccountEvent](kafka.Config[ledger.AccountEvent]{
 		ClientOpts: []kgo.Opt{
@@ -45,7 +46,7 @@ func startProcess(cluster *kfake.Cluster, name string, b *book, slow time.Durati
 	if err != nil {
 		return nil, err
 	}
-	d, err := ledger.NewAccountDispatcher(handler{name, b, slow}, func(cfg *ledger.AccountConfig) {
+	d, err := ledger.NewAccountDispatcher(brokerdemo.Handler{Who: name, Book: b, Slow: slow}, func(cfg *ledger.AccountConfig) {
 		cfg.OnOutcome = c.OnOutcome
 		cfg.Versions = versions
 		cfg.States = states

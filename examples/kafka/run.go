@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/ordergen/ordergen/examples/brokerdemo"
 	ledger "github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/kafka"
@@ -31,9 +31,9 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		return fmt.Errorf("start the cluster: %w", err)
 	}
 	defer cluster.Close()
-	accounts := stream(cfg)
+	accounts := brokerdemo.Stream(cfg.seed, 0x6b61666b61, cfg.accounts, cfg.events)
 	total := cfg.accounts * cfg.events
-	b := newBook(total)
+	b := brokerdemo.NewBook(total)
 	versions := runtime.NewMemoryVersionStore[string]()
 	states := runtime.NewMemoryStateStore[string]()
 
@@ -74,39 +74,29 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		return err
 	}
 	published := make(chan error, 1)
-	go func() { published <- publish(ctx, producer, accounts) }()
+	go func() { published <- brokerdemo.Publish(ctx, producer, accounts) }()
 	select {
-	case <-b.after(total / 3):
+	case <-b.After(total / 3):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	inflight := a.consumer.Stats().InFlight
 	abandoned := a.kill()
-	_, appliedAtKill, _ := b.snapshot()
+	_, appliedAtKill, _ := b.Snapshot()
 	if err := <-published; err != nil {
 		return err
 	}
 	select {
-	case <-b.done:
+	case <-b.Done():
 	case <-ctx.Done():
-		_, applied, _ := b.snapshot()
+		_, applied, _ := b.Snapshot()
 		return fmt.Errorf("only %d of %d events applied: %w", applied, total, ctx.Err())
 	}
 	if err := c.stop(ctx); err != nil {
 		return err
 	}
 
-	balances, applied, by := b.snapshot()
-	want := inOrder(accounts)
-	equal, complete := 0, 0
-	for id, w := range want {
-		if balances[id] == w {
-			equal++
-		}
-		if v, _ := versions.Version(ctx, id); v == uint64(cfg.events) {
-			complete++
-		}
-	}
+	tally := brokerdemo.Check(ctx, b, versions, accounts, cfg.events)
 	as, cs := a.consumer.Stats(), c.consumer.Stats()
 	skipped := c.dispatcher.Stats()["Account"].Skipped + a.dispatcher.Stats()["Account"].Skipped
 	fmt.Fprintln(out, "ordergen kafka example: the ledger schema across two consumer processes (in-process kfake cluster)")
@@ -115,10 +105,10 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	fmt.Fprintf(out, "kill       a killed mid-stream (%d of %d events applied): %d records in flight, %d accepted events abandoned\n", appliedAtKill, total, inflight, abandoned)
 	fmt.Fprintf(out, "rebalance  b took over a's partitions from a's last commit: %d offsets skipped by the commit metadata,\n", cs.SkippedFinished)
 	fmt.Fprintf(out, "           %d re-delivered events (finished by a after its last commit) skipped by the version guard;\n", skipped)
-	fmt.Fprintf(out, "           a applied %d events, b %d\n", by["a"], by["b"])
+	fmt.Fprintf(out, "           a applied %d events, b %d\n", tally.By["a"], tally.By["b"])
 	fmt.Fprintf(out, "dead letter 1 undecodable record sent to %s (%d write(s): at least once); its partition kept flowing\n", deadLetters, as.DeadLettered+cs.DeadLettered)
-	fmt.Fprintf(out, "balances   %d of %d accounts equal in-order application; %d at their last version; %d events applied once each\n", equal, len(want), complete, applied)
-	ok := equal == len(want) && complete == len(want) && applied == total && as.DeadLettered+cs.DeadLettered >= 1
+	fmt.Fprintf(out, "balances   %d of %d accounts equal in-order application; %d at their last version; %d events applied once each\n", tally.Equal, tally.Accounts, tally.Complete, tally.Applied)
+	ok := tally.OK(total) && as.DeadLettered+cs.DeadLettered >= 1
 	verdict := "OK: nothing lost, nothing applied twice"
 	if !ok {
 		verdict = "FAILED"
@@ -128,43 +118,4 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		return fmt.Errorf("the balances do not equal in-order application")
 	}
 	return nil
-}
-
-// publish sends every account's events, in order per account, from several
-// goroutines.
-func publish(ctx context.Context, p ledger.AccountPublisher, accounts [][]ledger.AccountEvent) error {
-	const publishers = 8
-	errs := make([]error, publishers)
-	var wg sync.WaitGroup
-	for w := range publishers {
-		wg.Go(func() {
-			for a := w; a < len(accounts); a += publishers {
-				for _, e := range accounts[a] {
-					if err := publishOne(ctx, p, e); err != nil {
-						errs[w] = err
-						return
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("publish: %w", err)
-		}
-	}
-	return nil
-}
-
-func publishOne(ctx context.Context, p ledger.AccountPublisher, e ledger.AccountEvent) error {
-	switch e := e.(type) {
-	case ledger.AccountOpened:
-		return p.PublishAccountOpened(ctx, e)
-	case ledger.Deposited:
-		return p.PublishDeposited(ctx, e)
-	case ledger.Withdrew:
-		return p.PublishWithdrew(ctx, e)
-	}
-	return fmt.Errorf("unexpected event %T", e)
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ordergen/ordergen/examples/brokerdemo"
 	ledger "github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/rabbitmq"
@@ -23,7 +24,7 @@ type process struct {
 	done       chan error
 }
 
-func startProcess(url string, topo rabbitmq.Topology, name string, b *book, slow time.Duration, versions runtime.VersionStore[string], states runtime.StateStore[string]) (*process, error) {
+func startProcess(url string, topo rabbitmq.Topology, name string, b *brokerdemo.Book, slow time.Duration, versions runtime.VersionStore[string], states runtime.StateStore[string]) (*process, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	c, err := rabbitmq.NewConsumer[string, ledger.AccountEvent](rabbitmq.Config[ledger.AccountEvent]{
 		URL:      url,
@@ -36,7 +37,7 @@ func startProcess(url string, topo rabbitmq.Topology, name string, b *book, slow
 	if err != nil {
 		return nil, err
 	}
-	d, err := ledger.NewAccountDispatcher(handler{name, b, slow}, func(cfg *ledger.AccountConfig) {
+	d, err := ledger.NewAccountDispatcher(brokerdemo.Handler{Who: name, Book: b, Slow: slow}, func(cfg *ledger.AccountConfig) {
 		cfg.OnOutcome = c.OnOutcome
 		cfg.Versions = versions
 		cfg.States = states

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ordergen/ordergen/examples/brokerdemo"
 	ledger "github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/rabbitmq"
@@ -35,9 +35,9 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	}
 	defer func() { _ = topo.Delete(admin) }()
 
-	accounts := stream(cfg)
+	accounts := brokerdemo.Stream(cfg.seed, 0x7261626269, cfg.accounts, cfg.events)
 	total := cfg.accounts * cfg.events
-	b := newBook(total)
+	b := brokerdemo.NewBook(total)
 	versions := runtime.NewMemoryVersionStore[string]()
 	states := runtime.NewMemoryStateStore[string]()
 
@@ -79,22 +79,22 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		return err
 	}
 	published := make(chan error, 1)
-	go func() { published <- publish(ctx, producer, accounts) }()
+	go func() { published <- brokerdemo.Publish(ctx, producer, accounts) }()
 	select {
-	case <-b.after(total / 3):
+	case <-b.After(total / 3):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	inflight := a.consumer.Stats().InFlight
 	abandoned := a.kill()
-	_, appliedAtKill, _ := b.snapshot()
+	_, appliedAtKill, _ := b.Snapshot()
 	if err := <-published; err != nil {
 		return err
 	}
 	select {
-	case <-b.done:
+	case <-b.Done():
 	case <-ctx.Done():
-		_, applied, _ := b.snapshot()
+		_, applied, _ := b.Snapshot()
 		return fmt.Errorf("only %d of %d events applied: %w", applied, total, ctx.Err())
 	}
 	if err := c.stop(ctx); err != nil {
@@ -105,17 +105,7 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		return err
 	}
 
-	balances, applied, by := b.snapshot()
-	want := inOrder(accounts)
-	equal, complete := 0, 0
-	for id, w := range want {
-		if balances[id] == w {
-			equal++
-		}
-		if v, _ := versions.Version(ctx, id); v == uint64(cfg.events) {
-			complete++
-		}
-	}
+	tally := brokerdemo.Check(ctx, b, versions, accounts, cfg.events)
 	as, cs := a.consumer.Stats(), c.consumer.Stats()
 	skipped := c.dispatcher.Stats()["Account"].Skipped + a.dispatcher.Stats()["Account"].Skipped
 	fmt.Fprintln(out, "ordergen rabbitmq example: the ledger schema across two consumer processes (RabbitMQ, single active consumer)")
@@ -124,10 +114,10 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	fmt.Fprintf(out, "kill       a killed mid-stream (%d of %d events applied): %d messages unacknowledged, %d accepted events abandoned\n", appliedAtKill, total, inflight, abandoned)
 	fmt.Fprintf(out, "failover   the broker returned a's unacknowledged messages, in order, and made b active:\n")
 	fmt.Fprintf(out, "           %d re-delivered events (finished by a, acknowledgement lost with it) skipped by the version guard;\n", skipped)
-	fmt.Fprintf(out, "           a applied %d events, b %d; b delivered %d messages, acknowledged them in %d frames\n", by["a"], by["b"], cs.Delivered, cs.Acked)
+	fmt.Fprintf(out, "           a applied %d events, b %d; b delivered %d messages, acknowledged them in %d frames\n", tally.By["a"], tally.By["b"], cs.Delivered, cs.Acked)
 	fmt.Fprintf(out, "dead letter %d undecodable message rejected to %s (rejected by a %d, b %d); its queue kept flowing\n", dead, topo.DeadLetterQueue(), as.Rejected, cs.Rejected)
-	fmt.Fprintf(out, "balances   %d of %d accounts equal in-order application; %d at their last version; %d events applied once each\n", equal, len(want), complete, applied)
-	ok := equal == len(want) && complete == len(want) && applied == total && dead == 1
+	fmt.Fprintf(out, "balances   %d of %d accounts equal in-order application; %d at their last version; %d events applied once each\n", tally.Equal, tally.Accounts, tally.Complete, tally.Applied)
+	ok := tally.OK(total) && dead == 1
 	verdict := "OK: nothing lost, nothing applied twice"
 	if !ok {
 		verdict = "FAILED"
@@ -146,43 +136,4 @@ func deadLetters(ch *amqp.Channel, topo rabbitmq.Topology) (int, error) {
 		return 0, fmt.Errorf("inspect %s: %w", topo.DeadLetterQueue(), err)
 	}
 	return q.Messages, nil
-}
-
-// publish sends every account's events, in order per account, from several
-// goroutines.
-func publish(ctx context.Context, p ledger.AccountPublisher, accounts [][]ledger.AccountEvent) error {
-	const publishers = 8
-	errs := make([]error, publishers)
-	var wg sync.WaitGroup
-	for w := range publishers {
-		wg.Go(func() {
-			for a := w; a < len(accounts); a += publishers {
-				for _, e := range accounts[a] {
-					if err := publishOne(ctx, p, e); err != nil {
-						errs[w] = err
-						return
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("publish: %w", err)
-		}
-	}
-	return nil
-}
-
-func publishOne(ctx context.Context, p ledger.AccountPublisher, e ledger.AccountEvent) error {
-	switch e := e.(type) {
-	case ledger.AccountOpened:
-		return p.PublishAccountOpened(ctx, e)
-	case ledger.Deposited:
-		return p.PublishDeposited(ctx, e)
-	case ledger.Withdrew:
-		return p.PublishWithdrew(ctx, e)
-	}
-	return fmt.Errorf("unexpected event %T", e)
 }

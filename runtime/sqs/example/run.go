@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/ordergen/ordergen/examples/brokerdemo"
 	ledger "github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
 	oq "github.com/ordergen/ordergen/runtime/sqs"
@@ -39,9 +39,9 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	}
 	defer deleteQueue(client, dlq)
 
-	accounts := stream(cfg)
+	accounts := brokerdemo.Stream(cfg.seed, 0x6f72646572, cfg.accounts, cfg.events)
 	total := cfg.accounts * cfg.events
-	b := newBook(total)
+	b := brokerdemo.NewBook(total)
 	versions := runtime.NewMemoryVersionStore[string]()
 	states := runtime.NewMemoryStateStore[string]()
 	a, err := startProcess(client, queue, dlq, "a", b, cfg.slow, versions, states)
@@ -72,39 +72,29 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		return err
 	}
 	published := make(chan error, 1)
-	go func() { published <- publish(ctx, producer, accounts) }()
+	go func() { published <- brokerdemo.Publish(ctx, producer, accounts) }()
 	select {
-	case <-b.after(total / 3):
+	case <-b.After(total / 3):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	unsettled := a.consumer.Stats().Unsettled
 	abandoned := a.kill()
-	_, appliedAtKill, _ := b.snapshot()
+	_, appliedAtKill, _ := b.Snapshot()
 	if err := <-published; err != nil {
 		return err
 	}
 	select {
-	case <-b.done:
+	case <-b.Done():
 	case <-ctx.Done():
-		_, applied, _ := b.snapshot()
+		_, applied, _ := b.Snapshot()
 		return fmt.Errorf("only %d of %d events applied: %w", applied, total, ctx.Err())
 	}
 	if err := c.stop(ctx); err != nil {
 		return err
 	}
 
-	balances, applied, by := b.snapshot()
-	want := inOrder(accounts)
-	equal, complete := 0, 0
-	for id, w := range want {
-		if balances[id] == w {
-			equal++
-		}
-		if v, _ := versions.Version(ctx, id); v == uint64(cfg.events) {
-			complete++
-		}
-	}
+	tally := brokerdemo.Check(ctx, b, versions, accounts, cfg.events)
 	as, cs := a.consumer.Stats(), c.consumer.Stats()
 	skipped := c.dispatcher.Stats()["Account"].Skipped + a.dispatcher.Stats()["Account"].Skipped
 	fmt.Fprintln(out, "ordergen sqs example: the ledger schema across two consumer processes (SQS FIFO queue, message groups)")
@@ -112,10 +102,10 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	fmt.Fprintf(out, "consumers  a and b receiving in batches of 10, visibility 2s extended while handled, 64 keys in progress each\n")
 	fmt.Fprintf(out, "kill       a killed mid-stream (%d of %d events applied): %d messages unsettled, %d accepted events abandoned\n", appliedAtKill, total, unsettled, abandoned)
 	fmt.Fprintf(out, "takeover   a's undeleted messages came back after their visibility: %d re-delivered events skipped by the version guard;\n", skipped)
-	fmt.Fprintf(out, "           a applied %d events, b %d\n", by["a"], by["b"])
+	fmt.Fprintf(out, "           a applied %d events, b %d\n", tally.By["a"], tally.By["b"])
 	fmt.Fprintf(out, "dead letter 1 undecodable message sent to the dead-letter queue (%d send(s)); its group kept flowing\n", as.DeadLettered+cs.DeadLettered)
-	fmt.Fprintf(out, "balances   %d of %d accounts equal in-order application; %d at their last version; %d events applied once each\n", equal, len(want), complete, applied)
-	ok := equal == len(want) && complete == len(want) && applied == total && as.DeadLettered+cs.DeadLettered >= 1
+	fmt.Fprintf(out, "balances   %d of %d accounts equal in-order application; %d at their last version; %d events applied once each\n", tally.Equal, tally.Accounts, tally.Complete, tally.Applied)
+	ok := tally.OK(total) && as.DeadLettered+cs.DeadLettered >= 1
 	verdict := "OK: nothing lost, nothing applied twice"
 	if !ok {
 		verdict = "FAILED"
@@ -152,7 +142,7 @@ type process struct {
 	done       chan error
 }
 
-func startProcess(client *sqs.Client, queue, dlq, name string, b *book, slow time.Duration, versions runtime.VersionStore[string], states runtime.StateStore[string]) (*process, error) {
+func startProcess(client *sqs.Client, queue, dlq, name string, b *brokerdemo.Book, slow time.Duration, versions runtime.VersionStore[string], states runtime.StateStore[string]) (*process, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	c, err := oq.NewConsumer[string, ledger.AccountEvent](oq.Config[ledger.AccountEvent]{
 		Client: client, QueueURL: queue, Codec: ledger.AccountCodec{}, DeadLetterQueueURL: dlq,
@@ -161,7 +151,7 @@ func startProcess(client *sqs.Client, queue, dlq, name string, b *book, slow tim
 	if err != nil {
 		return nil, err
 	}
-	d, err := ledger.NewAccountDispatcher(handler{name, b, slow}, func(cfg *ledger.AccountConfig) {
+	d, err := ledger.NewAccountDispatcher(brokerdemo.Handler{Who: name, Book: b, Slow: slow}, func(cfg *ledger.AccountConfig) {
 		cfg.OnOutcome = c.OnOutcome
 		cfg.Versions = versions
 		cfg.States = states
@@ -204,43 +194,4 @@ func (p *process) stop(ctx context.Context) error {
 	}
 	p.cancel()
 	return nil
-}
-
-// publish sends every account's events, in order per account, from several
-// goroutines.
-func publish(ctx context.Context, p ledger.AccountPublisher, accounts [][]ledger.AccountEvent) error {
-	const publishers = 8
-	errs := make([]error, publishers)
-	var wg sync.WaitGroup
-	for w := range publishers {
-		wg.Go(func() {
-			for a := w; a < len(accounts); a += publishers {
-				for _, e := range accounts[a] {
-					if err := publishOne(ctx, p, e); err != nil {
-						errs[w] = err
-						return
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("publish: %w", err)
-		}
-	}
-	return nil
-}
-
-func publishOne(ctx context.Context, p ledger.AccountPublisher, e ledger.AccountEvent) error {
-	switch e := e.(type) {
-	case ledger.AccountOpened:
-		return p.PublishAccountOpened(ctx, e)
-	case ledger.Deposited:
-		return p.PublishDeposited(ctx, e)
-	case ledger.Withdrew:
-		return p.PublishWithdrew(ctx, e)
-	}
-	return fmt.Errorf("unexpected event %T", e)
 }
