@@ -33,14 +33,21 @@ type OutboxKey struct {
 	Oldest time.Time
 }
 
-// OutboxKeys returns the keys of entity's outbox that do not flow: the
-// parked ones first, oldest park first, then those retrying, by key.
-func (s *Store) OutboxKeys(ctx context.Context, entity string) ([]OutboxKey, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT k.key, k.attempts, k.retry_ns, k.parked_ns, k.reason,
+// OutboxKeys returns up to limit of the keys of entity's outbox that do not
+// flow (all of them when limit is 0 or less): the parked ones first, oldest
+// park first, then those retrying, by key.
+func (s *Store) OutboxKeys(ctx context.Context, entity string, limit int) ([]OutboxKey, error) {
+	query := `SELECT k.key, k.attempts, k.retry_ns, k.parked_ns, k.reason,
 			(SELECT COUNT(*) FROM ordergen_outbox o WHERE o.entity = k.entity AND o.key = k.key AND o.sent_ns IS NULL),
 			(SELECT COALESCE(MIN(o.created_ns), 0) FROM ordergen_outbox o WHERE o.entity = k.entity AND o.key = k.key AND o.sent_ns IS NULL)
 		FROM ordergen_outbox_keys k WHERE k.entity = $1 AND (k.parked_ns <> 0 OR k.retry_ns <> 0)
-		ORDER BY CASE WHEN k.parked_ns <> 0 THEN 0 ELSE 1 END, k.parked_ns, k.key`, entity)
+		ORDER BY CASE WHEN k.parked_ns <> 0 THEN 0 ELSE 1 END, k.parked_ns, k.key`
+	args := []any{entity}
+	if limit > 0 {
+		query += ` LIMIT $2`
+		args = append(args, limit)
+	}
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: list the stopped outbox keys of %s: %w", entity, err)
 	}
@@ -129,15 +136,31 @@ func (s *Store) DiscardOutboxKey(ctx context.Context, entity, key string) (Outbo
 		case parked == 0 && retry == 0:
 			return ErrOutboxKeyFlowing
 		}
-		var from, to sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(version), MAX(version) FROM ordergen_outbox WHERE entity = $1 AND key = $2 AND sent_ns IS NULL`,
-			entity, key).Scan(&d.Events, &from, &to); err != nil {
-			return fmt.Errorf("count events: %w", err)
-		}
-		d.From, d.To = fromSQL(from.Int64), fromSQL(to.Int64)
-		if _, err := tx.ExecContext(ctx, `DELETE FROM ordergen_outbox WHERE entity = $1 AND key = $2 AND sent_ns IS NULL`, entity, key); err != nil {
+		// One statement both deletes and reports: on PostgreSQL each
+		// statement reads its own snapshot, so a count before the delete
+		// would miss an event committed in between, and then delete it
+		// unreported.
+		rows, err := tx.QueryContext(ctx, `DELETE FROM ordergen_outbox WHERE entity = $1 AND key = $2 AND sent_ns IS NULL RETURNING version`, entity, key)
+		if err != nil {
 			return fmt.Errorf("delete events: %w", err)
 		}
+		defer rows.Close()
+		for rows.Next() {
+			var v int64
+			if err := rows.Scan(&v); err != nil {
+				return fmt.Errorf("delete events: %w", err)
+			}
+			version := fromSQL(v)
+			if d.Events == 0 || version < d.From {
+				d.From = version
+			}
+			d.To = max(d.To, version)
+			d.Events++
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("delete events: %w", err)
+		}
+		rows.Close()
 		if _, err := tx.ExecContext(ctx, `UPDATE ordergen_outbox_keys SET attempts = 0, retry_ns = 0, parked_ns = 0, reason = '' WHERE entity = $1 AND key = $2`,
 			entity, key); err != nil {
 			return fmt.Errorf("unpark: %w", err)
