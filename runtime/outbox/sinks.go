@@ -20,6 +20,13 @@ import (
 // store (Config.Store of the generated config): an event parked in memory
 // is not final, so its Send waits until SendTimeout, fails, and is retried.
 //
+// On SQLite a relay's round holds the database's write lock while it
+// sends, so subscribers that write to the relay's own database
+// (transactional handlers, a park store there) would wait for the round
+// that waits for them: on SQLite use a DispatchSink only with subscribers
+// that store elsewhere, or use PostgreSQL, where a round locks only its
+// keys' rows.
+//
 // Wire it before the dispatcher exists, as a broker's consumer:
 //
 //	sink := outbox.NewDispatchSink[string, ledger.AccountEvent]()
