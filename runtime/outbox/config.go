@@ -92,22 +92,34 @@ type Backoff struct {
 
 // The defaults of Config.
 const (
-	DefaultBatch       = 256
-	DefaultSenders     = 16
+	// DefaultBatch is Config.Batch's default.
+	DefaultBatch = 256
+	// DefaultSenders is Config.Senders's default.
+	DefaultSenders = 16
+	// DefaultSendTimeout is Config.SendTimeout's default.
 	DefaultSendTimeout = 30 * time.Second
-	DefaultPoll        = 250 * time.Millisecond
-	DefaultListenPoll  = 5 * time.Second
-	DefaultRetention   = time.Hour
-	DefaultStatsEvery  = 2 * time.Second
-	DefaultInitial     = 100 * time.Millisecond
-	DefaultMaxBackoff  = 30 * time.Second
-	DefaultMultiplier  = 2.0
+	// DefaultPoll is Config.Poll's default while the store's Listener does
+	// not listen (SQLite, or a lost connection).
+	DefaultPoll = 250 * time.Millisecond
+	// DefaultListenPoll is Config.Poll's default while it listens.
+	DefaultListenPoll = 5 * time.Second
+	// DefaultRetention is Config.Retention's default.
+	DefaultRetention = time.Hour
+	// DefaultStatsEvery is Config.StatsEvery's default.
+	DefaultStatsEvery = 2 * time.Second
+	// DefaultInitial is Backoff.Initial's default.
+	DefaultInitial = 100 * time.Millisecond
+	// DefaultMaxBackoff is Backoff.Max's default.
+	DefaultMaxBackoff = 30 * time.Second
+	// DefaultMultiplier is Backoff.Multiplier's default.
+	DefaultMultiplier = 2.0
 )
 
 // MaxBatch bounds Config.Batch.
 const MaxBatch = 10000
 
-// check refuses a config that cannot work and fills in the defaults.
+// withDefaults refuses a config that cannot work and fills in the
+// defaults.
 func (c Config[K, E]) withDefaults() (Config[K, E], error) {
 	switch {
 	case c.Store == nil:
