@@ -146,11 +146,12 @@
 //     event named like another entity's event or like a generated
 //     declaration (AccountEvent, AccountHandler, AccountDispatcher,
 //     AccountConfig, AccountOption, AccountPublisher, AccountTxHandler,
-//     AccountProducer, AccountCodec, AccountState and its constants
-//     AccountStateOpen..., AccountSubscriberName, AccountFirstSubscriber,
-//     AccountSubscriberNamed, the bases UnimplementedAccountHandler and
-//     UnimplementedAccountTxHandler, NewAccountDispatcher,
-//     NewAccountTxDispatcher, NewAccountProducer and the unexported
+//     AccountProducer, AccountCodec, AccountOutbox, AccountState and its
+//     constants AccountStateOpen..., AccountSubscriberName,
+//     AccountFirstSubscriber, AccountSubscriberNamed, the bases
+//     UnimplementedAccountHandler and UnimplementedAccountTxHandler,
+//     NewAccountDispatcher, NewAccountTxDispatcher, NewAccountProducer,
+//     NewAccountOutbox and the unexported
 //     helpers), or two entities whose generated names meet (entities NewA
 //     and A both give NewADispatcher; in the kit, SequenceA and ARecorder
 //     both give SequenceARecorder). The names are those of package ir's
@@ -288,6 +289,18 @@
 //     of its AccountConfig, so the consumer learns when a record is finished
 //     in every subscriber; SubmitTagged refuses to run while a subscriber
 //     has no OnOutcome.
+//   - outbox.go: AccountOutbox (NewAccountOutbox over a
+//     durable.OutboxStore[*sql.Tx], runtime/sqlstore's Store), the
+//     transactional outbox: PublishXTx(ctx, tx *sql.Tx, X) (uint64, error)
+//     per event, and PublishTx for any AccountEvent, append the event in the
+//     caller's transaction, so that it commits with the change it announces
+//     or not at all. Each takes the key's next version from the outbox's
+//     own sequence (consecutive per key however many writers, apart from
+//     the guards' stored versions), stamps it into the event's version
+//     field (an entity without one gets the number for ordering only), and
+//     returns it; Seed(ctx, tx, key, version) starts a key's sequence after
+//     the versions a service numbered before it adopted the outbox, and
+//     Entity the name the relay of runtime/outbox ships the events under.
 //   - codecs.go: AccountCodec, a durable.Codec that encodes an event as a
 //     JSON object named by its schema name, for durable park stores and
 //     transports. Decoding ignores unknown fields (a newer schema's added

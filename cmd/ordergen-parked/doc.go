@@ -13,6 +13,11 @@
 //	ordergen-parked [-store DSN] cancel ID
 //	ordergen-parked [-store DSN] requests [-n N]
 //	ordergen-parked [-store DSN] serve [-addr HOST:PORT] [-actions]
+//	ordergen-parked [-store DSN] outbox [list [ENTITY]]
+//	ordergen-parked [-store DSN] outbox show [-n N] ENTITY KEY
+//	ordergen-parked [-store DSN] outbox retry ENTITY KEY
+//	ordergen-parked [-store DSN] outbox discard ENTITY KEY
+//	ordergen-parked [-store DSN] outbox seed ENTITY KEY VERSION
 //
 // DSN is a postgres:// URL or a SQLite file path (see
 // runtime/sqlstore/dsn); it defaults to $ORDERGEN_STORE. A SQLite file that
@@ -62,6 +67,22 @@
 // then make them: keep it on loopback, or behind a proxy that authenticates.
 // The console's counters, backlog and transports live in the service: mount
 // runtime/console there to see them.
+//
+// outbox serves the transactional outbox (runtime/outbox), whose keys
+// park in the store itself, apart from the subscribers' parks: a key whose
+// sink refused an event until its relay gave up (Config.ParkAfter, or a
+// permanent error) holds its unsent events there. ENTITY is the schema's
+// entity ("Account"). outbox list prints each entity's unsent events, the
+// age of the oldest, and its parked and retrying keys with their reasons;
+// outbox show a key's unsent events in version order. A relay needs no
+// handler to resume a key, so retry and discard act at once in the store
+// (no request, no running service): retry lets a parked or retrying key
+// flow again from its first unsent event; discard drops its unsent events,
+// so that its consumers find a gap in its versions (their guards hold, park
+// or resync the key). outbox seed numbers a key's first outbox event
+// VERSION+1, for a service that adopts the outbox with versions it
+// numbered before (only a key without outbox events). The console of serve
+// shows the outbox's keys that do not flow as a transport.
 //
 // Exit status: 0 on success, 1 when the store fails or is missing, a name
 // does not match, a request fails, is cancelled or is not done in time, 2

@@ -38,6 +38,7 @@ const usage = `usage: ordergen-parked [-store DSN] [-create] COMMAND
   cancel ID                                 withdraw a request no service has taken up
   requests [-n N]                           the latest requests and their results
   serve [-addr HOST:PORT] [-actions]        the web console over the store
+  outbox [list|show|retry|discard|seed ...] the transactional outbox's keys that do not flow
 DSN: a postgres:// URL or a SQLite file path (default: $ORDERGEN_STORE); a
 SQLite file that does not exist is an error, unless -create makes it.
 NAMESPACE: a subscriber's name, "Account" or "Account/audit".
@@ -128,6 +129,7 @@ var commands = map[string]command{
 	"cancel":   cancel,
 	"requests": requests,
 	"serve":    serve,
+	"outbox":   outboxCommand,
 }
 
 // commandNames returns the names of the commands, for suggestions.

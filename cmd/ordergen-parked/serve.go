@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime/console"
+	"github.com/ordergen/ordergen/runtime/inspect"
 	"github.com/ordergen/ordergen/runtime/sqlstore"
 )
 
@@ -20,9 +21,10 @@ import (
 // running service.
 func storeConsole(s *sqlstore.Store, actions bool, logger *slog.Logger) (*console.Console, error) {
 	cfg := console.Config{
-		Catalog: catalog(s),
-		Logger:  logger,
-		Title:   "ordergen-parked",
+		Catalog:    catalog(s),
+		Transports: []inspect.Transport{outboxView{store: s}},
+		Logger:     logger,
+		Title:      "ordergen-parked",
 	}
 	if actions {
 		// Whoever reaches the address may ask: -addr is loopback unless the

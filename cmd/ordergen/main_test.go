@@ -50,7 +50,7 @@ func mustGenerate(t *testing.T, args ...string) {
 	}
 }
 
-var generated = []string{"codecs.go", "dispatchers.go", "durable.go", "events.go", "guards.go", "handlers.go", "inspect.go", "publishers.go", "transports.go"}
+var generated = []string{"codecs.go", "dispatchers.go", "durable.go", "events.go", "guards.go", "handlers.go", "inspect.go", "outbox.go", "publishers.go", "transports.go"}
 
 // TestGenerateDefaultDir: the code goes into the folder named after the
 // package, beside the schema, or into the schema's out: folder.

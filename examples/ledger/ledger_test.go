@@ -35,6 +35,7 @@ func TestExampleReport(t *testing.T) {
 		"SQLite store in a temporary file",
 		"survived a restart; a new event joined its park",
 		"10 of 10 accounts equal in-order application, 0 events applied twice",
+		"balances 13 of 13 accounts: the owner's table, the consumer and in-order application agree; 13 at the outbox's last version, 0 out of order",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())

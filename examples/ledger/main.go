@@ -18,13 +18,18 @@
 //   - effectively-once handling on a durable store: handlers that write in
 //     the store's transaction, a process stopped between a write and its
 //     commit, a restart with full redelivery, and a parked account that
-//     survives a restart.
+//     survives a restart;
+//   - the transactional outbox: balances and their events written in one
+//     transaction each (AccountOutbox numbers the events, several writers
+//     at once), relayed to Kafka (an in-process kfake cluster) and consumed
+//     behind the version guards, with a relay that crashes between sending
+//     a round and marking it.
 //
 // The guards' versions and states and the parked events live in a durable
 // store: by default an embedded SQLite file in a temporary directory, removed
 // at the end; -store names another (a SQLite file path, or a postgres:// URL).
-// The example empties its own namespaces (Account, Order, Rider, Wallet) and tables
-// (ledger_example_*) in that store first.
+// The example empties its own namespaces (Account, Order, Rider, Wallet), the
+// outbox of Account and its tables (ledger_example_*) in that store first.
 //
 // Run it from the repository root with: go run ./examples/ledger
 package main
@@ -96,6 +101,9 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	}
 	if err := runDurable(ctx, out, store, cfg.seed); err != nil {
 		return fmt.Errorf("durable: %w", err)
+	}
+	if err := runOutbox(ctx, out, store, cfg.seed); err != nil {
+		return fmt.Errorf("outbox: %w", err)
 	}
 	return nil
 }

@@ -139,21 +139,25 @@ func useStore(f *jen.File, n names) {
 }
 
 // keyText returns the code of key's text form, as durable.EncodeKey gives it.
-func keyText(n names) jen.Code {
+func keyText(n names) jen.Code { return keyTextOf(n, func() *jen.Statement { return jen.Id("key") }) }
+
+// keyTextOf returns the code of the text form of the key that key's code
+// gives.
+func keyTextOf(n names, key func() *jen.Statement) jen.Code {
 	t := n.e.Key.Type
 	switch {
 	case t.Name == "string":
-		return jen.Id("key")
+		return key()
 	case unsigned(t):
-		arg := jen.Id("key")
+		arg := key()
 		if t.Name != "uint64" {
-			arg = jen.Uint64().Call(jen.Id("key"))
+			arg = jen.Uint64().Call(key())
 		}
 		return jen.Qual("strconv", "FormatUint").Call(arg, jen.Lit(10))
 	}
-	arg := jen.Id("key")
+	arg := key()
 	if t.Name != "int64" {
-		arg = jen.Int64().Call(jen.Id("key"))
+		arg = jen.Int64().Call(key())
 	}
 	return jen.Qual("strconv", "FormatInt").Call(arg, jen.Lit(10))
 }

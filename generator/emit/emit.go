@@ -39,6 +39,7 @@ func Files(pkg *ir.Package) ([]write.File, error) {
 		{"guards.go", guards},
 		{"handlers.go", handlers},
 		{"inspect.go", inspectors},
+		{"outbox.go", outboxes},
 		{"publishers.go", publishers},
 		{"transports.go", transports},
 	}

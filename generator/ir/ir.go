@@ -127,6 +127,9 @@ type Event struct {
 	// Publish is the name of the publishers' method for it
 	// (PublishDeposited).
 	Publish string
+	// PublishTx is the name of the outbox's method for it, which writes
+	// it in the caller's transaction (PublishDepositedTx).
+	PublishTx string
 	// Fields are the event's own fields in declaration order (the key and
 	// version fields are not among them).
 	Fields []Field
@@ -213,5 +216,5 @@ func (t *Type) spell(qual func(*Type) string) string {
 
 // NewEvent returns the event named name, with the names generated for it.
 func NewEvent(name string) *Event {
-	return &Event{Name: name, Handle: "Handle" + name, Publish: "Publish" + name}
+	return &Event{Name: name, Handle: "Handle" + name, Publish: "Publish" + name, PublishTx: "Publish" + name + "Tx"}
 }

@@ -47,6 +47,11 @@ type Names struct {
 	NewProducer string
 	// Codec is the JSON codec (AccountCodec).
 	Codec string
+	// Outbox writes events into the transactional outbox in the caller's
+	// transaction (AccountOutbox).
+	Outbox string
+	// NewOutbox is its constructor (NewAccountOutbox).
+	NewOutbox string
 	// SubscriberName is the typed name of a subscriber, which the operator
 	// methods take and key their maps by (AccountSubscriberName).
 	SubscriberName string
@@ -134,6 +139,8 @@ func NamesOf(entity string) Names {
 		Producer:               entity + "Producer",
 		NewProducer:            "New" + entity + "Producer",
 		Codec:                  entity + "Codec",
+		Outbox:                 entity + "Outbox",
+		NewOutbox:              "New" + entity + "Outbox",
 		SubscriberName:         entity + "SubscriberName",
 		FirstSubscriber:        entity + "FirstSubscriber",
 		SubscriberNamed:        entity + "SubscriberNamed",
@@ -213,6 +220,8 @@ func (n Names) Decls() []Decl {
 		{n.Producer, "type", Gen, "Producer"},
 		{n.NewProducer, "function", Gen, "NewProducer"},
 		{n.Codec, "type", Gen, "Codec"},
+		{n.Outbox, "type", Gen, "Outbox"},
+		{n.NewOutbox, "function", Gen, "NewOutbox"},
 		{n.SubscriberName, "type", Gen, "SubscriberName"},
 		{n.FirstSubscriber, "constant", Gen, "FirstSubscriber"},
 		{n.SubscriberNamed, "function", Gen, "SubscriberNamed"},

@@ -58,7 +58,7 @@ func TestEntityDecls(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("missing from Decls: %v", want)
 	}
-	if ev := e.Events[0]; ev.Handle != "HandleOrderPlaced" || ev.Publish != "PublishOrderPlaced" {
-		t.Errorf("event method names %s, %s", ev.Handle, ev.Publish)
+	if ev := e.Events[0]; ev.Handle != "HandleOrderPlaced" || ev.Publish != "PublishOrderPlaced" || ev.PublishTx != "PublishOrderPlacedTx" {
+		t.Errorf("event method names %s, %s, %s", ev.Handle, ev.Publish, ev.PublishTx)
 	}
 }

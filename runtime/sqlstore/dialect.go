@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 // Dialect is the SQL dialect of a database. The queries are the same for
@@ -66,4 +67,27 @@ func (d Dialect) types() (integer, blob, id string) {
 		return "BIGINT", "BYTEA", "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
 	}
 	return "INTEGER", "BLOB", "INTEGER PRIMARY KEY AUTOINCREMENT"
+}
+
+// oneOf returns the condition that col is one of vals, with its arguments
+// numbered from $first: col = ANY($first) with vals as one array argument on
+// PostgreSQL (one statement text whatever their number, so pgx's statement
+// cache serves it), col IN ($first, ...) with an argument each on SQLite.
+// vals must not be empty.
+func oneOf[T any](d Dialect, col string, first int, vals []T) (string, []any) {
+	if d == Postgres {
+		return fmt.Sprintf("%s = ANY($%d)", col, first), []any{vals}
+	}
+	var b strings.Builder
+	args := make([]any, len(vals))
+	b.WriteString(col + " IN (")
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "$%d", first+i)
+		args[i] = v
+	}
+	b.WriteString(")")
+	return b.String(), args
 }

@@ -28,11 +28,26 @@
 // # Tables
 //
 // New creates and migrates the tables ordergen_keys, ordergen_parks,
-// ordergen_parked_events and ordergen_requests, recording the version in
-// ordergen_schema. Migrations are idempotent and run in one transaction that
+// ordergen_parked_events and ordergen_requests, and (schema version 2) the
+// transactional outbox's ordergen_outbox, ordergen_outbox_seq and
+// ordergen_outbox_keys, recording the version in ordergen_schema. Migrations are idempotent and run in one transaction that
 // no other migration runs beside (pg_advisory_xact_lock on PostgreSQL, BEGIN
 // IMMEDIATE on SQLite), so replicas may start at once. A database migrated
 // by a newer ordergen is refused with ErrSchemaTooNew.
+//
+// # The transactional outbox
+//
+// AppendOutbox (what a generated AccountOutbox calls) numbers an event by
+// its key's row of ordergen_outbox_seq and inserts it into ordergen_outbox,
+// in the caller's transaction; SeedOutbox starts a key's sequence. A relay
+// (runtime/outbox) claims keys' unsent events with ClaimOutbox, holding
+// each key against every other relay until the claim commits (a row lock
+// of ordergen_outbox_keys on PostgreSQL, the write lock on SQLite), and
+// marks what it sent with OutboxClaim.Commit. On PostgreSQL a trigger
+// notifies OutboxChannel of every new row, for relays that LISTEN through
+// the store's Listener. Operators read OutboxBacklog, OutboxKeys and
+// OutboxEvents, and let a key flow again with RetryOutboxKey or
+// DiscardOutboxKey; PruneOutbox deletes sent events.
 //
 // # Operators
 //

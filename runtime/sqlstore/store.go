@@ -16,9 +16,15 @@ import (
 // durable.TxStore[*sql.Tx], and so durable.Store. It is safe for
 // concurrent use, also by several processes sharing the database.
 type Store struct {
-	db      *sql.DB
-	dialect Dialect
-	closeDB bool
+	db       *sql.DB
+	dialect  Dialect
+	closeDB  bool
+	listener Listener // nil: the database cannot notify (SQLite)
+
+	// wakeMu guards wakers: the relays of this process to wake when a
+	// writer of this process appends to an outbox (see WakeOnAppend).
+	wakeMu sync.Mutex
+	wakers map[string]map[chan<- struct{}]struct{}
 
 	closeOnce sync.Once
 	closeErr  error

@@ -17,8 +17,9 @@ const MaxConns = 16
 
 // Open connects to the PostgreSQL database at dsn (a URL,
 // postgres://user:password@host:port/database?sslmode=disable, or pgx's
-// key=value form) and returns a store on it, with its tables migrated.
-// Close the store to close the pool.
+// key=value form) and returns a store on it, with its tables migrated and
+// its Listener set (see Notifications): outbox relays on it wake on new
+// rows. Close the store to close the pool.
 func Open(ctx context.Context, dsn string) (*sqlstore.Store, error) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
@@ -30,7 +31,7 @@ func Open(ctx context.Context, dsn string) (*sqlstore.Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	s, err := sqlstore.New(ctx, db, sqlstore.Postgres, sqlstore.ClosingDB())
+	s, err := sqlstore.New(ctx, db, sqlstore.Postgres, sqlstore.ClosingDB(), Notifications(db))
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
