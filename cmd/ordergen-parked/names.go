@@ -29,18 +29,26 @@ func checkNamespace(ctx context.Context, s *sqlstore.Store, namespace string) er
 	if err != nil {
 		return err
 	}
-	if slices.Contains(known, namespace) {
+	return checkKnown(namespace, known, "namespace %s holds nothing in this store%s",
+		"no subscriber has versions, states or parked keys in this store", "namespaces")
+}
+
+// checkKnown returns nil when name is one of known, or else the error of
+// format (the quoted name, then a hint): the closest known name, none (when
+// nothing is known), or the list of known ones, called what.
+func checkKnown(name string, known []string, format, none, what string) error {
+	if slices.Contains(known, name) {
 		return nil
 	}
-	hint := suggest(namespace, known)
+	hint := suggest(name, known)
 	switch {
 	case hint != "":
 	case len(known) == 0:
-		hint = " (no subscriber has versions, states or parked keys in this store)"
+		hint = " (" + none + ")"
 	default:
-		hint = " (namespaces: " + strings.Join(known, ", ") + ")"
+		hint = " (" + what + ": " + strings.Join(known, ", ") + ")"
 	}
-	return fmt.Errorf("namespace %s holds nothing in this store%s", quote(namespace), hint)
+	return fmt.Errorf(format, quote(name), hint)
 }
 
 // parkedKey returns the parked events of key in namespace, or an error

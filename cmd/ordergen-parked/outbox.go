@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -60,18 +59,8 @@ func checkEntity(ctx context.Context, s *sqlstore.Store, entity string) error {
 	if err != nil {
 		return err
 	}
-	if slices.Contains(known, entity) {
-		return nil
-	}
-	hint := suggest(entity, known)
-	switch {
-	case hint != "":
-	case len(known) == 0:
-		hint = " (no entity has used the outbox of this store)"
-	default:
-		hint = " (entities: " + strings.Join(known, ", ") + ")"
-	}
-	return fmt.Errorf("entity %s has no outbox in this store%s", quote(entity), hint)
+	return checkKnown(entity, known, "entity %s has no outbox in this store%s",
+		"no entity has used the outbox of this store", "entities")
 }
 
 func outboxList(ctx context.Context, s *sqlstore.Store, in []string, out io.Writer) error {
