@@ -55,6 +55,8 @@ type Engine[K comparable, E any] struct {
 	// (see fromOwnHandler), and stop cancels it when Close gives up waiting.
 	base context.Context
 	stop context.CancelFunc
+	// env is what its attempts' contexts share (attemptctx.go).
+	env attemptEnv
 
 	// load counts the events held against Backlog.Total: every accepted
 	// event without an outcome, plus the events parked in memory. Room is
@@ -169,6 +171,7 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 	}
 	base, stop := context.WithCancel(context.Background())
 	e.base, e.stop = context.WithValue(base, engineKey{}, any(e)), stop
+	e.env = attemptEnv{engine: any(e), clock: &e.clock}
 	e.clock.manual = cfg.clock
 	e.clock.onTick = e.watch
 	e.clock.start()
