@@ -26,7 +26,9 @@ import (
 // the batch and the inbox into it, and goes on with the batch. A slow
 // handler cannot hold the rest of the batch up: the watchdog (run on each
 // clock tick) sees a batch that made no progress since the last tick, or a
-// long batch while workers sleep, and spills the remainder: under the
+// long batch while workers sleep, and spills the remainder (while
+// goroutines wait for a processor, only a batch without progress for
+// contendedTicks ticks: its worker may just wait for a CPU): under the
 // shard's lock it swaps pos to posSpilled, moves the remainder into lanes
 // that any worker runs, gives the running event's key a lane owned by the
 // stuck worker, and ends the worker's dispatching. Withdraw spills it the same
@@ -56,8 +58,10 @@ type inlineBatch[K comparable, E any] struct {
 	// pos is the index of the event the worker runs (or last ran), -1
 	// before the first, posSpilled or posDone.
 	pos atomic.Int64
-	// seen is pos at the watchdog's last look (under the shard's lock).
-	seen int64
+	// seen is pos at the watchdog's last look, and still the number of
+	// looks in a row that found it there (under the shard's lock).
+	seen  int64
+	still int
 }
 
 // giveBack returns the batch's buffer to sh as its spare; sh.mu is held.
@@ -98,7 +102,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	// given back at the end, so that a busy shard's inbox does not regrow.
 	b.entries, sh.inbox, sh.spareInbox = sh.inbox, sh.spareInbox[:0], nil
 	b.pos.Store(-1)
-	b.seen = -2
+	b.seen, b.still = -2, 0
 	sh.cur = b
 	sh.mu.Unlock()
 

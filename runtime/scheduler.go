@@ -54,7 +54,9 @@ package runtime
 //     timer, or has used its budget while tasks wait (in the run queue, or
 //     in the worker's deque): it then goes to the back of the run queue and
 //     the worker returns to its loop. The watchdog moves the rest of a
-//     stuck inline batch into lanes, and wakes or starts a worker to steal
+//     stuck inline batch into lanes (stuck: no progress for a tick, or for
+//     contendedTicks while goroutines wait for a CPU, which is all a
+//     descheduled worker's batch shows), and wakes or starts a worker to steal
 //     from the deque of one stuck in a handler. Nothing runs a task from
 //     inside another: the stack never grows with work done.
 //

@@ -4,11 +4,26 @@ package runtime
 // makes progress, when workers sleep.
 const longBatch = 64
 
+// contendedTicks is how many ticks in a row an inline batch may make no
+// progress while goroutines wait for a processor before the watchdog spills
+// it anyway: its worker may be waiting for its turn on a CPU (the Go
+// scheduler gives a goroutine that does not block 10ms at a time), and
+// spilling a batch moves its events into lanes, which cost more per event
+// on a CPU that is busy already.
+const contendedTicks = 20
+
 // watch runs on each clock tick: it ends the contexts of attempts past
 // their deadline (expireAttempts), and spills the remainder of every inline
 // batch that made no progress since the last tick, or that is long while
 // workers sleep. The lanes it makes go to the run queue, which wakes a
 // sleeping worker or starts one while fewer than MaxActive run.
+//
+// While goroutines wait for a processor (clock.contended: the process has
+// more work than CPUs), a batch without progress may only be waiting for
+// its worker's turn, and sharing a long one with sleeping workers gains no
+// CPU: then a batch is spilled only once it made no progress for
+// contendedTicks ticks in a row, and a long one is not shared. A handler
+// that blocks holds its batch-mates back by at most that long.
 func (e *Engine[K, E]) watch() {
 	if e.cfg.Timeout > 0 {
 		e.expireAttempts()
@@ -18,6 +33,7 @@ func (e *Engine[K, E]) watch() {
 		return
 	}
 	sleepers := e.rq.sleepers()
+	contended := e.clock.contended.Load()
 	var ready []*lane[K, E]
 	for i := range e.shards {
 		sh := &e.shards[i]
@@ -28,13 +44,18 @@ func (e *Engine[K, E]) watch() {
 			continue
 		}
 		p := b.pos.Load()
-		stuck := p == b.seen
+		if p == b.seen {
+			b.still++
+		} else {
+			b.still = 0
+		}
+		stuck := b.still > 0 && (!contended || b.still >= contendedTicks)
 		// A long batch is shared with sleeping workers only when what is
 		// left of it takes more than two ticks at the pace of the last one:
 		// a batch of fast events ends sooner than lanes for them would
 		// start, and lanes cost more per event.
 		left, pace := int64(len(b.entries))-p-1, p-max(b.seen, -1)
-		long := sleepers && left >= longBatch && left > 2*pace
+		long := sleepers && !contended && left >= longBatch && left > 2*pace
 		b.seen = p
 		if !stuck && !long {
 			sh.mu.Unlock()
