@@ -129,6 +129,9 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			e.releaseRoom(done)
 			done = 0
 		}
+		if e.boxed && j+prefetchAhead < len(b.entries) {
+			prefetch(boxOf(&b.entries[j+prefetchAhead].it.ev))
+		}
 		en := &b.entries[j]
 		if en.moved {
 			continue

@@ -11,6 +11,7 @@ package runtime
 //	attempt.go    one attempt: its context, timeout, panics, cancellation
 //	verdict.go    the outcome path: what becomes of an attempt's result
 //	inline.go     inline batches: an inbox run without lanes
+//	prefetch.go   the inline loop's prefetch of boxed events
 //	watchdog.go   the clock's tick: stuck batches, stuck workers, deadlines
 //	attemptctx.go an attempt's context: a deadline without a timer
 //	timers.go     retry backoffs and the resequencer's hold timers
@@ -120,6 +121,9 @@ package runtime
 //	timers      none (the clock's ticker runs once a millisecond while
 //	            the engine has work, not per event)
 //	allocations none
+//
+// An engine whose E is an interface (a generated dispatcher's) adds, per
+// inline event, one prefetch of the box of the event 4 places ahead.
 //
 // Options add to that, per attempt: Config.Timeout or Config.OnOutcome an
 // attempt context (attemptctx.go: 48 bytes cut from a slab the worker
