@@ -10,9 +10,9 @@ import (
 // value lives in a box of its own, allocated by the submitter among the
 // boxes of every other shard's events: a worker that reads it finds it in
 // no cache, and waits for memory once per event (about 100ns, a third of
-// a generated event's cost when the backlog is deep). The inline loop asks
-// for the box of the event prefetchAhead places ahead while it runs this
-// one.
+// a generated event's cost when the backlog is deep). The inline loop, and
+// a lane's turn over the events it took, ask for the box of the event
+// prefetchAhead places ahead while they run this one.
 
 // prefetchAhead is how many events ahead the inline loop prefetches.
 const prefetchAhead = 4

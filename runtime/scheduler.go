@@ -123,7 +123,7 @@ package runtime
 //	allocations none
 //
 // An engine whose E is an interface (a generated dispatcher's) adds, per
-// inline event, one prefetch of the box of the event 4 places ahead.
+// event, one prefetch of the box of the event 4 places ahead.
 //
 // Options add to that, per attempt: Config.Timeout or Config.OnOutcome an
 // attempt context (attemptctx.go: 48 bytes cut from a slab the worker
