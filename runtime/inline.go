@@ -133,7 +133,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			prefetch(boxOf(&b.entries[j+prefetchAhead].it.ev))
 		}
 		en := &b.entries[j]
-		if en.moved {
+		if en.it.moved {
 			continue
 		}
 		if e.aborted.Load() {
@@ -231,13 +231,13 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 	l = sh.newLane(en.key)
 	l.state = laneRunning
 	sh.busy++
-	en.moved = true // it is the lane's now: the batch no longer counts it
+	en.it.moved = true // it is the lane's now: the batch no longer counts it
 	// The key's later events, in the batch and then in the inbox, join the
 	// lane now, so that none of them can run before this one.
 	for m := j + 1; m < len(b.entries); m++ {
-		if later := &b.entries[m]; !later.moved && later.key == en.key {
+		if later := &b.entries[m]; !later.it.moved && later.key == en.key {
 			l.q.pushBack(later.it)
-			later.moved = true
+			later.it.moved = true
 		}
 	}
 	kept := sh.inbox[:0]
@@ -342,7 +342,7 @@ func (e *Engine[K, E]) spillBatch(sh *shard[K, E], b *inlineBatch[K, E], ready [
 		// owns, so that the key's later events wait behind it. Only its
 		// key, position and time are read: the worker writes its attempts.
 		en := &b.entries[p]
-		if !en.moved && sh.lanes[en.key] == nil {
+		if !en.it.moved && sh.lanes[en.key] == nil {
 			l := sh.newLane(en.key)
 			l.state = laneRunning
 			l.inline = true
@@ -353,7 +353,7 @@ func (e *Engine[K, E]) spillBatch(sh *shard[K, E], b *inlineBatch[K, E], ready [
 	// The rest of the batch, then the inbox, go to lanes: a key that got a
 	// lane here must find all its later events behind it.
 	for m := int(p) + 1; m < len(b.entries); m++ {
-		if en := &b.entries[m]; !en.moved {
+		if en := &b.entries[m]; !en.it.moved {
 			ready = e.joinLane(sh, en, ready)
 		}
 	}
