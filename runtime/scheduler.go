@@ -115,11 +115,13 @@ package runtime
 //	            events, 1 add to give their room back and 1 load of its
 //	            waiters; per batch, a few more (the run queue's length, the
 //	            worker's run count, the quiet notifier's waiters)
-//	queues      1 append to the shard's inbox (its two buffers are reused:
+//	queues      1 append to the shard's inbox (a 64-byte entry for a
+//	            string key and a small event; its two buffers are reused:
 //	            no allocation in steady state); per batch, 1 push and 1 pop
 //	            of the run queue
 //	timers      none (the clock's ticker runs once a millisecond while
-//	            the engine has work, not per event)
+//	            the engine has work, not per event; each tick reads the
+//	            runtime's count of runnable goroutines for the watchdog)
 //	allocations none
 //
 // An engine whose E is an interface (a generated dispatcher's) adds, per
