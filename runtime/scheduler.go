@@ -57,7 +57,9 @@ package runtime
 //     the worker returns to its loop. The watchdog moves the rest of a
 //     stuck inline batch into lanes (stuck: no progress for a tick, or for
 //     contendedTicks while goroutines wait for a CPU, which is all a
-//     descheduled worker's batch shows), and wakes or starts a worker to steal
+//     descheduled worker's batch shows), and of a long one (shared with
+//     sleeping workers; while goroutines wait for a CPU, only one that a
+//     hot key holds much of), and wakes or starts a worker to steal
 //     from the deque of one stuck in a handler. Nothing runs a task from
 //     inside another: the stack never grows with work done.
 //

@@ -22,8 +22,10 @@ const contendedTicks = 20
 // more work than CPUs), a batch without progress may only be waiting for
 // its worker's turn, and sharing a long one with sleeping workers gains no
 // CPU: then a batch is spilled only once it made no progress for
-// contendedTicks ticks in a row, and a long one is not shared. A handler
-// that blocks holds its batch-mates back by at most that long.
+// contendedTicks ticks in a row, and a long one only when a key holds much
+// of it (a hot key: moved into its lane, it no longer holds up the batch's
+// other keys). A handler that blocks holds its batch-mates back by at most
+// contendedTicks.
 func (e *Engine[K, E]) watch() {
 	if e.cfg.Timeout > 0 {
 		e.expireAttempts()
@@ -53,9 +55,13 @@ func (e *Engine[K, E]) watch() {
 		// A long batch is shared with sleeping workers only when what is
 		// left of it takes more than two ticks at the pace of the last one:
 		// a batch of fast events ends sooner than lanes for them would
-		// start, and lanes cost more per event.
+		// start, and lanes cost more per event. While goroutines wait for
+		// a CPU, sharing gains none: a long batch that makes progress is
+		// then moved only when a key holds much of it (hotKeyIn), whose
+		// events would hold the batch's other keys behind them.
 		left, pace := int64(len(b.entries))-p-1, p-max(b.seen, -1)
-		long := sleepers && !contended && left >= longBatch && left > 2*pace
+		long := sleepers && left >= longBatch && left > 2*pace &&
+			(!contended || pace > 0 && hotKeyIn(b, p+1))
 		b.seen = p
 		if !stuck && !long {
 			sh.mu.Unlock()
@@ -65,6 +71,42 @@ func (e *Engine[K, E]) watch() {
 		sh.mu.Unlock()
 		e.rq.pushLanes(ready)
 	}
+}
+
+// hotSamples is how many events of a batch's remainder hotKeyIn looks at.
+const hotSamples = 16
+
+// hotKeyIn reports whether one key has at least 3 of hotSamples events
+// taken evenly from b's entries from index from on: a key with a sizeable
+// share of them (a half: almost surely at the first look; an eighth: within
+// a few ticks), while a batch of many keys with a few events each almost
+// never shows one (10,000 keys: about once in 10^5 looks). sh.mu is held;
+// only keys are read.
+func hotKeyIn[K comparable, E any](b *inlineBatch[K, E], from int64) bool {
+	rest := b.entries[from:]
+	if len(rest) < hotSamples {
+		return false
+	}
+	var keys [hotSamples]K
+	n := 0
+	for i := range hotSamples {
+		en := &rest[i*len(rest)/hotSamples]
+		if en.it.moved {
+			continue
+		}
+		seen := 1
+		for _, k := range keys[:n] {
+			if k == en.key {
+				seen++
+			}
+		}
+		if seen >= 3 {
+			return true
+		}
+		keys[n] = en.key
+		n++
+	}
+	return false
 }
 
 // watchWorkers runs on each clock tick: a worker that started no task since
