@@ -43,7 +43,8 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, batch bool) (err 
 		// base context itself.
 		return w.run(e.base, key, it, batch, nil)
 	}
-	c := &attemptCtx{engine: any(e), clock: &e.clock, tag: it.tag, replayed: it.replayed}
+	c := w.newAttemptCtx()
+	c.env, c.tag, c.replayed = &e.env, it.tag, it.replayed
 	if e.cfg.Timeout > 0 {
 		// The coarse time, as the tick that checks the deadline keeps it:
 		// reading the precise clock would cost more than the rest.
@@ -52,7 +53,7 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, batch bool) (err 
 	w.running.begin(c)
 	defer func() {
 		w.running.finish()
-		c.end(context.Canceled, false)
+		c.end(endCanceled)
 	}()
 	// Withdraw marks the lane (or spills the batch) before it cancels the
 	// running attempts, and Close sets aborted before it ends them: an
@@ -62,7 +63,7 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, batch bool) (err 
 		return errWithdrawing
 	}
 	if e.aborted.Load() {
-		c.end(context.Canceled, false)
+		c.end(endCanceled)
 	}
 	err = w.run(c, key, it, batch, c)
 	if err != nil {
@@ -70,7 +71,7 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, batch bool) (err 
 		case c.wasWithdrawn() && !isVerdicts(err):
 			// A batch's Verdicts stand: the events it handled were applied.
 			return errWithdrawing
-		case e.cfg.Timeout > 0 && c.Err() == context.DeadlineExceeded && !e.aborted.Load():
+		case e.cfg.Timeout > 0 && c.timedOut() && !e.aborted.Load():
 			w.logTimeout(key, it)
 		}
 	}
@@ -85,7 +86,7 @@ func (w *worker[K, E]) run(ctx context.Context, key K, it *item[E], batch bool, 
 	if w.e.metrics != nil && w.timing.sample() {
 		start := time.Now()
 		defer func() {
-			w.recordAttempt(time.Since(start), err, c != nil && c.Err() == context.DeadlineExceeded)
+			w.recordAttempt(time.Since(start), err, c != nil && c.timedOut())
 		}()
 	}
 	defer func() {

@@ -10,14 +10,17 @@ import (
 // An attempt's context, without a timer or a context tree per attempt.
 //
 // An attempt that has a deadline (Config.Timeout) or that Withdraw may
-// cancel (Config.OnOutcome) gets an attemptCtx of its own: one small
-// allocation. Its deadline is checked by the engine's clock, whose tick
-// already runs once a millisecond while workers work (watchdog.go), instead
-// of a timer armed and stopped per attempt; its Done channel is made only
-// when somebody asks for it. It is not a child of the engine's base
-// context: Close's abort ends the running attempts' contexts itself. When
-// the attempt returns its context ends (Canceled, as a deferred cancel
-// would), so a goroutine the handler left behind sees it done.
+// cancel (Config.OnOutcome) gets an attemptCtx of its own, 48 bytes that
+// its worker cuts from a slab of attemptSlab contexts (one allocation per
+// attemptSlab attempts; a context is never reused, so one that a handler
+// keeps keeps its slab). Its deadline is checked by the engine's clock,
+// whose tick already runs once a millisecond while workers work
+// (watchdog.go), instead of a timer armed and stopped per attempt; its Done
+// channel is made only when somebody asks for it. It is not a child of the
+// engine's base context: Close's abort ends the running attempts' contexts
+// itself. When the attempt returns its context ends (Canceled, as a
+// deferred cancel would), so a goroutine the handler left behind sees it
+// done.
 //
 // A handler can derive from it as from any context: it implements the
 // AfterFunc method that the context package uses to propagate cancellation
@@ -25,21 +28,47 @@ import (
 // could find, so context.Cause gives its Err: DeadlineExceeded when the
 // timeout passed, Canceled otherwise.
 
+// attemptSlab is how many attempt contexts a worker allocates at once.
+const attemptSlab = 32
+
+// attemptEnv is what the attempt contexts of one engine share.
+type attemptEnv struct {
+	engine any    // the value of engineKey (fromOwnHandler)
+	clock  *clock // the engine's, for Deadline
+}
+
+// How an attempt's context ended (attemptCtx.ended): 0 while it runs.
+const (
+	endCanceled  uint32 = 1 // context.Canceled
+	endDeadline  uint32 = 2 // context.DeadlineExceeded
+	endCause     uint32 = 3 // the bits that say which
+	endWithdrawn uint32 = 4 // with endCanceled: Withdraw ended it
+)
+
 // attemptCtx is the context of one attempt.
 type attemptCtx struct {
 	// Set before the attempt starts, then read only.
-	engine   any    // the engine, the value of engineKey (fromOwnHandler)
-	clock    *clock // the engine's, for Deadline
+	env      *attemptEnv
 	due      int64  // the deadline on the engine's clock; 0: none
 	tag      uint64 // the event's tag and whether it is replayed, for
 	replayed bool   // Withdraw to select the attempt
+	// ended is 0 while the context runs, then how it ended (endCanceled or
+	// endDeadline, and endWithdrawn): it changes once, from 0, so Err is
+	// one atomic load.
+	ended atomic.Uint32
+	// waiters is made by the first Done or AfterFunc, under mu; end looks
+	// at it after it set ended, and they after they made it, so that one
+	// of the two always sees the other (see end).
+	waiters atomic.Pointer[ctxWaiters]
+	// mu guards the fields of waiters.
+	mu sync.Mutex
+}
 
-	// mu guards the fields below.
-	mu        sync.Mutex
-	err       error         // why the context ended; nil while it runs
-	done      chan struct{} // made by the first Done, closed when it ends
-	afters    []*afterFunc  // run, each in a goroutine, when it ends
-	withdrawn bool          // ended by Withdraw
+// ctxWaiters is what an attempt's context keeps for those who wait for its
+// end; mu of its context guards it.
+type ctxWaiters struct {
+	done   chan struct{} // made by the first Done, closed when it ends
+	afters []*afterFunc  // run, each in a goroutine, when it ends
 }
 
 // afterFunc is a function registered with attemptCtx.AfterFunc.
@@ -53,39 +82,65 @@ var closedChan = func() chan struct{} {
 	return c
 }()
 
+// newAttemptCtx returns a new, zero attempt context from the worker's
+// slab.
+func (w *worker[K, E]) newAttemptCtx() *attemptCtx {
+	if len(w.ctxs) == 0 {
+		w.ctxs = make([]attemptCtx, attemptSlab)
+	}
+	c := &w.ctxs[0]
+	w.ctxs = w.ctxs[1:]
+	return c
+}
+
 // Deadline implements context.Context.
 func (c *attemptCtx) Deadline() (time.Time, bool) {
 	if c.due == 0 {
 		return time.Time{}, false
 	}
-	return c.clock.wall(c.due), true
+	return c.env.clock.wall(c.due), true
+}
+
+// waitersLocked returns c's waiters, made if need be; c.mu is held.
+func (c *attemptCtx) waitersLocked() *ctxWaiters {
+	w := c.waiters.Load()
+	if w == nil {
+		w = new(ctxWaiters)
+		c.waiters.Store(w)
+	}
+	return w
 }
 
 // Done implements context.Context.
 func (c *attemptCtx) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.done == nil {
-		if c.err != nil {
+	w := c.waitersLocked()
+	if w.done == nil {
+		if c.ended.Load() != 0 {
 			return closedChan
 		}
-		c.done = make(chan struct{})
+		w.done = make(chan struct{})
 	}
-	return c.done
+	return w.done
 }
 
 // Err implements context.Context.
 func (c *attemptCtx) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
+	switch c.ended.Load() & endCause {
+	case endCanceled:
+		return context.Canceled
+	case endDeadline:
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // Value implements context.Context: the context carries its engine, and
 // nothing else.
 func (c *attemptCtx) Value(key any) any {
 	if key == (engineKey{}) {
-		return c.engine
+		return c.env.engine
 	}
 	return nil
 }
@@ -96,18 +151,19 @@ func (c *attemptCtx) Value(key any) any {
 func (c *attemptCtx) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err != nil {
+	w := c.waitersLocked()
+	if c.ended.Load() != 0 {
 		go f()
 		return func() bool { return false }
 	}
 	a := &afterFunc{f: f}
-	c.afters = append(c.afters, a)
+	w.afters = append(w.afters, a)
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		for i, b := range c.afters {
+		for i, b := range w.afters {
 			if b == a {
-				c.afters = append(c.afters[:i], c.afters[i+1:]...)
+				w.afters = append(w.afters[:i], w.afters[i+1:]...)
 				return true
 			}
 		}
@@ -115,30 +171,40 @@ func (c *attemptCtx) AfterFunc(f func()) (stop func() bool) {
 	}
 }
 
-// end ends c with err, unless it ended already; withdrawn marks an end by
-// Withdraw. It reports whether this call ended it.
-func (c *attemptCtx) end(err error, withdrawn bool) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
+// end ends c with how (endCanceled or endDeadline, with endWithdrawn for
+// an end by Withdraw), unless it ended already, and reports whether this
+// call ended it. Done and AfterFunc make c's waiters before they look at
+// ended, and end sets ended before it looks for waiters (sequentially
+// consistent atomics), so a waiter that end does not see has seen ended:
+// an attempt that nobody waits for ends with one compare-and-swap.
+func (c *attemptCtx) end(how uint32) bool {
+	if !c.ended.CompareAndSwap(0, how) {
 		return false
 	}
-	c.err, c.withdrawn = err, withdrawn
-	if c.done != nil {
-		close(c.done)
+	if c.waiters.Load() == nil {
+		return true
 	}
-	for _, a := range c.afters {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.waiters.Load()
+	if w.done != nil {
+		close(w.done)
+	}
+	for _, a := range w.afters {
 		go a.f()
 	}
-	c.afters = nil
+	w.afters = nil
 	return true
 }
 
 // wasWithdrawn reports whether Withdraw ended c.
 func (c *attemptCtx) wasWithdrawn() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.withdrawn
+	return c.ended.Load()&endWithdrawn != 0
+}
+
+// timedOut reports whether c ended at its deadline.
+func (c *attemptCtx) timedOut() bool {
+	return c.ended.Load()&endCause == endDeadline
 }
 
 // runningAttempt is the context of a worker's attempt in progress, for the
@@ -147,40 +213,30 @@ func (c *attemptCtx) wasWithdrawn() bool {
 // others load it.
 type runningAttempt struct {
 	ctx atomic.Pointer[attemptCtx]
-	due atomic.Int64 // ctx's due, 0 when none runs: the watchdog's cheap look
 }
 
-func (r *runningAttempt) begin(c *attemptCtx) {
-	r.ctx.Store(c)
-	r.due.Store(c.due)
-}
+func (r *runningAttempt) begin(c *attemptCtx) { r.ctx.Store(c) }
 
-func (r *runningAttempt) finish() {
-	r.due.Store(0)
-	r.ctx.Store(nil)
-}
+func (r *runningAttempt) finish() { r.ctx.Store(nil) }
 
 // expire ends the running attempt's context with DeadlineExceeded if its
 // deadline is at or before now (engine clock) and reports whether it did.
 func (r *runningAttempt) expire(now int64) bool {
-	if due := r.due.Load(); due == 0 || due > now {
-		return false
-	}
 	c := r.ctx.Load()
-	return c != nil && c.due != 0 && c.due <= now && c.end(context.DeadlineExceeded, false)
+	return c != nil && c.due != 0 && c.due <= now && c.end(endDeadline)
 }
 
 // cancelIf ends the running attempt's context if sel selects its event,
 // marking it withdrawn.
 func (r *runningAttempt) cancelIf(sel func(tag uint64, replayed bool) bool) {
 	if c := r.ctx.Load(); c != nil && sel(c.tag, c.replayed) {
-		c.end(context.Canceled, true)
+		c.end(endCanceled | endWithdrawn)
 	}
 }
 
 // cancel ends the running attempt's context (Close gave up).
 func (r *runningAttempt) cancel() {
 	if c := r.ctx.Load(); c != nil {
-		c.end(context.Canceled, false)
+		c.end(endCanceled)
 	}
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	gometrics "runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,11 @@ type clock struct {
 	wg     sync.WaitGroup
 	// onTick runs on every tick while the engine has work.
 	onTick func()
+	// contended says whether, at the last tick, goroutines of the process
+	// waited for a processor (see contention); only the tick writes it.
+	contended atomic.Bool
+	// runnable reads the runtime's count of runnable goroutines.
+	runnable [1]gometrics.Sample
 	// manual, when set, is the time source instead of the system's.
 	manual *manualClock
 }
@@ -76,9 +82,28 @@ func (c *clock) run() {
 // ticked refreshes the coarse time and runs the tick's work.
 func (c *clock) ticked() {
 	c.now.Store(c.precise())
+	c.contended.Store(c.contention())
 	if c.onTick != nil {
 		c.onTick()
 	}
+}
+
+// contention reports whether goroutines of the process wait for a
+// processor (the runtime counts them as runnable): then a worker that made
+// no progress since the last tick may only be waiting for its turn on a
+// CPU, not stuck in a handler. The manual clock's engines see contention
+// only when a test says so. Reading the count costs about 100ns, once a
+// tick.
+func (c *clock) contention() bool {
+	if c.manual != nil {
+		return c.manual.contended.Load()
+	}
+	if c.runnable[0].Name == "" {
+		c.runnable[0].Name = "/sched/goroutines/runnable:goroutines"
+	}
+	gometrics.Read(c.runnable[:])
+	v := c.runnable[0].Value
+	return v.Kind() == gometrics.KindUint64 && v.Uint64() > 0
 }
 
 // precise returns the exact nanoseconds since the clock started.
@@ -151,6 +176,9 @@ type manualClock struct {
 	at      int64 // nanoseconds
 	timers  []*manualTimer
 	tickers []*clock
+	// contended is what its engines' ticks see of contention (a test sets
+	// it; no lock).
+	contended atomic.Bool
 }
 
 func (m *manualClock) nanos() int64 {

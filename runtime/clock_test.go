@@ -59,6 +59,61 @@ func TestWatchdogOnTheTestClock(t *testing.T) {
 	checkInvariant(t, e.Stats())
 }
 
+// While goroutines wait for a processor, an inline batch without progress
+// may only wait for its worker's turn on a CPU: the watchdog spills it only
+// after ContendedTicks ticks without progress, and then the events behind
+// a blocked handler still run.
+func TestWatchdogWaitsUnderContention(t *testing.T) {
+	clk := new(runtime.TestClock)
+	clk.Contend(true)
+	started, release := make(chan struct{}), make(chan struct{})
+	var others atomic.Int64
+	allDone := make(chan struct{})
+	const n = 5
+	h := func(ctx context.Context, key string, _ ev) error {
+		if key == "slow" {
+			close(started)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		}
+		if others.Add(1) == n {
+			close(allDone)
+		}
+		return nil
+	}
+	cfg := runtime.Config[string, ev]{MaxActive: 2}
+	runtime.UseTestClock(&cfg, clk)
+	e := mustNew(t, h, cfg)
+	ctx := context.Background()
+	if err := e.Submit(ctx, "slow", ev{}); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	behind := runtime.KeysInShardOf(e, "slow", keyRange("k", 2000))[:n]
+	for _, k := range behind {
+		if err := e.Submit(ctx, k, ev{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first tick records the batch's position; each later one finds
+	// it there.
+	clk.Advance(runtime.ContendedTicks * time.Millisecond)
+	if !runtime.HasBatch(e, "slow") || others.Load() != 0 {
+		t.Fatalf("spilled after %d ticks under contention: batch %v, %d others handled", runtime.ContendedTicks, runtime.HasBatch(e, "slow"), others.Load())
+	}
+	clk.Advance(time.Millisecond)
+	if runtime.HasBatch(e, "slow") {
+		t.Fatal("not spilled after ContendedTicks ticks without progress")
+	}
+	mustHappen(t, allDone, "the events behind a blocked inline event handled by another worker")
+	close(release)
+	flush(t, e)
+	checkInvariant(t, e.Stats())
+}
+
 func TestRetryBackoffOnTheTestClock(t *testing.T) {
 	clk := new(runtime.TestClock)
 	var calls atomic.Int64

@@ -66,7 +66,12 @@
 // inline batch for at most about a millisecond: a watchdog, run on each tick
 // of the engine's clock, moves the rest of a batch that made no progress
 // since the last tick (or of a long batch while workers sleep) into lanes
-// that other workers run, starting workers up to MaxActive. A conflating
+// that other workers run, starting workers up to MaxActive. While the
+// process has more runnable goroutines than CPUs, a worker without progress
+// may only be waiting for a CPU, and moving its batch gains nothing: the
+// watchdog then waits 20 ticks (about 20ms) before it moves one, and moves
+// a long batch that makes progress only when one key holds much of it (a
+// hot key gets its lane, and no longer holds up its batch-mates). A conflating
 // engine gives every key a lane when its first event arrives, so
 // conflation applies at the door; an engine with a batch handler moves
 // each inbox into lanes in one go. In both, a worker keeps the lanes it

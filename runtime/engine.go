@@ -44,6 +44,9 @@ type Engine[K comparable, E any] struct {
 	// not with a batch handler (its inbox moves into lanes) or conflation
 	// (its keys get a lane at the door).
 	inline bool
+	// boxed: E is an interface, whose values the inline loop prefetches
+	// (prefetch.go).
+	boxed bool
 
 	seed   maphash.Seed
 	shards []shard[K, E]
@@ -55,6 +58,8 @@ type Engine[K comparable, E any] struct {
 	// (see fromOwnHandler), and stop cancels it when Close gives up waiting.
 	base context.Context
 	stop context.CancelFunc
+	// env is what its attempts' contexts share (attemptctx.go).
+	env attemptEnv
 
 	// load counts the events held against Backlog.Total: every accepted
 	// event without an outcome, plus the events parked in memory. Room is
@@ -145,6 +150,7 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 		handle: h,
 		batch:  bh,
 		inline: h != nil && !cfg.Conflate,
+		boxed:  isInterface[E](),
 		seed:   maphash.MakeSeed(),
 		shards: make([]shard[K, E], n),
 		mask:   uint64(n - 1),
@@ -169,6 +175,7 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 	}
 	base, stop := context.WithCancel(context.Background())
 	e.base, e.stop = context.WithValue(base, engineKey{}, any(e)), stop
+	e.env = attemptEnv{engine: any(e), clock: &e.clock}
 	e.clock.manual = cfg.clock
 	e.clock.onTick = e.watch
 	e.clock.start()

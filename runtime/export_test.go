@@ -17,6 +17,10 @@ func LiveWorkers[K comparable, E any](e *Engine[K, E]) int {
 // LaneBudget is the events a worker handles in one turn of a key.
 const LaneBudget = laneBudget
 
+// ContendedTicks is how many ticks without progress the watchdog lets an
+// inline batch have while goroutines wait for a processor.
+const ContendedTicks = contendedTicks
+
 // KeysInShardOf returns the candidates that share key's shard.
 func KeysInShardOf[K comparable, E any](e *Engine[K, E], key K, candidates []K) []K {
 	var out []K
@@ -33,6 +37,19 @@ type TestClock struct{ m manualClock }
 
 // UseTestClock makes the engine built from cfg run on c.
 func UseTestClock[K comparable, E any](cfg *Config[K, E], c *TestClock) { cfg.clock = &c.m }
+
+// Contend makes the engines on c see, at their ticks, goroutines waiting
+// for a processor (on), or none (off, the default).
+func (c *TestClock) Contend(on bool) { c.m.contended.Store(on) }
+
+// HasBatch reports whether key's shard has an inline batch that a worker
+// runs (not spilled nor finished).
+func HasBatch[K comparable, E any](e *Engine[K, E], key K) bool {
+	sh := e.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.cur != nil
+}
 
 // Advance moves c by d: every watchdog tick and timer that falls due runs,
 // in time order, in the caller's goroutine.

@@ -92,45 +92,121 @@ func (s *MemoryStateStore[K]) CompareAndSetState(_ context.Context, key K, old, 
 // storeStripes is how many stripes an in-memory guard store has.
 const storeStripes = 32
 
-// striped is a map spread over stripes by a seeded hash of the key.
+// striped is a map spread over stripes by a seeded hash of the key. Each
+// stripe is a table of its own (storeTable) indexed by that same hash, so
+// that reading a key or setting it hashes the key once; a Go map would hash
+// it again, twice for a compare-and-set (a read, then a write).
 type striped[K comparable, V comparable] struct {
 	seed    maphash.Seed
 	stripes *[storeStripes]stripe[K, V]
 }
 
 type stripe[K comparable, V comparable] struct {
-	// mu guards m.
-	mu sync.RWMutex
-	m  map[K]V
+	// mu guards t.
+	mu sync.Mutex
+	t  storeTable[K, V]
 	_  [32]byte // keep stripes' locks on separate cache lines
 }
 
 func newStriped[K comparable, V comparable]() striped[K, V] {
-	s := striped[K, V]{seed: maphash.MakeSeed(), stripes: new([storeStripes]stripe[K, V])}
-	for i := range s.stripes {
-		s.stripes[i].m = make(map[K]V)
-	}
-	return s
+	return striped[K, V]{seed: maphash.MakeSeed(), stripes: new([storeStripes]stripe[K, V])}
 }
 
-func (s striped[K, V]) of(key K) *stripe[K, V] {
-	return &s.stripes[maphash.Comparable(s.seed, key)%storeStripes]
+// of returns key's stripe and hash. The stripe is chosen by the hash's top
+// bits and the table's slot by its low ones.
+func (s striped[K, V]) of(key K) (*stripe[K, V], uint64) {
+	h := maphash.Comparable(s.seed, key)
+	return &s.stripes[h>>(64-5)], h
 }
 
 func (s striped[K, V]) get(key K) V {
-	st := s.of(key)
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	return st.m[key]
+	st, h := s.of(key)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if sl := st.t.find(h, key); sl != nil {
+		return sl.val
+	}
+	var zero V
+	return zero
 }
 
 func (s striped[K, V]) compareAndSet(key K, old, next V) bool {
-	st := s.of(key)
+	st, h := s.of(key)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.m[key] != old {
+	if sl := st.t.find(h, key); sl != nil {
+		if sl.val != old {
+			return false
+		}
+		sl.val = next
+		return true
+	}
+	var zero V
+	if old != zero {
 		return false
 	}
-	st.m[key] = next
+	st.t.insert(h, key, next)
 	return true
+}
+
+// storeTable is a hash table with open addressing (linear probing) that
+// never removes a key, as the in-memory guard stores never forget one. Its
+// slots keep each key's hash, so that growing it hashes nothing.
+type storeTable[K comparable, V any] struct {
+	slots []storeSlot[K, V] // a power of two long, or empty
+	n     int               // slots in use
+}
+
+type storeSlot[K comparable, V any] struct {
+	hash uint64 // the key's hash with its lowest bit set: 0 marks a free slot
+	key  K
+	val  V
+}
+
+// find returns the slot of key, whose hash is h, or nil.
+func (t *storeTable[K, V]) find(h uint64, key K) *storeSlot[K, V] {
+	if len(t.slots) == 0 {
+		return nil
+	}
+	h |= 1
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		sl := &t.slots[i]
+		switch {
+		case sl.hash == 0:
+			return nil
+		case sl.hash == h && sl.key == key:
+			return sl
+		}
+	}
+}
+
+// insert adds key, whose hash is h and which the table does not hold, with
+// val; it grows the table to keep it at most three quarters full.
+func (t *storeTable[K, V]) insert(h uint64, key K, val V) {
+	if 4*(t.n+1) > 3*len(t.slots) {
+		t.grow()
+	}
+	t.place(storeSlot[K, V]{hash: h | 1, key: key, val: val})
+	t.n++
+}
+
+// place puts sl into the first free slot of its probe sequence.
+func (t *storeTable[K, V]) place(sl storeSlot[K, V]) {
+	mask := uint64(len(t.slots) - 1)
+	i := sl.hash & mask
+	for t.slots[i].hash != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = sl
+}
+
+func (t *storeTable[K, V]) grow() {
+	old := t.slots
+	t.slots = make([]storeSlot[K, V], max(16, 2*len(old)))
+	for _, sl := range old {
+		if sl.hash != 0 {
+			t.place(sl)
+		}
+	}
 }

@@ -26,7 +26,9 @@ import (
 // the batch and the inbox into it, and goes on with the batch. A slow
 // handler cannot hold the rest of the batch up: the watchdog (run on each
 // clock tick) sees a batch that made no progress since the last tick, or a
-// long batch while workers sleep, and spills the remainder: under the
+// long batch while workers sleep, and spills the remainder (while
+// goroutines wait for a processor, only a batch without progress for
+// contendedTicks ticks: its worker may just wait for a CPU): under the
 // shard's lock it swaps pos to posSpilled, moves the remainder into lanes
 // that any worker runs, gives the running event's key a lane owned by the
 // stuck worker, and ends the worker's dispatching. Withdraw spills it the same
@@ -56,8 +58,10 @@ type inlineBatch[K comparable, E any] struct {
 	// pos is the index of the event the worker runs (or last ran), -1
 	// before the first, posSpilled or posDone.
 	pos atomic.Int64
-	// seen is pos at the watchdog's last look (under the shard's lock).
-	seen int64
+	// seen is pos at the watchdog's last look, and still the number of
+	// looks in a row that found it there (under the shard's lock).
+	seen  int64
+	still int
 }
 
 // giveBack returns the batch's buffer to sh as its spare; sh.mu is held.
@@ -98,7 +102,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	// given back at the end, so that a busy shard's inbox does not regrow.
 	b.entries, sh.inbox, sh.spareInbox = sh.inbox, sh.spareInbox[:0], nil
 	b.pos.Store(-1)
-	b.seen = -2
+	b.seen, b.still = -2, 0
 	sh.cur = b
 	sh.mu.Unlock()
 
@@ -125,8 +129,11 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			e.releaseRoom(done)
 			done = 0
 		}
+		if e.boxed && j+prefetchAhead < len(b.entries) {
+			prefetch(boxOf(&b.entries[j+prefetchAhead].it.ev))
+		}
 		en := &b.entries[j]
-		if en.moved {
+		if en.it.moved {
 			continue
 		}
 		if e.aborted.Load() {
@@ -224,13 +231,13 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 	l = sh.newLane(en.key)
 	l.state = laneRunning
 	sh.busy++
-	en.moved = true // it is the lane's now: the batch no longer counts it
+	en.it.moved = true // it is the lane's now: the batch no longer counts it
 	// The key's later events, in the batch and then in the inbox, join the
 	// lane now, so that none of them can run before this one.
 	for m := j + 1; m < len(b.entries); m++ {
-		if later := &b.entries[m]; !later.moved && later.key == en.key {
+		if later := &b.entries[m]; !later.it.moved && later.key == en.key {
 			l.q.pushBack(later.it)
-			later.moved = true
+			later.it.moved = true
 		}
 	}
 	kept := sh.inbox[:0]
@@ -335,7 +342,7 @@ func (e *Engine[K, E]) spillBatch(sh *shard[K, E], b *inlineBatch[K, E], ready [
 		// owns, so that the key's later events wait behind it. Only its
 		// key, position and time are read: the worker writes its attempts.
 		en := &b.entries[p]
-		if !en.moved && sh.lanes[en.key] == nil {
+		if !en.it.moved && sh.lanes[en.key] == nil {
 			l := sh.newLane(en.key)
 			l.state = laneRunning
 			l.inline = true
@@ -346,7 +353,7 @@ func (e *Engine[K, E]) spillBatch(sh *shard[K, E], b *inlineBatch[K, E], ready [
 	// The rest of the batch, then the inbox, go to lanes: a key that got a
 	// lane here must find all its later events behind it.
 	for m := int(p) + 1; m < len(b.entries); m++ {
-		if en := &b.entries[m]; !en.moved {
+		if en := &b.entries[m]; !en.it.moved {
 			ready = e.joinLane(sh, en, ready)
 		}
 	}

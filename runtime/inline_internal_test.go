@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -287,5 +288,34 @@ func TestWithdrawWaitsForAHeldBackOutcome(t *testing.T) {
 	close(release)
 	if !<-withdrawn {
 		t.Fatal("Withdraw returned before tag 1's outcome was reported")
+	}
+}
+
+// hotKeyIn finds a key that holds much of a batch's remainder, and none in a
+// batch of distinct keys or of moved events.
+func TestHotKeyIn(t *testing.T) {
+	b := &inlineBatch[string, int]{}
+	for i := range 1000 {
+		b.entries = append(b.entries, entry[string, int]{key: "k" + strconv.Itoa(i)})
+	}
+	if hotKeyIn(b, 0) {
+		t.Fatal("a hot key among distinct keys")
+	}
+	for i := 0; i < len(b.entries); i += 2 {
+		b.entries[i].key = "hot"
+	}
+	if !hotKeyIn(b, 0) {
+		t.Fatal("a key with half of the events not found")
+	}
+	if hotKeyIn(b, int64(len(b.entries)-hotSamples+1)) {
+		t.Fatal("a remainder shorter than the samples looked at")
+	}
+	for i := range b.entries {
+		if b.entries[i].key == "hot" {
+			b.entries[i].it.moved = true
+		}
+	}
+	if hotKeyIn(b, 0) {
+		t.Fatal("moved events counted")
 	}
 }

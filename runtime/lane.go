@@ -41,6 +41,10 @@ type item[E any] struct {
 	// out is the outcome the worker gave it, reported once its room is
 	// released (see settle).
 	out Outcome
+	// moved marks an event of an inline batch moved into its key's lane;
+	// only a batch's entries use it. It sits in what would be padding, so
+	// that an inbox entry of a small key and event fills one cache line.
+	moved bool
 }
 
 // heldItem is an event set aside by Hold until its key's gap fills.

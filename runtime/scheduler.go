@@ -11,6 +11,7 @@ package runtime
 //	attempt.go    one attempt: its context, timeout, panics, cancellation
 //	verdict.go    the outcome path: what becomes of an attempt's result
 //	inline.go     inline batches: an inbox run without lanes
+//	prefetch.go   the inline loop's prefetch of boxed events
 //	watchdog.go   the clock's tick: stuck batches, stuck workers, deadlines
 //	attemptctx.go an attempt's context: a deadline without a timer
 //	timers.go     retry backoffs and the resequencer's hold timers
@@ -54,7 +55,11 @@ package runtime
 //     timer, or has used its budget while tasks wait (in the run queue, or
 //     in the worker's deque): it then goes to the back of the run queue and
 //     the worker returns to its loop. The watchdog moves the rest of a
-//     stuck inline batch into lanes, and wakes or starts a worker to steal
+//     stuck inline batch into lanes (stuck: no progress for a tick, or for
+//     contendedTicks while goroutines wait for a CPU, which is all a
+//     descheduled worker's batch shows), and of a long one (shared with
+//     sleeping workers; while goroutines wait for a CPU, only one that a
+//     hot key holds much of), and wakes or starts a worker to steal
 //     from the deque of one stuck in a handler. Nothing runs a task from
 //     inside another: the stack never grows with work done.
 //
@@ -112,17 +117,23 @@ package runtime
 //	            events, 1 add to give their room back and 1 load of its
 //	            waiters; per batch, a few more (the run queue's length, the
 //	            worker's run count, the quiet notifier's waiters)
-//	queues      1 append to the shard's inbox (its two buffers are reused:
+//	queues      1 append to the shard's inbox (a 64-byte entry for a
+//	            string key and a small event; its two buffers are reused:
 //	            no allocation in steady state); per batch, 1 push and 1 pop
 //	            of the run queue
 //	timers      none (the clock's ticker runs once a millisecond while
-//	            the engine has work, not per event)
+//	            the engine has work, not per event; each tick reads the
+//	            runtime's count of runnable goroutines for the watchdog)
 //	allocations none
 //
+// An engine whose E is an interface (a generated dispatcher's) adds, per
+// event, one prefetch of the box of the event 4 places ahead.
+//
 // Options add to that, per attempt: Config.Timeout or Config.OnOutcome an
-// attempt context (attemptctx.go: one small allocation, 2 atomic stores to
-// publish it and 2 to clear it, 1 uncontended lock to end it; no timer: the
-// clock's tick checks the deadlines), and OnOutcome the report itself; a
+// attempt context (attemptctx.go: 48 bytes cut from a slab the worker
+// allocates once per 32 attempts, 1 atomic store to publish it and 1 to
+// clear it, 1 compare-and-swap and 1 load to end it; no timer: the clock's
+// tick checks the deadlines), and OnOutcome the report itself; a
 // MeterProvider two reads of the clock on one attempt in 64 (every attempt
 // of a handler slower than 50µs). A key with a lane adds, per take of up to
 // 64 events, 2 locks of its shard and, per turn, a push and a pop of the

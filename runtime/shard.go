@@ -46,12 +46,11 @@ type shard[K comparable, E any] struct {
 	_         [64]byte // keep shards on separate cache lines
 }
 
-// entry is an event in a shard's inbox.
+// entry is an event in a shard's inbox (it.moved marks one of an inline
+// batch moved into its key's lane).
 type entry[K comparable, E any] struct {
 	key K
 	it  item[E]
-	// moved marks an event of an inline batch moved into its key's lane.
-	moved bool
 }
 
 // newLane returns a recycled or new lane for key; sh.mu is held.
@@ -137,7 +136,7 @@ func (sh *shard[K, E]) unlanedCount(key K) int {
 	if b := sh.cur; b != nil {
 		if p := b.pos.Load(); p >= -1 { // done or spilled: nothing of it counts here
 			for i := max(p, 0); i < int64(len(b.entries)); i++ {
-				if en := &b.entries[i]; !en.moved && en.key == key {
+				if en := &b.entries[i]; !en.it.moved && en.key == key {
 					n++
 				}
 			}
@@ -164,7 +163,7 @@ func (sh *shard[K, E]) eachUnlaned(fn func(key K, at int64)) {
 	if b := sh.cur; b != nil {
 		if p := b.pos.Load(); p >= -1 {
 			for i := max(p, 0); i < int64(len(b.entries)); i++ {
-				if en := &b.entries[i]; !en.moved {
+				if en := &b.entries[i]; !en.it.moved {
 					fn(en.key, en.it.at)
 				}
 			}

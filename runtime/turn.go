@@ -166,6 +166,9 @@ func (w *worker[K, E]) process(l *lane[K, E]) result {
 		if l.interrupt.Load() {
 			return result{kind: interrupted, stopAt: i, done: done}
 		}
+		if w.e.boxed && i+prefetchAhead < len(w.buf) {
+			prefetch(boxOf(&w.buf[i+prefetchAhead].ev))
+		}
 		it := &w.buf[i]
 		err := w.attempt(l.key, it, notStarted{interrupt: &l.interrupt})
 		v, reason, failure := w.judge(it, err, false)

@@ -37,6 +37,9 @@ type worker[K comparable, E any] struct {
 	// running is the attempt in progress, for Withdraw to cancel (only when
 	// Config.OnOutcome is set: a transport tracks its events).
 	running runningAttempt
+	// ctxs is what is left of the slab the worker cuts its attempts'
+	// contexts from (newAttemptCtx).
+	ctxs []attemptCtx
 	// timing and skips serve the metrics.
 	timing timing
 	skips  skipCounter

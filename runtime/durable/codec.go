@@ -16,6 +16,8 @@ var ErrUnknownEventType = errors.New("ordergen: unknown event type")
 // Codec turns the events of one entity into bytes and back, for durable park
 // stores and transports. The event's type name travels beside its bytes.
 // ordergen generates one per entity (JSON, named after the schema's events).
+// Implementations must be safe for concurrent use: park stores encode from
+// the engine's workers, and transports decode on several goroutines.
 type Codec[E any] interface {
 	// Encode returns the event's type name and its encoding.
 	Encode(event E) (name string, data []byte, err error)

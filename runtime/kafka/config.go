@@ -31,7 +31,8 @@ type Config[E any] struct {
 	Topics []string
 	// Codec decodes a record's value, by the event type named in its
 	// HeaderType header. Required; ordergen generates one per entity
-	// (AccountCodec).
+	// (AccountCodec). The consumer decodes the records of a large poll on
+	// several goroutines at once.
 	Codec durable.Codec[E]
 	// DeadLetterTopic receives the records that cannot be handled (see
 	// Reason), with the reason in headers. Required: a bad record never

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goruntime "runtime"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -72,18 +74,77 @@ func (c *Consumer[K, E]) feed(ctx context.Context) error {
 				c.cfg.Logger.Warn("ordergen/kafka: fetch error", "topic", topic, "partition", partition, "error", err)
 			}
 		})
-		var err error
+		var taken []takenRecords[K, E]
 		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 			c.watermark(tp{fp.Topic, fp.Partition}, fp.HighWatermark)
-			if err == nil && len(fp.Records) > 0 {
-				err = c.take(tp{fp.Topic, fp.Partition}, fp.Records)
+			if len(fp.Records) > 0 {
+				if p := c.accept(tp{fp.Topic, fp.Partition}, fp.Records); p != nil {
+					taken = append(taken, takenRecords[K, E]{p: p, recs: fp.Records})
+				}
 			}
 		})
+		c.decodeAll(taken)
+		var err error
+		for _, tr := range taken {
+			if err = c.take(tr.p, tr.items); err != nil {
+				break
+			}
+		}
 		c.client().AllowRebalance()
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// takenRecords are the records one poll brought of an active partition,
+// and once decoded, their items.
+type takenRecords[K comparable, E Keyed[K]] struct {
+	p     *partition[K, E]
+	recs  []*kgo.Record
+	items []*pending[E]
+}
+
+// decodeMin is the number of records of one poll from which the consumer
+// decodes them on several goroutines.
+const decodeMin = 256
+
+// decodeAll decodes the records of taken into their items. Decoding (a
+// codec's JSON, say) is most of what the consumer does per record, and the
+// rest of its feeding is one goroutine's: a poll of many records is decoded
+// by up to GOMAXPROCS goroutines, each a contiguous share of the records,
+// so that the order of the records of a partition is kept.
+func (c *Consumer[K, E]) decodeAll(taken []takenRecords[K, E]) {
+	n := 0
+	for i := range taken {
+		taken[i].items = make([]*pending[E], len(taken[i].recs))
+		n += len(taken[i].recs)
+	}
+	decodeRange := func(from, to int) {
+		at := 0 // the first record of taken[i], counted over all of taken
+		for i := range taken {
+			tr := &taken[i]
+			lo, hi := max(from-at, 0), min(to-at, len(tr.recs))
+			for j := lo; j < hi; j++ {
+				tr.items[j] = c.decode(tr.recs[j])
+			}
+			at += len(tr.recs)
+			if at >= to {
+				return
+			}
+		}
+	}
+	g := min(goruntime.GOMAXPROCS(0), n/(decodeMin/2))
+	if g <= 1 {
+		decodeRange(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for k := 1; k < g; k++ {
+		wg.Go(func() { decodeRange(k*n/g, (k+1)*n/g) })
+	}
+	decodeRange(0, n/g)
+	wg.Wait()
 }
 
 // watermark records the high watermark a fetch reported, for the lag.
@@ -95,23 +156,22 @@ func (c *Consumer[K, E]) watermark(t tp, hw int64) {
 	}
 }
 
-// take decodes the records polled from one partition and feeds them.
-func (c *Consumer[K, E]) take(t tp, recs []*kgo.Record) error {
+// accept counts the records polled from partition t and returns the
+// partition, or nil when it is not active (its records are dropped).
+func (c *Consumer[K, E]) accept(t tp, recs []*kgo.Record) *partition[K, E] {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	p := c.parts[t]
-	ok := p != nil && p.state == active
-	if ok {
-		c.stats.Polled += uint64(len(recs))
-		c.consumed[t.topic] += uint64(len(recs))
-	}
-	c.mu.Unlock()
-	if !ok {
+	if p == nil || p.state != active {
 		return nil
 	}
-	items := make([]*pending[E], len(recs))
-	for i, r := range recs {
-		items[i] = c.decode(r)
-	}
+	c.stats.Polled += uint64(len(recs))
+	c.consumed[t.topic] += uint64(len(recs))
+	return p
+}
+
+// take feeds the decoded records polled from one partition.
+func (c *Consumer[K, E]) take(p *partition[K, E], items []*pending[E]) error {
 	c.mu.Lock()
 	if p.blocked {
 		p.stash = append(p.stash, items...)
