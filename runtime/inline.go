@@ -62,6 +62,12 @@ type inlineBatch[K comparable, E any] struct {
 	// looks in a row that found it there (under the shard's lock).
 	seen  int64
 	still int
+	// owned is the lane a spill gave the key of the event at pos, which
+	// the batch's worker owns and goes on with (under the shard's lock).
+	// The worker takes that lane and no other: a lane found by key might be
+	// one that a later spill made for another worker (the key's lane of
+	// this batch ended meanwhile and the key came back in a new batch).
+	owned *lane[K, E]
 }
 
 // giveBack returns the batch's buffer to sh as its spare; sh.mu is held.
@@ -102,7 +108,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	// given back at the end, so that a busy shard's inbox does not regrow.
 	b.entries, sh.inbox, sh.spareInbox = sh.inbox, sh.spareInbox[:0], nil
 	b.pos.Store(-1)
-	b.seen, b.still = -2, 0
+	b.seen, b.still, b.owned = -2, 0, nil
 	sh.cur = b
 	sh.mu.Unlock()
 
@@ -117,7 +123,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	for j := range b.entries {
 		if !b.pos.CompareAndSwap(int64(j-1), int64(j)) {
 			w.c.handled.Add(handled)
-			return w.spilledAfter(sh, b, j-1, done, &last)
+			return w.spilledAfter(sh, b, done, &last)
 		}
 		// Event j-1 has left its key's count: its outcome can be told.
 		if tracked {
@@ -174,7 +180,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	}
 	w.c.handled.Add(handled)
 	if !b.pos.CompareAndSwap(int64(len(b.entries)-1), posDone) {
-		return w.spilledAfter(sh, b, len(b.entries)-1, done, &last)
+		return w.spilledAfter(sh, b, done, &last)
 	}
 	sh.mu.Lock()
 	sh.cur = nil
@@ -212,7 +218,7 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 		// The watchdog spilled the batch while the handler ran and gave this
 		// key a lane that this worker owns: settle the event in it and go
 		// on with the lane.
-		l := sh.lanes[en.key]
+		l, b.owned = b.owned, nil
 		if l == nil { // spillBatch always makes it; never leave the event without one
 			l = sh.newLane(en.key)
 			l.state = laneRunning
@@ -298,25 +304,23 @@ func (w *worker[K, E]) settleTaken(l *lane[K, E], v verdict, reason string, fail
 	return false
 }
 
-// spilledAfter runs when the worker finds its batch spilled after it ran the
-// event at index p (or before the first, p == -1); done counts the events
-// it finished and has not released, last holds the outcome of event p. If
-// the watchdog gave that event's key a lane owned by this worker, the
-// worker goes on with it: spilledAfter returns it, running.
-func (w *worker[K, E]) spilledAfter(sh *shard[K, E], b *inlineBatch[K, E], p int, done int64, last *outcomeNote[K]) *lane[K, E] {
+// spilledAfter runs when the worker finds its batch spilled after the
+// event it ran last (or before the first); done counts the events it
+// finished and has not released, last holds the outcome of that event. If
+// the spill gave that event's key a lane owned by this worker (b.owned),
+// the worker goes on with it: spilledAfter returns it, running.
+func (w *worker[K, E]) spilledAfter(sh *shard[K, E], b *inlineBatch[K, E], done int64, last *outcomeNote[K]) *lane[K, E] {
 	e := w.e
 	// Taking the lock also waits for the watchdog to finish with the
 	// batch's entries before this worker reuses them.
 	sh.mu.Lock()
-	var l *lane[K, E]
-	if p >= 0 {
-		l = sh.lanes[b.entries[p].key]
-	}
+	l := b.owned // made for the event at pos, if the spill found it running
+	b.owned = nil
 	b.giveBack(sh)
-	own := l != nil && l.inline
+	own := l != nil
 	if own {
 		l.inline = false
-		l.inflight, l.taken = 0, nil // event p is finished: it leaves its lane's count
+		l.inflight, l.taken = 0, nil // the event is finished: it leaves its lane's count
 	}
 	e.releaseRoom(done) // the spill moved the rest of the batch to lanes
 	w.reportNote(last)
@@ -348,6 +352,7 @@ func (e *Engine[K, E]) spillBatch(sh *shard[K, E], b *inlineBatch[K, E], ready [
 			l.inline = true
 			l.inflight, l.inflightAt, l.inlineTag = 1, en.it.at, en.it.tag
 			sh.busy++
+			b.owned = l
 		}
 	}
 	// The rest of the batch, then the inbox, go to lanes: a key that got a

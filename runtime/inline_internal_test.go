@@ -319,3 +319,58 @@ func TestHotKeyIn(t *testing.T) {
 		t.Fatal("moved events counted")
 	}
 }
+
+// A worker whose batch was spilled at an event it did not run (a's event
+// had moved into a's lane) must not take a lane of that key as its own: a's
+// lane may have ended since, and a may have a new lane that a spill made
+// for another worker, which runs a's next event inline. Looking the lane up
+// by key, the first worker ran a's later events beside it (found by
+// TestStress: "key ran twice at once").
+func TestSpilledWorkerTakesOnlyTheLaneMadeForIt(t *testing.T) {
+	e := idleEngine(t)
+	sh, k := sameShard(e, 2)
+	a, b := k[0], k[1]
+	w1 := &worker[string, int]{e: e}
+
+	// The first worker's batch: a's first event failed and moved, with a's
+	// second, into a's lane; the worker skipped the second (pos 1) when the
+	// watchdog spilled the batch.
+	b1 := &inlineBatch[string, int]{entries: entries(a, a, b)}
+	sh.mu.Lock()
+	b1.pos.Store(1)
+	sh.cur, sh.queued, sh.busy = b1, true, 1
+	la := sh.newLane(a)
+	la.state, sh.busy = laneRunning, sh.busy+1
+	la.q.pushBack(b1.entries[1].it)
+	b1.entries[0].it.moved, b1.entries[1].it.moved = true, true
+	e.spillBatch(sh, b1, nil)
+	// a's lane runs its events elsewhere, empties and leaves the map.
+	la.q.release()
+	la.state = laneIdle
+	e.idle(sh)
+	sh.removeLane(la)
+
+	// A second worker's batch runs a's next event inline; it blocks, and
+	// the watchdog spills that batch: a gets a lane the second worker owns.
+	b2 := &inlineBatch[string, int]{entries: entries(a, a)}
+	b2.pos.Store(0)
+	sh.cur, sh.queued, sh.busy = b2, true, sh.busy+1
+	e.spillBatch(sh, b2, nil)
+	owned := sh.lanes[a]
+	if owned == nil || !owned.inline || owned.state != laneRunning || owned.q.len() != 1 {
+		sh.mu.Unlock()
+		t.Fatalf("the second worker's lane for a: %+v", owned)
+	}
+	sh.mu.Unlock()
+
+	// The first worker finds its batch spilled.
+	var note outcomeNote[string]
+	if l := w1.spilledAfter(sh, b1, 0, &note); l != nil {
+		t.Fatalf("the first worker took a's lane (%p), which the second owns (%p)", l, owned)
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if !owned.inline || owned.inflight != 1 {
+		t.Fatalf("a's lane is no longer the second worker's: inline %v, inflight %d", owned.inline, owned.inflight)
+	}
+}
