@@ -226,6 +226,17 @@ func policy(e *ir.Entity) []row {
 		}
 		rows = append(rows, row{"batch", fmt.Sprintf("%d events, linger %s", p.BatchSize, linger)})
 	}
+	if p.Group.On {
+		size := "1000 events (groupcommit's default)"
+		if p.Group.MaxEvents > 0 {
+			size = fmt.Sprintf("%d events", p.Group.MaxEvents)
+		}
+		linger := "none"
+		if p.Group.Linger > 0 {
+			linger = duration(p.Group.Linger)
+		}
+		rows = append(rows, row{"group", fmt.Sprintf("%s, linger %s (transactional subscribers)", size, linger)})
+	}
 	switch {
 	case e.Notification:
 		rows = append(rows, row{"notification", "true"})
