@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
@@ -259,17 +258,18 @@ func (s *accountSubscriber) applyGroup(ctx context.Context, tx *sql.Tx, key stri
 // it (or skips or holds it, for a handler's Skip or Hold) as for one event:
 // what a failure costs the events before it is one more run.
 func (s *accountSubscriber) handleGroup(ctx context.Context, key string, events []AccountEvent) error {
-	// failed is the event whose handler failed the last run, -1 for none.
-	var failed atomic.Int64
+	// failed is the event whose handler failed the work's last run, -1 for none:
+	// the work runs on Do's goroutine, never twice at once.
+	failed := -1
 	work := func(events []AccountEvent) groupcommit.Work[*sql.Tx] {
 		return func(ctx context.Context, tx *sql.Tx, read durable.KeyState) (groupcommit.Result, error) {
-			failed.Store(-1)
+			failed = -1
 			at := read
 			verdicts := make([]error, 0, len(events))
 			for i, ev := range events {
 				verdict, err := s.applyGroup(ctx, tx, key, ev, &at)
 				if err != nil {
-					failed.Store(int64(i))
+					failed = i
 					return groupcommit.Result{}, err
 				}
 				verdicts = append(verdicts, verdict)
@@ -284,15 +284,14 @@ func (s *accountSubscriber) handleGroup(ctx context.Context, key string, events 
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
-	at := failed.Load()
-	if at > 0 {
+	if failed > 0 {
 		// The events before the failing one commit without it.
-		return s.group.Do(ctx, key, int(at), work(events[:at]))
+		return s.group.Do(ctx, key, failed, work(events[:failed]))
 	}
 	// A handler's Skip or Hold decides its event alone, as for one event.
 	_, skip := runtime.IsSkip(err)
 	_, hold := runtime.IsHold(err)
-	if at == 0 && (skip || hold) {
+	if failed == 0 && (skip || hold) {
 		return runtime.Verdicts([]error{err})
 	}
 	return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ordergen/ordergen/generator/ir"
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/groupcommit"
 	"github.com/ordergen/ordergen/templates"
 )
 
@@ -227,7 +228,7 @@ func policy(e *ir.Entity) []row {
 		rows = append(rows, row{"batch", fmt.Sprintf("%d events, linger %s", p.BatchSize, linger)})
 	}
 	if p.Group.On {
-		size := "1000 events (groupcommit's default)"
+		size := fmt.Sprintf("%d events (groupcommit's default)", groupcommit.DefaultMaxEvents)
 		if p.Group.MaxEvents > 0 {
 			size = fmt.Sprintf("%d events", p.Group.MaxEvents)
 		}

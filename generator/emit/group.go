@@ -60,17 +60,18 @@ func handleGroup(f *jen.File, n names) {
 		"events before it is one more run.", e.Name, guards)
 	ctx := jen.Id("ctx").Qual("context", "Context")
 	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("handleGroup").Params(ctx, jen.Id("key").Add(n.key()), jen.Id("events").Index().Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
-		g.Comment("failed is the event whose handler failed the last run, -1 for none.")
-		g.Var().Id("failed").Qual("sync/atomic", "Int64")
+		g.Comment("failed is the event whose handler failed the work's last run, -1 for none:")
+		g.Comment("the work runs on Do's goroutine, never twice at once.")
+		g.Id("failed").Op(":=").Lit(-1)
 		g.Id("work").Op(":=").Func().Params(jen.Id("events").Index().Id(n.Event)).Add(gc("Work")).Types(sqlTx()).Block(
 			jen.Return(jen.Func().Params(workParams()...).Params(workResults()...).Block(
-				jen.Id("failed").Dot("Store").Call(jen.Lit(-1)),
+				jen.Id("failed").Op("=").Lit(-1),
 				jen.Id("at").Op(":=").Id("read"),
 				jen.Id("verdicts").Op(":=").Make(jen.Index().Error(), jen.Lit(0), jen.Len(jen.Id("events"))),
 				jen.For(jen.List(jen.Id("i"), jen.Id("ev")).Op(":=").Range().Id("events")).Block(
 					jen.List(jen.Id("verdict"), jen.Err()).Op(":=").Id("s").Dot("applyGroup").Call(jen.Id("ctx"), jen.Id("tx"), jen.Id("key"), jen.Id("ev"), jen.Op("&").Id("at")),
 					jen.If(jen.Err().Op("!=").Nil()).Block(
-						jen.Id("failed").Dot("Store").Call(jen.Int64().Call(jen.Id("i"))),
+						jen.Id("failed").Op("=").Id("i"),
 						jen.Return(noResult(), jen.Err()),
 					),
 					jen.Id("verdicts").Op("=").Append(jen.Id("verdicts"), jen.Id("verdict")),
@@ -80,15 +81,14 @@ func handleGroup(f *jen.File, n names) {
 		)
 		g.Err().Op(":=").Id("s").Dot("group").Dot("Do").Call(jen.Id("ctx"), keyText(n), jen.Len(jen.Id("events")), jen.Id("work").Call(jen.Id("events")))
 		g.If(jen.Err().Op("==").Nil().Op("||").Id("ctx").Dot("Err").Call().Op("!=").Nil()).Block(jen.Return(jen.Err()))
-		g.Id("at").Op(":=").Id("failed").Dot("Load").Call()
-		g.If(jen.Id("at").Op(">").Lit(0)).Block(
+		g.If(jen.Id("failed").Op(">").Lit(0)).Block(
 			jen.Comment("The events before the failing one commit without it."),
-			jen.Return(jen.Id("s").Dot("group").Dot("Do").Call(jen.Id("ctx"), keyText(n), jen.Int().Call(jen.Id("at")), jen.Id("work").Call(jen.Id("events").Index(jen.Empty(), jen.Id("at"))))),
+			jen.Return(jen.Id("s").Dot("group").Dot("Do").Call(jen.Id("ctx"), keyText(n), jen.Id("failed"), jen.Id("work").Call(jen.Id("events").Index(jen.Empty(), jen.Id("failed"))))),
 		)
 		g.Comment("A handler's Skip or Hold decides its event alone, as for one event.")
 		g.List(jen.Id("_"), jen.Id("skip")).Op(":=").Add(rt("IsSkip")).Call(jen.Err())
 		g.List(jen.Id("_"), jen.Id("hold")).Op(":=").Add(rt("IsHold")).Call(jen.Err())
-		g.If(jen.Id("at").Op("==").Lit(0).Op("&&").Parens(jen.Id("skip").Op("||").Id("hold"))).Block(
+		g.If(jen.Id("failed").Op("==").Lit(0).Op("&&").Parens(jen.Id("skip").Op("||").Id("hold"))).Block(
 			jen.Return(rt("Verdicts").Call(jen.Index().Error().Values(jen.Err()))),
 		)
 		g.Return(jen.Err())
