@@ -45,8 +45,9 @@ type Config struct {
 	// for more keys before it begins, counted from the arrival of its
 	// oldest key. Zero: no wait (a group is the keys that are waiting).
 	Linger time.Duration
-	// MaxWork is how long one key's work may run in a group before it is
-	// evicted (ErrEvicted). Zero: Linger, or 10ms when Linger is zero too.
+	// MaxWork is how long one key's work may run in a group, from the
+	// moment its turn is handed to it, before it is evicted (ErrEvicted).
+	// Zero: Linger, or 10ms when Linger is zero too.
 	MaxWork time.Duration
 	// Savepoints takes a savepoint before every key's work from the start,
 	// instead of only once a group has seen a failure. It costs a round
@@ -216,12 +217,18 @@ func (c *Committer[T]) Do(ctx context.Context, key string, events int, work Work
 	}
 	r := c.newRequest(ctx, key, events)
 	if err := c.enqueue(r); err != nil {
-		c.requests.Put(r)
+		c.putRequest(r)
 		return err
 	}
 	err := c.wait(r, work)
-	c.requests.Put(r) // not after a panic: a runner may still hold it
+	c.putRequest(r) // not after a panic: a runner may still hold it
 	return err
+}
+
+// putRequest gives r back to the pool, without what it references.
+func (c *Committer[T]) putRequest(r *request[T]) {
+	r.key, r.ctx, r.read, r.res = "", nil, durable.KeyState{}, Result{}
+	c.requests.Put(r)
 }
 
 // newRequest returns a request for a Do call, with its channels (from the
