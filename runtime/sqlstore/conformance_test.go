@@ -60,7 +60,8 @@ func TestGroupConformance(t *testing.T) {
 				_, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (namespace, key, n) VALUES (NULL, NULL, NULL)`)
 				return err
 			},
-			Serial: b.name == "sqlite",
+			Serial:   b.name == "sqlite",
+			AnyBytes: b.name == "sqlite",
 		})
 	})
 }

@@ -46,46 +46,65 @@ func (s *Store) BeginGroup(ctx context.Context, namespace string, keys []string)
 	return g, nil
 }
 
-// keysPerRead bounds the keys of one read on SQLite, where each is a
-// parameter and a statement takes at most 32766 of them.
+// readKeys reads the rows of keys into g.read.
+func (g *groupTx) readKeys(ctx context.Context, keys []string) error {
+	return g.s.readKeyStates(ctx, g.tx, g.ns, keys, true, func(key string, ks durable.KeyState) {
+		g.read[key] = groupRead{exists: true, KeyState: ks}
+	})
+}
+
+// keysPerRead bounds the keys of one read on SQLite when they go as a
+// parameter each: a statement takes at most 32766.
 const keysPerRead = 30000
 
-// readKeys reads the rows of keys into g.read: in one statement on
-// PostgreSQL (= ANY of one array), in one per keysPerRead keys on SQLite.
-func (g *groupTx) readKeys(ctx context.Context, keys []string) error {
+// readKeyStates calls fn with the version and state of each of keys of ns
+// that has a row, reading in tx: on PostgreSQL in one statement (= ANY of
+// one array), the rows locked in key order when lock is set; on SQLite in
+// one statement over a JSON array of the keys, or in one per keysPerRead
+// keys when a key cannot go in JSON as it is (see jsonSafe).
+func (s *Store) readKeyStates(ctx context.Context, tx *sql.Tx, ns string, keys []string, lock bool, fn func(string, durable.KeyState)) error {
+	if s.dialect == SQLite && jsonSafe(keys...) {
+		return scanKeyStates(tx.QueryContext(ctx, sqliteReadJSON, ns, jsonKeys(keys)))(fn)
+	}
 	step := len(keys)
-	if g.s.dialect != Postgres {
+	if s.dialect != Postgres {
 		step = keysPerRead
 	}
 	for start := 0; start < len(keys); start += step {
 		chunk := keys[start:min(start+step, len(keys))]
-		cond, args := oneOf(g.s.dialect, "key", 2, chunk)
-		order := ""
-		if g.s.dialect == Postgres {
-			// FOR UPDATE locks the rows as they leave the sort: in key
-			// order, the same in every transaction.
-			order = " ORDER BY key"
+		cond, args := oneOf(s.dialect, "key", 2, chunk)
+		q := `SELECT key, version, state FROM ordergen_keys WHERE namespace = $1 AND ` + cond
+		if lock && s.dialect == Postgres {
+			// FOR UPDATE locks the rows as they leave the sort: in byte
+			// order of the keys whatever the database's collation, the
+			// same in every transaction.
+			q += ` ORDER BY key COLLATE "C" FOR UPDATE`
 		}
-		rows, err := g.tx.QueryContext(ctx, `SELECT key, version, state FROM ordergen_keys WHERE namespace = $1 AND `+cond+order+g.s.dialect.forUpdate(),
-			append([]any{g.ns}, args...)...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var key, state string
-			var version int64
-			if err := rows.Scan(&key, &version, &state); err != nil {
-				rows.Close()
-				return err
-			}
-			g.read[key] = groupRead{exists: true, KeyState: durable.KeyState{Version: fromSQL(version), State: state}}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err := scanKeyStates(tx.QueryContext(ctx, q, append([]any{ns}, args...)...))(fn); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// scanKeyStates returns a function that calls fn with each row of rows
+// (key, version, state) and closes them; err is the query's.
+func scanKeyStates(rows *sql.Rows, err error) func(fn func(string, durable.KeyState)) error {
+	return func(fn func(string, durable.KeyState)) error {
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var key, state string
+			var version int64
+			if err := rows.Scan(&key, &version, &state); err != nil {
+				return err
+			}
+			fn(key, durable.KeyState{Version: fromSQL(version), State: state})
+		}
+		return rows.Err()
+	}
 }
 
 // Retryable reports whether err is a conflict worth running a group again

@@ -24,14 +24,15 @@ const (
 	// in key order, so that two groups inserting the same new keys wait
 	// for each other in one order.
 	groupInsert = `INSERT INTO ordergen_keys (namespace, key, version, state)
-		SELECT $1, n.key, n.version, n.state FROM unnest($7::text[], $8::bigint[], $9::text[]) AS n(key, version, state) ORDER BY n.key
+		SELECT $1, n.key, n.version, n.state FROM unnest($7::text[], $8::bigint[], $9::text[]) AS n(key, version, state) ORDER BY n.key COLLATE "C"
 		ON CONFLICT (namespace, key) DO UPDATE SET version = excluded.version, state = excluded.state
 		WHERE ordergen_keys.version = 0 AND ordergen_keys.state = ''
 		RETURNING key`
-	// groupWrite does both in one statement, one round trip, and counts
-	// the rows written.
+	// groupWrite does both in one statement, one round trip, and returns
+	// the keys it did not write: those that moved.
 	groupWrite = `WITH u AS (` + groupUpdate + `), i AS (` + groupInsert + `)
-		SELECT (SELECT count(*) FROM u) + (SELECT count(*) FROM i)`
+		SELECT w.key FROM unnest($2::text[] || $7::text[]) AS w(key)
+		WHERE w.key NOT IN (SELECT key FROM u UNION ALL SELECT key FROM i)`
 )
 
 // storePostgres writes changed in one statement and checks that every key
@@ -67,92 +68,50 @@ func (g *groupTx) storePostgres(ctx context.Context, changed []durable.KeyWrite)
 	if ins.keys == nil {
 		ins.keys, ins.states, ins.versions = []string{}, []string{}, []int64{}
 	}
-	var n int64
-	if err := g.tx.QueryRowContext(ctx, groupWrite, g.ns,
+	rows, err := g.tx.QueryContext(ctx, groupWrite, g.ns,
 		upd.keys, upd.versions, upd.states, upd.oldVersions, upd.oldStates,
-		ins.keys, ins.versions, ins.states).Scan(&n); err != nil {
-		return err
-	}
-	if n == int64(len(changed)) {
-		return nil
-	}
-	return g.conflict(ctx, changed, int(n))
-}
-
-// conflict names the keys of changed whose stored version or state is no
-// longer what the group read, after the write stored only n of them.
-func (g *groupTx) conflict(ctx context.Context, changed []durable.KeyWrite, n int) error {
-	keys := make([]string, len(changed))
-	for i, w := range changed {
-		keys[i] = w.Key
-	}
-	cond, args := oneOf(g.s.dialect, "key", 2, keys)
-	rows, err := g.tx.QueryContext(ctx, `SELECT key, version, state FROM ordergen_keys WHERE namespace = $1 AND `+cond, append([]any{g.ns}, args...)...)
+		ins.keys, ins.versions, ins.states)
 	if err != nil {
-		return fmt.Errorf("%d of %d keys written (reading which moved: %v): %w", n, len(changed), err, ErrConflict)
+		return err
 	}
 	defer rows.Close()
 	var moved []string
 	for rows.Next() {
-		var key, state string
-		var version int64
-		if err := rows.Scan(&key, &version, &state); err != nil {
-			return fmt.Errorf("%d of %d keys written (reading which moved: %v): %w", n, len(changed), err, ErrConflict)
+		var key string
+		if err := rows.Scan(&key); err != nil {
+			return err
 		}
-		if (durable.KeyState{Version: fromSQL(version), State: state}) != g.read[key].KeyState {
-			moved = append(moved, key)
+		moved = append(moved, key)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(moved) > 0 {
+		return conflict(moved, len(changed))
+	}
+	return nil
+}
+
+// moved names the keys of changed whose stored version and state are not
+// what the group wrote, after a write that stored fewer rows than changed
+// has: those another writer moved.
+func (g *groupTx) moved(ctx context.Context, changed []durable.KeyWrite, n int64) error {
+	keys := make([]string, len(changed))
+	for i, w := range changed {
+		keys[i] = w.Key
+	}
+	stored := make(map[string]durable.KeyState, len(keys))
+	if err := g.s.readKeyStates(ctx, g.tx, g.ns, keys, false, func(k string, ks durable.KeyState) { stored[k] = ks }); err != nil {
+		return fmt.Errorf("%d of %d keys written (reading which moved: %v): %w", n, len(changed), err, ErrConflict)
+	}
+	var moved []string
+	for _, w := range changed {
+		if stored[w.Key] != w.KeyState {
+			moved = append(moved, w.Key)
 		}
 	}
 	if len(moved) == 0 {
 		return fmt.Errorf("%d of %d keys written: %w", n, len(changed), ErrConflict)
 	}
 	return conflict(moved, len(changed))
-}
-
-// storeSQLite writes changed with two statements prepared in the
-// transaction, run once per key: SQLite is in the process, so a statement
-// costs no round trip, and the transaction holds the write lock.
-func (g *groupTx) storeSQLite(ctx context.Context, changed []durable.KeyWrite) error {
-	update, err := g.tx.PrepareContext(ctx, `UPDATE ordergen_keys SET version = $3, state = $4
-		WHERE namespace = $1 AND key = $2 AND version = $5 AND state = $6`)
-	if err != nil {
-		return err
-	}
-	defer update.Close()
-	insert, err := g.tx.PrepareContext(ctx, `INSERT INTO ordergen_keys (namespace, key, version, state) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (namespace, key) DO UPDATE SET version = excluded.version, state = excluded.state
-		WHERE ordergen_keys.version = 0 AND ordergen_keys.state = ''`)
-	if err != nil {
-		return err
-	}
-	defer insert.Close()
-	var moved []string
-	for _, w := range changed {
-		r := g.read[w.Key]
-		var ok bool
-		if r.exists {
-			res, err := update.ExecContext(ctx, g.ns, w.Key, toSQL(w.Version), w.State, toSQL(r.Version), r.State)
-			if err != nil {
-				return fmt.Errorf("key %q: %w", w.Key, err)
-			}
-			if ok, err = oneRow(res); err != nil {
-				return err
-			}
-		} else {
-			res, err := insert.ExecContext(ctx, g.ns, w.Key, toSQL(w.Version), w.State)
-			if err != nil {
-				return fmt.Errorf("key %q: %w", w.Key, err)
-			}
-			if ok, err = oneRow(res); err != nil {
-				return err
-			}
-		}
-		if !ok {
-			moved = append(moved, w.Key)
-		}
-	}
-	if len(moved) > 0 {
-		return conflict(moved, len(changed))
-	}
-	return nil
 }

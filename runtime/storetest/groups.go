@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -35,6 +36,9 @@ type GroupHarness[T any] struct {
 	// one connection): the tests that hold two groups of one handle open
 	// at once are skipped.
 	Serial bool
+	// AnyBytes says keys and states may hold any bytes, NUL and invalid
+	// UTF-8 too (SQLite), not only text (PostgreSQL refuses the rest).
+	AnyBytes bool
 	// Goroutines is how many goroutines run groups in the randomized
 	// test. Zero: 8.
 	Goroutines int
@@ -62,6 +66,8 @@ func RunGroups[T any](t *testing.T, h GroupHarness[T]) {
 		{"GroupReadsWhatWasStored", g.readsStored},
 		{"GroupCommitStoresAllWrites", g.commitStoresAll},
 		{"GroupCommitWithoutWrites", g.commitWithoutWrites},
+		{"GroupVersionFullRange", g.versionFullRange},
+		{"GroupOddKeysAndStates", g.oddKeysAndStates},
 		{"GroupRollbackLeavesNothing", g.rollbackLeavesNothing},
 		{"GroupSavepoints", g.savepoints},
 		{"GroupCompareAndSet", g.compareAndSet},
@@ -280,5 +286,68 @@ func (g groupSuite[T]) savepoints(t *testing.T) {
 	g.wantWritten(t, ns, "c", 3)
 	if got := stored(t, st, ns, "c"); got.Version != 3 {
 		t.Fatalf("c at version %d, want 3", got.Version)
+	}
+}
+
+// versionFullRange: versions round-trip over the whole uint64 range, read
+// and compared, for keys with rows and without.
+func (g groupSuite[T]) versionFullRange(t *testing.T) {
+	ctx, ns := ctxOf(t), g.ns(t)
+	st := g.open(t)
+	steps := []uint64{math.MaxInt64, math.MaxInt64 + 1, math.MaxUint64 - 1, math.MaxUint64}
+	keys := []string{"a", "b"}
+	for _, v := range steps {
+		gtx := g.begin(t, st, ns, keys...)
+		var writes []durable.KeyWrite
+		for _, k := range keys {
+			writes = append(writes, durable.KeyWrite{Key: k, KeyState: durable.KeyState{Version: v, State: "S"}})
+		}
+		check(t, gtx.Commit(ctx, writes))
+		gtx = g.begin(t, st, ns, keys...)
+		for _, k := range keys {
+			if got := gtx.Read(k).Version; got != v {
+				t.Fatalf("%s reads version %d after storing %d", k, got, v)
+			}
+		}
+		check(t, gtx.Rollback())
+		if got := stored(t, st, ns, "a").Version; got != v {
+			t.Fatalf("a at version %d after storing %d", got, v)
+		}
+	}
+}
+
+// oddKeysAndStates: keys and states with quotes, backslashes, control
+// characters and non-ASCII text, and when the store keeps any bytes
+// (GroupHarness.AnyBytes) NUL and invalid UTF-8, are read and written as
+// they are.
+func (g groupSuite[T]) oddKeysAndStates(t *testing.T) {
+	ctx, ns := ctxOf(t), g.ns(t)
+	st := g.open(t)
+	text := []string{`q"uote`, `back\slash`, "tab\tnew\nline\x01", "ünïcødé ✓", "[1,2]", "123", "null", ""}
+	sets := [][]string{text}
+	if g.h.AnyBytes {
+		sets = append(sets, append([]string{"nul\x00byte", "bad\xffutf8"}, text...))
+	}
+	for round, odd := range sets {
+		keys := make([]string, len(odd))
+		for i, k := range odd {
+			keys[i] = fmt.Sprintf("%d/%s", round, k)
+		}
+		for step := uint64(1); step <= 2; step++ { // inserted, then updated
+			gtx := g.begin(t, st, ns, keys...)
+			var writes []durable.KeyWrite
+			for i, k := range keys {
+				if got := gtx.Read(k); got.Version != step-1 {
+					t.Fatalf("%q reads %+v before step %d", k, got, step)
+				}
+				writes = append(writes, durable.KeyWrite{Key: k, KeyState: durable.KeyState{Version: step, State: odd[(i+int(step))%len(odd)]}})
+			}
+			check(t, gtx.Commit(ctx, writes))
+			for _, w := range writes {
+				if got := stored(t, st, ns, w.Key); got != w.KeyState {
+					t.Fatalf("%q stored as %+v, want %+v", w.Key, got, w.KeyState)
+				}
+			}
+		}
 	}
 }
