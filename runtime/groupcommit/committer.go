@@ -45,8 +45,9 @@ type Config struct {
 	// for more keys before it begins, counted from the arrival of its
 	// oldest key. Zero: no wait (a group is the keys that are waiting).
 	Linger time.Duration
-	// MaxWork is how long one key's work may run in a group before it is
-	// evicted (ErrEvicted). Zero: Linger, or 10ms when Linger is zero too.
+	// MaxWork is how long one key's work may run in a group, from the
+	// moment its turn is handed to it, before it is evicted (ErrEvicted).
+	// Zero: Linger, or 10ms when Linger is zero too.
 	MaxWork time.Duration
 	// Savepoints takes a savepoint before every key's work from the start,
 	// instead of only once a group has seen a failure. It costs a round
@@ -120,8 +121,8 @@ type Result struct {
 // for concurrent use; Close it after the engines that call Do.
 //
 // Its goroutines (runners, one per open group, at most MaxGroups) start
-// when work arrives and end when none is waiting: an idle Committer has
-// none.
+// when work arrives and end a second after the last (or at Close): an idle
+// Committer has none.
 type Committer[T any] struct {
 	store     durable.GroupTxStore[T]
 	namespace string
@@ -146,16 +147,22 @@ type Committer[T any] struct {
 	// at once are a caller's mistake, and a failed key's retry must wait
 	// for the transaction that still holds its row).
 	open map[string]struct{}
-	// runners is how many runner goroutines are running; forming says one
-	// of them is lingering for more keys (it is woken through wake).
-	runners int
-	forming bool
-	closed  bool
-	wake    chan struct{}
+	// runners is how many runner goroutines are running, idle how many of
+	// them wait for work (a token on work wakes one); forming says one of
+	// them is lingering for more keys (it is woken through wake).
+	runners, idle int
+	forming       bool
+	closed        bool
+	wake, work    chan struct{}
+	// done is closed by Close, for the idle runners.
+	done chan struct{}
 	// groups is the number of groups in a transaction now (Stats.Open).
 	groups int
 	// runs waits for the runners.
 	runs sync.WaitGroup
+	// requests keeps the requests of the Do calls that returned, with
+	// their channels, for the next ones.
+	requests sync.Pool
 	// onQueued, set by tests only, is called with mu held when a key has
 	// been queued.
 	onQueued func(key string)
@@ -177,6 +184,8 @@ func New[T any](store durable.GroupTxStore[T], namespace string, cfg Config) (*C
 		ctx:       context.Background(),
 		open:      make(map[string]struct{}),
 		wake:      make(chan struct{}, 1),
+		work:      make(chan struct{}, cfg.MaxGroups),
+		done:      make(chan struct{}),
 		errClosed: fmt.Errorf("groupcommit: %s: %w", cfg.Name, runtime.ErrClosed),
 	}
 	m, err := startMetrics(cfg)
@@ -206,11 +215,36 @@ func (c *Committer[T]) Do(ctx context.Context, key string, events int, work Work
 	if events < 1 {
 		return fmt.Errorf("groupcommit: %s %q: %d events: a work applies at least one", c.cfg.Name, key, events)
 	}
-	r := &request[T]{key: key, events: events, ctx: ctx, in: make(chan message[T], 2), out: make(chan reply, 1)}
+	r := c.newRequest(ctx, key, events)
 	if err := c.enqueue(r); err != nil {
+		c.putRequest(r)
 		return err
 	}
-	done := ctx.Done()
+	err := c.wait(r, work)
+	c.putRequest(r) // not after a panic: a runner may still hold it
+	return err
+}
+
+// putRequest gives r back to the pool, without what it references.
+func (c *Committer[T]) putRequest(r *request[T]) {
+	r.key, r.ctx, r.read, r.res = "", nil, durable.KeyState{}, Result{}
+	c.requests.Put(r)
+}
+
+// newRequest returns a request for a Do call, with its channels (from the
+// pool of the requests of Do calls that returned).
+func (c *Committer[T]) newRequest(ctx context.Context, key string, events int) *request[T] {
+	r, _ := c.requests.Get().(*request[T])
+	if r == nil {
+		r = &request[T]{in: make(chan message[T], 2), out: make(chan reply, 1)}
+	}
+	r.key, r.events, r.ctx, r.state = key, events, ctx, stateQueued
+	return r
+}
+
+// wait runs r's turns until its group answers it.
+func (c *Committer[T]) wait(r *request[T], work Work[T]) error {
+	done := r.ctx.Done()
 	for {
 		select {
 		case m := <-r.in:
@@ -223,11 +257,15 @@ func (c *Committer[T]) Do(ctx context.Context, key string, events int, work Work
 			case msgDone:
 				return m.err
 			case msgAlone:
-				return c.alone(ctx, key, work)
+				select {
+				case <-r.out: // the evicted turn's reply, which nobody reads
+				default:
+				}
+				return c.alone(r.ctx, r.key, work)
 			}
 		case <-done:
 			if c.withdraw(r) {
-				return fmt.Errorf("groupcommit: %s %q: waiting for a group: %w", c.cfg.Name, key, ctx.Err())
+				return fmt.Errorf("groupcommit: %s %q: waiting for a group: %w", c.cfg.Name, r.key, r.ctx.Err())
 			}
 			done = nil // in a group: the work's context ends instead
 		}
@@ -286,6 +324,7 @@ func (c *Committer[T]) Close() error {
 		clear(c.queue)
 		c.queue, c.queuedEvents = c.queue[:0], 0
 		c.signalLocked()
+		close(c.done)
 	}
 	c.mu.Unlock()
 	c.runs.Wait()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -279,5 +281,61 @@ func TestACommitErrorReachesEveryDo(t *testing.T) {
 		if v := h.store.version(fmt.Sprint("k", i)); v != 0 {
 			t.Fatalf("k%d at version %d after a failed commit", i, v)
 		}
+	}
+}
+
+// logRecords is a slog handler that keeps the records' messages and keys.
+type logRecords struct {
+	mu   sync.Mutex
+	keys map[string][]string // message -> the key attributes
+}
+
+func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logRecords) WithGroup(string) slog.Handler            { return h }
+func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "key" {
+			h.keys[r.Message] = append(h.keys[r.Message], a.Value.String())
+		}
+		return true
+	})
+	return nil
+}
+
+// A regression test: the runner named an evicted key in its log after the
+// key's Do could have returned and its request been reused by another Do
+// (a race the stress test found).
+func TestAnEvictionIsLoggedWithItsKey(t *testing.T) {
+	cfg := calm()
+	cfg.MaxWork = 50 * time.Millisecond
+	logs := &logRecords{keys: map[string][]string{}}
+	cfg.Logger = slog.New(logs)
+	h := newHarness(t, cfg)
+	first := true
+	err := h.c.Do(context.Background(), "slow", 1, func(ctx context.Context, tx *fakeTx, read durable.KeyState) (groupcommit.Result, error) {
+		if first {
+			first = false
+			<-ctx.Done() // evicted
+			return groupcommit.Result{}, ctx.Err()
+		}
+		return apply("slow", 1)(ctx, tx, read)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The next Do reuses the evicted one's request at once.
+	if err := h.c.Do(context.Background(), "next", 1, apply("next", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	if got := logs.keys["groupcommit: work evicted from its group"]; fmt.Sprint(got) != "[slow]" {
+		t.Fatalf("evictions logged for keys %v, want [slow]", got)
 	}
 }

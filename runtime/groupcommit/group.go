@@ -105,7 +105,8 @@ func (g *runner[T]) runOnce(members []*request[T], savepoints bool) outcome[T] {
 				return g.txError(err, from(i))
 			}
 		}
-		r.read = gtx.Read(r.key)
+		key := r.key // r is its Do's again once it is answered or evicted
+		r.read = gtx.Read(key)
 		rep, ok := g.turn(r, tx)
 		switch {
 		case !ok:
@@ -113,7 +114,7 @@ func (g *runner[T]) runOnce(members []*request[T], savepoints bool) outcome[T] {
 			c.countEviction()
 			c.countRollback(reasonEviction)
 			c.cfg.Logger.Warn("groupcommit: work evicted from its group", slog.String("committer", c.cfg.Name),
-				slog.String("key", r.key), slog.String("reason", reasonEviction), slog.Duration("max_work", c.cfg.MaxWork),
+				slog.String("key", key), slog.String("reason", reasonEviction), slog.Duration("max_work", c.cfg.MaxWork),
 				slog.Int("keys", len(members)))
 			return outcome[T]{end: endRerun, left: from(i + 1)}
 		case rep.err == nil && !rep.panicked:
@@ -132,7 +133,7 @@ func (g *runner[T]) runOnce(members []*request[T], savepoints bool) outcome[T] {
 		if savepoints {
 			c.counts.savepointRollbacks.Add(1)
 			c.cfg.Logger.Info("groupcommit: work failed, its savepoint rolled back", slog.String("committer", c.cfg.Name),
-				slog.String("key", r.key), slog.String("reason", reasonFailure), slog.Any("error", why))
+				slog.String("key", key), slog.String("reason", reasonFailure), slog.Any("error", why))
 			err := gtx.RollbackTo(c.ctx, savepointName)
 			c.finishReply(r, rep)
 			if err != nil {
@@ -144,7 +145,7 @@ func (g *runner[T]) runOnce(members []*request[T], savepoints bool) outcome[T] {
 		_ = gtx.Rollback()
 		c.countRollback(reasonFailure)
 		c.cfg.Logger.Info("groupcommit: work failed, group rolled back", slog.String("committer", c.cfg.Name),
-			slog.String("key", r.key), slog.String("reason", reasonFailure), slog.Any("error", why), slog.Int("keys", len(members)))
+			slog.String("key", key), slog.String("reason", reasonFailure), slog.Any("error", why), slog.Int("keys", len(members)))
 		c.finishReply(r, rep)
 		return outcome[T]{end: endRerun, left: from(i + 1), failed: true}
 	}

@@ -2,6 +2,7 @@ package groupcommit
 
 import (
 	"context"
+	goruntime "runtime"
 	"time"
 
 	"github.com/ordergen/ordergen/runtime/durable"
@@ -83,15 +84,28 @@ func (c *Committer[T]) enqueue(r *request[T]) error {
 	if c.onQueued != nil {
 		c.onQueued(r.key)
 	}
-	switch {
-	case c.forming:
+	if c.forming {
 		if c.queuedEvents >= c.cfg.MaxEvents {
 			c.signalLocked()
+		}
+	} else {
+		c.moreRunnersLocked()
+	}
+	return nil
+}
+
+// moreRunnersLocked wakes an idle runner for the queue, or starts one
+// while fewer than MaxGroups run.
+func (c *Committer[T]) moreRunnersLocked() {
+	switch {
+	case c.idle > 0:
+		select {
+		case c.work <- struct{}{}:
+		default: // enough tokens wait for the idle runners
 		}
 	case c.runners < c.cfg.MaxGroups:
 		c.startRunnerLocked()
 	}
-	return nil
 }
 
 // signalLocked wakes a runner that lingers for more keys.
@@ -139,13 +153,25 @@ func (c *Committer[T]) run() {
 		if members == nil {
 			return
 		}
-		g.runGroup(members)
-		c.mu.Lock()
+		// The keys leave open when the group ends, not when their Do
+		// calls return, whose requests then go back to the pool.
+		g.openKeys = g.openKeys[:0]
 		for _, r := range members {
-			delete(c.open, r.key)
+			g.openKeys = append(g.openKeys, r.key)
+		}
+		g.runGroup(members)
+		clear(members)
+		c.mu.Lock()
+		for _, key := range g.openKeys {
+			delete(c.open, key)
 		}
 		c.groups--
 		c.mu.Unlock()
+		// The group's workers were just made runnable, and handing turns
+		// to a worker keeps this goroutine and that one on one processor
+		// ahead of the others: yield, so that they come back with their
+		// next batches before the next group forms.
+		goruntime.Gosched()
 	}
 }
 
@@ -154,7 +180,9 @@ type runner[T any] struct {
 	c     *Committer[T]
 	timer *time.Timer // the MaxWork of the turn that runs, and Linger
 	seen  map[string]struct{}
-	keys  []string
+	// keys are the keys of the group's transaction, openKeys those it
+	// took into open.
+	keys, openKeys []string
 }
 
 // form takes the next group from the queue: the waiting requests, in
@@ -170,9 +198,12 @@ func (g *runner[T]) form() []*request[T] {
 		n, events, full := g.pickLocked()
 		if n == 0 || (c.forming && !c.closed) {
 			// Nothing to take, or another runner lingers for these keys
-			// and will start a runner for what it leaves.
-			c.runners--
-			return nil
+			// and will wake a runner for what it leaves.
+			if c.closed || !g.idleLocked() {
+				c.runners--
+				return nil
+			}
+			continue
 		}
 		if wait := g.lingerLocked(events, full); wait > 0 {
 			c.forming = true
@@ -189,11 +220,39 @@ func (g *runner[T]) form() []*request[T] {
 		}
 		members := g.takeLocked(n)
 		c.groups++
-		if full && c.runners < c.cfg.MaxGroups {
-			c.startRunnerLocked()
+		if full {
+			c.moreRunnersLocked()
 		}
 		return members
 	}
+}
+
+// idleRunner is how long a runner without work waits for more before it
+// ends: a steady flow of small groups keeps its runners, an idle Committer
+// has none.
+const idleRunner = time.Second
+
+// idleLocked waits, unlocked, until work arrives (a token on work), the
+// committer closes, or idleRunner passes, which it reports as false.
+func (g *runner[T]) idleLocked() bool {
+	c := g.c
+	c.idle++
+	c.mu.Unlock()
+	woken := true
+	g.timer.Reset(idleRunner)
+	select {
+	case <-c.work:
+		g.timer.Stop()
+	case <-c.done:
+		g.timer.Stop()
+	case <-g.timer.C:
+		woken = false
+	}
+	c.mu.Lock()
+	c.idle--
+	// Work that came while the timer fired found this runner idle and
+	// started none: it is taken now.
+	return woken || len(c.queue) > 0
 }
 
 // pickLocked marks (in seen) the requests of the next group and returns
