@@ -291,7 +291,13 @@
 //     handler with the transaction and commits the handler's writes with the
 //     new version and state (effectively once). For an entity without
 //     version and states the transaction only makes the handler's writes
-//     atomic.
+//     atomic. With group:, the store must be a durable.GroupTxStore and a
+//     transactional subscriber hands each key's pending events to a
+//     groupcommit.Committer instead: the same guards decide each event in
+//     a transaction shared with other keys' work, which commits once for
+//     the group; a handler's failure commits the events of its key before
+//     the failing one without it, and the failing one comes first in the
+//     key's next batch.
 //   - transports.go: what carries events between processes without naming
 //     a transport, so that code generated for users without Kafka never
 //     imports it. AccountProducer (NewAccountProducer) implements
