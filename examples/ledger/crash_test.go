@@ -313,7 +313,7 @@ func TestCrashMidGroup(t *testing.T) {
 			if !maps.Equal(balances, l.want) {
 				t.Fatalf("after the crash and a restart: balances %v, in-order application gives %v", balances, l.want)
 			}
-			assertLastVersions(t, crashed)
+			assertLastVersionsIn(t, crashed)
 			t.Logf("%s: killed with %d of %d events committed and a group of %d accounts (%d events) written, uncommitted; the restart applied each event once",
 				dialect, committedAtKill, len(l.seq), len(accounts), len(shared))
 		})
@@ -368,15 +368,22 @@ func assertNoneCommitted(t *testing.T, name string, writes []sharedWrite) {
 	}
 }
 
-// assertLastVersions fails unless every account's stored version is its
-// last event's.
-func assertLastVersions(t *testing.T, name string) {
+// assertLastVersionsIn fails unless every account's stored version in the
+// store named name is its last event's.
+func assertLastVersionsIn(t *testing.T, name string) {
 	t.Helper()
 	store, err := dsn.Open(t.Context(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
+	assertLastVersions(t, store)
+}
+
+// assertLastVersions fails unless every account's stored version is its
+// last event's.
+func assertLastVersions(t *testing.T, store *sqlstore.Store) {
+	t.Helper()
 	versions := durable.EncodedVersions[string](store.Versions(string(ledger.AccountFirstSubscriber)))
 	for i := range durableAccounts {
 		account := fmt.Sprintf("acct-%d", i)

@@ -37,6 +37,9 @@ type sqlBook struct {
 	sharedWrites []fault
 	// source is the source of truth that ResyncAccount reads; nil: none.
 	source *truth
+	// chaos, when set, is called after each event's writes, in the
+	// handler: its error fails the event (a test's fault injection).
+	chaos func(ctx context.Context, account string, version uint64) error
 }
 
 // newSQLBook returns a book whose tables are named after prefix, creating
@@ -176,6 +179,11 @@ func (b *sqlBook) apply(ctx context.Context, tx *sql.Tx, account string, version
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE `+b.balances+` SET balance = $2 WHERE account = $1`, account, balance+delta); err != nil {
 			return fmt.Errorf("update %s: %w", account, err)
+		}
+	}
+	if b.chaos != nil {
+		if err := b.chaos(ctx, account, version); err != nil {
+			return err
 		}
 	}
 	if b.wroteShared(tx, account, version) {
