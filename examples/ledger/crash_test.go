@@ -63,7 +63,7 @@ func TestCrashChild(t *testing.T) {
 		// Stopped in a group's transaction that other keys wrote in, and
 		// never evicted from it: the group stays open, written, until the
 		// kill.
-		l.book.stopInSharedTx()
+		l.book.stopInSharedTx(0)
 		opts = append(opts, func(c *ledger.AccountConfig) { c.Group.MaxWork = time.Hour })
 	} else {
 		l.book.stopBeforeCommit(stopAccount, stopVersion)

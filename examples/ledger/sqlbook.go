@@ -31,6 +31,9 @@ type sqlBook struct {
 	// transaction already holds another account's writes: a group commit's
 	// shared transaction, written by several keys and not committed.
 	stopShared bool
+	// sharedAfter is how many writes stopShared lets through first, and
+	// written how many it saw.
+	sharedAfter, written int
 	// txWrites are the events written in each transaction, while
 	// stopShared; sharedWrites those of the stopped handler's transaction.
 	txWrites     map[*sql.Tx][]fault
@@ -93,13 +96,14 @@ func (b *sqlBook) stopBeforeCommit(account string, version uint64) {
 	b.stopAt = &fault{account, version}
 }
 
-// stopInSharedTx makes the first handler that writes in a transaction in
-// which another account wrote already, after its write, wait for its
-// context to end instead of returning (see stopShared).
-func (b *sqlBook) stopInSharedTx() {
+// stopInSharedTx makes the first handler, after the first after writes,
+// that writes in a transaction in which another account wrote already
+// wait, after its write, for its context to end instead of returning (see
+// stopShared).
+func (b *sqlBook) stopInSharedTx(after int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.stopShared = true
+	b.stopShared, b.sharedAfter = true, after
 	b.txWrites = map[*sql.Tx][]fault{}
 }
 
@@ -131,7 +135,7 @@ func (b *sqlBook) wroteShared(tx *sql.Tx, account string, version uint64) bool {
 		return false
 	}
 	b.txWrites[tx] = append(b.txWrites[tx], fault{account, version})
-	if b.sharedWrites != nil {
+	if b.written++; b.sharedWrites != nil || b.written <= b.sharedAfter {
 		return false
 	}
 	for _, w := range b.txWrites[tx] {
