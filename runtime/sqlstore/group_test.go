@@ -213,3 +213,36 @@ func TestGroupManyKeys(t *testing.T) {
 		}
 	})
 }
+
+// TestGroupSQLitePlans: SQLite runs a group's statements as a loop over
+// the JSON array that finds each row by a key, never a scan of the table
+// (which would make a group cost the namespace's size times its own).
+func TestGroupSQLitePlans(t *testing.T) {
+	s := sqliteBackend(t).handleClosed(t)
+	for name, stmt := range sqlstore.SQLiteGroupStatements {
+		rows, err := s.DB().QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+stmt, "ns", "[]")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, step := range plan {
+			if strings.HasPrefix(step, "SCAN") && strings.Contains(step, "ordergen_keys") ||
+				strings.HasPrefix(step, "SEARCH") && strings.Contains(step, "(namespace=?)") {
+				t.Errorf("%s scans the table: %s", name, strings.Join(plan, "; "))
+			}
+		}
+		t.Logf("%s: %s", name, strings.Join(plan, "; "))
+	}
+}
