@@ -47,7 +47,9 @@
 // the database's write lock from its start; the keys go as one JSON array
 // parameter (json_each), so that a statement stays short whatever the
 // group's size, and keys or states that JSON cannot carry as they are (NUL,
-// invalid UTF-8) fall back to a statement per key. GroupTx.Savepoint and
+// invalid UTF-8) fall back to a statement per key. A Commit refused for
+// its writes (a key not in the group, or twice) writes nothing and leaves
+// the transaction open; any other failure rolls it back. GroupTx.Savepoint and
 // RollbackTo are SQL savepoints, their names [a-z0-9_]+. Retryable accepts
 // ErrConflict, PostgreSQL's serialization failures (40001) and deadlocks
 // (40P01), and SQLite's SQLITE_BUSY and SQLITE_LOCKED.
