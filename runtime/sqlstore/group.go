@@ -15,7 +15,7 @@ var _ durable.GroupTxStore[*sql.Tx] = (*Store)(nil)
 // BeginGroup starts a transaction for keys of namespace and reads all their
 // versions and states in it in one read (see the package doc, "Group
 // commit"). On PostgreSQL the keys' rows are locked in key order (SELECT
-// ... ORDER BY key FOR UPDATE), so that groups of several processes cannot
+// ... ORDER BY key COLLATE "C" FOR UPDATE), so that groups of several processes cannot
 // deadlock over them; a key without a row is not locked, and Commit inserts
 // it only if nobody else did meanwhile (compare-and-set from version 0 and
 // state ""). SQLite transactions hold the database's write lock from their
@@ -57,11 +57,12 @@ func (g *groupTx) readKeys(ctx context.Context, keys []string) error {
 // parameter each: a statement takes at most 32766.
 const keysPerRead = 30000
 
-// readKeyStates calls fn with the version and state of each of keys of ns
-// that has a row, and on SQLite its rowid (0 on PostgreSQL), reading in tx: on PostgreSQL in one statement (= ANY of
-// one array), the rows locked in key order when lock is set; on SQLite in
-// one statement over a JSON array of the keys, or in one per keysPerRead
-// keys when a key cannot go in JSON as it is (see jsonSafe).
+// readKeyStates calls fn with the version, the state and (on SQLite; 0 on
+// PostgreSQL) the rowid of each of keys of ns that has a row, reading in
+// tx: on PostgreSQL in one statement (= ANY of one array), the rows locked
+// in key order when lock is set; on SQLite in one statement over a JSON
+// array of the keys, or in one per keysPerRead keys when a key cannot go
+// in JSON as it is (see jsonSafe).
 func (s *Store) readKeyStates(ctx context.Context, tx *sql.Tx, ns string, keys []string, lock bool, fn func(string, durable.KeyState, int64)) error {
 	if s.dialect == SQLite && jsonSafe(keys...) {
 		return scanKeyStates(tx.QueryContext(ctx, sqliteReadJSON, ns, jsonKeys(keys)))(fn)
