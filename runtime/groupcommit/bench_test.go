@@ -216,6 +216,12 @@ func benchGrouped(b *testing.B, s *sqlstore.Store, setup benchSetup, fail float6
 	if st.Committed > 0 {
 		b.ReportMetric(float64(st.Events)/float64(st.Committed), "events/group")
 	}
+	if n := st.FailureRollbacks + st.EvictionRollbacks + st.ConflictRollbacks; n > 0 {
+		b.ReportMetric(float64(n), "rollbacks")
+	}
+	if st.SavepointRollbacks > 0 {
+		b.ReportMetric(float64(st.SavepointRollbacks), "savepoint-rollbacks")
+	}
 	if es := eng.Stats(); es.Handled != uint64(b.N) {
 		b.Fatalf("%d events handled of %d (stats %+v)", es.Handled, b.N, es)
 	}

@@ -47,7 +47,9 @@ type Config struct {
 	Linger time.Duration
 	// MaxWork is how long one key's work may run in a group, from the
 	// moment its turn is handed to it, before it is evicted (ErrEvicted).
-	// Zero: Linger, or 10ms when Linger is zero too.
+	// Set it above what a batch's work normally takes: an evicted work
+	// costs its group a rollback and runs again alone. Zero: Linger, or
+	// 10ms when Linger is zero too.
 	MaxWork time.Duration
 	// Savepoints takes a savepoint before every key's work from the start,
 	// instead of only once a group has seen a failure. It costs a round

@@ -89,7 +89,10 @@ func TestASlowKeyLeavesItsGroup(t *testing.T) {
 }
 
 func TestAPanicInWorkFailsOnlyItsKey(t *testing.T) {
-	h := newHarness(t, calm())
+	cfg := calm()
+	mp := metricstest.New()
+	cfg.MeterProvider = mp
+	h := newHarness(t, cfg)
 	release, plugged := h.plug("plug")
 	a := h.doQueued("a", 1, apply("a", 1))
 	panicked := make(chan any, 1)
@@ -119,6 +122,13 @@ func TestAPanicInWorkFailsOnlyItsKey(t *testing.T) {
 	}
 	if s := h.c.Stats(); s.Failed != 1 || s.FailureRollbacks != 1 {
 		t.Fatalf("stats %+v", s)
+	}
+	m := mp.Collect()
+	if n, _ := m.Sum(groupcommit.MetricRollbacks, meter.Attribute{Key: groupcommit.AttrReason, Value: "failure"}); n != 1 {
+		t.Fatalf("%s{failure} = %v, want 1", groupcommit.MetricRollbacks, n)
+	}
+	if n, _ := m.Sum(groupcommit.MetricRollbacks, meter.Attribute{Key: meter.AttrSystem, Value: "ordergen"}); n != 1 {
+		t.Fatalf("%s{messaging.system} = %v, want 1", groupcommit.MetricRollbacks, n)
 	}
 }
 
@@ -188,7 +198,10 @@ func TestContextEndsWhileQueued(t *testing.T) {
 }
 
 func TestAConflictRunsTheGroupAgain(t *testing.T) {
-	h := newHarness(t, calm())
+	cfg := calm()
+	mp := metricstest.New()
+	cfg.MeterProvider = mp
+	h := newHarness(t, cfg)
 	conflicts := 2
 	h.store.commitHook = func([]durable.KeyWrite) error {
 		if conflicts > 0 {
@@ -216,6 +229,9 @@ func TestAConflictRunsTheGroupAgain(t *testing.T) {
 	}
 	if s := h.c.Stats(); s.ConflictRollbacks != 2 || s.Committed != 2 {
 		t.Fatalf("stats %+v", s)
+	}
+	if n, _ := mp.Collect().Sum(groupcommit.MetricRollbacks, meter.Attribute{Key: groupcommit.AttrReason, Value: "conflict"}); n != 2 {
+		t.Fatalf("%s{conflict} = %v, want 2", groupcommit.MetricRollbacks, n)
 	}
 	for _, k := range []string{"plug", "a", "b"} {
 		if v, apps := h.store.version(k), h.store.appsOf(k); v != 1 || apps[1] != 1 {

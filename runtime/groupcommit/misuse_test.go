@@ -72,3 +72,24 @@ func TestAnUnchangedKeyIsNotWritten(t *testing.T) {
 		t.Fatalf("writes %v for an unchanged key", writes)
 	}
 }
+
+func TestMaxGroupsRunsGroupsAtOnce(t *testing.T) {
+	cfg := calm()
+	cfg.MaxGroups = 2
+	h := newHarness(t, cfg)
+	release, plugged := h.plug("plug")
+	// A second group begins and commits while the plug's is open.
+	if err := h.c.Do(context.Background(), "x", 1, apply("x", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.c.Stats(); s.Open < 1 || s.Committed != 1 {
+		t.Fatalf("stats %+v, want the plug's group open and x's committed", s)
+	}
+	release()
+	if err := wait(t, plugged); err != nil {
+		t.Fatal(err)
+	}
+	if vx, vp := h.store.version("x"), h.store.version("plug"); vx != 1 || vp != 1 {
+		t.Fatalf("versions x %d, plug %d; want 1, 1", vx, vp)
+	}
+}

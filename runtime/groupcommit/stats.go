@@ -21,10 +21,11 @@ const (
 	// MetricSize is a histogram of the events of each committed group
 	// (those of the keys that stayed in it).
 	MetricSize = "ordergen.group.size"
-	// MetricRollbacks counts the rollbacks of a group's whole transaction,
-	// each followed by a run of the group again, by reason (attribute
-	// AttrReason): failure, eviction, conflict. A failure that a savepoint
-	// undoes is not one.
+	// MetricRollbacks counts the rollbacks of a group's whole transaction
+	// after which the group runs again (with the keys left in it), by
+	// reason (attribute AttrReason): failure, eviction, conflict. A
+	// failure that a savepoint undoes is not one, nor the last conflict of
+	// a group that gives up.
 	MetricRollbacks = "ordergen.group.rollbacks"
 	// MetricEvictions counts the works evicted from their groups for
 	// running past Config.MaxWork.

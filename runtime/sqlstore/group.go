@@ -15,7 +15,7 @@ var _ durable.GroupTxStore[*sql.Tx] = (*Store)(nil)
 // BeginGroup starts a transaction for keys of namespace and reads all their
 // versions and states in it in one read (see the package doc, "Group
 // commit"). On PostgreSQL the keys' rows are locked in key order (SELECT
-// ... ORDER BY key FOR UPDATE), so that groups of several processes cannot
+// ... ORDER BY key COLLATE "C" FOR UPDATE), so that groups of several processes cannot
 // deadlock over them; a key without a row is not locked, and Commit inserts
 // it only if nobody else did meanwhile (compare-and-set from version 0 and
 // state ""). SQLite transactions hold the database's write lock from their
@@ -48,8 +48,8 @@ func (s *Store) BeginGroup(ctx context.Context, namespace string, keys []string)
 
 // readKeys reads the rows of keys into g.read.
 func (g *groupTx) readKeys(ctx context.Context, keys []string) error {
-	return g.s.readKeyStates(ctx, g.tx, g.ns, keys, true, func(key string, ks durable.KeyState) {
-		g.read[key] = groupRead{exists: true, KeyState: ks}
+	return g.s.readKeyStates(ctx, g.tx, g.ns, keys, true, func(key string, ks durable.KeyState, rowid int64) {
+		g.read[key] = groupRead{exists: true, rowid: rowid, KeyState: ks}
 	})
 }
 
@@ -57,12 +57,13 @@ func (g *groupTx) readKeys(ctx context.Context, keys []string) error {
 // parameter each: a statement takes at most 32766.
 const keysPerRead = 30000
 
-// readKeyStates calls fn with the version and state of each of keys of ns
-// that has a row, reading in tx: on PostgreSQL in one statement (= ANY of
-// one array), the rows locked in key order when lock is set; on SQLite in
-// one statement over a JSON array of the keys, or in one per keysPerRead
-// keys when a key cannot go in JSON as it is (see jsonSafe).
-func (s *Store) readKeyStates(ctx context.Context, tx *sql.Tx, ns string, keys []string, lock bool, fn func(string, durable.KeyState)) error {
+// readKeyStates calls fn with the version, the state and (on SQLite; 0 on
+// PostgreSQL) the rowid of each of keys of ns that has a row, reading in
+// tx: on PostgreSQL in one statement (= ANY of one array), the rows locked
+// in key order when lock is set; on SQLite in one statement over a JSON
+// array of the keys, or in one per keysPerRead keys when a key cannot go
+// in JSON as it is (see jsonSafe).
+func (s *Store) readKeyStates(ctx context.Context, tx *sql.Tx, ns string, keys []string, lock bool, fn func(string, durable.KeyState, int64)) error {
 	if s.dialect == SQLite && jsonSafe(keys...) {
 		return scanKeyStates(tx.QueryContext(ctx, sqliteReadJSON, ns, jsonKeys(keys)))(fn)
 	}
@@ -73,7 +74,7 @@ func (s *Store) readKeyStates(ctx context.Context, tx *sql.Tx, ns string, keys [
 	for start := 0; start < len(keys); start += step {
 		chunk := keys[start:min(start+step, len(keys))]
 		cond, args := oneOf(s.dialect, "key", 2, chunk)
-		q := `SELECT key, version, state FROM ordergen_keys WHERE namespace = $1 AND ` + cond
+		q := `SELECT key, version, state, ` + s.dialect.rowid() + ` FROM ordergen_keys WHERE namespace = $1 AND ` + cond
 		if lock && s.dialect == Postgres {
 			// FOR UPDATE locks the rows as they leave the sort: in byte
 			// order of the keys whatever the database's collation, the
@@ -88,20 +89,20 @@ func (s *Store) readKeyStates(ctx context.Context, tx *sql.Tx, ns string, keys [
 }
 
 // scanKeyStates returns a function that calls fn with each row of rows
-// (key, version, state) and closes them; err is the query's.
-func scanKeyStates(rows *sql.Rows, err error) func(fn func(string, durable.KeyState)) error {
-	return func(fn func(string, durable.KeyState)) error {
+// (key, version, state, rowid) and closes them; err is the query's.
+func scanKeyStates(rows *sql.Rows, err error) func(fn func(string, durable.KeyState, int64)) error {
+	return func(fn func(string, durable.KeyState, int64)) error {
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var key, state string
-			var version int64
-			if err := rows.Scan(&key, &version, &state); err != nil {
+			var version, rowid int64
+			if err := rows.Scan(&key, &version, &state, &rowid); err != nil {
 				return err
 			}
-			fn(key, durable.KeyState{Version: fromSQL(version), State: state})
+			fn(key, durable.KeyState{Version: fromSQL(version), State: state}, rowid)
 		}
 		return rows.Err()
 	}
@@ -145,7 +146,8 @@ func (s *Store) Retryable(err error) bool {
 
 // groupRead is what BeginGroup read of one key.
 type groupRead struct {
-	exists bool // the key had a row
+	exists bool  // the key had a row
+	rowid  int64 // on SQLite, the row's rowid
 	durable.KeyState
 }
 

@@ -213,3 +213,71 @@ func TestGroupManyKeys(t *testing.T) {
 		}
 	})
 }
+
+// TestGroupSQLitePlans: SQLite runs a group's statements as a loop over
+// the JSON array that finds each row by a key, never a scan of the table
+// (which would make a group cost the namespace's size times its own).
+func TestGroupSQLitePlans(t *testing.T) {
+	s := sqliteBackend(t).handleClosed(t)
+	for name, stmt := range sqlstore.SQLiteGroupStatements {
+		rows, err := s.DB().QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+stmt, "ns", "[]")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, step := range plan {
+			if strings.HasPrefix(step, "SCAN") && strings.Contains(step, "ordergen_keys") ||
+				strings.HasPrefix(step, "SEARCH") && strings.Contains(step, "(namespace=?)") {
+				t.Errorf("%s scans the table: %s", name, strings.Join(plan, "; "))
+			}
+		}
+		t.Logf("%s: %s", name, strings.Join(plan, "; "))
+	}
+}
+
+// TestGroupRefusedCommitKeepsTransaction: a Commit refused for its writes
+// writes nothing and leaves the transaction open, the handlers' writes in
+// it: a corrected Commit then stores them.
+func TestGroupRefusedCommitKeepsTransaction(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := t.Context()
+		s := b.handleClosed(t)
+		table := ledgerTable(t, s)
+		ns := "group-refused-" + randomSuffix(t)
+		gtx, err := s.BeginGroup(ctx, ns, []string{"a", "b"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gtx.Rollback()
+		if err := write(ctx, gtx.Tx(), table, "a", 1); err != nil {
+			t.Fatal(err)
+		}
+		one := durable.KeyWrite{Key: "a", KeyState: durable.KeyState{Version: 1}}
+		for _, bad := range [][]durable.KeyWrite{
+			{one, {Key: "z", KeyState: durable.KeyState{Version: 1}}},
+			{one, one},
+		} {
+			if err := gtx.Commit(ctx, bad); err == nil || errors.Is(err, sqlstore.ErrConflict) {
+				t.Fatalf("commit of %+v: %v, want an error that is not a conflict", bad, err)
+			}
+		}
+		if err := gtx.Commit(ctx, []durable.KeyWrite{one}); err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := s.Versions(ns).Version(ctx, "a"); v != 1 || writes(t, s, table, "a", 1) != 1 {
+			t.Fatalf("after the corrected commit: version %d, %d writes", v, writes(t, s, table, "a", 1))
+		}
+	})
+}

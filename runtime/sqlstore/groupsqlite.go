@@ -14,22 +14,27 @@ import (
 // On SQLite a group's keys go to the database as one JSON array parameter,
 // read by json_each: one short statement whatever the group's size, where
 // a parameter per key would make SQLite parse a statement as long as the
-// group every time. CROSS JOIN and MATERIALIZED fix the plans: the array
-// is the outer loop, and each element finds its row by the primary key,
+// group every time, and a statement per key costs the driver's overhead
+// each time. CROSS JOIN and MATERIALIZED fix the plans: the array is the
+// outer loop, and each element finds its row by the primary key or rowid,
 // rather than SQLite scanning the namespace's rows for each element.
 const (
 	// sqliteReadJSON reads the rows of the keys in the array $2.
-	sqliteReadJSON = `SELECT k.key, k.version, k.state FROM json_each($2) AS j
+	sqliteReadJSON = `SELECT k.key, k.version, k.state, k.rowid FROM json_each($2) AS j
 		CROSS JOIN ordergen_keys AS k ON k.namespace = $1 AND k.key = j.value`
-	// sqliteUpdateJSON updates the rows of the elements of $2, [key,
-	// version, state, old version, old state], that still hold the old
-	// version and state.
+	// sqliteUpdateJSON updates the rows of the elements of $2, [rowid,
+	// key, version, state, old version, old state], that still hold the
+	// old version and state. The rowids BeginGroup read find the rows
+	// without a search of the primary key's index; the key is checked
+	// too, in case a handler deleted the row and another took its rowid.
 	sqliteUpdateJSON = `WITH w AS MATERIALIZED (
-			SELECT k.rowid AS rid, json_extract(j.value, '$[1]') AS version, json_extract(j.value, '$[2]') AS state
-			FROM json_each($2) AS j CROSS JOIN ordergen_keys AS k
-				ON k.namespace = $1 AND k.key = json_extract(j.value, '$[0]')
-			WHERE k.version = json_extract(j.value, '$[3]') AND k.state = json_extract(j.value, '$[4]'))
-		UPDATE ordergen_keys SET version = w.version, state = w.state FROM w WHERE ordergen_keys.rowid = w.rid`
+			SELECT json_extract(value, '$[0]') AS rid, json_extract(value, '$[1]') AS key,
+				json_extract(value, '$[2]') AS version, json_extract(value, '$[3]') AS state,
+				json_extract(value, '$[4]') AS old_version, json_extract(value, '$[5]') AS old_state
+			FROM json_each($2))
+		UPDATE ordergen_keys SET version = w.version, state = w.state FROM w
+		WHERE ordergen_keys.rowid = w.rid AND ordergen_keys.namespace = $1 AND ordergen_keys.key = w.key
+			AND ordergen_keys.version = w.old_version AND ordergen_keys.state = w.old_state`
 	// sqliteInsertJSON inserts the elements of $2, [key, version, state],
 	// or updates a row another writer inserted with version 0 and state "".
 	// ("WHERE true" tells the parser that ON CONFLICT is not a join's.)
@@ -96,6 +101,8 @@ func (g *groupTx) storeSQLite(ctx context.Context, changed []durable.KeyWrite) e
 				upd = append(upd, ',')
 			}
 			upd = append(upd, '[')
+			upd = strconv.AppendInt(upd, r.rowid, 10)
+			upd = append(upd, ',')
 			upd = appendJSONString(upd, w.Key)
 			upd = append(upd, ',')
 			upd = strconv.AppendInt(upd, toSQL(w.Version), 10)

@@ -101,7 +101,7 @@ func (g *groupTx) moved(ctx context.Context, changed []durable.KeyWrite, n int64
 		keys[i] = w.Key
 	}
 	stored := make(map[string]durable.KeyState, len(keys))
-	if err := g.s.readKeyStates(ctx, g.tx, g.ns, keys, false, func(k string, ks durable.KeyState) { stored[k] = ks }); err != nil {
+	if err := g.s.readKeyStates(ctx, g.tx, g.ns, keys, false, func(k string, ks durable.KeyState, _ int64) { stored[k] = ks }); err != nil {
 		return fmt.Errorf("%d of %d keys written (reading which moved: %v): %w", n, len(changed), err, ErrConflict)
 	}
 	var moved []string

@@ -27,6 +27,7 @@ func (g groupSuite[T]) concurrentIncrements(t *testing.T) {
 	}
 	var mu sync.Mutex
 	committed := map[string]uint64{}
+	retries := 0
 	race(t, g.h.Goroutines, a, b, func(i int, st durable.GroupTxStore[T]) error {
 		rng := rand.New(rand.NewPCG(uint64(i), 22))
 		for range g.h.Rounds {
@@ -34,6 +35,9 @@ func (g groupSuite[T]) concurrentIncrements(t *testing.T) {
 			for attempt := 0; ; attempt++ {
 				won, err := g.incrementRound(ctxOf(t), rng, st, ns, set)
 				if err != nil && st.Retryable(err) && attempt < 100 {
+					mu.Lock()
+					retries++
+					mu.Unlock()
 					continue
 				}
 				if err != nil {
@@ -51,6 +55,7 @@ func (g groupSuite[T]) concurrentIncrements(t *testing.T) {
 		}
 		return nil
 	})
+	t.Logf("%d groups, %d conflicts retried", g.h.Goroutines*g.h.Rounds, retries)
 	for _, k := range keys {
 		if got := stored(t, a, ns, k); got.Version != committed[k] {
 			t.Errorf("%s at version %d after %d committed increments", k, got.Version, committed[k])
