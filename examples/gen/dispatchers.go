@@ -85,9 +85,9 @@ type AccountConfig struct {
 	// resequencer.max_wait).
 	MaxHold time.Duration
 	// Group configures the group commit of a transactional subscriber
-	// (NewAccountTxDispatcher, SubscribeTx; schema: group): its keys' work is
-	// committed many keys to a transaction by a groupcommit.Committer, up to
-	// MaxEvents events after waiting up to Linger for more keys. Name,
+	// (NewAccountTxDispatcher, SubscribeTx; schema: group): a
+	// groupcommit.Committer commits the work of many keys in one transaction,
+	// up to MaxEvents events, after waiting up to Linger for more keys. Name,
 	// MeterProvider and Logger default to the subscriber's; the subscriber's
 	// metric attributes come before MetricAttributes. Other subscribers ignore
 	// it.

@@ -58,9 +58,9 @@ func config(f *jen.File, n names) {
 		}
 		if grouped(e) {
 			Doc(g, 1, "Group configures the group commit of a transactional subscriber "+
-				"(%s, SubscribeTx; schema: group): its keys' work is committed many keys "+
-				"to a transaction by a groupcommit.Committer, up to MaxEvents events "+
-				"after waiting up to Linger for more keys. Name, MeterProvider and "+
+				"(%s, SubscribeTx; schema: group): a groupcommit.Committer commits the "+
+				"work of many keys in one transaction, up to MaxEvents events, after "+
+				"waiting up to Linger for more keys. Name, MeterProvider and "+
 				"Logger default to the subscriber's; the subscriber's metric attributes "+
 				"come before MetricAttributes. Other subscribers ignore it.", n.NewTxDispatcher)
 			g.Id("Group").Add(gc("Config"))
