@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ordergen/ordergen/generator/ir"
 	"github.com/ordergen/ordergen/generator/scaffold"
@@ -72,5 +73,29 @@ func TestDefaultsAreTheRuntimes(t *testing.T) {
 	_, starter, _ = bytes.Cut(starter, []byte("\n"))
 	if got := policyOf(t, "the starter schema", string(starter)+"\n"); got != want {
 		t.Errorf("the defaults of the starter schema resolve to\n%+v, the runtime's are\n%+v", got, want)
+	}
+}
+
+// TestGroupIsAPolicy checks that group: resolves like the other policies:
+// absent it is off (no runtime default turns it on), given it is on with
+// its values, given empty it is on with groupcommit's defaults (zeros), and
+// an entity inherits it from defaults:.
+func TestGroupIsAPolicy(t *testing.T) {
+	for _, c := range []struct {
+		what, defaults string
+		on             bool
+		maxEvents      int
+		linger         time.Duration
+	}{
+		{"no group", "", false, 0, 0},
+		{"group with values", "  group: {max_events: 512, linger: 2ms}\n", true, 512, 2 * time.Millisecond},
+		{"empty group", "  group: {}\n", true, 0, 0},
+		{"a zero linger", "  group: {linger: 0}\n", true, 0, 0},
+	} {
+		p := policyOf(t, c.what, c.defaults)
+		if p.Group.On != c.on || p.Group.MaxEvents != c.maxEvents || p.Group.Linger != c.linger {
+			t.Errorf("%s: Grouped %v, GroupMaxEvents %d, GroupLinger %v; want %v, %d, %v",
+				c.what, p.Group.On, p.Group.MaxEvents, p.Group.Linger, c.on, c.maxEvents, c.linger)
+		}
 	}
 }

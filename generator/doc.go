@@ -39,6 +39,7 @@
 //	    on_gap: resync         # or park (the default); needs a version
 //	    wire_names: go         # overrides the file's rule
 //	    retry: {attempts: 8}   # any default, overridden field by field
+//	    group: {max_events: 512, linger: 2ms}  # transactional subscribers commit many keys at once
 //	    events:
 //	      AccountOpened: {fields: {Owner: string}, kind: snapshot, to: Open}
 //	      Deposited: {fields: {Amount: {type: int64, wire: amount, doc: In cents.}}, doc: Money paid in.}
@@ -86,8 +87,21 @@
 // Policy values: attempts, per_key, total, max_active and max_events are
 // whole numbers of at least 1; multiplier is a number from 1 to 1000;
 // initial, max, timeout, wait and max_wait are positive Go durations
-// (250ms, 5s, 1m30s); jitter is full or none; when_full is reject, block,
-// drop-oldest, drop-newest or timeout.
+// (250ms, 5s, 1m30s); group.linger is a Go duration of zero or more (0,
+// 2ms); jitter is full or none; when_full is reject, block, drop-oldest,
+// drop-newest or timeout.
+//
+// group: {max_events, linger}, on an entity or in defaults:, turns on group
+// commit, and only for transactional subscribers (NewAccountTxDispatcher,
+// SubscribeTx); the others are unchanged. Such a subscriber hands its keys'
+// work to a runtime/groupcommit Committer, which commits the work of many
+// keys, up to max_events events (default 1000, groupcommit's), in one
+// transaction of the store, waiting up to linger (default 0: no wait) for
+// more keys; the store must implement durable.GroupTxStore (runtime/sqlstore
+// does), or SubscribeTx fails. A key is in at most one open group and its
+// events are applied in order. Given at all, even as group: {}, it is on.
+// The generated AccountConfig's Group field holds the values
+// (a groupcommit.Config), for code to change.
 //
 // # Handling patterns
 //
@@ -277,7 +291,13 @@
 //     handler with the transaction and commits the handler's writes with the
 //     new version and state (effectively once). For an entity without
 //     version and states the transaction only makes the handler's writes
-//     atomic.
+//     atomic. With group:, the store must be a durable.GroupTxStore and a
+//     transactional subscriber hands each key's pending events to a
+//     groupcommit.Committer instead: the same guards decide each event in
+//     a transaction shared with other keys' work, which commits once for
+//     the group; a handler's failure commits the events of its key before
+//     the failing one without it, and the failing one comes first in the
+//     key's next batch.
 //   - transports.go: what carries events between processes without naming
 //     a transport, so that code generated for users without Kafka never
 //     imports it. AccountProducer (NewAccountProducer) implements

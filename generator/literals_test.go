@@ -10,6 +10,8 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/delivery"
+	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/groupcommit"
 	"github.com/ordergen/ordergen/runtime/inspect"
 	"github.com/ordergen/ordergen/runtime/meter"
 )
@@ -23,6 +25,10 @@ var runtimeStructs = map[string]reflect.Type{
 	"meter.Attribute": reflect.TypeFor[meter.Attribute](),
 	"delivery.Guard":  reflect.TypeFor[delivery.Guard](),
 	"inspect.Engines": reflect.TypeFor[inspect.Engines[string, int]](),
+	// Group commit (group:).
+	"groupcommit.Config": reflect.TypeFor[groupcommit.Config](),
+	"groupcommit.Result": reflect.TypeFor[groupcommit.Result](),
+	"durable.KeyState":   reflect.TypeFor[durable.KeyState](),
 }
 
 // TestStructLiteralsInDeclarationOrder checks every keyed struct literal of

@@ -75,6 +75,8 @@ func (w *worker[K, E]) judgeBatch(l *lane[K, E], verdicts []error) result {
 		if reason, ok := IsSkip(verdict); ok {
 			w.count(verdictSkipped, reason, 1)
 			w.finished(l, it, Skipped, &done)
+			// SkipApplied: the key moved on as after a handled event.
+			handled = handled || skipApplied(verdict)
 			continue
 		}
 		reason, _ := IsHold(verdict)
@@ -85,8 +87,8 @@ func (w *worker[K, E]) judgeBatch(l *lane[K, E], verdicts []error) result {
 	}
 	res := result{kind: ranAll, stopAt: len(verdicts), done: done}
 	if handled && (w.laneHeld || len(w.held) > 0) {
-		// A handled event may have filled the gap of the held ones: they
-		// are offered again first.
+		// A handled event (or one skipped as applied) may have filled the
+		// gap of the held ones: they are offered again first.
 		res.kind = reoffer
 	}
 	return res

@@ -284,3 +284,45 @@ func TestBatchVerdictsStandWhenWithdrawCancels(t *testing.T) {
 		t.Fatalf("stats %+v, outcomes %v", s, outcomes)
 	}
 }
+
+// A SkipApplied verdict moves the key on as a handled one does: the events
+// held on the gap it filled are offered again at once, not when their hold
+// times out. (A generated group-commit handler skips an unimplemented event
+// or a late transition with SkipApplied, having stored its version.)
+func TestBatchSkipAppliedReoffersTheHeld(t *testing.T) {
+	g := newBatchGuard()
+	applied := func(ctx context.Context, key string, events []ev) error {
+		if events[0].Seq != 3 {
+			return g.handle(ctx, key, events)
+		}
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.stored[key] = 3 // stored, not handled: as for an unimplemented event
+		return runtime.Verdicts([]error{runtime.SkipApplied(runtime.ReasonUnimplemented)})
+	}
+	clk := new(runtime.TestClock)
+	cfg := runtime.Config[string, ev]{BatchSize: 8, Linger: time.Second, MaxHold: time.Hour}
+	runtime.UseTestClock(&cfg, clk)
+	e := mustNewBatch(t, applied, cfg)
+	for _, seq := range []int{1, 2, 4} {
+		if err := e.Submit(context.Background(), "a", ev{Seq: seq}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, func() bool { return runtime.Lingering(e, "a") }, "the lane lingering")
+	clk.Advance(time.Second)
+	flush(t, e)
+	if s := e.Stats(); s.Held != 1 {
+		t.Fatalf("before 3: %+v", s)
+	}
+	if err := e.Submit(context.Background(), "a", ev{Seq: 3}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool { return runtime.Lingering(e, "a") }, "the lane lingering")
+	clk.Advance(time.Second)
+	flush(t, e)
+	if got, s := g.got("a"), e.Stats(); got != "[[1 2] [4]]" || s.Held != 0 || s.Skipped != 1 {
+		t.Fatalf("after 3 was skipped as applied: batches %s, stats %+v", got, s)
+	}
+	checkInvariant(t, e.Stats())
+}

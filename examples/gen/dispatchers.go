@@ -4,8 +4,11 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/groupcommit"
 	"github.com/ordergen/ordergen/runtime/meter"
 )
 
@@ -80,6 +84,14 @@ type AccountConfig struct {
 	// key is resynced, then parked if the resync fails (schema:
 	// resequencer.max_wait).
 	MaxHold time.Duration
+	// Group configures the group commit of a transactional subscriber
+	// (NewAccountTxDispatcher, SubscribeTx; schema: group): a
+	// groupcommit.Committer commits the work of many keys in one transaction,
+	// up to MaxEvents events, after waiting up to Linger for more keys. Name,
+	// MeterProvider and Logger default to the subscriber's; the subscriber's
+	// metric attributes come before MetricAttributes. Other subscribers ignore
+	// it.
+	Group groupcommit.Config
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
 	Logger *slog.Logger
@@ -137,6 +149,10 @@ func defaultAccountConfig() AccountConfig {
 		OnExhausted: runtime.Park,
 		MaxHeld:     128,
 		MaxHold:     30 * time.Second,
+		Group: groupcommit.Config{
+			MaxEvents: 512,
+			Linger:    2 * time.Millisecond,
+		},
 	}
 }
 
@@ -158,6 +174,7 @@ type accountSubscriber struct {
 	tx       *accountTx
 	versions runtime.VersionStore[string]
 	states   runtime.StateStore[string]
+	group    *groupcommit.Committer[*sql.Tx] // a transactional subscriber's, nil for the others
 }
 
 // NewAccountDispatcher returns a dispatcher whose first subscriber, named
@@ -209,6 +226,34 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 	if s.states == nil {
 		s.states = runtime.NewMemoryStateStore[string]()
 	}
+	if tx != nil {
+		store, ok := tx.store.(durable.GroupTxStore[*sql.Tx])
+		if !ok {
+			return fmt.Errorf("ledger: subscribe %s: the schema asks for group commit of Account (group:), and store %T is no durable.GroupTxStore[*sql.Tx]", name, tx.store)
+		}
+		gc := cfg.Group
+		if gc.Name == "" {
+			gc.Name = name
+		}
+		if gc.MeterProvider == nil {
+			gc.MeterProvider = cfg.MeterProvider
+		}
+		gc.MetricAttributes = append([]meter.Attribute{{
+			Key:   meter.AttrDestination,
+			Value: "Account",
+		}, {
+			Key:   meter.AttrConsumerGroup,
+			Value: name,
+		}}, gc.MetricAttributes...)
+		if gc.Logger == nil {
+			gc.Logger = cfg.Logger
+		}
+		group, err := groupcommit.New(store, name, gc)
+		if err != nil {
+			return fmt.Errorf("ledger: subscribe %s: %w", name, err)
+		}
+		s.group = group
+	}
 	rc := runtime.Config[string, AccountEvent]{
 		Name:          name,
 		MaxActive:     cfg.MaxActive,
@@ -232,7 +277,20 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 		OnOutcome: cfg.OnOutcome,
 		Logger:    cfg.Logger,
 	}
-	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
+	var err error
+	if s.group != nil {
+		rc.BatchSize = runtime.DefaultBatchSize
+		if limit := cfg.Group.MaxEvents; limit > 0 && rc.BatchSize > limit {
+			rc.BatchSize = limit
+		}
+		_, err = d.topic.SubscribeBatch(s.handleGroup, rc)
+	} else {
+		_, err = d.topic.Subscribe(s.engineHandler(), rc)
+	}
+	if err != nil {
+		if s.group != nil {
+			s.group.Close()
+		}
 		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
 	}
 	if d.subs == nil {
@@ -301,9 +359,20 @@ func (d *AccountDispatcher) Flush(ctx context.Context) error {
 }
 
 // Close stops accepting events, drains every subscriber and stops their
-// workers. It returns an error when ctx ends before everything finished.
+// workers, then closes the transactional subscribers' committers (group
+// commit). It returns an error when ctx ends before everything finished.
 func (d *AccountDispatcher) Close(ctx context.Context) error {
-	return d.topic.Close(ctx)
+	err := d.topic.Close(ctx)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, name := range slices.Sorted(maps.Keys(d.subs)) {
+		if s := d.subs[name]; s.group != nil {
+			if cerr := s.group.Close(); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("ledger: close %s: %w", name, cerr))
+			}
+		}
+	}
+	return err
 }
 
 // Replay re-runs, in order, the parked events of key in every subscriber where

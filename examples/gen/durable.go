@@ -11,6 +11,7 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/groupcommit"
 )
 
 // AccountTxHandler handles the events of entity Account inside a database
@@ -22,6 +23,13 @@ import (
 // process dies in between. A method writes through tx only and neither commits
 // nor rolls it back; an error rolls everything back and is retried in place
 // (wrap it with runtime.Permanent to apply the exhaustion policy at once).
+//
+// The schema asks for group commit (group:): the transaction is shared with the
+// work of other keys (runtime/groupcommit), and commits when the group does. A
+// method may then be called again for the same event after a group-mate's
+// failure, a conflict with another writer, or its own eviction past the group's
+// MaxWork (its context ends with groupcommit.ErrEvicted): what it did in tx is
+// rolled back each time, so it must write through tx only.
 type AccountTxHandler interface {
 	// HandleAccountOpened handles an AccountOpened event in tx.
 	HandleAccountOpened(ctx context.Context, tx *sql.Tx, e AccountOpened) error
@@ -96,7 +104,9 @@ type accountTx struct {
 // "Account", is the transactional handler h over store: the subscriber's
 // versions, states and parked events live in store under its name, and each
 // event's handler writes commit together with its version advance. opts change
-// the schema's policies. Close the dispatcher when done, then the store.
+// the schema's policies. Close the dispatcher when done, then the store. The
+// schema asks for group commit (group:, the Config's Group): store must be a
+// durable.GroupTxStore[*sql.Tx] (runtime/sqlstore's is), or it is an error.
 func NewAccountTxDispatcher(store durable.TxStore[*sql.Tx], h AccountTxHandler, opts ...AccountOption) (*AccountDispatcher, error) {
 	d := &AccountDispatcher{topic: runtime.NewTopic[string, AccountEvent]()}
 	if err := d.subscribeTx("Account", store, h, opts); err != nil {
@@ -148,12 +158,9 @@ func accountUseStore(cfg *AccountConfig, name string, tx *accountTx) {
 	}
 }
 
-// engineHandler returns the subscriber's engine handler: the transactional
-// guard for a transactional subscriber.
+// engineHandler returns the engine handler of a subscriber that is not
+// transactional: a transactional one commits through its group (handleGroup).
 func (s *accountSubscriber) engineHandler() runtime.Handler[string, AccountEvent] {
-	if s.tx != nil {
-		return s.handleTx
-	}
 	return s.handle
 }
 
@@ -166,14 +173,13 @@ func (s *accountSubscriber) resyncer() runtime.ResyncFunc[string, AccountEvent] 
 	return s.resync
 }
 
-// handleTx is the engine handler of a transactional Account subscriber. It
-// begins a transaction of the subscriber's store, in which the key's version
-// and state are read (and locked), applies the guards of handle, calls the
-// handler with the transaction and commits its writes together with the new
-// version and state. An event the handler does not implement
-// (runtime.ErrUnimplemented) commits the advance alone and is skipped; any
-// other error rolls back.
-func (s *accountSubscriber) handleTx(ctx context.Context, key string, ev AccountEvent) error {
+// applyGroup applies ev, an event of key, in tx, the transaction of the key's
+// group, from the key's version and state at. The guards decide first, as
+// handle does: the verdict is a Skip or a Hold when they do not let ev through.
+// Otherwise the handler is called with tx, and at advances to ev (also for an
+// event the handler does not implement, whose verdict is runtime.SkipApplied).
+// err is a failure of ev: the work fails.
+func (s *accountSubscriber) applyGroup(ctx context.Context, tx *sql.Tx, key string, ev AccountEvent, at *durable.KeyState) (verdict, err error) {
 	var (
 		version  uint64
 		snapshot bool
@@ -195,55 +201,100 @@ func (s *accountSubscriber) handleTx(ctx context.Context, key string, ev Account
 		version = e.Version
 		target = AccountStateClosed
 	default:
-		return runtime.Permanent(fmt.Errorf("ledger: Account %v: unknown event %T", key, ev))
+		return nil, runtime.Permanent(fmt.Errorf("ledger: Account %v: unknown event %T", key, ev))
 	}
-	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
-	if err != nil {
-		return fmt.Errorf("ledger: Account %v: %w", key, err)
+	if v := runtime.CheckVersion(version, at.Version, snapshot); v != nil {
+		return v, nil
 	}
-	defer tx.Rollback()
-	stored := tx.Version()
-	if err := runtime.CheckVersion(version, stored, snapshot); err != nil {
-		return err
-	}
-	current := AccountState(tx.State())
 	if target != "" {
+		current := AccountState(at.State)
 		if accountRank(current) == -2 {
-			return runtime.Permanent(fmt.Errorf("ledger: Account %v: stored state %q is not a state of Account", key, current))
+			return nil, runtime.Permanent(fmt.Errorf("ledger: Account %v: stored state %q is not a state of Account", key, current))
 		}
 		if reason := accountTransition(current, target); reason != "" {
-			if err := tx.Commit(ctx, version, string(current)); err != nil {
-				return fmt.Errorf("ledger: Account %v: store version: %w", key, err)
-			}
-			return runtime.SkipApplied(reason)
+			at.Version = version // a skipped transition still uses up its version
+			return runtime.SkipApplied(reason), nil
 		}
 	}
 	switch e := ev.(type) {
 	case AccountOpened:
-		err = s.tx.h.HandleAccountOpened(ctx, tx.Tx(), e)
+		err = s.tx.h.HandleAccountOpened(ctx, tx, e)
 	case Deposited:
-		err = s.tx.h.HandleDeposited(ctx, tx.Tx(), e)
+		err = s.tx.h.HandleDeposited(ctx, tx, e)
 	case Withdrew:
-		err = s.tx.h.HandleWithdrew(ctx, tx.Tx(), e)
+		err = s.tx.h.HandleWithdrew(ctx, tx, e)
 	case AccountFrozen:
-		err = s.tx.h.HandleAccountFrozen(ctx, tx.Tx(), e)
+		err = s.tx.h.HandleAccountFrozen(ctx, tx, e)
 	case AccountClosed:
-		err = s.tx.h.HandleAccountClosed(ctx, tx.Tx(), e)
+		err = s.tx.h.HandleAccountClosed(ctx, tx, e)
 	}
 	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
 	if err != nil && !unimplemented {
-		return err
+		return nil, err
 	}
+	at.Version = version
 	if target != "" {
-		current = target
-	}
-	if err := tx.Commit(ctx, version, string(current)); err != nil {
-		return fmt.Errorf("ledger: Account %v: commit: %w", key, err)
+		at.State = string(target)
 	}
 	if unimplemented {
-		return runtime.SkipApplied(runtime.ReasonUnimplemented)
+		return runtime.SkipApplied(runtime.ReasonUnimplemented), nil
 	}
-	return nil
+	return nil, nil
+}
+
+// handleGroup is the engine's batch handler of a transactional Account
+// subscriber, whose schema asks for group commit (group:). It hands the key's
+// batch to the subscriber's groupcommit.Committer as one work, run in a
+// transaction shared with other keys' work: the guards decide each event in
+// order, as handle does for one, against the version and state the group read,
+// and the handler is called for each event with the group's transaction
+// (applyGroup); the key's new version and state are written, and everything
+// committed, with the group. The engine learns each event's verdict
+// (runtime.Verdicts).
+//
+// A handler's failure fails the key's work: nothing of it commits. The events
+// before the failing one then commit without it, in a work of their own, and
+// the failing one comes first in the key's next batch, where the engine retries
+// it (or skips or holds it, for a handler's Skip or Hold) as for one event:
+// what a failure costs the events before it is one more run.
+func (s *accountSubscriber) handleGroup(ctx context.Context, key string, events []AccountEvent) error {
+	// failed is the event whose handler failed the work's last run, -1 for none:
+	// the work runs on Do's goroutine, never twice at once.
+	failed := -1
+	work := func(events []AccountEvent) groupcommit.Work[*sql.Tx] {
+		return func(ctx context.Context, tx *sql.Tx, read durable.KeyState) (groupcommit.Result, error) {
+			failed = -1
+			at := read
+			verdicts := make([]error, 0, len(events))
+			for i, ev := range events {
+				verdict, err := s.applyGroup(ctx, tx, key, ev, &at)
+				if err != nil {
+					failed = i
+					return groupcommit.Result{}, err
+				}
+				verdicts = append(verdicts, verdict)
+			}
+			return groupcommit.Result{
+				Write:   at,
+				Verdict: runtime.Verdicts(verdicts),
+			}, nil
+		}
+	}
+	err := s.group.Do(ctx, key, len(events), work(events))
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	if failed > 0 {
+		// The events before the failing one commit without it.
+		return s.group.Do(ctx, key, failed, work(events[:failed]))
+	}
+	// A handler's Skip or Hold decides its event alone, as for one event.
+	_, skip := runtime.IsSkip(err)
+	_, hold := runtime.IsHold(err)
+	if failed == 0 && (skip || hold) {
+		return runtime.Verdicts([]error{err})
+	}
+	return err
 }
 
 // resyncTx is the engine's Resync (runtime.ResyncFunc) of one Account

@@ -13,7 +13,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/ordergen/ordergen/examples/gen"
+	"github.com/ordergen/ordergen/runtime/durable"
 
 	"github.com/ordergen/ordergen/runtime/sqlstore"
 	"github.com/ordergen/ordergen/runtime/sqlstore/dsn"
@@ -27,6 +32,14 @@ const crashEnv = "ORDERGEN_LEDGER_CRASH_CHILD"
 const crashMarker = "STOPPED-BEFORE-COMMIT"
 
 const crashSeed = 5
+
+// crashGroupedEnv, set, makes the crash child stop in a group's shared
+// transaction (TestCrashMidGroup) rather than at stopAccount's stopVersion.
+const crashGroupedEnv = "ORDERGEN_LEDGER_CRASH_GROUPED"
+
+// sharedMarker starts the line on which the grouped crash child lists the
+// events written in the stopped group's transaction, as JSON.
+const sharedMarker = "SHARED-TX-WRITES "
 
 // TestCrashChild is the child process of TestCrashMidTransaction: it runs
 // the transactional ledger until a handler has written acct-2 v7 but not
@@ -45,13 +58,29 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.book.stopBeforeCommit(stopAccount, stopVersion)
-	d, err := l.start()
+	var opts []ledger.AccountOption
+	if os.Getenv(crashGroupedEnv) != "" {
+		// Stopped in a group's transaction that other keys wrote in, and
+		// never evicted from it: the group stays open, written, until the
+		// kill.
+		l.book.stopInSharedTx(0)
+		opts = append(opts, func(c *ledger.AccountConfig) { c.Group.MaxWork = time.Hour })
+	} else {
+		l.book.stopBeforeCommit(stopAccount, stopVersion)
+	}
+	d, err := l.start(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = publishAll(ctx, d, l.seq) }()
 	<-l.book.stopped
+	if shared := l.book.sharedStop(); shared != nil {
+		out, err := json.Marshal(shared)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println(sharedMarker + string(out))
+	}
 	fmt.Println(crashMarker)
 	select {} // killed here, the transaction open
 }
@@ -170,10 +199,17 @@ func TestCrashMidTransaction(t *testing.T) {
 
 // crashChild runs TestCrashChild on the store, kills it once it is stopped
 // before a commit, and returns how many events it had committed.
-func crashChild(t *testing.T, name string) int {
+func crashChild(t *testing.T, name string, env ...string) int {
+	n, _ := crashChildLines(t, name, env...)
+	return n
+}
+
+// crashChildLines is crashChild that also returns what the child printed
+// before it was killed; env is added to the child's environment.
+func crashChildLines(t *testing.T, name string, env ...string) (int, []string) {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), crashEnv+"="+name)
+	cmd.Env = append(append(os.Environ(), crashEnv+"="+name), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -221,8 +257,10 @@ func crashChild(t *testing.T, name string) int {
 	if n >= len(l.seq) {
 		t.Fatalf("the child committed all %d events: it did not crash mid-run", n)
 	}
-	assertNotCommitted(t, store, l)
-	return n
+	if len(env) == 0 {
+		assertNotCommitted(t, store, l)
+	}
+	return n, lines
 }
 
 // assertNotCommitted fails if the stopped event's write survived the kill.
@@ -235,5 +273,126 @@ func assertNotCommitted(t *testing.T, store *sqlstore.Store, l *durableLedger) {
 	}
 	if n != 0 {
 		t.Fatalf("%s v%d was written and not committed, yet %d copies survived the kill", stopAccount, stopVersion, n)
+	}
+}
+
+// TestCrashMidGroup kills a process in the middle of a group commit: the
+// group's shared transaction holds the writes of several accounts, one
+// handler is blocked in it after its write, and nothing is committed. None
+// of those writes survives the kill; a restart on the same store with every
+// event redelivered applies each event once, and every account ends at its
+// last version with the balance of in-order application.
+func TestCrashMidGroup(t *testing.T) {
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		t.Run(dialect, func(t *testing.T) {
+			crashed := crashDatabase(t, dialect)
+			prepare, err := dsn.Open(t.Context(), crashed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := newDurableLedger(t.Context(), prepare, crashSeed, true); err != nil {
+				t.Fatal(err)
+			}
+			prepare.Close()
+
+			committedAtKill, lines := crashChildLines(t, crashed, crashGroupedEnv+"=1")
+			shared := sharedWrites(t, lines)
+			accounts := map[string]bool{}
+			for _, w := range shared {
+				accounts[w.Account] = true
+			}
+			if len(accounts) < 2 {
+				t.Fatalf("the stopped transaction holds writes of %d accounts (%v): not a group of several keys", len(accounts), shared)
+			}
+			assertNoneCommitted(t, crashed, shared)
+
+			balances, twice, l := runToEnd(t, crashed, false)
+			if twice != 0 {
+				t.Fatalf("%d events were applied twice", twice)
+			}
+			if !maps.Equal(balances, l.want) {
+				t.Fatalf("after the crash and a restart: balances %v, in-order application gives %v", balances, l.want)
+			}
+			assertLastVersionsIn(t, crashed)
+			t.Logf("%s: killed with %d of %d events committed and a group of %d accounts (%d events) written, uncommitted; the restart applied each event once",
+				dialect, committedAtKill, len(l.seq), len(accounts), len(shared))
+		})
+	}
+}
+
+// sharedWrite is an event written in the stopped group's transaction, as
+// the grouped crash child lists it.
+type sharedWrite struct {
+	Account string
+	Version uint64
+}
+
+// sharedWrites returns the events the grouped crash child wrote in the
+// transaction it stopped in.
+func sharedWrites(t *testing.T, lines []string) []sharedWrite {
+	t.Helper()
+	for _, line := range lines {
+		if rest, ok := strings.CutPrefix(line, sharedMarker); ok {
+			var out []sharedWrite
+			if err := json.Unmarshal([]byte(rest), &out); err != nil {
+				t.Fatalf("the child's list of shared writes %q: %v", rest, err)
+			}
+			return out
+		}
+	}
+	t.Fatalf("the grouped crash child listed no shared writes: %q", lines)
+	return nil
+}
+
+// assertNoneCommitted fails if any of the group's writes survived the kill.
+func assertNoneCommitted(t *testing.T, name string, writes []sharedWrite) {
+	t.Helper()
+	store, err := dsn.Open(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	l, err := newDurableLedger(t.Context(), store, crashSeed, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range writes {
+		var n int
+		if err := store.DB().QueryRowContext(t.Context(), `SELECT COUNT(*) FROM `+l.book.applied+` WHERE account = $1 AND version = $2`,
+			w.Account, int64(w.Version)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%s v%d was written in the open group and not committed, yet %d copies survived the kill", w.Account, w.Version, n)
+		}
+	}
+}
+
+// assertLastVersionsIn fails unless every account's stored version in the
+// store named name is its last event's.
+func assertLastVersionsIn(t *testing.T, name string) {
+	t.Helper()
+	store, err := dsn.Open(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	assertLastVersions(t, store)
+}
+
+// assertLastVersions fails unless every account's stored version is its
+// last event's.
+func assertLastVersions(t *testing.T, store *sqlstore.Store) {
+	t.Helper()
+	versions := durable.EncodedVersions[string](store.Versions(string(ledger.AccountFirstSubscriber)))
+	for i := range durableAccounts {
+		account := fmt.Sprintf("acct-%d", i)
+		v, err := versions.Version(t.Context(), account)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v != durableEvents {
+			t.Errorf("%s ends at version %d, its last event is %d", account, v, durableEvents)
+		}
 	}
 }

@@ -60,12 +60,12 @@ func newDurableLedger(ctx context.Context, store *sqlstore.Store, seed uint64, f
 
 // start returns a transactional dispatcher over the store: a process
 // (re)starting.
-func (l *durableLedger) start() (*ledger.AccountDispatcher, error) {
-	return ledger.NewAccountTxDispatcher(l.store, l.book, func(c *ledger.AccountConfig) {
+func (l *durableLedger) start(opts ...ledger.AccountOption) (*ledger.AccountDispatcher, error) {
+	return ledger.NewAccountTxDispatcher(l.store, l.book, append([]ledger.AccountOption{func(c *ledger.AccountConfig) {
 		c.MaxActive = workersInExample
 		c.Backlog.WhenFull = runtime.Block
 		c.Logger = quietLogger()
-	})
+	}}, opts...)...)
 }
 
 // deliver publishes every event, as an at-least-once source redelivers from

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/ordergen/ordergen/examples/gen"
@@ -26,8 +27,22 @@ type sqlBook struct {
 	// waits for its context to end: a crash or a shutdown at that point.
 	stopped  chan struct{}
 	stopOnce sync.Once
+	// stopShared stops, instead of at stopAt, the first handler whose
+	// transaction already holds another account's writes: a group commit's
+	// shared transaction, written by several keys and not committed.
+	stopShared bool
+	// sharedAfter is how many writes stopShared lets through first, and
+	// written how many it saw.
+	sharedAfter, written int
+	// txWrites are the events written in each transaction, while
+	// stopShared; sharedWrites those of the stopped handler's transaction.
+	txWrites     map[*sql.Tx][]fault
+	sharedWrites []fault
 	// source is the source of truth that ResyncAccount reads; nil: none.
 	source *truth
+	// chaos, when set, is called after each event's writes, in the
+	// handler: its error fails the event (a test's fault injection).
+	chaos func(ctx context.Context, account string, version uint64) error
 }
 
 // newSQLBook returns a book whose tables are named after prefix, creating
@@ -81,6 +96,57 @@ func (b *sqlBook) stopBeforeCommit(account string, version uint64) {
 	b.stopAt = &fault{account, version}
 }
 
+// stopInSharedTx makes the first handler, after the first after writes,
+// that writes in a transaction in which another account wrote already
+// wait, after its write, for its context to end instead of returning (see
+// stopShared).
+func (b *sqlBook) stopInSharedTx(after int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopShared, b.sharedAfter = true, after
+	b.txWrites = map[*sql.Tx][]fault{}
+}
+
+// sharedStop returns the events written in the transaction of the handler
+// that stopInSharedTx stopped, once it stopped.
+func (b *sqlBook) sharedStop() []sharedEvent {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []sharedEvent
+	for _, w := range b.sharedWrites {
+		out = append(out, sharedEvent{w.account, w.version})
+	}
+	return out
+}
+
+// sharedEvent is an event written in the stopped shared transaction.
+type sharedEvent struct {
+	Account string
+	Version uint64
+}
+
+// wroteShared records that tx holds the write of account's version, and
+// reports whether the handler is to stop there: the first whose tx holds
+// another account's writes too, while stopShared.
+func (b *sqlBook) wroteShared(tx *sql.Tx, account string, version uint64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.stopShared {
+		return false
+	}
+	b.txWrites[tx] = append(b.txWrites[tx], fault{account, version})
+	if b.written++; b.sharedWrites != nil || b.written <= b.sharedAfter {
+		return false
+	}
+	for _, w := range b.txWrites[tx] {
+		if w.account != account {
+			b.sharedWrites = slices.Clone(b.txWrites[tx])
+			return true
+		}
+	}
+	return false
+}
+
 // resume undoes stopBeforeCommit.
 func (b *sqlBook) resume() {
 	b.mu.Lock()
@@ -118,6 +184,14 @@ func (b *sqlBook) apply(ctx context.Context, tx *sql.Tx, account string, version
 		if _, err := tx.ExecContext(ctx, `UPDATE `+b.balances+` SET balance = $2 WHERE account = $1`, account, balance+delta); err != nil {
 			return fmt.Errorf("update %s: %w", account, err)
 		}
+	}
+	if b.chaos != nil {
+		if err := b.chaos(ctx, account, version); err != nil {
+			return err
+		}
+	}
+	if b.wroteShared(tx, account, version) {
+		stop = true
 	}
 	if stop {
 		b.stopOnce.Do(func() { close(b.stopped) })

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ordergen/ordergen/generator/ir"
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/groupcommit"
 	"github.com/ordergen/ordergen/templates"
 )
 
@@ -225,6 +226,17 @@ func policy(e *ir.Entity) []row {
 			linger = duration(p.Linger)
 		}
 		rows = append(rows, row{"batch", fmt.Sprintf("%d events, linger %s", p.BatchSize, linger)})
+	}
+	if p.Group.On {
+		size := fmt.Sprintf("%d events (groupcommit's default)", groupcommit.DefaultMaxEvents)
+		if p.Group.MaxEvents > 0 {
+			size = fmt.Sprintf("%d events", p.Group.MaxEvents)
+		}
+		linger := "none"
+		if p.Group.Linger > 0 {
+			linger = duration(p.Group.Linger)
+		}
+		rows = append(rows, row{"group", fmt.Sprintf("%s, linger %s (transactional subscribers)", size, linger)})
 	}
 	switch {
 	case e.Notification:

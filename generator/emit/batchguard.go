@@ -11,15 +11,43 @@ import (
 // does for one, and tell the engine their verdicts (runtime.Verdicts);
 // the events they let through go to the handler in one call, and the
 // stores advance once, to the last version decided.
-func handleBatch(f *jen.File, n names, tx bool) {
+func handleBatch(f *jen.File, n names, tx bool) { handleBatchIn(f, n, tx, false) }
+
+// handleBatchIn is handleBatch, or, with group, the batch handler of a
+// transactional subscriber of a grouped entity (handleGroup): the same
+// guards, in a work of the subscriber's groupcommit.Committer, which reads
+// the key's version and state and commits the group's writes.
+func handleBatchIn(f *jen.File, n names, tx, group bool) {
 	e := n.e
 	versioned := e.Version != nil
 	snapshots := versioned && e.HasSnapshot()
 	stated := e.HasStateGuard()
 	keyFmt := n.pkg() + ": " + e.Name + " %v: "
 	name := "handleBatch"
-	if tx {
+	switch {
+	case group:
+		name = "handleGroup"
+	case tx:
 		name = "handleBatchTx"
+	}
+	// fail returns the statement that fails the batch with err.
+	fail := func(err jen.Code) jen.Code {
+		if group {
+			return jen.Return(noResult(), err)
+		}
+		return jen.Return(err)
+	}
+	// read is the code of what the key's transaction read: its version or
+	// its state.
+	read := func(what string) jen.Code {
+		if group {
+			return jen.Id("read").Dot(what)
+		}
+		return jen.Id("tx").Dot(what).Call()
+	}
+	sqlTxArg := jen.Id("tx").Dot("Tx").Call()
+	if group {
+		sqlTxArg = jen.Id("tx")
 	}
 
 	text := name + " is the engine's batch handler of one "
@@ -27,6 +55,13 @@ func handleBatch(f *jen.File, n names, tx bool) {
 		text += "transactional "
 	}
 	text += e.Name + " subscriber."
+	if group {
+		text += " The schema asks for group commit (group:): the batch is one work of the " +
+			"subscriber's groupcommit.Committer, run in a transaction shared with other keys' " +
+			"work, from the version and state the group read; the key's new ones are written, " +
+			"and everything committed, with the group. A handler's failure fails the batch: " +
+			"nothing of it commits."
+	}
 	if versioned || stated {
 		text += " The guards decide each event of the batch in order, as handle does for " +
 			"one: "
@@ -55,6 +90,9 @@ func handleBatch(f *jen.File, n names, tx bool) {
 			"to the last " + reached + " decided"
 		if tx {
 			text += ", in the transaction the handler writes in."
+			if group {
+				text = text[:len(text)-1] + ", when the group commits."
+			}
 		} else {
 			text += ", after the handler succeeded."
 		}
@@ -71,13 +109,13 @@ func handleBatch(f *jen.File, n names, tx bool) {
 	call := func() *jen.Statement {
 		args := []jen.Code{jen.Id("ctx")}
 		if tx {
-			args = append(args, jen.Id("tx").Dot("Tx").Call())
+			args = append(args, sqlTxArg)
 		}
 		args = append(args, jen.Id("key"), jen.Id("apply"))
 		return h.Clone().Dot(n.HandleBatch).Call(args...)
 	}
-	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id(name).Params(ctx, jen.Id("key").Add(n.key()), jen.Id("events").Index().Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
-		if tx {
+	body := func(g *jen.Group) {
+		if tx && !group {
 			g.List(jen.Id("tx"), jen.Err()).Op(":=").Id("s").Dot("tx").Dot("store").Dot("BeginKey").Call(jen.Id("ctx"), jen.Id("s").Dot("name"), keyText(n))
 			g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"%w", jen.Id("key"), jen.Err())))
 			g.Defer().Id("tx").Dot("Rollback").Call()
@@ -86,16 +124,21 @@ func handleBatch(f *jen.File, n names, tx bool) {
 			// Nothing to decide: the batch is the handler's, as a whole.
 			args := []jen.Code{jen.Id("ctx")}
 			if tx {
-				args = append(args, jen.Id("tx").Dot("Tx").Call())
+				args = append(args, sqlTxArg)
 			}
 			args = append(args, jen.Id("key"), jen.Id("events"))
 			assign := ":="
-			if tx {
+			if tx && !group {
 				assign = "="
 			}
 			g.Err().Op(assign).Add(h.Clone().Dot(n.HandleBatch).Call(args...))
 			g.Id("unimplemented").Op(":=").Qual("errors", "Is").Call(jen.Err(), rt("ErrUnimplemented"))
-			g.If(jen.Err().Op("!=").Nil().Op("&&").Op("!").Id("unimplemented")).Block(jen.Return(jen.Err()))
+			g.If(jen.Err().Op("!=").Nil().Op("&&").Op("!").Id("unimplemented")).Block(fail(jen.Err()))
+			if group {
+				g.If(jen.Id("unimplemented")).Block(jen.Return(gc("Result").Add(Keyed(Field{"Write", jen.Id("read")}, Field{"Verdict", rt("SkipApplied").Call(rt("ReasonUnimplemented"))})), jen.Nil()))
+				g.Return(gc("Result").Add(Keyed(Field{"Write", jen.Id("read")})), jen.Nil())
+				return
+			}
 			if tx {
 				g.If(jen.Err().Op(":=").Id("tx").Dot("Commit").Call(jen.Id("ctx"), jen.Id("tx").Dot("Version").Call(), jen.Id("tx").Dot("State").Call()), jen.Err().Op("!=").Nil()).Block(
 					jen.Return(errorf(keyFmt+"commit: %w", jen.Id("key"), jen.Err())),
@@ -109,7 +152,7 @@ func handleBatch(f *jen.File, n names, tx bool) {
 		// and current.
 		if versioned {
 			if tx {
-				g.Id("stored").Op(":=").Id("tx").Dot("Version").Call()
+				g.Id("stored").Op(":=").Add(read("Version"))
 			} else {
 				g.List(jen.Id("stored"), jen.Err()).Op(":=").Id("s").Dot("versions").Dot("Version").Call(jen.Id("ctx"), jen.Id("key"))
 				g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"read version: %w", jen.Id("key"), jen.Err())))
@@ -117,13 +160,13 @@ func handleBatch(f *jen.File, n names, tx bool) {
 		}
 		if stated {
 			if tx {
-				g.Id("before").Op(":=").Id(n.State).Call(jen.Id("tx").Dot("State").Call())
+				g.Id("before").Op(":=").Id(n.State).Call(read("State"))
 			} else {
 				g.List(jen.Id("state"), jen.Err()).Op(":=").Id("s").Dot("states").Dot("State").Call(jen.Id("ctx"), jen.Id("key"))
 				g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"read state: %w", jen.Id("key"), jen.Err())))
 				g.Id("before").Op(":=").Id(n.State).Call(jen.Id("state"))
 			}
-			g.If(jen.Id(n.Rank).Call(jen.Id("before")).Op("==").Lit(-2)).Block(jen.Return(rt("Permanent").Call(
+			g.If(jen.Id(n.Rank).Call(jen.Id("before")).Op("==").Lit(-2)).Block(fail(rt("Permanent").Call(
 				errorf(keyFmt+"stored state %q is not a state of "+e.Name, jen.Id("key"), jen.Id("before")),
 			)))
 		}
@@ -138,7 +181,11 @@ func handleBatch(f *jen.File, n names, tx bool) {
 		g.Id("apply").Op(":=").Make(jen.Index().Id(n.Event), jen.Lit(0), jen.Len(jen.Id("events")))
 		g.Id("verdicts").Op(":=").Make(jen.Index().Error(), jen.Lit(0), jen.Len(jen.Id("events")))
 		g.For(jen.List(jen.Id("_"), jen.Id("ev")).Op(":=").Range().Id("events")).BlockFunc(func(g *jen.Group) {
-			guardFacts(g, n, snapshots, unknownEvent(n))
+			unknown := unknownEvent(n)
+			if group {
+				unknown = fail(rt("Permanent").Call(errorf(keyFmt+"unknown event %T", jen.Id("key"), jen.Id("ev"))))
+			}
+			guardFacts(g, n, snapshots, unknown)
 			if versioned {
 				snapshot := jen.False()
 				if snapshots {
@@ -183,7 +230,7 @@ func handleBatch(f *jen.File, n names, tx bool) {
 						jen.Id("verdicts").Index(jen.Id("i")).Op("=").Add(skipUnimplemented()),
 					),
 				),
-			).Else().If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+			).Else().If(jen.Err().Op("!=").Nil()).Block(fail(jen.Err())),
 		)
 		// The stores advance once, to what the batch reached.
 		var moved []jen.Code
@@ -196,6 +243,19 @@ func handleBatch(f *jen.File, n names, tx bool) {
 		changed := moved[0]
 		if len(moved) == 2 {
 			changed = jen.Add(moved[0]).Op("||").Add(moved[1])
+		}
+		if group {
+			version := jen.Id("read").Dot("Version")
+			if versioned {
+				version = jen.Id("last")
+			}
+			state := jen.Id("read").Dot("State")
+			if stated {
+				state = jen.String().Call(jen.Id("current"))
+			}
+			write := du("KeyState").Add(Keyed(Field{"Version", version}, Field{"State", state}))
+			g.Return(gc("Result").Add(Keyed(Field{"Write", write}, Field{"Verdict", rt("Verdicts").Call(jen.Id("verdicts"))})), jen.Nil())
+			return
 		}
 		if tx {
 			version := jen.Id("tx").Dot("Version").Call()
@@ -226,6 +286,14 @@ func handleBatch(f *jen.File, n names, tx bool) {
 			}
 		}
 		g.Return(rt("Verdicts").Call(jen.Id("verdicts")))
+	}
+	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id(name).Params(ctx, jen.Id("key").Add(n.key()), jen.Id("events").Index().Id(n.Event)).Error().BlockFunc(func(g *jen.Group) {
+		if !group {
+			body(g)
+			return
+		}
+		g.Return(jen.Id("s").Dot("group").Dot("Do").Call(jen.Id("ctx"), keyText(n), jen.Len(jen.Id("events")),
+			jen.Func().Params(workParams()...).Params(workResults()...).BlockFunc(body)))
 	})
 }
 

@@ -42,6 +42,9 @@ func dispatcher(f *jen.File, n names) {
 		if e.HasStateGuard() {
 			g.Id("states").Add(rt("StateStore")).Types(n.key())
 		}
+		if grouped(e) {
+			g.Id("group").Add(committer()).Comment("a transactional subscriber's, nil for the others")
+		}
 	})
 
 	Doc(f, 0, "%s returns a dispatcher whose first subscriber, named %q, is h, "+
@@ -96,14 +99,20 @@ func dispatcher(f *jen.File, n names) {
 		attribute := func(key string, value jen.Code) jen.Code {
 			return Keyed(Field{"Key", mt(key)}, Field{"Value", value})
 		}
+		attributes := func() jen.Code {
+			return jen.Index().Add(mt("Attribute")).Values(
+				attribute("AttrDestination", jen.Lit(e.Name)),
+				attribute("AttrConsumerGroup", jen.Id("name")),
+			)
+		}
+		if grouped(e) {
+			newCommitter(g, n, attributes())
+		}
 		rc := []Field{
 			{"Name", jen.Id("name")},
 			{"Logger", jen.Id("cfg").Dot("Logger")},
 			{"MeterProvider", jen.Id("cfg").Dot("MeterProvider")},
-			{"MetricAttributes", jen.Index().Add(mt("Attribute")).Values(
-				attribute("AttrDestination", jen.Lit(e.Name)),
-				attribute("AttrConsumerGroup", jen.Id("name")),
-			)},
+			{"MetricAttributes", attributes()},
 			{"OnOutcome", jen.Id("cfg").Dot("OnOutcome")},
 			{"Parks", jen.Id("cfg").Dot("Parks")},
 			{"DeadLetter", jen.Id("cfg").Dot("DeadLetter")},
@@ -123,9 +132,13 @@ func dispatcher(f *jen.File, n names) {
 		if e.Batch {
 			subscribe = "SubscribeBatch"
 		}
-		g.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot(subscribe).Call(jen.Id("s").Dot("engineHandler").Call(), jen.Id("rc")), jen.Err().Op("!=").Nil()).Block(
-			jen.Return(errorf(n.pkg()+": subscribe %s: %w", jen.Id("name"), jen.Err())),
-		)
+		if grouped(e) {
+			subscribeGroup(g, n, subscribe)
+		} else {
+			g.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("d").Dot("topic").Dot(subscribe).Call(jen.Id("s").Dot("engineHandler").Call(), jen.Id("rc")), jen.Err().Op("!=").Nil()).Block(
+				jen.Return(errorf(n.pkg()+": subscribe %s: %w", jen.Id("name"), jen.Err())),
+			)
+		}
 		g.If(jen.Id("d").Dot("subs").Op("==").Nil()).Block(
 			jen.Id("d").Dot("subs").Op("=").Make(jen.Map(jen.String()).Op("*").Id(n.Subscriber)),
 		)

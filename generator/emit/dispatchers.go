@@ -56,6 +56,15 @@ func config(f *jen.File, n names) {
 			Doc(g, 1, "%s", pf.Doc)
 			g.Id(pf.Name).Add(goType(reflect.TypeOf(pf.Value)))
 		}
+		if grouped(e) {
+			Doc(g, 1, "Group configures the group commit of a transactional subscriber "+
+				"(%s, SubscribeTx; schema: group): a groupcommit.Committer commits the "+
+				"work of many keys in one transaction, up to MaxEvents events, after "+
+				"waiting up to Linger for more keys. Name, MeterProvider and "+
+				"Logger default to the subscriber's; the subscriber's metric attributes "+
+				"come before MetricAttributes. Other subscribers ignore it.", n.NewTxDispatcher)
+			g.Id("Group").Add(gc("Config"))
+		}
 		Doc(g, 1, "Logger receives what an operator must see (a key parked, a replay). "+
 			"Nil: slog.Default().")
 		g.Id("Logger").Op("*").Qual("log/slog", "Logger")
@@ -100,6 +109,18 @@ func config(f *jen.File, n names) {
 	var defaults []Field
 	for _, pf := range e.PolicyFields() {
 		defaults = append(defaults, Field{pf.Name, policyValue(reflect.ValueOf(pf.Value))})
+	}
+	if grouped(e) {
+		gp := e.Policy.Group
+		var linger jen.Code
+		if gp.Linger > 0 {
+			linger = duration(gp.Linger)
+		}
+		var maxEvents jen.Code
+		if gp.MaxEvents > 0 {
+			maxEvents = jen.Lit(gp.MaxEvents)
+		}
+		defaults = append(defaults, Field{"Group", gc("Config").Add(Keyed(Field{"MaxEvents", maxEvents}, Field{"Linger", linger}))})
 	}
 	Doc(f, 0, "%s returns the schema's policies for %s.", n.DefaultConfig, e.Name)
 	f.Func().Id(n.DefaultConfig).Params().Id(n.Config).Block(jen.Return(jen.Id(n.Config).Add(Keyed(defaults...))))

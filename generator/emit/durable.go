@@ -17,15 +17,44 @@ func durable(f *jen.File, pkg *ir.Package) {
 		txHandler(f, n)
 		txConstructors(f, n)
 		useStore(f, n)
-		if e.Batch {
+		switch {
+		case grouped(e) && e.Batch:
+			handleBatchIn(f, n, true, true)
+		case grouped(e):
+			handleGroup(f, n)
+		case e.Batch:
 			handleBatch(f, n, true)
-		} else {
+		default:
 			handleTx(f, n)
 		}
 		if e.Resync {
 			resync(f, n, true)
 		}
 	}
+}
+
+// groupNote is what the transactional handler's doc says of group commit,
+// "" for an entity without group:.
+func groupNote(e *ir.Entity) string {
+	if !grouped(e) {
+		return ""
+	}
+	return "\n\nThe schema asks for group commit (group:): the transaction is shared with " +
+		"the work of other keys (runtime/groupcommit), and commits when the group does. " +
+		"A method may then be called again for the same event after a group-mate's " +
+		"failure, a conflict with another writer, or its own eviction past the group's " +
+		"MaxWork (its context ends with groupcommit.ErrEvicted): what it did in tx is " +
+		"rolled back each time, so it must write through tx only."
+}
+
+// groupStoreNote is what the transactional constructors' doc says of the
+// store of a grouped entity.
+func groupStoreNote(e *ir.Entity) string {
+	if !grouped(e) {
+		return ""
+	}
+	return " The schema asks for group commit (group:, the Config's Group): store must " +
+		"be a durable.GroupTxStore[*sql.Tx] (runtime/sqlstore's is), or it is an error."
 }
 
 // sqlTx is the transaction type transactional handlers receive.
@@ -51,7 +80,7 @@ func txHandler(f *jen.File, n names) {
 		"event is applied effectively once, even when the process dies in between. "+
 		"A method writes through tx only and neither commits nor rolls it back; an "+
 		"error rolls everything back and is retried in place (wrap it with "+
-		"runtime.Permanent to apply the exhaustion policy at once).", n.TxHandler, e.Name, what, n.NewTxDispatcher)
+		"runtime.Permanent to apply the exhaustion policy at once).%s", n.TxHandler, e.Name, what, n.NewTxDispatcher, groupNote(e))
 	f.Type().Id(n.TxHandler).InterfaceFunc(func(g *jen.Group) {
 		handlerMethods(g, n, []jen.Code{jen.Id("tx").Add(sqlTx())})
 	})
@@ -69,7 +98,7 @@ func txConstructors(f *jen.File, n names) {
 		"the transactional handler h over store: the subscriber's versions, states "+
 		"and parked events live in store under its name, and each event's handler "+
 		"writes commit together with its version advance. opts change the schema's "+
-		"policies. Close the dispatcher when done, then the store.", n.NewTxDispatcher, e.Name)
+		"policies. Close the dispatcher when done, then the store.%s", n.NewTxDispatcher, e.Name, groupStoreNote(e))
 	f.Func().Id(n.NewTxDispatcher).Params(jen.Id("store").Add(txStore()), jen.Id("h").Id(n.TxHandler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
 		jen.Id("d").Op(":=").Op("&").Id(n.Dispatcher).Add(Keyed(Field{"topic", rt("NewTopic").Types(n.key(), jen.Id(n.Event)).Call()})),
 		jen.If(jen.Err().Op(":=").Id("d").Dot("subscribeTx").Call(jen.Lit(e.Name), jen.Id("store"), jen.Id("h"), jen.Id("opts")), jen.Err().Op("!=").Nil()).Block(
@@ -122,12 +151,21 @@ func useStore(f *jen.File, n names) {
 	if e.Batch {
 		handler, guard, txGuard = "BatchHandler", "handleBatch", "handleBatchTx"
 	}
-	Doc(f, 0, "engineHandler returns the subscriber's engine %s: the transactional "+
-		"guard for a transactional subscriber.", map[bool]string{true: "batch handler", false: "handler"}[e.Batch])
-	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("engineHandler").Params().Add(rt(handler)).Types(n.key(), jen.Id(n.Event)).Block(
-		jen.If(jen.Id("s").Dot("tx").Op("!=").Nil()).Block(jen.Return(jen.Id("s").Dot(txGuard))),
-		jen.Return(jen.Id("s").Dot(guard)),
-	)
+	kind := map[bool]string{true: "batch handler", false: "handler"}[e.Batch]
+	if grouped(e) {
+		Doc(f, 0, "engineHandler returns the engine %s of a subscriber that is not "+
+			"transactional: a transactional one commits through its group (handleGroup).", kind)
+		f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("engineHandler").Params().Add(rt(handler)).Types(n.key(), jen.Id(n.Event)).Block(
+			jen.Return(jen.Id("s").Dot(guard)),
+		)
+	} else {
+		Doc(f, 0, "engineHandler returns the subscriber's engine %s: the transactional "+
+			"guard for a transactional subscriber.", kind)
+		f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("engineHandler").Params().Add(rt(handler)).Types(n.key(), jen.Id(n.Event)).Block(
+			jen.If(jen.Id("s").Dot("tx").Op("!=").Nil()).Block(jen.Return(jen.Id("s").Dot(txGuard))),
+			jen.Return(jen.Id("s").Dot(guard)),
+		)
+	}
 	if e.Resync {
 		Doc(f, 0, "resyncer returns the subscriber's runtime.ResyncFunc: the transactional "+
 			"one for a transactional subscriber.")

@@ -37,11 +37,15 @@ func operations(f *jen.File, n names) {
 		jen.Return(jen.Nil()),
 	)
 
-	Doc(f, 0, "Close stops accepting events, drains every subscriber and stops their "+
-		"workers. It returns an error when ctx ends before everything finished.")
-	f.Func().Add(recv()).Id("Close").Params(ctx).Error().Block(
-		jen.Return(topic("Close", ctxArg)),
-	)
+	if grouped(e) {
+		closeGroups(f, n)
+	} else {
+		Doc(f, 0, "Close stops accepting events, drains every subscriber and stops their "+
+			"workers. It returns an error when ctx ends before everything finished.")
+		f.Func().Add(recv()).Id("Close").Params(ctx).Error().Block(
+			jen.Return(topic("Close", ctxArg)),
+		)
+	}
 
 	Doc(f, 0, "Replay re-runs, in order, the parked events of key in every subscriber where "+
 		"key is parked, and unparks it where all succeed. It returns an error wrapping "+

@@ -31,6 +31,24 @@ type Policy struct {
 	BatchSize int
 	// Linger is how long a batch waits for more events of its key.
 	Linger time.Duration
+	// Group is the group commit of transactional subscribers (group:). It
+	// is no runtime.Config field: it sets the generated Config's Group, a
+	// runtime/groupcommit.Config.
+	Group Group
+}
+
+// Group is an entity's group commit (group:): whether its transactional
+// subscribers commit the work of many keys in one transaction, and the
+// groups' bounds.
+type Group struct {
+	// On says that they do; it changes nothing for other subscribers.
+	On bool
+	// MaxEvents is the most events in one group (group.max_events); zero:
+	// groupcommit's default.
+	MaxEvents int
+	// Linger is how long a group that is not full waits for more keys
+	// before it begins (group.linger); zero: no wait.
+	Linger time.Duration
 }
 
 // AtMostOnce reports whether failed events are dropped instead of retried

@@ -18,6 +18,7 @@ var policyKeys = []struct {
 	{"backlog", []string{"per_key", "total", "when_full", "wait"}},
 	{"lanes", []string{"max_active"}},
 	{"resequencer", []string{"max_events", "max_wait"}},
+	{"group", []string{"max_events", "linger"}},
 }
 
 // Policies are the delivery settings of defaults: or of an entity.

@@ -87,6 +87,8 @@ var policyReaders = []struct {
 	{"lanes.max_active", count(func(p *policy) *int { return &p.MaxActive })},
 	{"resequencer.max_events", count(func(p *policy) *int { return &p.MaxHeld })},
 	{"resequencer.max_wait", duration(func(p *policy) *time.Duration { return &p.MaxHold })},
+	{"group.max_events", count(func(p *policy) *int { return &p.Group.MaxEvents })},
+	{"group.linger", lingerDuration(func(p *policy) *time.Duration { return &p.Group.Linger })},
 }
 
 // overlay returns base with the values of s written over it, reporting
@@ -101,6 +103,12 @@ func (v *validator) overlay(base policy, s *schema.Policies) policy {
 		if sc := s.Value(r.key); sc != nil && sc.Tag != schema.BadTag {
 			r.read(v, &p, r.key, sc)
 		}
+	}
+	// group: given at all, even empty, turns group commit on; its values
+	// are read above.
+	if pos, ok := s.Group("group"); ok {
+		p.Group.On = true
+		p.set("group", pos)
 	}
 	return p
 }
@@ -200,6 +208,26 @@ func duration(field func(*policy) *time.Duration) func(*validator, *policy, stri
 			v.errs.Add(s.Pos, "%s: %q is not a duration (write it like 250ms, 5s or 1m30s)", key, s.Value)
 		case d <= 0:
 			v.errs.Add(s.Pos, "%s must be a positive duration, not %s", key, s.Value)
+		default:
+			*field(p) = d
+			p.set(key, s.Pos)
+		}
+	}
+}
+
+// lingerDuration reads a Go duration of zero or more into the field that
+// field gives: a linger of 0 means no wait.
+func lingerDuration(field func(*policy) *time.Duration) func(*validator, *policy, string, *schema.Scalar) {
+	return func(v *validator, p *policy, key string, s *schema.Scalar) {
+		d, err := time.ParseDuration(s.Value)
+		switch {
+		case s.Tag == "!!int" && s.Value == "0":
+			*field(p) = 0
+			p.set(key, s.Pos)
+		case s.Tag != "!!str" || err != nil:
+			v.errs.Add(s.Pos, "%s: %q is not a duration (write it like 2ms, 0s or 1m30s)", key, s.Value)
+		case d < 0:
+			v.errs.Add(s.Pos, "%s must not be negative, not %s", key, s.Value)
 		default:
 			*field(p) = d
 			p.set(key, s.Pos)

@@ -44,6 +44,17 @@ func (d Dialect) forUpdate() string {
 	return ""
 }
 
+// rowid is the column that reads a row's rowid in a SELECT: SQLite's
+// rowid (a table with a primary key of several columns has one), stable
+// while a transaction holds the write lock; 0 on PostgreSQL, which has
+// none to offer that lasts.
+func (d Dialect) rowid() string {
+	if d == Postgres {
+		return "0"
+	}
+	return "rowid"
+}
+
 // migrationLockKey is the pg_advisory_xact_lock key that serialises the
 // migrations of every replica: "ordergen" in ASCII.
 const migrationLockKey = 0x6f72646572676e

@@ -3,7 +3,7 @@
 // SQL database, so that they survive restarts and are shared by replicas:
 // SQLite (embedded, one file: the default; see runtime/sqlstore/sqlite) or
 // PostgreSQL (see runtime/sqlstore/postgres), through database/sql. A Store
-// implements durable.TxStore[*sql.Tx].
+// implements durable.GroupTxStore[*sql.Tx], and so durable.TxStore[*sql.Tx].
 //
 // # Namespaces
 //
@@ -24,6 +24,35 @@
 // redelivered (at-least-once transports) and applied, or found applied and
 // skipped. Writes the handler makes anywhere but the transaction (a call to
 // another service) are outside this guarantee.
+//
+// # Group commit
+//
+// BeginGroup (what runtime/groupcommit calls) does for many keys of a
+// namespace at once what BeginKey does for one, in a few statements
+// whatever their number: one read of all their versions and states when it
+// begins, one write of all the new ones in GroupTx.Commit, then the
+// commit. On PostgreSQL the read is SELECT ... WHERE key = ANY($2) ORDER BY
+// key COLLATE "C" FOR UPDATE: the rows are locked in byte order of the
+// keys, so groups of several processes over overlapping keys wait for each
+// other instead of deadlocking (a deadlock that happens anyway, over keys
+// created meanwhile, is Retryable). The write is one statement: an UPDATE
+// FROM unnest of arrays of the keys that had rows, where their version and
+// state are still those read, and an INSERT of the keys that had none, ON
+// CONFLICT updating only a row with version 0 and state "". A key without
+// a row is not locked by the read (there is no row to lock, and taking
+// one first would cost a statement per group): the compare-and-set of
+// the write is what keeps two writers from both advancing it from 0, and
+// the later one's Commit fails with ErrConflict, naming the key, with
+// everything the group wrote rolled back. On SQLite the transaction holds
+// the database's write lock from its start; the keys go as one JSON array
+// parameter (json_each), so that a statement stays short whatever the
+// group's size, and keys or states that JSON cannot carry as they are (NUL,
+// invalid UTF-8) fall back to a statement per key. A Commit refused for
+// its writes (a key not in the group, or twice) writes nothing and leaves
+// the transaction open; any other failure rolls it back. GroupTx.Savepoint and
+// RollbackTo are SQL savepoints, their names [a-z0-9_]+. Retryable accepts
+// ErrConflict, PostgreSQL's serialization failures (40001) and deadlocks
+// (40P01), and SQLite's SQLITE_BUSY and SQLITE_LOCKED.
 //
 // # Tables
 //
