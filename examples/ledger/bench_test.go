@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
@@ -111,13 +110,9 @@ func benchConfig(maxActive int) ledger.AccountOption {
 
 func BenchmarkGuardedHandling(b *testing.B) {
 	for _, st := range benchStores(b) {
-		b.Run(st.name+"/per-event", func(b *testing.B) { benchPerEvent(b, st, false, 0) })
+		b.Run(st.name+"/per-event", func(b *testing.B) { benchPerEvent(b, st, false) })
 		if st.name != "memory" { // nothing to commit in memory
-			b.Run(st.name+"/grouped", func(b *testing.B) { benchPerEvent(b, st, true, 0) })
-			// MaxWork defaults to the linger (2ms), which a key's batch of 64
-			// events, a round trip each, outlasts on PostgreSQL: the key is
-			// evicted and runs alone. This one lets it stay in its group.
-			b.Run(st.name+"/grouped-maxwork=1s", func(b *testing.B) { benchPerEvent(b, st, true, time.Second) })
+			b.Run(st.name+"/grouped", func(b *testing.B) { benchPerEvent(b, st, true) })
 		}
 		b.Run(st.name+"/batched", func(b *testing.B) { benchBatched(b, st) })
 	}
@@ -136,10 +131,9 @@ func events(n int) []ledger.Deposited {
 // benchPerEvent runs the deposits through Account's dispatcher, whose
 // schema groups its transactional subscribers (group: {max_events: 512,
 // linger: 2ms}). grouped: as the schema says, with every key in progress at
-// once so that groups can form, and maxWork, when not zero, as
-// Group.MaxWork. Otherwise groups of one event (Group.MaxEvents 1): one
-// transaction per event, as without group:.
-func benchPerEvent(b *testing.B, st benchStore, grouped bool, maxWork time.Duration) {
+// once so that groups can form. Otherwise groups of one event
+// (Group.MaxEvents 1): one transaction per event, as without group:.
+func benchPerEvent(b *testing.B, st benchStore, grouped bool) {
 	ctx := b.Context()
 	s := st.open(b)
 	var d *ledger.AccountDispatcher
@@ -151,7 +145,7 @@ func benchPerEvent(b *testing.B, st benchStore, grouped bool, maxWork time.Durat
 		benchBalances(b, s)
 		group := func(c *ledger.AccountConfig) { c.Group.MaxEvents = 1 }
 		if grouped {
-			group = func(c *ledger.AccountConfig) { c.MaxActive, c.Group.MaxWork = benchKeys, maxWork }
+			group = func(c *ledger.AccountConfig) { c.MaxActive = benchKeys }
 		}
 		d, err = ledger.NewAccountTxDispatcher(s, txBook{}, benchConfig(st.maxActive), group)
 	}

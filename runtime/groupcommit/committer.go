@@ -22,8 +22,11 @@ var ErrEvicted = errors.New("groupcommit: work evicted from its group for runnin
 const (
 	// DefaultMaxEvents is Config.MaxEvents when it is zero.
 	DefaultMaxEvents = 1000
-	// DefaultMaxWork is Config.MaxWork when it and Config.Linger are zero.
-	DefaultMaxWork = 10 * time.Millisecond
+	// DefaultMaxWork is Config.MaxWork when it is zero and Config.Linger
+	// is shorter. It is long enough for a key's batch of 64 events with a
+	// round trip each on a loaded PostgreSQL, so that only a handler that
+	// is really stuck or slow leaves its group.
+	DefaultMaxWork = 100 * time.Millisecond
 	// DefaultMaxGroups is Config.MaxGroups when it is zero.
 	DefaultMaxGroups = 1
 	// DefaultMaxRetries is Config.MaxRetries when it is zero.
@@ -48,8 +51,8 @@ type Config struct {
 	// MaxWork is how long one key's work may run in a group, from the
 	// moment its turn is handed to it, before it is evicted (ErrEvicted).
 	// Set it above what a batch's work normally takes: an evicted work
-	// costs its group a rollback and runs again alone. Zero: Linger, or
-	// 10ms when Linger is zero too.
+	// costs its group a rollback and runs again alone. Zero: 100ms
+	// (DefaultMaxWork), or Linger when that is longer.
 	MaxWork time.Duration
 	// Savepoints takes a savepoint before every key's work from the start,
 	// instead of only once a group has seen a failure. It costs a round
@@ -81,10 +84,7 @@ func (cfg Config) withDefaults() Config {
 		cfg.MaxEvents = DefaultMaxEvents
 	}
 	if cfg.MaxWork == 0 {
-		cfg.MaxWork = cfg.Linger
-		if cfg.MaxWork == 0 {
-			cfg.MaxWork = DefaultMaxWork
-		}
+		cfg.MaxWork = max(cfg.Linger, DefaultMaxWork)
 	}
 	if cfg.MaxGroups == 0 {
 		cfg.MaxGroups = DefaultMaxGroups
