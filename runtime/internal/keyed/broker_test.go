@@ -3,6 +3,7 @@ package keyed_test
 import (
 	"fmt"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/ordergen/ordergen/runtime/internal/keyed"
@@ -36,6 +37,7 @@ type broker struct {
 	acked    map[string][]bool
 	next     map[string]int // per key, the next index to deliver
 	gen      map[string]int
+	from     map[string]int // per key, the index whose nack (or lapse) began the generation
 	inFlight map[string]int // per key, outstanding deliveries
 	maxOut   int            // per key, outstanding deliveries at most (1: SQS FIFO, pstest)
 	wire     chan keyed.Message[ev, handle]
@@ -45,7 +47,7 @@ type broker struct {
 
 func newBroker(maxOut int) *broker {
 	return &broker{logs: map[string][]ev{}, acked: map[string][]bool{}, next: map[string]int{}, gen: map[string]int{},
-		inFlight: map[string]int{}, maxOut: maxOut, wire: make(chan keyed.Message[ev, handle], 64)}
+		from: map[string]int{}, inFlight: map[string]int{}, maxOut: maxOut, wire: make(chan keyed.Message[ev, handle], 64)}
 }
 
 func (b *broker) publish(e ev) {
@@ -98,17 +100,31 @@ func (b *broker) settle(h handle, st transport.Settlement) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if h.gen != b.gen[h.key] {
-		return // a delivery of an earlier generation: the broker ignores it
-	}
-	b.inFlight[h.key]--
-	if st == transport.Finished {
-		b.acked[h.key][h.index] = true
-		b.acks++
-		return
+		if h.index >= b.from[h.key] {
+			return // delivered again since: the broker ignores this delivery's settlement
+		}
+		// A delivery before the message whose nack began this generation
+		// is still outstanding, as on Pub/Sub, where the nack of a later
+		// message leaves an earlier one's delivery alone: its ack counts,
+		// and its nack sends the key back to it. (Ignoring it lost the
+		// message: the broker never delivered it again.)
+		if st == transport.Finished {
+			b.acked[h.key][h.index] = true
+			b.acks++
+			return
+		}
+	} else {
+		b.inFlight[h.key]--
+		if st == transport.Finished {
+			b.acked[h.key][h.index] = true
+			b.acks++
+			return
+		}
 	}
 	b.nacks++
 	// Every later message of the key comes again, acknowledged or not.
 	b.gen[h.key]++
+	b.from[h.key] = h.index
 	b.inFlight[h.key] = 0
 	b.next[h.key] = h.index
 	for i := h.index; i < len(b.acked[h.key]); i++ {
@@ -135,6 +151,7 @@ func (b *broker) expireAll() {
 			}
 		}
 		b.next[k] = first
+		b.from[k] = first
 	}
 }
 
@@ -151,4 +168,27 @@ func (b *broker) drained() bool {
 		_ = k
 	}
 	return true
+}
+
+// TestBrokerRedeliversAnEarlierMessageNackedAfterALaterOne is the fake
+// broker's regression test: an ending ownership gives back the key's
+// unstarted message (61) at once and its running one (60) once the handler
+// returns, so the later message's nack reaches the broker first. The fake
+// used to ignore the earlier delivery's nack as one of an earlier
+// generation, and never delivered 60 again: the stress test then saw 61
+// handled after 59 once the fence's window lapsed.
+func TestBrokerRedeliversAnEarlierMessageNackedAfterALaterOne(t *testing.T) {
+	b := newBroker(4)
+	b.publish(ev{"k", 1})
+	b.publish(ev{"k", 2})
+	first := func(int) int { return 0 }
+	b.deliverSome(1, time.Minute, first)
+	b.deliverSome(1, time.Minute, first)
+	m1, m2 := <-b.wire, <-b.wire
+	b.settle(m2.Handle, transport.Unfinished)
+	b.settle(m1.Handle, transport.Unfinished)
+	b.deliverSome(1, time.Minute, first)
+	if again := <-b.wire; again.Event.Seq != 1 {
+		t.Fatalf("after both nacks the broker delivered %d first, want 1", again.Event.Seq)
+	}
 }
