@@ -162,6 +162,22 @@ func runToEnd(t *testing.T, name string, fresh bool) (map[string]int64, int, *du
 	return balances, twice, l
 }
 
+// preparedCrashDatabase returns the DSN of a fresh crash database of
+// dialect with the store's and the book's tables made, empty.
+func preparedCrashDatabase(t *testing.T, dialect string) string {
+	t.Helper()
+	crashed := crashDatabase(t, dialect)
+	prepare, err := dsn.Open(t.Context(), crashed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prepare.Close()
+	if _, err := newDurableLedger(t.Context(), prepare, crashSeed, true); err != nil {
+		t.Fatal(err)
+	}
+	return crashed
+}
+
 // TestCrashMidTransaction kills a process whose handler has written an
 // event but not committed it, restarts on the same store and redelivers
 // every event: the final state equals that of an uninterrupted run and of
@@ -169,16 +185,7 @@ func runToEnd(t *testing.T, name string, fresh bool) (map[string]int64, int, *du
 func TestCrashMidTransaction(t *testing.T) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		t.Run(dialect, func(t *testing.T) {
-			crashed := crashDatabase(t, dialect)
-			// Prepare the store and the book's tables, empty.
-			prepare, err := dsn.Open(t.Context(), crashed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := newDurableLedger(t.Context(), prepare, crashSeed, true); err != nil {
-				t.Fatal(err)
-			}
-			prepare.Close()
+			crashed := preparedCrashDatabase(t, dialect)
 
 			committedAtKill := crashChild(t, crashed)
 			balances, twice, l := runToEnd(t, crashed, false)
@@ -285,15 +292,7 @@ func assertNotCommitted(t *testing.T, store *sqlstore.Store, l *durableLedger) {
 func TestCrashMidGroup(t *testing.T) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		t.Run(dialect, func(t *testing.T) {
-			crashed := crashDatabase(t, dialect)
-			prepare, err := dsn.Open(t.Context(), crashed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := newDurableLedger(t.Context(), prepare, crashSeed, true); err != nil {
-				t.Fatal(err)
-			}
-			prepare.Close()
+			crashed := preparedCrashDatabase(t, dialect)
 
 			committedAtKill, lines := crashChildLines(t, crashed, crashGroupedEnv+"=1")
 			shared := sharedWrites(t, lines)
