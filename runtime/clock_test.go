@@ -15,48 +15,61 @@ import (
 // clock, a stuck inline batch is shared, a retry runs and a held event
 // parks its key exactly when the test moves the clock, and never before.
 
-func TestWatchdogOnTheTestClock(t *testing.T) {
-	clk := new(runtime.TestClock)
-	started, release := make(chan struct{}), make(chan struct{})
-	var others atomic.Int64
-	allDone := make(chan struct{})
+// slowScenario is an engine on a test clock whose key "slow" blocks in its
+// handler until release is closed, with five keys of its shard submitted
+// behind its running batch; allDone is closed once those are handled.
+type slowScenario struct {
+	e       *runtime.Engine[string, ev]
+	release chan struct{}
+	allDone chan struct{}
+	others  *atomic.Int64
+}
+
+func blockedBehindSlow(t *testing.T, clk *runtime.TestClock) slowScenario {
+	t.Helper()
+	started := make(chan struct{})
+	sc := slowScenario{release: make(chan struct{}), allDone: make(chan struct{}), others: new(atomic.Int64)}
 	const n = 5
 	h := func(ctx context.Context, key string, _ ev) error {
 		if key == "slow" {
 			close(started)
 			select {
-			case <-release:
+			case <-sc.release:
 			case <-ctx.Done():
 			}
 			return nil
 		}
-		if others.Add(1) == n {
-			close(allDone)
+		if sc.others.Add(1) == n {
+			close(sc.allDone)
 		}
 		return nil
 	}
 	cfg := runtime.Config[string, ev]{MaxActive: 2}
 	runtime.UseTestClock(&cfg, clk)
-	e := mustNew(t, h, cfg)
+	sc.e = mustNew(t, h, cfg)
 	ctx := context.Background()
-	if err := e.Submit(ctx, "slow", ev{}); err != nil {
+	if err := sc.e.Submit(ctx, "slow", ev{}); err != nil {
 		t.Fatal(err)
 	}
 	<-started
-	// These wait in the slow key's shard, behind its running batch.
-	behind := runtime.KeysInShardOf(e, "slow", keyRange("k", 2000))[:n]
-	for _, k := range behind {
-		if err := e.Submit(ctx, k, ev{}); err != nil {
+	for _, k := range runtime.KeysInShardOf(sc.e, "slow", keyRange("k", 2000))[:n] {
+		if err := sc.e.Submit(ctx, k, ev{}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return sc
+}
+
+func TestWatchdogOnTheTestClock(t *testing.T) {
+	clk := new(runtime.TestClock)
+	sc := blockedBehindSlow(t, clk)
 	// Two ticks without progress: the watchdog moves them to lanes that
 	// another worker runs while the slow handler still blocks.
 	clk.Advance(2 * time.Millisecond)
-	mustHappen(t, allDone, "the events behind a blocked inline event handled by another worker")
-	close(release)
-	flush(t, e)
-	checkInvariant(t, e.Stats())
+	mustHappen(t, sc.allDone, "the events behind a blocked inline event handled by another worker")
+	close(sc.release)
+	flush(t, sc.e)
+	checkInvariant(t, sc.e.Stats())
 }
 
 // While goroutines wait for a processor, an inline batch without progress
@@ -66,52 +79,21 @@ func TestWatchdogOnTheTestClock(t *testing.T) {
 func TestWatchdogWaitsUnderContention(t *testing.T) {
 	clk := new(runtime.TestClock)
 	clk.Contend(true)
-	started, release := make(chan struct{}), make(chan struct{})
-	var others atomic.Int64
-	allDone := make(chan struct{})
-	const n = 5
-	h := func(ctx context.Context, key string, _ ev) error {
-		if key == "slow" {
-			close(started)
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
-			return nil
-		}
-		if others.Add(1) == n {
-			close(allDone)
-		}
-		return nil
-	}
-	cfg := runtime.Config[string, ev]{MaxActive: 2}
-	runtime.UseTestClock(&cfg, clk)
-	e := mustNew(t, h, cfg)
-	ctx := context.Background()
-	if err := e.Submit(ctx, "slow", ev{}); err != nil {
-		t.Fatal(err)
-	}
-	<-started
-	behind := runtime.KeysInShardOf(e, "slow", keyRange("k", 2000))[:n]
-	for _, k := range behind {
-		if err := e.Submit(ctx, k, ev{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sc := blockedBehindSlow(t, clk)
 	// The first tick records the batch's position; each later one finds
 	// it there.
 	clk.Advance(runtime.ContendedTicks * time.Millisecond)
-	if !runtime.HasBatch(e, "slow") || others.Load() != 0 {
-		t.Fatalf("spilled after %d ticks under contention: batch %v, %d others handled", runtime.ContendedTicks, runtime.HasBatch(e, "slow"), others.Load())
+	if !runtime.HasBatch(sc.e, "slow") || sc.others.Load() != 0 {
+		t.Fatalf("spilled after %d ticks under contention: batch %v, %d others handled", runtime.ContendedTicks, runtime.HasBatch(sc.e, "slow"), sc.others.Load())
 	}
 	clk.Advance(time.Millisecond)
-	if runtime.HasBatch(e, "slow") {
+	if runtime.HasBatch(sc.e, "slow") {
 		t.Fatal("not spilled after ContendedTicks ticks without progress")
 	}
-	mustHappen(t, allDone, "the events behind a blocked inline event handled by another worker")
-	close(release)
-	flush(t, e)
-	checkInvariant(t, e.Stats())
+	mustHappen(t, sc.allDone, "the events behind a blocked inline event handled by another worker")
+	close(sc.release)
+	flush(t, sc.e)
+	checkInvariant(t, sc.e.Stats())
 }
 
 func TestRetryBackoffOnTheTestClock(t *testing.T) {
