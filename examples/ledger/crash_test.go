@@ -248,15 +248,8 @@ func crashChildLines(t *testing.T, name string, env ...string) (int, []string) {
 		t.Fatalf("the child never reached the stop point: %s", out)
 	}
 	// What the killed process left: its committed events only.
-	store, err := dsn.Open(t.Context(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, l := reopenCrashLedger(t, name)
 	defer store.Close()
-	l, err := newDurableLedger(t.Context(), store, crashSeed, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	n, err := l.committed(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -343,18 +336,27 @@ func sharedWrites(t *testing.T, lines []string) []sharedWrite {
 	return nil
 }
 
-// assertNoneCommitted fails if any of the group's writes survived the kill.
-func assertNoneCommitted(t *testing.T, name string, writes []sharedWrite) {
+// reopenCrashLedger opens the crash database name again, as the next
+// process would, and the ledger over it. The caller closes the store.
+func reopenCrashLedger(t *testing.T, name string) (*sqlstore.Store, *durableLedger) {
 	t.Helper()
 	store, err := dsn.Open(t.Context(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
 	l, err := newDurableLedger(t.Context(), store, crashSeed, false)
 	if err != nil {
+		store.Close()
 		t.Fatal(err)
 	}
+	return store, l
+}
+
+// assertNoneCommitted fails if any of the group's writes survived the kill.
+func assertNoneCommitted(t *testing.T, name string, writes []sharedWrite) {
+	t.Helper()
+	store, l := reopenCrashLedger(t, name)
+	defer store.Close()
 	for _, w := range writes {
 		var n int
 		if err := store.DB().QueryRowContext(t.Context(), `SELECT COUNT(*) FROM `+l.book.applied+` WHERE account = $1 AND version = $2`,
