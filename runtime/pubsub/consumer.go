@@ -152,12 +152,15 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	received := make(chan error, 1)
 	go func() {
 		received <- s.Receive(rctx, func(ctx context.Context, m *pubsub.Message) {
-			// Pub/Sub's flow control counts unacknowledged messages only
-			// where the server applies it: the consumer bounds them itself.
-			// A callback that waits holds up only the later messages of its
-			// key (the client calls a key's callbacks one at a time) and a
-			// slot of the client's own flow control.
-			if core.WaitRoom(ctx, nil) <= 0 {
+			// The client's flow control bounds the callbacks running, not
+			// the messages unacknowledged (a callback returns before its
+			// message is settled): the consumer bounds those itself. The
+			// client runs callbacks of different keys at once, so room is
+			// reserved, not looked at. A callback that waits holds up only
+			// the later messages of its key (the client calls a key's
+			// callbacks one at a time) and a slot of the client's own flow
+			// control.
+			if core.Reserve(ctx, nil, 1) <= 0 {
 				m.Nack() // stopping
 				return
 			}

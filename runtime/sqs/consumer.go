@@ -43,12 +43,10 @@ type Consumer[K comparable, E Keyed[K]] struct {
 	cfg  Config[E]
 	core atomic.Pointer[keyed.Core[K, E, *handle]]
 
-	mu         sync.Mutex // guards the settlements queued, reservations, stats and closeCtx
+	mu         sync.Mutex // guards the settlements queued, stats and closeCtx
 	deletes    []*handle
 	returns    []*handle // to make visible again (settled Unfinished)
 	settleWake chan struct{}
-	reserved   int            // room reserved by receive calls under way
-	released   chan struct{}  // closed when a reservation ends, for a receiver waiting
 	abandon    atomic.Bool    // killed: nothing more goes to SQS
 	writes     sync.WaitGroup // dead-letter sends under way
 	stats      counters

@@ -22,7 +22,7 @@ import (
 func (c *Consumer[K, E]) receiveLoop(ctx context.Context, core *keyed.Core[K, E, *handle]) {
 	backoff := 100 * time.Millisecond
 	for {
-		take := c.reserve(ctx, core)
+		take := core.Reserve(ctx, nil, 10) // up to ten a call; receivers at once never take more than MaxInFlight
 		if take <= 0 {
 			return
 		}
@@ -43,7 +43,7 @@ func (c *Consumer[K, E]) receiveLoop(ctx context.Context, core *keyed.Core[K, E,
 		})
 		received := time.Now()
 		if err != nil {
-			c.release(take)
+			core.Unreserve(take)
 			if ctx.Err() != nil {
 				return
 			}
@@ -61,56 +61,17 @@ func (c *Consumer[K, E]) receiveLoop(ctx context.Context, core *keyed.Core[K, E,
 		}
 		backoff = 100 * time.Millisecond
 		var err2 error
+		used := 0
 		for _, m := range out.Messages {
+			used++ // a failed Receive used its slot too
 			if err2 = core.Receive(c.decode(m, received)); err2 != nil {
 				break // the target failed: Run stops
 			}
 		}
-		c.release(take)
+		core.Unreserve(take - used)
 		if err2 != nil {
 			return
 		}
-	}
-}
-
-// reserve waits for room for messages, then reserves up to ten of it for
-// one receive call, so that receivers at once never take more than
-// MaxInFlight. It returns 0 once ctx ended.
-func (c *Consumer[K, E]) reserve(ctx context.Context, core *keyed.Core[K, E, *handle]) int {
-	for {
-		room := core.WaitRoom(ctx, nil)
-		if room <= 0 {
-			return 0
-		}
-		c.mu.Lock()
-		if n := room - c.reserved; n > 0 {
-			n = min(n, 10)
-			c.reserved += n
-			c.mu.Unlock()
-			return n
-		}
-		if c.released == nil {
-			c.released = make(chan struct{})
-		}
-		ch := c.released
-		c.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return 0
-		}
-	}
-}
-
-// release ends a reservation: the messages received are the core's to
-// count now.
-func (c *Consumer[K, E]) release(n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.reserved -= n
-	if c.released != nil {
-		close(c.released)
-		c.released = nil
 	}
 }
 

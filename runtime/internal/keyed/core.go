@@ -92,7 +92,9 @@ type Core[K comparable, E any, M any] struct {
 	mu        sync.Mutex // guards what follows; taken after the source's lock, never before
 	keys      map[string]*holding[E, M]
 	fences    map[string]fence
+	live      int // messages taken and not settled (every holding's nlive)
 	waiting   int // messages waiting for their key's ownership to end
+	reserved  int // room given by Reserve and not yet used by Receive
 	stashed   int // keys with a stash
 	closing   bool
 	seq       uint64
@@ -178,26 +180,51 @@ func (c *Core[K, E, M]) Err() error {
 	return c.failErr
 }
 
-// Receive takes m and offers its event to the lanes, or sets it aside: it
-// waits for its key's ending ownership, waits in its key's stash for room,
-// goes to the dead-letter destination (a bad message), or is given back at
-// once (a stale message behind a fence, or the core is shutting down). It
-// never blocks on room. It returns an error only when the target failed
-// for good.
+// Receive takes m, in a slot of room that Reserve gave, and offers its
+// event to the lanes, or sets it aside: it waits for its key's ending
+// ownership, waits in its key's stash for room, goes to the dead-letter
+// destination (a bad message), or is given back at once (a stale message
+// behind a fence, or the core is shutting down). It never blocks on room.
+// A message received without a reservation is counted all the same, so
+// that taking can go over MaxInFlight. It returns an error only when the
+// target failed for good.
 func (c *Core[K, E, M]) Receive(m Message[E, M]) error {
 	c.mu.Lock()
 	c.stats.Received++
+	// The slot stays counted, as reserved, until the message is counted
+	// as live or waiting: room never shows it free in between.
+	slot := c.reserved > 0
 	c.mu.Unlock()
-	return c.receive(m)
+	return c.receive(m, slot)
 }
 
-func (c *Core[K, E, M]) receive(m Message[E, M]) error {
+// useSlot ends a reservation that receive used; c.mu is held.
+func (c *Core[K, E, M]) useSlot(slot *bool) {
+	if *slot {
+		c.reserved--
+		*slot = false
+	}
+}
+
+// giveBack settles a message the core does not take Unfinished, then
+// frees its slot (when it holds one): the broker is told first, as in
+// settled.
+func (c *Core[K, E, M]) giveBack(handle M, slot bool) {
+	c.cfg.Settle(handle, transport.Unfinished)
+	if slot {
+		c.Unreserve(1)
+	}
+}
+
+// receive takes m; slot says whether m holds a reserved slot of room,
+// which it gives up in the critical section that counts m otherwise.
+func (c *Core[K, E, M]) receive(m Message[E, M], slot bool) error {
 	for {
 		c.mu.Lock()
 		if c.closing {
 			c.stats.Refused++
 			c.mu.Unlock()
-			c.cfg.Settle(m.Handle, transport.Unfinished)
+			c.giveBack(m.Handle, slot)
 			return nil
 		}
 		if f, ok := c.fences[m.Key]; ok {
@@ -205,7 +232,7 @@ func (c *Core[K, E, M]) receive(m Message[E, M]) error {
 				c.stats.Fenced++
 				c.mu.Unlock()
 				c.cfg.Logger.Debug("ordergen/"+c.cfg.System+": stale message of a key whose ownership ended given back", "key", m.Key, "id", m.ID, "until", f.id)
-				c.cfg.Settle(m.Handle, transport.Unfinished)
+				c.giveBack(m.Handle, slot)
 				return nil
 			}
 			delete(c.fences, m.Key)
@@ -214,6 +241,7 @@ func (c *Core[K, E, M]) receive(m Message[E, M]) error {
 		if h != nil && h.ending {
 			h.waiting = append(h.waiting, m)
 			c.waiting++
+			c.useSlot(&slot)
 			c.mu.Unlock()
 			return nil
 		}
@@ -225,6 +253,8 @@ func (c *Core[K, E, M]) receive(m Message[E, M]) error {
 		e := &entry[E, M]{h: h, handle: m.Handle, id: m.ID, lease: m.Lease, taken: time.Now(), seq: c.seq}
 		h.live = append(h.live, e)
 		h.nlive++
+		c.live++
+		c.useSlot(&slot)
 		c.mu.Unlock()
 
 		tag, err := c.src.Take(h.own, e)
@@ -233,6 +263,10 @@ func (c *Core[K, E, M]) receive(m Message[E, M]) error {
 			e.st = transport.Unfinished // never taken: not settled by the source
 			h.nlive--
 			h.dropSettled()
+			// Its room stays counted, as reserved again, while it looks.
+			c.live--
+			c.reserved++
+			slot = true
 			c.mu.Unlock()
 			continue
 		}
@@ -354,26 +388,46 @@ func (c *Core[K, E, M]) settled(e *entry[E, M], st transport.Settlement) {
 	}
 	c.mu.Unlock()
 	c.cfg.Settle(e.handle, st)
+	// Its room is free once the broker was told, not before: a message
+	// taken meanwhile would be one over MaxInFlight at the broker.
+	c.mu.Lock()
+	c.live--
+	c.mu.Unlock()
 	c.signal()
 	c.room.BroadcastIfWaiting()
 }
 
 // Room returns how many more messages may be received now (Config.MaxInFlight
-// less those unsettled or waiting); it may be 0 or less.
+// less those unsettled, waiting, or reserved); it may be 0 or less.
 func (c *Core[K, E, M]) Room() int {
-	n := c.src.Unsettled()
 	c.mu.Lock()
-	n += c.waiting
-	c.mu.Unlock()
-	return c.cfg.MaxInFlight - n
+	defer c.mu.Unlock()
+	return c.roomLocked()
 }
 
-// WaitRoom waits until Room is positive, or ctx ends or stop is closed,
-// and returns Room.
-func (c *Core[K, E, M]) WaitRoom(ctx context.Context, stop <-chan struct{}) int {
+// roomLocked is Room; c.mu is held.
+func (c *Core[K, E, M]) roomLocked() int {
+	return c.cfg.MaxInFlight - c.live - c.waiting - c.reserved
+}
+
+// Reserve waits until there is room, reserves up to most slots of it and
+// returns how many it reserved; 0 once ctx ends or stop is closed. Each
+// slot is for one Receive; give back the ones not used with Unreserve.
+// Receivers at once therefore never take more than MaxInFlight between
+// them: room seen is room held (a check of Room, then a Receive, would let
+// two receivers take the last slot).
+func (c *Core[K, E, M]) Reserve(ctx context.Context, stop <-chan struct{}, most int) int {
+	if most <= 0 {
+		return 0
+	}
 	for {
 		ch := c.room.Register()
-		n := c.Room()
+		c.mu.Lock()
+		n := min(c.roomLocked(), most)
+		if n > 0 {
+			c.reserved += n
+		}
+		c.mu.Unlock()
 		if n > 0 {
 			c.room.Unregister()
 			return n
@@ -393,6 +447,17 @@ func (c *Core[K, E, M]) WaitRoom(ctx context.Context, stop <-chan struct{}) int 
 		default:
 		}
 	}
+}
+
+// Unreserve gives back n slots that Reserve gave and no Receive used.
+func (c *Core[K, E, M]) Unreserve(n int) {
+	if n <= 0 {
+		return
+	}
+	c.mu.Lock()
+	c.reserved = max(c.reserved-n, 0)
+	c.mu.Unlock()
+	c.room.BroadcastIfWaiting()
 }
 
 // LeaseLost ends the ownership of key if message id is one of its

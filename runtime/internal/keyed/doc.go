@@ -32,6 +32,11 @@
 // Messages the lanes refuse for lack of room wait, with the later messages
 // of their key, in the key's stash, and are offered again as messages
 // settle: a full key holds up only itself. Room for messages overall
-// (Config.MaxInFlight) is the transport's to respect, with Room and
-// WaitRoom.
+// (Config.MaxInFlight) is the transport's to respect: it reserves room
+// with Reserve before it takes a message from the broker, and each
+// Receive uses one slot. A reservation, not a look at Room, because a
+// transport's receivers run at once (Pub/Sub's callbacks of different
+// keys, SQS's receive calls) and two of them could otherwise take the
+// last slot both. Messages waiting for their key's ownership to end keep
+// their room while they are received again.
 package keyed

@@ -115,7 +115,9 @@ func (c *Core[K, E, M]) end(h *holding[E, M], why string, lease time.Time) {
 	}
 	waiting := h.waiting
 	h.waiting = nil
+	// Their room stays held, as reserved, until they are received again.
 	c.waiting -= len(waiting)
+	c.reserved += len(waiting)
 	switch why {
 	case EndUnfinished:
 		c.stats.Ended.Unfinished++
@@ -125,8 +127,9 @@ func (c *Core[K, E, M]) end(h *holding[E, M], why string, lease time.Time) {
 		c.stats.Ended.LeaseLost++
 	}
 	c.mu.Unlock()
-	for _, m := range waiting {
-		if err := c.receive(m); err != nil {
+	for i, m := range waiting {
+		if err := c.receive(m, true); err != nil {
+			c.Unreserve(len(waiting) - i - 1)
 			return // the target failed: the transport stops
 		}
 	}
@@ -286,13 +289,17 @@ func (c *Core[K, E, M]) Shutdown(ctx context.Context) (int, error) {
 		h.ending = true
 		owners = append(owners, h.own)
 		waiting = append(waiting, h.waiting...)
-		c.waiting -= len(h.waiting)
 		h.waiting = nil
 	}
 	c.mu.Unlock()
 	for _, m := range waiting {
 		c.cfg.Settle(m.Handle, transport.Unfinished)
 	}
+	// Their room is free once the broker was told (see settled).
+	c.mu.Lock()
+	c.waiting -= len(waiting)
+	c.mu.Unlock()
+	c.room.BroadcastIfWaiting()
 	var left int
 	var err error
 	if len(owners) > 0 {

@@ -35,6 +35,13 @@ type guarded struct {
 	fixedUpTo  map[string]int // per key, the poison events up to this Seq are fixed
 }
 
+// violate records what must never happen.
+func (g *guarded) violate(v string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.violations = append(g.violations, v)
+}
+
 func poison(e ev) bool {
 	h := fnv.New32a()
 	fmt.Fprintf(h, "%s/%d", e.Key, e.Seq)
@@ -227,6 +234,7 @@ type process struct {
 	stopCh chan struct{}
 	wg     sync.WaitGroup
 	intn   func(int) int
+	held   atomic.Int64 // messages given to the core and not settled at the broker
 }
 
 func startProcess(t *testing.T, b *broker, g *guarded, intn func(int) int, final bool) *process {
@@ -248,14 +256,18 @@ func startProcess(t *testing.T, b *broker, g *guarded, intn func(int) int, final
 	if final {
 		lease = time.Minute
 	}
+	maxInFlight := 2 + intn(40)
 	c, err := keyed.New[string](transport.EngineTarget(e), keyed.Config[ev, handle]{
 		System:      "fake",
-		MaxInFlight: 4 + intn(60),
+		MaxInFlight: maxInFlight,
 		EndTimeout:  time.Duration(10+intn(50)) * time.Millisecond,
 		Fence:       b.maxOut > 1,
 		FenceWindow: 200 * time.Millisecond,
 		SweepEvery:  5 * time.Millisecond,
-		Settle:      b.settle,
+		Settle: func(h handle, st transport.Settlement) {
+			p.held.Add(-1)
+			b.settle(h, st)
+		},
 		DeadLetter: func(_ keyed.Message[ev, handle], done func(error)) {
 			if !final && intn(3) == 0 {
 				done(errors.New("the dead-letter write failed"))
@@ -270,9 +282,42 @@ func startProcess(t *testing.T, b *broker, g *guarded, intn func(int) int, final
 	}
 	core.Store(c)
 	p.core = c
-	ctx, cancel := context.WithCancel(context.Background())
-	p.wg.Go(func() { // the receiver
-		defer cancel()
+	// The receivers: one to three at once, each with its share of the keys
+	// (Pub/Sub calls a key's callbacks one at a time, in order, and
+	// different keys' at once), each reserving room before it takes a
+	// message. Whenever one is about to take a message, the core holds no
+	// more than MaxInFlight messages unsettled at the broker with it.
+	receivers := make([]chan keyed.Message[ev, handle], 1+intn(3))
+	for i := range receivers {
+		receivers[i] = make(chan keyed.Message[ev, handle], 8)
+		p.wg.Go(func() {
+			for {
+				var m keyed.Message[ev, handle]
+				select {
+				case m = <-receivers[i]:
+				case <-p.stopCh:
+					return
+				}
+				if c.Reserve(context.Background(), p.stopCh, 1) <= 0 {
+					return // dropped: its lease lapses (expireAll)
+				}
+				if intn(4) == 0 {
+					// The receiver's latency between room and take: the
+					// window in which another receiver could take the same
+					// room.
+					time.Sleep(time.Duration(intn(2)) * time.Millisecond)
+				}
+				if held := p.held.Add(1); held > int64(maxInFlight) {
+					g.violate(fmt.Sprintf("the core took a message while %d were unsettled at the broker, over MaxInFlight %d", held-1, maxInFlight))
+				}
+				if err := c.Receive(m); err != nil {
+					t.Errorf("receive: %v", err)
+					return
+				}
+			}
+		})
+	}
+	p.wg.Go(func() { // the stream, which hands each key to its receiver
 		for {
 			select {
 			case m := <-b.wire:
@@ -284,11 +329,11 @@ func startProcess(t *testing.T, b *broker, g *guarded, intn func(int) int, final
 				if m.Event.Seq < 0 {
 					m.Bad = &keyed.Bad{Reason: "undecodable", Err: errors.New("bad")}
 				}
-				if c.WaitRoom(ctx, p.stopCh) <= 0 {
-					return // dropped: its lease lapses (expireAll)
-				}
-				if err := c.Receive(m); err != nil {
-					t.Errorf("receive: %v", err)
+				h := fnv.New32a()
+				h.Write([]byte(m.Key))
+				select {
+				case receivers[h.Sum32()%uint32(len(receivers))] <- m:
+				case <-p.stopCh:
 					return
 				}
 			case <-p.stopCh:

@@ -1,0 +1,80 @@
+package keyed_test
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/internal/keyed"
+	"github.com/ordergen/ordergen/runtime/transport"
+)
+
+// roomCore returns a core with MaxInFlight 1 over an engine whose handler
+// does nothing; settle sees each settlement with the core.
+func roomCore(t *testing.T, settle func(*keyed.Core[string, ev, string], string, transport.Settlement)) *keyed.Core[string, ev, string] {
+	t.Helper()
+	var core atomic.Pointer[keyed.Core[string, ev, string]]
+	e, err := runtime.New(func(context.Context, string, ev) error { return nil }, runtime.Config[string, ev]{
+		MaxActive: 4, Retry: runtime.Retry{Attempts: 1}, Logger: slog.New(slog.DiscardHandler),
+		OnOutcome: func(k string, tag uint64, o runtime.Outcome) { core.Load().OnOutcome(k, tag, o) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := keyed.New[string](transport.EngineTarget(e), keyed.Config[ev, string]{
+		System: "test", MaxInFlight: 1, EndTimeout: time.Second,
+		Settle:     func(id string, st transport.Settlement) { settle(core.Load(), id, st) },
+		DeadLetter: func(_ keyed.Message[ev, string], done func(error)) { done(nil) },
+		Logger:     slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core.Store(c)
+	t.Cleanup(func() {
+		_, _ = c.Shutdown(context.Background())
+		_ = e.Close(context.Background())
+	})
+	return c
+}
+
+// Room seen is room held: once one receiver has the last slot, another
+// finds none, even before the first received its message. (Pub/Sub's
+// callbacks of two keys each looked at Room, found the last slot and took
+// a message: one over MaxInFlight, seen once in CI.)
+func TestReserveHoldsTheRoomItGives(t *testing.T) {
+	c := roomCore(t, func(*keyed.Core[string, ev, string], string, transport.Settlement) {})
+	if n := c.Reserve(context.Background(), nil, 5); n != 1 {
+		t.Fatalf("Reserve gave %d slots with MaxInFlight 1, want 1", n)
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if n := c.Reserve(ended, nil, 1); n != 0 {
+		t.Fatalf("a second receiver got %d slots while the first held the only one", n)
+	}
+	c.Unreserve(1)
+	if n := c.Reserve(ended, nil, 1); n != 1 {
+		t.Fatalf("Reserve gave %d slots after the first was given back, want 1", n)
+	}
+}
+
+// A message's room is free only once the broker was told it is settled:
+// a message taken before would be one over MaxInFlight at the broker.
+func TestRoomFreesAfterTheBrokerIsTold(t *testing.T) {
+	room := make(chan int, 1)
+	c := roomCore(t, func(c *keyed.Core[string, ev, string], _ string, _ transport.Settlement) { room <- c.Room() })
+	if c.Reserve(context.Background(), nil, 1) != 1 {
+		t.Fatal("no room in an empty core")
+	}
+	if err := c.Receive(msg("m1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-room; n != 0 {
+		t.Errorf("Room was %d while the broker was told of the settlement, want 0", n)
+	}
+	if n := c.Reserve(context.Background(), nil, 1); n != 1 {
+		t.Errorf("Reserve gave %d after the settlement, want 1", n)
+	}
+}
