@@ -53,18 +53,25 @@ func (s *settlements) wait(t *testing.T, id string) transport.Settlement {
 // s; deadLetter answers the dead-letter writes.
 func newCore(t *testing.T, h runtime.Handler[string, ev], s *settlements, deadLetter error, fence bool) (*keyed.Core[string, ev, string], *runtime.Engine[string, ev]) {
 	t.Helper()
+	return startCore(t, h, keyed.Config[ev, string]{
+		MaxInFlight: 16, Fence: fence, SweepEvery: 10 * time.Millisecond,
+		Settle:     s.settle,
+		DeadLetter: func(_ keyed.Message[ev, string], done func(error)) { done(deadLetter) },
+	})
+}
+
+// startCore returns a core with cfg (System, EndTimeout and Logger filled
+// in) over an engine whose handler is h; both stop when the test ends.
+func startCore(t *testing.T, h runtime.Handler[string, ev], cfg keyed.Config[ev, string]) (*keyed.Core[string, ev, string], *runtime.Engine[string, ev]) {
+	t.Helper()
 	var core atomic.Pointer[keyed.Core[string, ev, string]]
 	e, err := runtime.New(h, runtime.Config[string, ev]{MaxActive: 4, Retry: runtime.Retry{Attempts: 1},
 		OnOutcome: func(k string, tag uint64, o runtime.Outcome) { core.Load().OnOutcome(k, tag, o) }, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := keyed.New[string](transport.EngineTarget(e), keyed.Config[ev, string]{
-		System: "test", MaxInFlight: 16, EndTimeout: time.Second, Fence: fence, SweepEvery: 10 * time.Millisecond,
-		Settle:     s.settle,
-		DeadLetter: func(_ keyed.Message[ev, string], done func(error)) { done(deadLetter) },
-		Logger:     slog.New(slog.DiscardHandler),
-	})
+	cfg.System, cfg.EndTimeout, cfg.Logger = "test", time.Second, slog.New(slog.DiscardHandler)
+	c, err := keyed.New[string](transport.EngineTarget(e), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

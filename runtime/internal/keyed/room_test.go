@@ -2,12 +2,9 @@ package keyed_test
 
 import (
 	"context"
-	"log/slog"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/internal/keyed"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
@@ -17,26 +14,12 @@ import (
 func roomCore(t *testing.T, settle func(*keyed.Core[string, ev, string], string, transport.Settlement)) *keyed.Core[string, ev, string] {
 	t.Helper()
 	var core atomic.Pointer[keyed.Core[string, ev, string]]
-	e, err := runtime.New(func(context.Context, string, ev) error { return nil }, runtime.Config[string, ev]{
-		MaxActive: 4, Retry: runtime.Retry{Attempts: 1}, Logger: slog.New(slog.DiscardHandler),
-		OnOutcome: func(k string, tag uint64, o runtime.Outcome) { core.Load().OnOutcome(k, tag, o) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := keyed.New[string](transport.EngineTarget(e), keyed.Config[ev, string]{
-		System: "test", MaxInFlight: 1, EndTimeout: time.Second,
-		Settle:     func(id string, st transport.Settlement) { settle(core.Load(), id, st) },
-		DeadLetter: func(_ keyed.Message[ev, string], done func(error)) { done(nil) },
-		Logger:     slog.New(slog.DiscardHandler),
+	c, _ := startCore(t, func(context.Context, string, ev) error { return nil }, keyed.Config[ev, string]{
+		MaxInFlight: 1,
+		Settle:      func(id string, st transport.Settlement) { settle(core.Load(), id, st) },
+		DeadLetter:  func(_ keyed.Message[ev, string], done func(error)) { done(nil) },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	core.Store(c)
-	t.Cleanup(func() {
-		_, _ = c.Shutdown(context.Background())
-		_ = e.Close(context.Background())
-	})
 	return c
 }
 
