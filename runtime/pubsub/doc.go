@@ -74,8 +74,9 @@
 //
 // At most Config.MaxInFlight messages are received and unsettled at once,
 // parked ones included (the subscriber's MaxOutstandingMessages, which the
-// server applies too; the consumer also waits in the client's callback, so
-// the bound holds against any server). A message the lanes refuse for lack
+// server applies too; the client's own flow control counts only callbacks
+// running, so the consumer reserves room in the callback before it takes a
+// message, and the bound holds against any server). A message the lanes refuse for lack
 // of room (any backlog policy: the consumer offers with a done context)
 // waits, with the later messages of its key, until messages settle: a full
 // key holds up only itself.
