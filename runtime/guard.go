@@ -49,13 +49,13 @@ type StateStore[K comparable] interface {
 // the number of keys. It never evicts one, since a forgotten key would take
 // a stale or duplicate event for a new one. Keep the versions of an
 // unbounded key space in a durable store (runtime/sqlstore). Its keys are
-// spread over stripes, each with its own lock, so that workers guarding
-// different keys seldom meet.
-type MemoryVersionStore[K comparable] struct{ s striped[K, uint64] }
+// spread over stripes, each with its own lock for writers, so that workers
+// guarding different keys seldom meet; Version takes no lock.
+type MemoryVersionStore[K comparable] struct{ s versionStripes[K] }
 
 // NewMemoryVersionStore returns an empty in-memory version store.
 func NewMemoryVersionStore[K comparable]() *MemoryVersionStore[K] {
-	return &MemoryVersionStore[K]{s: newStriped[K, uint64]()}
+	return &MemoryVersionStore[K]{s: newVersionStripes[K]()}
 }
 
 // Version implements VersionStore.
