@@ -109,7 +109,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	b.entries, sh.inbox, sh.spareInbox = sh.inbox, sh.spareInbox[:0], nil
 	b.pos.Store(-1)
 	b.seen, b.still, b.owned = -2, 0, nil
-	sh.cur = b
+	sh.cur, sh.curLen = b, len(b.entries)
 	sh.mu.Unlock()
 
 	var last outcomeNote[K] // the outcome of the event at pos
@@ -183,7 +183,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 		return w.spilledAfter(sh, b, done, &last)
 	}
 	sh.mu.Lock()
-	sh.cur = nil
+	sh.cur, sh.curLen = nil, 0
 	b.giveBack(sh)
 	// Release before idle, so that Stats after Flush finds these events
 	// finished; report after release.
@@ -340,7 +340,7 @@ func (e *Engine[K, E]) spillBatch(sh *shard[K, E], b *inlineBatch[K, E], ready [
 	if p == posSpilled || p == posDone || !b.pos.CompareAndSwap(p, posSpilled) {
 		return ready
 	}
-	sh.cur = nil
+	sh.cur, sh.curLen = nil, 0
 	if p >= 0 {
 		// The event the worker runs now: its key gets a lane the worker
 		// owns, so that the key's later events wait behind it. Only its

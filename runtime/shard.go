@@ -24,6 +24,10 @@ type shard[K comparable, E any] struct {
 	queued     bool          // the inbox is in the run queue (or being run)
 	// cur is the inbox being run inline by a worker, nil when none is.
 	cur *inlineBatch[K, E]
+	// curLen is len(cur.entries) (0 without cur), kept here so that a
+	// submitter's admission reads nothing of the running worker's batch,
+	// whose cache line the worker writes at every event (its pos).
+	curLen int
 	// ready holds lanes a submitter made ready in an engine whose keys run
 	// in lanes: the worker that takes the shard's task takes them too.
 	ready []*lane[K, E]
@@ -148,11 +152,7 @@ func (sh *shard[K, E]) unlanedCount(key K) int {
 // unlaned bounds from above the events waiting in sh's inbox or inline
 // batch; sh.mu is held.
 func (sh *shard[K, E]) unlaned() int {
-	n := len(sh.inbox)
-	if sh.cur != nil {
-		n += len(sh.cur.entries)
-	}
-	return n
+	return len(sh.inbox) + sh.curLen
 }
 
 // eachUnlaned calls fn with the key and acceptance time of each event
