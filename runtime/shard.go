@@ -24,10 +24,6 @@ type shard[K comparable, E any] struct {
 	queued     bool          // the inbox is in the run queue (or being run)
 	// cur is the inbox being run inline by a worker, nil when none is.
 	cur *inlineBatch[K, E]
-	// curLen is len(cur.entries) (0 without cur), kept here so that a
-	// submitter's admission reads nothing of the running worker's batch,
-	// whose cache line the worker writes at every event (its pos).
-	curLen int
 	// ready holds lanes a submitter made ready in an engine whose keys run
 	// in lanes: the worker that takes the shard's task takes them too.
 	ready []*lane[K, E]
@@ -47,7 +43,12 @@ type shard[K comparable, E any] struct {
 	conflated uint64
 	dropped   uint64
 	withdrawn uint64
-	_         [64]byte // keep shards on separate cache lines
+	// curLen is len(cur.entries) (0 without cur), kept here so that a
+	// submitter's admission reads nothing of the running worker's batch,
+	// whose cache line the worker writes at every event (its pos). It is
+	// last, in the padding, so that the fields before it keep their places.
+	curLen int
+	_      [56]byte // keep shards on separate cache lines
 }
 
 // entry is an event in a shard's inbox (it.moved marks one of an inline
