@@ -162,8 +162,13 @@ func (s *conformanceStream) Consumer(t *testing.T, o transporttest.ConsumerOptio
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	// A client of its own, closed once the consumer's Run returns: the
+	// stress test makes thousands of consumers, and clients kept until the
+	// test's end exhausted the process's file descriptors (their gRPC
+	// connections) after about 2,500 of them.
+	cl := s.f.client(t)
 	cfg := ps.Config[transporttest.Event]{
-		Client:          s.f.client(t),
+		Client:          cl,
 		Subscription:    s.name,
 		Codec:           transporttest.Codec{},
 		DeadLetterTopic: s.name + "-dlt",
@@ -178,5 +183,17 @@ func (s *conformanceStream) Consumer(t *testing.T, o transporttest.ConsumerOptio
 	if err != nil {
 		t.Fatal(err)
 	}
-	return transporttest.KillOnCancel(c)
+	return closesClient{transporttest.KillOnCancel(c), cl}
+}
+
+// closesClient is a conformance consumer that closes its client once Run
+// returned.
+type closesClient struct {
+	transporttest.Consumer
+	cl *pubsub.Client
+}
+
+func (c closesClient) Run(ctx context.Context, target transport.Target[transporttest.Event]) error {
+	defer func() { _ = c.cl.Close() }()
+	return c.Consumer.Run(ctx, target)
 }
