@@ -89,8 +89,16 @@ func (s *MemoryStateStore[K]) CompareAndSetState(_ context.Context, key K, old, 
 	return s.s.compareAndSet(key, old, next), nil
 }
 
-// storeStripes is how many stripes an in-memory guard store has.
-const storeStripes = 32
+// storeStripes is how many stripes an in-memory guard store has: 1 <<
+// storeStripeBits.
+const (
+	storeStripeBits = 5
+	storeStripes    = 1 << storeStripeBits
+)
+
+// stripeOf is the stripe of a key whose hash is h: by its top bits, while
+// a stripe's table picks the slot by its low ones.
+func stripeOf(h uint64) uint64 { return h >> (64 - storeStripeBits) }
 
 // striped is a map spread over stripes by a seeded hash of the key. Each
 // stripe is a table of its own (storeTable) indexed by that same hash, so
@@ -112,11 +120,10 @@ func newStriped[K comparable, V comparable]() striped[K, V] {
 	return striped[K, V]{seed: maphash.MakeSeed(), stripes: new([storeStripes]stripe[K, V])}
 }
 
-// of returns key's stripe and hash. The stripe is chosen by the hash's top
-// bits and the table's slot by its low ones.
+// of returns key's stripe and hash (see stripeOf).
 func (s striped[K, V]) of(key K) (*stripe[K, V], uint64) {
 	h := maphash.Comparable(s.seed, key)
-	return &s.stripes[h>>(64-5)], h
+	return &s.stripes[stripeOf(h)], h
 }
 
 func (s striped[K, V]) get(key K) V {

@@ -46,11 +46,10 @@ func newVersionStripes[K comparable]() versionStripes[K] {
 	return versionStripes[K]{seed: maphash.MakeSeed(), stripes: new([storeStripes]versionStripe[K])}
 }
 
-// of returns key's stripe and hash (the stripe by the hash's top bits, the
-// slot by its low ones).
+// of returns key's stripe and hash.
 func (s versionStripes[K]) of(key K) (*versionStripe[K], uint64) {
 	h := maphash.Comparable(s.seed, key)
-	return &s.stripes[h>>(64-5)], h
+	return &s.stripes[stripeOf(h)], h
 }
 
 func (s versionStripes[K]) get(key K) uint64 {
@@ -72,12 +71,15 @@ func (s versionStripes[K]) compareAndSet(key K, old, next uint64) bool {
 	if old != 0 {
 		return false
 	}
-	if t == nil || 4*(t.n+1) > 3*len(t.slots) {
+	grow := t == nil || 4*(t.n+1) > 3*len(t.slots)
+	if grow {
 		t = t.grown()
-		defer st.t.Store(t) // published once the key is in it too
 	}
 	t.place(h|1, key, next)
 	t.n++
+	if grow {
+		st.t.Store(t) // published once the key is in it too
+	}
 	return true
 }
 

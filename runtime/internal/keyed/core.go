@@ -92,7 +92,7 @@ type Core[K comparable, E any, M any] struct {
 	mu        sync.Mutex // guards what follows; taken after the source's lock, never before
 	keys      map[string]*holding[E, M]
 	fences    map[string]fence
-	live      int // messages taken and not settled (every holding's nlive)
+	live      int // messages taken and not settled: every holding's nlive, less only once Settle told the broker
 	waiting   int // messages waiting for their key's ownership to end
 	reserved  int // room given by Reserve and not yet used by Receive
 	stashed   int // keys with a stash
