@@ -117,7 +117,15 @@ const decodeMin = 256
 func (c *Consumer[K, E]) decodeAll(taken []takenRecords[K, E]) {
 	n := 0
 	for i := range taken {
-		taken[i].items = make([]*pending[E], len(taken[i].recs))
+		// One slab of items per partition's records rather than an
+		// allocation per record; the stash of a blocked partition keeps
+		// the slab until its last item is taken.
+		slab := make([]pending[E], len(taken[i].recs))
+		items := make([]*pending[E], len(slab))
+		for j := range slab {
+			items[j] = &slab[j]
+		}
+		taken[i].items = items
 		n += len(taken[i].recs)
 	}
 	decodeRange := func(from, to int) {
@@ -126,7 +134,7 @@ func (c *Consumer[K, E]) decodeAll(taken []takenRecords[K, E]) {
 			tr := &taken[i]
 			lo, hi := max(from-at, 0), min(to-at, len(tr.recs))
 			for j := lo; j < hi; j++ {
-				tr.items[j] = c.decode(tr.recs[j])
+				c.decode(tr.recs[j], tr.items[j])
 			}
 			at += len(tr.recs)
 			if at >= to {
@@ -182,12 +190,12 @@ func (c *Consumer[K, E]) take(p *partition[K, E], items []*pending[E]) error {
 	return c.submit(p, items)
 }
 
-// decode turns a record into an event, or into a bad record with its reason.
-func (c *Consumer[K, E]) decode(r *kgo.Record) *pending[E] {
-	it := &pending[E]{rec: r}
-	bad := func(reason Reason, err error) *pending[E] {
+// decode turns a record into it: an event, or a bad record with its
+// reason.
+func (c *Consumer[K, E]) decode(r *kgo.Record, it *pending[E]) {
+	it.rec = r
+	bad := func(reason Reason, err error) {
 		it.reason, it.err = reason, err
-		return it
 	}
 	var typ []byte
 	found := false
@@ -197,32 +205,57 @@ func (c *Consumer[K, E]) decode(r *kgo.Record) *pending[E] {
 		}
 	}
 	if !found {
-		return bad(ReasonMissingType, fmt.Errorf("no %s header", HeaderType))
+		bad(ReasonMissingType, fmt.Errorf("no %s header", HeaderType))
+		return
 	}
 	if len(r.Key) == 0 && !c.cfg.AcceptKeyless {
-		return bad(ReasonMissingKey, errors.New("the record has no key"))
+		bad(ReasonMissingKey, errors.New("the record has no key"))
+		return
 	}
 	ev, err := c.cfg.Codec.Decode(string(typ), r.Value)
 	switch {
 	case errors.Is(err, durable.ErrUnknownEventType):
-		return bad(ReasonUnknownType, err)
+		bad(ReasonUnknownType, err)
+		return
 	case err != nil:
-		return bad(ReasonUndecodable, err)
+		bad(ReasonUndecodable, err)
+		return
 	}
 	it.event = ev
 	if len(r.Key) > 0 {
-		key, err := durable.DecodeKey[K](string(r.Key))
-		if err != nil {
-			return bad(ReasonUndecodable, err)
-		}
-		if key != ev.EventKey() {
-			text, _ := durable.EncodeKey(ev.EventKey())
-			if !bytes.Equal([]byte(text), r.Key) {
-				return bad(ReasonKeyMismatch, fmt.Errorf("record key %q, event key %q", r.Key, text))
-			}
+		if err := checkRecordKey(r.Key, ev.EventKey()); err != nil {
+			bad(err.reason, err.err)
 		}
 	}
-	return it
+}
+
+// keyMismatch is why a record's key does not go with its event.
+type keyMismatch struct {
+	reason Reason
+	err    error
+}
+
+// checkRecordKey checks that a record's key is the text form of its
+// event's key. A string key is compared as it is, without decoding it
+// (which, through reflection, costs two allocations per record).
+func checkRecordKey[K comparable](raw []byte, key K) *keyMismatch {
+	if s, ok := any(key).(string); ok {
+		if string(raw) != s {
+			return &keyMismatch{ReasonKeyMismatch, fmt.Errorf("record key %q, event key %q", raw, s)}
+		}
+		return nil
+	}
+	got, err := durable.DecodeKey[K](string(raw))
+	if err != nil {
+		return &keyMismatch{ReasonUndecodable, err}
+	}
+	if got != key {
+		text, _ := durable.EncodeKey(key)
+		if !bytes.Equal([]byte(text), raw) {
+			return &keyMismatch{ReasonKeyMismatch, fmt.Errorf("record key %q, event key %q", raw, text)}
+		}
+	}
+	return nil
 }
 
 // submit takes items, in order, and offers them to the target. When the
@@ -234,9 +267,24 @@ func (c *Consumer[K, E]) submit(p *partition[K, E], items []*pending[E]) error {
 	c.mu.Lock()
 	p.trk.measure()
 	c.mu.Unlock()
+	// Submitted is counted here and added to the stats when c.mu is taken
+	// anyway, rather than taking it once more per record.
+	submitted := uint64(0)
+	// The records of one call are taken at one time: the clock is read
+	// once, not per record.
+	var at int64
+	defer func() {
+		if submitted > 0 {
+			c.mu.Lock()
+			c.stats.Submitted += submitted
+			c.mu.Unlock()
+		}
+	}()
 	for i, it := range items {
 		if it.tag == 0 {
 			c.mu.Lock()
+			c.stats.Submitted += submitted
+			submitted = 0
 			if p.state != active {
 				c.mu.Unlock()
 				return nil
@@ -257,7 +305,10 @@ func (c *Consumer[K, E]) submit(p *partition[K, E], items []*pending[E]) error {
 				c.mu.Unlock()
 				return nil
 			}
-			p.trk.add(o, now())
+			if at == 0 {
+				at = now()
+			}
+			p.trk.add(o, at)
 			c.mu.Unlock()
 			tag, err := c.source().Take(p.own, record[K, E]{p, o})
 			if err != nil { // the ownership ended meanwhile
@@ -272,9 +323,7 @@ func (c *Consumer[K, E]) submit(p *partition[K, E], items []*pending[E]) error {
 		err := c.source().Offer(c.nowait, it.tag, it.event)
 		switch {
 		case err == nil:
-			c.mu.Lock()
-			c.stats.Submitted++
-			c.mu.Unlock()
+			submitted++
 		case errors.Is(err, transport.ErrOwnershipEnded):
 			return nil
 		case errors.Is(err, runtime.ErrBacklogFull) || errors.Is(err, context.Canceled):
