@@ -104,11 +104,6 @@ type Engine[K comparable, E any] struct {
 	errClosed   error
 	errKeyFull  error
 	errTotalAll error
-
-	// waitChunk is how many finished inline events a worker gathers before
-	// it releases their room while a submitter waits for room (see
-	// releaseEvery).
-	waitChunk int64
 }
 
 // counters are outcome counts. Each worker has its own, so the hot path
@@ -171,7 +166,6 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 	e.errClosed = fmt.Errorf("%s: %w", name, ErrClosed)
 	e.errKeyFull = fmt.Errorf("%s: %w: per-key limit %d reached", name, ErrBacklogFull, cfg.Backlog.PerKey)
 	e.errTotalAll = fmt.Errorf("%s: %w: total limit %d reached", name, ErrBacklogFull, cfg.Backlog.Total)
-	e.waitChunk = waitChunk(cfg.Backlog)
 	segs := new(sync.Pool)
 	for i := range e.shards {
 		sh := &e.shards[i]

@@ -267,8 +267,8 @@ func (c *Consumer[K, E]) submit(p *partition[K, E], items []*pending[E]) error {
 	c.mu.Lock()
 	p.trk.measure()
 	c.mu.Unlock()
-	// Submitted is counted here and added to the stats when c.mu is taken
-	// anyway, rather than taking it once more per record.
+	// Submitted is counted here and added to the stats once, at the end,
+	// rather than under c.mu once more per record.
 	submitted := uint64(0)
 	// The records of one call are taken at one time: the clock is read
 	// once, not per record.
@@ -283,8 +283,6 @@ func (c *Consumer[K, E]) submit(p *partition[K, E], items []*pending[E]) error {
 	for i, it := range items {
 		if it.tag == 0 {
 			c.mu.Lock()
-			c.stats.Submitted += submitted
-			submitted = 0
 			if p.state != active {
 				c.mu.Unlock()
 				return nil
