@@ -56,12 +56,32 @@ func BenchmarkMetrics(b *testing.B) {
 	})
 }
 
+// BenchmarkPerKeyLimit measures what a per-key limit below the total
+// costs: the uniform no-op dispatch with the default Backlog.Total and a
+// per-key limit equal to it, the default one, and a small one, side by
+// side. While a shard holds at least PerKey events of keys without a lane,
+// admission counts the submitted key's events among them
+// (shard.unlanedCount), a scan of the shard's inbox and inline batch.
+func BenchmarkPerKeyLimit(b *testing.B) {
+	keys := benchKeys(1<<20, false)
+	for _, perKey := range []int{runtime.DefaultTotal, runtime.DefaultPerKey, 16} {
+		b.Run("per-key="+strconv.Itoa(perKey), func(b *testing.B) {
+			benchDispatch(b, keys, runtime.Config[string, int]{
+				Backlog: runtime.Backlog{PerKey: perKey, Total: runtime.DefaultTotal, WhenFull: runtime.Block},
+			})
+		})
+	}
+}
+
 // benchDispatch submits b.N events over keys through an engine with cfg
-// (plus the benchmark's worker count and backlog) and waits for them.
+// (plus the benchmark's worker count, and its backlog unless cfg sets one)
+// and waits for them.
 func benchDispatch(b *testing.B, keys []string, cfg runtime.Config[string, int]) {
 	noop := func(context.Context, string, int) error { return nil }
 	cfg.MaxActive = 8
-	cfg.Backlog = runtime.Backlog{PerKey: 4096, Total: 4096, WhenFull: runtime.Block}
+	if cfg.Backlog == (runtime.Backlog{}) {
+		cfg.Backlog = runtime.Backlog{PerKey: 4096, Total: 4096, WhenFull: runtime.Block}
+	}
 	cfg.Logger = discardLogger()
 	e, err := runtime.New(noop, cfg)
 	if err != nil {
