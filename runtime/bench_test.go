@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	goruntime "runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ordergen/ordergen/runtime"
@@ -57,33 +58,55 @@ func BenchmarkMetrics(b *testing.B) {
 }
 
 // BenchmarkPerKeyLimit measures what a per-key limit below the total
-// costs: the uniform no-op dispatch with the default Backlog.Total and a
-// per-key limit equal to it, the default one, and a small one, side by
-// side. While a shard holds at least PerKey events of keys without a lane,
-// admission counts the submitted key's events among them
-// (shard.unlanedCount), a scan of the shard's inbox and inline batch.
+// costs: uniform dispatch with the default Backlog.Total and a per-key
+// limit equal to it, the default one, and a small one, side by side, with a
+// handler that does nothing and with one that works a few hundred
+// nanoseconds, which keeps the backlog full. While a shard holds at least
+// PerKey events of keys without a lane, admission has to know the
+// submitted key's share of them (shard.unlanedRoom).
 func BenchmarkPerKeyLimit(b *testing.B) {
 	keys := benchKeys(1<<20, false)
-	for _, perKey := range []int{runtime.DefaultTotal, runtime.DefaultPerKey, 16} {
-		b.Run("per-key="+strconv.Itoa(perKey), func(b *testing.B) {
-			benchDispatch(b, keys, runtime.Config[string, int]{
-				Backlog: runtime.Backlog{PerKey: perKey, Total: runtime.DefaultTotal, WhenFull: runtime.Block},
+	var sink atomic.Uint64
+	work := func(_ context.Context, _ string, n int) error {
+		x := uint64(n)
+		for range 200 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		sink.Add(x)
+		return nil
+	}
+	for _, h := range []struct {
+		name string
+		fn   runtime.Handler[string, int]
+	}{{"noop", noop}, {"work", work}} {
+		for _, perKey := range []int{runtime.DefaultTotal, runtime.DefaultPerKey, 16} {
+			b.Run(h.name+"/per-key="+strconv.Itoa(perKey), func(b *testing.B) {
+				benchHandle(b, keys, h.fn, runtime.Config[string, int]{
+					Backlog: runtime.Backlog{PerKey: perKey, Total: runtime.DefaultTotal, WhenFull: runtime.Block},
+				})
 			})
-		})
+		}
 	}
 }
 
+// noop is the benchmarks' handler that does nothing.
+func noop(context.Context, string, int) error { return nil }
+
 // benchDispatch submits b.N events over keys through an engine with cfg
 // (plus the benchmark's worker count, and its backlog unless cfg sets one)
-// and waits for them.
+// and a handler that does nothing, and waits for them.
 func benchDispatch(b *testing.B, keys []string, cfg runtime.Config[string, int]) {
-	noop := func(context.Context, string, int) error { return nil }
+	benchHandle(b, keys, noop, cfg)
+}
+
+// benchHandle is benchDispatch with the handler h.
+func benchHandle(b *testing.B, keys []string, h runtime.Handler[string, int], cfg runtime.Config[string, int]) {
 	cfg.MaxActive = 8
 	if cfg.Backlog == (runtime.Backlog{}) {
 		cfg.Backlog = runtime.Backlog{PerKey: 4096, Total: 4096, WhenFull: runtime.Block}
 	}
 	cfg.Logger = discardLogger()
-	e, err := runtime.New(noop, cfg)
+	e, err := runtime.New(h, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,8 @@ import "sync"
 // The shard owns the per-key backlog count of its keys, under its lock: a
 // key with a lane counts what its lane holds (lane.count); a key without
 // one counts its events in the inbox and in the unfinished part of the
-// inline batch (unlanedCount). Nothing else keeps a per-key count. For each
+// inline batch (unlanedCount, and the headroom a full count leaves:
+// perkeyroom.go). Nothing else keeps a per-key count. For each
 // key, either it has a lane and none of its events are in the inbox or the
 // batch, or it has no lane: whoever makes a lane moves the key's events
 // into it.
@@ -31,9 +32,12 @@ type shard[K comparable, E any] struct {
 	// their timer, plus one while the inbox is queued. Flush waits for zero.
 	busy   int
 	closed bool
-	free   *lane[K, E]
-	nfree  int
-	segs   segPool[E]
+	// room is the per-key limit's headroom of keys without a lane
+	// (perkeyroom.go).
+	room  perKeyRoom[K]
+	free  *lane[K, E]
+	nfree int
+	segs  segPool[E]
 	// lanePool holds the shard's lanes beyond its free list. A lane stays in
 	// its shard for life: its timers' functions read l.shard to lock it.
 	lanePool *sync.Pool
