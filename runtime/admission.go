@@ -132,7 +132,7 @@ func (e *Engine[K, E]) admit(sh *shard[K, E], l *lane[K, E], key K, take bool) f
 			return parkFull
 		}
 		return keyFull
-	case l == nil && !sh.unlanedRoom(key, perKey):
+	case l == nil && sh.unlaned() >= perKey && !sh.unlanedRoom(key, perKey):
 		return keyFull
 	}
 	if take {

@@ -7,12 +7,12 @@ package runtime
 // them, and in a backlog that stays full (a handler slower than the
 // submitter, a per-key limit well below the total) every submission to the
 // shard scanned it: in BenchmarkPerKeyLimit/work the default PerKey of
-// 1,000 cost 1.38x a limit equal to the total. So a scan counts every key
+// 1,000 cost 1.36-1.38x a limit equal to the total. So a scan counts every key
 // at once, and what it finds is kept as headroom: how many more events the
-// shard can take before any key could reach the limit (1.11x). Events that
-// leave only make the bound looser, so it needs no updating but a
-// decrement per admission. A small limit still scans for the one key
-// (PerKey 16: 1.5x).
+// shard can accept before any key could reach the limit (1.11-1.19x). Events
+// that leave only make the bound looser, and the shard's count of accepted
+// events tells how much of it is used, so it needs no updating. A small
+// limit still scans for the one key (PerKey 16: 1.5x).
 
 // fullCountPays is the least headroom for which counting every key (a map
 // update per event) is cheaper than scanning for one key per admission
@@ -23,12 +23,16 @@ const fullCountPays = 32
 // perKeyRoom is the per-key limit's bookkeeping for a shard's keys without a
 // lane; its fields are guarded by the shard's mutex.
 type perKeyRoom[K comparable] struct {
-	// headroom is how many more events without a lane the shard may admit
-	// without looking: no key without a lane has more than PerKey-headroom
-	// events, so each of them finds fewer than PerKey before it is added.
-	// A full count sets it (counting the admission it was made for), each
-	// admission since took one, and events leaving only loosen it.
-	headroom int
+	// counted says a full count was made: then, when shard.accepted was
+	// countedAt, no key without a lane had more than PerKey-1-spare events
+	// (counting the one being admitted). Every event accepted since adds at
+	// most one to a key, and events leaving only lower the counts, so while
+	// no more than spare were accepted each key has fewer than PerKey and
+	// admission need not look. Reading the shard's accepted count, which
+	// every submission writes anyway, keeps the fast path as it was.
+	counted   bool
+	countedAt uint64
+	spare     int
 	// scansLeft is how many single-key scans admission makes before it
 	// counts every key again, after a full count that found too little
 	// headroom to pay for itself.
@@ -39,14 +43,14 @@ type perKeyRoom[K comparable] struct {
 
 // unlanedRoom reports whether key, which has no lane, has fewer than
 // perKey events waiting in sh's inbox and inline batch, so that one more may
-// be admitted; it takes that event's share of the headroom. sh.mu is held.
+// be admitted. Admission calls it only when the shard holds at least perKey
+// such events. sh.mu is held.
 func (sh *shard[K, E]) unlanedRoom(key K, perKey int) bool {
 	r := &sh.room
 	switch {
-	case r.headroom > 0:
-		r.headroom--
-		return true
 	case sh.unlaned() < perKey:
+		return true
+	case r.counted && r.spare >= 0 && sh.accepted-r.countedAt <= uint64(r.spare):
 		return true
 	case perKey <= fullCountPays: // a full count cannot pay
 		return sh.unlanedCount(key) < perKey
@@ -60,8 +64,8 @@ func (sh *shard[K, E]) unlanedRoom(key K, perKey int) bool {
 		return false
 	}
 	// After this admission the key has n+1.
-	r.headroom = perKey - max(most, n+1)
-	if r.headroom < fullCountPays {
+	r.counted, r.countedAt, r.spare = true, sh.accepted, perKey-1-max(most, n+1)
+	if r.spare < fullCountPays {
 		r.scansLeft = sh.unlaned()
 	}
 	return true

@@ -7,6 +7,23 @@ import (
 	"pgregory.net/rapid"
 )
 
+// admitUnlaned is what admission does for key, which has no lane, in sh:
+// it asks unlanedRoom once the shard holds perKey events without a lane,
+// and an admitted event is accepted into the inbox.
+func admitUnlaned(sh *shard[string, int], key string, perKey int) bool {
+	if sh.unlaned() >= perKey && !sh.unlanedRoom(key, perKey) {
+		return false
+	}
+	fill(sh, key)
+	return true
+}
+
+// fill accepts an event of key into sh's inbox without asking.
+func fill(sh *shard[string, int], key string) {
+	sh.accepted++
+	sh.inbox = append(sh.inbox, entry[string, int]{key: key})
+}
+
 // unlanedRoom, with the headroom it keeps between full counts, answers as a
 // count of the key's events would, whatever the shard's keys were admitted,
 // left (finished, moved to lanes, taken into a batch that then runs) or
@@ -18,31 +35,30 @@ func TestPropertyUnlanedRoomIsTheCount(t *testing.T) {
 		sh := &shard[string, int]{}
 		key := func() string { return fmt.Sprintf("k%d", rapid.IntRange(0, nkeys-1).Draw(rt, "key")) }
 		for range rapid.IntRange(1, 600).Draw(rt, "ops") {
-			switch op := rapid.IntRange(0, 9).Draw(rt, "op"); {
-			case op < 6: // a submission, admitted if the answer says so
+			switch op := rapid.IntRange(0, 10).Draw(rt, "op"); {
+			case op < 6: // a submission
 				k := key()
-				want := sh.unlanedCount(k) < perKey
-				if got := sh.unlanedRoom(k, perKey); got != want {
-					rt.Fatalf("key %s with %d of limit %d: room %v", k, sh.unlanedCount(k), perKey, got)
+				had := sh.unlanedCount(k)
+				if got, want := admitUnlaned(sh, k, perKey), had < perKey; got != want {
+					rt.Fatalf("key %s with %d of limit %d: admitted %v", k, had, perKey, got)
 				}
-				if want {
-					sh.inbox = append(sh.inbox, entry[string, int]{key: k})
-				}
-			case op == 6 && len(sh.inbox) > 0: // an inbox event leaves (withdrawn, dropped, moved)
+			case op == 6: // accepted without adding an event (conflated, dropped)
+				sh.accepted++
+			case op == 7 && len(sh.inbox) > 0: // an inbox event leaves (withdrawn, dropped, moved)
 				i := rapid.IntRange(0, len(sh.inbox)-1).Draw(rt, "leaves")
 				sh.inbox = append(sh.inbox[:i], sh.inbox[i+1:]...)
-			case op == 7 && sh.cur == nil: // a worker takes the inbox as its batch
+			case op == 8 && sh.cur == nil: // a worker takes the inbox as its batch
 				b := &inlineBatch[string, int]{entries: sh.inbox}
 				b.pos.Store(-1)
 				sh.cur, sh.curLen, sh.inbox = b, len(b.entries), nil
-			case op == 8 && sh.cur != nil: // the batch runs on, or ends
+			case op == 9 && sh.cur != nil: // the batch runs on, or ends
 				b := sh.cur
 				if p := b.pos.Load() + int64(rapid.IntRange(1, 8).Draw(rt, "ran")); p < int64(len(b.entries)) {
 					b.pos.Store(p)
 				} else {
 					sh.cur, sh.curLen = nil, 0
 				}
-			case op == 9 && sh.cur != nil: // a later event of the batch moves to its key's lane
+			case op == 10 && sh.cur != nil: // a later event of the batch moves to its key's lane
 				b := sh.cur
 				if i := int(b.pos.Load()) + 1; i < len(b.entries) {
 					b.entries[i].it.moved = true
@@ -54,22 +70,35 @@ func TestPropertyUnlanedRoomIsTheCount(t *testing.T) {
 
 // A shard whose keys are far from the limit is counted once, not at every
 // admission: the headroom that count leaves lets the next submissions in
-// without a scan.
+// without a scan, and the one after them counts again.
 func TestUnlanedRoomCountsOnceForManyAdmissions(t *testing.T) {
 	const perKey = 1000
 	sh := &shard[string, int]{}
 	for i := range perKey {
-		sh.inbox = append(sh.inbox, entry[string, int]{key: fmt.Sprintf("k%d", i%100)}) // 10 each
+		admitUnlaned(sh, fmt.Sprintf("k%d", i%100), perKey) // 10 each
 	}
-	if !sh.unlanedRoom("k0", perKey) {
+	if sh.room.counted {
+		t.Fatal("counted below the limit")
+	}
+	if !admitUnlaned(sh, "k0", perKey) {
 		t.Fatal("a key with 10 of 1000 refused")
 	}
-	// The largest count is k0's 11 after this admission: 1000-11 more fit.
-	if got, want := sh.room.headroom, perKey-11; got != want {
-		t.Fatalf("headroom %d after the count, want %d", got, want)
+	// The largest count is k0's 11 after this admission: 1000-1-11 more
+	// are sure to fit.
+	at := sh.room.countedAt
+	if !sh.room.counted || sh.room.spare != perKey-1-11 || sh.room.scansLeft != 0 {
+		t.Fatalf("after the count: %+v", sh.room)
 	}
-	if sh.room.scansLeft != 0 {
-		t.Fatalf("%d single-key scans left after a count that paid", sh.room.scansLeft)
+	for range sh.room.spare {
+		if !admitUnlaned(sh, "k1", perKey) {
+			t.Fatal("refused within the headroom")
+		}
+	}
+	if sh.room.countedAt != at {
+		t.Fatal("counted again within the headroom")
+	}
+	if !admitUnlaned(sh, "k1", perKey) || sh.room.countedAt == at {
+		t.Fatal("no new count once the headroom was used")
 	}
 }
 
@@ -80,28 +109,24 @@ func TestUnlanedRoomScansOneKeyNearTheLimit(t *testing.T) {
 	const perKey = 40
 	sh := &shard[string, int]{}
 	for i := range perKey - 1 {
-		sh.inbox = append(sh.inbox, entry[string, int]{key: "hot"})
-		sh.inbox = append(sh.inbox, entry[string, int]{key: fmt.Sprintf("c%d", i)})
+		fill(sh, "hot")
+		fill(sh, fmt.Sprintf("c%d", i))
 	}
-	if !sh.unlanedRoom("cold", perKey) {
+	held := sh.unlaned()
+	if !admitUnlaned(sh, "cold", perKey) {
 		t.Fatal("a key with no events refused")
 	}
-	if got := sh.room.headroom; got != 1 {
-		t.Fatalf("headroom %d with a key at 39 of 40, want 1", got)
+	if sh.room.spare != 0 || sh.room.scansLeft != held {
+		t.Fatalf("with a key at 39 of 40, after the count: %+v, want no spare and %d scans", sh.room, held)
 	}
-	if got, want := sh.room.scansLeft, len(sh.inbox); got != want {
-		t.Fatalf("%d scans left, want %d", got, want)
-	}
-	sh.inbox = append(sh.inbox, entry[string, int]{key: "cold"})
-	if !sh.unlanedRoom("hot", perKey) { // its 40th: the headroom's last
+	if !admitUnlaned(sh, "hot", perKey) { // its 40th
 		t.Fatal("a key with 39 of 40 refused")
 	}
-	sh.inbox = append(sh.inbox, entry[string, int]{key: "hot"})
-	if sh.unlanedRoom("hot", perKey) {
+	if admitUnlaned(sh, "hot", perKey) {
 		t.Fatal("a key at its limit admitted")
 	}
-	if got, want := sh.room.scansLeft, len(sh.inbox)-3; got != want {
-		t.Fatalf("%d scans left after one, want %d", got, want)
+	if got, want := sh.room.scansLeft, held-2; got != want {
+		t.Fatalf("%d scans left after two, want %d", got, want)
 	}
 }
 
@@ -111,15 +136,14 @@ func TestUnlanedRoomSmallLimitScans(t *testing.T) {
 	const perKey = fullCountPays
 	sh := &shard[string, int]{}
 	for i := range 4 * perKey {
-		sh.inbox = append(sh.inbox, entry[string, int]{key: fmt.Sprintf("k%d", i)})
+		admitUnlaned(sh, fmt.Sprintf("k%d", i), perKey)
 	}
 	for range 3 {
-		if !sh.unlanedRoom("k0", perKey) {
-			t.Fatal("a key with 1 event refused")
+		if !admitUnlaned(sh, "k0", perKey) {
+			t.Fatal("a key with few events refused")
 		}
-		sh.inbox = append(sh.inbox, entry[string, int]{key: "k0"})
 	}
-	if sh.room.headroom != 0 || sh.room.scansLeft != 0 || sh.room.counts != nil {
+	if sh.room.counted || sh.room.scansLeft != 0 || sh.room.counts != nil {
 		t.Fatalf("a limit of %d was counted whole: %+v", perKey, sh.room)
 	}
 }

@@ -32,12 +32,9 @@ type shard[K comparable, E any] struct {
 	// their timer, plus one while the inbox is queued. Flush waits for zero.
 	busy   int
 	closed bool
-	// room is the per-key limit's headroom of keys without a lane
-	// (perkeyroom.go).
-	room  perKeyRoom[K]
-	free  *lane[K, E]
-	nfree int
-	segs  segPool[E]
+	free   *lane[K, E]
+	nfree  int
+	segs   segPool[E]
 	// lanePool holds the shard's lanes beyond its free list. A lane stays in
 	// its shard for life: its timers' functions read l.shard to lock it.
 	lanePool *sync.Pool
@@ -49,10 +46,16 @@ type shard[K comparable, E any] struct {
 	withdrawn uint64
 	// curLen is len(cur.entries) (0 without cur), kept here so that a
 	// submitter's admission reads nothing of the running worker's batch,
-	// whose cache line the worker writes at every event (its pos). It is
-	// last, in the padding, so that the fields before it keep their places.
+	// whose cache line the worker writes at every event (its pos). It and
+	// room come after the others, in what was padding, so that the fields
+	// before them keep their places.
 	curLen int
-	_      [56]byte // keep shards on separate cache lines
+	// room is the per-key limit's headroom for keys without a lane
+	// (perkeyroom.go), used only while the shard holds PerKey of their
+	// events: cold, it serves as most of the padding that keeps the next
+	// shard's lock off this shard's last cache line.
+	room perKeyRoom[K]
+	_    [16]byte
 }
 
 // entry is an event in a shard's inbox (it.moved marks one of an inline
