@@ -7,12 +7,12 @@ package runtime
 // them, and in a backlog that stays full (a handler slower than the
 // submitter, a per-key limit well below the total) every submission to the
 // shard scanned it: in BenchmarkPerKeyLimit/work the default PerKey of
-// 1,000 cost 1.36-1.38x a limit equal to the total. So a scan counts every key
-// at once, and what it finds is kept as headroom: how many more events the
-// shard can accept before any key could reach the limit (1.11-1.19x). Events
-// that leave only make the bound looser, and the shard's count of accepted
-// events tells how much of it is used, so it needs no updating. A small
-// limit still scans for the one key (PerKey 16: 1.5x).
+// 1,000 cost 1.36-1.38x a limit equal to the total. So a scan counts every
+// key at once, and what it finds is kept as headroom: how many more events
+// the shard can accept before any key could reach the limit (1.11-1.19x).
+// Events that leave only make the bound looser, and the shard's count of
+// accepted events tells how much of it is used, so it needs no updating. A
+// small limit still scans for the one key (PerKey 16: 1.5x).
 
 // fullCountPays is the least headroom for which counting every key (a map
 // update per event) is cheaper than scanning for one key per admission

@@ -5,6 +5,8 @@ package runtime
 //	admission.go  Submit: the per-key and total limits, backlog room, the
 //	              FullPolicy, conflation at the door
 //	shard.go      shards: the inbox, the lanes' map, the per-key counts
+//	perkeyroom.go the per-key limit of keys without a lane: a count of the
+//	              shard's keys, and the headroom it leaves
 //	runqueue.go   the run queue: ready tasks ahead of yielded ones
 //	worker.go     the worker loop, its deque, and stealing between workers
 //	turn.go       a turn of a lane: take, run, settle
