@@ -102,8 +102,20 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 // tag 0 (events published in process), and outcomes of records whose
 // partition the consumer no longer owns, are ignored.
 func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
-	if src := c.src.Load(); src != nil {
-		src.OnOutcome(key, tag, o)
+	src := c.src.Load()
+	if src == nil {
+		return
+	}
+	src.OnOutcome(key, tag, o)
+	if o == runtime.Parked && src.ParksInMemory() {
+		// A record parked in memory keeps its MaxInFlight room and settles
+		// nothing: a feeder waiting for room looks again, so that it tells
+		// the parks holding its intake from records still in flight.
+		c.mu.Lock()
+		if c.waitRoom {
+			c.signal()
+		}
+		c.mu.Unlock()
 	}
 }
 

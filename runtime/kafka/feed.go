@@ -30,11 +30,15 @@ func (c *Consumer[K, E]) feed(ctx context.Context) error {
 			return err
 		}
 		room := c.cfg.MaxInFlight - c.source().Unsettled()
-		c.noteIntake(room <= 0)
 		if room <= 0 {
+			// Set before noteIntake counts the parked records: a record that
+			// settles or parks in memory after that count leaves a wake-up.
 			c.mu.Lock()
 			c.waitRoom = true
 			c.mu.Unlock()
+		}
+		c.noteIntake(room <= 0)
+		if room <= 0 {
 			if c.source().Unsettled() >= c.cfg.MaxInFlight { // looked again: a settle may have missed waitRoom
 				select {
 				case <-c.wake:

@@ -73,3 +73,70 @@ func TestParkedRecordsHoldingMaxInFlightAreReported(t *testing.T) {
 	m.stop(t)
 	j.check(t, want)
 }
+
+// Records that park after the intake filled still stop it being reported
+// as merely full: here MaxInFlight records of one key are all taken while
+// the first one's handler runs, so the feeder waits for room before any
+// has parked, and only then do they park. A park in memory settles
+// nothing, so it must wake the feeder itself to look again; before, the
+// consumer stayed "in_flight" and never warned (a regression test for a
+// CI failure of the test above under load).
+func TestRecordsParkedWhileTheIntakeWaitsAreReported(t *testing.T) {
+	c := newCluster(t, 1)
+	p, err := kafka.NewProducer[string, ev](client(t, c), topic, codec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxInFlight, total = 4, 8
+	for i := range total {
+		if err := p.Send(context.Background(), "bad", ev{"bad", i + 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := make(chan struct{})
+	var fixed atomic.Bool
+	var handled atomic.Int64
+	allHandled := make(chan struct{})
+	const waiting, intakeFull, resumed = "ordergen/kafka: intake", "records parked in memory hold its MaxInFlight", "the consumer takes records again"
+	logs := newLogSignal(waiting, intakeFull, resumed)
+	m := startMember(t, c, "g", memberOpts{
+		cfg: func(cfg *kafka.Config[ev]) {
+			cfg.MaxInFlight = maxInFlight
+			cfg.Logger = logs.logger()
+		},
+		handler: func(ctx context.Context, _ string, _ ev) error {
+			if !fixed.Load() {
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				return runtime.Permanent(errors.New("broken until fixed"))
+			}
+			if handled.Add(1) == total {
+				close(allHandled)
+			}
+			return nil
+		},
+	})
+	// The first change of the intake: from open to waiting for room, with
+	// the first record still running and none parked.
+	await(t, logs.after(waiting, 1), "the feeder to wait for room")
+	if st := m.c.Stats(); st.Intake != kafka.IntakeInFlight {
+		t.Fatalf("with nothing parked yet: intake %v, want %v", st.Intake, kafka.IntakeInFlight)
+	}
+	close(release)
+	await(t, logs.after(intakeFull, 1), "the warning that parked records hold the intake")
+	if st := m.c.Stats(); st.Intake != kafka.IntakeParked {
+		t.Errorf("once parked: intake %v, want %v", st.Intake, kafka.IntakeParked)
+	}
+	fixed.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.engine.Replay(ctx, "bad"); err != nil {
+		t.Fatal(err)
+	}
+	await(t, logs.after(resumed, 1), "the intake to resume")
+	await(t, allHandled, "every record after the replay")
+	m.stop(t)
+}
