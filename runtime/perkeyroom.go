@@ -48,8 +48,6 @@ type perKeyRoom[K comparable] struct {
 func (sh *shard[K, E]) unlanedRoom(key K, perKey int) bool {
 	r := &sh.room
 	switch {
-	case sh.unlaned() < perKey:
-		return true
 	case r.counted && r.spare >= 0 && sh.accepted-r.countedAt <= uint64(r.spare):
 		return true
 	case perKey <= fullCountPays: // a full count cannot pay
