@@ -26,15 +26,15 @@ func (e *verdictsError) Error() string {
 
 // isVerdicts reports whether err came from Verdicts.
 func isVerdicts(err error) bool {
-	var v *verdictsError
-	return errors.As(err, &v)
+	_, ok := errors.AsType[*verdictsError](err)
+	return ok
 }
 
 // batchVerdicts returns the verdicts err carries, if it came from Verdicts,
 // and an error that fails the batch when they are unusable.
 func batchVerdicts(err error, n int) ([]error, bool, error) {
-	var v *verdictsError
-	if !errors.As(err, &v) {
+	v, ok := errors.AsType[*verdictsError](err)
+	if !ok {
 		return nil, false, nil
 	}
 	switch {

@@ -44,8 +44,8 @@ func Permanent(err error) error {
 // IsPermanent reports whether err, or any error it wraps, was marked with
 // Permanent.
 func IsPermanent(err error) bool {
-	var p *permanentError
-	return errors.As(err, &p)
+	_, ok := errors.AsType[*permanentError](err)
+	return ok
 }
 
 type permanentError struct{ err error }
@@ -70,8 +70,7 @@ func SkipApplied(reason string) error { return &skipError{reason: reason, applie
 // IsSkip reports whether err came from Skip or SkipApplied, and returns its
 // reason.
 func IsSkip(err error) (reason string, ok bool) {
-	var s *skipError
-	if errors.As(err, &s) {
+	if s, ok := errors.AsType[*skipError](err); ok {
 		return s.reason, true
 	}
 	return "", false
@@ -79,8 +78,8 @@ func IsSkip(err error) (reason string, ok bool) {
 
 // skipApplied reports whether err came from SkipApplied.
 func skipApplied(err error) bool {
-	var s *skipError
-	return errors.As(err, &s) && s.applied
+	s, ok := errors.AsType[*skipError](err)
+	return ok && s.applied
 }
 
 type skipError struct {
@@ -100,8 +99,7 @@ func Hold(reason string) error { return &holdError{reason: reason} }
 
 // IsHold reports whether err came from Hold, and returns its reason.
 func IsHold(err error) (reason string, ok bool) {
-	var h *holdError
-	if errors.As(err, &h) {
+	if h, ok := errors.AsType[*holdError](err); ok {
 		return h.reason, true
 	}
 	return "", false
