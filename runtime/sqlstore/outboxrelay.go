@@ -24,7 +24,9 @@ import (
 // advance ordergen_outbox_seq), so a round does not hold up the business
 // transactions. On SQLite the claim's transaction holds the database's
 // only write lock (BEGIN IMMEDIATE): one relay at a time, and writers wait
-// for the round to commit.
+// for the round to commit. Either hold lasts as long as the transaction's
+// database session; a relay confirms it (OutboxClaim.Held) before each
+// send.
 
 // OutboxClaim is one relay round's hold on some keys of an entity's outbox
 // (see ClaimOutbox). It ends with Commit or Rollback; until then its keys
@@ -315,6 +317,30 @@ func (s *Store) lockKeys(ctx context.Context, entity string, keys []string, coun
 		last.Events = append(last.Events, ev)
 	}
 	return c, nil
+}
+
+// Held confirms that the claim still holds its keys: a statement in the
+// claim's transaction reached the database and came back. The hold lasts
+// as long as the database session of that transaction, which the server
+// may end under it (on PostgreSQL: pg_terminate_backend, a restart, a
+// connection cut): its row locks go with it, another relay may ship its
+// keys at once, and Held returns an error. A relay calls it before each
+// send, so that it stops sending a claim it lost. On SQLite the hold is
+// the transaction's write lock, which only the relay's own process ends
+// (by ending the claim): Held runs no statement there.
+func (c *OutboxClaim) Held(ctx context.Context) error {
+	switch {
+	case c.tx == nil:
+		return fmt.Errorf("sqlstore: outbox claim of %s: a claim of nothing holds no key", c.entity)
+	case c.done:
+		return fmt.Errorf("sqlstore: outbox claim of %s: %w", c.entity, sql.ErrTxDone)
+	case c.s.dialect != Postgres:
+		return nil
+	}
+	if _, err := c.tx.ExecContext(ctx, `SELECT 1`); err != nil {
+		return fmt.Errorf("sqlstore: outbox claim of %s is lost: %w", c.entity, err)
+	}
+	return nil
 }
 
 // Commit marks the events sent that results say were, records each key's
