@@ -48,10 +48,21 @@
 // so a round does not delay the business transactions. On SQLite a round
 // is one transaction that holds the database's write lock: one relay
 // writes at a time, and writers wait for the round to commit (keep Batch
-// and SendTimeout small there). The lock lasts as long as the database
-// session: a relay cut off from the database (its session ended by the
-// server) may still finish the send in progress while another relay takes
-// the key over.
+// and SendTimeout small there).
+//
+// A claim lasts as long as the database session of its transaction. When
+// the server ends that session under a round (pg_terminate_backend, a
+// restart, a cut connection), the round's keys are free at once and
+// another relay may ship them while this one still holds their events. So
+// a round confirms its claim before each send, with a statement of that
+// session begun after the key's previous send returned (the round's
+// senders share those statements: about one per Senders sends), and stops
+// sending once one fails. Of each key it held, only the send in progress
+// when the session ended goes twice, or the one about to begin, its claim
+// confirmed just before; the round marks nothing, reports the lost claim,
+// and Run goes on in a new session, where the next relay to claim the keys
+// sends them from their first event not marked. On SQLite the claim is the
+// write lock of the relay's own process, which no server ends under it.
 //
 // Isolation: a key whose sink refuses an event retries it after an
 // exponential backoff (Config.Backoff), and the other keys go on meanwhile;

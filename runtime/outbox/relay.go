@@ -55,6 +55,8 @@ const (
 
 // hooks let the package's tests see the rounds.
 type hooks struct {
+	// claimed is called when a round has claimed events, before it sends.
+	claimed func(round uint64)
 	// ended is called when a round ends, with whether its marks committed.
 	ended func(round uint64, committed bool)
 }

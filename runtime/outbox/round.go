@@ -66,7 +66,12 @@ func (r *Relay[K, E]) round(ctx context.Context) (roundResult, error) {
 	if len(claim.Keys) == 0 {
 		return res, nil
 	}
-	outcomes := r.sendAll(withRound(ctx, id), claim.Keys)
+	if r.hooks.claimed != nil {
+		r.hooks.claimed(id)
+	}
+	hold, stopChecks := r.holdOf(ctx, claim)
+	outcomes := r.sendAll(withRound(ctx, id), hold, claim.Keys)
+	stopChecks()
 
 	// The marks go in whatever became of ctx, bounded on their own: a
 	// crashed round's sends have all returned by now, so no relay can
@@ -91,6 +96,11 @@ func (r *Relay[K, E]) round(ctx context.Context) (roundResult, error) {
 	}
 	if err := claim.Commit(markCtx, results); err != nil {
 		r.ended(id, false)
+		if lost := hold.lost(); lost != nil {
+			// The usual way a claim is lost: its session ended, and the
+			// marks went with it.
+			return res, fmt.Errorf("outbox relay of %s: the round stopped sending when it lost its claim, and marked nothing: %w", r.cfg.Entity, errors.Join(lost, err))
+		}
 		return res, err
 	}
 	defer r.ended(id, true) // once counted
@@ -117,8 +127,32 @@ func (r *Relay[K, E]) round(ctx context.Context) (roundResult, error) {
 	return res, nil
 }
 
-// markTimeout bounds the statements that mark a round's events sent.
+// markTimeout bounds the statements of a round after its claim: each
+// check of the claim, and those that mark its events sent.
 const markTimeout = 30 * time.Second
+
+// holdOf returns the checks of claim for the sends of a round run with
+// ctx, and the function that ends them. A check runs in whatever became of
+// ctx, as the marks do, unless ctx ended by a crash: on PostgreSQL a
+// statement cut short ends its session, and with it the claim, which a
+// round cut short by Close still commits.
+func (r *Relay[K, E]) holdOf(ctx context.Context, claim *sqlstore.OutboxClaim) (*holdCheck, func()) {
+	checkCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		if !r.isAborted() { // Close sets aborted before it ends ctx
+			cancel()
+		}
+	})
+	hold := newHoldCheck(func() error {
+		ctx, cancel := context.WithTimeout(checkCtx, markTimeout)
+		defer cancel()
+		return claim.Held(ctx)
+	})
+	return hold, func() {
+		stop()
+		cancel()
+	}
+}
 
 func (r *Relay[K, E]) ended(id uint64, committed bool) {
 	if r.hooks.ended != nil {
@@ -128,12 +162,12 @@ func (r *Relay[K, E]) ended(id uint64, committed bool) {
 
 // sendAll sends the keys of a claim, up to Senders at once, and returns
 // what became of each.
-func (r *Relay[K, E]) sendAll(ctx context.Context, keys []sqlstore.OutboxClaimKey) []keyOutcome {
+func (r *Relay[K, E]) sendAll(ctx context.Context, hold *holdCheck, keys []sqlstore.OutboxClaimKey) []keyOutcome {
 	out := make([]keyOutcome, len(keys))
 	workers := min(r.cfg.Senders, len(keys))
 	if workers == 1 {
 		for i := range keys {
-			out[i] = r.sendKey(ctx, keys[i])
+			out[i] = r.sendKey(ctx, hold, keys[i])
 		}
 		return out
 	}
@@ -146,7 +180,7 @@ func (r *Relay[K, E]) sendAll(ctx context.Context, keys []sqlstore.OutboxClaimKe
 				if i >= len(keys) {
 					return
 				}
-				out[i] = r.sendKey(ctx, keys[i])
+				out[i] = r.sendKey(ctx, hold, keys[i])
 			}
 		})
 	}
@@ -155,8 +189,9 @@ func (r *Relay[K, E]) sendAll(ctx context.Context, keys []sqlstore.OutboxClaimKe
 }
 
 // sendKey sends one key's events in version order, each once the one
-// before was taken, and stops at the first that fails.
-func (r *Relay[K, E]) sendKey(ctx context.Context, k sqlstore.OutboxClaimKey) keyOutcome {
+// before was taken and the claim confirmed, and stops at the first that
+// fails or when the claim is lost.
+func (r *Relay[K, E]) sendKey(ctx context.Context, hold *holdCheck, k sqlstore.OutboxClaimKey) keyOutcome {
 	key, err := durable.DecodeKey[K](k.Key)
 	if err != nil {
 		return r.failed(ctx, k, 0, runtime.Permanent(fmt.Errorf("undecodable key: %w", err)))
@@ -172,12 +207,18 @@ func (r *Relay[K, E]) sendKey(ctx context.Context, k sqlstore.OutboxClaimKey) ke
 		if err != nil {
 			return r.failed(ctx, k, i, runtime.Permanent(fmt.Errorf("undecodable %s event of version %d: %w", ev.Event.Name, ev.Version, err)))
 		}
+		if o, lost := r.confirm(ctx, hold, k, i); lost {
+			return o
+		}
 		err = r.send(ctx, key, e)
 		if errors.Is(err, transport.ErrKeyPaused) && r.resumer != nil {
 			// A failure of this key before (in this round's process) paused
 			// it in the sink; the relay deals with it by sending from the
 			// first event not marked, which it does now.
 			r.resumer.Resume(key)
+			if o, lost := r.confirm(ctx, hold, k, i); lost {
+				return o
+			}
 			err = r.send(ctx, key, e)
 		}
 		if err != nil {
@@ -185,6 +226,20 @@ func (r *Relay[K, E]) sendKey(ctx context.Context, k sqlstore.OutboxClaimKey) ke
 		}
 	}
 	return keyOutcome{result: sqlstore.OutboxResult{Sent: len(k.Events)}}
+}
+
+// confirm confirms the claim before the send of key k's i-th event; when
+// it is lost, the key stops there as a round cut short does (nothing is
+// counted against it), and confirm returns its outcome and true.
+func (r *Relay[K, E]) confirm(ctx context.Context, hold *holdCheck, k sqlstore.OutboxClaimKey, i int) (keyOutcome, bool) {
+	err := hold.held()
+	switch {
+	case err == nil:
+		return keyOutcome{}, false
+	case ctx.Err() != nil:
+		return r.failed(ctx, k, i, ctx.Err()), true
+	}
+	return keyOutcome{result: sqlstore.OutboxResult{Sent: i}, err: err, stopped: true}, true
 }
 
 // send sends one event within SendTimeout; a panic of the sink is a
