@@ -29,18 +29,24 @@ var (
 // moments a relay crashes (its context ends, mid-send too), is closed
 // (sometimes with a context that ends at once), or restarts with other
 // settings, the sink refuses events, takes one and answers an error, or
-// refuses a key for good (it parks), and an operator retries or discards
-// parked keys. Each epoch ends by healing everything and draining, then
-// checks what the sinks took:
+// refuses a key for good (it parks), an operator retries or discards
+// parked keys, and on PostgreSQL the server ends a relay's sessions
+// (pg_terminate_backend), its claim's among them, while the relay goes on.
+// Each epoch ends by healing everything and draining, then checks what the
+// sinks took:
 //
-//   - no key is ever sent by two relays at once;
+//   - no key is ever sent by two relays at once, unless the server ended
+//     the sessions of one of them;
+//   - a round whose claim's session the server ended starts at most one
+//     send of each key after it was gone (the one whose claim it had just
+//     confirmed);
 //   - after dropping re-sends, each key's versions arrived increasing and
 //     without gaps, but over versions an operator discarded;
 //   - every committed event arrived (or was discarded), with the payload
 //     of its commit, and no event of a rolled-back transaction did;
 //   - an event arrived again only if its earlier arrival was in a round
 //     that did not commit (a crash, a failed commit) or its send answered
-//     an error.
+//     an error, or it arrives from a round whose session the server ended.
 //
 // Run it long with -outbox.stress=10m (under -race).
 func TestStress(t *testing.T) {
@@ -89,7 +95,8 @@ type stress struct {
 	payloads  map[delivery]int       // (key, version, relay, round) -> payload of each arrival
 	rounds    map[[2]uint64]bool     // (instance, round) -> its marks committed
 	discarded map[string][][2]uint64 // key -> version ranges discarded, this epoch
-	inflight  map[string]int         // sends of a key in progress
+	inflight  map[string][]int64     // the relays of a key's sends in progress
+	sessions                         // the sessions the server ended, this epoch
 	poisoned  map[string]bool        // keys the sink refuses for good until healed
 	last      map[string]uint64      // each key's last version at the epoch's start
 	errs      []error                // violations seen while running
@@ -99,11 +106,13 @@ type stress struct {
 // stressTotals count what the run did, for its log.
 type stressTotals struct {
 	epochs, committed, rolledBack, delivered, resent, crashes, closes, abortedCloses, refusals, takenThenFailed, permanent, retries, discards int
+	kills, killedRounds, lateSends                                                                                                            int
 }
 
 func (s stressTotals) String() string {
-	return fmt.Sprintf("%d epochs: %d events committed, %d rolled back; %d deliveries (%d re-sends); %d crashes, %d closes (%d cut short); sink: %d refusals, %d taken then failed, %d permanent refusals (parks); operator: %d retries, %d discards",
-		s.epochs, s.committed, s.rolledBack, s.delivered, s.resent, s.crashes, s.closes, s.abortedCloses, s.refusals, s.takenThenFailed, s.permanent, s.retries, s.discards)
+	return fmt.Sprintf("%d epochs: %d events committed, %d rolled back; %d deliveries (%d re-sends); %d crashes, %d closes (%d cut short); sink: %d refusals, %d taken then failed, %d permanent refusals (parks); operator: %d retries, %d discards; server: %d relays' sessions ended, %d rounds' claims with them, %d sends begun after",
+		s.epochs, s.committed, s.rolledBack, s.delivered, s.resent, s.crashes, s.closes, s.abortedCloses, s.refusals, s.takenThenFailed, s.permanent, s.retries, s.discards,
+		s.kills, s.killedRounds, s.lateSends)
 }
 
 func newStress(t *testing.T, b backend, seed uint64) *stress {
@@ -135,7 +144,8 @@ func (h *stress) epoch(d time.Duration) {
 	t := h.t
 	h.mu.Lock()
 	h.log, h.committed, h.payloads, h.rounds = nil, map[delivery]int{}, map[delivery]int{}, map[[2]uint64]bool{}
-	h.discarded, h.inflight, h.poisoned = map[string][][2]uint64{}, map[string]int{}, map[string]bool{}
+	h.discarded, h.inflight, h.poisoned = map[string][][2]uint64{}, map[string][]int64{}, map[string]bool{}
+	h.sessions = newSessions()
 	h.totals.epochs++
 	h.mu.Unlock()
 
@@ -210,19 +220,30 @@ func (h *stress) write(ctx context.Context, w int) {
 // handle of its own, with other settings.
 func (h *stress) relays(ctx context.Context, slot int) {
 	for ctx.Err() == nil {
-		s, err := h.b.open(context.Background(), h.b.dsn)
+		inst := h.instances.Add(1)
+		dsn, name := h.b.dsn, ""
+		if h.b.name == "postgres" { // sessions the server can be told to end
+			name = fmt.Sprintf("%s-relay-%d", strings.ToLower(h.entity), inst)
+			var err error
+			if dsn, err = namedDSN(h.b.dsn, name); err != nil {
+				h.fail(err)
+				return
+			}
+		}
+		s, err := h.b.open(context.Background(), dsn)
 		if err != nil {
 			h.fail(err)
 			return
 		}
-		h.runOne(ctx, s)
+		h.runOne(ctx, s, inst, name)
 		s.Close()
 	}
 }
 
 // runOne runs one relay instance until it crashes or closes.
-func (h *stress) runOne(ctx context.Context, s *sqlstore.Store) {
-	inst := h.instances.Add(1)
+func (h *stress) runOne(ctx context.Context, s *sqlstore.Store, inst int64, name string) {
+	h.live(inst, name)
+	defer h.live(inst, "")
 	runCtx, crash := context.WithCancel(context.Background())
 	defer crash()
 	sink := &stressSink{h: h, inst: inst, crash: crash}
@@ -239,6 +260,7 @@ func (h *stress) runOne(ctx context.Context, s *sqlstore.Store) {
 		h.rounds[[2]uint64{uint64(inst), round}] = committed
 		h.mu.Unlock()
 	})
+	outbox.OnClaim(r, func(round uint64) { h.claimed(inst, round) })
 	done := make(chan error, 1)
 	go func() { done <- r.Run(runCtx) }()
 	life := time.NewTimer(time.Duration(h.intn(40)) * time.Millisecond)
@@ -308,6 +330,8 @@ func (h *stress) operate(ctx context.Context) {
 			h.mu.Lock()
 			delete(h.poisoned, key)
 			h.mu.Unlock()
+		case h.b.name == "postgres" && h.chance(0.15):
+			h.endSessions()
 		}
 		stopped, err := h.writer.OutboxKeys(context.Background(), h.entity, 0)
 		if err != nil {
@@ -432,7 +456,7 @@ func (h *stress) check() {
 				t.Errorf("%s v%d arrived again in relay %d round %d, never having arrived this epoch (it was marked in an earlier one)", d.key, d.version, d.relay, d.round)
 			}
 			for _, a := range prior {
-				if a.final {
+				if a.final && !h.lostRound(int64(d.relay), d.round) {
 					t.Errorf("%s v%d arrived again in relay %d round %d after relay %d round %d had sent and marked it", d.key, d.version, d.relay, d.round, a.relay, a.round)
 				}
 			}
@@ -515,15 +539,17 @@ var errRefused = errors.New("refused by the stress sink")
 func (s *stressSink) Send(ctx context.Context, key string, e event) error {
 	h := s.h
 	h.mu.Lock()
-	h.inflight[key]++
-	if n := h.inflight[key]; n > 1 {
-		h.errs = append(h.errs, fmt.Errorf("key %s sent by %d relays at once", key, n))
+	h.inflight[key] = append(h.inflight[key], s.inst)
+	if n := h.unended(h.inflight[key]); n > 1 {
+		h.errs = append(h.errs, fmt.Errorf("key %s sent by %d relays at once (%v in all), none of whose sessions the server ended", key, n, h.inflight[key]))
 	}
+	h.sendBegins(s.inst, outbox.RoundOf(ctx), key)
 	poisoned := h.poisoned[key]
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
-		h.inflight[key]--
+		i := slices.Index(h.inflight[key], s.inst)
+		h.inflight[key] = slices.Delete(h.inflight[key], i, i+1)
 		h.mu.Unlock()
 	}()
 	if ctx.Err() != nil {
@@ -541,6 +567,8 @@ func (s *stressSink) Send(ctx context.Context, key string, e event) error {
 			s.crashed.Store(true)
 			s.crash() // the process dies while this send is in flight
 			return context.Canceled
+		case h.b.name == "postgres" && h.chance(0.04):
+			h.endSessionsOf(s.inst) // the relay's session dies while this send is in flight
 		}
 		if h.chance(0.05) {
 			time.Sleep(time.Duration(h.intn(300)) * time.Microsecond) // a slow broker
