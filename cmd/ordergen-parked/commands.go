@@ -53,7 +53,7 @@ func list(ctx context.Context, s *sqlstore.Store, in []string, out io.Writer) er
 				fmt.Fprintln(tw, "NAMESPACE\tKEY\tEVENTS\tSINCE\tREASON")
 			}
 			rows++
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", ns, quote(k.Key), k.Events, k.Since.UTC().Format(time.RFC3339), oneLine(k.Reason))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", visible(ns), quote(k.Key), k.Events, k.Since.UTC().Format(time.RFC3339), oneLine(k.Reason))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -82,7 +82,7 @@ func nothingParked(ctx context.Context, s *sqlstore.Store, only []string, out io
 		_, err = fmt.Fprintln(out, "no key is parked, and no subscriber has versions or states in this store")
 		return err
 	}
-	_, err = fmt.Fprintf(out, "no key is parked (namespaces in this store: %s)\n", strings.Join(known, ", "))
+	_, err = fmt.Fprintf(out, "no key is parked (namespaces in this store: %s)\n", visibleList(known))
 	return err
 }
 
@@ -108,7 +108,7 @@ func pendingRequests(ctx context.Context, s *sqlstore.Store, only []string, out 
 		if !r.Claimed.IsZero() {
 			state = "taken up " + age(now, r.Claimed) + " ago, not finished"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Action, r.Namespace, quote(r.Key), age(now, r.Requested), state)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, visible(string(r.Action)), visible(r.Namespace), quote(r.Key), age(now, r.Requested), state)
 	}
 	return tw.Flush()
 }
@@ -133,11 +133,11 @@ func show(ctx context.Context, s *sqlstore.Store, in []string, out io.Writer) er
 		return err
 	}
 	for _, ev := range events {
-		fmt.Fprintf(out, "seq %d  %s  attempts %d  parked %s\n", ev.Seq, ev.Event.Name, ev.Attempts, ev.At.UTC().Format(time.RFC3339Nano))
+		fmt.Fprintf(out, "seq %d  %s  attempts %d  parked %s\n", ev.Seq, visible(ev.Event.Name), ev.Attempts, ev.At.UTC().Format(time.RFC3339Nano))
 		if ev.Err != "" {
 			fmt.Fprintf(out, "  error: %s\n", oneLine(ev.Err))
 		}
-		fmt.Fprintf(out, "  %s\n", printable(ev.Event.Data))
+		fmt.Fprintf(out, "  %s\n", payload(ev.Event.Data))
 	}
 	return nil
 }
@@ -217,7 +217,7 @@ func awaitResult(ctx context.Context, s *sqlstore.Store, id int64, timeout time.
 // result prints the result of a finished request and fails for an error or
 // a cancellation.
 func result(r sqlstore.Request, out io.Writer) error {
-	fmt.Fprintf(out, "request %d: %s\n", r.ID, r.Result)
+	fmt.Fprintf(out, "request %d: %s\n", r.ID, oneLine(r.Result))
 	switch {
 	case r.Cancelled():
 		return fmt.Errorf("request %d was cancelled: no service carried it out", r.ID)
@@ -241,7 +241,7 @@ func gaveUp(ctx context.Context, s *sqlstore.Store, id int64, timeout time.Durat
 		r, err := s.CancelRequest(ctx, id, "the command that asked gave up waiting ("+why+")")
 		switch {
 		case err == nil && r.Cancelled():
-			return fmt.Errorf("request %d %s: no running service for %s took it up, so it is cancelled and no service will carry it out later (start the service with a sqlstore.Server for the entity, then ask again)", id, why, r.Namespace)
+			return fmt.Errorf("request %d %s: no running service for %s took it up, so it is cancelled and no service will carry it out later (start the service with a sqlstore.Server for the entity, then ask again)", id, why, visible(r.Namespace))
 		case err == nil:
 			return result(r, out) // finished just now
 		case !errors.Is(err, sqlstore.ErrRequestTaken):
@@ -255,7 +255,7 @@ func gaveUp(ctx context.Context, s *sqlstore.Store, id int64, timeout time.Durat
 	case !r.Pending():
 		return result(r, out)
 	case r.Claimed.IsZero():
-		return fmt.Errorf("request %d %s: no running service for %s has taken it up; it stays pending (ordergen-parked cancel %d withdraws it)", id, why, r.Namespace, id)
+		return fmt.Errorf("request %d %s: no running service for %s has taken it up; it stays pending (ordergen-parked cancel %d withdraws it)", id, why, visible(r.Namespace), id)
 	}
 	return fmt.Errorf("request %d %s: taken up at %s, not finished (ordergen-parked wait %d)", id, why, r.Claimed.UTC().Format(time.RFC3339), id)
 }
@@ -274,11 +274,11 @@ func cancel(ctx context.Context, s *sqlstore.Store, in []string, out io.Writer) 
 	case errors.Is(err, sqlstore.ErrRequestTaken) && r.Pending():
 		return fmt.Errorf("request %d cannot be cancelled: a service took it up at %s (ordergen-parked wait %d)", id, r.Claimed.UTC().Format(time.RFC3339), id)
 	case errors.Is(err, sqlstore.ErrRequestTaken):
-		return fmt.Errorf("request %d cannot be cancelled: it is finished (%s)", id, r.Result)
+		return fmt.Errorf("request %d cannot be cancelled: it is finished (%s)", id, oneLine(r.Result))
 	case err != nil:
 		return err
 	}
-	fmt.Fprintf(out, "request %d (%s %s in %s) cancelled: no service will carry it out\n", id, r.Action, quote(r.Key), r.Namespace)
+	fmt.Fprintf(out, "request %d (%s %s in %s) cancelled: no service will carry it out\n", id, visible(string(r.Action)), quote(r.Key), visible(r.Namespace))
 	return nil
 }
 
@@ -302,27 +302,7 @@ func requests(ctx context.Context, s *sqlstore.Store, in []string, out io.Writer
 		case r.Pending():
 			result = "taken up, not finished"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Action, r.Namespace, quote(r.Key), r.Requested.UTC().Format(time.RFC3339), oneLine(result))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, visible(string(r.Action)), visible(r.Namespace), quote(r.Key), r.Requested.UTC().Format(time.RFC3339), oneLine(result))
 	}
 	return tw.Flush()
-}
-
-// quote quotes a key when it would not read as one word.
-func quote(key string) string {
-	if key == "" || strings.ContainsAny(key, " \t\n\"'") || strconv.Quote(key) != `"`+key+`"` {
-		return strconv.Quote(key)
-	}
-	return key
-}
-
-// oneLine keeps a reason on its line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// printable returns data as text when it is printable UTF-8, else quoted.
-func printable(data []byte) string {
-	s := string(data)
-	if strconv.CanBackquote(s) {
-		return s
-	}
-	return strconv.Quote(s)
 }

@@ -44,7 +44,16 @@
 // that are not finished, with their age. show prints a key's parked events
 // in order: Seq, event name, attempts, when it was parked, its error (on
 // the event that failed) and its encoding (the JSON of the entity's
-// generated codec).
+// generated codec, on one line, as the codec meant it: <, > and & rather
+// than the \u003c, \u003e and \u0026 that Go's encoder writes for HTML).
+//
+// Every text from the store reaches the terminal shown, never executed:
+// reasons, errors, event names, payloads, keys, namespaces, the results of
+// requests. A control character, an escape sequence (ESC ] 0; setting the
+// window's title, ESC [ 2J clearing the screen), a C1 control, a bidi
+// override or a byte that is not UTF-8 is written as an escape (\u001b,
+// \u202e, \xff), in tables and in errors alike; keys are quoted when they
+// would not read as one word.
 //
 // replay and discard cannot act on their own: a replay runs the service's
 // handlers. They leave a request in the store, which the running service

@@ -52,6 +52,8 @@ const pollEvery = 200 * time.Millisecond
 
 // run is the whole command: it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, defaultStore string) int {
+	// Whatever the store holds is shown, never executed (see terminal).
+	stdout, stderr = terminal{stdout}, terminal{stderr}
 	fs := flag.NewFlagSet("ordergen-parked", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	store := fs.String("store", defaultStore, "")

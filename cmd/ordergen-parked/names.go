@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/ordergen/ordergen/generator/diag"
 	"github.com/ordergen/ordergen/runtime"
@@ -19,7 +18,10 @@ import (
 // suggest returns " (did you mean X?)" for the candidate closest to word
 // (case is ignored), or "".
 func suggest(word string, candidates []string) string {
-	return diag.Suggest(word, candidates)
+	if m := diag.Closest(word, candidates); m != "" {
+		return " (did you mean " + visible(m) + "?)"
+	}
+	return ""
 }
 
 // checkNamespace returns an error unless the store holds something in
@@ -46,7 +48,7 @@ func checkKnown(name string, known []string, format, none, what string) error {
 	case len(known) == 0:
 		hint = " (" + none + ")"
 	default:
-		hint = " (" + what + ": " + strings.Join(known, ", ") + ")"
+		hint = " (" + what + ": " + visibleList(known) + ")"
 	}
 	return fmt.Errorf(format, quote(name), hint)
 }
@@ -77,5 +79,5 @@ func parkedKey(ctx context.Context, s *sqlstore.Store, namespace, key string) ([
 	default:
 		hint = fmt.Sprintf(" (%d keys are parked there: ordergen-parked list %s)", len(names), quote(namespace))
 	}
-	return nil, fmt.Errorf("key %s is not parked in %s%s", quote(key), namespace, hint)
+	return nil, fmt.Errorf("key %s is not parked in %s%s", quote(key), visible(namespace), hint)
 }

@@ -96,7 +96,7 @@ func outboxList(ctx context.Context, s *sqlstore.Store, in []string, out io.Writ
 		if !b.Oldest.IsZero() {
 			oldest = age(now, b.Oldest) + " ago"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\n", e, b.Unsent, oldest, b.Parked, b.Retrying)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\n", visible(e), b.Unsent, oldest, b.Parked, b.Retrying)
 		keys, err := s.OutboxKeys(ctx, e, 0)
 		if err != nil {
 			return err
@@ -116,7 +116,7 @@ func outboxList(ctx context.Context, s *sqlstore.Store, in []string, out io.Writ
 			if k.Parked.IsZero() {
 				state, since = "retrying", "next try "+k.RetryAt.UTC().Format(time.RFC3339)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", x.entity, quote(k.Key), state, k.Unsent, k.Attempts, since, oneLine(k.Reason))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", visible(x.entity), quote(k.Key), state, k.Unsent, k.Attempts, since, oneLine(k.Reason))
 		}
 	}
 	return tw.Flush()
@@ -148,7 +148,7 @@ func outboxShow(ctx context.Context, s *sqlstore.Store, in []string, out io.Writ
 		return err
 	}
 	for _, ev := range events {
-		fmt.Fprintf(out, "version %d  %s  appended %s\n  %s\n", ev.Version, ev.Event.Name, ev.Created.UTC().Format(time.RFC3339Nano), printable(ev.Event.Data))
+		fmt.Fprintf(out, "version %d  %s  appended %s\n  %s\n", ev.Version, visible(ev.Event.Name), ev.Created.UTC().Format(time.RFC3339Nano), payload(ev.Event.Data))
 	}
 	return nil
 }
