@@ -15,13 +15,14 @@ import (
 	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/outbox"
 	"github.com/ordergen/ordergen/runtime/sqlstore"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // newRelay returns a relay of entity over s into sink, closed when the
 // test ends.
-func newRelay(t *testing.T, s *sqlstore.Store, entity string, sink *recorder, change ...func(*outbox.Config[string, event])) *outbox.Relay[string, event] {
+func newRelay(t *testing.T, s *sqlstore.Store, entity string, sink transport.Sink[string, event], change ...func(*outbox.Config[string, event])) *outbox.Relay[string, event] {
 	t.Helper()
 	cfg := outbox.Config[string, event]{Store: s, Entity: entity, Codec: codec{}, Sink: sink, Logger: quiet(),
 		Backoff: outbox.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}}

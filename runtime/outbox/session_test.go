@@ -13,7 +13,6 @@ import (
 	"github.com/ordergen/ordergen/runtime/outbox"
 	"github.com/ordergen/ordergen/runtime/sqlstore"
 	"github.com/ordergen/ordergen/runtime/sqlstore/postgres"
-	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // stallingSink takes events into log, except that the send of a key's
@@ -224,7 +223,7 @@ func TestSQLiteClaimLastsAsLongAsItsRelay(t *testing.T) {
 
 	log := newDeliveries()
 	sink := &stallingSink{relay: 1, log: log, at: 3, stalled: make(chan string, len(ks)), release: make(chan struct{})}
-	r1 := newRelayOf(t, s, entity, sink, func(c *outbox.Config[string, event]) { c.Batch = len(ks) * each; c.Senders = 1 })
+	r1 := newRelay(t, s, entity, sink, func(c *outbox.Config[string, event]) { c.Batch = len(ks) * each; c.Senders = 1 })
 	var wg sync.WaitGroup
 	var sent int
 	var runErr error
@@ -253,19 +252,4 @@ func TestSQLiteClaimLastsAsLongAsItsRelay(t *testing.T) {
 			t.Fatalf("relay %d sent %s v%d", d.relay, d.key, d.version)
 		}
 	}
-}
-
-// newRelayOf is newRelay for any sink.
-func newRelayOf(t *testing.T, s *sqlstore.Store, entity string, sink transport.Sink[string, event], change ...func(*outbox.Config[string, event])) *outbox.Relay[string, event] {
-	t.Helper()
-	cfg := outbox.Config[string, event]{Store: s, Entity: entity, Codec: codec{}, Sink: sink, Logger: quiet()}
-	for _, c := range change {
-		c(&cfg)
-	}
-	r, err := outbox.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close(context.Background()) })
-	return r
 }
