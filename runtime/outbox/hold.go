@@ -20,7 +20,8 @@ import "sync"
 
 // holdCheck confirms a round's claim for its senders.
 type holdCheck struct {
-	check func() error // bounded in time, and ended by a crash
+	check   func() error // bounded in time, and ended by a crash
+	waiting func()       // the tests': called when a caller waits for a check
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -29,8 +30,6 @@ type holdCheck struct {
 	finished uint64        // checks ended (the latest began as number finished)
 	err      error         // the first failure: the claim is lost for good
 	ended    chan struct{} // closed, and replaced, when a check ends
-
-	waiting func() // the tests': called when a caller waits for a check
 }
 
 func newHoldCheck(check func() error) *holdCheck {
