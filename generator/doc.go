@@ -40,6 +40,7 @@
 //	    wire_names: go         # overrides the file's rule
 //	    retry: {attempts: 8}   # any default, overridden field by field
 //	    group: {max_events: 512, linger: 2ms}  # transactional subscribers commit many keys at once
+//	    brokers: {kafka: ledger.accounts, sqs: ledger-accounts.fifo}  # where its events travel
 //	    events:
 //	      AccountOpened: {fields: {Owner: string}, kind: snapshot, to: Open}
 //	      Deposited: {fields: {Amount: {type: int64, wire: amount, doc: In cents.}}, doc: Money paid in.}
@@ -74,6 +75,16 @@
 // (snake_case makes AccountID account_id; camelCase makes it accountId), and
 // a field's, key's or version's own wire: wins over the rule. ordergen
 // breaking reports a changed wire name (WIRE_NAME_SAME).
+//
+// brokers: names the brokers that carry an entity's events between
+// processes, each with the name of what they travel through there: kafka
+// (the topic), rabbitmq (the Name of a runtime/rabbitmq Topology, which
+// names its consistent-hash exchange and queues), pubsub (the topic's ID)
+// and sqs (a FIFO queue, whose name ends in .fifo). The generated code
+// does not read it (a transport is set up in code): ordergen asyncapi
+// writes a channel per entity and broker from it, with the bindings that
+// carry the key, and ordergen breaking reports a name changed or a broker
+// removed (BROKER_ADDRESS_SAME).
 //
 // The values shown for defaults are the built-in ones, used for whatever a
 // schema leaves out (backlog.wait has none): the runtime's own defaults,
@@ -184,6 +195,12 @@
 //     an empty from:, or whose from: names an undeclared state, itself, or
 //     one state twice; branches on an entity without states.
 //   - to: on an entity without states, or naming an undeclared state.
+//   - in brokers:, a broker other than kafka, rabbitmq, pubsub and sqs, or
+//     none; a name that is not text or that the broker does not take (a
+//     Kafka topic of 1 to 249 letters, digits, ., _ and -; a topology name
+//     of at most 250 bytes, not starting with amq.; a Pub/Sub topic ID of 3
+//     to 255 characters starting with a letter, not with goog; an SQS FIFO
+//     queue); a name another entity gives on the same broker.
 //   - out: that is not a folder inside the schema's folder; wire_names other
 //     than go, snake_case or camelCase; a wire: name that a JSON key in a
 //     struct tag cannot be (letters, digits, _, . and -, not first); two

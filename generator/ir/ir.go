@@ -50,6 +50,9 @@ type Entity struct {
 	Policy Policy
 	// Events are in declaration order.
 	Events []*Event
+	// Brokers are the brokers that carry the events (brokers:), in the
+	// schema's order; none when it names none.
+	Brokers []Broker
 	// Doc describes the entity (doc:), "" when the schema does not say.
 	Doc string
 	// StateDocs describe the states (ranked and branch) whose doc: the

@@ -79,6 +79,11 @@ type Entity struct {
 	// WireNames overrides the file's naming rule of wire names, nil when
 	// absent.
 	WireNames *Scalar
+	// Brokers are the brokers that carry the entity's events (brokers:),
+	// in order.
+	Brokers []BrokerDecl
+	// BrokersPos is the position of the brokers: key; zero when absent.
+	BrokersPos diag.Pos
 	// Doc is the entity's description (doc:), nil when absent.
 	Doc *Scalar
 	// Misspelt are the keys the entity misspelt.

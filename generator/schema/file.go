@@ -39,7 +39,7 @@ func (l *loader) file(n *yaml.Node) *File {
 }
 
 // entityKeys are the keys of an entity that are not policies.
-var entityKeys = []string{"key", "version", "states", "branches", "conflate", "on_gap", "batch", "notification", "wire_names", "doc", "events"}
+var entityKeys = []string{"key", "version", "states", "branches", "conflate", "on_gap", "batch", "notification", "wire_names", "brokers", "doc", "events"}
 
 func (l *loader) entity(e entry) *Entity {
 	ent := &Entity{Name: name(e.key)}
@@ -115,6 +115,9 @@ func (l *loader) entity(e entry) *Entity {
 			ent.Batch = b
 		case "wire_names":
 			ent.WireNames = l.scalar(f.val, "wire_names")
+		case "brokers":
+			ent.BrokersPos = pos(f.key)
+			ent.Brokers = l.brokers(f.val, where)
 		case "doc":
 			ent.Doc = l.doc(f.val, where)
 		case "events":

@@ -78,6 +78,7 @@ func (v *validator) file(f *schema.File) *ir.Package {
 	for _, e := range f.Entities {
 		pkg.Entities = append(pkg.Entities, v.entity(e, defaults, rule))
 	}
+	v.brokerClashes(f)
 	return pkg
 }
 
@@ -172,6 +173,7 @@ func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(stri
 		}
 	}
 	v.patterns(e, out, pol)
+	v.brokers(e, out)
 	v.declare(e, out)
 	return out
 }
