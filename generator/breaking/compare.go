@@ -59,6 +59,7 @@ func (c *comparer) entity(oe, ne *ir.Entity, ns *schema.Entity) {
 	}
 	c.version(oe, ne, ns)
 	c.states(oe, ne, ns)
+	c.brokers(oe, ne, ns)
 	switch {
 	case oe.Notification != ne.Notification:
 		pos := ns.Name.Pos

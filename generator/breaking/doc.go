@@ -7,7 +7,8 @@
 //
 // Adding entities, events and fields, appending a ranked state after the
 // last one, adding a branch state, widening a branch's from:, turning
-// conflation off and changing delivery policies are compatible.
+// conflation off, changing delivery policies and naming another broker in
+// brokers: are compatible.
 //
 // Both versions must be valid schemas; their qualified field types are
 // compared as written (import path and name), without loading packages, so

@@ -26,6 +26,7 @@ const (
 	WireNameSame       = "WIRE_NAME_SAME"
 	ConflateNotEnabled = "CONFLATE_NOT_ENABLED"
 	NotificationSame   = "NOTIFICATION_SAME"
+	BrokerAddressSame  = "BROKER_ADDRESS_SAME"
 )
 
 // Rules returns every rule, in the order Compare applies them.
@@ -47,5 +48,6 @@ func Rules() []Rule {
 		{FieldNoDelete, "A field is not removed from an event: producers of the older schema still send it and consumers read it."},
 		{FieldSameType, "A field keeps its type: events in flight and parked events encoded with the older type must still decode."},
 		{WireNameSame, "A field, key or version keeps its wire name (its own wire: or the wire_names rule): events in flight and parked events encoded under the older name would decode without its value."},
+		{BrokerAddressSame, "An entity keeps every broker its brokers: names, and the topic, exchange or queue there: consumers of the older schema read there, and would never see events published elsewhere."},
 	}
 }
