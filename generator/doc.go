@@ -8,8 +8,9 @@
 //	write     put the files into the output directory, or diff them
 //
 // Beside the pipeline: emit/testkit writes the test kit, docs the Markdown
-// catalogue, breaking compares two versions of a schema, jsonschema holds
-// the JSON Schema of schema files and scaffold the files of ordergen init.
+// catalogue, asyncapi the AsyncAPI 3.0 document, breaking compares two
+// versions of a schema, jsonschema holds the JSON Schema of schema files
+// and scaffold the files of ordergen init.
 //
 // # Schema
 //
