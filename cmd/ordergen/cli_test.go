@@ -20,6 +20,7 @@ func TestSubcommandHelpThroughTheBinary(t *testing.T) {
 		{[]string{"generate", "-h"}, []string{"usage: ordergen generate [-out DIR] SCHEMA\n", "-out DIR", "folder named after its package"}},
 		{[]string{"check", "-help"}, []string{"usage: ordergen check [-out DIR] SCHEMA\n", "-out DIR"}},
 		{[]string{"docs", "-h"}, []string{"usage: ordergen docs [-out FILE [-check]] SCHEMA\n", "-check", "-out FILE"}},
+		{[]string{"asyncapi", "-h"}, []string{"usage: ordergen asyncapi [-out FILE [-check]] SCHEMA\n", "-check", "-out FILE", "AsyncAPI 3.0.0"}},
 		{[]string{"breaking", "-h"}, []string{"usage: ordergen breaking -against OLD NEW\nusage: ordergen breaking -rules\n", "-against FILE", "ordergen:breaking-ok"}},
 		{[]string{"init", "-h"}, []string{"usage: ordergen init [-package NAME]\n", "-package NAME"}},
 		{[]string{"jsonschema", "-h"}, []string{"usage: ordergen jsonschema\n"}},

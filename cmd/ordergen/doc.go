@@ -9,6 +9,8 @@
 //	ordergen generate [-out DIR] SCHEMA         write the generated files into DIR
 //	ordergen check    [-out DIR] SCHEMA         report whether DIR is up to date
 //	ordergen docs [-out FILE [-check]] SCHEMA   write the Markdown catalogue
+//	ordergen asyncapi [-out FILE [-check]] SCHEMA
+//	                                            write the AsyncAPI 3.0 document
 //	ordergen breaking -against OLD NEW          report the changes that break consumers
 //	ordergen breaking -rules                    list the rules of breaking
 //	ordergen init [-package NAME]               write a starter schema and generate.go
@@ -38,6 +40,15 @@
 // events and fields, policies, a Mermaid state diagram per entity with
 // states) to standard output or FILE; with -check it writes nothing and
 // exits 1 with a diff when FILE is stale.
+//
+// asyncapi writes the schema's AsyncAPI 3.0.0 document, in YAML, to
+// standard output or FILE (see package
+// github.com/ordergen/ordergen/generator/asyncapi): a message per event
+// with its payload's JSON Schema, a channel per entity and broker its
+// brokers: names, send and receive operations, and the bindings that carry
+// the key; with -check it writes nothing and exits 1 with a diff when FILE
+// is stale. It is a command of its own, not a format of docs: docs writes
+// for people, asyncapi for tools, and both keep the same flags.
 //
 // breaking compares NEW with OLD, a file or, written git:REV, NEW as of a
 // git revision (git show REV:./file in NEW's folder), and prints each

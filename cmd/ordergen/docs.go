@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/ordergen/ordergen/generator/docs"
-	"github.com/ordergen/ordergen/generator/write"
 )
 
 // runDocs is ordergen docs [-out FILE] [-check] SCHEMA.
@@ -40,28 +39,5 @@ func runDocs(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ordergen: %s: %v\n", path, err)
 		return exitBad
 	}
-	switch {
-	case *out == "":
-		if _, err := stdout.Write(text); err != nil {
-			fmt.Fprintf(stderr, "ordergen: %v\n", err)
-			return exitBad
-		}
-	case *check:
-		c, err := write.CompareFile(*out, text)
-		if err != nil {
-			fmt.Fprintf(stderr, "ordergen: %v\n", err)
-			return exitBad
-		}
-		if c != nil {
-			fmt.Fprintf(stderr, "ordergen: %s is stale (%s; run ordergen docs -out %s %s)\n", *out, c.Kind, *out, path)
-			fmt.Fprint(stdout, write.Unified([]write.Change{*c}))
-			return exitBad
-		}
-	default:
-		if _, err := write.WriteFile(*out, text, docs.Header); err != nil {
-			fmt.Fprintf(stderr, "ordergen: %v\n", err)
-			return exitBad
-		}
-	}
-	return exitOK
+	return fileOutput{command: "docs", out: *out, check: *check, header: docs.Header}.emit(text, path, stdout, stderr)
 }

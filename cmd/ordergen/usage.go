@@ -48,6 +48,15 @@ events and fields, policies, and a Mermaid state diagram per entity with
 states. With -check it writes nothing and exits 1 with a diff when FILE
 is stale.`,
 			run: runDocs},
+		{name: "asyncapi", synopsis: []string{"asyncapi [-out FILE [-check]] SCHEMA"}, summary: "write the AsyncAPI 3.0 document (default: to standard output)",
+			help: `Asyncapi writes the schema's AsyncAPI 3.0.0 document, in YAML: a message
+per event with the JSON Schema of its payload and its doc:, a channel per
+entity and broker its brokers: names (one without an address for an entity
+that names none), send and receive operations, and the bindings that carry
+the key (Kafka's record key, RabbitMQ's routing key, Pub/Sub's ordering key,
+SQS's message group). With -check it writes nothing and exits 1 with a diff
+when FILE is stale.`,
+			run: runAsyncAPI},
 		{name: "breaking", synopsis: []string{"breaking -against OLD NEW", "breaking -rules"}, summary: "exit 1 listing the changes from OLD that break consumers",
 			help: `Breaking compares NEW with OLD, a file or, written git:REV, NEW as of a git
 revision, and prints each change that breaks consumers as
@@ -75,13 +84,19 @@ server) use to complete and check schema files.`,
 func globalUsage() string {
 	var b strings.Builder
 	b.WriteString("usage:\n")
+	width := 0
+	for _, c := range commands() {
+		for _, s := range c.synopsis {
+			width = max(width, len(s))
+		}
+	}
 	for _, c := range commands() {
 		for i, s := range c.synopsis {
 			summary := ""
 			if i == 0 {
 				summary = c.summary
 			}
-			fmt.Fprintf(&b, "  ordergen %-32s %s\n", s, summary)
+			fmt.Fprintf(&b, "%s\n", strings.TrimRight(fmt.Sprintf("  ordergen %-*s  %s", width, s, summary), " "))
 		}
 	}
 	b.WriteString("\nordergen COMMAND -h says more about a command.\n")
