@@ -34,6 +34,12 @@ type sqlBook struct {
 	// sharedAfter is how many writes stopShared lets through first, and
 	// written how many it saw.
 	sharedAfter, written int
+	// spare, when set, is an event whose transaction is never the one
+	// stopShared stops, and which stopShared waits for: its group must
+	// commit before the open one (see spareFromStop). spareWritten says
+	// that it was written.
+	spare        *fault
+	spareWritten bool
 	// txWrites are the events written in each transaction, while
 	// stopShared; sharedWrites those of the stopped handler's transaction.
 	txWrites     map[*sql.Tx][]fault
@@ -107,6 +113,17 @@ func (b *sqlBook) stopInSharedTx(after int) {
 	b.txWrites = map[*sql.Tx][]fault{}
 }
 
+// spareFromStop keeps the transaction that writes account's version from
+// being the one stopInSharedTx stops, and the stop from coming before that
+// write, so that its group commits: a test that needs something committed
+// below the open group spares the first event of its stream. (The first
+// group can hold more than stopInSharedTx's after writes.)
+func (b *sqlBook) spareFromStop(account string, version uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spare = &fault{account, version}
+}
+
 // sharedStop returns the events written in the transaction of the handler
 // that stopInSharedTx stopped, once it stopped.
 func (b *sqlBook) sharedStop() []sharedEvent {
@@ -134,17 +151,25 @@ func (b *sqlBook) wroteShared(tx *sql.Tx, account string, version uint64) bool {
 	if !b.stopShared {
 		return false
 	}
-	b.txWrites[tx] = append(b.txWrites[tx], fault{account, version})
-	if b.written++; b.sharedWrites != nil || b.written <= b.sharedAfter {
+	w := fault{account, version}
+	b.txWrites[tx] = append(b.txWrites[tx], w)
+	if b.spare != nil && w == *b.spare {
+		b.spareWritten = true
+	}
+	if b.written++; b.sharedWrites != nil || b.written <= b.sharedAfter || (b.spare != nil && !b.spareWritten) {
 		return false
 	}
+	shared := false
 	for _, w := range b.txWrites[tx] {
-		if w.account != account {
-			b.sharedWrites = slices.Clone(b.txWrites[tx])
-			return true
+		if b.spare != nil && w == *b.spare {
+			return false
 		}
+		shared = shared || w.account != account
 	}
-	return false
+	if shared {
+		b.sharedWrites = slices.Clone(b.txWrites[tx])
+	}
+	return shared
 }
 
 // resume undoes stopBeforeCommit.
