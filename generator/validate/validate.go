@@ -172,6 +172,7 @@ func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(stri
 		}
 	}
 	v.patterns(e, out, pol)
+	v.within(e, out)
 	v.declare(e, out)
 	return out
 }
