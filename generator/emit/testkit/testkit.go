@@ -130,6 +130,12 @@ Entities: %[11]s.`, k.name, k.pkg.Name, ex.Name, n.Recorder, emit.Article(n.Hand
 		"version, a reordering beyond the resequencer's bound, or a lost event "+
 		"for an entity without on_gap: resync.")
 	f.Var().Id("ErrUnrepairable").Op("=").Qual(DeliveryPath, "ErrUnrepairable")
+	f.Line()
+	emit.Doc(f, 0, "ErrSkippedInOrder is what the error of an in-order application "+
+		"(ApplyInOrder) wraps when the guards skipped events delivered once each, in "+
+		"publication order: almost always a schema mistake, which a chaotic delivery "+
+		"through the same guards repeats and so cannot catch.")
+	f.Var().Id("ErrSkippedInOrder").Op("=").Qual(DeliveryPath, "ErrSkippedInOrder")
 }
 
 func joinNames(names []string) string {
