@@ -66,3 +66,9 @@ const (
 // reordering beyond the resequencer's bound, or a lost event for an entity
 // without on_gap: resync.
 var ErrUnrepairable = delivery.ErrUnrepairable
+
+// ErrSkippedInOrder is what the error of an in-order application (ApplyInOrder)
+// wraps when the guards skipped events delivered once each, in publication
+// order: almost always a schema mistake, which a chaotic delivery through the
+// same guards repeats and so cannot catch.
+var ErrSkippedInOrder = delivery.ErrSkippedInOrder
