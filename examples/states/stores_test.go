@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/ordergen/ordergen/examples/states/shipping"
+	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/sqlstore"
 	"github.com/ordergen/ordergen/runtime/sqlstore/dsn"
 )
@@ -132,124 +133,80 @@ type run[D any] struct {
 	skips   *skips
 }
 
-// handlers returns the tracker that st's dispatchers use, in memory or in
-// st's database.
-func handlers(t *testing.T, st store) (*tracker, *sqlTracker) {
+// start starts a dispatcher of one entity on st: with a tracker in memory
+// (newMem) or, in st's transactions, with a tracker in its database
+// (newTx). configure sets the subscriber's logger, its OnSkip (into the
+// run's skips) and, for the store's guards without transactions, its
+// store; opts come after it.
+func start[D interface{ Close(context.Context) error }, O ~func(*C), C, H, TH any](
+	t *testing.T, st store, configure func(*C, *skips),
+	newMem func(H, ...O) (D, error), newTx func(durable.TxStore[*sql.Tx], TH, ...O) (D, error), opts []O,
+) run[D] {
 	t.Helper()
-	if !st.tx {
-		return newTracker(), nil
+	r := run[D]{skips: &skips{}}
+	opts = append([]O{func(c *C) { configure(c, r.skips) }}, opts...)
+	var err error
+	if st.tx {
+		tr, terr := newSQLTracker(t.Context(), st.sql.DB())
+		if terr != nil {
+			t.Fatal(terr)
+		}
+		r.d, err = newTx(st.sql, any(tr).(TH), opts...)
+		r.applied = tr.of
+	} else {
+		tr := newTracker()
+		r.d, err = newMem(any(tr).(H), opts...)
+		r.applied = tr.of
 	}
-	tr, err := newSQLTracker(t.Context(), st.sql.DB())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return nil, tr
+	t.Cleanup(func() { r.d.Close(context.Background()) })
+	return r
+}
+
+// guardStore is the store of st's guards for a dispatcher without
+// transactions: nil for the in-memory ones and for st's transactions,
+// whose dispatchers take the store themselves.
+func guardStore(st store) durable.Store {
+	if st.sql == nil || st.tx {
+		return nil
+	}
+	return st.sql
 }
 
 func startShipments(t *testing.T, st store, opts ...shipping.ShipmentOption) run[*shipping.ShipmentDispatcher] {
 	t.Helper()
-	r := run[*shipping.ShipmentDispatcher]{skips: &skips{}}
-	opts = append([]shipping.ShipmentOption{func(c *shipping.ShipmentConfig) {
-		c.Logger = quiet()
-		c.OnSkip = func(key string, ev shipping.ShipmentEvent, reason string) { r.skips.add(key, record(ev), reason) }
-		if st.sql != nil && !st.tx {
-			c.Store = st.sql
-		}
-	}}, opts...)
-	mem, tx := handlers(t, st)
-	var err error
-	if tx != nil {
-		r.d, err = shipping.NewShipmentTxDispatcher(st.sql, tx, opts...)
-		r.applied = tx.of
-	} else {
-		r.d, err = shipping.NewShipmentDispatcher(mem, opts...)
-		r.applied = mem.of
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.d.Close(context.Background()) })
-	return r
+	return start(t, st, func(c *shipping.ShipmentConfig, s *skips) {
+		c.Logger, c.Store = quiet(), guardStore(st)
+		c.OnSkip = func(key string, ev shipping.ShipmentEvent, reason string) { s.add(key, record(ev), reason) }
+	}, shipping.NewShipmentDispatcher, shipping.NewShipmentTxDispatcher, opts)
 }
 
 func startParcels(t *testing.T, st store, opts ...shipping.ParcelOption) run[*shipping.ParcelDispatcher] {
 	t.Helper()
-	r := run[*shipping.ParcelDispatcher]{skips: &skips{}}
-	opts = append([]shipping.ParcelOption{func(c *shipping.ParcelConfig) {
-		c.Logger = quiet()
-		c.OnSkip = func(key string, ev shipping.ParcelEvent, reason string) { r.skips.add(key, record(ev), reason) }
-		if st.sql != nil && !st.tx {
-			c.Store = st.sql
-		}
-	}}, opts...)
-	mem, tx := handlers(t, st)
-	var err error
-	if tx != nil {
-		r.d, err = shipping.NewParcelTxDispatcher(st.sql, tx, opts...)
-		r.applied = tx.of
-	} else {
-		r.d, err = shipping.NewParcelDispatcher(mem, opts...)
-		r.applied = mem.of
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.d.Close(context.Background()) })
-	return r
+	return start(t, st, func(c *shipping.ParcelConfig, s *skips) {
+		c.Logger, c.Store = quiet(), guardStore(st)
+		c.OnSkip = func(key string, ev shipping.ParcelEvent, reason string) { s.add(key, record(ev), reason) }
+	}, shipping.NewParcelDispatcher, shipping.NewParcelTxDispatcher, opts)
 }
 
 func startContainers(t *testing.T, st store, opts ...shipping.ContainerOption) run[*shipping.ContainerDispatcher] {
 	t.Helper()
-	r := run[*shipping.ContainerDispatcher]{skips: &skips{}}
-	opts = append([]shipping.ContainerOption{func(c *shipping.ContainerConfig) {
-		c.Logger = quiet()
-		c.OnSkip = func(key string, ev shipping.ContainerEvent, reason string) { r.skips.add(key, record(ev), reason) }
-		if st.sql != nil && !st.tx {
-			c.Store = st.sql
-		}
-	}}, opts...)
-	mem, tx := handlers(t, st)
-	var err error
-	if tx != nil {
-		r.d, err = shipping.NewContainerTxDispatcher(st.sql, tx, opts...)
-		r.applied = tx.of
-	} else {
-		r.d, err = shipping.NewContainerDispatcher(mem, opts...)
-		r.applied = mem.of
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.d.Close(context.Background()) })
-	return r
+	return start(t, st, func(c *shipping.ContainerConfig, s *skips) {
+		c.Logger, c.Store = quiet(), guardStore(st)
+		c.OnSkip = func(key string, ev shipping.ContainerEvent, reason string) { s.add(key, record(ev), reason) }
+	}, shipping.NewContainerDispatcher, shipping.NewContainerTxDispatcher, opts)
 }
 
 func startCrates(t *testing.T, st store, opts ...shipping.CrateOption) run[*shipping.CrateDispatcher] {
 	t.Helper()
-	r := run[*shipping.CrateDispatcher]{skips: &skips{}}
-	opts = append([]shipping.CrateOption{func(c *shipping.CrateConfig) {
-		c.Logger = quiet()
+	return start(t, st, func(c *shipping.CrateConfig, s *skips) {
+		c.Logger, c.Store = quiet(), guardStore(st)
 		c.OnSkip = func(key int64, ev shipping.CrateEvent, reason string) {
-			r.skips.add(strconv.FormatInt(key, 10), record(ev), reason)
+			s.add(strconv.FormatInt(key, 10), record(ev), reason)
 		}
-		if st.sql != nil && !st.tx {
-			c.Store = st.sql
-		}
-	}}, opts...)
-	mem, tx := handlers(t, st)
-	var err error
-	if tx != nil {
-		r.d, err = shipping.NewCrateTxDispatcher(st.sql, tx, opts...)
-		r.applied = tx.of
-	} else {
-		r.d, err = shipping.NewCrateDispatcher(mem, opts...)
-		r.applied = mem.of
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.d.Close(context.Background()) })
-	return r
+	}, shipping.NewCrateDispatcher, shipping.NewCrateTxDispatcher, opts)
 }
 
 // publisher is what the tests need of a dispatcher to publish.
