@@ -45,6 +45,7 @@
 //	    events:
 //	      AccountOpened: {fields: {Owner: string}, kind: snapshot, to: Open}
 //	      Deposited: {fields: {Amount: {type: int64, wire: amount, doc: In cents.}}, doc: Money paid in.}
+//	      AccountNoted: {fields: {Text: string}, in: [Open, Frozen]}  # within states, without moving
 //	  Wallet:
 //	    key: {field: WalletID, type: string}
 //	    version: {field: Version}
@@ -63,6 +64,17 @@
 // into the package comment), the catalogue of ordergen docs and the editor's
 // hover text. A state is written as its name, or as Name: {doc: ...} to
 // describe it. ordergen breaking ignores docs.
+//
+// States rank forward only. With a version, duplicates are the version
+// guard's to decide: the state guard skips only a move (to:) to a state
+// ranked strictly below the current one (late), and a second event to the
+// current state with a newer version applies. Without a version, a move to
+// the current state is skipped as a duplicate, and the generated comment of
+// each such event says so. An event with in: [states] happens within those
+// states without moving the entity (a scan, a position update): it applies
+// only while the entity is in one of them and is skipped, with a reason,
+// otherwise. A branch state is entered only from the states its from:
+// lists, and no ranked state follows it.
 //
 // out is where ordergen generate and check write by default (their -out
 // wins): a folder relative to the schema's. Without it, the code goes into
@@ -139,7 +151,7 @@
 //     at most backlog.per_key), gathered for up to linger (default none).
 //     The guards decide each event first: duplicates and stale events are
 //     left out, a delta after a gap is held back (the batch never spans a
-//     gap), late transitions are skipped; the version advances once, to
+//     gap), the state guard's skips are left out; the version advances once, to
 //     the last event decided, and a transactional handler's batch is one
 //     transaction. Throughput is paid for with latency.
 //   - notification: true makes the events notifications: they carry only
@@ -202,6 +214,10 @@
 //     of at most 250 bytes, not starting with amq.; a Pub/Sub topic ID of 3
 //     to 255 characters starting with a letter, not with goog; an SQS FIFO
 //     queue); a name another entity gives on the same broker.
+//   - in: on an entity without states, empty, naming an undeclared state or
+//     one state twice, or naming only states that no event moves the entity
+//     to (the event would always be skipped; unless on_gap: resync, whose
+//     source of truth may set any state); to: and in: on one event.
 //   - out: that is not a folder inside the schema's folder; wire_names other
 //     than go, snake_case or camelCase; a wire: name that a JSON key in a
 //     struct tag cannot be (letters, digits, _, . and -, not first); two
@@ -284,10 +300,14 @@
 //     skips an event whose version is not above the stored one, applies
 //     the next one, and on a gap applies a snapshot and holds a delta back
 //     (runtime.Hold) until the gap fills or the resequencer's bounds park
-//     the key. The state guard skips a transition to a state that does not
-//     rank above the current one, a branch state entered from a state its
-//     from: does not list, and any ranked transition out of a branch state.
-//     A skipped transition still uses up its version. The stores are
+//     the key. The state guard skips a move to a state ranked below the
+//     current one, a branch state entered from a state its from: does not
+//     list, any ranked transition out of a branch state, and an event with
+//     in: while the entity is in none of its states; a move to the current
+//     state applies with a version and is skipped as a duplicate without
+//     one (the first such skip logged once, at debug level). A skipped
+//     event still uses up its version, and every guard's skip is told to
+//     the config's OnSkip. The stores are
 //     updated after the handler succeeds, state first, then version, by
 //     compare-and-set; a failed compare-and-set is an error. For batch:
 //     the engine's batch handler applies the same guards to each event of
@@ -356,6 +376,7 @@
 // With Options.ImportPath (ordergen generate sets it inside a Go module),
 // the test kit is generated too: package ledgertest in the sub-directory
 // ledgertest, with AccountRecorder, AccountHarness, AccountDelivery,
-// ApplyAccountInOrder and, for an entity with a version, SequenceAccount;
+// ApplyAccountInOrder (which fails when the guards skip an event in
+// publication order) and, for an entity with a version, SequenceAccount;
 // see package emit/testkit.
 package generator

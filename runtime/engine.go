@@ -110,6 +110,7 @@ type Engine[K comparable, E any] struct {
 // never shares a cache line with another worker; Stats adds them up.
 type counters struct {
 	handled, skipped, retried, deadLettered, dropped, discarded, replayed, resynced atomic.Uint64
+	unimplemented                                                                   atomic.Uint64 // skips with ReasonUnimplemented, not in skipped
 	_                                                                               [64]byte
 }
 

@@ -25,6 +25,12 @@ type Stats struct {
 	Handled uint64
 	// Skipped counts events a handler skipped with Skip (guards).
 	Skipped uint64
+	// Unimplemented counts the part of Skipped that was acknowledged, not
+	// skipped by a guard: events skipped with ReasonUnimplemented, which a
+	// generated guard gives an event whose handler returned
+	// ErrUnimplemented (their versions and states advanced as if applied).
+	// Skipped - Unimplemented is what the guards (and handlers) skipped.
+	Unimplemented uint64
 	// Retried counts failed attempts that were retried.
 	Retried uint64
 	// DeadLettered counts events handed to the dead-letter sink.
@@ -94,7 +100,11 @@ func (e *Engine[K, E]) Stats() Stats {
 	ws := e.workerList()
 	add := func(c *counters) {
 		s.Handled += c.handled.Load()
-		s.Skipped += c.skipped.Load()
+		// The workers count the two kinds of skips apart, so that the part
+		// never reads above the whole.
+		u := c.unimplemented.Load()
+		s.Unimplemented += u
+		s.Skipped += c.skipped.Load() + u
 		s.Retried += c.retried.Load()
 		s.DeadLettered += c.deadLettered.Load()
 		s.Dropped += c.dropped.Load()

@@ -109,7 +109,11 @@ func (w *worker[K, E]) count(v verdict, reason string, n int) {
 	case verdictHandled:
 		w.c.handled.Add(uint64(n))
 	case verdictSkipped, verdictSkippedApplied:
-		w.c.skipped.Add(uint64(n))
+		if reason == ReasonUnimplemented {
+			w.c.unimplemented.Add(uint64(n))
+		} else {
+			w.c.skipped.Add(uint64(n))
+		}
 		if w.e.metrics != nil {
 			w.skips.add(reason, uint64(n))
 		}

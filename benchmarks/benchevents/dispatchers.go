@@ -88,6 +88,15 @@ type ItemConfig struct {
 	// refuses to run while a subscriber has none. It must be fast and must not
 	// block (see runtime.OutcomeFunc).
 	OnOutcome runtime.OutcomeFunc[string]
+	// OnSkip, when set, is told each event the subscriber's guards skip, with
+	// the guard's reason: a duplicate or stale version. An unimplemented
+	// event's acknowledgement is not a guard's skip. It is told when the guards
+	// decide, so an attempt that runs again (a failed batch, a group's work, a
+	// failed commit) may tell it again. The test kit's in-order run sets it, to
+	// fail on an event skipped in publication order (almost always a schema
+	// mistake). It is called from the subscriber's workers: it must be fast and
+	// must not block.
+	OnSkip func(key string, ev ItemEvent, reason string)
 }
 
 // ItemOption changes an ItemConfig before a subscriber starts.
@@ -132,6 +141,7 @@ type itemSubscriber struct {
 	h        ItemHandler
 	tx       *itemTx
 	versions runtime.VersionStore[string]
+	onSkip   func(key string, ev ItemEvent, reason string) // the config's OnSkip
 }
 
 // NewItemDispatcher returns a dispatcher whose first subscriber, named "Item",
@@ -175,6 +185,7 @@ func (d *ItemDispatcher) subscribe(name string, h ItemHandler, tx *itemTx, opts 
 		h:        h,
 		tx:       tx,
 		versions: cfg.Versions,
+		onSkip:   cfg.OnSkip,
 	}
 	if s.versions == nil {
 		s.versions = runtime.NewMemoryVersionStore[string]()

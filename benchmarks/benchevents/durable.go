@@ -132,7 +132,7 @@ func (s *itemSubscriber) handleTx(ctx context.Context, key string, ev ItemEvent)
 	defer tx.Rollback()
 	stored := tx.Version()
 	if err := runtime.CheckVersion(version, stored, false); err != nil {
-		return err
+		return s.skip(key, ev, err)
 	}
 	switch e := ev.(type) {
 	case Submitted:

@@ -10,6 +10,17 @@ import (
 	"github.com/ordergen/ordergen/runtime"
 )
 
+// skip returns verdict, a guard's verdict on ev, an event of key; when it is a
+// skip, it tells the subscriber's OnSkip (ItemConfig.OnSkip) first.
+func (s *itemSubscriber) skip(key string, ev ItemEvent, verdict error) error {
+	if s.onSkip != nil {
+		if reason, ok := runtime.IsSkip(verdict); ok {
+			s.onSkip(key, ev, reason)
+		}
+	}
+	return verdict
+}
+
 // handle is the engine handler of one Item subscriber. The version guard skips
 // a duplicate or stale event (version <= stored), applies the next one
 // (stored+1) and, on a gap, applies a snapshot but holds a delta back until the
@@ -29,7 +40,7 @@ func (s *itemSubscriber) handle(ctx context.Context, key string, ev ItemEvent) e
 		return fmt.Errorf("benchevents: Item %v: read version: %w", key, err)
 	}
 	if err := runtime.CheckVersion(version, stored, false); err != nil {
-		return err
+		return s.skip(key, ev, err)
 	}
 	switch e := ev.(type) {
 	case Submitted:

@@ -115,6 +115,12 @@ func (OrderCodec) Decode(name string, data []byte) (OrderEvent, error) {
 			return nil, fmt.Errorf("%w: decode Order event OrderShipped: %v", runtime.ErrInvalidEvent, err)
 		}
 		return e, nil
+	case "OrderTracked":
+		var e OrderTracked
+		if err := json.Unmarshal(data, &e); err != nil {
+			return nil, fmt.Errorf("%w: decode Order event OrderTracked: %v", runtime.ErrInvalidEvent, err)
+		}
+		return e, nil
 	case "OrderDelivered":
 		var e OrderDelivered
 		if err := json.Unmarshal(data, &e); err != nil {

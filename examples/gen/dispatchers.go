@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
@@ -125,6 +126,15 @@ type AccountConfig struct {
 	// refuses to run while a subscriber has none. It must be fast and must not
 	// block (see runtime.OutcomeFunc).
 	OnOutcome runtime.OutcomeFunc[string]
+	// OnSkip, when set, is told each event the subscriber's guards skip, with
+	// the guard's reason: a duplicate or stale version or a late transition. An
+	// unimplemented event's acknowledgement is not a guard's skip. It is told
+	// when the guards decide, so an attempt that runs again (a failed batch, a
+	// group's work, a failed commit) may tell it again. The test kit's in-order
+	// run sets it, to fail on an event skipped in publication order (almost
+	// always a schema mistake). It is called from the subscriber's workers: it
+	// must be fast and must not block.
+	OnSkip func(key string, ev AccountEvent, reason string)
 }
 
 // AccountOption changes an AccountConfig before a subscriber starts.
@@ -174,7 +184,8 @@ type accountSubscriber struct {
 	tx       *accountTx
 	versions runtime.VersionStore[string]
 	states   runtime.StateStore[string]
-	group    *groupcommit.Committer[*sql.Tx] // a transactional subscriber's, nil for the others
+	group    *groupcommit.Committer[*sql.Tx]                  // a transactional subscriber's, nil for the others
+	onSkip   func(key string, ev AccountEvent, reason string) // the config's OnSkip
 }
 
 // NewAccountDispatcher returns a dispatcher whose first subscriber, named
@@ -219,6 +230,7 @@ func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *account
 		tx:       tx,
 		versions: cfg.Versions,
 		states:   cfg.States,
+		onSkip:   cfg.OnSkip,
 	}
 	if s.versions == nil {
 		s.versions = runtime.NewMemoryVersionStore[string]()
@@ -509,6 +521,11 @@ func orderValue(e OrderEvent) OrderEvent {
 			return nil
 		}
 		return *e
+	case *OrderTracked:
+		if e == nil {
+			return nil
+		}
+		return *e
 	case *OrderDelivered:
 		if e == nil {
 			return nil
@@ -570,6 +587,17 @@ type OrderConfig struct {
 	// refuses to run while a subscriber has none. It must be fast and must not
 	// block (see runtime.OutcomeFunc).
 	OnOutcome runtime.OutcomeFunc[string]
+	// OnSkip, when set, is told each event the subscriber's guards skip, with
+	// the guard's reason: a late transition, a move to the current state (a
+	// duplicate, without a version), a branch state entered from a state it
+	// does not list or an event outside the states its in: lists. An
+	// unimplemented event's acknowledgement is not a guard's skip. It is told
+	// when the guards decide, so an attempt that runs again (a failed batch, a
+	// group's work, a failed commit) may tell it again. The test kit's in-order
+	// run sets it, to fail on an event skipped in publication order (almost
+	// always a schema mistake). It is called from the subscriber's workers: it
+	// must be fast and must not block.
+	OnSkip func(key string, ev OrderEvent, reason string)
 }
 
 // OrderOption changes an OrderConfig before a subscriber starts.
@@ -608,10 +636,13 @@ type OrderDispatcher struct {
 // orderSubscriber is one subscriber of an OrderDispatcher: its name, its
 // handler and the stores of its guards.
 type orderSubscriber struct {
-	name   string
-	h      OrderHandler
-	tx     *orderTx
-	states runtime.StateStore[string]
+	name            string
+	h               OrderHandler
+	tx              *orderTx
+	states          runtime.StateStore[string]
+	onSkip          func(key string, ev OrderEvent, reason string) // the config's OnSkip
+	log             *slog.Logger                                   // the config's Logger
+	duplicateLogged atomic.Bool                                    // set by the first skip of a move to the current state
 }
 
 // NewOrderDispatcher returns a dispatcher whose first subscriber, named
@@ -655,6 +686,8 @@ func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, op
 		h:      h,
 		tx:     tx,
 		states: cfg.States,
+		onSkip: cfg.OnSkip,
+		log:    cfg.Logger,
 	}
 	if s.states == nil {
 		s.states = runtime.NewMemoryStateStore[string]()
@@ -1553,6 +1586,15 @@ type WalletConfig struct {
 	// refuses to run while a subscriber has none. It must be fast and must not
 	// block (see runtime.OutcomeFunc).
 	OnOutcome runtime.OutcomeFunc[string]
+	// OnSkip, when set, is told each event the subscriber's guards skip, with
+	// the guard's reason: a duplicate or stale version. An unimplemented
+	// event's acknowledgement is not a guard's skip. It is told when the guards
+	// decide, so an attempt that runs again (a failed batch, a group's work, a
+	// failed commit) may tell it again. The test kit's in-order run sets it, to
+	// fail on an event skipped in publication order (almost always a schema
+	// mistake). It is called from the subscriber's workers: it must be fast and
+	// must not block.
+	OnSkip func(key string, ev WalletEvent, reason string)
 }
 
 // WalletOption changes a WalletConfig before a subscriber starts.
@@ -1600,6 +1642,7 @@ type walletSubscriber struct {
 	h        WalletHandler
 	tx       *walletTx
 	versions runtime.VersionStore[string]
+	onSkip   func(key string, ev WalletEvent, reason string) // the config's OnSkip
 }
 
 // NewWalletDispatcher returns a dispatcher whose first subscriber, named
@@ -1643,6 +1686,7 @@ func (d *WalletDispatcher) subscribe(name string, h WalletHandler, tx *walletTx,
 		h:        h,
 		tx:       tx,
 		versions: cfg.Versions,
+		onSkip:   cfg.OnSkip,
 	}
 	if s.versions == nil {
 		s.versions = runtime.NewMemoryVersionStore[string]()

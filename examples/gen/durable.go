@@ -204,16 +204,17 @@ func (s *accountSubscriber) applyGroup(ctx context.Context, tx *sql.Tx, key stri
 		return nil, runtime.Permanent(fmt.Errorf("ledger: Account %v: unknown event %T", key, ev))
 	}
 	if v := runtime.CheckVersion(version, at.Version, snapshot); v != nil {
-		return v, nil
+		return s.skip(key, ev, v), nil
 	}
 	if target != "" {
 		current := AccountState(at.State)
 		if accountRank(current) == -2 {
 			return nil, runtime.Permanent(fmt.Errorf("ledger: Account %v: stored state %q is not a state of Account", key, current))
 		}
-		if reason := accountTransition(current, target); reason != "" {
-			at.Version = version // a skipped transition still uses up its version
-			return runtime.SkipApplied(reason), nil
+		reason := accountTransition(current, target)
+		if reason != "" {
+			at.Version = version // a skipped event still uses up its version
+			return s.skip(key, ev, runtime.SkipApplied(reason)), nil
 		}
 	}
 	switch e := ev.(type) {
@@ -353,6 +354,8 @@ type OrderTxHandler interface {
 	HandleOrderPaid(ctx context.Context, tx *sql.Tx, e OrderPaid) error
 	// HandleOrderShipped handles an OrderShipped event in tx.
 	HandleOrderShipped(ctx context.Context, tx *sql.Tx, e OrderShipped) error
+	// HandleOrderTracked handles an OrderTracked event in tx.
+	HandleOrderTracked(ctx context.Context, tx *sql.Tx, e OrderTracked) error
 	// HandleOrderDelivered handles an OrderDelivered event in tx.
 	HandleOrderDelivered(ctx context.Context, tx *sql.Tx, e OrderDelivered) error
 	// HandleOrderCancelled handles an OrderCancelled event in tx.
@@ -383,6 +386,11 @@ func (UnimplementedOrderTxHandler) HandleOrderPaid(context.Context, *sql.Tx, Ord
 
 // HandleOrderShipped returns runtime.ErrUnimplemented.
 func (UnimplementedOrderTxHandler) HandleOrderShipped(context.Context, *sql.Tx, OrderShipped) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleOrderTracked returns runtime.ErrUnimplemented.
+func (UnimplementedOrderTxHandler) HandleOrderTracked(context.Context, *sql.Tx, OrderTracked) error {
 	return runtime.ErrUnimplemented
 }
 
@@ -471,7 +479,10 @@ func (s *orderSubscriber) engineHandler() runtime.Handler[string, OrderEvent] {
 // state. An event the handler does not implement (runtime.ErrUnimplemented)
 // commits the advance alone and is skipped; any other error rolls back.
 func (s *orderSubscriber) handleTx(ctx context.Context, key string, ev OrderEvent) error {
-	var target OrderState
+	var (
+		target OrderState
+		within bool
+	)
 	switch ev.(type) {
 	case OrderPlaced:
 		target = OrderStatePlaced
@@ -479,6 +490,8 @@ func (s *orderSubscriber) handleTx(ctx context.Context, key string, ev OrderEven
 		target = OrderStatePaid
 	case OrderShipped:
 		target = OrderStateShipped
+	case OrderTracked:
+		within = true
 	case OrderDelivered:
 		target = OrderStateDelivered
 	case OrderCancelled:
@@ -492,12 +505,19 @@ func (s *orderSubscriber) handleTx(ctx context.Context, key string, ev OrderEven
 	}
 	defer tx.Rollback()
 	current := OrderState(tx.State())
-	if target != "" {
+	if target != "" || within {
 		if orderRank(current) == -2 {
 			return runtime.Permanent(fmt.Errorf("ledger: Order %v: stored state %q is not a state of Order", key, current))
 		}
-		if reason := orderTransition(current, target); reason != "" {
-			return runtime.Skip(reason)
+		reason := orderWithin(current, ev)
+		if target != "" {
+			reason = orderTransition(current, target)
+		}
+		if reason != "" {
+			if target != "" && current == target {
+				s.duplicate(ctx, key, ev, reason)
+			}
+			return s.skip(key, ev, runtime.Skip(reason))
 		}
 	}
 	switch e := ev.(type) {
@@ -507,6 +527,8 @@ func (s *orderSubscriber) handleTx(ctx context.Context, key string, ev OrderEven
 		err = s.tx.h.HandleOrderPaid(ctx, tx.Tx(), e)
 	case OrderShipped:
 		err = s.tx.h.HandleOrderShipped(ctx, tx.Tx(), e)
+	case OrderTracked:
+		err = s.tx.h.HandleOrderTracked(ctx, tx.Tx(), e)
 	case OrderDelivered:
 		err = s.tx.h.HandleOrderDelivered(ctx, tx.Tx(), e)
 	case OrderCancelled:
@@ -920,7 +942,7 @@ func (s *walletSubscriber) handleBatchTx(ctx context.Context, key string, events
 			return runtime.Permanent(fmt.Errorf("ledger: Wallet %v: unknown event %T", key, ev))
 		}
 		if err := runtime.CheckVersion(version, last, snapshot); err != nil {
-			verdicts = append(verdicts, err)
+			verdicts = append(verdicts, s.skip(key, ev, err))
 			continue
 		}
 		if version > last+1 && len(apply) > 0 {

@@ -68,7 +68,9 @@ func (s AccountState) String() string {
 
 // AccountOpened is an event of entity Account. It is a snapshot: it carries the
 // full state, so it is applied even across a version gap (the newer state
-// wins). Handling it moves the Account to state Open.
+// wins). Handling it moves the Account to state Open. Another AccountOpened
+// while the Account is in Open applies too: its version says it is newer. In a
+// state ranked above Open it is skipped as late.
 type AccountOpened struct {
 	// AccountID is the key of the Account this event belongs to.
 	AccountID string
@@ -158,7 +160,9 @@ func (Withdrew) isAccountEvent() {}
 
 // AccountFrozen is an event of entity Account. It is a delta: it is applied
 // only right after the version before it. Handling it moves the Account to
-// state Frozen.
+// state Frozen. Another AccountFrozen while the Account is in Frozen applies
+// too: its version says it is newer. In a state ranked above Frozen it is
+// skipped as late.
 type AccountFrozen struct {
 	// AccountID is the key of the Account this event belongs to.
 	AccountID string
@@ -188,7 +192,8 @@ func (AccountFrozen) isAccountEvent() {}
 
 // AccountClosed is an event of entity Account. It is a delta: it is applied
 // only right after the version before it. Handling it moves the Account to
-// state Closed.
+// state Closed. Another AccountClosed while the Account is in Closed applies
+// too: its version says it is newer.
 type AccountClosed struct {
 	// AccountID is the key of the Account this event belongs to.
 	AccountID string
@@ -215,8 +220,8 @@ func (e AccountClosed) EventVersion() uint64 {
 func (AccountClosed) isAccountEvent() {}
 
 // OrderEvent is an event of entity Order: OrderPlaced, OrderPaid, OrderShipped,
-// OrderDelivered or OrderCancelled. The interface is sealed: only the event
-// types generated in this package implement it.
+// OrderTracked, OrderDelivered or OrderCancelled. The interface is sealed: only
+// the event types generated in this package implement it.
 type OrderEvent interface {
 	// EventName returns the event's name as declared in the schema.
 	EventName() string
@@ -253,7 +258,10 @@ func (s OrderState) String() string {
 }
 
 // OrderPlaced is an event of entity Order. Handling it moves the Order to state
-// Placed.
+// Placed. Order has no version: another OrderPlaced while the Order is in
+// Placed already is skipped as a duplicate (an event that happens within a
+// state without moving it takes in: in the schema, not to:). In a state ranked
+// above Placed it is skipped as late.
 type OrderPlaced struct {
 	// OrderID is the key of the Order this event belongs to.
 	OrderID string
@@ -278,7 +286,10 @@ func (e OrderPlaced) EventKey() string {
 func (OrderPlaced) isOrderEvent() {}
 
 // OrderPaid is an event of entity Order. Handling it moves the Order to state
-// Paid.
+// Paid. Order has no version: another OrderPaid while the Order is in Paid
+// already is skipped as a duplicate (an event that happens within a state
+// without moving it takes in: in the schema, not to:). In a state ranked above
+// Paid it is skipped as late.
 type OrderPaid struct {
 	// OrderID is the key of the Order this event belongs to.
 	OrderID string
@@ -297,7 +308,10 @@ func (e OrderPaid) EventKey() string {
 func (OrderPaid) isOrderEvent() {}
 
 // OrderShipped is an event of entity Order. Handling it moves the Order to
-// state Shipped.
+// state Shipped. Order has no version: another OrderShipped while the Order is
+// in Shipped already is skipped as a duplicate (an event that happens within a
+// state without moving it takes in: in the schema, not to:). In a state ranked
+// above Shipped it is skipped as late.
 type OrderShipped struct {
 	// OrderID is the key of the Order this event belongs to.
 	OrderID string
@@ -319,8 +333,32 @@ func (e OrderShipped) EventKey() string {
 
 func (OrderShipped) isOrderEvent() {}
 
+// OrderTracked is an event of entity Order. It happens within state Shipped,
+// without moving the Order: the state guard skips it while the Order is in any
+// other state (or none yet).
+type OrderTracked struct {
+	// OrderID is the key of the Order this event belongs to.
+	OrderID string
+	// Location is declared in the schema as string.
+	Location string
+}
+
+// EventName returns "OrderTracked".
+func (OrderTracked) EventName() string {
+	return "OrderTracked"
+}
+
+// EventKey returns e.OrderID.
+func (e OrderTracked) EventKey() string {
+	return e.OrderID
+}
+
+func (OrderTracked) isOrderEvent() {}
+
 // OrderDelivered is an event of entity Order. Handling it moves the Order to
-// state Delivered.
+// state Delivered. Order has no version: another OrderDelivered while the Order
+// is in Delivered already is skipped as a duplicate (an event that happens
+// within a state without moving it takes in: in the schema, not to:).
 type OrderDelivered struct {
 	// OrderID is the key of the Order this event belongs to.
 	OrderID string
@@ -339,7 +377,9 @@ func (e OrderDelivered) EventKey() string {
 func (OrderDelivered) isOrderEvent() {}
 
 // OrderCancelled is an event of entity Order. Handling it moves the Order to
-// state Cancelled.
+// state Cancelled. Order has no version: another OrderCancelled while the Order
+// is in Cancelled already is skipped as a duplicate (an event that happens
+// within a state without moving it takes in: in the schema, not to:).
 type OrderCancelled struct {
 	// OrderID is the key of the Order this event belongs to.
 	OrderID string

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/ordergen/ordergen/runtime"
 )
@@ -28,27 +29,39 @@ func accountRank(state AccountState) int {
 }
 
 // accountTransition returns why an Account in state current must not move to
-// target, or "" when it may. Ranked states only move forward; a branch state is
+// target, or "" when it may. Ranked states only move forward: a move to a state
+// ranked below the current one is late, and a move to the current state applies
+// (the version guard has skipped the duplicates already). A branch state is
 // entered only from the states it lists, and no ranked state follows it.
 func accountTransition(current, target AccountState) string {
 	from, to := accountRank(current), accountRank(target)
 	switch {
-	case from < to:
+	case from <= to:
 		return ""
-	case from == to:
-		return "already in state " + string(target)
 	}
 	return "late transition: state " + string(target) + " ranks below " + string(current)
+}
+
+// skip returns verdict, a guard's verdict on ev, an event of key; when it is a
+// skip, it tells the subscriber's OnSkip (AccountConfig.OnSkip) first.
+func (s *accountSubscriber) skip(key string, ev AccountEvent, verdict error) error {
+	if s.onSkip != nil {
+		if reason, ok := runtime.IsSkip(verdict); ok {
+			s.onSkip(key, ev, reason)
+		}
+	}
+	return verdict
 }
 
 // handle is the engine handler of one Account subscriber. The version guard
 // skips a duplicate or stale event (version <= stored), applies the next one
 // (stored+1) and, on a gap, applies a snapshot but holds a delta back until the
 // versions before it arrive. Past the resequencer's bound the key is resynced
-// (resync). The state guard skips a transition to a state that ranks below or
-// equal to the current one, and a branch state entered from a state it does not
-// list. The stores are updated after the handler succeeded, or returned
-// runtime.ErrUnimplemented: that event is then skipped as unimplemented.
+// (resync). The state guard skips a move to a state ranked below the current
+// one (late); a move to the current state applies (its version is newer: the
+// version guard skipped the duplicates). The stores are updated after the
+// handler succeeded, or returned runtime.ErrUnimplemented: that event is then
+// skipped as unimplemented.
 func (s *accountSubscriber) handle(ctx context.Context, key string, ev AccountEvent) error {
 	var (
 		version  uint64
@@ -78,7 +91,7 @@ func (s *accountSubscriber) handle(ctx context.Context, key string, ev AccountEv
 		return fmt.Errorf("ledger: Account %v: read version: %w", key, err)
 	}
 	if err := runtime.CheckVersion(version, stored, snapshot); err != nil {
-		return err
+		return s.skip(key, ev, err)
 	}
 	var current AccountState
 	if target != "" {
@@ -90,11 +103,12 @@ func (s *accountSubscriber) handle(ctx context.Context, key string, ev AccountEv
 		if accountRank(current) == -2 {
 			return runtime.Permanent(fmt.Errorf("ledger: Account %v: stored state %q is not a state of Account", key, current))
 		}
-		if reason := accountTransition(current, target); reason != "" {
+		reason := accountTransition(current, target)
+		if reason != "" {
 			if err := s.setVersion(ctx, key, stored, version); err != nil {
 				return err
 			}
-			return runtime.SkipApplied(reason)
+			return s.skip(key, ev, runtime.SkipApplied(reason))
 		}
 	}
 	switch e := ev.(type) {
@@ -113,7 +127,7 @@ func (s *accountSubscriber) handle(ctx context.Context, key string, ev AccountEv
 	if err != nil && !unimplemented {
 		return err
 	}
-	if target != "" {
+	if target != "" && target != current {
 		ok, err := s.states.CompareAndSetState(ctx, key, string(current), string(target))
 		if err != nil {
 			return fmt.Errorf("ledger: Account %v: store state %s: %w", key, target, err)
@@ -215,8 +229,11 @@ func orderRank(state OrderState) int {
 }
 
 // orderTransition returns why an Order in state current must not move to
-// target, or "" when it may. Ranked states only move forward; a branch state is
-// entered only from the states it lists, and no ranked state follows it.
+// target, or "" when it may. Ranked states only move forward: a move to a state
+// ranked below the current one is late, and a move to the current state is
+// skipped as a duplicate (an Order has no version to tell a newer event from a
+// copy). A branch state is entered only from the states it lists, and no ranked
+// state follows it.
 func orderTransition(current, target OrderState) string {
 	switch target {
 	case OrderStateCancelled:
@@ -224,7 +241,7 @@ func orderTransition(current, target OrderState) string {
 		case OrderStatePlaced, OrderStatePaid:
 			return ""
 		case OrderStateCancelled:
-			return "already in state Cancelled"
+			return "duplicate: already in state Cancelled"
 		}
 		return "state Cancelled may be entered only from Placed or Paid"
 	}
@@ -235,18 +252,71 @@ func orderTransition(current, target OrderState) string {
 	case from < to:
 		return ""
 	case from == to:
-		return "already in state " + string(target)
+		return "duplicate: already in state " + string(target)
 	}
 	return "late transition: state " + string(target) + " ranks below " + string(current)
 }
 
+// orderWithin returns why an Order in state current must not take ev, an event
+// that happens only within the states its in: lists, without moving it, or ""
+// when it may (and for any other event).
+func orderWithin(current OrderState, ev OrderEvent) string {
+	switch ev.(type) {
+	case OrderTracked:
+		switch current {
+		case OrderStateShipped:
+			return ""
+		case "":
+			return "OrderTracked applies only in Shipped, and the Order has no state yet"
+		}
+		return "OrderTracked applies only in Shipped, not in " + string(current)
+	}
+	return ""
+}
+
+// skip returns verdict, a guard's verdict on ev, an event of key; when it is a
+// skip, it tells the subscriber's OnSkip (OrderConfig.OnSkip) first.
+func (s *orderSubscriber) skip(key string, ev OrderEvent, verdict error) error {
+	if s.onSkip != nil {
+		if reason, ok := runtime.IsSkip(verdict); ok {
+			s.onSkip(key, ev, reason)
+		}
+	}
+	return verdict
+}
+
+// duplicate logs, at debug level and once for the subscriber, the first event
+// its state guard skips because it moves an Order to the state it is in:
+// without a version that is a duplicate, and a schema that means an event
+// within a state (in:) loses events silently. The later ones are counted as
+// skipped.
+func (s *orderSubscriber) duplicate(ctx context.Context, key string, ev OrderEvent, reason string) {
+	if !s.duplicateLogged.CompareAndSwap(false, true) {
+		return
+	}
+	log := s.log
+	if log == nil {
+		log = slog.Default()
+	}
+	log.DebugContext(ctx,
+		"ordergen: skipped a move to the state the key is in, as a duplicate (Order has no version); logged once per subscriber, the later ones are counted as skipped",
+		"subscriber", s.name, "key", key, "event", ev.EventName(), "reason", reason,
+		"hint", "an event that happens within a state without moving it takes in: [states] in the schema, not to:",
+	)
+}
+
 // handle is the engine handler of one Order subscriber. The state guard skips a
-// transition to a state that ranks below or equal to the current one, and a
-// branch state entered from a state it does not list. The stores are updated
-// after the handler succeeded, or returned runtime.ErrUnimplemented: that event
-// is then skipped as unimplemented.
+// move to a state ranked below the current one (late), a branch state entered
+// from a state it does not list and an event with in: while the entity is in
+// none of its states; a move to the current state is skipped as a duplicate
+// (without a version a second event to the state cannot be told from a copy).
+// The stores are updated after the handler succeeded, or returned
+// runtime.ErrUnimplemented: that event is then skipped as unimplemented.
 func (s *orderSubscriber) handle(ctx context.Context, key string, ev OrderEvent) error {
-	var target OrderState
+	var (
+		target OrderState
+		within bool
+	)
 	switch ev.(type) {
 	case OrderPlaced:
 		target = OrderStatePlaced
@@ -254,6 +324,8 @@ func (s *orderSubscriber) handle(ctx context.Context, key string, ev OrderEvent)
 		target = OrderStatePaid
 	case OrderShipped:
 		target = OrderStateShipped
+	case OrderTracked:
+		within = true
 	case OrderDelivered:
 		target = OrderStateDelivered
 	case OrderCancelled:
@@ -263,7 +335,7 @@ func (s *orderSubscriber) handle(ctx context.Context, key string, ev OrderEvent)
 	}
 	var err error
 	var current OrderState
-	if target != "" {
+	if target != "" || within {
 		state, err := s.states.State(ctx, key)
 		if err != nil {
 			return fmt.Errorf("ledger: Order %v: read state: %w", key, err)
@@ -272,8 +344,15 @@ func (s *orderSubscriber) handle(ctx context.Context, key string, ev OrderEvent)
 		if orderRank(current) == -2 {
 			return runtime.Permanent(fmt.Errorf("ledger: Order %v: stored state %q is not a state of Order", key, current))
 		}
-		if reason := orderTransition(current, target); reason != "" {
-			return runtime.Skip(reason)
+		reason := orderWithin(current, ev)
+		if target != "" {
+			reason = orderTransition(current, target)
+		}
+		if reason != "" {
+			if target != "" && current == target {
+				s.duplicate(ctx, key, ev, reason)
+			}
+			return s.skip(key, ev, runtime.Skip(reason))
 		}
 	}
 	switch e := ev.(type) {
@@ -283,6 +362,8 @@ func (s *orderSubscriber) handle(ctx context.Context, key string, ev OrderEvent)
 		err = s.h.HandleOrderPaid(ctx, e)
 	case OrderShipped:
 		err = s.h.HandleOrderShipped(ctx, e)
+	case OrderTracked:
+		err = s.h.HandleOrderTracked(ctx, e)
 	case OrderDelivered:
 		err = s.h.HandleOrderDelivered(ctx, e)
 	case OrderCancelled:
@@ -292,7 +373,7 @@ func (s *orderSubscriber) handle(ctx context.Context, key string, ev OrderEvent)
 	if err != nil && !unimplemented {
 		return err
 	}
-	if target != "" {
+	if target != "" && target != current {
 		ok, err := s.states.CompareAndSetState(ctx, key, string(current), string(target))
 		if err != nil {
 			return fmt.Errorf("ledger: Order %v: store state %s: %w", key, target, err)
@@ -337,6 +418,17 @@ func (s *webhookSubscriber) handle(ctx context.Context, key int64, ev WebhookEve
 	return err
 }
 
+// skip returns verdict, a guard's verdict on ev, an event of key; when it is a
+// skip, it tells the subscriber's OnSkip (WalletConfig.OnSkip) first.
+func (s *walletSubscriber) skip(key string, ev WalletEvent, verdict error) error {
+	if s.onSkip != nil {
+		if reason, ok := runtime.IsSkip(verdict); ok {
+			s.onSkip(key, ev, reason)
+		}
+	}
+	return verdict
+}
+
 // handleBatch is the engine's batch handler of one Wallet subscriber. The
 // guards decide each event of the batch in order, as handle does for one: a
 // duplicate or stale event is skipped, a delta after a version gap is held back
@@ -370,7 +462,7 @@ func (s *walletSubscriber) handleBatch(ctx context.Context, key string, events [
 			return runtime.Permanent(fmt.Errorf("ledger: Wallet %v: unknown event %T", key, ev))
 		}
 		if err := runtime.CheckVersion(version, last, snapshot); err != nil {
-			verdicts = append(verdicts, err)
+			verdicts = append(verdicts, s.skip(key, ev, err))
 			continue
 		}
 		if version > last+1 && len(apply) > 0 {

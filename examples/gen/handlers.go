@@ -101,6 +101,8 @@ type OrderHandler interface {
 	HandleOrderPaid(ctx context.Context, e OrderPaid) error
 	// HandleOrderShipped handles an OrderShipped event.
 	HandleOrderShipped(ctx context.Context, e OrderShipped) error
+	// HandleOrderTracked handles an OrderTracked event.
+	HandleOrderTracked(ctx context.Context, e OrderTracked) error
 	// HandleOrderDelivered handles an OrderDelivered event.
 	HandleOrderDelivered(ctx context.Context, e OrderDelivered) error
 	// HandleOrderCancelled handles an OrderCancelled event.
@@ -130,6 +132,11 @@ func (UnimplementedOrderHandler) HandleOrderPaid(context.Context, OrderPaid) err
 
 // HandleOrderShipped returns runtime.ErrUnimplemented.
 func (UnimplementedOrderHandler) HandleOrderShipped(context.Context, OrderShipped) error {
+	return runtime.ErrUnimplemented
+}
+
+// HandleOrderTracked returns runtime.ErrUnimplemented.
+func (UnimplementedOrderHandler) HandleOrderTracked(context.Context, OrderTracked) error {
 	return runtime.ErrUnimplemented
 }
 

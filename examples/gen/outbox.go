@@ -286,6 +286,24 @@ func (o *OrderOutbox) PublishOrderShippedTx(ctx context.Context, tx *sql.Tx, e O
 	})
 }
 
+// PublishOrderTrackedTx appends e to the outbox in tx: it takes the next number
+// of e's key, encodes e with OrderCodec and inserts it, all in tx, and returns
+// the number. The relay sends it once tx commits; if tx rolls back, neither the
+// event nor its number is left. It refuses an event with an empty key, with an
+// error wrapping runtime.ErrInvalidEvent. After an error, roll tx back.
+func (o *OrderOutbox) PublishOrderTrackedTx(ctx context.Context, tx *sql.Tx, e OrderTracked) (uint64, error) {
+	if e.OrderID == "" {
+		return 0, fmt.Errorf("%w: Order event OrderTracked: key field OrderID is empty", runtime.ErrInvalidEvent)
+	}
+	return o.store.AppendOutbox(ctx, tx, "Order", e.OrderID, func(v uint64) (durable.RawEvent, error) {
+		name, data, err := OrderCodec{}.Encode(e)
+		return durable.RawEvent{
+			Name: name,
+			Data: data,
+		}, err
+	})
+}
+
 // PublishOrderDeliveredTx appends e to the outbox in tx: it takes the next
 // number of e's key, encodes e with OrderCodec and inserts it, all in tx, and
 // returns the number. The relay sends it once tx commits; if tx rolls back,
@@ -346,6 +364,12 @@ func (o *OrderOutbox) PublishTx(ctx context.Context, tx *sql.Tx, e OrderEvent) (
 	case *OrderShipped:
 		if e != nil {
 			return o.PublishOrderShippedTx(ctx, tx, *e)
+		}
+	case OrderTracked:
+		return o.PublishOrderTrackedTx(ctx, tx, e)
+	case *OrderTracked:
+		if e != nil {
+			return o.PublishOrderTrackedTx(ctx, tx, *e)
 		}
 	case OrderDelivered:
 		return o.PublishOrderDeliveredTx(ctx, tx, e)

@@ -143,6 +143,8 @@ type OrderPublisher interface {
 	PublishOrderPaid(ctx context.Context, e OrderPaid) error
 	// PublishOrderShipped publishes an OrderShipped event.
 	PublishOrderShipped(ctx context.Context, e OrderShipped) error
+	// PublishOrderTracked publishes an OrderTracked event.
+	PublishOrderTracked(ctx context.Context, e OrderTracked) error
 	// PublishOrderDelivered publishes an OrderDelivered event.
 	PublishOrderDelivered(ctx context.Context, e OrderDelivered) error
 	// PublishOrderCancelled publishes an OrderCancelled event.
@@ -180,6 +182,17 @@ func (d *OrderDispatcher) PublishOrderPaid(ctx context.Context, e OrderPaid) err
 func (d *OrderDispatcher) PublishOrderShipped(ctx context.Context, e OrderShipped) error {
 	if e.OrderID == "" {
 		return fmt.Errorf("%w: Order event OrderShipped: key field OrderID is empty", runtime.ErrInvalidEvent)
+	}
+	return d.topic.Publish(ctx, e.OrderID, e)
+}
+
+// PublishOrderTracked hands e to every subscriber of the dispatcher. It
+// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
+// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
+// say why an event was not accepted.
+func (d *OrderDispatcher) PublishOrderTracked(ctx context.Context, e OrderTracked) error {
+	if e.OrderID == "" {
+		return fmt.Errorf("%w: Order event OrderTracked: key field OrderID is empty", runtime.ErrInvalidEvent)
 	}
 	return d.topic.Publish(ctx, e.OrderID, e)
 }
@@ -227,6 +240,12 @@ func (d *OrderDispatcher) Publish(ctx context.Context, e OrderEvent) error {
 	case *OrderShipped:
 		if e != nil {
 			return d.PublishOrderShipped(ctx, *e)
+		}
+	case OrderTracked:
+		return d.PublishOrderTracked(ctx, e)
+	case *OrderTracked:
+		if e != nil {
+			return d.PublishOrderTracked(ctx, *e)
 		}
 	case OrderDelivered:
 		return d.PublishOrderDelivered(ctx, e)

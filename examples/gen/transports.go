@@ -220,6 +220,16 @@ func (p *OrderProducer) PublishOrderShipped(ctx context.Context, e OrderShipped)
 	return p.sink.Send(ctx, e.OrderID, e)
 }
 
+// PublishOrderTracked sends e to the sink, keyed by e.OrderID, and returns once
+// the sink took it. It refuses what the dispatcher's Publish methods refuse,
+// with an error wrapping runtime.ErrInvalidEvent.
+func (p *OrderProducer) PublishOrderTracked(ctx context.Context, e OrderTracked) error {
+	if _, err := checkOrder(e); err != nil {
+		return err
+	}
+	return p.sink.Send(ctx, e.OrderID, e)
+}
+
 // PublishOrderDelivered sends e to the sink, keyed by e.OrderID, and returns
 // once the sink took it. It refuses what the dispatcher's Publish methods
 // refuse, with an error wrapping runtime.ErrInvalidEvent.

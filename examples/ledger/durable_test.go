@@ -105,6 +105,9 @@ func (s *txShipments) HandleOrderPaid(context.Context, *sql.Tx, ledger.OrderPaid
 func (s *txShipments) HandleOrderShipped(context.Context, *sql.Tx, ledger.OrderShipped) error {
 	return s.record("Shipped")
 }
+func (s *txShipments) HandleOrderTracked(context.Context, *sql.Tx, ledger.OrderTracked) error {
+	return s.record("Tracked")
+}
 func (s *txShipments) HandleOrderDelivered(context.Context, *sql.Tx, ledger.OrderDelivered) error {
 	return s.record("Delivered")
 }

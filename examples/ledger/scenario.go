@@ -184,6 +184,9 @@ func (s *shipments) HandleOrderPaid(_ context.Context, e ledger.OrderPaid) error
 func (s *shipments) HandleOrderShipped(_ context.Context, e ledger.OrderShipped) error {
 	return s.set(e.OrderID, "Shipped")
 }
+func (s *shipments) HandleOrderTracked(_ context.Context, e ledger.OrderTracked) error {
+	return s.set(e.OrderID, "Shipped, at "+e.Location)
+}
 func (s *shipments) HandleOrderDelivered(_ context.Context, e ledger.OrderDelivered) error {
 	return s.set(e.OrderID, "Delivered")
 }

@@ -55,6 +55,9 @@ func summary(e *ir.Entity, ev *ir.Event) string {
 		}
 		s = append(s, to)
 	}
+	if len(ev.In) > 0 {
+		s = append(s, "Happens within "+strings.Join(ev.In, " or ")+" without moving the "+e.Name+": skipped in any other state.")
+	}
 	return strings.Join(s, " ")
 }
 

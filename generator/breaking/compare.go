@@ -210,6 +210,7 @@ func (c *comparer) event(oe *ir.Entity, oev *ir.Event, ne *ir.Entity, nev *ir.Ev
 		}
 		c.add(pos, EventStateSame, "%s: moves to %s instead of %s", where, orNone(nev.To), orNone(oev.To))
 	}
+	c.within(where, oev, nev, ns)
 	for _, of := range oev.Fields {
 		i := slices.IndexFunc(nev.Fields, func(f ir.Field) bool { return f.Name == of.Name })
 		if i < 0 {
@@ -220,6 +221,28 @@ func (c *comparer) event(oe *ir.Entity, oev *ir.Event, ne *ir.Entity, nev *ir.Ev
 			c.add(ns.Fields[i].Type.Pos, FieldSameType, "%s: field %s changed type from %s to %s", where, of.Name, o, n)
 		}
 		c.wire(where+": field", of, nev.Fields[i], c.wirePos(es, ns.Fields[i].Wire, ns.Fields[i].Name.Pos))
+	}
+}
+
+// within reports an in: added to an event that had none, or a state
+// removed from its in:: the state guard would skip the event where it
+// applied. An in: widened or removed lets it apply in more states.
+func (c *comparer) within(where string, oev, nev *ir.Event, ns *schema.Event) {
+	if len(nev.In) == 0 {
+		return
+	}
+	if len(oev.In) == 0 {
+		c.add(ns.InPos, EventInNoNarrow, "%s: in: was added: the event applies only in %s, no longer in every state", where, strings.Join(nev.In, ", "))
+		return
+	}
+	var gone []string
+	for _, s := range oev.In {
+		if !slices.Contains(nev.In, s) {
+			gone = append(gone, s)
+		}
+	}
+	if len(gone) > 0 {
+		c.add(ns.InPos, EventInNoNarrow, "%s: in: no longer lists %s: the event is skipped there", where, strings.Join(gone, ", "))
 	}
 }
 

@@ -6,9 +6,9 @@
 // a one-sentence purpose; Rules lists them.
 //
 // Adding entities, events and fields, appending a ranked state after the
-// last one, adding a branch state, widening a branch's from:, turning
-// conflation off, changing delivery policies and naming another broker in
-// brokers: are compatible.
+// last one, adding a branch state, widening a branch's from: or an event's
+// in: (or removing its in:), turning conflation off, changing delivery
+// policies and naming another broker in brokers: are compatible.
 //
 // Both versions must be valid schemas; their qualified field types are
 // compared as written (import path and name), without loading packages, so

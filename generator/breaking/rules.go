@@ -21,6 +21,7 @@ const (
 	BranchFromNoDelete = "BRANCH_FROM_NO_DELETE"
 	EventKindSame      = "EVENT_KIND_SAME"
 	EventStateSame     = "EVENT_STATE_SAME"
+	EventInNoNarrow    = "EVENT_IN_NO_NARROW"
 	FieldNoDelete      = "FIELD_NO_DELETE"
 	FieldSameType      = "FIELD_SAME_TYPE"
 	WireNameSame       = "WIRE_NAME_SAME"
@@ -45,6 +46,7 @@ func Rules() []Rule {
 		{EventNoDelete, "An event is not removed from its entity: producers of the older schema still publish it and park stores may hold it."},
 		{EventKindSame, "An event keeps its kind: a delta turned snapshot is applied across gaps it cannot fill, a snapshot turned delta waits for gaps it used to cross."},
 		{EventStateSame, "An event keeps the state it moves its entity to (or none): the state guard's decisions and stored states depend on it."},
+		{EventInNoNarrow, "An event's in: is not added or narrowed: the state guard would skip the event in states where consumers of the older schema apply it (widening it, or removing it, is compatible)."},
 		{FieldNoDelete, "A field is not removed from an event: producers of the older schema still send it and consumers read it."},
 		{FieldSameType, "A field keeps its type: events in flight and parked events encoded with the older type must still decode."},
 		{WireNameSame, "A field, key or version keeps its wire name (its own wire: or the wire_names rule): events in flight and parked events encoded under the older name would decode without its value."},

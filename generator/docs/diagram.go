@@ -28,7 +28,8 @@ const start = "[*]"
 // ranked states form a chain from the start to the end, each step labelled
 // with the events that move to its state; each branch state has an edge
 // from each state it may be entered from, and an edge to the end unless
-// another branch may be entered from it.
+// another branch may be entered from it. The events that happen within
+// states (in:) are loops on those states.
 func diagramOf(e *ir.Entity) *diagram {
 	if len(e.States) == 0 {
 		return nil
@@ -55,7 +56,24 @@ func diagramOf(e *ir.Entity) *diagram {
 			d.Edges = append(d.Edges, edge{b.Name, start, ""})
 		}
 	}
+	for _, s := range e.StateNames() {
+		if l := withinLabel(e, s); l != "" {
+			d.Edges = append(d.Edges, edge{s, s, l})
+		}
+	}
 	return d
+}
+
+// withinLabel names the events that happen within state (in:), joined by
+// commas.
+func withinLabel(e *ir.Entity, state string) string {
+	var names []string
+	for _, ev := range e.Events {
+		if slices.Contains(ev.In, state) {
+			names = append(names, ev.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // label names the events that move e to state, joined by commas.

@@ -66,11 +66,15 @@ type entity struct {
 	// Notification names the handlers' method of a notification entity,
 	// else "".
 	Notification string
-	// HasTargets reports whether an event moves the entity to a state.
+	// HasTargets reports whether an event moves the entity to a state (or
+	// happens within states).
 	HasTargets bool
-	Events     []event
-	Policy     []row
-	Diagram    *diagram
+	// HasWithin reports whether an event happens within states (in:): the
+	// events table has a column for them.
+	HasWithin bool
+	Events    []event
+	Policy    []row
+	Diagram   *diagram
 	// Doc describes the entity, "" when the schema does not say.
 	Doc string
 	// StateDocs describe the ranked states that have a doc, in rank order.
@@ -109,9 +113,12 @@ func fieldOf(f ir.Field) field {
 }
 
 type event struct {
-	Name   string
-	Kind   string
-	To     string
+	Name string
+	Kind string
+	To   string
+	// In are the states the event happens within (in:), joined by commas;
+	// "" for none.
+	In     string
 	Fields []field
 	// Doc describes the event on one line, for a table cell.
 	Doc string
@@ -131,6 +138,7 @@ func entityOf(e *ir.Entity) entity {
 		Branches:   e.Branches,
 		Conflate:   e.Conflate,
 		HasTargets: e.HasStateGuard(),
+		HasWithin:  e.HasWithin(),
 		Policy:     policy(e),
 		Diagram:    diagramOf(e),
 		Doc:        e.Doc,
@@ -172,7 +180,7 @@ func entityOf(e *ir.Entity) entity {
 		out.MaxHold = duration(e.Policy.MaxHold)
 	}
 	for _, ev := range e.Events {
-		x := event{Name: ev.Name, Kind: "delta", To: ev.To, Doc: cell(ev.Doc)}
+		x := event{Name: ev.Name, Kind: "delta", To: ev.To, In: strings.Join(ev.In, ", "), Doc: cell(ev.Doc)}
 		if ev.Snapshot {
 			x.Kind = "snapshot"
 		}

@@ -68,16 +68,15 @@ func handleBatchIn(f *jen.File, n names, tx, group bool) {
 		switch {
 		case versioned && stated:
 			text += "a duplicate or stale event is skipped, a delta after a version gap is " +
-				"held back until the gap fills, a transition to a state that does not rank " +
-				"above the current one is skipped (it still uses up its version), and a " +
-				"snapshot across a gap ends the batch (the rest comes in the next one), so " +
-				"that the batch never spans a gap."
+				"held back until the gap fills, the state guard " + stateRule(e) + " (a " +
+				"skipped event still uses up its version), and a snapshot across a gap ends " +
+				"the batch (the rest comes in the next one), so that the batch never spans a gap."
 		case versioned:
 			text += "a duplicate or stale event is skipped, a delta after a version gap is " +
 				"held back until the gap fills, and a snapshot across a gap ends the batch " +
 				"(the rest comes in the next one), so that the batch never spans a gap."
 		default:
-			text += "a transition to a state that does not rank above the current one is skipped."
+			text += "the state guard " + stateRule(e) + "."
 		}
 		reached := "version and state"
 		switch {
@@ -192,7 +191,7 @@ func handleBatchIn(f *jen.File, n names, tx, group bool) {
 					snapshot = jen.Id("snapshot")
 				}
 				g.If(jen.Err().Op(":=").Add(rt("CheckVersion")).Call(jen.Id("version"), jen.Id("last"), snapshot), jen.Err().Op("!=").Nil()).Block(
-					jen.Id("verdicts").Op("=").Append(jen.Id("verdicts"), jen.Err()),
+					jen.Id("verdicts").Op("=").Append(jen.Id("verdicts"), jen.Id("s").Dot("skip").Call(jen.Id("key"), jen.Id("ev"), jen.Err())),
 					jen.Continue(),
 				)
 				if snapshots {
@@ -204,16 +203,24 @@ func handleBatchIn(f *jen.File, n names, tx, group bool) {
 			if stated {
 				skip := []jen.Code{}
 				if versioned {
-					skip = append(skip, jen.Id("last").Op("=").Id("version").Comment("a skipped transition still uses up its version"))
+					skip = append(skip, jen.Id("last").Op("=").Id("version").Comment("a skipped event still uses up its version"))
+				}
+				if d := logDuplicate(n); d != nil {
+					skip = append(skip, d)
 				}
 				skip = append(skip,
-					jen.Id("verdicts").Op("=").Append(jen.Id("verdicts"), rt("Skip").Call(jen.Id("reason"))),
+					jen.Id("verdicts").Op("=").Append(jen.Id("verdicts"), jen.Id("s").Dot("skip").Call(jen.Id("key"), jen.Id("ev"), rt("Skip").Call(jen.Id("reason")))),
 					jen.Continue(),
 				)
-				g.If(jen.Id("target").Op("!=").Lit("")).Block(
-					jen.If(jen.Id("reason").Op(":=").Id(n.Transition).Call(jen.Id("current"), jen.Id("target")), jen.Id("reason").Op("!=").Lit("")).Block(skip...),
-					jen.Id("current").Op("=").Id("target"),
-				)
+				g.If(readsState(e)).BlockFunc(func(g *jen.Group) {
+					stateReason(g, n)
+					g.If(jen.Id("reason").Op("!=").Lit("")).Block(skip...)
+					if e.HasWithin() {
+						g.If(jen.Id("target").Op("!=").Lit("")).Block(jen.Id("current").Op("=").Id("target"))
+					} else {
+						g.Id("current").Op("=").Id("target")
+					}
+				})
 			}
 			if versioned {
 				g.Id("last").Op("=").Id("version")

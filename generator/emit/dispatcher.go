@@ -5,6 +5,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/ordergen/ordergen/generator/ir"
 	"github.com/ordergen/ordergen/runtime"
 )
 
@@ -45,6 +46,13 @@ func dispatcher(f *jen.File, n names) {
 		if grouped(e) {
 			g.Id("group").Add(committer()).Comment("a transactional subscriber's, nil for the others")
 		}
+		if guarded(e) {
+			g.Id("onSkip").Add(onSkipType(n)).Comment("the config's OnSkip")
+		}
+		if logsDuplicates(e) {
+			g.Id("log").Op("*").Qual("log/slog", "Logger").Comment("the config's Logger")
+			g.Id("duplicateLogged").Qual("sync/atomic", "Bool").Comment("set by the first skip of a move to the current state")
+		}
 	})
 
 	Doc(f, 0, "%s returns a dispatcher whose first subscriber, named %q, is h, "+
@@ -84,6 +92,12 @@ func dispatcher(f *jen.File, n names) {
 		}
 		if e.HasStateGuard() {
 			sub = append(sub, Field{"states", jen.Id("cfg").Dot("States")})
+		}
+		if guarded(e) {
+			sub = append(sub, Field{"onSkip", jen.Id("cfg").Dot("OnSkip")})
+		}
+		if logsDuplicates(e) {
+			sub = append(sub, Field{"log", jen.Id("cfg").Dot("Logger")})
 		}
 		g.Id("s").Op(":=").Op("&").Id(n.Subscriber).Add(Keyed(sub...))
 		if e.Version != nil {
@@ -146,4 +160,18 @@ func dispatcher(f *jen.File, n names) {
 		g.Return(jen.Nil())
 	})
 
+}
+
+// guarded reports whether e's subscribers have guards (a version or
+// states), whose skips they report to OnSkip.
+func guarded(e *ir.Entity) bool { return e.Version != nil || e.HasStateGuard() }
+
+// logsDuplicates reports whether e's state guard skips a move to the
+// current state as a duplicate (it has states and no version), and logs
+// the first one.
+func logsDuplicates(e *ir.Entity) bool { return e.Version == nil && e.HasStateGuard() }
+
+// onSkipType is the type of a subscriber's OnSkip.
+func onSkipType(n names) *jen.Statement {
+	return jen.Func().Params(jen.Id("key").Add(n.key()), jen.Id("ev").Id(n.Event), jen.Id("reason").String())
 }

@@ -102,6 +102,16 @@ func config(f *jen.File, n names) {
 			"refuses to run while a subscriber has none. It must be fast and must not "+
 			"block (see runtime.OutcomeFunc).")
 		g.Id("OnOutcome").Add(rt("OutcomeFunc")).Types(n.key())
+		if guarded(e) {
+			Doc(g, 1, "OnSkip, when set, is told each event the subscriber's guards skip, "+
+				"with the guard's reason: %s. An unimplemented event's acknowledgement is "+
+				"not a guard's skip. It is told when the guards decide, so an attempt that "+
+				"runs again (a failed batch, a group's work, a failed commit) may tell it "+
+				"again. The test kit's in-order run sets it, to fail on an event skipped in "+
+				"publication order (almost always a schema mistake). It is called from the "+
+				"subscriber's workers: it must be fast and must not block.", skipKinds(e))
+			g.Id("OnSkip").Add(onSkipType(n))
+		}
 	})
 	Doc(f, 0, "%s changes %s %s before a subscriber starts.", n.Option, Article(n.Config), n.Config)
 	f.Type().Id(n.Option).Func().Params(jen.Op("*").Id(n.Config))
@@ -124,4 +134,25 @@ func config(f *jen.File, n names) {
 	}
 	Doc(f, 0, "%s returns the schema's policies for %s.", n.DefaultConfig, e.Name)
 	f.Func().Id(n.DefaultConfig).Params().Id(n.Config).Block(jen.Return(jen.Id(n.Config).Add(Keyed(defaults...))))
+}
+
+// skipKinds lists what the guards of e skip, for the comments.
+func skipKinds(e *ir.Entity) string {
+	var kinds []string
+	if e.Version != nil {
+		kinds = append(kinds, "a duplicate or stale version")
+	}
+	if e.HasStateGuard() {
+		kinds = append(kinds, "a late transition")
+		if e.Version == nil {
+			kinds = append(kinds, "a move to the current state (a duplicate, without a version)")
+		}
+		if len(e.Branches) > 0 {
+			kinds = append(kinds, "a branch state entered from a state it does not list")
+		}
+		if e.HasWithin() {
+			kinds = append(kinds, "an event outside the states its in: lists")
+		}
+	}
+	return list(kinds, "or")
 }

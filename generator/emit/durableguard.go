@@ -63,7 +63,7 @@ func handleTx(f *jen.File, n names) {
 			if versioned {
 				useVersion = commit("store version")
 			}
-			g.If(jen.Id("target").Op("!=").Lit("")).BlockFunc(func(g *jen.Group) { checkState(g, n, useVersion) })
+			g.If(readsState(e)).BlockFunc(func(g *jen.Group) { checkState(g, n, useVersion) })
 		}
 
 		var deflt jen.Code

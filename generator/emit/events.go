@@ -78,9 +78,7 @@ func event(f *jen.File, n names, ev *ir.Event) {
 	case e.Version != nil:
 		text += " It is a delta: it is applied only right after the version before it."
 	}
-	if ev.To != "" {
-		text += fmt.Sprintf(" Handling it moves the %s to state %s.", e.Name, ev.To)
-	}
+	text += stateSentences(e, ev)
 	Doc(f, 0, "%s", text)
 	f.Type().Id(ev.Name).StructFunc(func(g *jen.Group) {
 		Doc(g, 1, "%s is the key of the %s this event belongs to.", e.Key.Name, e.Name)
@@ -180,4 +178,31 @@ func listItem(text string) string {
 		}
 	}
 	return b.String()
+}
+
+// stateSentences says, for ev's comment, how the state guard treats it: the
+// state it moves its entity to, and what becomes of it in that state
+// already (it applies with a version, it is a duplicate without one); or
+// the states it happens within (in:).
+func stateSentences(e *ir.Entity, ev *ir.Event) string {
+	switch {
+	case len(ev.In) > 0:
+		return fmt.Sprintf(" It happens within state %s, without moving the %s: the state "+
+			"guard skips it while the %s is in any other state (or none yet).", list(ev.In, "or"), e.Name, e.Name)
+	case ev.To == "":
+		return ""
+	}
+	text := fmt.Sprintf(" Handling it moves the %s to state %s.", e.Name, ev.To)
+	if e.Version != nil {
+		text += fmt.Sprintf(" Another %s while the %s is in %s applies too: its version says "+
+			"it is newer.", ev.Name, e.Name, ev.To)
+	} else {
+		text += fmt.Sprintf(" %s has no version: another %s while the %s is in %s already is "+
+			"skipped as a duplicate (an event that happens within a state without moving it "+
+			"takes in: in the schema, not to:).", e.Name, ev.Name, e.Name, ev.To)
+	}
+	if r := e.Rank(ev.To); r > 0 && r < len(e.States) {
+		text += fmt.Sprintf(" In a state ranked above %s it is skipped as late.", ev.To)
+	}
+	return text
 }

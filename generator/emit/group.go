@@ -135,24 +135,28 @@ func applyGroup(f *jen.File, n names) {
 				snapshot = jen.Id("snapshot")
 			}
 			g.If(jen.Id("v").Op(":=").Add(rt("CheckVersion")).Call(jen.Id("version"), jen.Id("at").Dot("Version"), snapshot), jen.Id("v").Op("!=").Nil()).Block(
-				jen.Return(jen.Id("v"), jen.Nil()),
+				jen.Return(jen.Id("s").Dot("skip").Call(jen.Id("key"), jen.Id("ev"), jen.Id("v")), jen.Nil()),
 			)
 		}
 		if stated {
-			skip := []jen.Code{jen.Return(rt("Skip").Call(jen.Id("reason")), jen.Nil())}
+			verdict := rt("Skip").Call(jen.Id("reason"))
+			var skip []jen.Code
 			if versioned {
-				skip = []jen.Code{
-					jen.Id("at").Dot("Version").Op("=").Id("version").Comment("a skipped transition still uses up its version"),
-					jen.Return(rt("SkipApplied").Call(jen.Id("reason")), jen.Nil()),
-				}
+				skip = append(skip, jen.Id("at").Dot("Version").Op("=").Id("version").Comment("a skipped event still uses up its version"))
+				verdict = rt("SkipApplied").Call(jen.Id("reason"))
 			}
-			g.If(jen.Id("target").Op("!=").Lit("")).Block(
-				jen.Id("current").Op(":=").Id(n.State).Call(jen.Id("at").Dot("State")),
-				jen.If(jen.Id(n.Rank).Call(jen.Id("current")).Op("==").Lit(-2)).Block(jen.Return(jen.Nil(), rt("Permanent").Call(
+			if d := logDuplicate(n); d != nil {
+				skip = append(skip, d)
+			}
+			skip = append(skip, jen.Return(jen.Id("s").Dot("skip").Call(jen.Id("key"), jen.Id("ev"), verdict), jen.Nil()))
+			g.If(readsState(e)).BlockFunc(func(g *jen.Group) {
+				g.Id("current").Op(":=").Id(n.State).Call(jen.Id("at").Dot("State"))
+				g.If(jen.Id(n.Rank).Call(jen.Id("current")).Op("==").Lit(-2)).Block(jen.Return(jen.Nil(), rt("Permanent").Call(
 					errorf(keyFmt+"stored state %q is not a state of "+e.Name, jen.Id("key"), jen.Id("current")),
-				))),
-				jen.If(jen.Id("reason").Op(":=").Id(n.Transition).Call(jen.Id("current"), jen.Id("target")), jen.Id("reason").Op("!=").Lit("")).Block(skip...),
-			)
+				)))
+				stateReason(g, n)
+				g.If(jen.Id("reason").Op("!=").Lit("")).Block(skip...)
+			})
 		}
 		g.Add(dispatchSwitch(n, func(ev *ir.Event) jen.Code {
 			return jen.Id("s").Dot("tx").Dot("h").Dot(ev.Handle).Call(jen.Id("ctx"), jen.Id("tx"), jen.Id("e"))

@@ -1,6 +1,8 @@
 package emit
 
 import (
+	"slices"
+
 	"github.com/dave/jennifer/jen"
 
 	"github.com/ordergen/ordergen/generator/ir"
@@ -12,6 +14,12 @@ func guards(f *jen.File, pkg *ir.Package) {
 		if e.HasStateGuard() {
 			rank(f, n)
 			transition(f, n)
+			if e.HasWithin() {
+				within(f, n)
+			}
+		}
+		if e.Version != nil || e.HasStateGuard() {
+			skipHelpers(f, n)
 		}
 		if e.Batch {
 			handleBatch(f, n, false)
@@ -48,8 +56,7 @@ func handle(f *jen.File, n names) {
 		}
 	}
 	if stated {
-		text += " The state guard skips a transition to a state that ranks below or equal to " +
-			"the current one, and a branch state entered from a state it does not list."
+		text += " The state guard " + stateRule(e) + "."
 	}
 	if versioned || stated {
 		text += " The stores are updated after the handler succeeded, or returned " +
@@ -85,7 +92,7 @@ func handle(f *jen.File, n names) {
 
 		if stated {
 			g.Var().Id("current").Id(n.State)
-			g.If(jen.Id("target").Op("!=").Lit("")).BlockFunc(func(g *jen.Group) {
+			g.If(readsState(e)).BlockFunc(func(g *jen.Group) {
 				g.List(jen.Id("state"), jen.Err()).Op(":=").Id("s").Dot("states").Dot("State").Call(jen.Id("ctx"), jen.Id("key"))
 				g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"read state: %w", jen.Id("key"), jen.Err())))
 				g.Id("current").Op("=").Id(n.State).Call(jen.Id("state"))
@@ -100,7 +107,8 @@ func handle(f *jen.File, n names) {
 		g.Add(dispatchSwitch(n, call, nil))
 		unimplemented(g)
 		if stated {
-			g.If(jen.Id("target").Op("!=").Lit("")).Block(
+			// A move to the current state (with a version) writes nothing.
+			g.If(jen.Id("target").Op("!=").Lit("").Op("&&").Id("target").Op("!=").Id("current")).Block(
 				jen.List(jen.Id("ok"), jen.Err()).Op(":=").Id("s").Dot("states").Dot("CompareAndSetState").Call(jen.Id("ctx"), jen.Id("key"), jen.String().Call(jen.Id("current")), jen.String().Call(jen.Id("target"))),
 				jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(errorf(keyFmt+"store state %s: %w", jen.Id("key"), jen.Id("target"), jen.Err()))),
 				jen.If(jen.Op("!").Id("ok")).Block(jen.Return(errorf(keyFmt+"state moved from %q by another writer", jen.Id("key"), jen.Id("current")))),
@@ -205,25 +213,40 @@ func rank(f *jen.File, n names) {
 }
 
 // transition emits the function that decides whether a state change may
-// happen.
+// happen. With a version, the version guard has told a newer event from a
+// duplicate already: a move to the current state applies, and only a move
+// to a state ranked below it is late. Without one, a move to the current
+// state is a duplicate.
 func transition(f *jen.File, n names) {
 	e := n.e
+	versioned := e.Version != nil
+	again := "a move to the current state is skipped as a duplicate (" + Article(e.Name) + " " + e.Name +
+		" has no version to tell a newer event from a copy)"
+	if versioned {
+		again = "a move to the current state applies (the version guard has skipped the duplicates already)"
+	}
 	Doc(f, 0, "%s returns why %s %s in state current must not move to target, "+
-		"or \"\" when it may. Ranked states only move forward; a branch state is "+
-		"entered only from the states it lists, and no ranked state follows it.", n.Transition, Article(e.Name), e.Name)
+		"or \"\" when it may. Ranked states only move forward: a move to a state ranked "+
+		"below the current one is late, and %s. A branch state is entered only from the "+
+		"states it lists, and no ranked state follows it.", n.Transition, Article(e.Name), e.Name, again)
 	f.Func().Id(n.Transition).Params(jen.List(jen.Id("current"), jen.Id("target")).Id(n.State)).String().BlockFunc(func(g *jen.Group) {
 		if len(e.Branches) > 0 {
 			g.Switch(jen.Id("target")).BlockFunc(func(g *jen.Group) {
 				for _, b := range e.Branches {
+					from := b.From
+					if versioned {
+						from = append(slices.Clone(b.From), b.Name)
+					}
+					cases := []jen.Code{jen.CaseFunc(func(g *jen.Group) {
+						for _, s := range from {
+							g.Id(n.StateConst(s))
+						}
+					}).Block(jen.Return(jen.Lit("")))}
+					if !versioned {
+						cases = append(cases, jen.Case(jen.Id(n.StateConst(b.Name))).Block(jen.Return(jen.Lit(duplicateReason+b.Name))))
+					}
 					g.Case(jen.Id(n.StateConst(b.Name))).Block(
-						jen.Switch(jen.Id("current")).Block(
-							jen.CaseFunc(func(g *jen.Group) {
-								for _, s := range b.From {
-									g.Id(n.StateConst(s))
-								}
-							}).Block(jen.Return(jen.Lit(""))),
-							jen.Case(jen.Id(n.StateConst(b.Name))).Block(jen.Return(jen.Lit("already in state "+b.Name))),
-						),
+						jen.Switch(jen.Id("current")).Block(cases...),
 						jen.Return(jen.Lit("state "+b.Name+" may be entered only from "+list(b.From, "or"))),
 					)
 				}
@@ -234,35 +257,176 @@ func transition(f *jen.File, n names) {
 			if len(e.Branches) > 0 {
 				g.Case(jen.Id("from").Op("==").Lit(-1)).Block(jen.Return(jen.Lit("late transition: no ranked state follows branch state ").Op("+").String().Call(jen.Id("current"))))
 			}
+			if versioned {
+				g.Case(jen.Id("from").Op("<=").Id("to")).Block(jen.Return(jen.Lit("")))
+				return
+			}
 			g.Case(jen.Id("from").Op("<").Id("to")).Block(jen.Return(jen.Lit("")))
-			g.Case(jen.Id("from").Op("==").Id("to")).Block(jen.Return(jen.Lit("already in state ").Op("+").String().Call(jen.Id("target"))))
+			g.Case(jen.Id("from").Op("==").Id("to")).Block(jen.Return(jen.Lit(duplicateReason).Op("+").String().Call(jen.Id("target"))))
 		})
 		g.Return(jen.Lit("late transition: state ").Op("+").String().Call(jen.Id("target")).Op("+").Lit(" ranks below ").Op("+").String().Call(jen.Id("current")))
 	})
 }
 
-// checkState emits the state guard's checks of current against target: a
-// stored state the entity does not have fails for good; a transition that
-// must not happen is skipped, after useVersion (if any) stored the event's
-// version, since a skipped transition still uses up its version or the
-// next one would wait for it forever.
+// duplicateReason starts the reason of a move to the current state of an
+// entity without a version.
+const duplicateReason = "duplicate: already in state "
+
+// within emits the function that decides whether an event that happens
+// only within some states (in:) may apply in the current state.
+func within(f *jen.File, n names) {
+	e := n.e
+	Doc(f, 0, "%s returns why %s %s in state current must not take ev, an event "+
+		"that happens only within the states its in: lists, without moving it, "+
+		"or \"\" when it may (and for any other event).", n.Within, Article(e.Name), e.Name)
+	f.Func().Id(n.Within).Params(jen.Id("current").Id(n.State), jen.Id("ev").Id(n.Event)).String().BlockFunc(func(g *jen.Group) {
+		g.Switch(jen.Id("ev").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
+			for _, ev := range e.Events {
+				if len(ev.In) == 0 {
+					continue
+				}
+				applies := ev.Name + " applies only in " + list(ev.In, "or")
+				g.Case(jen.Id(ev.Name)).Block(
+					jen.Switch(jen.Id("current")).Block(
+						jen.CaseFunc(func(g *jen.Group) {
+							for _, st := range ev.In {
+								g.Id(n.StateConst(st))
+							}
+						}).Block(jen.Return(jen.Lit(""))),
+						jen.Case(jen.Lit("")).Block(jen.Return(jen.Lit(applies+", and the "+e.Name+" has no state yet"))),
+					),
+					jen.Return(jen.Lit(applies+", not in ").Op("+").String().Call(jen.Id("current"))),
+				)
+			}
+		})
+		g.Return(jen.Lit(""))
+	})
+}
+
+// readsState returns the condition under which the state guard reads the
+// key's state: the event moves it (target), or happens within states
+// (within).
+func readsState(e *ir.Entity) *jen.Statement {
+	c := jen.Id("target").Op("!=").Lit("")
+	if e.HasWithin() {
+		c = c.Op("||").Id("within")
+	}
+	return c
+}
+
+// stateReason emits, into g, reason: why the state guard skips ev, an
+// event of an entity in state current, or "".
+func stateReason(g *jen.Group, n names) {
+	if !n.e.HasWithin() {
+		g.Id("reason").Op(":=").Id(n.Transition).Call(jen.Id("current"), jen.Id("target"))
+		return
+	}
+	g.Id("reason").Op(":=").Id(n.Within).Call(jen.Id("current"), jen.Id("ev"))
+	g.If(jen.Id("target").Op("!=").Lit("")).Block(
+		jen.Id("reason").Op("=").Id(n.Transition).Call(jen.Id("current"), jen.Id("target")),
+	)
+}
+
+// stateRule says what the state guard of e skips, and what becomes of a
+// move to the current state, for the comments (after "The state guard ").
+func stateRule(e *ir.Entity) string {
+	skips := []string{"a move to a state ranked below the current one (late)"}
+	if len(e.Branches) > 0 {
+		skips = append(skips, "a branch state entered from a state it does not list")
+	}
+	if e.HasWithin() {
+		skips = append(skips, "an event with in: while the entity is in none of its states")
+	}
+	text := "skips " + list(skips, "and")
+	if e.Version != nil {
+		return text + "; a move to the current state applies (its version is newer: the " +
+			"version guard skipped the duplicates)"
+	}
+	return text + "; a move to the current state is skipped as a duplicate (without a " +
+		"version a second event to the state cannot be told from a copy)"
+}
+
+// checkState emits the state guard's checks of current against target (or
+// ev's in: states): a stored state the entity does not have fails for
+// good; an event that must not apply is skipped, after useVersion (if any)
+// stored the event's version, since a skipped event still uses up its
+// version or the next one would wait for it forever. Without a version,
+// the first skip at the current state is logged once.
 func checkState(g *jen.Group, n names, useVersion jen.Code) {
 	e := n.e
 	g.If(jen.Id(n.Rank).Call(jen.Id("current")).Op("==").Lit(-2)).Block(jen.Return(rt("Permanent").Call(
 		errorf(n.pkg()+": "+e.Name+" %v: stored state %q is not a state of "+e.Name, jen.Id("key"), jen.Id("current")),
 	)))
+	stateReason(g, n)
 	// With the version stored, the skip is runtime.SkipApplied: events held
 	// on the gap it filled are due again.
-	skip := []jen.Code{jen.Return(rt("Skip").Call(jen.Id("reason")))}
+	verdict := rt("Skip").Call(jen.Id("reason"))
+	var skip []jen.Code
 	if useVersion != nil {
-		skip = []jen.Code{useVersion, jen.Return(rt("SkipApplied").Call(jen.Id("reason")))}
+		skip = append(skip, useVersion)
+		verdict = rt("SkipApplied").Call(jen.Id("reason"))
 	}
-	g.If(jen.Id("reason").Op(":=").Id(n.Transition).Call(jen.Id("current"), jen.Id("target")), jen.Id("reason").Op("!=").Lit("")).Block(skip...)
+	if d := logDuplicate(n); d != nil {
+		skip = append(skip, d)
+	}
+	skip = append(skip, jen.Return(jen.Id("s").Dot("skip").Call(jen.Id("key"), jen.Id("ev"), verdict)))
+	g.If(jen.Id("reason").Op("!=").Lit("")).Block(skip...)
+}
+
+// logDuplicate returns the statement that logs, once, a skip at the current
+// state of an entity without a version (nil for one with a version, where
+// such a move applies).
+func logDuplicate(n names) jen.Code {
+	if n.e.Version != nil {
+		return nil
+	}
+	same := jen.Id("current").Op("==").Id("target")
+	if n.e.HasWithin() {
+		same = jen.Id("target").Op("!=").Lit("").Op("&&").Add(same)
+	}
+	return jen.If(same).Block(jen.Id("s").Dot("duplicate").Call(jen.Id("ctx"), jen.Id("key"), jen.Id("ev"), jen.Id("reason")))
+}
+
+// skipHelpers emits the subscriber's skip, through which every guard's
+// verdict on an event goes (it tells OnSkip about the skips), and, for an
+// entity with states and no version, duplicate, which logs the first skip
+// at the current state.
+func skipHelpers(f *jen.File, n names) {
+	e := n.e
+	Doc(f, 0, "skip returns verdict, a guard's verdict on ev, an event of key; when it "+
+		"is a skip, it tells the subscriber's OnSkip (%s.OnSkip) first.", n.Config)
+	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("skip").Params(jen.Id("key").Add(n.key()), jen.Id("ev").Id(n.Event), jen.Id("verdict").Error()).Error().Block(
+		jen.If(jen.Id("s").Dot("onSkip").Op("!=").Nil()).Block(
+			jen.If(jen.List(jen.Id("reason"), jen.Id("ok")).Op(":=").Add(rt("IsSkip")).Call(jen.Id("verdict")), jen.Id("ok")).Block(
+				jen.Id("s").Dot("onSkip").Call(jen.Id("key"), jen.Id("ev"), jen.Id("reason")),
+			),
+		),
+		jen.Return(jen.Id("verdict")),
+	)
+	if e.Version != nil || !e.HasStateGuard() {
+		return
+	}
+	Doc(f, 0, "duplicate logs, at debug level and once for the subscriber, the first "+
+		"event its state guard skips because it moves %s %s to the state it is in: "+
+		"without a version that is a duplicate, and a schema that means an event within "+
+		"a state (in:) loses events silently. The later ones are counted as skipped.", Article(e.Name), e.Name)
+	f.Func().Params(jen.Id("s").Op("*").Id(n.Subscriber)).Id("duplicate").Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("key").Add(n.key()), jen.Id("ev").Id(n.Event), jen.Id("reason").String()).Block(
+		jen.If(jen.Op("!").Id("s").Dot("duplicateLogged").Dot("CompareAndSwap").Call(jen.False(), jen.True())).Block(jen.Return()),
+		jen.Id("log").Op(":=").Id("s").Dot("log"),
+		jen.If(jen.Id("log").Op("==").Nil()).Block(jen.Id("log").Op("=").Qual("log/slog", "Default").Call()),
+		jen.Id("log").Dot("DebugContext").Call(jen.Id("ctx"),
+			jen.Line().Lit("ordergen: skipped a move to the state the key is in, as a duplicate ("+e.Name+
+				" has no version); logged once per subscriber, the later ones are counted as skipped"),
+			jen.Line().Lit("subscriber").Op(",").Id("s").Dot("name").Op(",").Lit("key").Op(",").Id("key").Op(",").
+				Lit("event").Op(",").Id("ev").Dot("EventName").Call().Op(",").Lit("reason").Op(",").Id("reason"),
+			jen.Line().Lit("hint").Op(",").Lit("an event that happens within a state without moving it takes in: [states] in the schema, not to:").Op(",").Line(),
+		),
+	)
 }
 
 // checkVersion returns the version guard's statement: the runtime decides
 // (runtime.CheckVersion) from version, stored and, where the entity has
-// snapshots, snapshot.
+// snapshots, snapshot; a skip goes through the subscriber's skip.
 func checkVersion(snapshots bool) jen.Code {
 	snapshot := jen.False()
 	if snapshots {
@@ -271,7 +435,7 @@ func checkVersion(snapshots bool) jen.Code {
 	return jen.If(
 		jen.Err().Op(":=").Add(rt("CheckVersion")).Call(jen.Id("version"), jen.Id("stored"), snapshot),
 		jen.Err().Op("!=").Nil(),
-	).Block(jen.Return(jen.Err()))
+	).Block(jen.Return(jen.Id("s").Dot("skip").Call(jen.Id("key"), jen.Id("ev"), jen.Err())))
 }
 
 // guardFacts declares what the guards need from the event ev (version,
@@ -289,6 +453,9 @@ func guardFacts(g *jen.Group, n names, snapshots bool, unknown jen.Code) {
 	}
 	if stated {
 		decl = append(decl, jen.Id("target").Id(n.State))
+	}
+	if e.HasWithin() {
+		decl = append(decl, jen.Id("within").Bool())
 	}
 	switch len(decl) {
 	case 0:
@@ -313,6 +480,9 @@ func guardFacts(g *jen.Group, n names, snapshots bool, unknown jen.Code) {
 			}
 			if ev.To != "" {
 				body = append(body, jen.Id("target").Op("=").Id(n.StateConst(ev.To)))
+			}
+			if len(ev.In) > 0 {
+				body = append(body, jen.Id("within").Op("=").True())
 			}
 			g.Case(jen.Id(ev.Name)).Block(body...)
 		}

@@ -87,11 +87,12 @@ func handlerMethods(g *jen.Group, n names, extra []jen.Code) {
 				"on a version gap (it comes in a later batch, once the gap fills): the " +
 				"versions of one call follow each other"
 			if e.HasStateGuard() {
-				guards += ", but for the late transitions the state guard skips"
+				guards += ", but for the events the state guard skips (late transitions" + withinSkips(e) + ")"
 			}
 			guards += "."
 		} else if e.HasStateGuard() {
-			guards = " A late transition the state guard skips is left out."
+			guards = " An event the state guard skips (a late transition, a move to the current " +
+				"state" + withinSkips(e) + ") is left out."
 		}
 		Doc(g, 1, "%s handles%s a batch of events of the %s of key, in publication "+
 			"order: up to the configured BatchSize pending events, gathered for up "+
@@ -172,4 +173,13 @@ func unimplementedBase(f *jen.File, n names, iface, base string, extra []jen.Cod
 			jen.Return(jen.Id(n.SourceState).Values(), rt("ErrUnimplemented")),
 		)
 	}
+}
+
+// withinSkips names, after others, the events the state guard of e skips
+// for their in: ("" when no event of e has one).
+func withinSkips(e *ir.Entity) string {
+	if !e.HasWithin() {
+		return ""
+	}
+	return ", events outside the states of their in:"
 }

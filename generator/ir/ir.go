@@ -60,10 +60,22 @@ type Entity struct {
 	StateDocs map[string]string
 }
 
-// HasStateGuard reports whether any event of e moves it to a state.
+// HasStateGuard reports whether any event of e moves it to a state or
+// happens only within states: the guards then read its state.
 func (e *Entity) HasStateGuard() bool {
 	for _, ev := range e.Events {
-		if ev.To != "" {
+		if ev.To != "" || len(ev.In) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// HasWithin reports whether any event of e happens only within states
+// (in:).
+func (e *Entity) HasWithin() bool {
+	for _, ev := range e.Events {
+		if len(ev.In) > 0 {
 			return true
 		}
 	}
@@ -141,6 +153,11 @@ type Event struct {
 	Snapshot bool
 	// To is the state the event moves the entity to, "" for none.
 	To string
+	// In are the states (ranked or branch) within which the event happens,
+	// without moving the entity (in:): the state guard skips it in any
+	// other state. Nil for an event that applies in every state; never
+	// set together with To.
+	In []string
 	// Doc describes the event (doc:), "" when the schema does not say.
 	Doc string
 }

@@ -89,6 +89,9 @@ type Names struct {
 	Rank string
 	// Transition decides a state change (accountTransition).
 	Transition string
+	// Within decides whether an event that happens within states (in:)
+	// applies in the current one (accountWithin).
+	Within string
 	// DefaultConfig returns the schema's policies (defaultAccountConfig).
 	DefaultConfig string
 	// TxBinding binds a transactional subscriber to its store (accountTx).
@@ -155,6 +158,7 @@ func NamesOf(entity string) Names {
 		Subscriber:    lc + "Subscriber",
 		Rank:          lc + "Rank",
 		Transition:    lc + "Transition",
+		Within:        lc + "Within",
 		DefaultConfig: "default" + entity + "Config",
 		TxBinding:     lc + "Tx",
 		UseStore:      lc + "UseStore",
@@ -230,6 +234,7 @@ func (n Names) Decls() []Decl {
 		{n.Subscriber, "name", Gen, "Subscriber"},
 		{n.Rank, "name", Gen, "Rank"},
 		{n.Transition, "name", Gen, "Transition"},
+		{n.Within, "name", Gen, "Within"},
 		{n.DefaultConfig, "name", Gen, "DefaultConfig"},
 		{n.TxBinding, "name", Gen, "TxBinding"},
 		{n.UseStore, "name", Gen, "UseStore"},
@@ -256,7 +261,7 @@ func KitDecls() []Decl {
 	for _, name := range []string{"First", "Duplicate", "Redelivery", "Lost"} {
 		out = append(out, Decl{name, "constant", Kit, name})
 	}
-	return append(out, Decl{"ErrUnrepairable", "name", Kit, "ErrUnrepairable"})
+	return append(out, Decl{"ErrUnrepairable", "name", Kit, "ErrUnrepairable"}, Decl{"ErrSkippedInOrder", "name", Kit, "ErrSkippedInOrder"})
 }
 
 // The roles of the names made from a state or an event.

@@ -159,6 +159,10 @@ func TestMistakesFail(t *testing.T) {
 		{"    notification: true", "    notification: true\n    version: {field: Version}"},
 		{"      CustomerChanged: {}", "      CustomerChanged: {fields: {Name: string}}"},
 		{"    retry: {attempts: 8}", "    retry: {attempts: 8}\n    on_gap: resync"},
+		{"OrderDelivered: {to: Delivered}", "OrderDelivered: {to: Delivered, in: [Shipped]}"},
+		{"OrderDelivered: {to: Delivered}", "OrderDelivered: {in: []}"},
+		{"OrderDelivered: {to: Delivered}", "OrderDelivered: {in: Shipped}"},
+		{"OrderDelivered: {to: Delivered}", "OrderDelivered: {in: [Shipped, Shipped]}"},
 	} {
 		if !strings.Contains(string(good), m.old) {
 			t.Fatalf("the example has no %q", m.old)

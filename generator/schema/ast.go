@@ -161,6 +161,13 @@ type Event struct {
 	Kind *Scalar
 	// To is the state the event moves the entity to, nil when absent.
 	To *Scalar
+	// In are the states within which the event happens, without moving
+	// the entity (in: [InTransit]), in order.
+	In []Scalar
+	// InPos is the position of the in: key; zero when absent.
+	InPos diag.Pos
+	// InBad is set when in: is not a list (already reported).
+	InBad bool
 	// Doc is the event's description (doc:), nil when absent.
 	Doc *Scalar
 }

@@ -174,7 +174,7 @@ func (l *loader) states(n *yaml.Node) ([]Scalar, map[string]*Scalar) {
 }
 
 // eventKeys are the keys of an event.
-var eventKeys = []string{"fields", "kind", "to", "doc"}
+var eventKeys = []string{"fields", "kind", "to", "in", "doc"}
 
 func (l *loader) event(e entry, entity string) *Event {
 	ev := &Event{Name: name(e.key)}
@@ -203,6 +203,10 @@ func (l *loader) event(e entry, entity string) *Event {
 			ev.Kind = l.scalar(f.val, "kind")
 		case "to":
 			ev.To = l.scalar(f.val, "to")
+		case "in":
+			ev.InPos = pos(f.key)
+			ev.InBad = f.val.Kind != yaml.SequenceNode
+			ev.In = l.list(f.val, "in")
 		case "doc":
 			ev.Doc = l.doc(f.val, where)
 		}

@@ -174,6 +174,7 @@ func (v *validator) entity(e *schema.Entity, defaults policy, fileRule func(stri
 	}
 	v.patterns(e, out, pol)
 	v.brokers(e, out)
+	v.within(e, out)
 	v.declare(e, out)
 	return out
 }

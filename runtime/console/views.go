@@ -48,28 +48,34 @@ type subscriberView struct {
 }
 
 type statsView struct {
-	Accepted     uint64 `json:"accepted"`
-	Restored     uint64 `json:"restored"`
-	Handled      uint64 `json:"handled"`
-	Skipped      uint64 `json:"skipped"`
-	Retried      uint64 `json:"retried"`
-	DeadLettered uint64 `json:"dead_lettered"`
-	Dropped      uint64 `json:"dropped"`
-	Discarded    uint64 `json:"discarded"`
-	Conflated    uint64 `json:"conflated"`
-	Withdrawn    uint64 `json:"withdrawn"`
-	Rejected     uint64 `json:"rejected"`
-	Replayed     uint64 `json:"replayed"`
-	Pending      int64  `json:"pending"`
-	Held         int64  `json:"held"`
-	Parked       int64  `json:"parked"`
-	ParkedKeys   int64  `json:"parked_keys"`
-	Lanes        int64  `json:"lanes"`
+	Accepted uint64 `json:"accepted"`
+	Restored uint64 `json:"restored"`
+	Handled  uint64 `json:"handled"`
+	// Skipped counts every skip; GuardSkipped and Unimplemented are its
+	// two parts: what the guards (or handlers) skipped, and the events a
+	// handler did not implement, acknowledged as if applied.
+	Skipped       uint64 `json:"skipped"`
+	GuardSkipped  uint64 `json:"guard_skipped"`
+	Unimplemented uint64 `json:"unimplemented"`
+	Retried       uint64 `json:"retried"`
+	DeadLettered  uint64 `json:"dead_lettered"`
+	Dropped       uint64 `json:"dropped"`
+	Discarded     uint64 `json:"discarded"`
+	Conflated     uint64 `json:"conflated"`
+	Withdrawn     uint64 `json:"withdrawn"`
+	Rejected      uint64 `json:"rejected"`
+	Replayed      uint64 `json:"replayed"`
+	Pending       int64  `json:"pending"`
+	Held          int64  `json:"held"`
+	Parked        int64  `json:"parked"`
+	ParkedKeys    int64  `json:"parked_keys"`
+	Lanes         int64  `json:"lanes"`
 }
 
 func statsOf(s runtime.Stats) *statsView {
 	return &statsView{
-		Accepted: s.Accepted, Restored: s.Restored, Handled: s.Handled, Skipped: s.Skipped, Retried: s.Retried,
+		Accepted: s.Accepted, Restored: s.Restored, Handled: s.Handled, Retried: s.Retried,
+		Skipped: s.Skipped, GuardSkipped: s.Skipped - s.Unimplemented, Unimplemented: s.Unimplemented,
 		DeadLettered: s.DeadLettered, Dropped: s.Dropped, Discarded: s.Discarded, Conflated: s.Conflated,
 		Withdrawn: s.Withdrawn, Rejected: s.Rejected, Replayed: s.Replayed,
 		Pending: s.Pending, Held: s.Held, Parked: s.Parked, ParkedKeys: s.ParkedKeys, Lanes: s.Lanes,

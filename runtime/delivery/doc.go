@@ -15,5 +15,10 @@
 // events of one key keep the plan's order, which the dispatcher's lanes
 // preserve.
 //
-// Run publishes a plan and waits until every event has an outcome.
+// Run publishes a plan and waits until every event has an outcome. Skips
+// records what the dispatcher's guards skip (through its OnSkip), for the
+// Report; InOrder checks the skips of a delivery in publication order, the
+// oracle of the others, which should have none: an event skipped in order
+// is almost always a schema mistake that a chaotic delivery through the same
+// guards repeats, so that comparing the two cannot catch it.
 package delivery

@@ -34,6 +34,11 @@ type Report[E any] struct {
 	// Stats are the subscriber's counters after the delivery. They add up
 	// over every delivery of one harness.
 	Stats runtime.Stats
+	// Skips are the events the subscriber's guards skipped during the
+	// delivery, with their reasons, in the order the guards skipped them
+	// (each key's in its order). Unimplemented events, which the guards
+	// acknowledge, are not among them.
+	Skips []Skip[E]
 }
 
 // Count returns how many deliveries of kind k the report holds.

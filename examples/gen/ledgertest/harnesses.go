@@ -29,12 +29,14 @@ type AccountDelivery = delivery.Report[ledger.AccountEvent]
 type AccountHarness struct {
 	d     *ledger.AccountDispatcher
 	guard delivery.Guard
+	skips delivery.Skips[ledger.AccountEvent] // what the guards skipped, told by OnSkip
 }
 
 // NewAccountHarness starts a dispatcher for handler, configured with the
 // schema's policies changed by opts, except that a full backlog blocks the
-// harness (runtime.Block), so that every delivery is accepted. Close it when
-// done.
+// harness (runtime.Block), so that every delivery is accepted. Its OnSkip also
+// records the guards' skips for the reports (an OnSkip of opts is still told).
+// Close it when done.
 func NewAccountHarness(handler ledger.AccountHandler, opts ...ledger.AccountOption) (*AccountHarness, error) {
 	h := &AccountHarness{guard: delivery.Guard{
 		Versioned: true,
@@ -42,6 +44,13 @@ func NewAccountHarness(handler ledger.AccountHandler, opts ...ledger.AccountOpti
 	}}
 	opts = append(slices.Clip(opts), func(c *ledger.AccountConfig) {
 		c.Backlog.WhenFull = runtime.Block
+		told := c.OnSkip
+		c.OnSkip = func(key string, ev ledger.AccountEvent, reason string) {
+			h.skips.Add(ev, reason)
+			if told != nil {
+				told(key, ev, reason)
+			}
+		}
 		h.guard.MaxHeld = c.MaxHeld
 	})
 	d, err := ledger.NewAccountDispatcher(handler, opts...)
@@ -61,9 +70,10 @@ func (h *AccountHarness) Dispatcher() *ledger.AccountDispatcher {
 // Deliver plans a delivery of events, given in publication order, with c,
 // publishes it from the calling goroutine, and waits until every event has an
 // outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. It returns an
-// error wrapping ErrUnrepairable for a Chaos the entity's guards cannot repair,
-// and an error for a nil event or a failed publish.
+// Pointers to events are delivered as the events they point to. The report
+// holds what was sent, the subscriber's Stats and what the guards skipped. It
+// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
+// cannot repair, and an error for a nil event or a failed publish.
 func (h *AccountHarness) Deliver(ctx context.Context, events []ledger.AccountEvent, c Chaos) (AccountDelivery, error) {
 	values := make([]ledger.AccountEvent, len(events))
 	for i, e := range events {
@@ -77,13 +87,39 @@ func (h *AccountHarness) Deliver(ctx context.Context, events []ledger.AccountEve
 	if err != nil {
 		return AccountDelivery{}, fmt.Errorf("ledgertest: deliver Account events: %w", err)
 	}
+	h.skips.Take() // an earlier delivery's
 	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
 		return AccountDelivery{Sent: plan}, fmt.Errorf("ledgertest: deliver Account events with %v: %w", c, err)
 	}
 	return AccountDelivery{
 		Sent:  plan,
 		Stats: h.d.Stats()[ledger.AccountFirstSubscriber],
+		Skips: h.skips.Take(),
 	}, nil
+}
+
+// ApplyInOrder delivers events once each, in publication order (Deliver with
+// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
+// names each event with its key, version and the guard's reason, when the
+// guards skip any of them but for a reason in allow. In publication order a
+// skip is almost always a schema mistake (an event that happens within a state
+// moving to it with to: instead of taking in:), and a delivery with any Chaos
+// goes through the same guards, skips the same event and so agrees with it: the
+// in-order run is the oracle, so it catches the mistake here. A test names the
+// reasons of the skips it means in allow (a late event published on purpose:
+// "late transition: state Open ranks below Frozen").
+func (h *AccountHarness) ApplyInOrder(ctx context.Context, events []ledger.AccountEvent, allow ...string) (AccountDelivery, error) {
+	report, err := h.Deliver(ctx, events, Chaos{})
+	if err != nil {
+		return report, err
+	}
+	describe := func(e ledger.AccountEvent) string {
+		return fmt.Sprintf("%s (key %#v, version %d)", e.EventName(), e.EventKey(), e.EventVersion())
+	}
+	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
+		return report, fmt.Errorf("ledgertest: apply Account events in order: %w", err)
+	}
+	return report, nil
 }
 
 // Close closes the harness's dispatcher (see its Close).
@@ -94,7 +130,9 @@ func (h *AccountHarness) Close(ctx context.Context) error {
 // ApplyAccountInOrder delivers events to h once each, in publication order,
 // through a new dispatcher with opts: the in-order application that a delivery
 // by an AccountHarness with any Chaos it accepts must reach as well. It returns
-// when every event has an outcome, and closes the dispatcher.
+// when every event has an outcome, and closes the dispatcher. It fails, with an
+// error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
+// AccountHarness.ApplyInOrder, which can allow skips by their reasons).
 func ApplyAccountInOrder(ctx context.Context, h ledger.AccountHandler, events []ledger.AccountEvent, opts ...ledger.AccountOption) (err error) {
 	hs, err := NewAccountHarness(h, opts...)
 	if err != nil {
@@ -103,7 +141,7 @@ func ApplyAccountInOrder(ctx context.Context, h ledger.AccountHandler, events []
 	defer func() {
 		err = errors.Join(err, hs.Close(ctx))
 	}()
-	_, err = hs.Deliver(ctx, events, Chaos{})
+	_, err = hs.ApplyInOrder(ctx, events)
 	return err
 }
 
@@ -200,15 +238,25 @@ type OrderDelivery = delivery.Report[ledger.OrderEvent]
 type OrderHarness struct {
 	d     *ledger.OrderDispatcher
 	guard delivery.Guard
+	skips delivery.Skips[ledger.OrderEvent] // what the guards skipped, told by OnSkip
 }
 
 // NewOrderHarness starts a dispatcher for handler, configured with the schema's
 // policies changed by opts, except that a full backlog blocks the harness
-// (runtime.Block), so that every delivery is accepted. Close it when done.
+// (runtime.Block), so that every delivery is accepted. Its OnSkip also records
+// the guards' skips for the reports (an OnSkip of opts is still told). Close it
+// when done.
 func NewOrderHarness(handler ledger.OrderHandler, opts ...ledger.OrderOption) (*OrderHarness, error) {
 	h := &OrderHarness{guard: delivery.Guard{}}
 	opts = append(slices.Clip(opts), func(c *ledger.OrderConfig) {
 		c.Backlog.WhenFull = runtime.Block
+		told := c.OnSkip
+		c.OnSkip = func(key string, ev ledger.OrderEvent, reason string) {
+			h.skips.Add(ev, reason)
+			if told != nil {
+				told(key, ev, reason)
+			}
+		}
 	})
 	d, err := ledger.NewOrderDispatcher(handler, opts...)
 	if err != nil {
@@ -227,9 +275,10 @@ func (h *OrderHarness) Dispatcher() *ledger.OrderDispatcher {
 // Deliver plans a delivery of events, given in publication order, with c,
 // publishes it from the calling goroutine, and waits until every event has an
 // outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. It returns an
-// error wrapping ErrUnrepairable for a Chaos the entity's guards cannot repair,
-// and an error for a nil event or a failed publish.
+// Pointers to events are delivered as the events they point to. The report
+// holds what was sent, the subscriber's Stats and what the guards skipped. It
+// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
+// cannot repair, and an error for a nil event or a failed publish.
 func (h *OrderHarness) Deliver(ctx context.Context, events []ledger.OrderEvent, c Chaos) (OrderDelivery, error) {
 	values := make([]ledger.OrderEvent, len(events))
 	for i, e := range events {
@@ -243,13 +292,39 @@ func (h *OrderHarness) Deliver(ctx context.Context, events []ledger.OrderEvent, 
 	if err != nil {
 		return OrderDelivery{}, fmt.Errorf("ledgertest: deliver Order events: %w", err)
 	}
+	h.skips.Take() // an earlier delivery's
 	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
 		return OrderDelivery{Sent: plan}, fmt.Errorf("ledgertest: deliver Order events with %v: %w", c, err)
 	}
 	return OrderDelivery{
 		Sent:  plan,
 		Stats: h.d.Stats()[ledger.OrderFirstSubscriber],
+		Skips: h.skips.Take(),
 	}, nil
+}
+
+// ApplyInOrder delivers events once each, in publication order (Deliver with
+// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
+// names each event with its key and the guard's reason, when the guards skip
+// any of them but for a reason in allow. In publication order a skip is almost
+// always a schema mistake (an event that happens within a state moving to it
+// with to: instead of taking in:), and a delivery with any Chaos goes through
+// the same guards, skips the same event and so agrees with it: the in-order run
+// is the oracle, so it catches the mistake here. A test names the reasons of
+// the skips it means in allow (a repeated event of an entity without a version:
+// "duplicate: already in state Placed").
+func (h *OrderHarness) ApplyInOrder(ctx context.Context, events []ledger.OrderEvent, allow ...string) (OrderDelivery, error) {
+	report, err := h.Deliver(ctx, events, Chaos{})
+	if err != nil {
+		return report, err
+	}
+	describe := func(e ledger.OrderEvent) string {
+		return fmt.Sprintf("%s (key %#v)", e.EventName(), e.EventKey())
+	}
+	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
+		return report, fmt.Errorf("ledgertest: apply Order events in order: %w", err)
+	}
+	return report, nil
 }
 
 // Close closes the harness's dispatcher (see its Close).
@@ -260,7 +335,9 @@ func (h *OrderHarness) Close(ctx context.Context) error {
 // ApplyOrderInOrder delivers events to h once each, in publication order,
 // through a new dispatcher with opts: the in-order application that a delivery
 // by an OrderHarness with any Chaos it accepts must reach as well. It returns
-// when every event has an outcome, and closes the dispatcher.
+// when every event has an outcome, and closes the dispatcher. It fails, with an
+// error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
+// OrderHarness.ApplyInOrder, which can allow skips by their reasons).
 func ApplyOrderInOrder(ctx context.Context, h ledger.OrderHandler, events []ledger.OrderEvent, opts ...ledger.OrderOption) (err error) {
 	hs, err := NewOrderHarness(h, opts...)
 	if err != nil {
@@ -269,7 +346,7 @@ func ApplyOrderInOrder(ctx context.Context, h ledger.OrderHandler, events []ledg
 	defer func() {
 		err = errors.Join(err, hs.Close(ctx))
 	}()
-	_, err = hs.Deliver(ctx, events, Chaos{})
+	_, err = hs.ApplyInOrder(ctx, events)
 	return err
 }
 
@@ -291,6 +368,12 @@ func orderValue(e ledger.OrderEvent) (ledger.OrderEvent, bool) {
 	case ledger.OrderShipped:
 		return e, true
 	case *ledger.OrderShipped:
+		if e != nil {
+			return *e, true
+		}
+	case ledger.OrderTracked:
+		return e, true
+	case *ledger.OrderTracked:
 		if e != nil {
 			return *e, true
 		}
@@ -321,6 +404,7 @@ type RiderDelivery = delivery.Report[ledger.RiderEvent]
 type RiderHarness struct {
 	d     *ledger.RiderDispatcher
 	guard delivery.Guard
+	skips delivery.Skips[ledger.RiderEvent] // what the guards skipped, told by OnSkip
 }
 
 // NewRiderHarness starts a dispatcher for handler, configured with the schema's
@@ -348,9 +432,10 @@ func (h *RiderHarness) Dispatcher() *ledger.RiderDispatcher {
 // Deliver plans a delivery of events, given in publication order, with c,
 // publishes it from the calling goroutine, and waits until every event has an
 // outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. It returns an
-// error wrapping ErrUnrepairable for a Chaos the entity's guards cannot repair,
-// and an error for a nil event or a failed publish.
+// Pointers to events are delivered as the events they point to. The report
+// holds what was sent, the subscriber's Stats and what the guards skipped. It
+// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
+// cannot repair, and an error for a nil event or a failed publish.
 func (h *RiderHarness) Deliver(ctx context.Context, events []ledger.RiderEvent, c Chaos) (RiderDelivery, error) {
 	values := make([]ledger.RiderEvent, len(events))
 	for i, e := range events {
@@ -364,13 +449,34 @@ func (h *RiderHarness) Deliver(ctx context.Context, events []ledger.RiderEvent, 
 	if err != nil {
 		return RiderDelivery{}, fmt.Errorf("ledgertest: deliver Rider events: %w", err)
 	}
+	h.skips.Take() // an earlier delivery's
 	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
 		return RiderDelivery{Sent: plan}, fmt.Errorf("ledgertest: deliver Rider events with %v: %w", c, err)
 	}
 	return RiderDelivery{
 		Sent:  plan,
 		Stats: h.d.Stats()[ledger.RiderFirstSubscriber],
+		Skips: h.skips.Take(),
 	}, nil
+}
+
+// ApplyInOrder delivers events once each, in publication order (Deliver with
+// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
+// names each event with its key and the guard's reason, when the guards skip
+// any of them but for a reason in allow. The entity has no guards, so nothing
+// is skipped and allow does not matter.
+func (h *RiderHarness) ApplyInOrder(ctx context.Context, events []ledger.RiderEvent, allow ...string) (RiderDelivery, error) {
+	report, err := h.Deliver(ctx, events, Chaos{})
+	if err != nil {
+		return report, err
+	}
+	describe := func(e ledger.RiderEvent) string {
+		return fmt.Sprintf("%s (key %#v)", e.EventName(), e.EventKey())
+	}
+	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
+		return report, fmt.Errorf("ledgertest: apply Rider events in order: %w", err)
+	}
+	return report, nil
 }
 
 // Close closes the harness's dispatcher (see its Close).
@@ -381,7 +487,9 @@ func (h *RiderHarness) Close(ctx context.Context) error {
 // ApplyRiderInOrder delivers events to h once each, in publication order,
 // through a new dispatcher with opts: the in-order application that a delivery
 // by a RiderHarness with any Chaos it accepts must reach as well. It returns
-// when every event has an outcome, and closes the dispatcher.
+// when every event has an outcome, and closes the dispatcher. It fails, with an
+// error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
+// RiderHarness.ApplyInOrder, which can allow skips by their reasons).
 func ApplyRiderInOrder(ctx context.Context, h ledger.RiderHandler, events []ledger.RiderEvent, opts ...ledger.RiderOption) (err error) {
 	hs, err := NewRiderHarness(h, opts...)
 	if err != nil {
@@ -390,7 +498,7 @@ func ApplyRiderInOrder(ctx context.Context, h ledger.RiderHandler, events []ledg
 	defer func() {
 		err = errors.Join(err, hs.Close(ctx))
 	}()
-	_, err = hs.Deliver(ctx, events, Chaos{})
+	_, err = hs.ApplyInOrder(ctx, events)
 	return err
 }
 
@@ -418,6 +526,7 @@ type WebhookDelivery = delivery.Report[ledger.WebhookEvent]
 type WebhookHarness struct {
 	d     *ledger.WebhookDispatcher
 	guard delivery.Guard
+	skips delivery.Skips[ledger.WebhookEvent] // what the guards skipped, told by OnSkip
 }
 
 // NewWebhookHarness starts a dispatcher for handler, configured with the
@@ -446,9 +555,10 @@ func (h *WebhookHarness) Dispatcher() *ledger.WebhookDispatcher {
 // Deliver plans a delivery of events, given in publication order, with c,
 // publishes it from the calling goroutine, and waits until every event has an
 // outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. It returns an
-// error wrapping ErrUnrepairable for a Chaos the entity's guards cannot repair,
-// and an error for a nil event or a failed publish.
+// Pointers to events are delivered as the events they point to. The report
+// holds what was sent, the subscriber's Stats and what the guards skipped. It
+// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
+// cannot repair, and an error for a nil event or a failed publish.
 func (h *WebhookHarness) Deliver(ctx context.Context, events []ledger.WebhookEvent, c Chaos) (WebhookDelivery, error) {
 	values := make([]ledger.WebhookEvent, len(events))
 	for i, e := range events {
@@ -462,13 +572,34 @@ func (h *WebhookHarness) Deliver(ctx context.Context, events []ledger.WebhookEve
 	if err != nil {
 		return WebhookDelivery{}, fmt.Errorf("ledgertest: deliver Webhook events: %w", err)
 	}
+	h.skips.Take() // an earlier delivery's
 	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
 		return WebhookDelivery{Sent: plan}, fmt.Errorf("ledgertest: deliver Webhook events with %v: %w", c, err)
 	}
 	return WebhookDelivery{
 		Sent:  plan,
 		Stats: h.d.Stats()[ledger.WebhookFirstSubscriber],
+		Skips: h.skips.Take(),
 	}, nil
+}
+
+// ApplyInOrder delivers events once each, in publication order (Deliver with
+// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
+// names each event with its key and the guard's reason, when the guards skip
+// any of them but for a reason in allow. The entity has no guards, so nothing
+// is skipped and allow does not matter.
+func (h *WebhookHarness) ApplyInOrder(ctx context.Context, events []ledger.WebhookEvent, allow ...string) (WebhookDelivery, error) {
+	report, err := h.Deliver(ctx, events, Chaos{})
+	if err != nil {
+		return report, err
+	}
+	describe := func(e ledger.WebhookEvent) string {
+		return fmt.Sprintf("%s (key %#v)", e.EventName(), e.EventKey())
+	}
+	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
+		return report, fmt.Errorf("ledgertest: apply Webhook events in order: %w", err)
+	}
+	return report, nil
 }
 
 // Close closes the harness's dispatcher (see its Close).
@@ -479,7 +610,9 @@ func (h *WebhookHarness) Close(ctx context.Context) error {
 // ApplyWebhookInOrder delivers events to h once each, in publication order,
 // through a new dispatcher with opts: the in-order application that a delivery
 // by a WebhookHarness with any Chaos it accepts must reach as well. It returns
-// when every event has an outcome, and closes the dispatcher.
+// when every event has an outcome, and closes the dispatcher. It fails, with an
+// error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
+// WebhookHarness.ApplyInOrder, which can allow skips by their reasons).
 func ApplyWebhookInOrder(ctx context.Context, h ledger.WebhookHandler, events []ledger.WebhookEvent, opts ...ledger.WebhookOption) (err error) {
 	hs, err := NewWebhookHarness(h, opts...)
 	if err != nil {
@@ -488,7 +621,7 @@ func ApplyWebhookInOrder(ctx context.Context, h ledger.WebhookHandler, events []
 	defer func() {
 		err = errors.Join(err, hs.Close(ctx))
 	}()
-	_, err = hs.Deliver(ctx, events, Chaos{})
+	_, err = hs.ApplyInOrder(ctx, events)
 	return err
 }
 
@@ -518,16 +651,25 @@ type WalletDelivery = delivery.Report[ledger.WalletEvent]
 type WalletHarness struct {
 	d     *ledger.WalletDispatcher
 	guard delivery.Guard
+	skips delivery.Skips[ledger.WalletEvent] // what the guards skipped, told by OnSkip
 }
 
 // NewWalletHarness starts a dispatcher for handler, configured with the
 // schema's policies changed by opts, except that a full backlog blocks the
-// harness (runtime.Block), so that every delivery is accepted. Close it when
-// done.
+// harness (runtime.Block), so that every delivery is accepted. Its OnSkip also
+// records the guards' skips for the reports (an OnSkip of opts is still told).
+// Close it when done.
 func NewWalletHarness(handler ledger.WalletHandler, opts ...ledger.WalletOption) (*WalletHarness, error) {
 	h := &WalletHarness{guard: delivery.Guard{Versioned: true}}
 	opts = append(slices.Clip(opts), func(c *ledger.WalletConfig) {
 		c.Backlog.WhenFull = runtime.Block
+		told := c.OnSkip
+		c.OnSkip = func(key string, ev ledger.WalletEvent, reason string) {
+			h.skips.Add(ev, reason)
+			if told != nil {
+				told(key, ev, reason)
+			}
+		}
 		h.guard.MaxHeld = c.MaxHeld
 	})
 	d, err := ledger.NewWalletDispatcher(handler, opts...)
@@ -547,9 +689,10 @@ func (h *WalletHarness) Dispatcher() *ledger.WalletDispatcher {
 // Deliver plans a delivery of events, given in publication order, with c,
 // publishes it from the calling goroutine, and waits until every event has an
 // outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. It returns an
-// error wrapping ErrUnrepairable for a Chaos the entity's guards cannot repair,
-// and an error for a nil event or a failed publish.
+// Pointers to events are delivered as the events they point to. The report
+// holds what was sent, the subscriber's Stats and what the guards skipped. It
+// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
+// cannot repair, and an error for a nil event or a failed publish.
 func (h *WalletHarness) Deliver(ctx context.Context, events []ledger.WalletEvent, c Chaos) (WalletDelivery, error) {
 	values := make([]ledger.WalletEvent, len(events))
 	for i, e := range events {
@@ -563,13 +706,39 @@ func (h *WalletHarness) Deliver(ctx context.Context, events []ledger.WalletEvent
 	if err != nil {
 		return WalletDelivery{}, fmt.Errorf("ledgertest: deliver Wallet events: %w", err)
 	}
+	h.skips.Take() // an earlier delivery's
 	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
 		return WalletDelivery{Sent: plan}, fmt.Errorf("ledgertest: deliver Wallet events with %v: %w", c, err)
 	}
 	return WalletDelivery{
 		Sent:  plan,
 		Stats: h.d.Stats()[ledger.WalletFirstSubscriber],
+		Skips: h.skips.Take(),
 	}, nil
+}
+
+// ApplyInOrder delivers events once each, in publication order (Deliver with
+// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
+// names each event with its key, version and the guard's reason, when the
+// guards skip any of them but for a reason in allow. In publication order a
+// skip is almost always a schema mistake (an event that happens within a state
+// moving to it with to: instead of taking in:), and a delivery with any Chaos
+// goes through the same guards, skips the same event and so agrees with it: the
+// in-order run is the oracle, so it catches the mistake here. A test names the
+// reasons of the skips it means in allow (a repeated version published on
+// purpose: "duplicate or stale version").
+func (h *WalletHarness) ApplyInOrder(ctx context.Context, events []ledger.WalletEvent, allow ...string) (WalletDelivery, error) {
+	report, err := h.Deliver(ctx, events, Chaos{})
+	if err != nil {
+		return report, err
+	}
+	describe := func(e ledger.WalletEvent) string {
+		return fmt.Sprintf("%s (key %#v, version %d)", e.EventName(), e.EventKey(), e.EventVersion())
+	}
+	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
+		return report, fmt.Errorf("ledgertest: apply Wallet events in order: %w", err)
+	}
+	return report, nil
 }
 
 // Close closes the harness's dispatcher (see its Close).
@@ -580,7 +749,9 @@ func (h *WalletHarness) Close(ctx context.Context) error {
 // ApplyWalletInOrder delivers events to h once each, in publication order,
 // through a new dispatcher with opts: the in-order application that a delivery
 // by a WalletHarness with any Chaos it accepts must reach as well. It returns
-// when every event has an outcome, and closes the dispatcher.
+// when every event has an outcome, and closes the dispatcher. It fails, with an
+// error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
+// WalletHarness.ApplyInOrder, which can allow skips by their reasons).
 func ApplyWalletInOrder(ctx context.Context, h ledger.WalletHandler, events []ledger.WalletEvent, opts ...ledger.WalletOption) (err error) {
 	hs, err := NewWalletHarness(h, opts...)
 	if err != nil {
@@ -589,7 +760,7 @@ func ApplyWalletInOrder(ctx context.Context, h ledger.WalletHandler, events []le
 	defer func() {
 		err = errors.Join(err, hs.Close(ctx))
 	}()
-	_, err = hs.Deliver(ctx, events, Chaos{})
+	_, err = hs.ApplyInOrder(ctx, events)
 	return err
 }
 
@@ -668,6 +839,7 @@ type CustomerDelivery = delivery.Report[ledger.CustomerEvent]
 type CustomerHarness struct {
 	d     *ledger.CustomerDispatcher
 	guard delivery.Guard
+	skips delivery.Skips[ledger.CustomerEvent] // what the guards skipped, told by OnSkip
 }
 
 // NewCustomerHarness starts a dispatcher for handler, configured with the
@@ -696,9 +868,10 @@ func (h *CustomerHarness) Dispatcher() *ledger.CustomerDispatcher {
 // Deliver plans a delivery of events, given in publication order, with c,
 // publishes it from the calling goroutine, and waits until every event has an
 // outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. It returns an
-// error wrapping ErrUnrepairable for a Chaos the entity's guards cannot repair,
-// and an error for a nil event or a failed publish.
+// Pointers to events are delivered as the events they point to. The report
+// holds what was sent, the subscriber's Stats and what the guards skipped. It
+// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
+// cannot repair, and an error for a nil event or a failed publish.
 func (h *CustomerHarness) Deliver(ctx context.Context, events []ledger.CustomerEvent, c Chaos) (CustomerDelivery, error) {
 	values := make([]ledger.CustomerEvent, len(events))
 	for i, e := range events {
@@ -712,13 +885,34 @@ func (h *CustomerHarness) Deliver(ctx context.Context, events []ledger.CustomerE
 	if err != nil {
 		return CustomerDelivery{}, fmt.Errorf("ledgertest: deliver Customer events: %w", err)
 	}
+	h.skips.Take() // an earlier delivery's
 	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
 		return CustomerDelivery{Sent: plan}, fmt.Errorf("ledgertest: deliver Customer events with %v: %w", c, err)
 	}
 	return CustomerDelivery{
 		Sent:  plan,
 		Stats: h.d.Stats()[ledger.CustomerFirstSubscriber],
+		Skips: h.skips.Take(),
 	}, nil
+}
+
+// ApplyInOrder delivers events once each, in publication order (Deliver with
+// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
+// names each event with its key and the guard's reason, when the guards skip
+// any of them but for a reason in allow. The entity has no guards, so nothing
+// is skipped and allow does not matter.
+func (h *CustomerHarness) ApplyInOrder(ctx context.Context, events []ledger.CustomerEvent, allow ...string) (CustomerDelivery, error) {
+	report, err := h.Deliver(ctx, events, Chaos{})
+	if err != nil {
+		return report, err
+	}
+	describe := func(e ledger.CustomerEvent) string {
+		return fmt.Sprintf("%s (key %#v)", e.EventName(), e.EventKey())
+	}
+	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
+		return report, fmt.Errorf("ledgertest: apply Customer events in order: %w", err)
+	}
+	return report, nil
 }
 
 // Close closes the harness's dispatcher (see its Close).
@@ -729,7 +923,9 @@ func (h *CustomerHarness) Close(ctx context.Context) error {
 // ApplyCustomerInOrder delivers events to h once each, in publication order,
 // through a new dispatcher with opts: the in-order application that a delivery
 // by a CustomerHarness with any Chaos it accepts must reach as well. It returns
-// when every event has an outcome, and closes the dispatcher.
+// when every event has an outcome, and closes the dispatcher. It fails, with an
+// error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
+// CustomerHarness.ApplyInOrder, which can allow skips by their reasons).
 func ApplyCustomerInOrder(ctx context.Context, h ledger.CustomerHandler, events []ledger.CustomerEvent, opts ...ledger.CustomerOption) (err error) {
 	hs, err := NewCustomerHarness(h, opts...)
 	if err != nil {
@@ -738,7 +934,7 @@ func ApplyCustomerInOrder(ctx context.Context, h ledger.CustomerHandler, events 
 	defer func() {
 		err = errors.Join(err, hs.Close(ctx))
 	}()
-	_, err = hs.Deliver(ctx, events, Chaos{})
+	_, err = hs.ApplyInOrder(ctx, events)
 	return err
 }
 

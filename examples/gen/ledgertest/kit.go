@@ -9,7 +9,10 @@
 // lanes, guards and resequencer - with the duplicates, redeliveries,
 // reorderings and gaps that a seeded Chaos draws; and ApplyAccountInOrder,
 // which delivers the same events once each, in order, so that a test can
-// compare the two final states. A harness never asks more of the guards than
+// compare the two final states. The in-order run is the oracle, so it fails
+// (ErrSkippedInOrder) when the guards skip one of its events: in publication
+// order that is almost always a schema mistake, which a chaotic delivery
+// through the same guards repeats. A harness never asks more of the guards than
 // they repair: an entity without a version refuses reorderings (but for
 // notifications, whose order does not matter) and gaps, no key ever holds more
 // events on a version gap than the resequencer's bound (MaxHeld), and only an
@@ -66,3 +69,9 @@ const (
 // reordering beyond the resequencer's bound, or a lost event for an entity
 // without on_gap: resync.
 var ErrUnrepairable = delivery.ErrUnrepairable
+
+// ErrSkippedInOrder is what the error of an in-order application (ApplyInOrder)
+// wraps when the guards skipped events delivered once each, in publication
+// order: almost always a schema mistake, which a chaotic delivery through the
+// same guards repeats and so cannot catch.
+var ErrSkippedInOrder = delivery.ErrSkippedInOrder

@@ -179,6 +179,17 @@ func (r *OrderRecorder) HandleOrderShipped(ctx context.Context, e ledger.OrderSh
 	return nil
 }
 
+// HandleOrderTracked implements ledger.OrderHandler.
+func (r *OrderRecorder) HandleOrderTracked(ctx context.Context, e ledger.OrderTracked) error {
+	if r.next != nil {
+		if err := r.next.HandleOrderTracked(ctx, e); err != nil {
+			return err
+		}
+	}
+	r.record(e)
+	return nil
+}
+
 // HandleOrderDelivered implements ledger.OrderHandler.
 func (r *OrderRecorder) HandleOrderDelivered(ctx context.Context, e ledger.OrderDelivered) error {
 	if r.next != nil {

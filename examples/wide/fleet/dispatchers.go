@@ -236,6 +236,15 @@ type VehicleConfig struct {
 	// refuses to run while a subscriber has none. It must be fast and must not
 	// block (see runtime.OutcomeFunc).
 	OnOutcome runtime.OutcomeFunc[string]
+	// OnSkip, when set, is told each event the subscriber's guards skip, with
+	// the guard's reason: a duplicate or stale version or a late transition. An
+	// unimplemented event's acknowledgement is not a guard's skip. It is told
+	// when the guards decide, so an attempt that runs again (a failed batch, a
+	// group's work, a failed commit) may tell it again. The test kit's in-order
+	// run sets it, to fail on an event skipped in publication order (almost
+	// always a schema mistake). It is called from the subscriber's workers: it
+	// must be fast and must not block.
+	OnSkip func(key string, ev VehicleEvent, reason string)
 }
 
 // VehicleOption changes a VehicleConfig before a subscriber starts.
@@ -281,6 +290,7 @@ type vehicleSubscriber struct {
 	tx       *vehicleTx
 	versions runtime.VersionStore[string]
 	states   runtime.StateStore[string]
+	onSkip   func(key string, ev VehicleEvent, reason string) // the config's OnSkip
 }
 
 // NewVehicleDispatcher returns a dispatcher whose first subscriber, named
@@ -325,6 +335,7 @@ func (d *VehicleDispatcher) subscribe(name string, h VehicleHandler, tx *vehicle
 		tx:       tx,
 		versions: cfg.Versions,
 		states:   cfg.States,
+		onSkip:   cfg.OnSkip,
 	}
 	if s.versions == nil {
 		s.versions = runtime.NewMemoryVersionStore[string]()

@@ -405,18 +405,19 @@ func (s *vehicleSubscriber) handleTx(ctx context.Context, key string, ev Vehicle
 	defer tx.Rollback()
 	stored := tx.Version()
 	if err := runtime.CheckVersion(version, stored, snapshot); err != nil {
-		return err
+		return s.skip(key, ev, err)
 	}
 	current := VehicleState(tx.State())
 	if target != "" {
 		if vehicleRank(current) == -2 {
 			return runtime.Permanent(fmt.Errorf("fleet: Vehicle %v: stored state %q is not a state of Vehicle", key, current))
 		}
-		if reason := vehicleTransition(current, target); reason != "" {
+		reason := vehicleTransition(current, target)
+		if reason != "" {
 			if err := tx.Commit(ctx, version, string(current)); err != nil {
 				return fmt.Errorf("fleet: Vehicle %v: store version: %w", key, err)
 			}
-			return runtime.SkipApplied(reason)
+			return s.skip(key, ev, runtime.SkipApplied(reason))
 		}
 	}
 	switch e := ev.(type) {

@@ -55,7 +55,9 @@ func (s VehicleState) String() string {
 
 // TripRequested is an event of entity Vehicle. It is a snapshot: it carries the
 // full state, so it is applied even across a version gap (the newer state
-// wins). Handling it moves the Vehicle to state Registered.
+// wins). Handling it moves the Vehicle to state Registered. Another
+// TripRequested while the Vehicle is in Registered applies too: its version
+// says it is newer. In a state ranked above Registered it is skipped as late.
 type TripRequested struct {
 	// VehicleID is the key of the Vehicle this event belongs to.
 	VehicleID string
@@ -930,7 +932,9 @@ func (LaneAlert) isVehicleEvent() {}
 
 // DriverAssigned is an event of entity Vehicle. It is a delta: it is applied
 // only right after the version before it. Handling it moves the Vehicle to
-// state Active.
+// state Active. Another DriverAssigned while the Vehicle is in Active applies
+// too: its version says it is newer. In a state ranked above Active it is
+// skipped as late.
 type DriverAssigned struct {
 	// VehicleID is the key of the Vehicle this event belongs to.
 	VehicleID string
@@ -1208,7 +1212,8 @@ func (InspectionPassed) isVehicleEvent() {}
 
 // VehicleRetired is an event of entity Vehicle. It is a delta: it is applied
 // only right after the version before it. Handling it moves the Vehicle to
-// state Retired.
+// state Retired. Another VehicleRetired while the Vehicle is in Retired applies
+// too: its version says it is newer.
 type VehicleRetired struct {
 	// VehicleID is the key of the Vehicle this event belongs to.
 	VehicleID string

@@ -28,27 +28,38 @@ func vehicleRank(state VehicleState) int {
 }
 
 // vehicleTransition returns why a Vehicle in state current must not move to
-// target, or "" when it may. Ranked states only move forward; a branch state is
+// target, or "" when it may. Ranked states only move forward: a move to a state
+// ranked below the current one is late, and a move to the current state applies
+// (the version guard has skipped the duplicates already). A branch state is
 // entered only from the states it lists, and no ranked state follows it.
 func vehicleTransition(current, target VehicleState) string {
 	from, to := vehicleRank(current), vehicleRank(target)
 	switch {
-	case from < to:
+	case from <= to:
 		return ""
-	case from == to:
-		return "already in state " + string(target)
 	}
 	return "late transition: state " + string(target) + " ranks below " + string(current)
+}
+
+// skip returns verdict, a guard's verdict on ev, an event of key; when it is a
+// skip, it tells the subscriber's OnSkip (VehicleConfig.OnSkip) first.
+func (s *vehicleSubscriber) skip(key string, ev VehicleEvent, verdict error) error {
+	if s.onSkip != nil {
+		if reason, ok := runtime.IsSkip(verdict); ok {
+			s.onSkip(key, ev, reason)
+		}
+	}
+	return verdict
 }
 
 // handle is the engine handler of one Vehicle subscriber. The version guard
 // skips a duplicate or stale event (version <= stored), applies the next one
 // (stored+1) and, on a gap, applies a snapshot but holds a delta back until the
-// versions before it arrive. The state guard skips a transition to a state that
-// ranks below or equal to the current one, and a branch state entered from a
-// state it does not list. The stores are updated after the handler succeeded,
-// or returned runtime.ErrUnimplemented: that event is then skipped as
-// unimplemented.
+// versions before it arrive. The state guard skips a move to a state ranked
+// below the current one (late); a move to the current state applies (its
+// version is newer: the version guard skipped the duplicates). The stores are
+// updated after the handler succeeded, or returned runtime.ErrUnimplemented:
+// that event is then skipped as unimplemented.
 func (s *vehicleSubscriber) handle(ctx context.Context, key string, ev VehicleEvent) error {
 	var (
 		version  uint64
@@ -128,7 +139,7 @@ func (s *vehicleSubscriber) handle(ctx context.Context, key string, ev VehicleEv
 		return fmt.Errorf("fleet: Vehicle %v: read version: %w", key, err)
 	}
 	if err := runtime.CheckVersion(version, stored, snapshot); err != nil {
-		return err
+		return s.skip(key, ev, err)
 	}
 	var current VehicleState
 	if target != "" {
@@ -140,11 +151,12 @@ func (s *vehicleSubscriber) handle(ctx context.Context, key string, ev VehicleEv
 		if vehicleRank(current) == -2 {
 			return runtime.Permanent(fmt.Errorf("fleet: Vehicle %v: stored state %q is not a state of Vehicle", key, current))
 		}
-		if reason := vehicleTransition(current, target); reason != "" {
+		reason := vehicleTransition(current, target)
+		if reason != "" {
 			if err := s.setVersion(ctx, key, stored, version); err != nil {
 				return err
 			}
-			return runtime.SkipApplied(reason)
+			return s.skip(key, ev, runtime.SkipApplied(reason))
 		}
 	}
 	switch e := ev.(type) {
@@ -213,7 +225,7 @@ func (s *vehicleSubscriber) handle(ctx context.Context, key string, ev VehicleEv
 	if err != nil && !unimplemented {
 		return err
 	}
-	if target != "" {
+	if target != "" && target != current {
 		ok, err := s.states.CompareAndSetState(ctx, key, string(current), string(target))
 		if err != nil {
 			return fmt.Errorf("fleet: Vehicle %v: store state %s: %w", key, target, err)

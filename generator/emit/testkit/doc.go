@@ -8,11 +8,17 @@
 //	              optional next handler
 //	harnesses.go  AccountHarness, which delivers events through a real
 //	              AccountDispatcher (lanes, guards, resequencer) in the
-//	              order a seeded Chaos plan gives (runtime/delivery);
-//	              ApplyAccountInOrder, the in-order application to compare
-//	              with; SequenceAccount, which numbers the versions of a
-//	              stream as its single writer would
-//	kit.go        the package documentation and the Chaos and Kind names
+//	              order a seeded Chaos plan gives (runtime/delivery), and
+//	              reports what its guards skipped; ApplyAccountInOrder (and
+//	              the harness's ApplyInOrder), the in-order application to
+//	              compare with, which fails with ErrSkippedInOrder when the
+//	              guards skip an event in publication order (almost always
+//	              a schema mistake that a chaotic delivery through the same
+//	              guards repeats), but for the reasons a test allows;
+//	              SequenceAccount, which numbers the versions of a stream
+//	              as its single writer would
+//	kit.go        the package documentation, the Chaos and Kind names and
+//	              the errors
 //
 // The kit imports the generated package by its import path, which the
 // caller supplies.

@@ -70,14 +70,29 @@ func (k kit) harness(f *jen.File, n names) {
 	f.Type().Id(n.Harness).Struct(
 		jen.Id("d").Op("*").Add(k.gen(n.Dispatcher)),
 		jen.Id("guard").Qual(DeliveryPath, "Guard"),
+		jen.Id("skips").Qual(DeliveryPath, "Skips").Types(k.gen(n.Event)).Comment("what the guards skipped, told by OnSkip"),
 	)
 	f.Line()
 
+	told := ""
+	if guarded(e) {
+		told = " Its OnSkip also records the guards' skips for the reports (an OnSkip of " +
+			"opts is still told)."
+	}
 	emit.Doc(f, 0, "%s starts a dispatcher for handler, configured with the schema's "+
 		"policies changed by opts, except that a full backlog blocks the harness "+
-		"(runtime.Block), so that every delivery is accepted. Close it when done.", n.NewHarness)
+		"(runtime.Block), so that every delivery is accepted.%s Close it when done.", n.NewHarness, told)
 	capture := []jen.Code{
 		jen.Id("c").Dot("Backlog").Dot("WhenFull").Op("=").Qual(emit.RuntimePath, "Block"),
+	}
+	if guarded(e) {
+		capture = append(capture,
+			jen.Id("told").Op(":=").Id("c").Dot("OnSkip"),
+			jen.Id("c").Dot("OnSkip").Op("=").Func().Params(jen.Id("key").Add(k.keyType(e)), jen.Id("ev").Add(k.gen(n.Event)), jen.Id("reason").String()).Block(
+				jen.Id("h").Dot("skips").Dot("Add").Call(jen.Id("ev"), jen.Id("reason")),
+				jen.If(jen.Id("told").Op("!=").Nil()).Block(jen.Id("told").Call(jen.Id("key"), jen.Id("ev"), jen.Id("reason"))),
+			),
+		)
 	}
 	if e.Version != nil {
 		capture = append(capture, jen.Id("h").Dot("guard").Dot("MaxHeld").Op("=").Id("c").Dot("MaxHeld"))
@@ -115,7 +130,8 @@ func (k kit) harness(f *jen.File, n names) {
 		"publishes it from the calling goroutine, and waits until every event has "+
 		"an outcome (or is parked). The same events and c always give the same "+
 		"delivery. Pointers to events are delivered as the events they point to. "+
-		"It returns an error wrapping ErrUnrepairable for a Chaos the entity's "+
+		"The report holds what was sent, the subscriber's Stats and what the guards "+
+		"skipped. It returns an error wrapping ErrUnrepairable for a Chaos the entity's "+
 		"guards cannot repair, and an error for a nil event or a failed publish.")
 	snapshot := jen.Nil()
 	if e.Version != nil && e.HasSnapshot() {
@@ -135,14 +151,19 @@ func (k kit) harness(f *jen.File, n names) {
 			jen.Id("values"), k.gen(n.Event).Dot("EventKey"), snapshot, jen.Id("h").Dot("guard"), jen.Id("c"),
 		),
 		jen.If(jen.Err().Op("!=").Nil()).Block(fail(errf("deliver "+e.Name+" events: %w", jen.Err()))),
+		jen.Id("h").Dot("skips").Dot("Take").Call().Comment("an earlier delivery's"),
 		jen.If(jen.Err().Op(":=").Qual(DeliveryPath, "Run").Call(jen.Id("ctx"), jen.Id("plan"), jen.Id("h").Dot("d").Dot("Publish"), jen.Id("h").Dot("d").Dot("Flush")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Id(n.Delivery).Add(emit.Keyed(emit.Field{Name: "Sent", Value: jen.Id("plan")})), errf("deliver "+e.Name+" events with %v: %w", jen.Id("c"), jen.Err())),
 		),
 		jen.Return(jen.Id(n.Delivery).Add(emit.Keyed(
 			emit.Field{Name: "Sent", Value: jen.Id("plan")},
 			emit.Field{Name: "Stats", Value: jen.Id("h").Dot("d").Dot("Stats").Call().Index(k.gen(n.FirstSubscriber))},
+			emit.Field{Name: "Skips", Value: jen.Id("h").Dot("skips").Dot("Take").Call()},
 		)), jen.Nil()),
 	)
+	f.Line()
+
+	k.applyInOrder(f, n)
 	f.Line()
 
 	emit.Doc(f, 0, "Close closes the harness's dispatcher (see its Close).")
@@ -157,7 +178,9 @@ func (k kit) inOrder(f *jen.File, n names) {
 	emit.Doc(f, 0, "%s delivers events to h once each, in publication order, "+
 		"through a new dispatcher with opts: the in-order application that a "+
 		"delivery by %s %s with any Chaos it accepts must reach as well. It "+
-		"returns when every event has an outcome, and closes the dispatcher.", n.ApplyInOrder, emit.Article(n.Harness), n.Harness)
+		"returns when every event has an outcome, and closes the dispatcher. It "+
+		"fails, with an error wrapping ErrSkippedInOrder, when the guards skip any "+
+		"of the events (see %s.ApplyInOrder, which can allow skips by their reasons).", n.ApplyInOrder, emit.Article(n.Harness), n.Harness, n.Harness)
 	f.Func().Id(n.ApplyInOrder).Params(
 		jen.Id("ctx").Qual("context", "Context"),
 		jen.Id("h").Add(k.gen(n.Handler)),
@@ -169,10 +192,72 @@ func (k kit) inOrder(f *jen.File, n names) {
 		jen.Defer().Func().Params().Block(
 			jen.Err().Op("=").Qual("errors", "Join").Call(jen.Err(), jen.Id("hs").Dot("Close").Call(jen.Id("ctx"))),
 		).Call(),
-		jen.List(jen.Id("_"), jen.Err()).Op("=").Id("hs").Dot("Deliver").Call(jen.Id("ctx"), jen.Id("events"), jen.Id("Chaos").Values()),
+		jen.List(jen.Id("_"), jen.Err()).Op("=").Id("hs").Dot("ApplyInOrder").Call(jen.Id("ctx"), jen.Id("events")),
 		jen.Return(jen.Err()),
 	)
 	_ = e
+}
+
+// applyInOrder emits the harness's ApplyInOrder: a delivery in order
+// that fails when the guards skip an event, but for allowed reasons.
+func (k kit) applyInOrder(f *jen.File, n names) {
+	e := n.e
+	guards := "The entity has no guards, so nothing is skipped and allow does not matter."
+	if guarded(e) {
+		guards = "In publication order a skip is almost always a schema mistake (an event " +
+			"that happens within a state moving to it with to: instead of taking in:), and a " +
+			"delivery with any Chaos goes through the same guards, skips the same event and so " +
+			"agrees with it: the in-order run is the oracle, so it catches the mistake here. " +
+			"A test names the reasons of the skips it means in allow (" + allowExample(e) + ")."
+	}
+	emit.Doc(f, 0, "ApplyInOrder delivers events once each, in publication order (Deliver "+
+		"with the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which "+
+		"names each event with its key%s and the guard's reason, when the guards skip any "+
+		"of them but for a reason in allow. %s", versionWord(e), guards)
+	format := "%s (key %#v)"
+	args := []jen.Code{jen.Id("e").Dot("EventName").Call(), jen.Id("e").Dot("EventKey").Call()}
+	if e.Version != nil {
+		format = "%s (key %#v, version %d)"
+		args = append(args, jen.Id("e").Dot("EventVersion").Call())
+	}
+	f.Func().Params(jen.Id("h").Op("*").Id(n.Harness)).Id("ApplyInOrder").Params(
+		jen.Id("ctx").Qual("context", "Context"), jen.Id("events").Index().Add(k.gen(n.Event)), jen.Id("allow").Op("...").String(),
+	).Params(jen.Id(n.Delivery), jen.Error()).Block(
+		jen.List(jen.Id("report"), jen.Err()).Op(":=").Id("h").Dot("Deliver").Call(jen.Id("ctx"), jen.Id("events"), jen.Id("Chaos").Values()),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("report"), jen.Err())),
+		jen.Id("describe").Op(":=").Func().Params(jen.Id("e").Add(k.gen(n.Event))).String().Block(
+			jen.Return(jen.Qual("fmt", "Sprintf").Call(append([]jen.Code{jen.Lit(format)}, args...)...)),
+		),
+		jen.If(jen.Err().Op(":=").Qual(DeliveryPath, "InOrder").Call(jen.Id("report").Dot("Skips"), jen.Id("allow"), jen.Id("describe")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Id("report"), jen.Qual("fmt", "Errorf").Call(jen.Lit(k.name+": apply "+e.Name+" events in order: %w"), jen.Err())),
+		),
+		jen.Return(jen.Id("report"), jen.Nil()),
+	)
+}
+
+// guarded reports whether e has guards (a version or states) whose skips
+// the kit records.
+func guarded(e *ir.Entity) bool { return e.Version != nil || e.HasStateGuard() }
+
+// versionWord is ", version" for an entity with a version.
+func versionWord(e *ir.Entity) string {
+	if e.Version != nil {
+		return ", version"
+	}
+	return ""
+}
+
+// allowExample describes a skip that a test may mean, with its reason: for
+// an entity without a version, a repeated move to a state; with states, a
+// late transition; otherwise a repeated version.
+func allowExample(e *ir.Entity) string {
+	switch {
+	case e.Version == nil:
+		return "a repeated event of an entity without a version: \"duplicate: already in state " + e.StateNames()[0] + "\""
+	case len(e.States) > 1:
+		return "a late event published on purpose: \"late transition: state " + e.States[0] + " ranks below " + e.States[1] + "\""
+	}
+	return "a repeated version published on purpose: \"duplicate or stale version\""
 }
 
 // value emits the function that turns an event (or a pointer to one) into

@@ -73,7 +73,10 @@ that records every event it handled; a harness, %[7]s, that delivers
 events through a real %[8]s - its lanes, guards and resequencer -
 with the duplicates, redeliveries, reorderings and gaps that a seeded Chaos
 draws; and %[9]s, which delivers the same events once each, in
-order, so that a test can compare the two final states. A harness never asks
+order, so that a test can compare the two final states. The in-order run is
+the oracle, so it fails (ErrSkippedInOrder) when the guards skip one of its
+events: in publication order that is almost always a schema mistake, which
+a chaotic delivery through the same guards repeats. A harness never asks
 more of the guards than they repair: an entity without a version refuses
 reorderings (but for notifications, whose order does not matter) and gaps,
 no key ever holds more events on a version gap than
@@ -130,6 +133,12 @@ Entities: %[11]s.`, k.name, k.pkg.Name, ex.Name, n.Recorder, emit.Article(n.Hand
 		"version, a reordering beyond the resequencer's bound, or a lost event "+
 		"for an entity without on_gap: resync.")
 	f.Var().Id("ErrUnrepairable").Op("=").Qual(DeliveryPath, "ErrUnrepairable")
+	f.Line()
+	emit.Doc(f, 0, "ErrSkippedInOrder is what the error of an in-order application "+
+		"(ApplyInOrder) wraps when the guards skipped events delivered once each, in "+
+		"publication order: almost always a schema mistake, which a chaotic delivery "+
+		"through the same guards repeats and so cannot catch.")
+	f.Var().Id("ErrSkippedInOrder").Op("=").Qual(DeliveryPath, "ErrSkippedInOrder")
 }
 
 func joinNames(names []string) string {
