@@ -139,7 +139,8 @@
 //
 // Field types are Go's predeclared types (every one but the interfaces
 // any, comparable and error), time.Time, time.Duration, compositions []T,
-// *T and map[K]V of allowed types (K comparable), and types of other
+// *T and map[K]V of allowed types (K comparable; at most 16 levels of
+// them, one each), and types of other
 // packages written import/path.Type (github.com/shopspring/decimal.Decimal),
 // which must resolve, from the schema's directory, to an exported type
 // that needs no type arguments. A key is a string or an integer type; a
