@@ -193,7 +193,10 @@
 //
 // A misspelt key, type, state or value is reported with the closest known
 // name, when one is close ("did you mean states?"), and a tab, which YAML
-// does not allow for indentation, is named at its column. One mistake gets
+// does not allow for indentation, is named at its column. A line indented
+// so that it belongs to no mapping or list above it is reported at that
+// line (not where the mapping it broke starts, as YAML parsers do), with
+// the indentations it could have. One mistake gets
 // one error: what follows from a misspelt key's absence (a missing key,
 // events moving to the states a misspelt states: would have declared) is
 // not reported again, events moving to states an entity lacks are reported
