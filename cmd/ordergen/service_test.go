@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -199,15 +202,16 @@ func TestMisspeltSubscriber(t *testing.T) {
 // lines (the blocks of flow published, as written) against a module proxy
 // in a folder that serves this checkout as a published version, as the
 // module proxy will once ordergen is published: go get -tool of ordergen,
-// init, and go get -tool of ordergen-parked. The version is new for each
-// run, and removed from the module cache after it.
+// init, and go get -tool of ordergen-parked. The version is this
+// checkout's (see publishedVersion), removed from the module cache after
+// the run.
 func TestPublishedModuleOutsideTheRepository(t *testing.T) {
 	env := goEnv(t)
 	if testing.Short() {
 		t.Skip("builds a service module with the go command")
 	}
 	top := t.TempDir()
-	version := fmt.Sprintf("v0.0.%d", time.Now().UnixNano())
+	version := publishedVersion(t)
 	proxy := filepath.Join(top, "proxy")
 	publish(t, proxy, version)
 	probe := &flowRunner{t: t, dir: top, env: env}
@@ -249,6 +253,24 @@ func TestPublishedModuleOutsideTheRepository(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.dir, "rides", "events.go")); err != nil {
 		t.Errorf("go generate wrote no rides/events.go: %v", err)
 	}
+}
+
+// publishedVersion returns the version that the published test serves this
+// checkout as: a number from its files and its path. Unchanged files give
+// the version of the last run, whose packages the build cache still holds
+// (a new version each run compiled all of ordergen again, from its new
+// folder in the module cache); changed ones, or another checkout, a
+// version that no module cache holds.
+func publishedVersion(t *testing.T) string {
+	t.Helper()
+	var zip bytes.Buffer
+	if err := modzip.CreateFromDir(&zip, module.Version{Path: "github.com/ordergen/ordergen", Version: "v0.0.0"}, repoRoot(t)); err != nil {
+		t.Fatalf("zip this checkout: %v", err)
+	}
+	h := sha256.New()
+	h.Write([]byte(repoRoot(t) + "\x00"))
+	h.Write(zip.Bytes())
+	return fmt.Sprintf("v0.0.%d", binary.BigEndian.Uint64(h.Sum(nil))>>1)
 }
 
 // publish lays out, in dir, a module proxy (GOPROXY=file://dir) that
