@@ -22,6 +22,9 @@ func TestExampleLeavesSomethingToOperate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the example and ordergen-parked with the go command")
 	}
+	// It runs the go command most of its time, as the other tests that
+	// build a module do: they overlap their waits.
+	t.Parallel()
 	root := repoRoot(t)
 	top := t.TempDir()
 	entries, err := os.ReadDir(root)

@@ -72,6 +72,9 @@ func TestFirstServiceOutsideTheRepository(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a service module with the go command")
 	}
+	// It runs the go command most of its time, as the other tests that
+	// build a module do: they overlap their waits.
+	t.Parallel()
 	top := t.TempDir()
 	if err := os.Symlink(repoRoot(t), filepath.Join(top, "ordergen")); err != nil {
 		t.Fatal(err)
@@ -210,6 +213,9 @@ func TestPublishedModuleOutsideTheRepository(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a service module with the go command")
 	}
+	// It runs the go command most of its time, as the other tests that
+	// build a module do: they overlap their waits.
+	t.Parallel()
 	top := t.TempDir()
 	version := publishedVersion(t)
 	proxy := filepath.Join(top, "proxy")
