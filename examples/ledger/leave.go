@@ -47,16 +47,12 @@ func runLeftParked(ctx context.Context, out io.Writer, store *sqlstore.Store, sh
 	if err := d.Flush(ctx); err != nil {
 		return err
 	}
-	parked, err := d.ParkedKeys(ctx)
+	pk, err := parkedAlone(ctx, d, leftAccount)
 	if err != nil {
 		return err
 	}
-	keys := parked["Account"]
-	if len(keys) != 1 || keys[0].Key != leftAccount {
-		return fmt.Errorf("want %s parked, got %+v", leftAccount, keys)
-	}
 	fmt.Fprintf(out, "left     %s v%d refused (%v): the key parked with %d events, and stays parked\n",
-		leftAccount, leftVersion, errReview, keys[0].Events)
+		leftAccount, leftVersion, errReview, pk.Events)
 	if shown == "" {
 		fmt.Fprintf(out, "         (in the temporary store, removed now: -store FILE keeps it for ordergen-parked)\n")
 		return d.Close(ctx)
