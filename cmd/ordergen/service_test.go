@@ -74,7 +74,7 @@ func TestFirstServiceOutsideTheRepository(t *testing.T) {
 	// It runs the go command most of its time, as the other tests that
 	// build a module do: they overlap their waits.
 	t.Parallel()
-	top := t.TempDir()
+	top := checkoutDir(t, "ordergen-quickstart")
 	if err := os.Symlink(repoRoot(t), filepath.Join(top, "ordergen")); err != nil {
 		t.Fatal(err)
 	}
@@ -267,6 +267,35 @@ func TestPublishedModuleOutsideTheRepository(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.dir, "rides", "events.go")); err != nil {
 		t.Errorf("go generate wrote no rides/events.go: %v", err)
 	}
+}
+
+// checkoutDir returns an empty folder of the temporary folder, named for
+// this checkout with prefix, that t holds until it ends (and removes then):
+// go tool, which builds the quick start's tools, keeps their folder in the
+// build cache's key, so that in a new folder each run it compiled all of
+// ordergen again. When another run of this checkout holds it, it returns a
+// new temporary folder.
+func checkoutDir(t *testing.T, prefix string) string {
+	t.Helper()
+	h := sha256.Sum256([]byte(repoRoot(t)))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("%s-%x", prefix, h[:6]))
+	release, ok := lockFile(dir + ".lock")
+	if !ok {
+		t.Logf("another run holds %s: building in a new folder", dir)
+		return t.TempDir()
+	}
+	t.Cleanup(release) // after the removal below: cleanups run last first
+	clear := func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Errorf("remove %s: %v", dir, err)
+		}
+	}
+	clear() // what a run that did not end left
+	t.Cleanup(clear)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // publishedVersion returns the version that the published test serves this
