@@ -163,7 +163,8 @@
 //
 // Field types are Go's predeclared types (every one but the interfaces
 // any, comparable and error), time.Time, time.Duration, compositions []T,
-// *T and map[K]V of allowed types (K comparable), and types of other
+// *T and map[K]V of allowed types (K comparable; at most 16 levels of
+// them, one each), and types of other
 // packages written import/path.Type (github.com/shopspring/decimal.Decimal),
 // which must resolve, from the schema's directory, to an exported type
 // that needs no type arguments. A key is a string or an integer type; a
@@ -226,7 +227,10 @@
 //
 // A misspelt key, type, state or value is reported with the closest known
 // name, when one is close ("did you mean states?"), and a tab, which YAML
-// does not allow for indentation, is named at its column. One mistake gets
+// does not allow for indentation, is named at its column. A line indented
+// so that it belongs to no mapping or list above it is reported at that
+// line (not where the mapping it broke starts, as YAML parsers do), with
+// the indentations it could have. One mistake gets
 // one error: what follows from a misspelt key's absence (a missing key,
 // events moving to the states a misspelt states: would have declared) is
 // not reported again, events moving to states an entity lacks are reported

@@ -107,7 +107,9 @@ func TestRetryBackoffOnTheTestClock(t *testing.T) {
 		close(handled)
 		return nil
 	}
-	cfg := runtime.Config[string, ev]{Retry: runtime.Retry{Attempts: 2, Initial: time.Hour, Max: time.Hour, NoJitter: true}}
+	// A minute, not more: the test clock ticks through every millisecond it
+	// advances (an hour took seconds).
+	cfg := runtime.Config[string, ev]{Retry: runtime.Retry{Attempts: 2, Initial: time.Minute, Max: time.Minute, NoJitter: true}}
 	runtime.UseTestClock(&cfg, clk)
 	e := mustNew(t, h, cfg)
 	if err := e.Submit(context.Background(), "k", ev{}); err != nil {
@@ -116,7 +118,7 @@ func TestRetryBackoffOnTheTestClock(t *testing.T) {
 	waitUntil(t, func() bool { return e.Stats().Retried == 1 }, "the first attempt failing")
 	// Timer functions run inside Advance: a retry due now would already
 	// be queued when Advance returns.
-	clk.Advance(time.Hour - time.Millisecond)
+	clk.Advance(time.Minute - time.Millisecond)
 	if got := calls.Load(); got != 1 {
 		t.Fatalf("%d attempts before the backoff ended", got)
 	}
@@ -132,14 +134,14 @@ func TestHoldLimitOnTheTestClock(t *testing.T) {
 	clk := new(runtime.TestClock)
 	logger, msgs := newSignalLogger()
 	h := func(context.Context, string, ev) error { return runtime.Hold("waiting for a gap") }
-	cfg := runtime.Config[string, ev]{MaxHold: time.Hour, Logger: logger}
+	cfg := runtime.Config[string, ev]{MaxHold: time.Minute, Logger: logger}
 	runtime.UseTestClock(&cfg, clk)
 	e := mustNew(t, h, cfg)
 	if err := e.Submit(context.Background(), "k", ev{}); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, func() bool { return e.Stats().Held == 1 }, "the event held")
-	clk.Advance(time.Hour - time.Millisecond)
+	clk.Advance(time.Minute - time.Millisecond)
 	if s := e.Stats(); s.Held != 1 || s.ParkedKeys != 0 {
 		t.Fatalf("before MaxHold: %+v", s)
 	}

@@ -55,10 +55,9 @@ func runBreaking(args []string, stdout, stderr io.Writer) int {
 		return exitBad
 	}
 	res := breaking.Accept(newSrc, breaking.Compare(old, cur))
-	if res.Problems.Len() > 0 {
-		fmt.Fprint(stderr, res.Problems.Format(newPath))
-		return exitBad
-	}
+	// A comment that cannot be used is an error, reported with every
+	// change: reporting it alone hid the rest until it was fixed.
+	fmt.Fprint(stderr, res.Problems.Format(newPath))
 	for _, a := range res.Accepted {
 		rule, msg, _ := strings.Cut(a.Change.Msg, ": ")
 		fmt.Fprintf(stdout, "%s:%d:%d: accepted %s: %s (%s: %s)\n", newPath, a.Change.Pos.Line, a.Change.Pos.Col, rule, msg, breaking.AcceptMarker, a.Reason)
@@ -66,15 +65,23 @@ func runBreaking(args []string, stdout, stderr io.Writer) int {
 	for _, u := range res.Unused.Items() {
 		fmt.Fprintf(stderr, "%s:%d:%d: note: %s\n", newPath, u.Pos.Line, u.Pos.Col, u.Msg)
 	}
-	if res.Breaking.Len() == 0 {
-		if len(res.Accepted) > 0 {
-			fmt.Fprintf(stderr, "ordergen: %d breaking change(s) against %s, all accepted by %s comments\n", len(res.Accepted), oldName, breaking.AcceptMarker)
-		}
-		return exitOK
-	}
 	fmt.Fprint(stdout, res.Breaking.Format(newPath))
-	fmt.Fprintf(stderr, "ordergen: %d breaking change(s) against %s (ordergen breaking -rules explains each rule; a comment # %s RULE_ID reason on the reported line accepts one)\n", res.Breaking.Len(), oldName, breaking.AcceptMarker)
-	return exitBad
+	if n := res.Breaking.Len(); n > 0 {
+		fmt.Fprintf(stderr, "ordergen: %d breaking change(s) against %s (ordergen breaking -rules explains each rule; a comment # %s RULE_ID reason on the reported line accepts one)\n", n, oldName, breaking.AcceptMarker)
+	}
+	if n := res.Problems.Len(); n > 0 {
+		fmt.Fprintf(stderr, "ordergen: %d %s comment(s) above cannot be used\n", n, breaking.AcceptMarker)
+	}
+	switch {
+	case res.Breaking.Len() > 0 || res.Problems.Len() > 0:
+		return exitBad
+	case len(res.Accepted) > 0:
+		fmt.Fprintf(stderr, "ordergen: %d breaking change(s) against %s, all accepted by %s comments\n", len(res.Accepted), oldName, breaking.AcceptMarker)
+	default:
+		// Silence is no answer for someone running it by hand.
+		fmt.Fprintf(stdout, "%s: no breaking changes against %s\n", newPath, oldName)
+	}
+	return exitOK
 }
 
 // readOld reads the older schema: a file, or with git:REV, the file at

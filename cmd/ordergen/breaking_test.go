@@ -13,7 +13,9 @@ import (
 func TestBreakingFiles(t *testing.T) {
 	old := writeSchema(t, ledgerSchema)
 	compatible := writeSchema(t, strings.Replace(ledgerSchema, "{Amount: int64}", "{Amount: int64, Memo: string}", 1))
-	if code, stdout, stderr := runCLI(t, "breaking", "-against", old, compatible); code != 0 || stdout != "" || stderr != "" {
+	// One line says so: silence left a user running it by hand unsure it
+	// had compared anything.
+	if code, stdout, stderr := runCLI(t, "breaking", "-against", old, compatible); code != 0 || stdout != compatible+": no breaking changes against "+old+"\n" || stderr != "" {
 		t.Errorf("compatible: exit %d %q %q", code, stdout, stderr)
 	}
 	broken := writeSchema(t, strings.Replace(ledgerSchema, "{Amount: int64}", "{Amount: float64}", 1))
@@ -134,7 +136,34 @@ func TestBreakingThroughTheBinary(t *testing.T) {
 
 	// Against itself, the comment accepts nothing: a note, exit 0.
 	code, stdout, stderr = runBinary(t, dir, "breaking", "-against", "accepted.yaml", "accepted.yaml")
-	if code != 0 || stdout != "" || !strings.Contains(stderr, "accepted.yaml:10:67: note: ordergen:breaking-ok WIRE_NAME_SAME accepts nothing") {
+	if code != 0 || stdout != "accepted.yaml: no breaking changes against accepted.yaml\n" || !strings.Contains(stderr, "accepted.yaml:10:67: note: ordergen:breaking-ok WIRE_NAME_SAME accepts nothing") {
 		t.Errorf("an unused comment: exit %d\nstdout %q\nstderr %s", code, stdout, stderr)
+	}
+}
+
+// TestBreakingUnusableCommentBesideTheChanges: a marker comment that names
+// no rule (or an unknown one) is an error reported with every breaking
+// change of the file, the one on its own line included, not instead of
+// them.
+func TestBreakingUnusableCommentBesideTheChanges(t *testing.T) {
+	old := writeSchema(t, ledgerSchema)
+	changed := strings.Replace(ledgerSchema, "{Amount: int64}}", "{Amount: float64}}  # ordergen:breaking-ok", 1)
+	changed = strings.Replace(changed, "      AccountClosed: {to: Closed}\n", "", 1)
+	for name, src := range map[string]string{
+		"no rule":      changed,
+		"unknown rule": strings.Replace(changed, "breaking-ok", "breaking-ok FIELD_TYPE_SAME cents became amounts", 1),
+	} {
+		path := writeSchema(t, src)
+		code, stdout, stderr := runCLI(t, "breaking", "-against", old, path)
+		wantOut := path + ":8:5: EVENT_NO_DELETE: entity Account: event AccountClosed was removed\n" +
+			path + ":10:36: FIELD_SAME_TYPE: entity Account, event Deposited: field Amount changed type from int64 to float64\n"
+		if code != 1 || stdout != wantOut {
+			t.Errorf("%s: exit %d\nstdout %q\nwant   %q\nstderr %s", name, code, stdout, wantOut, stderr)
+		}
+		for _, want := range []string{path + ":10:47: ordergen:breaking-ok ", "2 breaking change(s)", "1 ordergen:breaking-ok comment(s) above cannot be used"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", name, want, stderr)
+			}
+		}
 	}
 }

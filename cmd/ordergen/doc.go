@@ -53,10 +53,11 @@
 // breaking compares NEW with OLD, a file or, written git:REV, NEW as of a
 // git revision (git show REV:./file in NEW's folder), and prints each
 // breaking change as NEW:line:col: RULE_ID: message; it exits 1 when there
-// is one, 0 when NEW is compatible. A comment
+// is one, and prints one line and exits 0 when NEW is compatible. A comment
 // "# ordergen:breaking-ok RULE_ID reason" on the line of NEW where a change
 // is reported accepts it: breaking lists it as accepted and does not fail
-// for it.
+// for it. A comment without a rule or a reason, or with an unknown rule, is
+// an error reported with every breaking change.
 //
 // init writes schema.yaml and generate.go into the current folder and
 // refuses to overwrite either. jsonschema prints the JSON Schema that

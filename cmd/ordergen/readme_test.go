@@ -149,6 +149,7 @@ func TestReadmeFlowsAreMarked(t *testing.T) {
 	for flow, want := range map[string][]string{
 		"quickstart": {"run", "file schema.yaml", "run", "file fares.go", "file fares_test.go", "run", "run"},
 		"published":  {"run", "run"},
+		"example":    {"run", "run"},
 	} {
 		var got []string
 		for _, s := range readmeFlow(t, flow) {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,6 +38,11 @@ func goEnv(t *testing.T, extra ...string) []string {
 			flags = append(flags, f)
 		}
 	}
+	// -trimpath leaves the folder of a package out of its build's cache
+	// key: the checkout appears in each test's new temporary folder, and
+	// without it every run compiled all of ordergen again (most of the
+	// quick start's minute). Nothing the tests check depends on it.
+	flags = append(flags, "-trimpath")
 	env = append(env, "GOWORK=off")
 	for _, kv := range extra {
 		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
@@ -64,7 +71,10 @@ func TestFirstServiceOutsideTheRepository(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a service module with the go command")
 	}
-	top := t.TempDir()
+	// It runs the go command most of its time, as the other tests that
+	// build a module do: they overlap their waits.
+	t.Parallel()
+	top := checkoutDir(t, "ordergen-quickstart")
 	if err := os.Symlink(repoRoot(t), filepath.Join(top, "ordergen")); err != nil {
 		t.Fatal(err)
 	}
@@ -194,20 +204,33 @@ func TestMisspeltSubscriber(t *testing.T) {
 // lines (the blocks of flow published, as written) against a module proxy
 // in a folder that serves this checkout as a published version, as the
 // module proxy will once ordergen is published: go get -tool of ordergen,
-// init, and go get -tool of ordergen-parked. The version is new for each
-// run, and removed from the module cache after it.
+// init, and go get -tool of ordergen-parked. The version is this
+// checkout's (see publishedVersion), removed from the module cache before
+// and after the run.
 func TestPublishedModuleOutsideTheRepository(t *testing.T) {
 	env := goEnv(t)
 	if testing.Short() {
 		t.Skip("builds a service module with the go command")
 	}
+	// It runs the go command most of its time, as the other tests that
+	// build a module do: they overlap their waits.
+	t.Parallel()
 	top := t.TempDir()
-	version := fmt.Sprintf("v0.0.%d", time.Now().UnixNano())
+	version := publishedVersion(t)
+	if release, ok := lockFile(filepath.Join(os.TempDir(), "ordergen-published-"+strings.TrimPrefix(version, "v0.0.")+".lock")); ok {
+		t.Cleanup(release)
+	} else {
+		// Another run of this checkout serves its version now: a version
+		// of this run's own, which no cache knows.
+		version = fmt.Sprintf("v0.0.%d", time.Now().UnixNano())
+		t.Logf("another run holds this checkout's version: publishing %s", version)
+	}
 	proxy := filepath.Join(top, "proxy")
 	publish(t, proxy, version)
 	probe := &flowRunner{t: t, dir: top, env: env}
 	goproxy := strings.TrimSpace(probe.run("go", "env", "GOPROXY"))
 	modcache := strings.TrimSpace(probe.run("go", "env", "GOMODCACHE"))
+	unpublish(t, modcache, version) // what a run that did not end left
 	t.Cleanup(func() { unpublish(t, modcache, version) })
 	r := &flowRunner{t: t, dir: top, env: goEnv(t,
 		"GOPROXY=file://"+filepath.ToSlash(proxy)+","+goproxy,
@@ -244,6 +267,49 @@ func TestPublishedModuleOutsideTheRepository(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.dir, "rides", "events.go")); err != nil {
 		t.Errorf("go generate wrote no rides/events.go: %v", err)
 	}
+}
+
+// checkoutDir returns an empty folder of the temporary folder, named for
+// this checkout with prefix, that t holds until it ends (and removes then):
+// go tool, which builds the quick start's tools, keeps their folder in the
+// build cache's key, so that in a new folder each run it compiled all of
+// ordergen again. When another run of this checkout holds it, it returns a
+// new temporary folder.
+func checkoutDir(t *testing.T, prefix string) string {
+	t.Helper()
+	h := sha256.Sum256([]byte(repoRoot(t)))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("%s-%x", prefix, h[:6]))
+	release, ok := lockFile(dir + ".lock")
+	if !ok {
+		t.Logf("another run holds %s: building in a new folder", dir)
+		return t.TempDir()
+	}
+	t.Cleanup(release) // after the removal below: cleanups run last first
+	clear := func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Errorf("remove %s: %v", dir, err)
+		}
+	}
+	clear() // what a run that did not end left
+	t.Cleanup(clear)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// publishedVersion returns the version that the published test serves this
+// checkout as: a number from the checkout's path. The module cache then
+// holds ordergen's packages in the same folders run after run, and the
+// build cache knows those that did not change (a new version each run
+// compiled all of ordergen again: go tool, which builds the tools, keeps
+// the folder in the cache's key). The test holds a lock on the version
+// while it runs (lockFile), and clears what the module cache holds of it
+// before and after.
+func publishedVersion(t *testing.T) string {
+	t.Helper()
+	h := sha256.Sum256([]byte(repoRoot(t)))
+	return fmt.Sprintf("v0.0.%d", binary.BigEndian.Uint64(h[:])>>1)
 }
 
 // publish lays out, in dir, a module proxy (GOPROXY=file://dir) that

@@ -60,7 +60,8 @@ when FILE is stale.`,
 		{name: "breaking", synopsis: []string{"breaking -against OLD NEW", "breaking -rules"}, summary: "exit 1 listing the changes from OLD that break consumers",
 			help: `Breaking compares NEW with OLD, a file or, written git:REV, NEW as of a git
 revision, and prints each change that breaks consumers as
-NEW:line:col: RULE_ID: message; it exits 1 when there is one. A comment
+NEW:line:col: RULE_ID: message; it exits 1 when there is one, and says
+in one line that there is none. A comment
 "# ordergen:breaking-ok RULE_ID reason" on the reported line of NEW accepts
 that change: it is listed as accepted and does not fail. -rules lists the
 rules.`,

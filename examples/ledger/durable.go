@@ -154,13 +154,9 @@ func runDurable(ctx context.Context, out io.Writer, store *sqlstore.Store, seed 
 		return err
 	}
 	defer d.Close(context.Background())
-	parked, err := d.ParkedKeys(ctx)
+	pk, err := parkedAlone(ctx, d, durableParked)
 	if err != nil {
-		return err
-	}
-	keys := parked["Account"]
-	if len(keys) != 1 || keys[0].Key != durableParked {
-		return fmt.Errorf("want %s parked after the restart, got %+v", durableParked, keys)
+		return fmt.Errorf("after the restart: %w", err)
 	}
 	late := ledger.Deposited{AccountID: durableParked, Version: durableEvents + 1, Amount: 5}
 	if err := d.PublishDeposited(ctx, late); err != nil {
@@ -174,7 +170,7 @@ func runDurable(ctx context.Context, out io.Writer, store *sqlstore.Store, seed 
 	if err != nil {
 		return err
 	}
-	if len(after["Account"]) != 1 || after["Account"][0].Events != keys[0].Events+1 {
+	if len(after["Account"]) != 1 || after["Account"][0].Events != pk.Events+1 {
 		return fmt.Errorf("the new event of %s did not join its park: %+v", durableParked, after)
 	}
 	// The operator asks for a replay (ordergen-parked replay Account
@@ -195,7 +191,7 @@ func runDurable(ctx context.Context, out io.Writer, store *sqlstore.Store, seed 
 		return fmt.Errorf("the replay request of %s: %q", durableParked, req.Result)
 	}
 	fmt.Fprintf(out, "restart  %s parked with %d events survived a restart; a new event joined its park (%d); an operator's replay request, served after the fix: %s\n",
-		durableParked, keys[0].Events, after["Account"][0].Events, req.Result)
+		durableParked, pk.Events, after["Account"][0].Events, req.Result)
 	equal, twice, err := l.check(ctx)
 	if err != nil {
 		return err

@@ -32,6 +32,9 @@ const (
 // as a crash would; a new one, in the same consumer group, consumes from
 // the committed offset, and every event is applied once.
 func TestKafkaLegGrouped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an end-to-end crash and restart in a consumer group, seconds long (skipped under -short)")
+	}
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := t.Context()

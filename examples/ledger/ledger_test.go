@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ordergen/ordergen/examples/gen"
+	"github.com/ordergen/ordergen/runtime/sqlstore/sqlite"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -36,11 +38,49 @@ func TestExampleReport(t *testing.T) {
 		"survived a restart; a new event joined its park",
 		"10 of 10 accounts equal in-order application, 0 events applied twice",
 		"balances 13 of 13 accounts: the owner's table, the consumer and in-order application agree; 13 at the outbox's last version, 0 out of order",
+		"left     acct-review v3 refused (account under a compliance review: postings refused until the review ends): the key parked with 4 events, and stays parked",
+		"(in the temporary store, removed now: -store FILE keeps it for ordergen-parked)",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
 	}
+}
+
+// TestExampleLeavesAKeyParked: run in a store of its own, the example ends
+// with acct-review parked in it, and the report says how to see it; a
+// second run in the same store starts afresh and ends the same way.
+func TestExampleLeavesAKeyParked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	for run := range 2 {
+		var out bytes.Buffer
+		if err := runExample(t, &out, path); err != nil {
+			t.Fatalf("run %d: %v\n%s", run, err, out.String())
+		}
+		if want := "for you to operate: go run ./cmd/ordergen-parked -store " + path + " list\n"; !strings.Contains(out.String(), want) {
+			t.Errorf("run %d: the report lacks %q:\n%s", run, want, out.String())
+		}
+		store, err := sqlite.Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, err := store.Parks("Account").Keys(t.Context())
+		store.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != 1 || keys[0].Key != leftAccount || keys[0].Events != 4 || !strings.Contains(keys[0].Reason, "compliance review") {
+			t.Errorf("run %d: parked in the store: %+v, want %s alone, with 4 events", run, keys, leftAccount)
+		}
+	}
+}
+
+// runExample runs the example, smaller than its defaults, in the store at
+// path.
+func runExample(t *testing.T, out *bytes.Buffer, path string) error {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	return run(ctx, out, config{accounts: 12, events: 10, latency: 2 * time.Millisecond, seed: 3, store: path})
 }
 
 // delivery turns in-order streams into what an at-least-once transport

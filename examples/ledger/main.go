@@ -26,10 +26,12 @@
 //     a round and marking it.
 //
 // The guards' versions and states and the parked events live in a durable
-// store: by default an embedded SQLite file in a temporary directory, removed
-// at the end; -store names another (a SQLite file path, or a postgres:// URL).
+// store: by default the embedded SQLite file ledger.db in the current
+// folder; -store names another (a SQLite file path, or a postgres:// URL).
 // The example empties its own namespaces (Account, Order, Rider, Wallet), the
-// outbox of Account and its tables (ledger_example_*) in that store first.
+// outbox of Account and its tables (ledger_example_*) in that store first,
+// and leaves one account parked in it at the end, on purpose (a compliance
+// review its handler refuses), for ordergen-parked and the console to show.
 //
 // Run it from the repository root with: go run ./examples/ledger
 package main
@@ -41,6 +43,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ordergen/ordergen/runtime/sqlstore"
@@ -54,7 +57,7 @@ func main() {
 	flag.IntVar(&cfg.events, "events", 20, "events per cold account")
 	flag.DurationVar(&cfg.latency, "latency", time.Millisecond, "upper bound of a handler's random latency (from half of it)")
 	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the generated streams and latencies")
-	flag.StringVar(&cfg.store, "store", "", "durable store: a SQLite file path or a postgres:// URL (default: a temporary SQLite file)")
+	flag.StringVar(&cfg.store, "store", "ledger.db", "durable store, left with a parked key: a SQLite file path or a postgres:// URL (\"\": a temporary SQLite file)")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -70,7 +73,7 @@ type config struct {
 	events   int
 	latency  time.Duration
 	seed     uint64
-	store    string // "": a temporary SQLite file
+	store    string // "": a temporary SQLite file, removed at the end
 }
 
 // run plays every scenario and writes the report to out. It returns an error
@@ -105,7 +108,19 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	if err := runOutbox(ctx, out, store, cfg.seed); err != nil {
 		return fmt.Errorf("outbox: %w", err)
 	}
+	if err := runLeftParked(ctx, out, store, shellWord(dsn.Redact(cfg.store)), cfg.seed); err != nil {
+		return fmt.Errorf("left parked: %w", err)
+	}
 	return nil
+}
+
+// shellWord returns s as one word of a shell command: as it is when it
+// holds only characters no shell treats specially, else single-quoted.
+func shellWord(s string) string {
+	if s == "" || strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:@%+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // openStore opens the store named by name, or a SQLite file in a new

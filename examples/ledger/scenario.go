@@ -24,6 +24,20 @@ const (
 	workersInExample = 8
 )
 
+// parkedAlone returns the park of account, which must be the only key of
+// d's Account subscriber parked.
+func parkedAlone(ctx context.Context, d *ledger.AccountDispatcher, account string) (runtime.ParkedKey[string], error) {
+	parked, err := d.ParkedKeys(ctx)
+	if err != nil {
+		return runtime.ParkedKey[string]{}, err
+	}
+	keys := parked["Account"]
+	if len(keys) != 1 || keys[0].Key != account {
+		return runtime.ParkedKey[string]{}, fmt.Errorf("want %s parked alone, got %+v", account, keys)
+	}
+	return keys[0], nil
+}
+
 // runLedger publishes interleaved account streams from several publishers,
 // with one hot account, one transient and one permanent fault, and checks the
 // balances against in-order application.
@@ -112,16 +126,12 @@ func runLedger(ctx context.Context, out io.Writer, cfg config, store *sqlstore.S
 	fmt.Fprintf(out, "retry    %s v%d failed twice (database timeout) and was applied on attempt %d; its later events waited; %d retries in all\n",
 		retriedAccount, retriedVersion, b.attempts(retriedAccount, retriedVersion), stats.Retried)
 
-	parked, err := d.ParkedKeys(ctx)
+	pk, err := parkedAlone(ctx, d, parkedAccount)
 	if err != nil {
 		return err
 	}
-	keys := parked["Account"]
-	if len(keys) != 1 || keys[0].Key != parkedAccount {
-		return fmt.Errorf("want exactly %s parked, got %+v", parkedAccount, keys)
-	}
 	fmt.Fprintf(out, "park     %s v%d failed permanently: the key parked with %d events (%s)\n",
-		parkedAccount, parkedVersion, keys[0].Events, keys[0].Reason)
+		parkedAccount, parkedVersion, pk.Events, pk.Reason)
 	b.fix(parkedAccount)
 	if err := d.Replay(ctx, parkedAccount); err != nil {
 		return err

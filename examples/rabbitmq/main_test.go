@@ -23,6 +23,9 @@ func TestExample(t *testing.T) {
 	if url == "" {
 		t.Skip("ORDERGEN_TEST_RABBITMQ is not set: no RabbitMQ server to run the example against (start one with .ci/rabbitmq start DIR and export its URL)")
 	}
+	if testing.Short() {
+		t.Skip("runs the whole example against the server, seconds long (skipped under -short)")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out bytes.Buffer

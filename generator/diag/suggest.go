@@ -9,7 +9,9 @@ import (
 // by edit distance (letters swapped count as one edit, case is ignored),
 // or "" when none is close: at most one edit for words of up to four
 // letters, two for longer ones, and never as many edits as X has letters.
-// Ties go to the earlier candidate.
+// A word of more than four letters and a candidate that differ only in
+// number match as if equal ("retries" suggests retry, "entity" entities),
+// however far apart their letters are. Ties go to the earlier candidate.
 func Suggest(word string, candidates []string) string {
 	if m := Closest(word, candidates); m != "" {
 		return " (did you mean " + m + "?)"
@@ -29,12 +31,31 @@ func Closest(word string, candidates []string) string {
 		if c == word {
 			continue
 		}
-		d := distance(w, strings.ToLower(c))
+		lc := strings.ToLower(c)
+		d := distance(w, lc)
+		if len(w) > 4 && singular(w) == singular(lc) {
+			d = 0
+		}
 		if d < bestD && d < len([]rune(c)) {
 			best, bestD = c, d
 		}
 	}
 	return best
+}
+
+// singular returns the English singular of a plural word (retries: retry,
+// branches: branch, events: event), or the word itself: keys of a schema
+// are often written in the other number than their name has.
+func singular(w string) string {
+	switch {
+	case len(w) > 4 && strings.HasSuffix(w, "ies"):
+		return w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "xes"):
+		return w[:len(w)-2]
+	case len(w) > 1 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
+		return w[:len(w)-1]
+	}
+	return w
 }
 
 // distance is the optimal string alignment distance between a and b:

@@ -21,8 +21,25 @@ func TestSuggest(t *testing.T) {
 		"timeout":    "", // itself
 		"x":          "", // too short to guess
 		"Pauzed":     "Paused",
+		"retries":    "retry",   // the plural of a key, three edits away
+		"Retries":    "retry",   // and in another case
+		"timeouts":   "timeout", // one edit away anyway
+		"backlogs":   "backlog",
+		"strings":    "string",
 	} {
 		if got := Closest(word, candidates); got != want {
+			t.Errorf("Closest(%q) = %q, want %q", word, got, want)
+		}
+	}
+	for word, want := range map[string]string{
+		"entity":  "entities", // the singular of a plural key
+		"branch":  "branches",
+		"state":   "states",
+		"retries": "", // no candidate of that stem
+		"is":      "", // a word of one letter once its s is gone
+		"class":   "", // ss is no plural
+	} {
+		if got := Closest(word, []string{"entities", "branches", "states", "i"}); got != want {
 			t.Errorf("Closest(%q) = %q, want %q", word, got, want)
 		}
 	}

@@ -89,6 +89,20 @@ func (l *loader) syntaxError(err error) {
 				break
 			}
 		}
+		if strings.HasPrefix(msg, "mapping values are not allowed") {
+			if at, text, ok := deeperLine(l.src, p.Line); ok {
+				l.diags.Add(at, "%s", text)
+				return
+			}
+		}
+		for _, prefix := range blockProblems {
+			if strings.HasPrefix(msg, prefix) {
+				if at, text, ok := misplacedLine(l.src, err.Error(), msg, p.Line); ok {
+					l.diags.Add(at, "%s", text)
+					return
+				}
+			}
+		}
 	} else if len(msg) > 6 && msg[:6] == "yaml: " {
 		msg = msg[6:]
 	}

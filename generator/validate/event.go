@@ -49,7 +49,7 @@ func (v *validator) event(e *schema.Entity, ent *ir.Entity, ev *schema.Event, ru
 			if err == nil {
 				err = errNotString
 			}
-			v.errs.Add(f.Type.Pos, "unknown field type %q: %v%s", f.Type.Value, err, suggestType(f.Type.Value, typeNames()))
+			v.errs.Add(f.Type.Pos, "%s", typeProblem("field", f.Type.Value, err, typeNames()))
 			continue
 		}
 		v.fieldTypes = append(v.fieldTypes, typeUse{t: t, src: f.Type.Value, pos: f.Type.Pos})

@@ -1,10 +1,12 @@
 package validate
 
 import (
+	"errors"
 	"fmt"
 	"go/token"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ordergen/ordergen/generator/diag"
 
@@ -34,7 +36,15 @@ var wellKnown = map[Ref]Resolved{
 	{Path: "time", Name: "Duration"}: {PkgName: "time", Comparable: true},
 }
 
+// maxTypeDepth is how deeply a type may nest slices, pointers and maps: a
+// deeper one is a mistake (a paste gone wrong, a generated schema), not a
+// type anyone handles, and parseType recurses once per level.
 const maxTypeDepth = 16
+
+// errTooDeep is parseType's error for a type that nests more than
+// maxTypeDepth levels. It is not "unknown": the messages say so apart,
+// without a guess at the type meant.
+var errTooDeep = fmt.Errorf("is nested too deeply: a type nests at most %d levels ([], * and map[K] are one level each)", maxTypeDepth)
 
 // parseType parses a field type expression: a builtin, []T, *T,
 // map[K]V, or import/path.Name. Named types come back unresolved (no
@@ -45,7 +55,7 @@ func parseType(s string) (*ir.Type, error) {
 
 func parseTypeDepth(s string, depth int) (*ir.Type, error) {
 	if depth > maxTypeDepth {
-		return nil, fmt.Errorf("type is nested too deeply")
+		return nil, errTooDeep
 	}
 	switch {
 	case s == "":
@@ -98,6 +108,33 @@ func parseTypeDepth(s string, depth int) (*ir.Type, error) {
 		return nil, fmt.Errorf("%q is not a valid import path", path)
 	}
 	return &ir.Type{Kind: ir.Named, Path: path, Name: name}, nil
+}
+
+// typeProblem words err, parseType's error for src, the type of a field,
+// key or version (what). candidates are the names a misspelling is
+// compared with.
+func typeProblem(what, src string, err error, candidates []string) string {
+	if errors.Is(err, errTooDeep) {
+		return fmt.Sprintf("%s type %s %v", what, clipType(src), err)
+	}
+	return fmt.Sprintf("unknown %s type %s: %v%s", what, clipType(src), err, suggestType(src, candidates))
+}
+
+// maxEcho is how much of a type a message quotes: a type pasted by
+// mistake can be any length, and a message repeats it for every use.
+const maxEcho = 80
+
+// clipType quotes src, or its start and its length when it is longer than
+// maxEcho bytes, so that the message stays on one readable line.
+func clipType(s string) string {
+	if len(s) <= maxEcho {
+		return fmt.Sprintf("%q", s)
+	}
+	cut := maxEcho - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q (%d bytes)", s[:cut]+"...", len(s))
 }
 
 // closing returns the index of the ']' that closes the '[' at open.

@@ -47,3 +47,32 @@ func TestCheckWithoutResolver(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestTypeTooDeep: a type nested past the limit is not "unknown", gets no
+// guess at the type meant (the innermost name is often a real type, and a
+// guess of the same type with another name is nonsense), names the limit,
+// and quotes at most 80 characters of the type however long it is.
+func TestTypeTooDeep(t *testing.T) {
+	if _, err := parseType(strings.Repeat("[]", maxTypeDepth) + "int"); err != nil {
+		t.Errorf("%d levels: %v", maxTypeDepth, err)
+	}
+	for _, src := range []string{
+		strings.Repeat("[]", 17) + "int",
+		strings.Repeat("[]", 20) + "int",
+		strings.Repeat("*", 5000) + "string",
+		strings.Repeat("map[string]", 30) + "int8",
+		strings.Repeat("[]", 17) + "integr",
+	} {
+		_, err := parseType(src)
+		msg := typeProblem("field", src, err, typeNames())
+		quoted, _, _ := strings.Cut(strings.TrimPrefix(msg, "field type "), " is nested")
+		switch {
+		case strings.Contains(msg, "unknown"), strings.Contains(msg, "did you mean"):
+			t.Errorf("%.30s...: %s", src, msg)
+		case !strings.Contains(msg, "is nested too deeply") || !strings.Contains(msg, "at most 16 levels"):
+			t.Errorf("%.30s...: the message does not say it is too deep, with the limit: %s", src, msg)
+		case len(strings.Trim(strings.Split(quoted, `" (`)[0], `"`)) > 80:
+			t.Errorf("%.30s...: the message quotes more than 80 characters of the type: %s", src, msg)
+		}
+	}
+}

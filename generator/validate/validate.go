@@ -212,7 +212,7 @@ func (v *validator) key(e *schema.Entity, out *ir.Entity, rule func(string) stri
 	t, err := parseType(k.Type.Value)
 	switch {
 	case err != nil:
-		v.errs.Add(k.Type.Pos, "unknown key type %q: %v%s", k.Type.Value, err, suggestType(k.Type.Value, keyTypes()))
+		v.errs.Add(k.Type.Pos, "%s", typeProblem("key", k.Type.Value, err, keyTypes()))
 	case t.Kind != ir.Builtin || t.Name != "string" && !integers[t.Name]:
 		v.errs.Add(k.Type.Pos, "unusable key type %s: a key must be a string or an integer type", k.Type.Value)
 	default:
@@ -246,7 +246,7 @@ func (v *validator) version(e *schema.Entity, out *ir.Entity, rule func(string) 
 		t, err := parseType(d.Type.Value)
 		switch {
 		case err != nil:
-			v.errs.Add(d.Type.Pos, "unknown version type %q: %v%s", d.Type.Value, err, suggestType(d.Type.Value, keyTypes()[1:]))
+			v.errs.Add(d.Type.Pos, "%s", typeProblem("version", d.Type.Value, err, keyTypes()[1:]))
 		case t.Kind != ir.Builtin || !integers[t.Name]:
 			v.errs.Add(d.Type.Pos, "unusable version type %s: a version must be an integer type", d.Type.Value)
 		default:

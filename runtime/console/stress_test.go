@@ -25,6 +25,9 @@ var stressFor = flag.Duration("console.stress.for", 2*time.Second, "how long Tes
 // is what the engine counted (the operators discard only through it), and
 // each key's handled events stay in order.
 func TestStressOperatorsWhileEventsFlow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a stress test: seconds of operators' actions at random (skipped under -short)")
+	}
 	s := newService(t, runtime.Config[string, deposit]{Backlog: runtime.Backlog{PerKey: 100000, Total: 1000000}})
 	// Every action waits for its end (a discard answered 202, still
 	// running, would not say how many events it dropped).

@@ -205,6 +205,11 @@ type transportView struct {
 	Name       string            `json:"name"`
 	Counters   []inspect.Counter `json:"counters"`
 	Partitions []partitionView   `json:"partitions"`
+	// Unit is what a row of the page's table is (its first column), and
+	// None what the card says when there is no row: an outbox's rows are
+	// its keys that do not flow, and none is good news, not "no partitions
+	// held".
+	Unit, None string `json:"-"`
 }
 
 type partitionView struct {
@@ -216,6 +221,11 @@ type partitionView struct {
 	Paused           string  `json:"paused,omitempty"`
 	Detail           string  `json:"detail,omitempty"`
 }
+
+// outboxKind is the Kind of the transactional outbox's transport status
+// (runtime/outbox's Relay, ordergen-parked's view of a store), whose
+// partitions are the keys that do not flow.
+const outboxKind = "outbox"
 
 // overviewParked is how many parked keys the overview lists per subscriber.
 const overviewParked = 20
@@ -283,7 +293,11 @@ func (c *Console) entity(ctx context.Context, in inspect.Inspector) entityView {
 }
 
 func transportOf(s inspect.TransportStatus) transportView {
-	tv := transportView{Kind: s.Kind, Name: s.Name, Counters: s.Counters, Partitions: []partitionView{}}
+	tv := transportView{Kind: s.Kind, Name: s.Name, Counters: s.Counters, Partitions: []partitionView{},
+		Unit: "partition", None: "No partitions held now."}
+	if s.Kind == outboxKind {
+		tv.Unit, tv.None = "key", "No key stopped: none parked or retrying."
+	}
 	if tv.Counters == nil {
 		tv.Counters = []inspect.Counter{}
 	}

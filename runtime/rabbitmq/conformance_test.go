@@ -29,6 +29,7 @@ func TestConformance(t *testing.T) {
 // publisher instead.
 func TestConformancePublisherHash(t *testing.T) {
 	url := brokerURL(t)
+	skipVariantIfShort(t)
 	transporttest.Run(t, harness(url, rabbitmq.PublisherHash))
 }
 
@@ -40,12 +41,23 @@ func TestConformancePublisherHash(t *testing.T) {
 // version guard skips.
 func TestConformanceQuorumQueues(t *testing.T) {
 	url := brokerURL(t)
+	skipVariantIfShort(t)
 	h := harness(url, rabbitmq.ConsistentHash)
 	h.Limits.RedeliversAfterClose = true
 	h.NewStream = func(t *testing.T, spec transporttest.StreamSpec) transporttest.Stream {
 		return newStream(t, url, rabbitmq.Topology{Name: spec.Name, Queues: max(spec.Units, 1), QueueArgs: amqp.Table{"x-queue-type": "quorum"}})
 	}
 	transporttest.Run(t, h)
+}
+
+// skipVariantIfShort skips a variant of the suite under -short: the suite
+// once, TestConformance, is the quick check; each variant's kills wait
+// seconds for the broker to deliver again.
+func skipVariantIfShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a variant of TestConformance, seconds long against the broker (skipped under -short)")
+	}
 }
 
 func harness(url string, routing rabbitmq.Routing) transporttest.Harness {

@@ -65,8 +65,12 @@ func (r StressResult) String() string {
 // starting a consumer for each one killed or closed. Then it heals every
 // key and checks that every event was applied, each key's in order, and
 // (without Disconnect) that no two handlers of a key ever ran at once.
+// It skips the test under go test -short, which leaves stress out.
 func Stress(t *testing.T, h Harness, o StressOptions) StressResult {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a stress test: seconds of faults at random (skipped under -short)")
+	}
 	s := newSuite(t, h)
 	o = o.withDefaults()
 	res := StressResult{Seed: o.Seed}

@@ -105,6 +105,9 @@ func TestStress(t *testing.T) {
 }
 
 func stress(t *testing.T, maxOut int) {
+	if testing.Short() {
+		t.Skip("a stress test: seconds of faults at random (skipped under -short)")
+	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d (run long with -keyed.stress=5m)", seed)
 	rng := rand.New(rand.NewPCG(seed, uint64(maxOut)))
