@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -55,11 +56,14 @@ func (c *Consumer[K, E]) session(ctx context.Context, conn *amqp.Connection) (lo
 		close(s.stop)
 		s.wg.Wait()
 		subs := c.current()
-		_, _ = c.source().End(transport.DoneContext(), owners(subs)...)
+		_, _ = c.source().End(ended("the consumer stopped: Run's context ended"), owners(subs)...)
+		// As a crash: the socket closes at once, without waiting for a
+		// broker that may not answer; the broker returns the
+		// unacknowledged messages to their queues.
+		_ = conn.CloseDeadline(time.Now())
 		for _, sb := range subs {
 			sb.finish(false)
 		}
-		_ = conn.Close()
 		return false, ctx.Err()
 	case e := <-closed:
 		close(s.stop)
@@ -67,7 +71,7 @@ func (c *Consumer[K, E]) session(ctx context.Context, conn *amqp.Connection) (lo
 		// The supervisors end the subscriptions they see lost; those that
 		// saw the stop first end here.
 		subs := c.current()
-		_, _ = c.source().End(transport.DoneContext(), owners(subs)...)
+		_, _ = c.source().End(ended("the connection was lost: the broker returns its messages to the queues"), owners(subs)...)
 		for _, sb := range subs {
 			sb.finish(false)
 		}
@@ -92,20 +96,42 @@ func (c *Consumer[K, E]) declare(conn *amqp.Connection) error {
 // their ownerships end (what has not started is withdrawn, the running
 // handlers get up to DrainTimeout), what finished is acknowledged, then
 // the channels and the connection close and the broker returns the rest.
+//
+// Acknowledging and closing get until Close's context or another
+// DrainTimeout ends: then the connection's socket closes at once, which
+// ends the closes of a broker that stopped answering (they would wait
+// for the heartbeats to give up); the acknowledgements not sent by then
+// are lost, and the broker delivers those messages again.
 func (c *Consumer[K, E]) drain(s *session[K, E]) {
 	close(s.stop)
 	s.wg.Wait()
 	subs := c.current()
-	ctx, cancel := context.WithTimeout(c.closeContext(), c.cfg.DrainTimeout)
+	ctx, cancel := context.WithTimeoutCause(c.closeContext(), c.cfg.DrainTimeout,
+		fmt.Errorf("%w: rabbitmq: the consumer closed and DrainTimeout (%v) passed", transport.ErrOwnershipEnded, c.cfg.DrainTimeout))
 	left, err := c.source().End(ctx, owners(subs)...)
 	cancel()
 	if err != nil {
 		c.cfg.Logger.Warn("ordergen/rabbitmq: handlers still ran when the drain ended; their messages return to the queues", "consumer", c.cfg.Name, "returned", left, "error", err)
 	}
+	fctx, cancel := context.WithTimeout(c.closeContext(), c.cfg.DrainTimeout)
+	defer cancel()
+	stop := context.AfterFunc(fctx, func() {
+		c.cfg.Logger.Warn("ordergen/rabbitmq: the broker did not answer the close in time; the connection closes at once, and acknowledgements not sent are lost (those messages come again)", "consumer", c.cfg.Name)
+		_ = s.conn.CloseDeadline(time.Now())
+	})
+	defer stop()
 	for _, sb := range subs {
 		sb.finish(true)
 	}
 	_ = s.conn.Close()
+}
+
+// ended returns a context that is done already, whose cause (what the
+// handlers cancelled by an ending ownership see) says why it ended.
+func ended(why string) context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(fmt.Errorf("%w: rabbitmq: %s", transport.ErrOwnershipEnded, why))
+	return ctx
 }
 
 // supervise keeps queue q subscribed until the session stops or the
@@ -130,7 +156,7 @@ func (s *session[K, E]) supervise(q int) {
 			}
 			// The channel closed: the broker returns its unacknowledged
 			// messages; what has not started here must not start.
-			_, _ = c.source().End(transport.DoneContext(), sb.own)
+			_, _ = c.source().End(ended("the queue's channel was lost: the broker returns its messages to the queue"), sb.own)
 			sb.finish(false)
 			err = sb.closeErr()
 		}
