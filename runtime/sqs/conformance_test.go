@@ -60,8 +60,12 @@ func newConformanceStream(t *testing.T, spec transporttest.StreamSpec) transport
 	return &conformanceStream{q: q, dead: q.readDead(t)}
 }
 
-func (s *conformanceStream) Producer(t *testing.T) transport.Sink[string, transporttest.Event] {
-	p, err := oq.NewProducer[string, transporttest.Event](s.q.client, s.q.url, transporttest.Codec{})
+func (s *conformanceStream) Producer(t *testing.T, o transporttest.ProducerOptions) transport.Sink[string, transporttest.Event] {
+	client := s.q.client
+	if o.Net != nil {
+		client = clientVia(t, o.Net)
+	}
+	p, err := oq.NewProducer[string, transporttest.Event](client, s.q.url, transporttest.Codec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +113,12 @@ func (s *conformanceStream) Consumer(t *testing.T, o transporttest.ConsumerOptio
 	if logger == nil {
 		logger = testLogger()
 	}
+	client := s.q.client
+	if o.Net != nil {
+		client = clientVia(t, o.Net)
+	}
 	cfg := oq.Config[transporttest.Event]{
-		Client:             s.q.client,
+		Client:             client,
 		QueueURL:           s.q.url,
 		Codec:              transporttest.Codec{},
 		DeadLetterQueueURL: s.q.dlqURL,

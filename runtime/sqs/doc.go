@@ -75,7 +75,8 @@
 // transport.ErrLeaseLost that says which message and why. When a group is
 // given back for another reason, or the consumer closes, the running
 // handler gets up to Config.DrainTimeout first, then context.Cause returns
-// an error wrapping transport.ErrOwnershipEnded. A handler that ignores its
+// an error wrapping transport.ErrOwnershipEnded (or, when Close's context
+// ended first, that context's cause). A handler that ignores its
 // context's cancellation can overlap with the next delivery: keep handlers
 // responsive, and let the version guard skip what SQS delivers twice.
 //

@@ -10,6 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/metricstest"
 	"github.com/ordergen/ordergen/runtime/transport"
+	"github.com/ordergen/ordergen/runtime/transporttest/netfault"
 )
 
 // errKilled is what a handler of a killed member returns: its process is
@@ -44,6 +45,8 @@ type memberSpec struct {
 	engine func(*runtime.Config[string, Event])
 	// quiet keeps its logs out of a failed test's report.
 	quiet bool
+	// net is ConsumerOptions.Net.
+	net *netfault.Net
 }
 
 // start builds a member on st and runs its consumer; it is killed when the
@@ -56,15 +59,15 @@ func (s *suite) start(t *testing.T, st Stream, b *book, spec memberSpec) *member
 		MaxInFlight:   spec.maxInFlight,
 		Logger:        m.logs.logger(),
 		MeterProvider: m.metrics,
+		Net:           spec.net,
 	})
 	if m.c == nil {
 		t.Fatal("Stream.Consumer returned nil")
 	}
 	handle := spec.handle
 	if handle == nil {
-		handle = func(_ context.Context, m *member, e Event) error {
-			b.begin(e)
-			defer b.end(e)
+		handle = func(ctx context.Context, m *member, e Event) error {
+			defer b.begin(ctx, e)()
 			if m.dead.Load() {
 				return errKilled
 			}

@@ -82,8 +82,7 @@ func Stress(t *testing.T, h Harness, o StressOptions) StressResult {
 	var hmu sync.Mutex
 	hrng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 	handle := func(ctx context.Context, m *member, e Event) error {
-		b.begin(e)
-		defer b.end(e)
+		defer b.begin(ctx, e)()
 		hmu.Lock()
 		r := hrng.IntN(100)
 		hmu.Unlock()
