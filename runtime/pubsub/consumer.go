@@ -124,8 +124,15 @@ func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
 func (c *Consumer[K, E]) run(ctx context.Context, target Target[E], receiving *bool) error {
 	project := c.cfg.Client.Project()
 	subName := fullName(project, "subscriptions", c.cfg.Subscription)
-	sub, err := c.cfg.Client.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: subName})
+	// Close ends the check too: Pub/Sub may not answer.
+	cctx, cancel := keyed.UntilClosed(ctx, c.closeCh)
+	sub, err := c.cfg.Client.SubscriptionAdminClient.GetSubscription(cctx, &pubsubpb.GetSubscriptionRequest{Subscription: subName})
+	cancel()
 	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case keyed.IsClosed(c.closeCh):
+		return nil // Close before the consumer took anything
 	case status.Code(err) == codes.PermissionDenied:
 		// roles/pubsub.subscriber may consume but not read the
 		// subscription: the check is skipped, and said so.

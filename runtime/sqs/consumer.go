@@ -139,10 +139,18 @@ func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
 }
 
 func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
-	attrs, err := c.cfg.Client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+	// Close ends the check too: SQS may not answer.
+	cctx, stopCheck := keyed.UntilClosed(ctx, c.closeCh)
+	attrs, err := c.cfg.Client.GetQueueAttributes(cctx, &sqs.GetQueueAttributesInput{
 		QueueUrl: &c.cfg.QueueURL, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameFifoQueue},
 	})
-	if err != nil {
+	stopCheck()
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case keyed.IsClosed(c.closeCh):
+		return nil // Close before the consumer took anything
+	case err != nil:
 		return fmt.Errorf("sqs: queue %s: %w", c.cfg.QueueURL, err)
 	}
 	if attrs.Attributes[string(types.QueueAttributeNameFifoQueue)] != "true" {

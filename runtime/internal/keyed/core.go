@@ -361,6 +361,31 @@ func Stopped(system string, why error) context.Context {
 	return ctx
 }
 
+// UntilClosed returns a context that ends with ctx or when closing is
+// closed (a consumer's Close), for a call to the broker that Close must
+// end; call cancel once done with it.
+func UntilClosed(ctx context.Context, closing <-chan struct{}) (context.Context, context.CancelFunc) {
+	cctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-closing:
+			cancel()
+		case <-cctx.Done():
+		}
+	}()
+	return cctx, cancel
+}
+
+// IsClosed reports whether ch is closed.
+func IsClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // fail records the target's failure; the transport stops.
 func (c *Core[K, E, M]) fail(err error) {
 	c.mu.Lock()
