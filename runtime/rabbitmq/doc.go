@@ -132,8 +132,9 @@
 // started, waits up to Config.DrainTimeout for the running handlers,
 // acknowledges what finished, then closes the channels: the broker returns
 // the rest to their queues, and another consumer becomes each queue's
-// active consumer. Acknowledging and closing get until Close's context or
-// another DrainTimeout ends; then the connection's socket closes at once,
+// active consumer. The drain, then acknowledging and closing, get until
+// Close's context or two DrainTimeouts end; then the connection's socket
+// closes at once,
 // so that a broker that stopped answering does not hold Run until the
 // heartbeats give up (acknowledgements not sent by then are lost: those
 // messages come again). When Run's context ends the consumer stops as a

@@ -33,7 +33,10 @@ type session[K comparable, E Keyed[K]] struct {
 func (c *Consumer[K, E]) session(ctx context.Context, conn *amqp.Connection) (lost bool, err error) {
 	s := &session[K, E]{c: c, conn: conn, stop: make(chan struct{}), fatal: make(chan error, 1)}
 	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
-	if err := c.declare(conn); err != nil {
+	stop := c.watch(ctx, func() { _ = conn.CloseDeadline(time.Now()) })
+	err = c.declare(conn)
+	stop()
+	if err != nil {
 		_ = conn.Close()
 		return true, err
 	}
@@ -97,12 +100,22 @@ func (c *Consumer[K, E]) declare(conn *amqp.Connection) error {
 // handlers get up to DrainTimeout), what finished is acknowledged, then
 // the channels and the connection close and the broker returns the rest.
 //
-// Acknowledging and closing get until Close's context or another
-// DrainTimeout ends: then the connection's socket closes at once, which
-// ends the closes of a broker that stopped answering (they would wait
-// for the heartbeats to give up); the acknowledgements not sent by then
-// are lost, and the broker delivers those messages again.
+// The drain, then acknowledging and closing, get until Close's context or
+// two DrainTimeouts end: then the connection's socket closes at once,
+// which ends the closes of a broker that stopped answering (they would
+// wait for the heartbeats to give up); the acknowledgements not sent by
+// then are lost, and the broker delivers those messages again.
 func (c *Consumer[K, E]) drain(s *session[K, E]) {
+	// A supervisor subscribing again waits for the broker too: what
+	// follows gets until Close's context or two DrainTimeouts end (the
+	// drain, then acknowledging and closing), then the socket closes.
+	kctx, cancelKill := context.WithTimeout(c.closeContext(), 2*c.cfg.DrainTimeout)
+	defer cancelKill()
+	kill := context.AfterFunc(kctx, func() {
+		c.cfg.Logger.Warn("ordergen/rabbitmq: the broker did not answer the close in time; the connection closes at once, and acknowledgements not sent are lost (those messages come again)", "consumer", c.cfg.Name)
+		_ = s.conn.CloseDeadline(time.Now())
+	})
+	defer kill()
 	close(s.stop)
 	s.wg.Wait()
 	subs := c.current()
@@ -113,13 +126,6 @@ func (c *Consumer[K, E]) drain(s *session[K, E]) {
 	if err != nil {
 		c.cfg.Logger.Warn("ordergen/rabbitmq: handlers still ran when the drain ended; their messages return to the queues", "consumer", c.cfg.Name, "returned", left, "error", err)
 	}
-	fctx, cancel := context.WithTimeout(c.closeContext(), c.cfg.DrainTimeout)
-	defer cancel()
-	stop := context.AfterFunc(fctx, func() {
-		c.cfg.Logger.Warn("ordergen/rabbitmq: the broker did not answer the close in time; the connection closes at once, and acknowledgements not sent are lost (those messages come again)", "consumer", c.cfg.Name)
-		_ = s.conn.CloseDeadline(time.Now())
-	})
-	defer stop()
 	for _, sb := range subs {
 		sb.finish(true)
 	}
