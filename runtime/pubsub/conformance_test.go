@@ -34,6 +34,14 @@ func TestConformanceStress(t *testing.T) {
 	transporttest.Stress(t, conformanceHarness(), transporttest.StressOptions{Duration: *stressFor}) // it logs its figures
 }
 
+// TestConformanceStressNetFaults also cuts and stalls the consumers'
+// networks at random, and closes and kills consumers cut off: nothing is
+// lost or reordered, and every stop returns (overlaps are counted: the
+// client does not tell whether a lease was extended).
+func TestConformanceStressNetFaults(t *testing.T) {
+	transporttest.Stress(t, conformanceHarness(), transporttest.StressOptions{Duration: *stressFor, NetFaults: true})
+}
+
 func conformanceHarness() transporttest.Harness {
 	return transporttest.Harness{
 		NewStream: newConformanceStream,

@@ -37,6 +37,15 @@ func TestConformanceStress(t *testing.T) {
 	transporttest.Stress(t, conformanceHarness(), transporttest.StressOptions{Duration: *stressFor}) // it logs its figures
 }
 
+// TestConformanceStressNetFaults also cuts and stalls the consumers'
+// networks at random, and closes and kills consumers cut off: a handler
+// never begins while one of its group runs with a live context, and
+// nothing is lost.
+func TestConformanceStressNetFaults(t *testing.T) {
+	endpoint(t)
+	transporttest.Stress(t, conformanceHarness(), transporttest.StressOptions{Duration: *stressFor, NetFaults: true})
+}
+
 func conformanceHarness() transporttest.Harness {
 	return transporttest.Harness{
 		NewStream: newConformanceStream,

@@ -18,10 +18,11 @@ import (
 // fault is one way a network fails.
 type fault struct {
 	name  string
+	state string // what the network is then, for messages
 	apply func(*netfault.Net)
 }
 
-var faults = []fault{{"Cut", (*netfault.Net).Cut}, {"Stall", (*netfault.Net).Stall}}
+var faults = []fault{{"Cut", "cut", (*netfault.Net).Cut}, {"Stall", "stalled", (*netfault.Net).Stall}}
 
 // closeDeadline is the deadline of a Close while cut off.
 const closeDeadline = 3 * time.Second
@@ -123,6 +124,34 @@ func (s *suite) stopWhileCutOff(t *testing.T) {
 			t.Run(f.name+"/"+stop, func(t *testing.T) { s.stopCutOff(t, f, stop) })
 		}
 	}
+	t.Run("StalledAtStart/Close", s.closeStalledAtStart)
+}
+
+// closeStalledAtStart: a consumer whose network stalls before it reached
+// the broker (its first calls, the handshake, get no answer) is closed:
+// Close and Run return while the network is still stalled, and the next
+// consumer gets every event.
+func (s *suite) closeStalledAtStart(t *testing.T) {
+	st := s.stream(t, 2)
+	b := newBook()
+	n := s.net(t)
+	ks := keys("k", s.n(4, 2))
+	p := s.publisher(t, st)
+	p.publish(t, ks, 1, 2)
+	n.Stall()
+	a := s.start(t, st, b, memberSpec{name: "a", net: n})
+	// The consumer is under way: it has tried to reach the broker.
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	if err := n.Await(ctx, func(st netfault.Stats) bool { return st.Held > 0 }); err != nil {
+		t.Fatalf("the consumer never tried to reach the broker: %v", err)
+	}
+	s.closeCutOff(t, a, "stalled")
+	n.Cut()
+	bm := s.start(t, st, b, memberSpec{name: "b"})
+	b.wait(t, 2*len(ks), s.timeout, "every event, by the next consumer")
+	bm.close(t, s.timeout)
+	b.check(t, 2*len(ks), -1)
 }
 
 func (s *suite) stopCutOff(t *testing.T, f fault, stop string) {
@@ -154,32 +183,11 @@ func (s *suite) stopCutOff(t *testing.T, f fault, stop string) {
 	s.await(t, started, "the slow handler to start")
 	held, _, _, _ := a.target.counts()
 	f.apply(n)
-	begun := time.Now()
 	switch stop {
 	case "Close":
-		a.ended.Store(true)
-		ctx, cancel := context.WithTimeout(context.Background(), closeDeadline)
-		defer cancel()
-		closed := make(chan error, 1)
-		go func() { closed <- a.c.Close(ctx) }()
-		select {
-		case err := <-closed:
-			t.Logf("Close with a deadline of %v returned %v after %v", closeDeadline, err, time.Since(begun).Round(time.Millisecond))
-		case <-time.After(closeDeadline + s.timeout):
-			t.Fatalf("Close did not return within %v of its deadline while the network was %s", s.timeout, f.name)
-		}
-		select {
-		case <-a.runDone:
-			t.Logf("Run returned %v after %v, the network still %s", a.runErr, time.Since(begun).Round(time.Millisecond), f.name)
-		case <-time.After(s.timeout):
-			t.Fatalf("Run did not return within %v of Close while the network was %s", s.timeout, f.name)
-		}
-		if err := a.engine.Close(ctx); err != nil {
-			t.Logf("engine Close: %v", err)
-		}
+		s.closeCutOff(t, a, f.state)
 	case "RunContext":
-		a.kill(t, s.timeout) // fails t unless Run returns, with the network down
-		t.Logf("Run returned %v after %v, the network still %s", a.runErr, time.Since(begun).Round(time.Millisecond), f.name)
+		s.endCutOff(t, a, f.state)
 	}
 	// The stalled connections die too, as the keepalives of both ends
 	// would end them: the broker then gives their messages to others.
@@ -192,4 +200,58 @@ func (s *suite) stopCutOff(t *testing.T, f fault, stop string) {
 	bm.close(t, s.timeout)
 	res := b.check(t, 3*len(ks), -1)
 	t.Logf("%d events held when cut off; applied by consumer %v, %d delivered again", held, res.byMember, res.dups)
+}
+
+// closeCutOff closes a, cut off from the broker, with a deadline of
+// closeDeadline, and fails t unless Close returns by then and Run returns
+// no later than as much again after it (what a stopping consumer does
+// once its deadline passed must not wait for the broker); the network
+// stays as it is.
+func (s *suite) closeCutOff(t *testing.T, a *member, network string) {
+	t.Helper()
+	a.ended.Store(true)
+	begun := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), closeDeadline)
+	defer cancel()
+	closed := make(chan error, 1)
+	go func() { closed <- a.c.Close(ctx) }()
+	select {
+	case err := <-closed:
+		t.Logf("Close with a deadline of %v returned %v after %v", closeDeadline, err, time.Since(begun).Round(time.Millisecond))
+	case <-time.After(closeDeadline + s.timeout):
+		t.Fatalf("Close with a deadline of %v did not return within %v of it, the network still %s", closeDeadline, s.timeout, network)
+	}
+	s.awaitRun(t, a, begun, 2*closeDeadline, network)
+	if err := a.engine.Close(transport.DoneContext()); err != nil {
+		t.Logf("engine Close: %v", err)
+	}
+}
+
+// endCutOff ends the context of a's Run, a being cut off from the broker,
+// and fails t unless Run returns at once (within closeDeadline); then it
+// closes a's engine. Its handlers apply nothing more: the process is gone.
+func (s *suite) endCutOff(t *testing.T, a *member, network string) {
+	t.Helper()
+	a.ended.Store(true)
+	a.dead.Store(true)
+	begun := time.Now()
+	a.c.Kill()
+	s.awaitRun(t, a, begun, closeDeadline, network)
+	_ = a.engine.Close(transport.DoneContext())
+}
+
+// awaitRun waits for a's Run to return, and fails t when that takes longer
+// than bound from begun (or never happens within the suite's timeout).
+func (s *suite) awaitRun(t *testing.T, a *member, begun time.Time, bound time.Duration, network string) {
+	t.Helper()
+	select {
+	case <-a.runDone:
+	case <-time.After(bound + s.timeout):
+		t.Fatalf("Run did not return within %v of the stop, the network still %s", bound+s.timeout, network)
+	}
+	took := time.Since(begun)
+	t.Logf("Run returned %v after %v, the network still %s", a.runErr, took.Round(time.Millisecond), network)
+	if took > bound {
+		t.Errorf("Run returned %v after the stop, later than %v: it waited for a broker it cannot reach", took.Round(time.Millisecond), bound)
+	}
 }

@@ -27,6 +27,7 @@ type member struct {
 	metrics *metricstest.Provider
 	logs    *logs // the consumer's
 	elogs   *logs // the engine's
+	net     *netfault.Net
 
 	dead    atomic.Bool // killed: nothing more is applied or reported
 	ended   atomic.Bool // closed or killed by the test
@@ -53,7 +54,7 @@ type memberSpec struct {
 // test ends if the test did not close or kill it.
 func (s *suite) start(t *testing.T, st Stream, b *book, spec memberSpec) *member {
 	t.Helper()
-	m := &member{name: spec.name, metrics: metricstest.New(), logs: newLogs(), elogs: newLogs(), runDone: make(chan struct{})}
+	m := &member{name: spec.name, metrics: metricstest.New(), logs: newLogs(), elogs: newLogs(), net: spec.net, runDone: make(chan struct{})}
 	m.c = st.Consumer(t, ConsumerOptions{
 		Name:          spec.name,
 		MaxInFlight:   spec.maxInFlight,
