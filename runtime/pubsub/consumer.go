@@ -124,14 +124,17 @@ func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
 func (c *Consumer[K, E]) run(ctx context.Context, target Target[E], receiving *bool) error {
 	project := c.cfg.Client.Project()
 	subName := fullName(project, "subscriptions", c.cfg.Subscription)
-	// Close ends the check too: Pub/Sub may not answer.
-	cctx, cancel := keyed.UntilClosed(ctx, c.closeCh)
-	sub, err := c.cfg.Client.SubscriptionAdminClient.GetSubscription(cctx, &pubsubpb.GetSubscriptionRequest{Subscription: subName})
-	cancel()
+	// Pub/Sub may not be reachable yet: the check is tried again until it
+	// answers, Close is called or ctx ends.
+	var sub *pubsubpb.Subscription
+	closedEarly, err := keyed.Check(ctx, c.closeCh, c.cfg.Logger, "subscription "+subName, unanswered, func(cctx context.Context) (err error) {
+		sub, err = c.cfg.Client.SubscriptionAdminClient.GetSubscription(cctx, &pubsubpb.GetSubscriptionRequest{Subscription: subName})
+		return err
+	})
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case keyed.IsClosed(c.closeCh):
+	case closedEarly:
 		return nil // Close before the consumer took anything
 	case status.Code(err) == codes.PermissionDenied:
 		// roles/pubsub.subscriber may consume but not read the
@@ -272,3 +275,13 @@ func (c *Consumer[K, E]) Stats() Stats {
 // leaseOf is when the client stops extending the lease of a message
 // received now.
 func (c *Consumer[K, E]) leaseOf() time.Time { return time.Now().Add(c.cfg.MaxExtension) }
+
+// unanswered reports whether err is no answer of Pub/Sub's (unreachable,
+// or too slow), not its refusal: trying again may help.
+func unanswered(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return true
+	}
+	return false
+}

@@ -2,8 +2,6 @@ package pubsub
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"cloud.google.com/go/pubsub/v2"
 
@@ -24,18 +22,10 @@ func (c *Consumer[K, E]) stop(killed bool, core *keyed.Core[K, E, *pubsub.Messag
 	c.mu.Lock()
 	closeCtx := c.closeCtx
 	c.mu.Unlock()
-	if closeCtx == nil {
-		closeCtx = context.Background()
-	}
-	var dctx context.Context
-	cancel := func() {}
 	if killed {
 		stopCalls()
-		dctx = keyed.Stopped("pubsub", errors.New("Run's context ended"))
-	} else {
-		dctx, cancel = context.WithTimeoutCause(closeCtx, c.cfg.DrainTimeout,
-			keyed.StopCause("pubsub", fmt.Errorf("Close was called and DrainTimeout (%v) passed", c.cfg.DrainTimeout)))
 	}
+	dctx, cancel := keyed.ShutdownContext("pubsub", killed, closeCtx, c.cfg.DrainTimeout)
 	before := settledOf(core.Stats())
 	left, err := core.Shutdown(dctx)
 	cancel()
@@ -43,10 +33,8 @@ func (c *Consumer[K, E]) stop(killed bool, core *keyed.Core[K, E, *pubsub.Messag
 		c.cfg.Logger.Info("ordergen/pubsub: messages not finished when the consumer stopped go back to Pub/Sub", "subscription", subName, "messages", left, "error", err)
 	}
 
-	fctx, cancelFlush := context.WithTimeout(closeCtx, c.cfg.DrainTimeout)
-	defer cancelFlush()
-	unhook := context.AfterFunc(fctx, stopCalls)
-	defer unhook()
+	release := keyed.GiveUpAfter(closeCtx, c.cfg.DrainTimeout, stopCalls)
+	defer release()
 	var recvErr error
 	if !stopped {
 		select {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
@@ -139,16 +140,19 @@ func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
 }
 
 func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
-	// Close ends the check too: SQS may not answer.
-	cctx, stopCheck := keyed.UntilClosed(ctx, c.closeCh)
-	attrs, err := c.cfg.Client.GetQueueAttributes(cctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: &c.cfg.QueueURL, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameFifoQueue},
+	// SQS may not be reachable yet: the check is tried again until SQS
+	// answers, Close is called or ctx ends.
+	var attrs *sqs.GetQueueAttributesOutput
+	stopped, err := keyed.Check(ctx, c.closeCh, c.cfg.Logger, "queue "+c.cfg.QueueURL, unanswered, func(cctx context.Context) (err error) {
+		attrs, err = c.cfg.Client.GetQueueAttributes(cctx, &sqs.GetQueueAttributesInput{
+			QueueUrl: &c.cfg.QueueURL, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameFifoQueue},
+		})
+		return err
 	})
-	stopCheck()
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case keyed.IsClosed(c.closeCh):
+	case stopped:
 		return nil // Close before the consumer took anything
 	case err != nil:
 		return fmt.Errorf("sqs: queue %s: %w", c.cfg.QueueURL, err)
@@ -212,19 +216,11 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	c.mu.Lock()
 	closeCtx := c.closeCtx
 	c.mu.Unlock()
-	if closeCtx == nil {
-		closeCtx = context.Background()
-	}
-	var dctx context.Context
-	cancel := func() {}
 	if killed {
 		c.abandon.Store(true) // as a crash: nothing more goes to SQS
 		stopCalls()
-		dctx = keyed.Stopped("sqs", errors.New("Run's context ended"))
-	} else {
-		dctx, cancel = context.WithTimeoutCause(closeCtx, c.cfg.DrainTimeout,
-			keyed.StopCause("sqs", fmt.Errorf("Close was called and DrainTimeout (%v) passed", c.cfg.DrainTimeout)))
 	}
+	dctx, cancel := keyed.ShutdownContext("sqs", killed, closeCtx, c.cfg.DrainTimeout)
 	left, err := core.Shutdown(dctx)
 	cancel()
 	if left > 0 || err != nil {
@@ -232,10 +228,8 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	}
 	// The settlements still to send get until Close's context or another
 	// DrainTimeout ends, whichever is first.
-	fctx, cancelFlush := context.WithTimeout(closeCtx, c.cfg.DrainTimeout)
-	defer cancelFlush()
-	unhook := context.AfterFunc(fctx, stopCalls)
-	defer unhook()
+	release := keyed.GiveUpAfter(closeCtx, c.cfg.DrainTimeout, stopCalls)
+	defer release()
 	c.writes.Wait() // their messages were settled by Shutdown; their goroutines end here
 	stopHelpers()
 	helpers.Wait()
@@ -272,4 +266,12 @@ func (c *Consumer[K, E]) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// unanswered reports whether err is no answer of SQS's (a request that
+// failed on its way, or timed out), not SQS's refusal: trying again may
+// help.
+func unanswered(err error) bool {
+	var api smithy.APIError
+	return !errors.As(err, &api)
 }

@@ -345,47 +345,6 @@ func (c *Core[K, E, M]) deadLetter(e *entry[E, M], m Message[E, M]) {
 	})
 }
 
-// StopCause is the cause (context.Cause) that the running handlers of a
-// consumer of system that stops see when they are cancelled: why, as an
-// error wrapping transport.ErrOwnershipEnded.
-func StopCause(system string, why error) error {
-	return fmt.Errorf("%w: %s: the consumer stopped: %w", transport.ErrOwnershipEnded, system, why)
-}
-
-// Stopped returns a context that is done already, with StopCause(system,
-// why) as its cause: Shutdown's context for a consumer that stops as a
-// crash would.
-func Stopped(system string, why error) context.Context {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(StopCause(system, why))
-	return ctx
-}
-
-// UntilClosed returns a context that ends with ctx or when closing is
-// closed (a consumer's Close), for a call to the broker that Close must
-// end; call cancel once done with it.
-func UntilClosed(ctx context.Context, closing <-chan struct{}) (context.Context, context.CancelFunc) {
-	cctx, cancel := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-closing:
-			cancel()
-		case <-cctx.Done():
-		}
-	}()
-	return cctx, cancel
-}
-
-// IsClosed reports whether ch is closed.
-func IsClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 // fail records the target's failure; the transport stops.
 func (c *Core[K, E, M]) fail(err error) {
 	c.mu.Lock()

@@ -79,6 +79,17 @@ func newNet(t *testing.T) *netfault.Net {
 	return n
 }
 
+// connect dials addr through n; the connection closes when the test ends.
+func connect(t *testing.T, ctx context.Context, n *netfault.Net, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := n.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c, bufio.NewReader(c)
+}
+
 // roundTrip writes line and reads it back.
 func roundTrip(t *testing.T, c net.Conn, r *bufio.Reader, line string) {
 	t.Helper()
@@ -127,12 +138,7 @@ func TestCutKillsAndRefusesUntilResume(t *testing.T) {
 	e := newEcho(t)
 	n := newNet(t)
 	ctx := within(t, 10*time.Second)
-	c, err := n.DialContext(ctx, "tcp", e.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r := bufio.NewReader(c)
+	c, r := connect(t, ctx, n, e.addr())
 	roundTrip(t, c, r, "before")
 
 	n.Cut()
@@ -156,12 +162,8 @@ func TestCutKillsAndRefusesUntilResume(t *testing.T) {
 	}
 
 	n.Resume()
-	c3, err := n.DialContext(ctx, "tcp", e.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c3.Close()
-	roundTrip(t, c3, bufio.NewReader(c3), "after")
+	c3, r3 := connect(t, ctx, n, e.addr())
+	roundTrip(t, c3, r3, "after")
 }
 
 // Stall holds the bytes, the connection stays open, and Resume delivers
@@ -170,12 +172,7 @@ func TestStallHoldsBytesUntilResume(t *testing.T) {
 	e := newEcho(t)
 	n := newNet(t)
 	ctx := within(t, 10*time.Second)
-	c, err := n.DialContext(ctx, "tcp", e.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r := bufio.NewReader(c)
+	c, r := connect(t, ctx, n, e.addr())
 	roundTrip(t, c, r, "before")
 	sent := n.Stats().Sent
 
@@ -191,11 +188,7 @@ func TestStallHoldsBytesUntilResume(t *testing.T) {
 		t.Errorf("figures %+v while stalled, want %d bytes sent still, the connection open", s, sent)
 	}
 	// A connection made while stalled is accepted, and held too.
-	c2, err := n.DialContext(ctx, "tcp", e.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
+	c2, r2 := connect(t, ctx, n, e.addr())
 	if _, err := io.WriteString(c2, "new\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +202,7 @@ func TestStallHoldsBytesUntilResume(t *testing.T) {
 			t.Fatalf("after Resume read %q, %v; want %q", got, err, want)
 		}
 	}
-	if got, err := bufio.NewReader(c2).ReadString('\n'); err != nil || got != "new\n" {
+	if got, err := r2.ReadString('\n'); err != nil || got != "new\n" {
 		t.Fatalf("the connection made while stalled read %q, %v", got, err)
 	}
 }
@@ -219,11 +212,7 @@ func TestCutWhileStalled(t *testing.T) {
 	e := newEcho(t)
 	n := newNet(t)
 	ctx := within(t, 10*time.Second)
-	c, err := n.DialContext(ctx, "tcp", e.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, r := connect(t, ctx, n, e.addr())
 	n.Stall()
 	if _, err := io.WriteString(c, "lost\n"); err != nil {
 		t.Fatal(err)
@@ -232,7 +221,7 @@ func TestCutWhileStalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.Cut()
-	if _, err := bufio.NewReader(c).ReadString('\n'); err == nil {
+	if _, err := r.ReadString('\n'); err == nil {
 		t.Fatal("a read on a cut connection succeeded")
 	}
 	if err := n.Await(ctx, func(s netfault.Stats) bool { return s.Held == 0 && s.Open == 0 }); err != nil {
