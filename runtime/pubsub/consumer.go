@@ -96,7 +96,8 @@ func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
 // returns an error wrapping ErrConfig for subscribers under the
 // drop-oldest or drop-newest backlog policy, without OnOutcome, or parking
 // differently from one another, and for a subscription without message
-// ordering.
+// ordering. While Pub/Sub cannot be reached, it tries that check again
+// (warning each time) until Pub/Sub answers, Close is called or ctx ends.
 //
 // After Close, Run stops receiving, withdraws the events that had not
 // started, waits (up to Config.DrainTimeout, and Close's context) for the

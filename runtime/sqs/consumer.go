@@ -120,7 +120,9 @@ func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
 // ends. It first checks the subscribers (transport.CheckSubscriptions) and
 // returns an error wrapping ErrConfig for subscribers under the
 // drop-oldest or drop-newest backlog policy, without OnOutcome, or parking
-// differently from one another, and for a queue that is not FIFO.
+// differently from one another, and for a queue that is not FIFO. While
+// SQS cannot be reached, it tries that check again (warning each time)
+// until SQS answers, Close is called or ctx ends.
 //
 // After Close, Run stops receiving, withdraws the events that had not
 // started, waits (up to Config.DrainTimeout, and Close's context) for the
