@@ -35,16 +35,12 @@ func (c *Consumer[K, E]) confirmedUntil(h *handle) time.Time {
 	return c.epoch.Add(time.Duration(h.confirmed.Load()))
 }
 
-// confirm records that SQS confirmed h's visibility until t; it never
-// moves the end back (answers may come out of order).
+// confirm records that SQS confirmed h's visibility until t. An extension
+// replaces the visibility (SQS counts it from the call), so the latest
+// answer is the one to trust, even when it ends earlier (near MaxHold);
+// the receive, then extendLoop alone, confirm, one call at a time.
 func (c *Consumer[K, E]) confirm(h *handle, t time.Time) {
-	v := int64(t.Sub(c.epoch))
-	for {
-		old := h.confirmed.Load()
-		if v <= old || h.confirmed.CompareAndSwap(old, v) {
-			return
-		}
-	}
+	h.confirmed.Store(int64(t.Sub(c.epoch)))
 }
 
 // extendLoop extends, every sixth of the visibility timeout, the
