@@ -124,12 +124,15 @@ func (s *conformanceStream) Consumer(t *testing.T, o transporttest.ConsumerOptio
 // those the cluster advertises, through n (none when n is nil), with a
 // session timeout short enough that a member cut off from the cluster,
 // which cannot leave the group, loses its partitions to the others within
-// the test.
+// the test, and a rebalance timeout (how long a rebalance waits for the
+// members to join again) to match: the default minute would let one
+// member killed while cut off hold every rebalance of the group that long.
+// (The revoke's RevokeTimeout, 5 s, fits in it.)
 func via(n *netfault.Net) []kgo.Opt {
 	if n == nil {
 		return nil
 	}
-	return []kgo.Opt{kgo.Dialer(n.DialContext), kgo.SessionTimeout(3 * time.Second)}
+	return []kgo.Opt{kgo.Dialer(n.DialContext), kgo.SessionTimeout(3 * time.Second), kgo.RebalanceTimeout(8 * time.Second)}
 }
 
 func orDiscard(l *slog.Logger) *slog.Logger {

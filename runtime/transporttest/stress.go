@@ -288,6 +288,12 @@ wait:
 			break wait
 		case <-timeout:
 			st := b.state()
+			// The consumers alive are the ones to look at.
+			for _, m := range members {
+				held, _, refused, _ := m.target.counts()
+				t.Logf("%s: the engine holds %d events (%d refused so far); its network: %+v", m.name, held, refused, netStats(m.net))
+				m.logs.dump(t, m.name+"'s consumer")
+			}
 			t.Fatalf("after healing: %d of %d events applied (skips %v, overlaps %d)", st.applied, total, first(st.skips), len(st.overlaps))
 		case <-tick.C:
 			for _, m := range members {
@@ -346,4 +352,12 @@ func (o StressOptions) withDefaults() StressOptions {
 		o.Units = 3
 	}
 	return o
+}
+
+// netStats returns n's figures, or none without a Net.
+func netStats(n *netfault.Net) any {
+	if n == nil {
+		return "none"
+	}
+	return n.Stats()
 }
