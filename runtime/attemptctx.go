@@ -26,7 +26,12 @@ import (
 // AfterFunc method that the context package uses to propagate cancellation
 // to a child without a goroutine, and it holds no cancelCtx the package
 // could find, so context.Cause gives its Err: DeadlineExceeded when the
-// timeout passed, Canceled otherwise.
+// timeout passed, Canceled otherwise. The exception is an attempt that
+// Withdraw cancelled with a cause (a transport whose ownership of the
+// event's message ended says why: its lease was lost, say): Value then
+// hands the context package a cancelled context that holds the cause, so
+// context.Cause of the attempt's context, and of every context derived
+// from it, returns it. That costs an allocation only when it happens.
 
 // attemptSlab is how many attempt contexts a worker allocates at once.
 const attemptSlab = 32
@@ -65,10 +70,14 @@ type attemptCtx struct {
 }
 
 // ctxWaiters is what an attempt's context keeps for those who wait for its
-// end; mu of its context guards it.
+// end, and the cause of a withdrawal; mu of its context guards it.
 type ctxWaiters struct {
 	done   chan struct{} // made by the first Done, closed when it ends
 	afters []*afterFunc  // run, each in a goroutine, when it ends
+	// cause, when set, is a cancelled context whose cause is the one a
+	// withdrawal gave. It is set before ended says endWithdrawn and never
+	// changes after, so Value reads it without the lock once it saw that.
+	cause context.Context
 }
 
 // afterFunc is a function registered with attemptCtx.AfterFunc.
@@ -137,10 +146,17 @@ func (c *attemptCtx) Err() error {
 }
 
 // Value implements context.Context: the context carries its engine, and
-// nothing else.
+// nothing else, but for the cause of a withdrawal (see the top of the
+// file): the context package asks for it with a key of its own, which the
+// cancelled context that holds the cause answers.
 func (c *attemptCtx) Value(key any) any {
 	if key == (engineKey{}) {
 		return c.env.engine
+	}
+	if c.ended.Load()&endWithdrawn != 0 {
+		if w := c.waiters.Load(); w != nil && w.cause != nil {
+			return w.cause.Value(key)
+		}
 	}
 	return nil
 }
@@ -227,10 +243,30 @@ func (r *runningAttempt) expire(now int64) bool {
 }
 
 // cancelIf ends the running attempt's context if sel selects its event,
-// marking it withdrawn.
-func (r *runningAttempt) cancelIf(sel func(tag uint64, replayed bool) bool) {
+// marking it withdrawn, with cause as its cause when it is not nil.
+func (r *runningAttempt) cancelIf(sel func(tag uint64, replayed bool) bool, cause error) {
 	if c := r.ctx.Load(); c != nil && sel(c.tag, c.replayed) {
+		if cause != nil {
+			c.setCause(cause)
+		}
 		c.end(endCanceled | endWithdrawn)
+	}
+}
+
+// setCause keeps cause for a withdrawal about to end c, unless c ended
+// already or holds a cause: the first withdrawal's stays. It is stored
+// before end sets ended, so whoever sees endWithdrawn sees it.
+func (c *attemptCtx) setCause(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended.Load() != 0 {
+		return
+	}
+	w := c.waitersLocked()
+	if w.cause == nil {
+		cctx, cancel := context.WithCancelCause(context.Background())
+		cancel(cause)
+		w.cause = cctx
 	}
 }
 

@@ -30,8 +30,9 @@ type withdrawal struct {
 // event starts), or until ctx ends. Then, when Config.OnOutcome is set (a
 // transport tracks the engine's events, and each attempt gets a context of
 // its own), Withdraw cancels the contexts of the running attempts of
-// selected events, and returns ctx's error; the withdrawal is still served
-// later. A handler that ignores its context goes on regardless. match is
+// selected events, with ctx's cause as theirs (context.Cause: a transport
+// says so why it took the events back), and returns ctx's error; the
+// withdrawal is still served later. A handler that ignores its context goes on regardless. match is
 // called under internal locks: it must be fast and must not call the
 // engine.
 func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
@@ -84,7 +85,7 @@ func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool
 		case k := <-wd.done:
 			n += k
 		case <-ctx.Done():
-			e.cancelRunning(match)
+			e.cancelRunning(match, withdrawCause(ctx))
 			return n, ctx.Err()
 		}
 	}
@@ -100,15 +101,25 @@ func (e *Engine[K, E]) withdrawable(match func(uint64) bool, tag uint64, replaye
 }
 
 // cancelRunning cancels the contexts of the running attempts that Withdraw
-// with match takes.
-func (e *Engine[K, E]) cancelRunning(match func(uint64) bool) {
+// with match takes, with cause (nil: none).
+func (e *Engine[K, E]) cancelRunning(match func(uint64) bool, cause error) {
 	if e.cfg.OnOutcome == nil {
 		return
 	}
 	ws := e.workerList()
 	for _, w := range ws {
-		w.running.cancelIf(func(tag uint64, replayed bool) bool { return e.withdrawable(match, tag, replayed) })
+		w.running.cancelIf(func(tag uint64, replayed bool) bool { return e.withdrawable(match, tag, replayed) }, cause)
 	}
+}
+
+// withdrawCause is the cause that a withdrawal whose ctx ended gives the
+// attempts it cancels: ctx's own (context.WithCancelCause and the like),
+// or nil when it has none beyond its error.
+func withdrawCause(ctx context.Context) error {
+	if cause := context.Cause(ctx); cause != ctx.Err() {
+		return cause
+	}
+	return nil
 }
 
 // withdrawInbox removes the selected events of sh's inbox; sh.mu is held.

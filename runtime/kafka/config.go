@@ -20,10 +20,11 @@ var ErrConfig = errors.New("kafka: invalid configuration")
 type Config[E any] struct {
 	// ClientOpts are the franz-go options to reach the cluster (SeedBrokers,
 	// TLS, SASL, WithLogger, SessionTimeout, HeartbeatInterval, Balancers,
-	// ...). The consumer adds ConsumerGroup, ConsumeTopics,
-	// DisableAutoCommit and its own OnPartitionsAssigned,
-	// OnPartitionsRevoked, OnPartitionsLost and OnOffsetsFetched after
-	// them, which replace any given here.
+	// ...). The consumer adds WithContext (a context it ends when it gives
+	// up leaving the group, so that a broker that stopped answering does
+	// not hold Run), ConsumerGroup, ConsumeTopics, DisableAutoCommit and
+	// its own OnPartitionsAssigned, OnPartitionsRevoked, OnPartitionsLost
+	// and OnOffsetsFetched after them, which replace any given here.
 	ClientOpts []kgo.Opt
 	// Group is the consumer group. Required.
 	Group string

@@ -15,6 +15,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/metricstest"
 	"github.com/ordergen/ordergen/runtime/transport"
 	"github.com/ordergen/ordergen/runtime/transporttest"
+	"github.com/ordergen/ordergen/runtime/transporttest/netfault"
 )
 
 // TestConformance runs the transport conformance suite on an in-process
@@ -47,7 +48,8 @@ type conformanceStream struct {
 
 func newConformanceStream(t *testing.T, spec transporttest.StreamSpec) transporttest.Stream {
 	units := int32(max(spec.Units, 1))
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(units, spec.Name), kfake.SeedTopics(1, spec.Name+".dlt"))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(units, spec.Name), kfake.SeedTopics(1, spec.Name+".dlt"),
+		kfake.GroupMinSessionTimeout(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +60,8 @@ func newConformanceStream(t *testing.T, spec transporttest.StreamSpec) transport
 	return s
 }
 
-func (s *conformanceStream) Producer(t *testing.T) transport.Sink[string, transporttest.Event] {
-	p, err := kafka.NewProducer[string, transporttest.Event](client(t, s.c), s.name, transporttest.Codec{})
+func (s *conformanceStream) Producer(t *testing.T, o transporttest.ProducerOptions) transport.Sink[string, transporttest.Event] {
+	p, err := kafka.NewProducer[string, transporttest.Event](client(t, s.c, via(o.Net)...), s.name, transporttest.Codec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,11 +99,11 @@ func (s *conformanceStream) DeadLetters(ctx context.Context) ([]transporttest.De
 
 func (s *conformanceStream) Consumer(t *testing.T, o transporttest.ConsumerOptions) transporttest.Consumer {
 	kc, err := kafka.NewConsumer[string, transporttest.Event](kafka.Config[transporttest.Event]{
-		ClientOpts: []kgo.Opt{
+		ClientOpts: append([]kgo.Opt{
 			kgo.SeedBrokers(s.c.ListenAddrs()...),
 			kgo.HeartbeatInterval(100 * time.Millisecond),
 			kgo.FetchMaxWait(100 * time.Millisecond),
-		},
+		}, via(o.Net)...),
 		Group:           s.name,
 		Topics:          []string{s.name},
 		Codec:           transporttest.Codec{},
@@ -116,6 +118,21 @@ func (s *conformanceStream) Consumer(t *testing.T, o transporttest.ConsumerOptio
 		t.Fatal(err)
 	}
 	return transporttest.KillOnCancel(kc)
+}
+
+// via returns the client options that dial every broker, the seeds and
+// those the cluster advertises, through n (none when n is nil), with a
+// session timeout short enough that a member cut off from the cluster,
+// which cannot leave the group, loses its partitions to the others within
+// the test, and a rebalance timeout (how long a rebalance waits for the
+// members to join again) to match: the default minute would let one
+// member killed while cut off hold every rebalance of the group that long.
+// (The revoke's RevokeTimeout, 5 s, fits in it.)
+func via(n *netfault.Net) []kgo.Opt {
+	if n == nil {
+		return nil
+	}
+	return []kgo.Opt{kgo.Dialer(n.DialContext), kgo.SessionTimeout(3 * time.Second), kgo.RebalanceTimeout(8 * time.Second)}
 }
 
 func orDiscard(l *slog.Logger) *slog.Logger {

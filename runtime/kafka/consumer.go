@@ -46,14 +46,17 @@ type Consumer[K comparable, E Keyed[K]] struct {
 	commitMu sync.Mutex                 // one commit at a time, in order
 	metrics  *metrics
 
-	started   atomic.Bool
-	abandon   atomic.Bool // callbacks commit nothing: the consumer stops abruptly
-	leaving   atomic.Bool // callbacks commit nothing: Run already ended and committed
-	closeOnce sync.Once
-	closeCh   chan struct{}
-	closeCtx  context.Context
-	done      chan struct{}
-	runErr    error
+	started atomic.Bool
+	abandon atomic.Bool // callbacks commit nothing: the consumer stops abruptly
+	leaving atomic.Bool // callbacks commit nothing: Run already ended and committed
+	// stopClient ends the client's context (see leave); set by Run before
+	// it makes the client.
+	stopClient context.CancelFunc
+	closeOnce  sync.Once
+	closeCh    chan struct{}
+	closeCtx   context.Context
+	done       chan struct{}
+	runErr     error
 }
 
 // tp names a partition.
@@ -163,12 +166,13 @@ func (c *Consumer[K, E]) signal() {
 //
 // After Close, Run stops taking records, withdraws those that had not
 // started, waits (up to Config.RevokeTimeout, and Close's context) for the
-// running ones, commits, leaves the group and returns nil. When ctx ends
-// instead, Run stops at once, as a crash would: it withdraws the records
-// that had not started, cancels the running ones, commits nothing more,
-// leaves the group and returns ctx's error; the next owner runs again what
-// was not committed. When target fails (it is closed), Run ends like
-// Close and returns the error. Run may be called once.
+// running ones, commits, leaves the group (trying no longer than Close's
+// context and RevokeTimeout allow) and returns nil. When ctx ends instead,
+// Run stops at once, as a crash would: it withdraws the records that had
+// not started, cancels the running ones, commits nothing more, tries for a
+// second to leave the group and returns ctx's error; the next owner runs
+// again what was not committed. When target fails (it is closed), Run
+// ends like Close and returns the error. Run may be called once.
 func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return ErrRunning
@@ -187,7 +191,11 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	c.src.Store(src)
+	clientCtx, stopClient := context.WithCancel(context.Background())
+	defer stopClient()
+	c.stopClient = stopClient
 	opts := append(append([]kgo.Opt(nil), c.cfg.ClientOpts...),
+		kgo.WithContext(clientCtx), // ended when Run gives up on the broker (leave)
 		kgo.ConsumerGroup(c.cfg.Group),
 		kgo.ConsumeTopics(c.cfg.Topics...),
 		kgo.DisableAutoCommit(),
@@ -214,8 +222,10 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 		// As a crash: nothing more is committed, but the partitions' events
 		// still in the lanes must not run while the next owner runs them.
 		c.abandon.Store(true)
-		c.release(c.nowait, nil, cl, c.all(), "stopped")
-		cl.Close()
+		c.release(done(fmt.Errorf("%w: kafka: the consumer stopped (Run's context ended)", transport.ErrOwnershipEnded)), nil, cl, c.all(), "stopped")
+		lctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
+		c.leave(lctx, cl)
+		cancel()
 		return ctx.Err()
 	}
 	c.mu.Lock()
@@ -224,12 +234,38 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	if closeCtx == nil { // the target failed
 		closeCtx = context.Background()
 	}
-	dctx, cancel := context.WithTimeout(closeCtx, c.cfg.RevokeTimeout)
+	dctx, cancel := context.WithTimeoutCause(closeCtx, c.cfg.RevokeTimeout,
+		fmt.Errorf("%w: kafka: the consumer closed and RevokeTimeout (%v) passed", transport.ErrOwnershipEnded, c.cfg.RevokeTimeout))
 	c.release(dctx, closeCtx, cl, c.all(), "closed")
 	cancel()
 	c.leaving.Store(true)
-	cl.Close()
+	lctx, cancel := context.WithTimeout(closeCtx, c.cfg.RevokeTimeout)
+	c.leave(lctx, cl)
+	cancel()
 	return err
+}
+
+// leaveTimeout bounds how long a consumer whose Run's context ended tries
+// to leave its group, so that the others take its partitions without
+// waiting for its session to time out; a broker that does not answer
+// costs no more than that.
+const leaveTimeout = time.Second
+
+// leave leaves the group and closes the client, trying no longer than ctx
+// lasts. franz-go's Close waits for the leave however long the broker
+// takes to answer (minutes when the network stopped answering) unless the
+// client's own context ends: the consumer gives the client a context of
+// its own (kgo.WithContext) and ends it then. A leave cut short is one the
+// broker may not have seen: the partitions move when the member's session
+// times out.
+func (c *Consumer[K, E]) leave(ctx context.Context, cl *kgo.Client) {
+	stop := context.AfterFunc(ctx, c.stopClient)
+	defer stop()
+	cl.Close()
+	if ctx.Err() != nil {
+		c.cfg.Logger.Warn("ordergen/kafka: the consumer gave up leaving the group; its partitions move to the other members when its session times out",
+			"group", c.cfg.Group, "error", ctx.Err())
+	}
 }
 
 // Close stops the consumer cleanly: Run stops taking records, withdraws

@@ -124,6 +124,25 @@
 // never blocks), so every record taken belongs to its partition's current
 // ownership.
 //
+// What a handler sees when its partition's ownership ends before it
+// returns: its context is cancelled (at once on loss, after
+// Config.RevokeTimeout on revoke and Close), and context.Cause returns an
+// error wrapping transport.ErrOwnershipEnded that says which partitions
+// went and why (or, when the context of Close or of the rebalance ended
+// first, that context's cause). Kafka has no lease a consumer extends: a
+// member cut off from the cluster keeps its partitions until its session
+// times out (the cluster then gives them to others, and the member, once
+// it hears of it, loses them), so its handlers can overlap with the next
+// owner's for that long; the version guard skips what is applied twice.
+//
+// # Stopping
+//
+// Close and the end of Run's context (see Run) end every ownership, then
+// the consumer leaves the group and closes its client, trying no longer
+// than Close's context and RevokeTimeout allow (a second when Run's
+// context ended): a consumer cut off from the cluster still stops in time,
+// and its partitions move to the others when its session times out.
+//
 // # Backpressure
 //
 // At most Config.MaxInFlight records are taken and unfinished at once,

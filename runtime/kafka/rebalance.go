@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -96,13 +97,27 @@ func (c *Consumer[K, E]) onRevoked(ctx context.Context, cl *kgo.Client, revoked 
 	c.mu.Lock()
 	c.stats.Rebalances.Revoked++
 	c.mu.Unlock()
+	cause := ended("revoked", revoked)
 	if c.abandon.Load() || c.leaving.Load() {
-		c.release(c.nowait, nil, cl, ps, "revoked")
+		c.release(done(cause), nil, cl, ps, "revoked")
 		return
 	}
-	dctx, cancel := context.WithTimeout(ctx, c.cfg.RevokeTimeout)
+	dctx, cancel := context.WithTimeoutCause(ctx, c.cfg.RevokeTimeout, cause)
 	defer cancel()
 	c.release(dctx, ctx, cl, ps, "revoked")
+}
+
+// ended is the cause a handler whose partition's ownership ended sees
+// (context.Cause): why, and which partitions.
+func ended(why string, ps map[string][]int32) error {
+	return fmt.Errorf("%w: kafka: partitions %v %s", transport.ErrOwnershipEnded, ps, why)
+}
+
+// done returns a context that is done already, with cause.
+func done(cause error) context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	return ctx
 }
 
 // onLost ends the ownership of the lost partitions at once and commits
@@ -118,7 +133,7 @@ func (c *Consumer[K, E]) onLost(_ context.Context, cl *kgo.Client, lost map[stri
 	c.mu.Unlock()
 	c.cfg.Logger.Warn("ordergen/kafka: partitions lost; their records that had not started are withdrawn and the running ones cancelled",
 		"group", c.cfg.Group, "partitions", lost)
-	c.release(c.nowait, nil, cl, ps, "lost")
+	c.release(done(ended("lost (this member was fenced: another may own them already)", lost)), nil, cl, ps, "lost")
 }
 
 // lookup returns the partitions of m the consumer holds.

@@ -34,12 +34,21 @@ func TestConformanceStress(t *testing.T) {
 	transporttest.Stress(t, conformanceHarness(), transporttest.StressOptions{Duration: *stressFor}) // it logs its figures
 }
 
+// TestConformanceStressNetFaults also cuts and stalls the consumers'
+// networks at random, and closes and kills consumers cut off: nothing is
+// lost or reordered, and every stop returns (overlaps are counted: the
+// client does not tell whether a lease was extended).
+func TestConformanceStressNetFaults(t *testing.T) {
+	transporttest.Stress(t, conformanceHarness(), transporttest.StressOptions{Duration: *stressFor, NetFaults: true})
+}
+
 func conformanceHarness() transporttest.Harness {
 	return transporttest.Harness{
 		NewStream: newConformanceStream,
 		// pstest delivers a key's next message only once the one before is
-		// acknowledged (as SQS FIFO does with a group).
-		Limits: transporttest.Limits{OneInFlightPerKey: true},
+		// acknowledged (as SQS FIFO does with a group). The client extends
+		// leases without saying whether Pub/Sub confirmed them.
+		Limits: transporttest.Limits{OneInFlightPerKey: true, UnconfirmedLeases: true},
 		// The stream's ack deadline: the client extends it (at most
 		// MaxDurationPerAckExtension, 10s, the least it takes, at a time).
 		Lease: 10 * time.Second,
@@ -106,16 +115,20 @@ func newConformanceStream(t *testing.T, spec transporttest.StreamSpec) transport
 	return s
 }
 
-func (s *conformanceStream) publisher(t *testing.T, topic string) *pubsub.Publisher {
-	pub := s.f.client(t).Publisher(topic)
+func (s *conformanceStream) publisher(t *testing.T, cl *pubsub.Client, topic string) *pubsub.Publisher {
+	pub := cl.Publisher(topic)
 	pub.EnableMessageOrdering = true
 	pub.PublishSettings.DelayThreshold = time.Millisecond
 	t.Cleanup(pub.Stop)
 	return pub
 }
 
-func (s *conformanceStream) Producer(t *testing.T) transport.Sink[string, transporttest.Event] {
-	p, err := ps.NewProducer[string, transporttest.Event](s.publisher(t, s.name), transporttest.Codec{})
+func (s *conformanceStream) Producer(t *testing.T, o transporttest.ProducerOptions) transport.Sink[string, transporttest.Event] {
+	cl := s.f.client(t)
+	if o.Net != nil {
+		cl = s.f.clientVia(t, o.Net)
+	}
+	p, err := ps.NewProducer[string, transporttest.Event](s.publisher(t, cl, s.name), transporttest.Codec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +150,7 @@ func (s *conformanceStream) PublishPoison(ctx context.Context, key string, body 
 }
 
 func (s *conformanceStream) DeadLetterSink(t *testing.T) runtime.DeadLetterSink[string, transporttest.Event] {
-	return ps.DeadLetters[string, transporttest.Event](s.publisher(t, s.name+"-dlt"), transporttest.Codec{})
+	return ps.DeadLetters[string, transporttest.Event](s.publisher(t, s.f.client(t), s.name+"-dlt"), transporttest.Codec{})
 }
 
 func (s *conformanceStream) DeadLetters(ctx context.Context) ([]transporttest.DeadLetter, error) {
@@ -167,6 +180,9 @@ func (s *conformanceStream) Consumer(t *testing.T, o transporttest.ConsumerOptio
 	// test's end exhausted the process's file descriptors (their gRPC
 	// connections) after about 2,500 of them.
 	cl := s.f.client(t)
+	if o.Net != nil {
+		cl = s.f.clientVia(t, o.Net)
+	}
 	cfg := ps.Config[transporttest.Event]{
 		Client:          cl,
 		Subscription:    s.name,
@@ -183,6 +199,16 @@ func (s *conformanceStream) Consumer(t *testing.T, o transporttest.ConsumerOptio
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A Run that stopped without waiting for an unreachable Pub/Sub leaves
+	// the client's Receive to end with its last calls; it must end once
+	// the client is closed (and its retries' pauses pass).
+	t.Cleanup(func() {
+		select {
+		case <-ps.ReceiveReturned(c):
+		case <-time.After(2 * time.Minute):
+			t.Errorf("%s: the client's Receive did not return within 2 minutes of the test's end", o.Name)
+		}
+	})
 	return closesClient{transporttest.KillOnCancel(c), cl}
 }
 

@@ -47,14 +47,23 @@ type Consumer[K comparable, E Keyed[K]] struct {
 	dl   *pubsub.Publisher
 
 	writes sync.WaitGroup // dead-letter publishes under way
+	// calls is the context of the consumer's waits on Pub/Sub (dead-letter
+	// publishes, the client's last acknowledgements): it ends when Run
+	// gives up on them (see stop.go).
+	calls context.Context
 
-	started   atomic.Bool
-	closeOnce sync.Once
-	closeCh   chan struct{}
-	mu        sync.Mutex      // guards closeCtx
-	closeCtx  context.Context // Close's
-	done      chan struct{}
-	runErr    error
+	started     atomic.Bool
+	closeOnce   sync.Once
+	closeCh     chan struct{}
+	mu          sync.Mutex      // guards closeCtx and unconfirmed
+	closeCtx    context.Context // Close's
+	unconfirmed uint64          // Stats.Unconfirmed
+	done        chan struct{}
+	runErr      error
+	// received is closed when the client's Receive returned (or Run ended
+	// without calling it): after a stop that did not wait for the client,
+	// later than done.
+	received chan struct{}
 }
 
 // NewConsumer returns a consumer for cfg. It does not connect before Run.
@@ -67,7 +76,7 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 	if _, err := durable.EncodeKey(zero); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	return &Consumer[K, E]{cfg: cfg, closeCh: make(chan struct{}), done: make(chan struct{})}, nil
+	return &Consumer[K, E]{cfg: cfg, closeCh: make(chan struct{}), done: make(chan struct{}), received: make(chan struct{})}, nil
 }
 
 // OnOutcome is told the outcome of each event the consumer submitted. Give
@@ -87,29 +96,47 @@ func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
 // returns an error wrapping ErrConfig for subscribers under the
 // drop-oldest or drop-newest backlog policy, without OnOutcome, or parking
 // differently from one another, and for a subscription without message
-// ordering.
+// ordering. While Pub/Sub cannot be reached, it tries that check again
+// (warning each time) until Pub/Sub answers, Close is called or ctx ends.
 //
 // After Close, Run stops receiving, withdraws the events that had not
 // started, waits (up to Config.DrainTimeout, and Close's context) for the
 // running ones, acknowledges what finished, gives the rest back to Pub/Sub
-// (nack) and returns nil. When ctx ends instead, Run stops at once, as a
-// crash would: the running handlers are cancelled and everything not
-// finished is given back; it returns ctx's error. When target fails, Run
-// ends like Close and returns the error. Run may be called once.
+// (nack), waits for the client to send those calls (up to Close's context
+// or another DrainTimeout) and returns nil. When ctx ends instead, Run
+// stops at once, as a crash would: the running handlers are cancelled and
+// everything not finished is given back, without waiting for the client;
+// it returns ctx's error. Either way, what the client had not sent when
+// Run stopped waiting is counted (Stats.Unconfirmed). When target fails,
+// Run ends like Close and returns the error. Run may be called once.
 func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
 	defer close(c.done)
-	c.runErr = c.run(ctx, target)
+	receiving := false
+	c.runErr = c.run(ctx, target, &receiving)
+	if !receiving {
+		close(c.received)
+	}
 	return c.runErr
 }
 
-func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
+func (c *Consumer[K, E]) run(ctx context.Context, target Target[E], receiving *bool) error {
 	project := c.cfg.Client.Project()
 	subName := fullName(project, "subscriptions", c.cfg.Subscription)
-	sub, err := c.cfg.Client.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: subName})
+	// Pub/Sub may not be reachable yet: the check is tried again until it
+	// answers, Close is called or ctx ends.
+	var sub *pubsubpb.Subscription
+	closedEarly, err := keyed.Check(ctx, c.closeCh, c.cfg.Logger, "subscription "+subName, unanswered, func(cctx context.Context) (err error) {
+		sub, err = c.cfg.Client.SubscriptionAdminClient.GetSubscription(cctx, &pubsubpb.GetSubscriptionRequest{Subscription: subName})
+		return err
+	})
 	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case closedEarly:
+		return nil // Close before the consumer took anything
 	case status.Code(err) == codes.PermissionDenied:
 		// roles/pubsub.subscriber may consume but not read the
 		// subscription: the check is skipped, and said so.
@@ -119,8 +146,10 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	case !sub.GetEnableMessageOrdering():
 		return fmt.Errorf("%w: subscription %s does not enable message ordering: a key's messages could be delivered out of order", ErrConfig, subName)
 	}
+	calls, stopCalls := context.WithCancel(context.Background())
+	defer stopCalls()
+	c.calls = calls
 	c.dl = c.cfg.Client.Publisher(fullName(project, "topics", c.cfg.DeadLetterTopic))
-	defer c.dl.Stop()
 	core, err := keyed.New[K](target, keyed.Config[E, *pubsub.Message]{
 		System:      "pubsub",
 		MaxInFlight: c.cfg.MaxInFlight,
@@ -146,11 +175,17 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	s.ReceiveSettings = c.cfg.ReceiveSettings
 	s.ReceiveSettings.MaxOutstandingMessages = c.cfg.MaxInFlight
 	s.ReceiveSettings.MaxExtension = c.cfg.MaxExtension
-	s.ReceiveSettings.ShutdownOptions = nil // graceful: Receive returns once the consumer settled everything
+	// The client's graceful shutdown: Receive returns once every message
+	// is acknowledged or nacked and the client sent those calls, so that a
+	// clean Close loses no acknowledgement. It waits for Pub/Sub as long
+	// as it takes; Run does not (see stop.go).
+	s.ReceiveSettings.ShutdownOptions = nil
 	rctx, stopReceive := context.WithCancel(context.Background())
 	defer stopReceive()
 	received := make(chan error, 1)
+	*receiving = true
 	go func() {
+		defer close(c.received)
 		received <- s.Receive(rctx, func(ctx context.Context, m *pubsub.Message) {
 			// The client's flow control bounds the callbacks running, not
 			// the messages unacknowledged (a callback returns before its
@@ -178,36 +213,13 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 		stopped = true
 	}
 	stopReceive() // the client gives back what it receives from now on
-
-	// Withdraw, wait (Close) or cancel (ctx ended), then settle the rest.
-	var dctx context.Context
-	var cancel context.CancelFunc
-	killed := ctx.Err() != nil
-	if killed {
-		dctx, cancel = transport.DoneContext(), func() {}
-	} else {
-		c.mu.Lock()
-		closeCtx := c.closeCtx
-		c.mu.Unlock()
-		if closeCtx == nil {
-			closeCtx = context.Background()
-		}
-		dctx, cancel = context.WithTimeout(closeCtx, c.cfg.DrainTimeout)
+	if err := c.stop(ctx.Err() != nil, core, subName, received, stopped, stopCalls); err != nil && recvErr == nil {
+		recvErr = err
 	}
-	left, err := core.Shutdown(dctx)
-	cancel()
-	if left > 0 || err != nil {
-		c.cfg.Logger.Info("ordergen/pubsub: messages not finished when the consumer stopped go back to Pub/Sub", "subscription", subName, "messages", left, "error", err)
-	}
-	if !stopped {
-		recvErr = <-received // returns once every message is acked or nacked
-	}
-	c.dl.Flush()
-	c.writes.Wait()
 	switch {
 	case core.Err() != nil:
 		return core.Err()
-	case killed:
+	case ctx.Err() != nil:
 		return ctx.Err()
 	case recvErr != nil:
 		return fmt.Errorf("pubsub: receive from %s: %w", subName, recvErr)
@@ -254,9 +266,23 @@ func (c *Consumer[K, E]) Stats() Stats {
 	if core == nil {
 		return Stats{}
 	}
-	return statsOf(core.Stats())
+	s := statsOf(core.Stats())
+	c.mu.Lock()
+	s.Unconfirmed = c.unconfirmed
+	c.mu.Unlock()
+	return s
 }
 
 // leaseOf is when the client stops extending the lease of a message
 // received now.
 func (c *Consumer[K, E]) leaseOf() time.Time { return time.Now().Add(c.cfg.MaxExtension) }
+
+// unanswered reports whether err is no answer of Pub/Sub's (unreachable,
+// or too slow), not its refusal: trying again may help.
+func unanswered(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return true
+	}
+	return false
+}

@@ -34,8 +34,9 @@ func (c *Consumer[K, E]) deadLetter(subName string) func(keyed.Message[E, *pubsu
 		attrs[AttrOrderingKey] = m.OrderingKey
 		r := c.dl.Publish(context.Background(), &pubsub.Message{Data: m.Data, Attributes: attrs})
 		c.writes.Go(func() {
-			<-r.Ready()
-			_, err := r.Get(context.Background())
+			// Until Run gives up on Pub/Sub (c.calls): then the message
+			// is given back, like one whose copy failed.
+			_, err := r.Get(c.calls)
 			if err != nil {
 				err = fmt.Errorf("pubsub: dead letter of message %s to %s: %w", m.ID, c.dl, err)
 			}

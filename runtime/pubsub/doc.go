@@ -118,10 +118,31 @@
 //
 // Close stops receiving, withdraws the events that have not started, waits
 // for the running ones (up to DrainTimeout and its context), acknowledges
-// what finished and nacks the rest. When Run's context ends instead, it
-// stops at once, as a crash would, cancelling the running handlers; it
-// nacks what it holds, so that Pub/Sub's client can stop (the messages
-// would come back anyway when their leases lapse).
+// what finished and nacks the rest. Then it waits for the client to send
+// those acknowledgements (the client's graceful shutdown, so that a clean
+// close loses none), but no longer than Close's context or another
+// DrainTimeout: a consumer cut off from Pub/Sub still stops in time, while
+// the client would retry those calls for minutes. When Run's context ends
+// instead, it stops at once, as a crash would, cancelling the running
+// handlers and nacking what it holds without waiting for the client (the
+// messages would come back anyway when their leases lapse). What the
+// client had not sent when Run stopped waiting is counted
+// (Stats().Unconfirmed, and a warning): those messages come again when
+// their ack deadline passes. The client's Receive goes on after Run
+// returned until its last calls end: close the client after Run to give
+// them up.
+//
+// What a handler sees: its context is cancelled when its key's ownership
+// ends before the handler returns (the key goes back to Pub/Sub, the
+// message nears MaxExtension, the consumer stops or is killed), and
+// context.Cause(ctx) then returns an error wrapping
+// transport.ErrOwnershipEnded (transport.ErrLeaseLost when the message
+// reached MaxExtension) that says why (or, when Close's context ended
+// first, that context's cause). The client extends leases by itself and
+// does not tell whether Pub/Sub confirmed an extension, so a consumer cut
+// off from Pub/Sub cannot know that a lease lapsed: Pub/Sub may then
+// deliver the message to another consumer while its handler still runs
+// here, and the version guard skips what is applied twice.
 //
 // # Metrics
 //

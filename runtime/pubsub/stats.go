@@ -21,6 +21,12 @@ type Stats struct {
 	// DeadLettered is the number of bad messages written to the
 	// dead-letter topic; DeadLetterErrors the failed writes.
 	DeadLettered, DeadLetterErrors uint64
+	// Unconfirmed is the number of messages the consumer acknowledged or
+	// nacked while it stopped whose calls the client had not sent when
+	// Run stopped waiting for them (Pub/Sub unreachable: Run waits until
+	// Close's context or DrainTimeout ends, and not at all when its own
+	// context ended). They come again when their ack deadline passes.
+	Unconfirmed uint64
 	// Stale is the number of messages given back because they came after a
 	// message of their key that was given back, before it came again.
 	Stale uint64

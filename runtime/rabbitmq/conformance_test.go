@@ -103,8 +103,8 @@ func newStream(t *testing.T, url string, topo rabbitmq.Topology) *stream {
 	return &stream{url: url, topo: topo, conn: conn, ch: ch}
 }
 
-func (s *stream) Producer(t *testing.T) transport.Sink[string, transporttest.Event] {
-	p, err := rabbitmq.NewProducer[string, transporttest.Event](dial(t), s.topo, transporttest.Codec{})
+func (s *stream) Producer(t *testing.T, o transporttest.ProducerOptions) transport.Sink[string, transporttest.Event] {
+	p, err := rabbitmq.NewProducer[string, transporttest.Event](dialVia(t, o.Net), s.topo, transporttest.Codec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func (s *stream) Consumer(t *testing.T, o transporttest.ConsumerOptions) transpo
 	}
 	c, err := rabbitmq.NewConsumer[string, transporttest.Event](rabbitmq.Config[transporttest.Event]{
 		URL:            s.url,
-		AMQP:           amqp.Config{Dial: socks.dial},
+		AMQP:           amqp.Config{Dial: socks.dialVia(o.Net)},
 		Topology:       s.topo,
 		Codec:          transporttest.Codec{},
 		Prefetch:       prefetch,

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -193,7 +194,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 		default:
 		}
 		start := time.Now()
-		conn, err := c.dial()
+		conn, err := c.dial(ctx)
 		if err == nil {
 			var lost bool
 			if lost, err = c.session(ctx, conn); !lost {
@@ -248,8 +249,10 @@ func refused(err error) (yes, sure bool) {
 // refused, without the broker saying so itself, before Run gives up.
 const handshakeRefusals = 3
 
-// dial connects to the broker.
-func (c *Consumer[K, E]) dial() (*amqp.Connection, error) {
+// dial connects to the broker. Close and ctx's end cut the handshake
+// short (the client waits up to its dial timeout for a broker that does
+// not answer).
+func (c *Consumer[K, E]) dial(ctx context.Context) (*amqp.Connection, error) {
 	cfg := c.cfg.AMQP
 	props := amqp.NewConnectionProperties()
 	for k, v := range cfg.Properties {
@@ -257,11 +260,54 @@ func (c *Consumer[K, E]) dial() (*amqp.Connection, error) {
 	}
 	props.SetClientConnectionName(c.tag)
 	cfg.Properties = props
+	base := cfg.Dial
+	if base == nil {
+		base = amqp.DefaultDial(30 * time.Second) // the client's own default
+	}
+	var mu sync.Mutex
+	var raw net.Conn
+	cfg.Dial = func(network, addr string) (net.Conn, error) {
+		nc, err := base(network, addr)
+		mu.Lock()
+		raw = nc
+		mu.Unlock()
+		return nc, err
+	}
+	stop := c.watch(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if raw != nil {
+			_ = raw.Close()
+		}
+	})
 	conn, err := amqp.DialConfig(c.cfg.URL, cfg)
+	stop()
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: dial: %w", err)
 	}
 	return conn, nil
+}
+
+// watch calls kill if Close is called or ctx ends before the function it
+// returns is: for the calls to the broker that have no context of their
+// own (the handshake, declaring the topology), which a broker that stopped
+// answering would hold until the heartbeats give up.
+func (c *Consumer[K, E]) watch(ctx context.Context, kill func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			kill()
+		case <-c.closeCh:
+			kill()
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // sleep waits d, or until Close or ctx's end (then it returns false).

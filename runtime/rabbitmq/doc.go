@@ -132,14 +132,30 @@
 // started, waits up to Config.DrainTimeout for the running handlers,
 // acknowledges what finished, then closes the channels: the broker returns
 // the rest to their queues, and another consumer becomes each queue's
-// active consumer. When Run's context ends the consumer stops as a crash
-// would: running handlers are cancelled and nothing more is acknowledged.
-// When the connection or a queue's channel is lost, what had not started
-// is withdrawn (the broker delivers it again), and the consumer dials and
-// subscribes again with a growing delay (Config.ReconnectDelay). A handler
-// that ignores its context's cancellation can then overlap with the
-// message's next consumer: keep handlers responsive to cancellation and
-// let the version guard skip what the overlap delivers twice.
+// active consumer. The drain, then acknowledging and closing, get until
+// Close's context or two DrainTimeouts end; then the connection's socket
+// closes at once,
+// so that a broker that stopped answering does not hold Run until the
+// heartbeats give up (acknowledgements not sent by then are lost: those
+// messages come again). When Run's context ends the consumer stops as a
+// crash would: running handlers are cancelled, nothing more is
+// acknowledged, and the socket closes at once. When the connection or a
+// queue's channel is lost, what had not started is withdrawn (the broker
+// delivers it again), and the consumer dials and subscribes again with a
+// growing delay (Config.ReconnectDelay).
+//
+// What a handler sees: its context is cancelled when its queue's
+// ownership ends before it returns (the channel or the connection was
+// lost, the drain of Close ran out, Run's context ended), and
+// context.Cause returns an error wrapping transport.ErrOwnershipEnded that
+// says why (or, when Close's context ended first, that context's cause). RabbitMQ has no lease a consumer extends: it holds a
+// queue's unacknowledged messages for as long as the connection lives, and
+// it sees the connection die when the consumer does (a reset) or when the
+// heartbeats stop; then it gives the queue to another consumer, while a
+// consumer cut off may not know yet. A handler that ignores its context's
+// cancellation can so overlap with the message's next consumer: keep
+// handlers responsive to cancellation and let the version guard skip what
+// the overlap delivers twice.
 //
 // # Bad messages and dead letters
 //

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ordergen/ordergen/runtime/transporttest/netfault"
 )
 
 // brokerURL returns the test broker's URL, or skips t.
@@ -48,6 +50,55 @@ func (s *sockets) dial(network, addr string) (net.Conn, error) {
 		s.mu.Unlock()
 	}
 	return c, err
+}
+
+// dialVia is dial through n (n nil: dial).
+func (s *sockets) dialVia(n *netfault.Net) func(network, addr string) (net.Conn, error) {
+	if n == nil {
+		return s.dial
+	}
+	return func(network, addr string) (net.Conn, error) {
+		c, err := netDial(n)(network, addr)
+		if err == nil {
+			s.mu.Lock()
+			s.conns = append(s.conns, c)
+			s.mu.Unlock()
+		}
+		return c, err
+	}
+}
+
+// netDial is amqp.DefaultDial through n: the AMQP handshake gets 30
+// seconds, as it does there (the client clears the deadline after it).
+func netDial(n *netfault.Net) func(network, addr string) (net.Conn, error) {
+	return func(network, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := n.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+// dialVia connects to the test broker through n; the connection closes
+// when the test ends.
+func dialVia(t *testing.T, n *netfault.Net) *amqp.Connection {
+	t.Helper()
+	if n == nil {
+		return dial(t)
+	}
+	conn, err := amqp.DialConfig(brokerURL(t), amqp.Config{Dial: netDial(n)})
+	if err != nil {
+		t.Fatalf("dial %s through a netfault.Net: %v", brokerURL(t), err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
 }
 
 // cut closes every connection dialled so far.

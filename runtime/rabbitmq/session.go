@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -32,7 +33,10 @@ type session[K comparable, E Keyed[K]] struct {
 func (c *Consumer[K, E]) session(ctx context.Context, conn *amqp.Connection) (lost bool, err error) {
 	s := &session[K, E]{c: c, conn: conn, stop: make(chan struct{}), fatal: make(chan error, 1)}
 	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
-	if err := c.declare(conn); err != nil {
+	stop := c.watch(ctx, func() { _ = conn.CloseDeadline(time.Now()) })
+	err = c.declare(conn)
+	stop()
+	if err != nil {
 		_ = conn.Close()
 		return true, err
 	}
@@ -55,11 +59,14 @@ func (c *Consumer[K, E]) session(ctx context.Context, conn *amqp.Connection) (lo
 		close(s.stop)
 		s.wg.Wait()
 		subs := c.current()
-		_, _ = c.source().End(transport.DoneContext(), owners(subs)...)
+		_, _ = c.source().End(ended("the consumer stopped: Run's context ended"), owners(subs)...)
+		// As a crash: the socket closes at once, without waiting for a
+		// broker that may not answer; the broker returns the
+		// unacknowledged messages to their queues.
+		_ = conn.CloseDeadline(time.Now())
 		for _, sb := range subs {
 			sb.finish(false)
 		}
-		_ = conn.Close()
 		return false, ctx.Err()
 	case e := <-closed:
 		close(s.stop)
@@ -67,7 +74,7 @@ func (c *Consumer[K, E]) session(ctx context.Context, conn *amqp.Connection) (lo
 		// The supervisors end the subscriptions they see lost; those that
 		// saw the stop first end here.
 		subs := c.current()
-		_, _ = c.source().End(transport.DoneContext(), owners(subs)...)
+		_, _ = c.source().End(ended("the connection was lost: the broker returns its messages to the queues"), owners(subs)...)
 		for _, sb := range subs {
 			sb.finish(false)
 		}
@@ -92,11 +99,28 @@ func (c *Consumer[K, E]) declare(conn *amqp.Connection) error {
 // their ownerships end (what has not started is withdrawn, the running
 // handlers get up to DrainTimeout), what finished is acknowledged, then
 // the channels and the connection close and the broker returns the rest.
+//
+// The drain, then acknowledging and closing, get until Close's context or
+// two DrainTimeouts end: then the connection's socket closes at once,
+// which ends the closes of a broker that stopped answering (they would
+// wait for the heartbeats to give up); the acknowledgements not sent by
+// then are lost, and the broker delivers those messages again.
 func (c *Consumer[K, E]) drain(s *session[K, E]) {
+	// A supervisor subscribing again waits for the broker too: what
+	// follows gets until Close's context or two DrainTimeouts end (the
+	// drain, then acknowledging and closing), then the socket closes.
+	kctx, cancelKill := context.WithTimeout(c.closeContext(), 2*c.cfg.DrainTimeout)
+	defer cancelKill()
+	kill := context.AfterFunc(kctx, func() {
+		c.cfg.Logger.Warn("ordergen/rabbitmq: the broker did not answer the close in time; the connection closes at once, and acknowledgements not sent are lost (those messages come again)", "consumer", c.cfg.Name)
+		_ = s.conn.CloseDeadline(time.Now())
+	})
+	defer kill()
 	close(s.stop)
 	s.wg.Wait()
 	subs := c.current()
-	ctx, cancel := context.WithTimeout(c.closeContext(), c.cfg.DrainTimeout)
+	ctx, cancel := context.WithTimeoutCause(c.closeContext(), c.cfg.DrainTimeout,
+		fmt.Errorf("%w: rabbitmq: the consumer closed and DrainTimeout (%v) passed", transport.ErrOwnershipEnded, c.cfg.DrainTimeout))
 	left, err := c.source().End(ctx, owners(subs)...)
 	cancel()
 	if err != nil {
@@ -106,6 +130,14 @@ func (c *Consumer[K, E]) drain(s *session[K, E]) {
 		sb.finish(true)
 	}
 	_ = s.conn.Close()
+}
+
+// ended returns a context that is done already, whose cause (what the
+// handlers cancelled by an ending ownership see) says why it ended.
+func ended(why string) context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(fmt.Errorf("%w: rabbitmq: %s", transport.ErrOwnershipEnded, why))
+	return ctx
 }
 
 // supervise keeps queue q subscribed until the session stops or the
@@ -130,7 +162,7 @@ func (s *session[K, E]) supervise(q int) {
 			}
 			// The channel closed: the broker returns its unacknowledged
 			// messages; what has not started here must not start.
-			_, _ = c.source().End(transport.DoneContext(), sb.own)
+			_, _ = c.source().End(ended("the queue's channel was lost: the broker returns its messages to the queue"), sb.own)
 			sb.finish(false)
 			err = sb.closeErr()
 		}

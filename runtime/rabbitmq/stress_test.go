@@ -37,3 +37,12 @@ func TestStressDisconnect(t *testing.T) {
 	url := brokerURL(t)
 	transporttest.Stress(t, harness(url, rabbitmq.PublisherHash), transporttest.StressOptions{Duration: stressDuration(t), Disconnect: true})
 }
+
+// TestStressNetFaults cuts and stalls consumers' networks at random (each
+// behind a netfault.Net of its own), and closes and kills consumers cut
+// off: they reconnect by themselves or stop in time, and nothing is lost or
+// reordered (overlaps are counted: RabbitMQ has no lease).
+func TestStressNetFaults(t *testing.T) {
+	url := brokerURL(t)
+	transporttest.Stress(t, harness(url, rabbitmq.ConsistentHash), transporttest.StressOptions{Duration: stressDuration(t), NetFaults: true})
+}

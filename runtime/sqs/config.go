@@ -40,10 +40,11 @@ type Config[E any] struct {
 	// ones included. Zero: 1000.
 	MaxInFlight int
 	// VisibilityTimeout is the visibility the consumer receives messages
-	// with, and extends it by, every third of it, while they are
-	// unsettled (running, waiting in their lane, or parked in memory), up
-	// to SQS's limit of 12 hours (MaxHold). A crashed consumer's messages
-	// come back after it. Zero: 30s.
+	// with, and extends it by while they are unsettled (running, waiting
+	// in their lane, or parked in memory), up to SQS's limit of 12 hours
+	// (MaxHold). A crashed consumer's messages come back after it; a
+	// consumer cut off from SQS gives a group up a sixth of it before the
+	// visibility SQS confirmed ends. Zero: 30s.
 	VisibilityTimeout time.Duration
 	// WaitTime is the long-polling wait of a receive. Zero: 20s.
 	WaitTime time.Duration
@@ -51,7 +52,8 @@ type Config[E any] struct {
 	Receivers int
 	// DrainTimeout bounds how long Close, and a group's ownership that
 	// ends, wait for the handlers running their messages before they
-	// cancel them. Zero: 10s.
+	// cancel them (a lease lost or lapsing cancels them at once), and then
+	// how long Close's last calls to SQS may take. Zero: 10s.
 	DrainTimeout time.Duration
 	// Logger receives what an operator must see. Nil: slog.Default().
 	Logger *slog.Logger

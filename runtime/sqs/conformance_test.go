@@ -37,6 +37,15 @@ func TestConformanceStress(t *testing.T) {
 	transporttest.Stress(t, conformanceHarness(), transporttest.StressOptions{Duration: *stressFor}) // it logs its figures
 }
 
+// TestConformanceStressNetFaults also cuts and stalls the consumers'
+// networks at random, and closes and kills consumers cut off: a handler
+// never begins while one of its group runs with a live context, and
+// nothing is lost.
+func TestConformanceStressNetFaults(t *testing.T) {
+	endpoint(t)
+	transporttest.Stress(t, conformanceHarness(), transporttest.StressOptions{Duration: *stressFor, NetFaults: true})
+}
+
 func conformanceHarness() transporttest.Harness {
 	return transporttest.Harness{
 		NewStream: newConformanceStream,
@@ -60,8 +69,12 @@ func newConformanceStream(t *testing.T, spec transporttest.StreamSpec) transport
 	return &conformanceStream{q: q, dead: q.readDead(t)}
 }
 
-func (s *conformanceStream) Producer(t *testing.T) transport.Sink[string, transporttest.Event] {
-	p, err := oq.NewProducer[string, transporttest.Event](s.q.client, s.q.url, transporttest.Codec{})
+func (s *conformanceStream) Producer(t *testing.T, o transporttest.ProducerOptions) transport.Sink[string, transporttest.Event] {
+	client := s.q.client
+	if o.Net != nil {
+		client = clientVia(t, o.Net)
+	}
+	p, err := oq.NewProducer[string, transporttest.Event](client, s.q.url, transporttest.Codec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +122,12 @@ func (s *conformanceStream) Consumer(t *testing.T, o transporttest.ConsumerOptio
 	if logger == nil {
 		logger = testLogger()
 	}
+	client := s.q.client
+	if o.Net != nil {
+		client = clientVia(t, o.Net)
+	}
 	cfg := oq.Config[transporttest.Event]{
-		Client:             s.q.client,
+		Client:             client,
 		QueueURL:           s.q.url,
 		Codec:              transporttest.Codec{},
 		DeadLetterQueueURL: s.q.dlqURL,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
@@ -43,13 +44,20 @@ type Consumer[K comparable, E Keyed[K]] struct {
 	cfg  Config[E]
 	core atomic.Pointer[keyed.Core[K, E, *handle]]
 
-	mu         sync.Mutex // guards the settlements queued, stats and closeCtx
-	deletes    []*handle
-	returns    []*handle // to make visible again (settled Unfinished)
-	settleWake chan struct{}
-	abandon    atomic.Bool    // killed: nothing more goes to SQS
-	writes     sync.WaitGroup // dead-letter sends under way
-	stats      counters
+	mu               sync.Mutex // guards the settlements queued, stats, lastExtensionErr and closeCtx
+	deletes          []*handle
+	returns          []*handle // to make visible again (settled Unfinished)
+	settleWake       chan struct{}
+	abandon          atomic.Bool    // killed: nothing more goes to SQS
+	writes           sync.WaitGroup // dead-letter sends under way
+	stats            counters
+	lastExtensionErr error
+	// epoch is when Run started: handles keep their confirmed visibility
+	// as a duration since it (monotonic, and one atomic word).
+	epoch time.Time
+	// calls is the context of the settling calls to SQS (deletes, returns,
+	// dead letters): it ends when Run gives up on them (see Run).
+	calls context.Context
 
 	started   atomic.Bool
 	closeOnce sync.Once
@@ -61,18 +69,26 @@ type Consumer[K comparable, E Keyed[K]] struct {
 
 // handle is the consumer's handle of a message it received.
 type handle struct {
-	receipt      string
-	group        string
-	id           string
-	received     time.Time
-	body         string                                 // for a dead letter
-	attrs        map[string]types.MessageAttributeValue // for a dead letter
-	visibleUntil time.Time                              // read and written by extendLoop only (set before it sees the handle)
+	receipt  string
+	group    string
+	id       string
+	received time.Time
+	body     string                                 // for a dead letter
+	attrs    map[string]types.MessageAttributeValue // for a dead letter
+	// confirmed is the end of the last visibility SQS confirmed for the
+	// message, as a duration since the consumer's epoch (see lease.go).
+	confirmed atomic.Int64
+	// lapsed: the confirmed visibility neared its end and the group was
+	// given up (lapseLoop looks no more).
+	lapsed atomic.Bool
 }
 
 // counters are the SQS calls' outcomes.
 type counters struct {
-	deleteErrors, returnErrors, extensions, extensionErrors, receiveErrors uint64
+	deleteErrors, returnErrors, receiveErrors uint64
+	// extensionErrors counts every extension that failed; extensionsRefused
+	// those of them that SQS answered with a refusal.
+	extensions, extensionErrors, extensionsRefused uint64
 }
 
 // NewConsumer returns a consumer for cfg. It does not connect before Run.
@@ -104,7 +120,9 @@ func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
 // ends. It first checks the subscribers (transport.CheckSubscriptions) and
 // returns an error wrapping ErrConfig for subscribers under the
 // drop-oldest or drop-newest backlog policy, without OnOutcome, or parking
-// differently from one another, and for a queue that is not FIFO.
+// differently from one another, and for a queue that is not FIFO. While
+// SQS cannot be reached, it tries that check again (warning each time)
+// until SQS answers, Close is called or ctx ends.
 //
 // After Close, Run stops receiving, withdraws the events that had not
 // started, waits (up to Config.DrainTimeout, and Close's context) for the
@@ -124,15 +142,33 @@ func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
 }
 
 func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
-	attrs, err := c.cfg.Client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: &c.cfg.QueueURL, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameFifoQueue},
+	// SQS may not be reachable yet: the check is tried again until SQS
+	// answers, Close is called or ctx ends.
+	var attrs *sqs.GetQueueAttributesOutput
+	stopped, err := keyed.Check(ctx, c.closeCh, c.cfg.Logger, "queue "+c.cfg.QueueURL, unanswered, func(cctx context.Context) (err error) {
+		attrs, err = c.cfg.Client.GetQueueAttributes(cctx, &sqs.GetQueueAttributesInput{
+			QueueUrl: &c.cfg.QueueURL, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameFifoQueue},
+		})
+		return err
 	})
-	if err != nil {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case stopped:
+		return nil // Close before the consumer took anything
+	case err != nil:
 		return fmt.Errorf("sqs: queue %s: %w", c.cfg.QueueURL, err)
 	}
 	if attrs.Attributes[string(types.QueueAttributeNameFifoQueue)] != "true" {
 		return fmt.Errorf("%w: queue %s is not a FIFO queue: a standard queue does not order", ErrConfig, c.cfg.QueueURL)
 	}
+	// The settling calls run until Run gives up on them: at once when
+	// killed, else when Close's context or DrainTimeout after the drain
+	// ends, so that a network that stopped answering never holds Run.
+	calls, stopCalls := context.WithCancel(context.Background())
+	defer stopCalls()
+	c.calls = calls
+	c.epoch = time.Now()
 	core, err := keyed.New[K](target, keyed.Config[E, *handle]{
 		System:      "sqs",
 		MaxInFlight: c.cfg.MaxInFlight,
@@ -152,6 +188,11 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	c.core.Store(core)
+	stopMetrics, err := c.startMetrics()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	defer stopMetrics()
 
 	rctx, stopReceive := context.WithCancel(context.Background())
 	defer stopReceive()
@@ -161,8 +202,9 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	}
 	hctx, stopHelpers := context.WithCancel(context.Background())
 	defer stopHelpers()
-	helpers.Go(func() { c.settleLoop(hctx) })
+	helpers.Go(func() { c.settleLoop(hctx, calls) })
 	helpers.Go(func() { c.extendLoop(hctx, core) })
+	helpers.Go(func() { c.lapseLoop(hctx, core) })
 
 	select {
 	case <-ctx.Done():
@@ -173,30 +215,28 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	receivers.Wait()
 
 	killed := ctx.Err() != nil
-	var dctx context.Context
-	cancel := func() {}
+	c.mu.Lock()
+	closeCtx := c.closeCtx
+	c.mu.Unlock()
 	if killed {
 		c.abandon.Store(true) // as a crash: nothing more goes to SQS
-		dctx = transport.DoneContext()
-	} else {
-		c.mu.Lock()
-		closeCtx := c.closeCtx
-		c.mu.Unlock()
-		if closeCtx == nil {
-			closeCtx = context.Background()
-		}
-		dctx, cancel = context.WithTimeout(closeCtx, c.cfg.DrainTimeout)
+		stopCalls()
 	}
+	dctx, cancel := keyed.ShutdownContext("sqs", killed, closeCtx, c.cfg.DrainTimeout)
 	left, err := core.Shutdown(dctx)
 	cancel()
 	if left > 0 || err != nil {
 		c.cfg.Logger.Info("ordergen/sqs: messages not finished when the consumer stopped go back to the queue", "queue", c.cfg.QueueURL, "messages", left, "error", err)
 	}
+	// The settlements still to send get until Close's context or another
+	// DrainTimeout ends, whichever is first.
+	release := keyed.GiveUpAfter(closeCtx, c.cfg.DrainTimeout, stopCalls)
+	defer release()
 	c.writes.Wait() // their messages were settled by Shutdown; their goroutines end here
 	stopHelpers()
 	helpers.Wait()
 	if !killed {
-		c.flushSettlements(context.Background()) // what the last outcomes settled
+		c.flushSettlements(calls) // what the last outcomes settled
 	}
 	switch {
 	case core.Err() != nil:
@@ -228,4 +268,12 @@ func (c *Consumer[K, E]) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// unanswered reports whether err is no answer of SQS's (a request that
+// failed on its way, or timed out), not SQS's refusal: trying again may
+// help.
+func unanswered(err error) bool {
+	var api smithy.APIError
+	return !errors.As(err, &api)
 }

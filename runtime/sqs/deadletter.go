@@ -53,7 +53,7 @@ func (c *Consumer[K, E]) sendDeadLetter(km keyed.Message[E, *handle], h *handle)
 		in.MessageGroupId = aws.String(group)
 		in.MessageDeduplicationId = aws.String(h.id)
 	}
-	if _, err := c.cfg.Client.SendMessage(context.Background(), in); err != nil {
+	if _, err := c.cfg.Client.SendMessage(c.calls, in); err != nil {
 		return fmt.Errorf("sqs: dead letter of message %s to %s: %w", h.id, c.cfg.DeadLetterQueueURL, err)
 	}
 	return nil

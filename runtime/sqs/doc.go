@@ -46,19 +46,39 @@
 //
 // A message is received with Config.VisibilityTimeout and, while it is
 // unsettled (running, waiting in its lane, parked in memory), its
-// visibility is extended every third of that, up to the 12 hours SQS
-// allows after a receive (MaxHold). The consumer holds one ownership per
-// group, from its first message taken to its last one settled, and ends it
-// early when SQS refuses an extension (it took the message back), when a
-// message nears the 12 hours, or when one of the group's messages is given
-// back (its dead letter could not be sent). Then the group's events that
-// have not started are withdrawn from the lanes and never start here, the
-// running one gets up to Config.DrainTimeout before it is cancelled, and
-// every message of the group not finished is made visible again: the
-// group's next receive, here or elsewhere, starts with them. A handler
-// that ignores its context's cancellation can overlap with the next
-// delivery: keep handlers responsive, and let the version guard skip what
-// SQS delivers twice.
+// visibility is extended (looked at every sixth of that, extended when less
+// than two thirds of it is left), up to the 12 hours SQS allows after a
+// receive (MaxHold). The consumer trusts only a visibility SQS confirmed:
+// the receive's, then each extension SQS answered with success, counted
+// from before the request was sent. An extension that fails or gets no
+// answer changes nothing (Stats().ExtensionErrors, the metric
+// ordergen.sqs.visibility.extensions with error.type "request"); one SQS
+// refuses means SQS took the message back (error.type "refused").
+//
+// The consumer holds one ownership per group, from its first message taken
+// to its last one settled, and ends it early when SQS refuses an
+// extension, when the visibility SQS last confirmed for one of the group's
+// messages is within a sixth of VisibilityTimeout of its end (extensions
+// failed: the consumer is cut off from SQS, which will soon give the
+// message to another consumer), when a message nears the 12 hours, or when
+// one of the group's messages is given back (its dead letter could not be
+// sent). Then the group's events that have not started are withdrawn from
+// the lanes and never start here, and every message of the group not
+// finished is made visible again (or comes back when its visibility ends,
+// if SQS cannot be told): the group's next receive, here or elsewhere,
+// starts with them.
+//
+// What a handler sees: its context is cancelled. When the lease is lost
+// (SQS refused an extension, or the confirmed visibility nears its end) it
+// is cancelled at once, before SQS can give the message to another
+// consumer, and context.Cause(ctx) returns an error wrapping
+// transport.ErrLeaseLost that says which message and why. When a group is
+// given back for another reason, or the consumer closes, the running
+// handler gets up to Config.DrainTimeout first, then context.Cause returns
+// an error wrapping transport.ErrOwnershipEnded (or, when Close's context
+// ended first, that context's cause). A handler that ignores its
+// context's cancellation can overlap with the next delivery: keep handlers
+// responsive, and let the version guard skip what SQS delivers twice.
 //
 // # Backpressure
 //
@@ -102,10 +122,14 @@
 //
 // Close stops receiving, withdraws the events that have not started, waits
 // for the running ones (up to DrainTimeout and its context), deletes what
-// finished and makes the rest visible again. When Run's context ends
-// instead, it stops at once, as a crash would: the running handlers are
-// cancelled and nothing more is sent to SQS; what was not deleted comes
-// back when its visibility timeout ends.
+// finished and makes the rest visible again; the calls to SQS that this
+// takes get until Close's context or another DrainTimeout ends, so that a
+// consumer cut off from SQS still stops: what SQS could not be told is
+// counted (Stats().DeleteErrors, ReturnErrors, the metric
+// ordergen.sqs.settle.errors) and comes back when its visibility ends.
+// When Run's context ends instead, it stops at once, as a crash would: the
+// running handlers are cancelled and nothing more is sent to SQS; what was
+// not deleted comes back when its visibility timeout ends.
 //
 // # Metrics
 //
@@ -113,6 +137,8 @@
 // package, messaging.client.consumed.messages and ordergen.sqs.unsettled,
 // .unsettled.oldest_age, .parked, .keys, .blocked (by
 // ordergen.sqs.blocked.reason), .dead_lettered (by
-// ordergen.sqs.dead_letter.reason) and .ownerships.ended (groups given
-// back, by ordergen.sqs.end.reason: unfinished, lease, lease-lost).
+// ordergen.sqs.dead_letter.reason), .ownerships.ended (groups given
+// back, by ordergen.sqs.end.reason: unfinished, lease, lease-lost,
+// lease-lapsed), .visibility.extensions (MetricExtensions) and
+// .settle.errors (MetricSettleErrors).
 package sqs

@@ -79,14 +79,16 @@ func (c *Consumer[K, E]) receiveLoop(ctx context.Context, core *keyed.Core[K, E,
 // reason.
 func (c *Consumer[K, E]) decode(m types.Message, received time.Time) keyed.Message[E, *handle] {
 	h := &handle{
-		receipt:      aws.ToString(m.ReceiptHandle),
-		group:        m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)],
-		id:           aws.ToString(m.MessageId),
-		received:     received,
-		visibleUntil: received.Add(c.cfg.VisibilityTimeout),
-		body:         aws.ToString(m.Body),
-		attrs:        m.MessageAttributes,
+		receipt:  aws.ToString(m.ReceiptHandle),
+		group:    m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)],
+		id:       aws.ToString(m.MessageId),
+		received: received,
+		body:     aws.ToString(m.Body),
+		attrs:    m.MessageAttributes,
 	}
+	// SQS started the visibility when it answered, a moment before the
+	// answer came: the lapse margin (lease.go) covers that moment.
+	c.confirm(h, received.Add(c.cfg.VisibilityTimeout))
 	km := keyed.Message[E, *handle]{Key: h.group, ID: h.id, Handle: h, Lease: received.Add(c.cfg.maxHold)}
 	bad := func(r Reason, err error) keyed.Message[E, *handle] {
 		km.Bad = &keyed.Bad{Reason: string(r), Err: err}

@@ -2,6 +2,7 @@ package sqs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/ordergen/ordergen/runtime/internal/keyed"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
@@ -35,16 +35,16 @@ func (c *Consumer[K, E]) settle(h *handle, st transport.Settlement) {
 }
 
 // settleLoop sends the queued settlements, in batches of ten, until stop
-// ends. A flush under way when it does goes to its end (Run flushes once
-// more after).
-func (c *Consumer[K, E]) settleLoop(stop context.Context) {
+// ends; its calls run under calls. A flush under way when stop ends goes
+// to its end, unless calls ends first (Run flushes once more after).
+func (c *Consumer[K, E]) settleLoop(stop, calls context.Context) {
 	for {
 		select {
 		case <-stop.Done():
 			return
 		case <-c.settleWake:
 		}
-		c.flushSettlements(context.Background())
+		c.flushSettlements(calls)
 	}
 }
 
@@ -65,7 +65,7 @@ func (c *Consumer[K, E]) flushSettlements(ctx context.Context) {
 			c.deleteBatch(ctx, dels[i:min(i+10, len(dels))])
 		}
 		for i := 0; i < len(rets); i += 10 {
-			c.changeVisibility(ctx, rets[i:min(i+10, len(rets))], 0)
+			c.returnBatch(ctx, rets[i:min(i+10, len(rets))])
 		}
 	}
 }
@@ -97,74 +97,47 @@ func (c *Consumer[K, E]) deleteBatch(ctx context.Context, hs []*handle) {
 	}
 }
 
-// changeVisibility sets the visibility of hs to d from now, and reports
-// the ones SQS refused.
-func (c *Consumer[K, E]) changeVisibility(ctx context.Context, hs []*handle, d time.Duration) []*handle {
+// changeVisibility sets the visibility of hs to d from now. It returns
+// the messages SQS refused, with its reason, or the call's error (then SQS
+// may or may not have changed any of them).
+func (c *Consumer[K, E]) changeVisibility(ctx context.Context, hs []*handle, d time.Duration) (map[*handle]string, error) {
 	entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(hs))
 	for i, h := range hs {
 		entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(h.receipt), VisibilityTimeout: int32(d / time.Second)}
 	}
 	out, err := c.cfg.Client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &c.cfg.QueueURL, Entries: entries})
 	if err != nil {
-		if ctx.Err() == nil {
-			c.cfg.Logger.Warn("ordergen/sqs: visibility change failed", "queue", c.cfg.QueueURL, "messages", len(hs), "error", err)
-		}
-		return nil // unknown: the next look tries again
+		return nil, err
 	}
-	var refused []*handle
+	refused := make(map[*handle]string)
 	for _, f := range out.Failed {
-		if i, err := strconv.Atoi(aws.ToString(f.Id)); err == nil && i < len(hs) {
-			refused = append(refused, hs[i])
+		if i, err := strconv.Atoi(aws.ToString(f.Id)); err == nil && i >= 0 && i < len(hs) {
+			refused[hs[i]] = aws.ToString(f.Code) + ": " + aws.ToString(f.Message)
 		}
 	}
-	if d == 0 && len(refused) > 0 {
-		c.mu.Lock()
-		c.stats.returnErrors += uint64(len(refused))
-		c.mu.Unlock()
-	}
-	return refused
+	return refused, nil
 }
 
-// extendLoop extends, every third of the visibility timeout, the
-// visibility of the unsettled messages whose visibility ends within two
-// thirds of it, up to 12 hours after their receive. A refused extension
-// means SQS took the message back: its group's ownership ends.
-func (c *Consumer[K, E]) extendLoop(ctx context.Context, core *keyed.Core[K, E, *handle]) {
-	v := c.cfg.VisibilityTimeout
-	t := time.NewTicker(v / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		now := time.Now()
-		var due []*handle
-		core.EachUnsettled(func(_ string, h *handle) {
-			if h.visibleUntil.Sub(now) < 2*v/3 && now.Before(h.received.Add(c.cfg.maxHold)) {
-				due = append(due, h)
-			}
-		})
-		for i := 0; i < len(due); i += 10 {
-			batch := due[i:min(i+10, len(due))]
-			// The visibility counts from now, at most to the 12 hours.
-			d := v
-			for _, h := range batch {
-				d = min(d, h.received.Add(c.cfg.maxHold).Sub(now))
-			}
-			d = max(d.Truncate(time.Second), time.Second)
-			refused := c.changeVisibility(ctx, batch, d)
-			for _, h := range batch {
-				h.visibleUntil = now.Add(d)
-			}
-			c.mu.Lock()
-			c.stats.extensions += uint64(len(batch) - len(refused))
-			c.stats.extensionErrors += uint64(len(refused))
-			c.mu.Unlock()
-			for _, h := range refused {
-				core.LeaseLost(h.group, h.id)
-			}
+// returnBatch makes hs visible again, so that their group's next receive,
+// here or elsewhere, gets them first. A message SQS was not told of comes
+// back when its visibility ends (counted in Stats.ReturnErrors).
+func (c *Consumer[K, E]) returnBatch(ctx context.Context, hs []*handle) {
+	refused, err := c.changeVisibility(ctx, hs, 0)
+	failed := len(refused)
+	if err != nil {
+		failed = len(hs)
+	}
+	if failed == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.stats.returnErrors += uint64(failed)
+	c.mu.Unlock()
+	if err == nil {
+		for _, why := range refused {
+			err = errors.New(why)
+			break
 		}
 	}
+	c.cfg.Logger.Warn("ordergen/sqs: making messages visible again failed; they come back when their visibility ends", "queue", c.cfg.QueueURL, "messages", failed, "error", err)
 }

@@ -13,23 +13,33 @@ type Stats struct {
 	// parked in a park store, ...), or they were bad and went to the
 	// dead-letter queue. DeleteErrors counts the deletes SQS refused.
 	Deleted, DeleteErrors uint64
-	// Returned is the number of messages made visible again: their group
-	// was given back (see GroupsGivenBack) or the consumer stopped.
-	Returned uint64
+	// Returned is the number of messages settled as unfinished, to be made
+	// visible again: their group was given back (see GroupsGivenBack) or
+	// the consumer stopped. ReturnErrors counts those SQS was not told of
+	// (refused, the call failed, or the consumer stopped before it could
+	// tell it): they come back when their visibility ends.
+	Returned, ReturnErrors uint64
 	// DeadLettered is the number of bad messages sent to the dead-letter
 	// queue; DeadLetterErrors the failed sends.
 	DeadLettered, DeadLetterErrors uint64
-	// Extensions counts the visibility extensions; ExtensionErrors those
-	// SQS refused (the message's group is then given back).
-	Extensions, ExtensionErrors uint64
+	// Extensions counts the visibility extensions SQS confirmed.
+	// ExtensionErrors counts those that failed: the call failed or got no
+	// answer in time, or SQS refused (ExtensionsRefused of them: SQS took
+	// the message back, and its group is given back at once). A failed
+	// extension changes nothing: the consumer trusts only the visibility
+	// SQS confirmed, and gives the group up before that ends
+	// (GroupsGivenBack.VisibilityLapsed).
+	Extensions, ExtensionErrors, ExtensionsRefused uint64
 	// ReceiveErrors counts the failed receive calls.
 	ReceiveErrors uint64
 	// GroupsGivenBack counts the message groups whose unsettled messages
 	// went back to the queue before they finished, by reason: one of them
 	// was given back (a failed dead-letter send), one reached the 12 hours
 	// SQS keeps a message invisible (parked in memory, or a handler ran
-	// that long), or SQS refused to extend a visibility.
-	GroupsGivenBack struct{ Unfinished, MaxHold, ExtensionRefused uint64 }
+	// that long), SQS refused to extend a visibility, or the visibility
+	// SQS last confirmed neared its end (extensions failed or got no
+	// answer: the consumer was cut off from SQS).
+	GroupsGivenBack struct{ Unfinished, MaxHold, ExtensionRefused, VisibilityLapsed uint64 }
 	// Unsettled is the number of messages received and not settled now;
 	// Parked of them are parked in memory (they finish when their parks
 	// are resolved, Replay or Discard).
@@ -65,9 +75,10 @@ func (c *Consumer[K, E]) Stats() Stats {
 	out.GroupsGivenBack.Unfinished = s.Ended.Unfinished
 	out.GroupsGivenBack.MaxHold = s.Ended.Lease
 	out.GroupsGivenBack.ExtensionRefused = s.Ended.LeaseLost
+	out.GroupsGivenBack.VisibilityLapsed = s.Ended.LeaseLapsed
 	c.mu.Lock()
-	out.DeleteErrors = c.stats.deleteErrors
-	out.Extensions, out.ExtensionErrors = c.stats.extensions, c.stats.extensionErrors
+	out.DeleteErrors, out.ReturnErrors = c.stats.deleteErrors, c.stats.returnErrors
+	out.Extensions, out.ExtensionErrors, out.ExtensionsRefused = c.stats.extensions, c.stats.extensionErrors, c.stats.extensionsRefused
 	out.ReceiveErrors = c.stats.receiveErrors
 	c.mu.Unlock()
 	return out

@@ -22,8 +22,10 @@ type Ownership struct {
 // offered, the events of their messages that have not started are
 // withdrawn from the target (queued, waiting for a retry, held, parked in
 // memory) and never start, and End waits until the running ones finish or
-// ctx ends, when their attempts are cancelled (End then waits up to a
-// quarter second more for their handlers to return). Then every message of
+// ctx ends, when their attempts are cancelled with ctx's cause
+// (context.Cause: give ctx one that says why the ownership ended, wrapping
+// ErrOwnershipEnded or ErrLeaseLost, and the handlers see it) and End
+// waits up to a quarter second more for their handlers to return. Then every message of
 // the ownerships not settled yet is settled Unfinished, and later outcomes
 // of their events are ignored. End returns how many messages it settled
 // so, and ctx's error when it ended first.
@@ -107,9 +109,12 @@ func (s *Source[K, E, M]) withdraw(ctx context.Context, match func(uint64) bool)
 		return nil
 	case <-ctx.Done():
 	}
-	// Cancel the running attempts (the withdrawal above keeps waiting for
-	// them), then give up on those that ignore their context.
-	_, _ = s.target.Withdraw(DoneContext(), match)
+	// Cancel the running attempts with ctx's cause (the withdrawal above
+	// keeps waiting for them), then give up on those that ignore their
+	// context.
+	cctx, cancel := context.WithCancelCause(context.Background())
+	cancel(context.Cause(ctx))
+	_, _ = s.target.Withdraw(cctx, match)
 	grace := time.NewTimer(cancelGrace)
 	defer grace.Stop()
 	select {

@@ -11,8 +11,17 @@ import (
 )
 
 // ErrOwnershipEnded is returned by Source.Take and Source.Offer for an
-// ownership that ended: its messages belong to another owner now.
+// ownership that ended: its messages belong to another owner now. A
+// handler whose attempt was cancelled because the ownership of its
+// message ended finds it in context.Cause of its context (see End).
 var ErrOwnershipEnded = errors.New("ordergen: ownership ended")
+
+// ErrLeaseLost wraps ErrOwnershipEnded for an ownership that ended because
+// the broker's lease on a message lapsed or was taken back (SQS's
+// visibility, Pub/Sub's ack deadline): the broker may already have given
+// the message to another consumer. A handler cancelled for it finds it in
+// context.Cause of its context.
+var ErrLeaseLost = fmt.Errorf("%w: the broker's lease on a message lapsed or was taken back", ErrOwnershipEnded)
 
 // Settlement is what became of a message a Source took, as its transport
 // must treat it.

@@ -589,3 +589,31 @@ func TestSourceEndWithdrawsFromEverySubscriber(t *testing.T) {
 		t.Errorf("%d events withdrawn over both subscribers, want at least the four queued", n)
 	}
 }
+
+// End whose context ends with a cause cancels the running handler with
+// that cause, so the handler learns why (a lease lost, say).
+func TestSourceEndCancelsWithItsCause(t *testing.T) {
+	started := make(chan struct{})
+	cause := make(chan error, 1)
+	src, _, s := sourceOver(t, func(ctx context.Context, _ string, _ tev) error {
+		close(started)
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return ctx.Err()
+	}, nil)
+	o := src.Own()
+	offer(t, src, o, 1, tev{"k", 1})
+	awaitClosed(t, started, "the handler to start")
+	lost := fmt.Errorf("%w: the visibility of message 1 lapsed", transport.ErrLeaseLost)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(lost)
+	if _, err := src.End(ctx, o); !errors.Is(err, context.Canceled) {
+		t.Errorf("End returned %v, want context.Canceled", err)
+	}
+	if got := <-cause; got != lost || !errors.Is(got, transport.ErrOwnershipEnded) {
+		t.Errorf("the handler's cause is %v, want %v (which wraps ErrOwnershipEnded)", got, lost)
+	}
+	if got := s.of(1); len(got) != 1 || got[0] != transport.Unfinished {
+		t.Errorf("message 1 settled %v, want Unfinished once", got)
+	}
+}

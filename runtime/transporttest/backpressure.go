@@ -28,8 +28,7 @@ func (s *suite) boundedIntake(t *testing.T) {
 			b.sawCancel()
 			return ctx.Err()
 		}
-		b.begin(e)
-		defer b.end(e)
+		defer b.begin(ctx, e)()
 		b.apply(m.name, e)
 		return nil
 	}})
@@ -66,8 +65,7 @@ func (s *suite) fullLanes(t *testing.T) {
 				b.sawCancel()
 				return ctx.Err()
 			}
-			b.begin(e)
-			defer b.end(e)
+			defer b.begin(ctx, e)()
 			b.apply(m.name, e)
 			return nil
 		},

@@ -1,6 +1,7 @@
 package transporttest
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -11,17 +12,20 @@ import (
 // shared database with a version guard would: per key the last Seq
 // applied; an event is applied only when it is the next one. It finds what
 // the transport got wrong: an event applied before its predecessor (a
-// skip: lost or reordered), two handlers of one key at once (an overlap),
-// and counts the events delivered again (duplicates, which the guard
-// skips and an at-least-once transport may deliver after a crash).
+// skip: lost or reordered), two handlers of one key at once (an overlap;
+// unfenced when the one running still had a live context: nobody told it
+// that its message went elsewhere), and counts the events delivered again
+// (duplicates, which the guard skips and an at-least-once transport may
+// deliver after a crash).
 type book struct {
 	mu        sync.Mutex
 	last      map[string]int
-	running   map[string]int // handlers of the key running now
+	running   map[string][]context.Context // the contexts of the handlers of the key running now
 	applied   int
 	dups      int
 	skips     []string
 	overlaps  []string
+	unfenced  []string
 	byMember  map[string]int
 	cancelled int // handlers that saw their context end
 	waiters   []bookWaiter
@@ -33,23 +37,39 @@ type bookWaiter struct {
 }
 
 func newBook() *book {
-	return &book{last: map[string]int{}, running: map[string]int{}, byMember: map[string]int{}}
+	return &book{last: map[string]int{}, running: map[string][]context.Context{}, byMember: map[string]int{}}
 }
 
-// begin notes that a handler of e's key started; end must follow.
-func (b *book) begin(e Event) {
+// begin notes that a handler of e's key started with ctx; the function it
+// returns notes its end.
+func (b *book) begin(ctx context.Context, e Event) (end func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.running[e.Key]++
-	if n := b.running[e.Key]; n > 1 {
-		b.overlaps = append(b.overlaps, fmt.Sprintf("%s: %d handlers at once (one of them on %d)", e.Key, n, e.Seq))
+	others := b.running[e.Key]
+	if len(others) > 0 {
+		b.overlaps = append(b.overlaps, fmt.Sprintf("%s: %d handlers at once (one of them on %d)", e.Key, len(others)+1, e.Seq))
+		for _, o := range others {
+			if o.Err() == nil {
+				b.unfenced = append(b.unfenced, fmt.Sprintf("%s: a handler began on %d while another ran with a live context", e.Key, e.Seq))
+				break
+			}
+		}
 	}
-}
-
-func (b *book) end(e Event) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.running[e.Key]--
+	b.running[e.Key] = append(others, ctx)
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		rs := b.running[e.Key]
+		for i, c := range rs {
+			if c == ctx {
+				b.running[e.Key] = append(rs[:i:i], rs[i+1:]...)
+				break
+			}
+		}
+		if len(b.running[e.Key]) == 0 {
+			delete(b.running, e.Key)
+		}
+	}
 }
 
 // apply applies e for who, under the guard, and reports whether it was the
@@ -124,9 +144,9 @@ func (b *book) lastOf(key string) int {
 }
 
 type bookState struct {
-	applied, dups, cancelled int
-	skips, overlaps          []string
-	byMember                 map[string]int
+	applied, dups, cancelled  int
+	skips, overlaps, unfenced []string
+	byMember                  map[string]int
 }
 
 func (b *book) state() bookState {
@@ -139,7 +159,7 @@ func (b *book) state() bookState {
 	return bookState{
 		applied: b.applied, dups: b.dups, cancelled: b.cancelled,
 		skips: append([]string(nil), b.skips...), overlaps: append([]string(nil), b.overlaps...),
-		byMember: by,
+		unfenced: append([]string(nil), b.unfenced...), byMember: by,
 	}
 }
 

@@ -34,13 +34,22 @@ func TestBookFindsSkipsOverlapsAndDuplicates(t *testing.T) {
 	if !b.apply("m", Event{"b", 3}) {
 		t.Error("the event after one given up was not applied")
 	}
-	b.begin(Event{"c", 1})
-	b.begin(Event{"c", 2})
-	b.end(Event{"c", 1})
-	b.end(Event{"c", 2})
+	// Two handlers of c at once: an overlap, unfenced while the first one's
+	// context lives; fenced once it ended.
+	live, cancel := context.WithCancel(context.Background())
+	end1 := b.begin(live, Event{"c", 1})
+	end2 := b.begin(context.Background(), Event{"c", 2})
+	end2()
+	cancel()
+	end3 := b.begin(context.Background(), Event{"c", 2})
+	end3()
+	end1()
+	if b.running["c"] != nil {
+		t.Errorf("handlers of c still running after they ended: %v", b.running["c"])
+	}
 	st := b.state()
-	if st.applied != 4 || st.dups != 1 || len(st.skips) != 1 || len(st.overlaps) != 1 {
-		t.Errorf("state %+v: want 4 applied, 1 duplicate, 1 skip, 1 overlap", st)
+	if st.applied != 4 || st.dups != 1 || len(st.skips) != 1 || len(st.overlaps) != 2 || len(st.unfenced) != 1 {
+		t.Errorf("state %+v: want 4 applied, 1 duplicate, 1 skip, 2 overlaps, one of them unfenced", st)
 	}
 	if got := b.lastOf("a"); got != 2 {
 		t.Errorf("lastOf(a) = %d", got)

@@ -59,9 +59,8 @@ func (s *suite) failedHandlerToDeadLetter(t *testing.T) {
 	}
 	a := s.start(t, st, b, memberSpec{
 		name: "a",
-		handle: func(_ context.Context, m *member, e Event) error {
-			b.begin(e)
-			defer b.end(e)
+		handle: func(ctx context.Context, m *member, e Event) error {
+			defer b.begin(ctx, e)()
 			if e == bad {
 				b.giveUp(e)
 				return runtime.Permanent(errors.New("broken for good"))

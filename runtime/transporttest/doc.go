@@ -23,15 +23,33 @@
 //     stored; with the in-memory park it stays unsettled, the consumer says
 //     so in its metrics and logs when parked messages block its unit of
 //     order, and resolving the park resumes it;
-//   - a target whose subscribers it could not settle for is refused.
+//   - a target whose subscribers it could not settle for is refused;
+//
+// and, with the network between them and the broker cut (connections
+// reset, new ones refused) or stalled (bytes held) by a netfault.Net:
+//
+//   - a consumer cut off while a handler outlives the broker's lease
+//     cancels the handler, with a cause wrapping transport.ErrLeaseLost,
+//     before the broker gives the message to another consumer, where the
+//     broker has leases whose extensions the consumer sees confirmed;
+//   - a consumer cut off and stopped (Close with a deadline, or the end of
+//     Run's context) returns while the network is still down, and what it
+//     held comes again to the next consumer, in order;
+//   - a producer whose connections are killed mid-stream loses nothing and
+//     keeps each key's order, once the publisher sends again what failed
+//     (from each key's first failed event, as a single writer would).
 //
 // A transport plugs in with a Harness: NewStream makes, per test, a stream
 // on the broker (Kafka: a topic and a group; RabbitMQ: queues behind an
 // exchange) whose Stream gives producers (transport.Sink of Event),
 // consumers (Consumer), a way to publish a poison message, the transport's
-// dead-letter sink and a reader of its dead letters. Limits says what the
-// broker cannot do (NoLeases), and ParkBlocked reads the consumer's metrics.
-// The suite builds the engines itself, with Codec for the wire.
+// dead-letter sink and a reader of its dead letters. Producers and
+// consumers reach the broker through the Net of ProducerOptions and
+// ConsumerOptions when the suite gives one (a dialer or a proxy address:
+// see netfault). Limits says what the broker cannot do (NoLeases,
+// UnconfirmedLeases, NoNetwork, ...), and each check that needs it is
+// skipped, saying so; ParkBlocked reads the consumer's metrics. The suite
+// builds the engines itself, with Codec for the wire.
 //
 //	func TestConformance(t *testing.T) {
 //		transporttest.Run(t, transporttest.Harness{

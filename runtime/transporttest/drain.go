@@ -17,8 +17,7 @@ func (s *suite) gracefulDrain(t *testing.T) {
 	started := make(chan struct{})
 	var once atomic.Bool
 	a := s.start(t, st, b, memberSpec{name: "a", handle: func(ctx context.Context, m *member, e Event) error {
-		b.begin(e)
-		defer b.end(e)
+		defer b.begin(ctx, e)()
 		if once.CompareAndSwap(false, true) {
 			close(started)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/metricstest"
 	"github.com/ordergen/ordergen/runtime/transport"
+	"github.com/ordergen/ordergen/runtime/transporttest/netfault"
 )
 
 // Harness is how a transport plugs into the suite: a factory of streams on
@@ -67,6 +68,18 @@ type Limits struct {
 	// restart gets nothing again (drain, dead letters, parks) then allow
 	// such duplicates, which the version guard skips, instead of failing.
 	RedeliversAfterClose bool
+	// UnconfirmedLeases: the broker lends messages, but its client extends
+	// the leases by itself and does not tell the consumer whether the
+	// broker confirmed an extension (Google Pub/Sub's client, without
+	// exactly-once delivery), so a consumer cut off from the broker cannot
+	// know that a lease lapsed. The case of a lease lost while cut off is
+	// skipped.
+	UnconfirmedLeases bool
+	// NoNetwork: the consumers and producers reach the broker without a
+	// TCP connection the suite could put a netfault.Net in (a broker in
+	// the test's process, called directly). The cases that cut and stall
+	// connections are skipped.
+	NoNetwork bool
 }
 
 // StreamSpec is what the suite asks of a stream.
@@ -85,9 +98,10 @@ type StreamSpec struct {
 type Stream interface {
 	// Producer returns a sink that publishes events to the stream, keyed
 	// by their Key: the transport's producer (an AsyncSink if it is one;
-	// the suite then publishes with transport.SendKeyed and flushes). The
-	// stream closes it when the test ends.
-	Producer(t *testing.T) transport.Sink[string, Event]
+	// the suite then publishes with transport.SendKeyed and flushes), with
+	// connections of its own to the broker when o.Net is set. The stream
+	// closes it when the test ends.
+	Producer(t *testing.T, o ProducerOptions) transport.Sink[string, Event]
 	// PublishPoison publishes, keyed by key, a message whose payload is
 	// body (not a valid encoding of any event) under the event type name
 	// of Codec, as a broken producer would. The suite expects a consumer
@@ -120,6 +134,16 @@ type DeadLetter struct {
 	Reason string
 }
 
+// ProducerOptions configure one producer of a stream.
+type ProducerOptions struct {
+	// Net, when set, is the network between the producer and the broker:
+	// the producer must reach the broker only through it, on connections
+	// of its own (a client made for it, whose dialer or address is
+	// Net.DialContext or Net.Proxy), so that the suite can cut them.
+	// Nil: as the stream likes (a client it shares, say).
+	Net *netfault.Net
+}
+
 // ConsumerOptions configure one consumer of a stream.
 type ConsumerOptions struct {
 	// Name identifies the consumer in logs and errors.
@@ -133,6 +157,10 @@ type ConsumerOptions struct {
 	Logger *slog.Logger
 	// MeterProvider receives the consumer's metrics.
 	MeterProvider meter.Provider
+	// Net, when set, is the network between the consumer and the broker,
+	// as ProducerOptions.Net: the consumer must reach the broker only
+	// through it, on connections of its own.
+	Net *netfault.Net
 }
 
 // Consumer is a transport's consumer of Events, as the suite drives it.

@@ -20,8 +20,7 @@ func (s *suite) killMidStream(t *testing.T) {
 	blocked := make(chan struct{})
 	var once atomic.Bool
 	a := s.start(t, st, b, memberSpec{name: "a", handle: func(ctx context.Context, m *member, e Event) error {
-		b.begin(e)
-		defer b.end(e)
+		defer b.begin(ctx, e)()
 		if blockA.Load() {
 			if once.CompareAndSwap(false, true) {
 				close(blocked)

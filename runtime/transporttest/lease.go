@@ -22,8 +22,7 @@ func (s *suite) leaseExtended(t *testing.T) {
 	deliveries := 0
 	started := make(chan struct{})
 	handle := func(ctx context.Context, m *member, e Event) error {
-		b.begin(e)
-		defer b.end(e)
+		defer b.begin(ctx, e)()
 		if e == slow {
 			mu.Lock()
 			deliveries++

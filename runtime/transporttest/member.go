@@ -10,6 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/metricstest"
 	"github.com/ordergen/ordergen/runtime/transport"
+	"github.com/ordergen/ordergen/runtime/transporttest/netfault"
 )
 
 // errKilled is what a handler of a killed member returns: its process is
@@ -26,6 +27,7 @@ type member struct {
 	metrics *metricstest.Provider
 	logs    *logs // the consumer's
 	elogs   *logs // the engine's
+	net     *netfault.Net
 
 	dead    atomic.Bool // killed: nothing more is applied or reported
 	ended   atomic.Bool // closed or killed by the test
@@ -44,27 +46,29 @@ type memberSpec struct {
 	engine func(*runtime.Config[string, Event])
 	// quiet keeps its logs out of a failed test's report.
 	quiet bool
+	// net is ConsumerOptions.Net.
+	net *netfault.Net
 }
 
 // start builds a member on st and runs its consumer; it is killed when the
 // test ends if the test did not close or kill it.
 func (s *suite) start(t *testing.T, st Stream, b *book, spec memberSpec) *member {
 	t.Helper()
-	m := &member{name: spec.name, metrics: metricstest.New(), logs: newLogs(), elogs: newLogs(), runDone: make(chan struct{})}
+	m := &member{name: spec.name, metrics: metricstest.New(), logs: newLogs(), elogs: newLogs(), net: spec.net, runDone: make(chan struct{})}
 	m.c = st.Consumer(t, ConsumerOptions{
 		Name:          spec.name,
 		MaxInFlight:   spec.maxInFlight,
 		Logger:        m.logs.logger(),
 		MeterProvider: m.metrics,
+		Net:           spec.net,
 	})
 	if m.c == nil {
 		t.Fatal("Stream.Consumer returned nil")
 	}
 	handle := spec.handle
 	if handle == nil {
-		handle = func(_ context.Context, m *member, e Event) error {
-			b.begin(e)
-			defer b.end(e)
+		handle = func(ctx context.Context, m *member, e Event) error {
+			defer b.begin(ctx, e)()
 			if m.dead.Load() {
 				return errKilled
 			}

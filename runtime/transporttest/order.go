@@ -15,9 +15,8 @@ func (s *suite) perKeyOrder(t *testing.T) {
 	b := newBook()
 	ks := keys("k", s.n(40, 4))
 	perKey := s.n(24, 4)
-	handle := func(_ context.Context, m *member, e Event) error {
-		b.begin(e)
-		defer b.end(e)
+	handle := func(ctx context.Context, m *member, e Event) error {
+		defer b.begin(ctx, e)()
 		runtime.Gosched() // let another handler of the key, if any, overlap
 		if m.dead.Load() {
 			return errKilled

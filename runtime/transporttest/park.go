@@ -27,9 +27,8 @@ func (s *suite) durablePark(t *testing.T) {
 		return memberSpec{
 			name:        name,
 			maxInFlight: 4,
-			handle: func(_ context.Context, m *member, e Event) error {
-				b.begin(e)
-				defer b.end(e)
+			handle: func(ctx context.Context, m *member, e Event) error {
+				defer b.begin(ctx, e)()
 				if e.Key == "bad" && !fixed.Load() {
 					return runtime.Permanent(errors.New("broken until fixed"))
 				}
@@ -104,9 +103,8 @@ func (s *suite) memoryPark(t *testing.T) {
 		return memberSpec{
 			name:        name,
 			maxInFlight: maxInFlight,
-			handle: func(_ context.Context, m *member, e Event) error {
-				b.begin(e)
-				defer b.end(e)
+			handle: func(ctx context.Context, m *member, e Event) error {
+				defer b.begin(ctx, e)()
 				if isBad(e.Key) && !fixed.Load() {
 					return runtime.Permanent(errors.New("broken until fixed"))
 				}

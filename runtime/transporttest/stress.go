@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/transporttest/netfault"
 )
 
 // Disconnector is a Consumer that can lose its connections to the broker,
@@ -39,6 +40,16 @@ type StressOptions struct {
 	// handlers of a key may overlap (the version guard keeps that
 	// harmless): overlaps are then counted, not failed.
 	Disconnect bool
+	// NetFaults puts each consumer behind a netfault.Net of its own
+	// (ConsumerOptions.Net) and, at random moments, cuts or stalls one's
+	// network, or resumes it; a consumer may be closed or killed while cut
+	// off, and must stop all the same. Where the broker has leases whose
+	// extensions the consumer sees confirmed (Limits without NoLeases and
+	// UnconfirmedLeases), a handler must never begin while another of its
+	// key runs with a live context; elsewhere a consumer cut off keeps
+	// running its handlers until it learns that its messages went to
+	// another, so overlaps are counted, not failed.
+	NetFaults bool
 }
 
 // StressResult are the figures of a Stress run.
@@ -47,6 +58,9 @@ type StressResult struct {
 	Published, Applied, Duplicates            int
 	Kills, Closes, Disconnects, Starts        int
 	Breaks, Replays, Overlaps, HandlerRetries int
+	// Cuts, Stalls and Resumes count the network faults (NetFaults);
+	// Unfenced the overlaps with a handler whose context still lived.
+	Cuts, Stalls, Resumes, Unfenced int
 	// HeldAtKill is the number of events the killed consumers' engines
 	// held when they were killed (their messages were delivered again).
 	HeldAtKill int
@@ -54,8 +68,8 @@ type StressResult struct {
 
 // String formats the figures.
 func (r StressResult) String() string {
-	return fmt.Sprintf("seed %d: %d events published, %d applied, %d delivered again; %d kills (holding %d events), %d closes, %d disconnects, %d consumers started; %d keys broken, %d replays; %d handler failures retried; %d overlaps",
-		r.Seed, r.Published, r.Applied, r.Duplicates, r.Kills, r.HeldAtKill, r.Closes, r.Disconnects, r.Starts, r.Breaks, r.Replays, r.HandlerRetries, r.Overlaps)
+	return fmt.Sprintf("seed %d: %d events published, %d applied, %d delivered again; %d kills (holding %d events), %d closes, %d disconnects, %d consumers started; %d networks cut, %d stalled, %d resumed; %d keys broken, %d replays; %d handler failures retried; %d overlaps (%d unfenced)",
+		r.Seed, r.Published, r.Applied, r.Duplicates, r.Kills, r.HeldAtKill, r.Closes, r.Disconnects, r.Starts, r.Cuts, r.Stalls, r.Resumes, r.Breaks, r.Replays, r.HandlerRetries, r.Overlaps, r.Unfenced)
 }
 
 // Stress runs consumers of one stream while events are published, and at
@@ -86,8 +100,7 @@ func Stress(t *testing.T, h Harness, o StressOptions) StressResult {
 	var hmu sync.Mutex
 	hrng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 	handle := func(ctx context.Context, m *member, e Event) error {
-		b.begin(e)
-		defer b.end(e)
+		defer b.begin(ctx, e)()
 		hmu.Lock()
 		r := hrng.IntN(100)
 		hmu.Unlock()
@@ -110,7 +123,12 @@ func Stress(t *testing.T, h Harness, o StressOptions) StressResult {
 	n := 0
 	spec := func() memberSpec {
 		n++
+		var net *netfault.Net
+		if o.NetFaults {
+			net = netfault.New() // closed when its member is replaced, or at the end
+		}
 		return memberSpec{
+			net:         net,
 			name:        fmt.Sprintf("m%d", n),
 			quiet:       true, // thousands of them in a long run
 			maxInFlight: 4 + rng.IntN(60),
@@ -188,6 +206,17 @@ func Stress(t *testing.T, h Harness, o StressOptions) StressResult {
 			})
 		}
 	}
+	// retire closes the network of a member that ended.
+	retire := func(m *member) {
+		if m.net != nil {
+			_ = m.net.Close()
+		}
+	}
+	defer func() {
+		for _, m := range members {
+			retire(m)
+		}
+	}()
 	deadline := time.Now().Add(o.Duration)
 	for time.Now().Before(deadline) {
 		time.Sleep(time.Duration(2+rng.IntN(30)) * time.Millisecond)
@@ -197,14 +226,28 @@ func Stress(t *testing.T, h Harness, o StressOptions) StressResult {
 			held, _, _, _ := members[i].target.counts()
 			res.HeldAtKill += held
 			members[i].kill(t, s.timeout)
+			retire(members[i])
 			members[i] = s.start(t, st, b, spec())
 			res.Kills++
 			res.Starts++
 		case r < 40:
 			members[i].close(t, s.timeout)
+			retire(members[i])
 			members[i] = s.start(t, st, b, spec())
 			res.Closes++
 			res.Starts++
+		case r < 45 && o.NetFaults:
+			switch net := members[i].net; {
+			case net.Stats().State != netfault.Up:
+				net.Resume()
+				res.Resumes++
+			case rng.IntN(2) == 0:
+				net.Cut()
+				res.Cuts++
+			default:
+				net.Stall()
+				res.Stalls++
+			}
 		case r < 50 && o.Disconnect:
 			d, ok := members[i].c.(Disconnector)
 			if !ok {
@@ -232,6 +275,11 @@ func Stress(t *testing.T, h Harness, o StressOptions) StressResult {
 	// Heal everything, and replay what is parked until every event is in.
 	calm.Store(true)
 	broken.Clear()
+	for _, m := range members {
+		if m.net != nil {
+			m.net.Resume()
+		}
+	}
 	total := int(published.Load())
 	reached := b.reached(total)
 	timeout := time.After(s.timeout)
@@ -244,6 +292,12 @@ wait:
 			break wait
 		case <-timeout:
 			st := b.state()
+			// The consumers alive are the ones to look at.
+			for _, m := range members {
+				held, _, refused, _ := m.target.counts()
+				t.Logf("%s: the engine holds %d events (%d refused so far); its network: %+v", m.name, held, refused, netStats(m.net))
+				m.logs.dump(t, m.name+"'s consumer")
+			}
 			t.Fatalf("after healing: %d of %d events applied (skips %v, overlaps %d)", st.applied, total, first(st.skips), len(st.overlaps))
 		case <-tick.C:
 			for _, m := range members {
@@ -267,6 +321,7 @@ wait:
 	res.Published, res.Applied, res.Duplicates = total, end.applied, end.dups
 	res.Replays = int(replayed.Load())
 	res.Overlaps = len(end.overlaps)
+	res.Unfenced = len(end.unfenced)
 	res.HandlerRetries = int(retries.Load())
 	if len(end.skips) > 0 {
 		t.Errorf("%d events applied before their predecessor (lost or reordered): %v", len(end.skips), first(end.skips))
@@ -274,8 +329,11 @@ wait:
 	if end.applied != total {
 		t.Errorf("applied %d events, want %d", end.applied, total)
 	}
-	if !o.Disconnect && len(end.overlaps) > 0 {
+	switch leases := !h.Limits.NoLeases && !h.Limits.UnconfirmedLeases; {
+	case !o.Disconnect && !o.NetFaults && len(end.overlaps) > 0:
 		t.Errorf("%d times two handlers of one key ran at once: %v", len(end.overlaps), first(end.overlaps))
+	case o.NetFaults && leases && len(end.unfenced) > 0:
+		t.Errorf("%d times a handler began while another of its key ran with a live context (a lease lost unseen): %v", len(end.unfenced), first(end.unfenced))
 	}
 	t.Log(res)
 	return res
@@ -298,4 +356,12 @@ func (o StressOptions) withDefaults() StressOptions {
 		o.Units = 3
 	}
 	return o
+}
+
+// netStats returns n's figures, or none without a Net.
+func netStats(n *netfault.Net) any {
+	if n == nil {
+		return "none"
+	}
+	return n.Stats()
 }

@@ -33,6 +33,9 @@ func Run(t *testing.T, h Harness) {
 		{"DurableParkSettles", s.durablePark},
 		{"MemoryParkHoldsThenResumes", s.memoryPark},
 		{"RefusesUnsettleableSubscribers", s.refusesUnsettleable},
+		{"LeaseLostWhileCutOff", s.leaseLostWhileCutOff},
+		{"StopWhileCutOff", s.stopWhileCutOff},
+		{"ProducerConnectionKilled", s.producerCut},
 	} {
 		t.Run(tc.name, tc.fn)
 	}
@@ -121,7 +124,13 @@ type publisher struct {
 
 func (s *suite) publisher(t *testing.T, st Stream) *publisher {
 	t.Helper()
-	sink := st.Producer(t)
+	return s.publisherOf(t, st, ProducerOptions{})
+}
+
+// publisherOf is publisher with options.
+func (s *suite) publisherOf(t *testing.T, st Stream, o ProducerOptions) *publisher {
+	t.Helper()
+	sink := st.Producer(t, o)
 	if sink == nil {
 		t.Fatal("Stream.Producer returned nil")
 	}

@@ -87,7 +87,7 @@ type Core[K comparable, E any, M any] struct {
 	src    *transport.Source[K, E, *entry[E, M]]
 	nowait context.Context
 	abort  context.Context // cancelled when Shutdown's context ends
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 
 	mu        sync.Mutex // guards what follows; taken after the source's lock, never before
 	keys      map[string]*holding[E, M]
@@ -146,7 +146,7 @@ func New[K comparable, E any, M any](target transport.Target[E], cfg Config[E, M
 		failed:    make(chan struct{}),
 		stop:      make(chan struct{}),
 	}
-	c.abort, c.cancel = context.WithCancel(context.Background())
+	c.abort, c.cancel = context.WithCancelCause(context.Background())
 	src, err := transport.NewSource[K](target, c.settled)
 	if err != nil {
 		return nil, err
@@ -379,7 +379,7 @@ func (c *Core[K, E, M]) settled(e *entry[E, M], st transport.Settlement) {
 		if !h.ending && !c.closing {
 			// The broker delivers it again, and the key's later messages
 			// after it: none of them may run here any more.
-			c.startEnd(h, EndUnfinished)
+			c.startEnd(h, EndUnfinished, nil)
 		}
 	}
 	h.dropSettled()
@@ -460,10 +460,26 @@ func (c *Core[K, E, M]) Unreserve(n int) {
 	c.room.BroadcastIfWaiting()
 }
 
-// LeaseLost ends the ownership of key if message id is one of its
-// unsettled messages: the broker took its lease back (an extension was
-// refused), so the key may already run elsewhere.
-func (c *Core[K, E, M]) LeaseLost(key, id string) {
+// LeaseLost ends the ownership of key at once if message id is one of its
+// unsettled messages: the broker took the message's lease back (it refused
+// an extension), so the key may already run elsewhere. The key's events
+// that have not started are withdrawn, and its running handler is
+// cancelled now, without the drain of Config.EndTimeout, with cause
+// (wrap transport.ErrLeaseLost and say what happened: the handler finds
+// it in context.Cause).
+func (c *Core[K, E, M]) LeaseLost(key, id string, cause error) {
+	c.leaseEnds(key, id, EndLeaseLost, cause)
+}
+
+// LeaseLapsed is LeaseLost for a lease that the broker did not confirm
+// in time: the last extension it confirmed is about to end (the
+// transport calls it with a margin, so that the handler is cancelled
+// before the broker can deliver the message elsewhere).
+func (c *Core[K, E, M]) LeaseLapsed(key, id string, cause error) {
+	c.leaseEnds(key, id, EndLeaseLapsed, cause)
+}
+
+func (c *Core[K, E, M]) leaseEnds(key, id, why string, cause error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h := c.keys[key]
@@ -472,7 +488,7 @@ func (c *Core[K, E, M]) LeaseLost(key, id string) {
 	}
 	for _, e := range h.live {
 		if e.st == 0 && e.id == id {
-			c.startEnd(h, EndLeaseLost)
+			c.startEnd(h, why, cause)
 			return
 		}
 	}

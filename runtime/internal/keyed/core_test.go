@@ -60,8 +60,8 @@ func newCore(t *testing.T, h runtime.Handler[string, ev], s *settlements, deadLe
 	})
 }
 
-// startCore returns a core with cfg (System, EndTimeout and Logger filled
-// in) over an engine whose handler is h; both stop when the test ends.
+// startCore returns a core with cfg (System, Logger and, unless set,
+// EndTimeout filled in) over an engine whose handler is h; both stop when the test ends.
 func startCore(t *testing.T, h runtime.Handler[string, ev], cfg keyed.Config[ev, string]) (*keyed.Core[string, ev, string], *runtime.Engine[string, ev]) {
 	t.Helper()
 	var core atomic.Pointer[keyed.Core[string, ev, string]]
@@ -70,7 +70,10 @@ func startCore(t *testing.T, h runtime.Handler[string, ev], cfg keyed.Config[ev,
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.System, cfg.EndTimeout, cfg.Logger = "test", time.Second, slog.New(slog.DiscardHandler)
+	cfg.System, cfg.Logger = "test", slog.New(slog.DiscardHandler)
+	if cfg.EndTimeout == 0 {
+		cfg.EndTimeout = time.Second
+	}
 	c, err := keyed.New[string](transport.EngineTarget(e), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -174,5 +177,70 @@ func TestLeaseEndGivesParkedKeyBack(t *testing.T) {
 	}
 	if st := s.wait(t, "m2"); st != transport.Unfinished {
 		t.Errorf("a message after Shutdown settled %v, want unfinished", st)
+	}
+}
+
+// A lease lost (refused) or lapsing ends the key's ownership at once: the
+// running handler is cancelled without the drain of EndTimeout, with the
+// transport's cause, and the key's messages go back to the broker; the
+// core counts each reason apart.
+func TestLeaseLostCancelsAtOnceWithItsCause(t *testing.T) {
+	for _, lapsed := range []bool{false, true} {
+		s := &settlements{got: map[string]transport.Settlement{}, ch: make(chan struct{}, 1)}
+		started := make(chan struct{}, 1)
+		causes := make(chan error, 1)
+		var c *keyed.Core[string, ev, string]
+		c, _ = startCore(t, func(ctx context.Context, _ string, _ ev) error {
+			started <- struct{}{}
+			select {
+			case <-ctx.Done():
+			case <-t.Context().Done(): // the test failed: let its cleanup end
+			}
+			causes <- context.Cause(ctx)
+			return ctx.Err()
+		}, keyed.Config[ev, string]{
+			// Only a cancellation at once ends the handler within the test.
+			EndTimeout:  time.Hour,
+			MaxInFlight: 16, SweepEvery: 10 * time.Millisecond, Settle: s.settle,
+			DeadLetter: func(_ keyed.Message[ev, string], done func(error)) { done(nil) },
+		})
+		if err := c.Receive(msg("m1", 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Receive(msg("m2", 2)); err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		lost := errors.New("the broker took m1 back")
+		cause := error(nil)
+		if lapsed {
+			c.LeaseLapsed("k", "m1", lost)
+		} else {
+			c.LeaseLost("k", "m1", lost)
+		}
+		select {
+		case cause = <-causes:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the handler was not cancelled")
+		}
+		if cause != lost {
+			t.Errorf("the handler's cause is %v, want %v", cause, lost)
+		}
+		for _, id := range []string{"m1", "m2"} {
+			if st := s.wait(t, id); st != transport.Unfinished {
+				t.Errorf("%s settled %v, want unfinished", id, st)
+			}
+		}
+		for c.Stats().Keys != 0 {
+			time.Sleep(time.Millisecond) // the ownership ends on a goroutine of its own
+		}
+		ended := c.Stats().Ended
+		if want := (keyed.Ended{LeaseLost: 1}); lapsed {
+			if want = (keyed.Ended{LeaseLapsed: 1}); ended != want {
+				t.Errorf("lapsed: ended %+v, want %+v", ended, want)
+			}
+		} else if ended != want {
+			t.Errorf("lost: ended %+v, want %+v", ended, want)
+		}
 	}
 }

@@ -16,12 +16,19 @@
 //     other messages must not run here, so the ownership ends and they are
 //     given back too;
 //   - when a message's lease is about to end for good (Pub/Sub's
-//     MaxExtension, SQS's 12 hours of visibility) or was lost (an
-//     extension failed): the broker will deliver the key elsewhere;
+//     MaxExtension, SQS's 12 hours of visibility): the broker will deliver
+//     the key elsewhere;
+//   - when a message's lease was lost (LeaseLost: the broker refused an
+//     extension) or is about to lapse (LeaseLapsed: the lease the broker
+//     last confirmed ends, because extensions failed or went unanswered):
+//     the broker may deliver the key elsewhere any moment;
 //   - when the consumer stops.
 //
 // An ending ownership withdraws the key's events that have not started,
-// waits (up to Config.EndTimeout, and the lease) for the running one, and
+// waits (up to Config.EndTimeout, and the lease; not at all when the lease
+// was lost or lapses) for the running one, cancels it with a cause that
+// says why (context.Cause of the handler's context: an error wrapping
+// transport.ErrOwnershipEnded, or transport.ErrLeaseLost for a lease), and
 // settles the rest Unfinished. Messages of the key that arrive meanwhile
 // wait, and are taken under the key's next ownership. With Config.Fence
 // (Pub/Sub, where a stream may carry later messages of a key sent before

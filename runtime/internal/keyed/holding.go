@@ -16,6 +16,9 @@ const (
 	EndLease = "lease"
 	// EndLeaseLost: the broker refused to extend a lease.
 	EndLeaseLost = "lease-lost"
+	// EndLeaseLapsed: the lease the broker last confirmed was about to
+	// end (its extensions failed, or got no answer).
+	EndLeaseLapsed = "lease-lapsed"
 )
 
 // holding is the core's state of one key it holds messages of: one
@@ -31,6 +34,7 @@ type holding[E any, M any] struct {
 	ending   bool            // End was called (or is about to be)
 	restart  *entry[E, M]    // the first message, in take order, settled Unfinished
 	endWhy   string
+	endCause error // what the running handler's context says when End cancels it
 }
 
 // entry is one message taken: the source's handle of it.
@@ -62,10 +66,15 @@ func (h *holding[E, M]) dropSettled() {
 	h.live = h.live[i:]
 }
 
-// startEnd ends h's ownership in a goroutine; c.mu is held.
-func (c *Core[K, E, M]) startEnd(h *holding[E, M], why string) {
+// startEnd ends h's ownership in a goroutine, with cause for its running
+// handler (nil: one that says why); c.mu is held.
+func (c *Core[K, E, M]) startEnd(h *holding[E, M], why string, cause error) {
 	h.ending = true
 	h.endWhy = why
+	if cause == nil {
+		cause = c.endCause(h.key, why)
+	}
+	h.endCause = cause
 	var lease time.Time
 	for _, e := range h.live {
 		if e.st == 0 && !e.lease.IsZero() && (lease.IsZero() || e.lease.Before(lease)) {
@@ -76,17 +85,35 @@ func (c *Core[K, E, M]) startEnd(h *holding[E, M], why string) {
 	go c.end(h, why, lease)
 }
 
+// endCause is what the running handler of key is told (context.Cause)
+// when its ownership ends for why and the transport gave no cause.
+func (c *Core[K, E, M]) endCause(key, why string) error {
+	switch why {
+	case EndUnfinished:
+		return fmt.Errorf("%w: %s: a message of key %q went back to the broker, which delivers the key's later messages after it", transport.ErrOwnershipEnded, c.cfg.System, key)
+	case EndLease:
+		return fmt.Errorf("%w: %s: a message of key %q reached the end of the longest lease the broker gives", transport.ErrLeaseLost, c.cfg.System, key)
+	}
+	return fmt.Errorf("%w: %s: key %q (%s)", transport.ErrLeaseLost, c.cfg.System, key, why)
+}
+
 // end ends h's ownership: its events that have not started are withdrawn,
-// the running one gets up to EndTimeout (and no later than lease), and its
-// messages not finished are settled Unfinished. The messages of the key that
-// arrived meanwhile are then received again.
+// the running one gets up to EndTimeout (and no later than lease; not at
+// all when the lease is lost) before it is cancelled with h.endCause, and
+// its messages not finished are settled Unfinished. The messages of the
+// key that arrived meanwhile are then received again.
 func (c *Core[K, E, M]) end(h *holding[E, M], why string, lease time.Time) {
 	defer c.enders.Done()
 	deadline := time.Now().Add(c.cfg.EndTimeout)
 	if !lease.IsZero() && lease.Before(deadline) {
 		deadline = lease
 	}
-	ctx, cancel := context.WithDeadline(c.abort, deadline)
+	if why == EndLeaseLost || why == EndLeaseLapsed {
+		// The broker may give the message to another consumer any
+		// moment: the handler must stop now, not drain.
+		deadline = time.Now()
+	}
+	ctx, cancel := context.WithDeadlineCause(c.abort, deadline, h.endCause)
 	start := time.Now()
 	left, err := c.src.End(ctx, h.own)
 	cancel()
@@ -98,9 +125,12 @@ func (c *Core[K, E, M]) end(h *holding[E, M], why string, lease time.Time) {
 		msg = "ordergen/" + c.cfg.System + ": a key's messages reached the end of their lease (parked in memory, or a handler outlived it); they go back to the broker and run again"
 	case EndLeaseLost:
 		level = c.cfg.Logger.Warn
-		msg = "ordergen/" + c.cfg.System + ": the broker refused to extend a lease: the key's messages that had not finished go back to it"
+		msg = "ordergen/" + c.cfg.System + ": the broker refused to extend a lease: the key's running handler was cancelled and its messages that had not finished go back to it"
+	case EndLeaseLapsed:
+		level = c.cfg.Logger.Warn
+		msg = "ordergen/" + c.cfg.System + ": the lease the broker last confirmed was about to end: the key's running handler was cancelled and its messages that had not finished go back to the broker"
 	}
-	level(msg, "key", h.key, "reason", why, "given_back", left, "waited", time.Since(start), "error", err)
+	level(msg, "key", h.key, "reason", why, "given_back", left, "waited", time.Since(start), "cause", h.endCause, "error", err)
 
 	c.mu.Lock()
 	if c.keys[h.key] == h {
@@ -125,6 +155,8 @@ func (c *Core[K, E, M]) end(h *holding[E, M], why string, lease time.Time) {
 		c.stats.Ended.Lease++
 	case EndLeaseLost:
 		c.stats.Ended.LeaseLost++
+	case EndLeaseLapsed:
+		c.stats.Ended.LeaseLapsed++
 	}
 	c.mu.Unlock()
 	for i, m := range waiting {
@@ -220,7 +252,7 @@ func (c *Core[K, E, M]) sweep(now time.Time) {
 			}
 			for _, e := range h.live {
 				if e.st == 0 && !e.lease.IsZero() && !now.Before(e.lease.Add(-c.cfg.EndTimeout)) {
-					c.startEnd(h, EndLease)
+					c.startEnd(h, EndLease, nil)
 					break
 				}
 			}
@@ -305,7 +337,7 @@ func (c *Core[K, E, M]) Shutdown(ctx context.Context) (int, error) {
 	if len(owners) > 0 {
 		left, err = c.src.End(ctx, owners...)
 	}
-	c.cancel() // enders still waiting give up now
+	c.cancel(fmt.Errorf("%w: %s: the consumer stopped", transport.ErrOwnershipEnded, c.cfg.System)) // enders still waiting give up now
 	c.enders.Wait()
 	close(c.stop)
 	c.loops.Wait()

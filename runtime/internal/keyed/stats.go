@@ -61,6 +61,8 @@ type Ended struct {
 	Lease uint64
 	// LeaseLost: the broker refused to extend a lease.
 	LeaseLost uint64
+	// LeaseLapsed: the lease the broker last confirmed was about to end.
+	LeaseLapsed uint64
 }
 
 // Stats returns a snapshot of the core's counters.
@@ -180,7 +182,7 @@ func (c *Core[K, E, M]) startMetrics() error {
 		byBlocked[r] = with(meter.Attribute{Key: fmt.Sprintf(AttrBlockedReason, sys), Value: r})
 	}
 	byEnd := map[string]meter.AttributeSet{}
-	for _, r := range []string{EndUnfinished, EndLease, EndLeaseLost} {
+	for _, r := range []string{EndUnfinished, EndLease, EndLeaseLost, EndLeaseLapsed} {
 		byEnd[r] = with(meter.Attribute{Key: fmt.Sprintf(AttrEndReason, sys), Value: r})
 	}
 	dlFailed := with(meter.Attribute{Key: meter.AttrErrorType, Value: "write"})
@@ -203,6 +205,7 @@ func (c *Core[K, E, M]) startMetrics() error {
 		o.ObserveInt64(ended, int64(s.Ended.Unfinished), byEnd[EndUnfinished])
 		o.ObserveInt64(ended, int64(s.Ended.Lease), byEnd[EndLease])
 		o.ObserveInt64(ended, int64(s.Ended.LeaseLost), byEnd[EndLeaseLost])
+		o.ObserveInt64(ended, int64(s.Ended.LeaseLapsed), byEnd[EndLeaseLapsed])
 		o.ObserveInt64(dead, int64(s.DeadLetterErrors), dlFailed)
 		for r, n := range c.DeadLetteredBy() {
 			reasonsMu.Lock()
