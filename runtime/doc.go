@@ -28,9 +28,14 @@
 //   - Liveness: no key waits behind keys that are not its own. A key (a
 //     lane) that used a budget of 256 events while other work waits goes to
 //     the back of the run queue, and work that just became runnable goes
-//     ahead of work that already had a turn: a newly busy key's event runs
-//     before the busy keys handle more than Config.MaxActive x 256 further
-//     events. (Keys without a lane share their shard's inbox: see Dispatch.)
+//     ahead of work that already had a turn, but for one such turn in every
+//     five tasks taken (so that new work cannot starve a busy key): work
+//     that becomes runnable while no other new work waits starts before the
+//     busy keys handle more than (Config.MaxActive+1) x 256 further events.
+//     An event of a key without a lane becomes runnable with its shard's
+//     inbox; while a worker runs that inbox, the event waits for the end of
+//     that batch, which the watchdog bounds in time, not in events (see
+//     Dispatch).
 //     Every release of backlog room wakes the submitters waiting for it, and
 //     the stack never grows with the work done.
 //   - Accounting: every accepted event reaches exactly one outcome (handled,

@@ -32,6 +32,21 @@ func KeysInShardOf[K comparable, E any](e *Engine[K, E], key K, candidates []K) 
 	return out
 }
 
+// OnPick makes fn run whenever a worker takes the task of key's shard (its
+// inbox, which holds key's event when key has no lane), under the run
+// queue's lock: at the moment the scheduler gives key's event a worker,
+// whatever the CPU then lets that worker do.
+func OnPick[K comparable, E any](e *Engine[K, E], key K, fn func()) {
+	sh := e.shardFor(key)
+	e.rq.mu.Lock()
+	defer e.rq.mu.Unlock()
+	e.rq.onPick = func(t task[K, E]) {
+		if t.s == sh {
+			fn()
+		}
+	}
+}
+
 // TestClock is a clock that moves only when a test advances it.
 type TestClock struct{ m manualClock }
 

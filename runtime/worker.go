@@ -165,11 +165,12 @@ func (e *Engine[K, E]) workerList() []*worker[K, E] {
 	return e.ws
 }
 
-// laneBudget is how many events a worker handles in one turn of a lane or
-// an inbox before it lets waiting tasks go first, when no worker is free: a
-// hot key gets one worker, never all, and no key waits for more than one
-// turn per worker. takeSize is how many events a worker takes from a lane
-// at once, under the shard's lock.
+// laneBudget is how many events a worker handles in one turn of a lane
+// before it lets waiting tasks go first, when no worker is free: a hot key
+// gets one worker, never all, and new work waits for at most one turn per
+// worker and one more (see runQueue). An inline batch has no budget: it is
+// the inbox as the worker found it (see inline.go). takeSize is how many
+// events a worker takes from a lane at once, under the shard's lock.
 const (
 	laneBudget = 256
 	takeSize   = 64
