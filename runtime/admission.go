@@ -164,11 +164,10 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 		// events one); it keeps the older one's acceptance time, so a key
 		// that never gets to run still shows its age.
 		old := l.q.back()
-		oldTag := old.tag
+		gone := [1]item[E]{{tag: old.tag, out: Conflated}}
 		old.ev, old.tag = event, tag
 		sh.accepted++
-		sh.conflated++
-		e.report(key, oldTag, Conflated)
+		e.retire(books[K, E]{sh: sh}, &tally{conflated: 1}, 0, key, gone[:]) // its room is the new one's
 		sh.mu.Unlock()
 		return nil, false
 	}
@@ -230,23 +229,22 @@ func (e *Engine[K, E]) whenFull(sh *shard[K, E], l *lane[K, E], key K, event E, 
 		return err, true
 	case policy == DropNewest:
 		sh.accepted++
-		sh.dropped++
-		e.report(key, tag, Dropped)
+		gone := [1]item[E]{{tag: tag, out: Dropped}} // it took no room
+		e.retire(books[K, E]{sh: sh}, &tally{dropped: 1}, 0, key, gone[:])
 	case policy == DropOldest:
 		sh.accepted++
-		sh.dropped++
 		it := item[E]{ev: event, at: e.clock.coarse(), tag: tag}
+		gone := [1]item[E]{{tag: tag, out: Dropped}} // nothing of this key to give up: drop the new one
 		if old, ok := e.dropOldest(sh, l, key); ok {
 			// The new event takes the dropped one's room.
-			e.report(key, old.tag, Dropped)
+			gone[0].tag = old.tag
 			if l != nil {
 				l.q.pushBack(it)
 			} else {
 				sh.inbox = append(sh.inbox, entry[K, E]{key: key, it: it})
 			}
-		} else {
-			e.report(key, tag, Dropped) // nothing of this key to give up: drop the new one
 		}
+		e.retire(books[K, E]{sh: sh}, &tally{dropped: 1}, 0, key, gone[:])
 	default:
 		sh.rejected++
 		err := e.refusal(key, l, why)
@@ -303,15 +301,4 @@ func (e *Engine[K, E]) takeRoomUpTo(n int64) int64 {
 			return k
 		}
 	}
-}
-
-// releaseRoom gives back the room of n events that left the backlog (reached
-// an outcome, or left the memory park), and wakes whoever waits for room.
-// The per-key room of those events must be released already: a woken
-// submitter looks at both.
-func (e *Engine[K, E]) releaseRoom(n int64) {
-	if n != 0 {
-		e.load.Add(-n)
-	}
-	e.room.BroadcastIfWaiting()
 }

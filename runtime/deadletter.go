@@ -39,6 +39,6 @@ func (w *worker[K, E]) deadLetter(l *lane[K, E], it *item[E], err error) error {
 			"engine", e.cfg.Name, "key", l.key, "error", sinkErr)
 		return fmt.Errorf("%w (dead-letter sink failed: %v)", err, sinkErr)
 	}
-	w.c.deadLettered.Add(1)
+	w.t.deadLettered++
 	return nil
 }

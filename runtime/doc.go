@@ -49,8 +49,14 @@
 //     the submitter's context), drop-oldest, drop-newest, or timeout (block
 //     up to a wait, then reject). Events parked in the engine's memory (the
 //     default park) count too: a key's park and pending events together
-//     never pass PerKey. An event's room is released before its outcome is
-//     reported, so a transport that learns of an outcome finds the room.
+//     never pass PerKey. An event's room, in its key's limit and then in
+//     the total, is given back and the event counted in Stats before its
+//     outcome is reported, so a transport that learns of an outcome finds
+//     the room, on every path. Where the room passes to another event it
+//     is not given back: an event conflated or dropped when submitted hands
+//     it to the event that replaced it, an event parked in memory keeps it
+//     while parked, and an event replayed from a park outside memory hands
+//     it to the replay's next page (the replay gives it back when it ends).
 //     A submission never waits for room only an operator can make (its key
 //     is parked with a full park, or parked events fill the total) nor from
 //     inside one of the engine's own handlers (it would wait for itself):

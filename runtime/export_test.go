@@ -47,6 +47,11 @@ func OnPick[K comparable, E any](e *Engine[K, E], key K, fn func()) {
 	}
 }
 
+// RoomTaken returns the room taken in e's total backlog: the events
+// accepted without an outcome, those parked in e's memory, and what durable
+// replays hold. It reads one atomic: an OnOutcome function may call it.
+func RoomTaken[K comparable, E any](e *Engine[K, E]) int64 { return e.load.Load() }
+
 // TestClock is a clock that moves only when a test advances it.
 type TestClock struct{ m manualClock }
 

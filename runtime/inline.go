@@ -17,10 +17,12 @@ import (
 // (or when the worker gives the rest back), posSpilled after a spill. The
 // worker claims event j with a compare-and-swap of pos from j-1 to j, so
 // event j-1 leaves its key's count (unlanedCount reads the batch from pos)
-// exactly when j is claimed; the worker reports j-1's outcome only after
-// that, and releases the total room of the events it finished at least
-// every releaseEvery events, or sooner when someone waits for room (every
-// waitChunk events).
+// exactly when j is claimed; only then can j-1 retire (retire.go). An
+// engine that reports outcomes (Config.OnOutcome) retires each event right
+// after it claimed the next one, so that its room is given back before its
+// outcome is reported; one that does not retires the events it finished in
+// runs (an inlineRun), at least every releaseEvery events, or sooner when
+// someone waits for room (every waitChunk events).
 //
 // A key gets a lane when its event cannot finish inline (it fails, is held,
 // or is parked): the worker makes the lane, moves the key's later events of
@@ -91,22 +93,42 @@ func (b *inlineBatch[K, E]) giveBack(sh *shard[K, E]) {
 	b.entries = nil
 }
 
-// outcomeNote is an inline event's outcome, reported once the event has
-// left its key's count.
-type outcomeNote[K comparable] struct {
-	key K
-	tag uint64
-	out Outcome
+// inlineRun is what an inline batch finished and has not retired yet: n
+// events, counted in t, whose room retire gives back together. In an
+// engine that reports outcomes, a run is the one event last finished, of
+// key, with its tag and outcome in last: it retires once the worker
+// claimed the next event, and until then the worker holds its outcome
+// back (see worker.reporting).
+type inlineRun[K comparable, E any] struct {
+	t    tally
+	n    int64
+	key  K
+	last [1]item[E]
 }
 
-// reportNote reports n's outcome, if it holds one, and empties it; the
-// worker no longer holds an outcome back (see worker.reporting).
-func (w *worker[K, E]) reportNote(n *outcomeNote[K]) {
-	if n.out != 0 {
-		w.e.report(n.key, n.tag, n.out)
-		n.out = 0
-		w.reporting.Store(false)
+// holdBack makes r the one event en, finished inline with verdict v, in an
+// engine that reports outcomes: it retires once the worker claimed the
+// next event.
+func (w *worker[K, E]) holdBack(r *inlineRun[K, E], en *entry[K, E], v verdict) {
+	r.key, r.last[0].tag, r.last[0].out = en.key, en.it.tag, v.outcome()
+	w.reporting.Store(true)
+}
+
+// retireRun retires r's events (their key's count no longer holds them),
+// if it has any, and empties it.
+func (w *worker[K, E]) retireRun(sh *shard[K, E], r *inlineRun[K, E]) {
+	if r.n == 0 {
+		return
 	}
+	e := w.e
+	if e.cfg.OnOutcome == nil {
+		e.retire(books[K, E]{w: w, sh: sh}, &r.t, r.n, r.key, nil)
+		r.t, r.n = tally{}, 0
+		return
+	}
+	e.retire(books[K, E]{w: w, sh: sh}, &r.t, r.n, r.key, r.last[:])
+	r.t, r.n = tally{}, 0
+	w.reporting.Store(false)
 }
 
 // dispatchInline runs the events of sh's inbox inline (see the top of this
@@ -124,29 +146,16 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	sh.cur, sh.curLen = b, len(b.entries)
 	sh.mu.Unlock()
 
-	var last outcomeNote[K] // the outcome of the event at pos
+	var run inlineRun[K, E] // finished, not retired: they end before pos
 	tracked := e.cfg.OnOutcome != nil
-	done := int64(0) // finished events whose total room is not released
 	chunk := waitChunk(e.cfg.Backlog)
-	// handled counts the events handled since the last release: counted
-	// with it, once, rather than with an atomic add per event (Stats are
-	// exact at quiescent points, and a release is never later than the
-	// end of the batch).
-	handled := uint64(0)
 	for j := range b.entries {
 		if !b.pos.CompareAndSwap(int64(j-1), int64(j)) {
-			w.c.handled.Add(handled)
-			return w.spilledAfter(sh, b, done, &last)
+			return w.spilledAfter(sh, b, &run)
 		}
-		// Event j-1 has left its key's count: its outcome can be told.
-		if tracked {
-			w.reportNote(&last)
-		}
-		if done >= releaseEvery || (done >= chunk && e.room.Waiting()) {
-			w.c.handled.Add(handled)
-			handled = 0
-			e.releaseRoom(done)
-			done = 0
+		// Event j-1 has left its key's count: it can retire.
+		if run.n != 0 && (tracked || run.n >= releaseEvery || run.n >= chunk && e.room.Waiting()) {
+			w.retireRun(sh, &run)
 		}
 		if e.boxed && j+prefetchAhead < len(b.entries) {
 			prefetch(boxOf(&b.entries[j+prefetchAhead].it.ev))
@@ -156,52 +165,40 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			continue
 		}
 		if e.aborted.Load() {
-			w.c.handled.Add(handled)
-			e.releaseRoom(done) // Close gave up: the rest stays pending
+			w.retireRun(sh, &run) // Close gave up: the rest stays pending
 			return nil
 		}
 		err := w.attempt(en.key, &en.it, notStarted{pos: &b.pos, at: int64(j)})
 		v, reason, failure := w.judge(&en.it, err, false)
-		if v == verdictHandled {
-			handled++
-			if tracked {
-				last = outcomeNote[K]{en.key, en.it.tag, Handled}
-				w.reporting.Store(true)
-			}
-			done++
-			continue
-		}
 		if v.finishesInline() {
-			w.count(v, reason, 1)
-			if tracked {
-				last = outcomeNote[K]{en.key, en.it.tag, v.outcome()}
-				w.reporting.Store(true)
+			run.t.verdict(v, 1)
+			run.n++
+			if v != verdictHandled {
+				w.skipReason(v, reason, 1)
 			}
-			done++
+			if tracked {
+				w.holdBack(&run, en, v)
+			}
 			continue
 		}
-		w.c.handled.Add(handled)
-		handled = 0
+		w.retireRun(sh, &run)
 		if v == verdictAbandoned {
-			e.releaseRoom(done) // Close gave up: the rest stays pending
-			return nil
+			return nil // Close gave up: the rest stays pending
 		}
 		if l, spilled := w.laneForFailure(sh, b, j, v, reason, failure); spilled {
-			e.releaseRoom(done)
 			return l // the batch is not ours any more; l, if any, is
 		}
 	}
-	w.c.handled.Add(handled)
 	if !b.pos.CompareAndSwap(int64(len(b.entries)-1), posDone) {
-		return w.spilledAfter(sh, b, done, &last)
+		return w.spilledAfter(sh, b, &run)
 	}
+	// The last event has left its key's count. It retires before the batch
+	// ends (before idle: Stats after Flush finds it finished), and without
+	// the lock: OnOutcome is called for inline events without one.
+	w.retireRun(sh, &run)
 	sh.mu.Lock()
 	sh.cur, sh.curLen = nil, 0
 	b.giveBack(sh)
-	// Release before idle, so that Stats after Flush finds these events
-	// finished; report after release.
-	e.releaseRoom(done)
-	w.reportNote(&last)
 	push := len(sh.inbox) > 0
 	if !push {
 		sh.queued = false
@@ -318,30 +315,34 @@ func (w *worker[K, E]) settleTaken(l *lane[K, E], v verdict, reason string, fail
 }
 
 // spilledAfter runs when the worker finds its batch spilled after the
-// event it ran last (or before the first); done counts the events it
-// finished and has not released, last holds the outcome of that event. If
-// the spill gave that event's key a lane owned by this worker (b.owned),
-// the worker goes on with it: spilledAfter returns it, running.
-func (w *worker[K, E]) spilledAfter(sh *shard[K, E], b *inlineBatch[K, E], done int64, last *outcomeNote[K]) *lane[K, E] {
-	e := w.e
+// event it ran last (or before the first); run holds the events it
+// finished and has not retired, the last of them, if any, the one at the
+// spill's position. If the spill gave that event's key a lane owned by
+// this worker (b.owned), the worker goes on with it: spilledAfter returns
+// it, running.
+func (w *worker[K, E]) spilledAfter(sh *shard[K, E], b *inlineBatch[K, E], run *inlineRun[K, E]) *lane[K, E] {
 	// Taking the lock also waits for the watchdog to finish with the
 	// batch's entries before this worker reuses them.
 	sh.mu.Lock()
 	l := b.owned // made for the event at pos, if the spill found it running
 	b.owned = nil
 	b.giveBack(sh)
-	own := l != nil
-	if own {
-		l.inline = false
-		l.inflight, l.taken = 0, nil // the event is finished: it leaves its lane's count
+	if l == nil {
+		// The spill moved the rest of the batch to lanes and may have left
+		// the shard quiet: the run retires before Flush can return. (An
+		// event run inline, one that OnOutcome is told of, was at the
+		// spill's position and got the owned lane: this run reports
+		// nothing.)
+		w.retireRun(sh, run)
+		sh.mu.Unlock()
+		return nil
 	}
-	e.releaseRoom(done) // the spill moved the rest of the batch to lanes
-	w.reportNote(last)
+	l.inline = false
+	l.inflight, l.taken = 0, nil // the event is finished: it leaves its lane's count
 	sh.mu.Unlock()
-	if own {
-		return l
-	}
-	return nil
+	// The owned lane keeps the shard busy until the worker has run it.
+	w.retireRun(sh, run)
+	return l
 }
 
 // spillBatch moves the remainder of sh's inline batch, and the inbox, into lanes

@@ -364,8 +364,8 @@ func TestSpilledWorkerTakesOnlyTheLaneMadeForIt(t *testing.T) {
 	sh.mu.Unlock()
 
 	// The first worker finds its batch spilled.
-	var note outcomeNote[string]
-	if l := w1.spilledAfter(sh, b1, 0, &note); l != nil {
+	var run inlineRun[string, int]
+	if l := w1.spilledAfter(sh, b1, &run); l != nil {
 		t.Fatalf("the first worker took a's lane (%p), which the second owns (%p)", l, owned)
 	}
 	sh.mu.Lock()

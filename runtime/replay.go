@@ -75,11 +75,13 @@ func (e *Engine[K, E]) keepReplayRoom(r *replayState, n int64) {
 	e.replayRoom.Add(n)
 }
 
-// dropReplayRoom gives back the room a durable replay holds and has not
-// filled (it ended, or failed).
-func (e *Engine[K, E]) dropReplayRoom(r *replayState) {
-	e.releaseRoom(r.room)
-	e.keepReplayRoom(r, -r.room)
+// endReplayRoom gives back the room r, l's durable replay, holds and has
+// not filled (it ended, or failed): a retirement of no event (retire.go);
+// l's shard is locked.
+func (w *worker[K, E]) endReplayRoom(l *lane[K, E], r *replayState) {
+	room := r.room
+	w.e.keepReplayRoom(r, -room)
+	w.e.retire(books[K, E]{w: w, sh: l.shard}, &tally{}, room, l.key, nil)
 }
 
 // Replay re-runs key's parked events in order, through the handler and the
@@ -201,7 +203,7 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) turnStep {
 	events, err := e.cfg.Parks.Read(e.base, l.key, after, int(page))
 	sh.mu.Lock()
 	if err != nil {
-		e.dropReplayRoom(r)
+		w.endReplayRoom(l, r)
 		// The replay stops; what it did not load stays parked.
 		l.replay = nil
 		l.parked = true
@@ -251,7 +253,7 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) turnStep {
 func (w *worker[K, E]) completeReplay(l *lane[K, E]) {
 	if r := l.replay; r != nil && r.loaded == 0 && !r.more {
 		l.replay = nil
-		w.e.dropReplayRoom(r)
+		w.endReplayRoom(l, r)
 		w.e.cfg.Logger.Info("ordergen: key replayed", "engine", w.e.cfg.Name, "key", l.key, "events", r.done)
 		r.req.reply(r.done, nil)
 	}
@@ -265,7 +267,7 @@ func (w *worker[K, E]) discard(l *lane[K, E], req *request) {
 	key := l.key
 	sh.mu.Unlock()
 	// Read first: each discarded event reports Dropped with its tag.
-	var tags []uint64
+	var gone []item[E]
 	var err error
 	for after := uint64(0); ; {
 		var page []ParkedEvent[E]
@@ -274,7 +276,7 @@ func (w *worker[K, E]) discard(l *lane[K, E], req *request) {
 			break
 		}
 		for _, ev := range page {
-			tags = append(tags, ev.Tag)
+			gone = append(gone, item[E]{tag: ev.Tag, out: Dropped})
 		}
 		after = page[len(page)-1].Seq
 	}
@@ -287,18 +289,17 @@ func (w *worker[K, E]) discard(l *lane[K, E], req *request) {
 		req.reply(0, fmt.Errorf("%s: discard key %v: %w", e.cfg.Name, key, err))
 		return
 	}
+	// The park leaves the key's count (and the parked events'); retire
+	// counts what the engine knew of it, and reports what the store held.
 	stored := int64(l.stored)
 	e.parked.Add(-stored)
 	e.parkedKeys.Add(-1)
-	w.c.dropped.Add(uint64(stored))
-	w.c.discarded.Add(uint64(stored))
 	l.stored, l.parked, l.reason = 0, false, ""
+	room := int64(0) // a park outside memory held none
 	if e.parksCount() {
-		e.releaseRoom(stored)
+		room = stored
 	}
-	for _, tag := range tags {
-		e.report(key, tag, Dropped)
-	}
+	e.retire(books[K, E]{w: w, sh: sh}, &tally{dropped: uint64(stored), discarded: uint64(stored)}, room, key, gone)
 	e.cfg.Logger.Warn("ordergen: parked key discarded", "engine", e.cfg.Name, "key", key, "events", n)
 	req.reply(n, nil)
 }

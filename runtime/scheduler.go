@@ -12,6 +12,7 @@ package runtime
 //	turn.go       a turn of a lane: take, run, settle
 //	attempt.go    one attempt: its context, timeout, panics, cancellation
 //	verdict.go    the outcome path: what becomes of an attempt's result
+//	retire.go     the settle point: every outcome leaves the books there
 //	inline.go     inline batches: an inbox run without lanes
 //	prefetch.go   the inline loop's prefetch of boxed events
 //	watchdog.go   the clock's tick: stuck batches, stuck workers, deadlines
@@ -45,9 +46,12 @@ package runtime
 //     key's later events. A lane's turn takes its events a few at a time,
 //     runs them without the lock, and settles them under it.
 //  4. The verdict. judge (verdict.go) classifies every attempt's result
-//     once; settling releases each finished event's room (per key, then
-//     total), wakes blocked submitters, and only then reports the outcome:
-//     a transport that learns of an outcome finds the room released.
+//     once. An event that reached its outcome leaves its key's count (its
+//     lane, or the inline batch's position moves past it) and retires
+//     (retire.go), the one point every outcome goes through, from every
+//     path: it gives back its total room and wakes blocked submitters, is
+//     counted, and only then is reported: a transport that learns of an
+//     outcome finds the room given back.
 //  5. A failed attempt waits for its backoff on a timer that holds no
 //     worker, then the lane is ready again. A held event waits in its
 //     lane's resequencer. An event out of attempts parks its key: its
@@ -135,8 +139,11 @@ package runtime
 // attempt context (attemptctx.go: 48 bytes cut from a slab the worker
 // allocates once per 32 attempts, 1 atomic store to publish it and 1 to
 // clear it, 1 compare-and-swap and 1 load to end it; no timer: the clock's
-// tick checks the deadlines), and OnOutcome the report itself; a
-// MeterProvider two reads of the clock on one attempt in 64 (every attempt
-// of a handler slower than 50µs). A key with a lane adds, per take of up to
+// tick checks the deadlines); OnOutcome, per event run inline, its own
+// retirement instead of one per 64 (1 add to give its room back, 1 load of
+// the room's waiters, 1 add to count it, 2 stores of the worker's
+// reporting flag) and the report itself; a MeterProvider two reads of the
+// clock on one attempt in 64 (every attempt of a handler slower than
+// 50µs). A key with a lane adds, per take of up to
 // 64 events, 2 locks of its shard and, per turn, a push and a pop of the
 // run queue.

@@ -213,8 +213,7 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 }
 
 // settle applies a result to the lane; its shard is locked. The finished
-// events leave the lane's count and release their room before their
-// outcomes are reported.
+// events leave the lane's count, then retire (retire.go).
 func (w *worker[K, E]) settle(l *lane[K, E], res result) turnStep {
 	e := w.e
 	rest := w.buf[res.stopAt:]
@@ -227,26 +226,24 @@ func (w *worker[K, E]) settle(l *lane[K, E], res result) turnStep {
 		w.armHoldTimer(l)
 	}
 	l.q.prependAll(rest)
-	kept := int64(0)
-	if r := l.replay; r != nil && !e.parksCount() {
-		// A durable park's replay keeps the room of its finished events
-		// for its next page (see replayState.room).
+	room := int64(res.done)
+	if r := l.replay; r != nil {
+		kept := 0
 		for i := range w.buf[:res.stopAt] {
 			if it := &w.buf[i]; it.out != 0 && it.replayed {
+				r.finishedOne()
 				kept++
 			}
 		}
-		e.keepReplayRoom(r, kept)
-	}
-	e.releaseRoom(int64(res.done) - kept)
-	for i := range w.buf[:res.stopAt] {
-		if it := &w.buf[i]; it.out != 0 {
-			if it.replayed {
-				l.replay.finishedOne()
-			}
-			e.report(l.key, it.tag, it.out)
+		if !e.parksCount() {
+			// A durable park's replay keeps the room of its finished
+			// events for its next page (see replayState.room).
+			e.keepReplayRoom(r, int64(kept))
+			room -= int64(kept)
 		}
 	}
+	e.retire(books[K, E]{w: w, sh: l.shard}, &w.t, room, l.key, w.buf[:res.stopAt])
+	w.t = tally{}
 	clear(w.buf)
 	w.completeReplay(l)
 	switch res.kind {

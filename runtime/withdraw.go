@@ -124,13 +124,9 @@ func (e *Engine[K, E]) withdrawInbox(sh *shard[K, E], match func(uint64) bool) i
 	}
 	clear(sh.inbox[len(kept):])
 	sh.inbox = kept
-	if len(gone) == 0 {
-		return 0
-	}
-	sh.withdrawn += uint64(len(gone))
-	e.releaseRoom(int64(len(gone)))
-	for _, en := range gone {
-		e.report(en.key, en.it.tag, Withdrawn)
+	for i := range gone {
+		gone[i].it.out = Withdrawn
+		e.retire(books[K, E]{sh: sh}, &tally{withdrawn: 1}, 1, gone[i].key, []item[E]{gone[i].it})
 	}
 	return len(gone)
 }
@@ -140,8 +136,11 @@ func (e *Engine[K, E]) withdrawInbox(sh *shard[K, E], match func(uint64) bool) i
 // is locked, and l is not running unless park is false or its worker serves
 // the withdrawal.
 func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool, park bool) int {
-	var tags []uint64
-	gone := func(it item[E]) { tags = append(tags, it.tag) }
+	var taken []item[E]
+	gone := func(it item[E]) {
+		it.out = Withdrawn
+		taken = append(taken, it)
+	}
 	// A replayed event leaves its park with it.
 	l.q.filter(func(it *item[E]) bool {
 		return e.withdrawable(match, it.tag, it.replayed)
@@ -175,7 +174,7 @@ func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool, park
 	if park && e.parksCount() && l.stored > 0 {
 		parked := e.memParks.withdraw(l.key, match)
 		for _, ev := range parked {
-			tags = append(tags, ev.Tag)
+			taken = append(taken, item[E]{tag: ev.Tag, out: Withdrawn})
 		}
 		l.stored -= len(parked)
 		e.parked.Add(-int64(len(parked)))
@@ -184,15 +183,12 @@ func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool, park
 			e.parkedKeys.Add(-1)
 		}
 	}
-	if len(tags) == 0 {
+	if len(taken) == 0 {
 		return 0
 	}
-	l.shard.withdrawn += uint64(len(tags))
-	e.releaseRoom(int64(len(tags)))
-	for _, tag := range tags {
-		e.report(l.key, tag, Withdrawn)
-	}
-	return len(tags)
+	n := len(taken)
+	e.retire(books[K, E]{sh: l.shard}, &tally{withdrawn: uint64(n)}, int64(n), l.key, taken)
+	return n
 }
 
 // retryWithdrawn ends the backoff of a lane whose failed event was just

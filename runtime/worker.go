@@ -8,8 +8,10 @@ import (
 // it, and keeps its buffers across lanes so steady-state dispatch does not
 // allocate.
 type worker[K comparable, E any] struct {
-	e     *Engine[K, E]
-	c     counters
+	e *Engine[K, E]
+	c counters
+	// t counts the outcomes of the events in buf until they retire.
+	t     tally
 	buf   []item[E] // events taken from the running lane
 	batch []E       // the batch handler's argument
 	held  []heldItem[E]
