@@ -39,11 +39,12 @@
 //     Every release of backlog room wakes the submitters waiting for it, and
 //     the stack never grows with the work done.
 //   - Accounting: every accepted event reaches exactly one outcome (handled,
-//     skipped by a guard, parked, dead-lettered, dropped, conflated or
-//     withdrawn), each counted in [Stats]. A refused submission returns an
+//     skipped by a guard, parked, dead-lettered, dropped by a declared
+//     policy, conflated, withdrawn, or discarded from the park by an
+//     operator), each counted in [Stats]. A refused submission returns an
 //     error testable with errors.Is: [ErrBacklogFull], [ErrClosed]. At every
 //     quiescent point Accepted + Restored == Handled + Skipped + Parked +
-//     DeadLettered + Dropped + Conflated + Withdrawn + Pending.
+//     DeadLettered + Dropped + Discarded + Conflated + Withdrawn + Pending.
 //   - Bounded memory: Backlog.PerKey bounds one key's pending events and
 //     Backlog.Total all of them, with a [FullPolicy]: reject, block (honours
 //     the submitter's context), drop-oldest, drop-newest, or timeout (block
@@ -105,7 +106,8 @@
 //     [ParkStore] in Config.Parks (a durable one) keeps it outside.
 //     [Engine.Replay] runs the park again in order, loading it a page at a
 //     time (from a store, as the backlog has room), and unparks the key when
-//     all succeed; [Engine.Discard] drops it. Other keys are not affected.
+//     all succeed; [Engine.Discard] removes it (its events' outcome:
+//     Discarded). Other keys are not affected.
 //   - [DeadLetter] hands the event to a [DeadLetterSink] and goes on with
 //     the key's next event, giving up order for that key.
 //   - [Drop] counts the event as dropped (at-most-once delivery).

@@ -192,7 +192,7 @@ func checkQuiescent(rt *rapid.T, e *runtime.Engine[string, ev]) {
 
 func checkInvariantT(rt *rapid.T, s runtime.Stats) {
 	in := s.Accepted + s.Restored
-	out := s.Handled + s.Skipped + uint64(s.Parked) + s.DeadLettered + s.Dropped + s.Conflated + s.Withdrawn + uint64(s.Pending)
+	out := s.Handled + s.Skipped + uint64(s.Parked) + s.DeadLettered + s.Dropped + s.Discarded + s.Conflated + s.Withdrawn + uint64(s.Pending)
 	if in != out {
 		rt.Fatalf("accounting broken: %+v", s)
 	}

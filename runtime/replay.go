@@ -98,8 +98,8 @@ func (e *Engine[K, E]) Replay(ctx context.Context, key K) error {
 	return err
 }
 
-// Discard drops key's parked events (counted as dropped and discarded) and
-// unparks the key. It returns how many events it dropped.
+// Discard removes key's parked events (their outcome: Discarded) and
+// unparks the key. It returns how many events it removed.
 func (e *Engine[K, E]) Discard(ctx context.Context, key K) (int, error) {
 	return e.request(ctx, key, true)
 }
@@ -259,14 +259,14 @@ func (w *worker[K, E]) completeReplay(l *lane[K, E]) {
 	}
 }
 
-// discard drops l's park for req; l is running and its shard locked
+// discard removes l's park for req; l is running and its shard locked
 // (unlocked around the store).
 func (w *worker[K, E]) discard(l *lane[K, E], req *request) {
 	e := w.e
 	sh := l.shard
 	key := l.key
 	sh.mu.Unlock()
-	// Read first: each discarded event reports Dropped with its tag.
+	// Read first: each discarded event reports Discarded with its tag.
 	var gone []item[E]
 	var err error
 	for after := uint64(0); ; {
@@ -276,7 +276,7 @@ func (w *worker[K, E]) discard(l *lane[K, E], req *request) {
 			break
 		}
 		for _, ev := range page {
-			gone = append(gone, item[E]{tag: ev.Tag, out: Dropped})
+			gone = append(gone, item[E]{tag: ev.Tag, out: Discarded})
 		}
 		after = page[len(page)-1].Seq
 	}
@@ -299,7 +299,7 @@ func (w *worker[K, E]) discard(l *lane[K, E], req *request) {
 	if e.parksCount() {
 		room = stored
 	}
-	e.retire(books[K, E]{w: w, sh: sh}, &tally{dropped: uint64(stored), discarded: uint64(stored)}, room, key, gone)
+	e.retire(books[K, E]{w: w, sh: sh}, &tally{discarded: uint64(stored)}, room, key, gone)
 	e.cfg.Logger.Warn("ordergen: parked key discarded", "engine", e.cfg.Name, "key", key, "events", n)
 	req.reply(n, nil)
 }

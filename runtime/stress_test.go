@@ -674,7 +674,7 @@ func (s *schedule) checkEnd(graceful bool) {
 	}
 	st := s.e.Stats()
 	in := st.Accepted + st.Restored
-	out := st.Handled + st.Skipped + uint64(st.Parked) + st.DeadLettered + st.Dropped + st.Conflated + st.Withdrawn + uint64(st.Pending)
+	out := st.Handled + st.Skipped + uint64(st.Parked) + st.DeadLettered + st.Dropped + st.Discarded + st.Conflated + st.Withdrawn + uint64(st.Pending)
 	if in != out {
 		s.fail("accounting: %+v", st)
 	}
