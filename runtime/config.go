@@ -27,7 +27,10 @@ const (
 	Timeout
 )
 
-var fullPolicyNames = [...]string{Reject: "reject", Block: "block", DropOldest: "drop-oldest", DropNewest: "drop-newest", Timeout: "timeout"}
+var (
+	fullPolicyNames  = [...]string{Reject: "reject", Block: "block", DropOldest: "drop-oldest", DropNewest: "drop-newest", Timeout: "timeout"}
+	fullPolicyConsts = [...]string{Reject: "Reject", Block: "Block", DropOldest: "DropOldest", DropNewest: "DropNewest", Timeout: "Timeout"}
+)
 
 // String returns the policy's name as written in a schema.
 func (p FullPolicy) String() string {
@@ -35,6 +38,15 @@ func (p FullPolicy) String() string {
 		return fullPolicyNames[p]
 	}
 	return fmt.Sprintf("FullPolicy(%d)", p)
+}
+
+// GoString returns the policy's constant as Go code names it
+// (runtime.Block): generated code writes it so.
+func (p FullPolicy) GoString() string {
+	if int(p) < len(fullPolicyConsts) {
+		return "runtime." + fullPolicyConsts[p]
+	}
+	return fmt.Sprintf("runtime.FullPolicy(%d)", p)
 }
 
 // ExhaustedPolicy says what happens to an event whose attempts are used up
@@ -53,7 +65,10 @@ const (
 	Drop
 )
 
-var exhaustedNames = [...]string{Park: "park", DeadLetter: "dead-letter", Drop: "drop"}
+var (
+	exhaustedNames  = [...]string{Park: "park", DeadLetter: "dead-letter", Drop: "drop"}
+	exhaustedConsts = [...]string{Park: "Park", DeadLetter: "DeadLetter", Drop: "Drop"}
+)
 
 // String returns the policy's name as written in a schema.
 func (p ExhaustedPolicy) String() string {
@@ -61,6 +76,15 @@ func (p ExhaustedPolicy) String() string {
 		return exhaustedNames[p]
 	}
 	return fmt.Sprintf("ExhaustedPolicy(%d)", p)
+}
+
+// GoString returns the policy's constant as Go code names it
+// (runtime.Park): generated code writes it so.
+func (p ExhaustedPolicy) GoString() string {
+	if int(p) < len(exhaustedConsts) {
+		return "runtime." + exhaustedConsts[p]
+	}
+	return fmt.Sprintf("runtime.ExhaustedPolicy(%d)", p)
 }
 
 // Retry is the in-lane retry policy: exponential backoff with full jitter.

@@ -23,7 +23,7 @@ func TestConstNameIsTheRuntimes(t *testing.T) {
 		t.Fatalf("load %s: %v", RuntimePath, err)
 	}
 	scope := pkgs[0].Types.Scope()
-	var values []fmt.Stringer
+	var values []fmt.GoStringer
 	for _, p := range runtime.FullPolicies() {
 		values = append(values, p)
 	}
