@@ -47,7 +47,8 @@ func (e *Engine[K, E]) SubmitTagged(ctx context.Context, key K, event E, tag uin
 	return e.submitSlow(ctx, sh, key, event, tag)
 }
 
-// submitSlow waits for backlog room under the Block and Timeout policies.
+// submitSlow waits for backlog room under the Block and BlockThenReject
+// policies.
 func (e *Engine[K, E]) submitSlow(ctx context.Context, sh *shard[K, E], key K, event E, tag uint64) error {
 	if e.fromOwnHandler(ctx) {
 		e.countRejected(sh)
@@ -55,7 +56,7 @@ func (e *Engine[K, E]) submitSlow(ctx context.Context, sh *shard[K, E], key K, e
 			e.cfg.Name, ErrBacklogFull)
 	}
 	var deadline <-chan time.Time
-	if e.cfg.Backlog.WhenFull == Timeout {
+	if e.cfg.Backlog.WhenFull == BlockThenReject {
 		t := time.NewTimer(e.cfg.Backlog.Wait)
 		defer t.Stop()
 		deadline = t.C
@@ -146,7 +147,7 @@ func (e *Engine[K, E]) admit(sh *shard[K, E], l *lane[K, E], key K, take bool) f
 }
 
 // enqueue does Submit's work under sh.mu and unlocks it. It reports wait
-// when the caller must wait for room (Block and Timeout policies), with the
+// when the caller must wait for room (Block and BlockThenReject policies), with the
 // refusal to give if the caller stops waiting.
 func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err error, wait bool) {
 	if sh.closed {
@@ -216,14 +217,14 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 func (e *Engine[K, E]) whenFull(sh *shard[K, E], l *lane[K, E], key K, event E, tag uint64, why fullness) (err error, wait bool) {
 	policy := e.cfg.Backlog.WhenFull
 	switch {
-	case operatorOnly(why) && (policy == Block || policy == Timeout || policy == Reject):
+	case operatorOnly(why) && (policy == Block || policy == BlockThenReject || policy == Reject):
 		// Waiting would wait for an operator.
 		sh.rejected++
 		err := e.refusal(key, l, why)
 		sh.mu.Unlock()
 		e.logRejected(key, err)
 		return err, false
-	case policy == Block || policy == Timeout:
+	case policy == Block || policy == BlockThenReject:
 		err := e.refusal(key, l, why)
 		sh.mu.Unlock()
 		return err, true

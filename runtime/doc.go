@@ -100,7 +100,7 @@
 // attempt. A handler marks an error that retrying cannot fix with
 // [Permanent]. When attempts run out, [ExhaustedPolicy] decides:
 //
-//   - [Park] sets the event and every later event of its key aside, in
+//   - [ParkKey] sets the event and every later event of its key aside, in
 //     order; later submissions for the key join the park. By default the
 //     park is in the engine's memory and counts against the backlog; a
 //     [ParkStore] in Config.Parks (a durable one) keeps it outside.
@@ -108,9 +108,9 @@
 //     time (from a store, as the backlog has room), and unparks the key when
 //     all succeed; [Engine.Discard] removes it (its events' outcome:
 //     Discarded). Other keys are not affected.
-//   - [DeadLetter] hands the event to a [DeadLetterSink] and goes on with
+//   - [SendToDeadLetter] hands the event to a [DeadLetterSink] and goes on with
 //     the key's next event, giving up order for that key.
-//   - [Drop] counts the event as dropped (at-most-once delivery).
+//   - [DropEvent] counts the event as dropped (at-most-once delivery).
 //
 // # Guards
 //

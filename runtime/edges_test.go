@@ -835,7 +835,7 @@ func TestDurableReplayKeepsOrderAndBoundsAcrossPages(t *testing.T) {
 func TestTimeoutRefusalNamesTheLimit(t *testing.T) {
 	r := gated()
 	e := mustNew(t, r.handle, runtime.Config[string, ev]{
-		Backlog: runtime.Backlog{PerKey: 2, Total: 2, WhenFull: runtime.Timeout, Wait: time.Millisecond}})
+		Backlog: runtime.Backlog{PerKey: 2, Total: 2, WhenFull: runtime.BlockThenReject, Wait: time.Millisecond}})
 	ctx := context.Background()
 	for _, k := range []string{"a", "b"} {
 		if err := e.Submit(ctx, k, ev{}); err != nil {
@@ -869,7 +869,7 @@ func TestCountsStayBounded(t *testing.T) {
 			}
 		}
 	}
-	for _, policy := range []runtime.FullPolicy{runtime.Reject, runtime.Block, runtime.DropOldest, runtime.DropNewest, runtime.Timeout} {
+	for _, policy := range []runtime.FullPolicy{runtime.Reject, runtime.Block, runtime.DropOldest, runtime.DropNewest, runtime.BlockThenReject} {
 		t.Run("wedged/"+policy.String(), func(t *testing.T) {
 			release := make(chan struct{})
 			e := mustNew(t, func(ctx context.Context, _ string, _ ev) error {

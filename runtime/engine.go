@@ -89,7 +89,7 @@ type Engine[K comparable, E any] struct {
 	closing               atomic.Bool
 	aborted               atomic.Bool
 
-	room  notify.Notifier // signalled when room is released (Block, Timeout)
+	room  notify.Notifier // signalled when room is released (Block, BlockThenReject)
 	quiet notify.Notifier // signalled when a shard stops being busy (Flush, Close)
 
 	workers sync.WaitGroup

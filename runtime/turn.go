@@ -11,7 +11,7 @@ const (
 	reoffer
 	// retryLater: the event at stopAt failed and waits for its backoff.
 	retryLater
-	// parkNow: the event at stopAt exhausted its attempts under Park.
+	// parkNow: the event at stopAt exhausted its attempts under ParkKey.
 	parkNow
 	// interrupted: a withdrawal came; events from stopAt go back, unstarted.
 	interrupted

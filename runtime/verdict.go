@@ -25,12 +25,12 @@ const (
 	// verdictSkippedApplied: a guard's SkipApplied: Skipped, and the key
 	// moved on as after a handled event (its held events are due again).
 	verdictSkippedApplied
-	// verdictDropped: out of attempts under the Drop policy; Dropped.
+	// verdictDropped: out of attempts under the DropEvent policy; Dropped.
 	verdictDropped
-	// verdictDeadLetter: out of attempts under the DeadLetter policy: the
+	// verdictDeadLetter: out of attempts under the SendToDeadLetter policy: the
 	// event goes to the sink, and parks its key when the sink fails.
 	verdictDeadLetter
-	// verdictPark: out of attempts under the Park policy: the key parks.
+	// verdictPark: out of attempts under the ParkKey policy: the key parks.
 	verdictPark
 	// verdictHeld: a guard's Hold: the event waits in its key's resequencer.
 	verdictHeld
@@ -95,9 +95,9 @@ func (w *worker[K, E]) judge(it *item[E], err error, batch bool) (v verdict, rea
 		return verdictRetry, "", nil
 	}
 	switch e.cfg.OnExhausted {
-	case Drop:
+	case DropEvent:
 		return verdictDropped, "", err
-	case DeadLetter:
+	case SendToDeadLetter:
 		return verdictDeadLetter, "", err
 	}
 	return verdictPark, "", err

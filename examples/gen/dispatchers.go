@@ -74,7 +74,7 @@ type AccountConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// MaxHeld bounds the events of one key held back on a version gap; a key
 	// that would hold more is resynced, then parked if the resync fails
@@ -111,7 +111,7 @@ type AccountConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, AccountEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, AccountEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -146,7 +146,7 @@ func defaultAccountConfig() AccountConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Park,
+		OnExhausted: runtime.ParkKey,
 		MaxHeld:     128,
 		MaxHold:     30 * time.Second,
 		Group: groupcommit.Config{
@@ -538,7 +538,7 @@ type OrderConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
@@ -556,7 +556,7 @@ type OrderConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, OrderEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, OrderEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -591,7 +591,7 @@ func defaultOrderConfig() OrderConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Park,
+		OnExhausted: runtime.ParkKey,
 	}
 }
 
@@ -880,7 +880,7 @@ type RiderConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
@@ -895,7 +895,7 @@ type RiderConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, RiderEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, RiderEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -930,7 +930,7 @@ func defaultRiderConfig() RiderConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Drop,
+		OnExhausted: runtime.DropEvent,
 	}
 }
 
@@ -1189,7 +1189,7 @@ type WebhookConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
@@ -1204,7 +1204,7 @@ type WebhookConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[int64, WebhookEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[int64, WebhookEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -1230,7 +1230,7 @@ func defaultWebhookConfig() WebhookConfig {
 		Backlog: runtime.Backlog{
 			PerKey:   100,
 			Total:    10000,
-			WhenFull: runtime.Timeout,
+			WhenFull: runtime.BlockThenReject,
 			Wait:     200 * time.Millisecond,
 		},
 		Retry: runtime.Retry{
@@ -1240,7 +1240,7 @@ func defaultWebhookConfig() WebhookConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     2 * time.Second,
-		OnExhausted: runtime.DeadLetter,
+		OnExhausted: runtime.SendToDeadLetter,
 	}
 }
 
@@ -1509,7 +1509,7 @@ type WalletConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// MaxHeld bounds the events of one key held back on a version gap; a key
 	// that would hold more is parked (schema: resequencer.max_events).
@@ -1539,7 +1539,7 @@ type WalletConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, WalletEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, WalletEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -1574,7 +1574,7 @@ func defaultWalletConfig() WalletConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Park,
+		OnExhausted: runtime.ParkKey,
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
 		BatchSize:   64,
@@ -1872,7 +1872,7 @@ type CustomerConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
@@ -1887,7 +1887,7 @@ type CustomerConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, CustomerEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, CustomerEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -1923,7 +1923,7 @@ func defaultCustomerConfig() CustomerConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Park,
+		OnExhausted: runtime.ParkKey,
 	}
 }
 

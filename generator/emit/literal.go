@@ -57,7 +57,7 @@ func Ordered(t reflect.Type, fields ...Field) []Field {
 // (ir.Policy's fields): a struct as its literal, without its zero fields;
 // a duration as 5 * time.Second; a runtime policy (runtime.ExhaustedPolicy,
 // runtime.FullPolicy) as its constant, even the zero one, which names the
-// schema's choice (runtime.Park); a number as itself.
+// schema's choice (runtime.ParkKey); a number as itself.
 func policyValue(v reflect.Value) jen.Code {
 	t := v.Type()
 	switch {

@@ -205,7 +205,7 @@
 // key) and ReasonInvalidEvent (the dispatcher refused it: an empty key, a
 // version below 1). If the write fails, the record stays unfinished here
 // (the next owner offers it again). For handlers that fail for good under
-// the runtime.DeadLetter policy, DeadLetters writes to a topic with
+// the runtime.SendToDeadLetter policy, DeadLetters writes to a topic with
 // ReasonHandlerFailed.
 //
 // # Records without a key

@@ -11,7 +11,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/durable"
 )
 
-// DeadLetters returns a runtime.DeadLetterSink, for the runtime.DeadLetter
+// DeadLetters returns a runtime.DeadLetterSink, for the runtime.SendToDeadLetter
 // exhaustion policy, that publishes each event a handler gave up on to
 // topo's dead-letter exchange through conn: the message a Producer would
 // publish (body, Type, HeaderKey), plus HeaderReason (ReasonHandlerFailed),
