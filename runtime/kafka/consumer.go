@@ -77,7 +77,7 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 	}
 	var zero K
 	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	c := &Consumer[K, E]{
 		cfg:       cfg,
@@ -154,7 +154,7 @@ func (c *Consumer[K, E]) signal() {
 // Run joins the group and feeds target until Close is called or ctx ends.
 // Every subscriber of target must report outcomes to OnOutcome. Run first
 // checks the subscribers (transport.CheckSubscriptions) and returns an error
-// wrapping ErrConfig, before it connects, for subscribers under the
+// wrapping ErrInvalidConfig, before it connects, for subscribers under the
 // drop-oldest or drop-newest backlog policy (a dropped event would let the
 // commit pass a record no handler ran), without OnOutcome, or parking
 // differently from one another. A subscriber added while Run runs is
@@ -184,7 +184,7 @@ func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
 func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	src, err := transport.NewSource[K, E](target, c.settled)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	c.src.Store(src)
 	opts := append(append([]kgo.Opt(nil), c.cfg.ClientOpts...),

@@ -65,7 +65,7 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 	}
 	var zero K
 	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return &Consumer[K, E]{cfg: cfg, closeCh: make(chan struct{}), done: make(chan struct{})}, nil
 }
@@ -84,7 +84,7 @@ func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
 
 // Run receives messages and feeds target until Close is called or ctx
 // ends. It first checks the subscribers (transport.CheckSubscriptions) and
-// returns an error wrapping ErrConfig for subscribers under the
+// returns an error wrapping ErrInvalidConfig for subscribers under the
 // drop-oldest or drop-newest backlog policy, without OnOutcome, or parking
 // differently from one another, and for a subscription without message
 // ordering.
@@ -117,7 +117,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	case err != nil:
 		return fmt.Errorf("pubsub: subscription %s: %w", subName, err)
 	case !sub.GetEnableMessageOrdering():
-		return fmt.Errorf("%w: subscription %s does not enable message ordering: a key's messages could be delivered out of order", ErrConfig, subName)
+		return fmt.Errorf("%w: subscription %s does not enable message ordering: a key's messages could be delivered out of order", ErrInvalidConfig, subName)
 	}
 	c.dl = c.cfg.Client.Publisher(fullName(project, "topics", c.cfg.DeadLetterTopic))
 	defer c.dl.Stop()
@@ -138,7 +138,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	c.core.Store(core)
 

@@ -83,7 +83,7 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 	}
 	var zero K
 	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return &Consumer[K, E]{cfg: cfg, settleWake: make(chan struct{}, 1), closeCh: make(chan struct{}), done: make(chan struct{})}, nil
 }
@@ -102,7 +102,7 @@ func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
 
 // Run receives messages and feeds target until Close is called or ctx
 // ends. It first checks the subscribers (transport.CheckSubscriptions) and
-// returns an error wrapping ErrConfig for subscribers under the
+// returns an error wrapping ErrInvalidConfig for subscribers under the
 // drop-oldest or drop-newest backlog policy, without OnOutcome, or parking
 // differently from one another, and for a queue that is not FIFO.
 //
@@ -131,7 +131,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 		return fmt.Errorf("sqs: queue %s: %w", c.cfg.QueueURL, err)
 	}
 	if attrs.Attributes[string(types.QueueAttributeNameFifoQueue)] != "true" {
-		return fmt.Errorf("%w: queue %s is not a FIFO queue: a standard queue does not order", ErrConfig, c.cfg.QueueURL)
+		return fmt.Errorf("%w: queue %s is not a FIFO queue: a standard queue does not order", ErrInvalidConfig, c.cfg.QueueURL)
 	}
 	core, err := keyed.New[K](target, keyed.Config[E, *handle]{
 		System:      "sqs",
@@ -149,7 +149,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	c.core.Store(core)
 
