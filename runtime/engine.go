@@ -71,9 +71,9 @@ type Engine[K comparable, E any] struct {
 	_    [64]byte
 	load atomic.Int64
 	_    [56]byte
-	// replayRoom is the room durable replays hold in load and have not
+	// replayReserve is the room durable replays hold in load and have not
 	// filled with loaded events (replayState.room): not pending events.
-	replayRoom atomic.Int64
+	replayReserve atomic.Int64
 	// memParks is the engine's own park store when Config.Parks is nil. Its
 	// events count against the backlog limits (parksCount).
 	memParks   *MemoryParkStore[K, E]

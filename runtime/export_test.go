@@ -88,10 +88,10 @@ func Dump[K comparable, E any](e *Engine[K, E]) string {
 		sh := &e.shards[i]
 		sh.mu.Lock()
 		if sh.busy != 0 || len(sh.lanes) > 0 || len(sh.inbox) > 0 || sh.cur != nil {
-			fmt.Fprintf(&b, "shard %d: busy %d, queued %v, inbox %d, batch %v\n", i, sh.busy, sh.queued, len(sh.inbox), sh.cur != nil)
+			fmt.Fprintf(&b, "shard %d: busy %d, queued %v, inbox %d, batch %v\n", i, sh.busy, sh.tasked, len(sh.inbox), sh.cur != nil)
 			for k, l := range sh.lanes {
 				fmt.Fprintf(&b, "  lane %v: state %d, queued %d, inflight %d, held %d, parked %v, stored %d, replay %v, req %v, withdraws %d, inline %v\n",
-					k, l.state, l.q.len(), l.inflight, len(l.held), l.parked, l.stored, l.replay != nil, l.req != nil, len(l.withdraws), l.inline)
+					k, l.state, l.q.len(), l.inflight, len(l.held), l.parked, l.stored, l.replay != nil, l.req != nil, len(l.withdraws), l.owned)
 			}
 		}
 		sh.mu.Unlock()

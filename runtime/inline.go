@@ -201,13 +201,13 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	b.giveBack(sh)
 	push := len(sh.inbox) > 0
 	if !push {
-		sh.queued = false
+		sh.tasked = false
 		e.idle(sh)
 	}
 	sh.mu.Unlock()
 	if push {
 		// More arrived meanwhile: the shard goes to the back of the ready
-		// tasks (it stays queued and busy), behind those that waited.
+		// tasks (it stays tasked and busy), behind those that waited.
 		e.rq.push(task[K, E]{s: sh})
 	}
 	return nil
@@ -226,18 +226,18 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 	sh.mu.Lock()
 	if b.pos.Load() != int64(j) {
 		// The watchdog spilled the batch while the handler ran and gave this
-		// key a lane that this worker owns: settle the event in it and go
-		// on with the lane.
+		// key a lane that this worker owns: apply the event's verdict in it
+		// and go on with the lane.
 		l, b.owned = b.owned, nil
 		if l == nil { // spillBatch always makes it; never leave the event without one
 			l = sh.newLane(en.key)
 			l.state = laneRunning
 			sh.busy++
 		}
-		l.inline = false
+		l.owned = false
 		w.buf = append(w.buf[:0], en.it)
 		b.giveBack(sh)
-		running := w.settleTaken(l, v, reason, failure)
+		running := w.applyInLane(l, v, reason, failure)
 		sh.mu.Unlock()
 		if running {
 			return l, true
@@ -268,7 +268,7 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 	sh.inbox = kept
 	w.buf = append(w.buf[:0], en.it)
 	// The lane runs elsewhere: this worker goes on with the batch.
-	if w.settleTaken(l, v, reason, failure) {
+	if w.applyInLane(l, v, reason, failure) {
 		// A request may have come while the lock was released around the
 		// handler's verdict or the park store (see runnable).
 		if l.runnable() {
@@ -287,12 +287,12 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 	return nil, false
 }
 
-// settleTaken applies v, the verdict of the one event in w.buf, to l as if
+// applyInLane applies v, the verdict of the one event in w.buf, to l as if
 // l's turn had taken it; l is running and its shard locked, and the shard
 // is locked again on return. It reports whether l is still running (the
 // caller decides what next); otherwise l waits for its timer or was given
 // up.
-func (w *worker[K, E]) settleTaken(l *lane[K, E], v verdict, reason string, failure error) bool {
+func (w *worker[K, E]) applyInLane(l *lane[K, E], v verdict, reason string, failure error) bool {
 	sh := l.shard
 	l.inflight, l.inflightAt, l.taken = 1, w.buf[0].at, w.buf[:1]
 	w.laneHeld = len(l.held) > 0
@@ -304,7 +304,7 @@ func (w *worker[K, E]) settleTaken(l *lane[K, E], v verdict, reason string, fail
 		res = result{kind: ranAll, stopAt: 1, done: done}
 	}
 	sh.mu.Lock()
-	switch w.settle(l, res) {
+	switch w.endTake(l, res) {
 	case keepRunning:
 		return true
 	case giveUp:
@@ -337,7 +337,7 @@ func (w *worker[K, E]) spilledAfter(sh *shard[K, E], b *inlineBatch[K, E], run *
 		sh.mu.Unlock()
 		return nil
 	}
-	l.inline = false
+	l.owned = false
 	l.inflight, l.taken = 0, nil // the event is finished: it leaves its lane's count
 	sh.mu.Unlock()
 	// The owned lane keeps the shard busy until the worker has run it.
@@ -363,8 +363,8 @@ func (e *Engine[K, E]) spillBatch(sh *shard[K, E], b *inlineBatch[K, E], ready [
 		if !en.it.moved && sh.lanes[en.key] == nil {
 			l := sh.newLane(en.key)
 			l.state = laneRunning
-			l.inline = true
-			l.inflight, l.inflightAt, l.inlineTag = 1, en.it.at, en.it.tag
+			l.owned = true
+			l.inflight, l.inflightAt, l.ownedTag = 1, en.it.at, en.it.tag
 			sh.busy++
 			b.owned = l
 		}
@@ -394,7 +394,7 @@ func (e *Engine[K, E]) joinLane(sh *shard[K, E], en *entry[K, E], ready []*lane[
 }
 
 // inboxToLanes moves sh's inbox into its keys' lanes (joinLane) and ends
-// the dispatching of sh's task: the shard is no longer queued. It returns
+// the dispatching of sh's task: the shard is no longer tasked. It returns
 // ready with the lanes that became ready; sh.mu is held.
 func (e *Engine[K, E]) inboxToLanes(sh *shard[K, E], ready []*lane[K, E]) []*lane[K, E] {
 	for m := range sh.inbox {
@@ -402,7 +402,7 @@ func (e *Engine[K, E]) inboxToLanes(sh *shard[K, E], ready []*lane[K, E]) []*lan
 	}
 	clear(sh.inbox)
 	sh.inbox = sh.inbox[:0]
-	sh.queued = false
+	sh.tasked = false
 	e.idle(sh)
 	return ready
 }

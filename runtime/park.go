@@ -39,7 +39,7 @@ func (w *worker[K, E]) park(l *lane[K, E], reason string) turnStep {
 	failedReplay := l.replay
 	l.replay = nil
 	if failedReplay != nil {
-		w.endReplayRoom(l, failedReplay)
+		w.endReserve(l, failedReplay)
 	}
 
 	// Replayed events are still in the store, ahead of anything newer.

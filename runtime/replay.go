@@ -43,10 +43,11 @@ type replayState struct {
 	done int
 	// more is false once the store had no more events.
 	more bool
-	// room is the total backlog room a durable park's replay holds and has
-	// not filled with loaded events: it keeps the room of the events it
-	// finishes for its next page, and gives it back when it ends.
-	room int64
+	// reserve is the room in the total backlog that a durable park's
+	// replay holds and has not filled with loaded events: it keeps the room
+	// of the events it finishes for its next page, and gives it back when
+	// it ends.
+	reserve int64
 }
 
 // wantsPage reports whether l's replay waits for its next page: the store
@@ -68,19 +69,19 @@ func (r *replayState) finishedOne() {
 	}
 }
 
-// keepReplayRoom records that a durable replay now holds n more room it
+// keepReserve records that a durable replay now holds n more room it
 // has not filled (n < 0: it filled or gave back some).
-func (e *Engine[K, E]) keepReplayRoom(r *replayState, n int64) {
-	r.room += n
-	e.replayRoom.Add(n)
+func (e *Engine[K, E]) keepReserve(r *replayState, n int64) {
+	r.reserve += n
+	e.replayReserve.Add(n)
 }
 
-// endReplayRoom gives back the room r, l's durable replay, holds and has
+// endReserve gives back the room r, l's durable replay, holds and has
 // not filled (it ended, or failed): a retirement of no event (retire.go);
 // l's shard is locked.
-func (w *worker[K, E]) endReplayRoom(l *lane[K, E], r *replayState) {
-	room := r.room
-	w.e.keepReplayRoom(r, -room)
+func (w *worker[K, E]) endReserve(l *lane[K, E], r *replayState) {
+	room := r.reserve
+	w.e.keepReserve(r, -room)
 	w.e.retire(books[K, E]{w: w, sh: l.shard}, &tally{}, room, l.key, nil)
 }
 
@@ -160,7 +161,7 @@ func (w *worker[K, E]) serve(l *lane[K, E]) turnStep {
 	if !e.parksCount() {
 		// A durable park's events take room in the total only as they are
 		// loaded. The replay takes a page's room before it starts, and
-		// keeps it until it ends (see settle): events that arrive behind
+		// keeps it until it ends (see endTake): events that arrive behind
 		// it can then never take all the room it needs to go on. Without
 		// room the key stays parked (arrivals go on joining the store) and
 		// the request waits.
@@ -173,7 +174,7 @@ func (w *worker[K, E]) serve(l *lane[K, E]) turnStep {
 	l.parked, l.reason = false, ""
 	e.parkedKeys.Add(-1)
 	l.replay = &replayState{req: req, more: true}
-	e.keepReplayRoom(l.replay, room)
+	e.keepReserve(l.replay, room)
 	return keepRunning
 }
 
@@ -192,7 +193,7 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) turnStep {
 		// Within the room the replay holds, and the key's limit as far as
 		// it is not left to the park (while it is replayed its events count
 		// against it; see lane.count).
-		page = min(page, int64(e.cfg.Backlog.PerKey-l.pending()), r.room)
+		page = min(page, int64(e.cfg.Backlog.PerKey-l.pending()), r.reserve)
 		if page <= 0 {
 			w.armTimer(l, roomPoll)
 			return waitForTimer
@@ -203,7 +204,7 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) turnStep {
 	events, err := e.cfg.Parks.Read(e.base, l.key, after, int(page))
 	sh.mu.Lock()
 	if err != nil {
-		w.endReplayRoom(l, r)
+		w.endReserve(l, r)
 		// The replay stops; what it did not load stays parked.
 		l.replay = nil
 		l.parked = true
@@ -232,7 +233,7 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) turnStep {
 		return keepRunning
 	}
 	if !e.parksCount() {
-		e.keepReplayRoom(r, -n) // the loaded events fill the room they were read into
+		e.keepReserve(r, -n) // the loaded events fill the room they were read into
 	}
 	l.stored = max(0, l.stored-len(events))
 	e.parked.Add(-n)
@@ -253,7 +254,7 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) turnStep {
 func (w *worker[K, E]) completeReplay(l *lane[K, E]) {
 	if r := l.replay; r != nil && r.loaded == 0 && !r.more {
 		l.replay = nil
-		w.endReplayRoom(l, r)
+		w.endReserve(l, r)
 		w.e.cfg.Logger.Info("ordergen: key replayed", "engine", w.e.cfg.Name, "key", l.key, "events", r.done)
 		r.req.reply(r.done, nil)
 	}

@@ -2,8 +2,8 @@ package runtime
 
 import "sync/atomic"
 
-// The settle point. Every event that reaches its outcome leaves the
-// engine's books in retire, whatever the path that gave the outcome: a
+// Retirement. Every event that reaches its outcome leaves the engine's
+// books in retire, one function, whatever the path that gave the outcome: a
 // refusal at the door (conflated, dropped by the backlog policy), an inline
 // batch, a lane's turn, a park, a replay, a discard, a withdrawal. The order
 // is always the same:
@@ -59,7 +59,7 @@ type books[K comparable, E any] struct {
 	sh *shard[K, E]
 }
 
-// retire is the settle point (see the top of this file): the events
+// retire is where events retire (see the top of this file): the events
 // counted in t have left their key's count; retire gives back room in the
 // total backlog, counts t in to, and reports the outcome of each event of
 // done that has one (done's events are key's). room is the total room the

@@ -5,14 +5,14 @@ package runtime
 //	admission.go  Submit: the per-key and total limits, backlog room, the
 //	              FullPolicy, conflation at the door
 //	shard.go      shards: the inbox, the lanes' map, the per-key counts
-//	perkeyroom.go the per-key limit of keys without a lane: a count of the
+//	headroom.go   the per-key limit of keys without a lane: a count of the
 //	              shard's keys, and the headroom it leaves
 //	runqueue.go   the run queue: ready tasks ahead of yielded ones
 //	worker.go     the worker loop, its deque, and stealing between workers
-//	turn.go       a turn of a lane: take, run, settle
+//	turn.go       a turn of a lane: take, run, end the take
 //	attempt.go    one attempt: its context, timeout, panics, cancellation
 //	verdict.go    the outcome path: what becomes of an attempt's result
-//	retire.go     the settle point: every outcome leaves the books there
+//	retire.go     retirement: every outcome leaves the books there
 //	inline.go     inline batches: an inbox run without lanes
 //	prefetch.go   the inline loop's prefetch of boxed events
 //	watchdog.go   the clock's tick: stuck batches, stuck workers, deadlines
@@ -44,7 +44,7 @@ package runtime
 //     (dispatchLanes). An inline event whose verdict needs a lane (a
 //     retry, a hold, a park, a dead letter) gives its key one, with the
 //     key's later events. A lane's turn takes its events a few at a time,
-//     runs them without the lock, and settles them under it.
+//     runs them without the lock, and ends the take under it (endTake).
 //  4. The verdict. judge (verdict.go) classifies every attempt's result
 //     once. An event that reached its outcome leaves its key's count (its
 //     lane, or the inline batch's position moves past it) and retires

@@ -228,7 +228,7 @@ func (e *Engine[K, E]) pendingCount() int64 { return e.pendingWith(e.parked.Load
 
 // pendingWith is pendingCount with parked read by the caller.
 func (e *Engine[K, E]) pendingWith(parked int64) int64 {
-	n := e.load.Load() - e.replayRoom.Load()
+	n := e.load.Load() - e.replayReserve.Load()
 	if e.parksCount() {
 		n -= parked
 	}

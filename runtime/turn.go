@@ -19,7 +19,7 @@ const (
 	abandoned
 )
 
-// result is how a run of process (or processBatch) ended, for settle.
+// result is how a run of process (or processBatch) ended, for endTake.
 type result struct {
 	kind   resultKind
 	stopAt int    // index in w.buf of the first event without an outcome
@@ -136,7 +136,7 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 
 		sh.mu.Lock()
 		handled += res.done
-		switch w.settle(l, res) {
+		switch w.endTake(l, res) {
 		case keepRunning:
 		case waitForTimer:
 			sh.mu.Unlock()
@@ -212,9 +212,9 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 	return result{kind: ranAll, stopAt: len(w.buf), done: done}
 }
 
-// settle applies a result to the lane; its shard is locked. The finished
+// endTake applies a result to the lane; its shard is locked. The finished
 // events leave the lane's count, then retire (retire.go).
-func (w *worker[K, E]) settle(l *lane[K, E], res result) turnStep {
+func (w *worker[K, E]) endTake(l *lane[K, E], res result) turnStep {
 	e := w.e
 	rest := w.buf[res.stopAt:]
 	l.inflight, l.taken = 0, nil
@@ -238,7 +238,7 @@ func (w *worker[K, E]) settle(l *lane[K, E], res result) turnStep {
 		if !e.parksCount() {
 			// A durable park's replay keeps the room of its finished
 			// events for its next page (see replayState.room).
-			e.keepReplayRoom(r, int64(kept))
+			e.keepReserve(r, int64(kept))
 			room -= int64(kept)
 		}
 	}
@@ -305,7 +305,7 @@ func itoa(n int) string {
 }
 
 // turnStep says what a lane's turn does after a step that may stop it
-// (settling a result, parking, serving a request, loading a replay page).
+// (ending a take, parking, serving a request, loading a replay page).
 type turnStep uint8
 
 const (

@@ -12,7 +12,7 @@ import (
 // skipReason for the metrics) until the events retire (retire.go), by a
 // lane's turn (apply) and by the inline loop alike; the inline loop gives
 // the key of an event with any other verdict a lane, whose turn then
-// applies the same verdict (settleTaken).
+// applies the same verdict (applyInLane).
 
 // verdict is what becomes of one attempt of an event (or of a batch).
 type verdict uint8
@@ -114,7 +114,7 @@ func (w *worker[K, E]) skipReason(v verdict, reason string, n int) {
 // apply acts on v, the verdict of the attempt that covered w.buf[i:j] (one
 // event, or a whole batch), during a lane's turn: it finishes the events
 // the verdict finishes, counting them in *done and w.t and recording each
-// outcome in it.out (settle retires them), or sets the event aside as held.
+// outcome in it.out (endTake retires them), or sets the event aside as held.
 // It reports whether the turn's processing stops there, and how.
 func (w *worker[K, E]) apply(l *lane[K, E], i, j int, v verdict, reason string, failure error, done *int) (result, bool) {
 	switch v {

@@ -209,8 +209,8 @@ func (e *Engine[K, E]) retryWithdrawn(l *lane[K, E]) bool {
 	return false
 }
 
-// serveWithdrawals serves l's pending withdrawals; l is running (its worker
-// took nothing it has not settled) and its shard locked.
+// serveWithdrawals serves l's pending withdrawals; l is running (between two
+// takes of its worker: nothing taken) and its shard locked.
 func (e *Engine[K, E]) serveWithdrawals(l *lane[K, E]) {
 	for _, wd := range l.withdraws {
 		wd.done <- e.withdrawFrom(l, wd.match, true)
