@@ -54,7 +54,7 @@
 //	err := c.Run(ctx, d)
 //
 // Every subscriber of the dispatcher needs OnOutcome: a record is finished
-// when every subscriber that holds it reported a final outcome. Before it
+// when every subscriber that accepted it reported a final outcome. Before it
 // joins the group, Run refuses (ErrInvalidConfig) subscribers under the
 // drop-oldest or drop-newest backlog policy (a dropped event would report
 // an outcome that finishes its record, and the commit would pass a record

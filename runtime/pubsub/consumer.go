@@ -73,7 +73,7 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 // OnOutcome is told the outcome of each event the consumer submitted. Give
 // it to every subscriber of the target (the OnOutcome field of a generated
 // AccountConfig, or runtime.Config.OnOutcome): a message is settled when
-// every subscriber that holds it reported a final outcome. Outcomes with
+// every subscriber that accepted it reported a final outcome. Outcomes with
 // tag 0 (events published in process), and outcomes of messages whose key
 // the consumer gave back, are ignored.
 func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
