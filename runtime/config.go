@@ -198,7 +198,7 @@ type Config[K comparable, E any] struct {
 	// clock, set by the runtime's own tests, replaces the system time.
 	clock *manualClock
 	// onReportWait, set by the runtime's own tests, is called while
-	// Withdraw waits for an outcome a worker holds back.
+	// Withdraw waits for an outcome a worker has not reported yet.
 	onReportWait func()
 }
 

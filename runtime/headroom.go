@@ -20,8 +20,8 @@ package runtime
 // most this large never leaves that much: its keys are scanned one by one.
 const fullCountPays = 32
 
-// perKeyHeadroom is the per-key limit's bookkeeping for a shard's keys without a
-// lane; its fields are guarded by the shard's mutex.
+// perKeyHeadroom is the per-key limit's bookkeeping for a shard's keys
+// without a lane; the shard's mutex guards its fields.
 type perKeyHeadroom[K comparable] struct {
 	// counted says a full count was made: then, when shard.accepted was
 	// countedAt, no key without a lane had more than PerKey-1-spare events

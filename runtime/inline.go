@@ -66,7 +66,12 @@ func waitChunk(b Backlog) int64 {
 	return min(max(int64(min(b.PerKey, b.Total))/64, 1), releaseEvery)
 }
 
-// inlineBatch is an inbox taken by a worker to run inline.
+// inlineBatch is an inbox taken by a worker to run inline. The worker owns
+// its entries: it writes an event's attempts without a lock. The shard's
+// mutex guards seen, still and owned, and the entries' moved marks; others
+// (admission's count, the watchdog, Withdraw, Stats) read only the entries'
+// keys, tags, times and moved marks, under it. pos is atomic (see the
+// position protocol above).
 type inlineBatch[K comparable, E any] struct {
 	entries []entry[K, E]
 	// pos is the index of the event the worker runs (or last ran), -1
@@ -97,8 +102,8 @@ func (b *inlineBatch[K, E]) giveBack(sh *shard[K, E]) {
 // events, counted in t, whose room retire gives back together. In an
 // engine that reports outcomes, a run is the one event last finished, of
 // key, with its tag and outcome in last: it retires once the worker
-// claimed the next event, and until then the worker holds its outcome
-// back (see worker.reporting).
+// claimed the next event, and until then its outcome is unreported (see
+// worker.reporting).
 type inlineRun[K comparable, E any] struct {
 	t    tally
 	n    int64

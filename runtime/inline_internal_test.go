@@ -231,7 +231,7 @@ func TestAttemptDoesNotStartOnceWithdrawing(t *testing.T) {
 // ending an ownership would settle that event's message as unfinished, and
 // its next owner would apply it again (found by the Kafka rebalance storm:
 // a key's events applied by two members).
-func TestWithdrawWaitsForAHeldBackOutcome(t *testing.T) {
+func TestWithdrawWaitsForAnUnreportedOutcome(t *testing.T) {
 	inReport, release := make(chan struct{}), make(chan struct{})
 	waiting := make(chan struct{})
 	var waitOnce sync.Once
@@ -283,7 +283,7 @@ func TestWithdrawWaitsForAHeldBackOutcome(t *testing.T) {
 	case <-waiting:
 	case was := <-withdrawn:
 		close(release)
-		t.Fatalf("Withdraw returned while tag 1's outcome was held back (reported %v)", was)
+		t.Fatalf("Withdraw returned while tag 1's outcome was unreported (reported %v)", was)
 	}
 	close(release)
 	if !<-withdrawn {

@@ -4,9 +4,7 @@ import (
 	"sync/atomic"
 )
 
-// laneState says where a lane is in its life. Every field of a lane is
-// guarded by its shard's mutex, except interrupt and what the worker that
-// runs it keeps in its own buffers.
+// laneState says where a lane is in its life.
 type laneState uint8
 
 const (
@@ -57,6 +55,12 @@ type heldItem[E any] struct {
 // lane is the FIFO of one key that has pending events (or held events, a
 // park or an operator request). At most one worker runs a lane at a time,
 // which is what keeps a key's events in order and never concurrent.
+//
+// Its shard's mutex guards every field of a lane but interrupt (an atomic
+// hint). The events its worker took (taken, which is the worker's buffer)
+// are the worker's: it writes their attempts and outcomes without the
+// lock, and others read only their tags, under it. key and shard do not
+// change while the lane is in its shard's map.
 type lane[K comparable, E any] struct {
 	key   K
 	shard *shard[K, E]

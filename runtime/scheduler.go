@@ -84,13 +84,16 @@ package runtime
 // Only one shard's mutex is held at a time, and the run queue's is never
 // taken while one is held (work becomes a task after the shard is
 // unlocked). The run queue's mutex is held when it starts a worker, which
-// takes the workers' list's (wmu). Every other mutex is a leaf, taken with
-// at most those held and never holding another: a deque's (stealing moves
-// lanes between two deques one lock at a time), a notifier's (room and
-// quiet, signalled under a shard's lock), a worker's running attempt's,
-// its skip counter's, a rate limit's, the engine's own memory park store's
-// (Withdraw calls it under a shard's lock), the manual test clock's (timers
-// are armed and stopped under a shard's lock).
+// takes the workers' list's (wmu). A Topic's mutex is held while it starts
+// a subscriber's engine, and so comes before all of these. Every other
+// mutex is a leaf, taken with at most those held and never holding
+// another: a deque's (stealing moves lanes between two deques one lock at
+// a time), a notifier's (room and quiet, signalled under a shard's lock),
+// an attempt context's (its waiters), a worker's skip counter's, a rate
+// limit's, the engine's own memory park store's (Withdraw calls it under a
+// shard's lock), a guard store's stripe's (handlers call them without a
+// lock of the engine's), the manual test clock's (timers are armed and
+// stopped under a shard's lock).
 //
 // What runs under which lock:
 //

@@ -47,8 +47,8 @@ type shard[K comparable, E any] struct {
 	// curLen is len(cur.entries) (0 without cur), kept here so that a
 	// submitter's admission reads nothing of the running worker's batch,
 	// whose cache line the worker writes at every event (its pos). It and
-	// room come after the others, in what was padding, so that the fields
-	// before them keep their places.
+	// headroom come after the others, in what was padding, so that the
+	// fields before them keep their places.
 	curLen int
 	// headroom is the per-key limit's headroom for keys without a lane
 	// (headroom.go), used only while the shard holds PerKey of their

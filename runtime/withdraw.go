@@ -24,10 +24,11 @@ type withdrawal struct {
 // Kafka partition that moved to another consumer): selecting them by the
 // tags it submitted them with (SubmitTagged), it keeps them from running
 // twice. Withdraw returns how many events it withdrew once every lane has
-// been looked at and every outcome a worker held back (an inline event's,
-// reported once its worker claimed the next) has been reported; for a lane whose worker is in a handler, it waits until
-// that worker has served the withdrawal (it does before the lane's next
-// event starts), or until ctx ends. Then, when Config.OnOutcome is set (a
+// been looked at and every outcome a worker had not reported yet (an inline
+// event's, reported once its worker claimed the next) has been reported;
+// for a lane whose worker is in a handler, it waits until that worker has
+// served the withdrawal (it does before the lane's next event starts), or
+// until ctx ends. Then, when Config.OnOutcome is set (a
 // transport tracks the engine's events, and each attempt gets a context of
 // its own), Withdraw cancels the contexts of the running attempts of
 // selected events, and returns ctx's error; the withdrawal is still served
@@ -77,7 +78,7 @@ func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool
 		e.rq.pushLanes(ready)
 	}
 	if e.cfg.OnOutcome != nil {
-		e.awaitHeldBackReports()
+		e.awaitUnreported()
 	}
 	for _, wd := range waits {
 		select {
@@ -220,7 +221,7 @@ func (e *Engine[K, E]) serveWithdrawals(l *lane[K, E]) {
 	l.interrupt.Store(false)
 }
 
-// awaitHeldBackReports waits until no worker holds back the outcome of an
+// awaitUnreported waits until no worker has an unreported outcome of an
 // inline event it finished (worker.reporting). Withdraw has spilled every
 // inline batch by then, so no worker can finish another inline event of
 // what it selected; the one a worker finished before, whose outcome it
@@ -228,7 +229,7 @@ func (e *Engine[K, E]) serveWithdrawals(l *lane[K, E]) {
 // reach Config.OnOutcome before Withdraw returns, or a transport would
 // settle that event's message as unfinished and it would run again
 // elsewhere. The wait is short: no handler runs between the two.
-func (e *Engine[K, E]) awaitHeldBackReports() {
+func (e *Engine[K, E]) awaitUnreported() {
 	for _, w := range e.workerList() {
 		for w.reporting.Load() && !e.aborted.Load() {
 			if e.cfg.onReportWait != nil {
