@@ -69,9 +69,10 @@ func waitChunk(b Backlog) int64 {
 // inlineBatch is an inbox taken by a worker to run inline. The worker owns
 // its entries: it writes an event's attempts without a lock. The shard's
 // mutex guards seen, still and owned, and the entries' moved marks; others
-// (admission's count, the watchdog, Withdraw, Stats) read only the entries'
-// keys, tags, times and moved marks, under it. pos is atomic (see the
-// position protocol above).
+// (admission's count, the watchdog, Withdraw, Stats) read, under it, only
+// the keys, tags, times and moved marks of the entries, but a spill, which
+// moves whole the entries after pos: the worker can no longer claim them.
+// pos is atomic (see the position protocol above).
 type inlineBatch[K comparable, E any] struct {
 	entries []entry[K, E]
 	// pos is the index of the event the worker runs (or last ran), -1

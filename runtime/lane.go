@@ -59,7 +59,7 @@ type heldItem[E any] struct {
 // Its shard's mutex guards every field of a lane but interrupt (an atomic
 // hint). The events its worker took (taken, which is the worker's buffer)
 // are the worker's: it writes their attempts and outcomes without the
-// lock, and others read only their tags, under it. key and shard do not
+// lock, and others read only their tags and replayed marks, under it. key and shard do not
 // change while the lane is in its shard's map.
 type lane[K comparable, E any] struct {
 	key   K
