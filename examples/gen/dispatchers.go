@@ -385,9 +385,10 @@ func (d *AccountDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *AccountDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
@@ -762,9 +763,10 @@ func (d *OrderDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *OrderDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
@@ -1097,9 +1099,10 @@ func (d *RiderDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *RiderDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
@@ -1407,9 +1410,10 @@ func (d *WebhookDispatcher) Replay(ctx context.Context, key int64) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *WebhookDispatcher) Discard(ctx context.Context, key int64) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
@@ -1754,9 +1758,10 @@ func (d *WalletDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *WalletDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
@@ -2092,9 +2097,10 @@ func (d *CustomerDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *CustomerDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {

@@ -438,9 +438,10 @@ func (d *VehicleDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *VehicleDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
