@@ -580,6 +580,11 @@ func TestIntrospectionWhileInlineBatchesRun(t *testing.T) {
 			_ = e.TopBacklog(5)
 			_ = e.Health(time.Hour)
 			_ = e.Stats()
+			// Let the workers have the processor between two looks: with
+			// GOMAXPROCS 1 a reader that never blocks held it for whole
+			// time slices while each worker waited to wake from its sleep,
+			// and the 5000 events outlasted Flush's 20 s (-cpu=1).
+			goruntime.Gosched()
 		}
 	})
 	// Enough events for the readers to meet batches in every state; not so
