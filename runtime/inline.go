@@ -112,10 +112,10 @@ type inlineRun[K comparable, E any] struct {
 	last [1]item[E]
 }
 
-// holdBack makes r the one event en, finished inline with verdict v, in an
+// noteLast makes en, finished inline with verdict v, r's one event, in an
 // engine that reports outcomes: it retires once the worker claimed the
 // next event.
-func (w *worker[K, E]) holdBack(r *inlineRun[K, E], en *entry[K, E], v verdict) {
+func (w *worker[K, E]) noteLast(r *inlineRun[K, E], en *entry[K, E], v verdict) {
 	r.key, r.last[0].tag, r.last[0].out = en.key, en.it.tag, v.outcome()
 	w.reporting.Store(true)
 }
@@ -183,7 +183,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 				w.skipReason(v, reason, 1)
 			}
 			if tracked {
-				w.holdBack(&run, en, v)
+				w.noteLast(&run, en, v)
 			}
 			continue
 		}
