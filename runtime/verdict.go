@@ -59,9 +59,9 @@ func (v verdict) outcome() Outcome {
 
 // finishesInline reports whether an event run inline can take the verdict
 // without a lane: it then has its outcome, and nothing waits behind it.
-func (v verdict) finishesInline() bool {
-	return v == verdictHandled || v == verdictSkipped || v == verdictSkippedApplied || v == verdictDropped
-}
+// Those verdicts come first in their list, so that the inline loop asks
+// once, and a test keeps it so.
+func (v verdict) finishesInline() bool { return v <= verdictDropped }
 
 // judge classifies err, the result of an attempt of it (of the batch that
 // starts with it, when batch is set). It returns the verdict, the guard's
