@@ -47,7 +47,8 @@ func (e *Engine[K, E]) SubmitTagged(ctx context.Context, key K, event E, tag uin
 	return e.submitSlow(ctx, sh, key, event, tag)
 }
 
-// submitSlow waits for backlog room under the Block and Timeout policies.
+// submitSlow waits for backlog room under the Block and BlockThenReject
+// policies.
 func (e *Engine[K, E]) submitSlow(ctx context.Context, sh *shard[K, E], key K, event E, tag uint64) error {
 	if e.fromOwnHandler(ctx) {
 		e.countRejected(sh)
@@ -55,7 +56,7 @@ func (e *Engine[K, E]) submitSlow(ctx context.Context, sh *shard[K, E], key K, e
 			e.cfg.Name, ErrBacklogFull)
 	}
 	var deadline <-chan time.Time
-	if e.cfg.Backlog.WhenFull == Timeout {
+	if e.cfg.Backlog.WhenFull == BlockThenReject {
 		t := time.NewTimer(e.cfg.Backlog.Wait)
 		defer t.Stop()
 		deadline = t.C
@@ -146,7 +147,7 @@ func (e *Engine[K, E]) admit(sh *shard[K, E], l *lane[K, E], key K, take bool) f
 }
 
 // enqueue does Submit's work under sh.mu and unlocks it. It reports wait
-// when the caller must wait for room (Block and Timeout policies), with the
+// when the caller must wait for room (Block and BlockThenReject policies), with the
 // refusal to give if the caller stops waiting.
 func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err error, wait bool) {
 	if sh.closed {
@@ -164,11 +165,10 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 		// events one); it keeps the older one's acceptance time, so a key
 		// that never gets to run still shows its age.
 		old := l.q.back()
-		oldTag := old.tag
+		gone := [1]item[E]{{tag: old.tag, out: Conflated}}
 		old.ev, old.tag = event, tag
 		sh.accepted++
-		sh.conflated++
-		e.report(key, oldTag, Conflated)
+		e.retire(books[K, E]{sh: sh}, &tally{conflated: 1}, 0, key, gone[:]) // its room is the new one's
 		sh.mu.Unlock()
 		return nil, false
 	}
@@ -217,36 +217,35 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 func (e *Engine[K, E]) whenFull(sh *shard[K, E], l *lane[K, E], key K, event E, tag uint64, why fullness) (err error, wait bool) {
 	policy := e.cfg.Backlog.WhenFull
 	switch {
-	case operatorOnly(why) && (policy == Block || policy == Timeout || policy == Reject):
+	case operatorOnly(why) && (policy == Block || policy == BlockThenReject || policy == Reject):
 		// Waiting would wait for an operator.
 		sh.rejected++
 		err := e.refusal(key, l, why)
 		sh.mu.Unlock()
 		e.logRejected(key, err)
 		return err, false
-	case policy == Block || policy == Timeout:
+	case policy == Block || policy == BlockThenReject:
 		err := e.refusal(key, l, why)
 		sh.mu.Unlock()
 		return err, true
 	case policy == DropNewest:
 		sh.accepted++
-		sh.dropped++
-		e.report(key, tag, Dropped)
+		gone := [1]item[E]{{tag: tag, out: Dropped}} // it took no room
+		e.retire(books[K, E]{sh: sh}, &tally{dropped: 1}, 0, key, gone[:])
 	case policy == DropOldest:
 		sh.accepted++
-		sh.dropped++
 		it := item[E]{ev: event, at: e.clock.coarse(), tag: tag}
+		gone := [1]item[E]{{tag: tag, out: Dropped}} // nothing of this key to give up: drop the new one
 		if old, ok := e.dropOldest(sh, l, key); ok {
 			// The new event takes the dropped one's room.
-			e.report(key, old.tag, Dropped)
+			gone[0].tag = old.tag
 			if l != nil {
 				l.q.pushBack(it)
 			} else {
 				sh.inbox = append(sh.inbox, entry[K, E]{key: key, it: it})
 			}
-		} else {
-			e.report(key, tag, Dropped) // nothing of this key to give up: drop the new one
 		}
+		e.retire(books[K, E]{sh: sh}, &tally{dropped: 1}, 0, key, gone[:])
 	default:
 		sh.rejected++
 		err := e.refusal(key, l, why)
@@ -303,15 +302,4 @@ func (e *Engine[K, E]) takeRoomUpTo(n int64) int64 {
 			return k
 		}
 	}
-}
-
-// releaseRoom gives back the room of n events that left the backlog (reached
-// an outcome, or left the memory park), and wakes whoever waits for room.
-// The per-key room of those events must be released already: a woken
-// submitter looks at both.
-func (e *Engine[K, E]) releaseRoom(n int64) {
-	if n != 0 {
-		e.load.Add(-n)
-	}
-	e.room.BroadcastIfWaiting()
 }

@@ -143,7 +143,7 @@ func TestBacklogBlockWakesEveryWaiter(t *testing.T) {
 
 func TestBacklogTimeoutRejects(t *testing.T) {
 	r := gated()
-	e := mustNew(t, r.handle, runtime.Config[string, ev]{Backlog: runtime.Backlog{PerKey: 1, WhenFull: runtime.Timeout, Wait: 5 * time.Millisecond}})
+	e := mustNew(t, r.handle, runtime.Config[string, ev]{Backlog: runtime.Backlog{PerKey: 1, WhenFull: runtime.BlockThenReject, Wait: 5 * time.Millisecond}})
 	ctx := context.Background()
 	if err := e.Submit(ctx, "a", ev{Seq: 1}); err != nil {
 		t.Fatal(err)

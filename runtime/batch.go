@@ -67,13 +67,14 @@ func (w *worker[K, E]) judgeBatch(l *lane[K, E], verdicts []error) result {
 	for i, verdict := range verdicts {
 		it := &w.buf[i]
 		if verdict == nil {
-			w.count(verdictHandled, "", 1)
+			w.t.handled++
 			w.finished(l, it, Handled, &done)
 			handled = true
 			continue
 		}
 		if reason, ok := IsSkip(verdict); ok {
-			w.count(verdictSkipped, reason, 1)
+			w.t.skipped++
+			w.skipReason(&w.t, verdictSkipped, reason, 1)
 			w.finished(l, it, Skipped, &done)
 			// SkipApplied: the key moved on as after a handled event.
 			handled = handled || skipApplied(verdict)

@@ -22,12 +22,15 @@ const (
 	DropOldest
 	// DropNewest accepts and at once drops the new event (counted as dropped).
 	DropNewest
-	// Timeout waits up to Backlog.Wait for room, then rejects with
+	// BlockThenReject waits up to Backlog.Wait for room, then rejects with
 	// ErrBacklogFull.
-	Timeout
+	BlockThenReject
 )
 
-var fullPolicyNames = [...]string{Reject: "reject", Block: "block", DropOldest: "drop-oldest", DropNewest: "drop-newest", Timeout: "timeout"}
+var (
+	fullPolicyNames  = [...]string{Reject: "reject", Block: "block", DropOldest: "drop-oldest", DropNewest: "drop-newest", BlockThenReject: "timeout"}
+	fullPolicyConsts = [...]string{Reject: "Reject", Block: "Block", DropOldest: "DropOldest", DropNewest: "DropNewest", BlockThenReject: "BlockThenReject"}
+)
 
 // String returns the policy's name as written in a schema.
 func (p FullPolicy) String() string {
@@ -37,23 +40,35 @@ func (p FullPolicy) String() string {
 	return fmt.Sprintf("FullPolicy(%d)", p)
 }
 
+// GoString returns the policy's constant as Go code names it
+// (runtime.Block): generated code writes it so.
+func (p FullPolicy) GoString() string {
+	if int(p) < len(fullPolicyConsts) {
+		return "runtime." + fullPolicyConsts[p]
+	}
+	return fmt.Sprintf("runtime.FullPolicy(%d)", p)
+}
+
 // ExhaustedPolicy says what happens to an event whose attempts are used up
 // or whose error is permanent.
 type ExhaustedPolicy uint8
 
 const (
-	// Park sets the event and every later event of its key aside, in order,
+	// ParkKey sets the event and every later event of its key aside, in order,
 	// until Replay or Discard. Other keys go on. The default.
-	Park ExhaustedPolicy = iota
-	// DeadLetter hands the event to Config.DeadLetter and goes on with the
+	ParkKey ExhaustedPolicy = iota
+	// SendToDeadLetter hands the event to Config.DeadLetter and goes on with the
 	// key's next event. This gives up order for that key: a later event runs
 	// although an earlier one did not succeed.
-	DeadLetter
-	// Drop counts the event as dropped and goes on (at-most-once delivery).
-	Drop
+	SendToDeadLetter
+	// DropEvent counts the event as dropped and goes on (at-most-once delivery).
+	DropEvent
 )
 
-var exhaustedNames = [...]string{Park: "park", DeadLetter: "dead-letter", Drop: "drop"}
+var (
+	exhaustedNames  = [...]string{ParkKey: "park", SendToDeadLetter: "dead-letter", DropEvent: "drop"}
+	exhaustedConsts = [...]string{ParkKey: "ParkKey", SendToDeadLetter: "SendToDeadLetter", DropEvent: "DropEvent"}
+)
 
 // String returns the policy's name as written in a schema.
 func (p ExhaustedPolicy) String() string {
@@ -61,6 +76,15 @@ func (p ExhaustedPolicy) String() string {
 		return exhaustedNames[p]
 	}
 	return fmt.Sprintf("ExhaustedPolicy(%d)", p)
+}
+
+// GoString returns the policy's constant as Go code names it
+// (runtime.ParkKey): generated code writes it so.
+func (p ExhaustedPolicy) GoString() string {
+	if int(p) < len(exhaustedConsts) {
+		return "runtime." + exhaustedConsts[p]
+	}
+	return fmt.Sprintf("runtime.ExhaustedPolicy(%d)", p)
 }
 
 // Retry is the in-lane retry policy: exponential backoff with full jitter.
@@ -91,7 +115,7 @@ type Backlog struct {
 	Total int
 	// WhenFull is the policy when either limit is reached.
 	WhenFull FullPolicy
-	// Wait is how long the Timeout policy waits for room.
+	// Wait is how long the BlockThenReject policy waits for room.
 	Wait time.Duration
 }
 
@@ -148,7 +172,7 @@ type Config[K comparable, E any] struct {
 	// the backlog; a replay loads them back a page at a time, as the
 	// backlog has room.
 	Parks ParkStore[K, E]
-	// DeadLetter receives events under the DeadLetter policy. Required with
+	// DeadLetter receives events under the SendToDeadLetter policy. Required with
 	// that policy. When it returns an error the event is parked instead, so
 	// nothing is lost.
 	DeadLetter DeadLetterSink[K, E]
@@ -174,7 +198,7 @@ type Config[K comparable, E any] struct {
 	// clock, set by the runtime's own tests, replaces the system time.
 	clock *manualClock
 	// onReportWait, set by the runtime's own tests, is called while
-	// Withdraw waits for an outcome a worker holds back.
+	// Withdraw waits for an outcome a worker has not reported yet.
 	onReportWait func()
 }
 
@@ -227,7 +251,7 @@ func (c Config[K, E]) withDefaults() (Config[K, E], error) {
 		return c, fmt.Errorf("%w: per-key backlog %d exceeds total %d", ErrInvalidConfig, c.Backlog.PerKey, c.Backlog.Total)
 	case int(c.Backlog.WhenFull) >= len(fullPolicyNames):
 		return c, fmt.Errorf("%w: unknown backlog policy %v", ErrInvalidConfig, c.Backlog.WhenFull)
-	case c.Backlog.WhenFull == Timeout && c.Backlog.Wait <= 0:
+	case c.Backlog.WhenFull == BlockThenReject && c.Backlog.Wait <= 0:
 		return c, fmt.Errorf("%w: the timeout backlog policy needs a positive Wait", ErrInvalidConfig)
 	case r.Attempts < 0:
 		return c, fmt.Errorf("%w: Retry.Attempts %d is negative", ErrInvalidConfig, r.Attempts)
@@ -239,7 +263,7 @@ func (c Config[K, E]) withDefaults() (Config[K, E], error) {
 		return c, fmt.Errorf("%w: Timeout %v is negative", ErrInvalidConfig, c.Timeout)
 	case int(c.OnExhausted) >= len(exhaustedNames):
 		return c, fmt.Errorf("%w: unknown exhaustion policy %v", ErrInvalidConfig, c.OnExhausted)
-	case c.OnExhausted == DeadLetter && c.DeadLetter == nil:
+	case c.OnExhausted == SendToDeadLetter && c.DeadLetter == nil:
 		return c, fmt.Errorf("%w: the dead-letter policy needs a DeadLetter sink", ErrInvalidConfig)
 	case c.BatchSize < 0 || c.Linger < 0 || c.MaxHeld < 0 || c.MaxHold < 0 || c.TopKeys < 0:
 		return c, fmt.Errorf("%w: BatchSize, Linger, MaxHeld, MaxHold and TopKeys must not be negative", ErrInvalidConfig)

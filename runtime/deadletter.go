@@ -17,7 +17,7 @@ type DeadLetterEvent[K comparable, E any] struct {
 	Attempts int
 }
 
-// DeadLetterSink receives events under the DeadLetter exhaustion policy. It
+// DeadLetterSink receives events under the SendToDeadLetter exhaustion policy. It
 // is called from the key's lane, so it sees a key's dead letters in order.
 // An error from it parks the event instead, so nothing is lost.
 type DeadLetterSink[K comparable, E any] func(ctx context.Context, dl DeadLetterEvent[K, E]) error
@@ -39,6 +39,6 @@ func (w *worker[K, E]) deadLetter(l *lane[K, E], it *item[E], err error) error {
 			"engine", e.cfg.Name, "key", l.key, "error", sinkErr)
 		return fmt.Errorf("%w (dead-letter sink failed: %v)", err, sinkErr)
 	}
-	w.c.deadLettered.Add(1)
+	w.t.deadLettered++
 	return nil
 }

@@ -27,7 +27,7 @@ const (
 	DefaultMultiplier = 2.0
 	// DefaultOnExhausted is Config.OnExhausted's default, its zero value
 	// (schema: on_exhausted).
-	DefaultOnExhausted = Park
+	DefaultOnExhausted = ParkKey
 	// DefaultMaxHeld is Config.MaxHeld's default (schema:
 	// resequencer.max_events).
 	DefaultMaxHeld = 64
@@ -57,7 +57,7 @@ func FullPolicies() []FullPolicy {
 
 // ExhaustedPolicies returns every ExhaustedPolicy, in the order of their
 // values. The String of each is its name in a schema (on_exhausted), but
-// for Drop, which a schema chooses with delivery: at-most-once.
+// for DropEvent, which a schema chooses with delivery: at-most-once.
 func ExhaustedPolicies() []ExhaustedPolicy {
 	out := make([]ExhaustedPolicy, len(exhaustedNames))
 	for i := range out {

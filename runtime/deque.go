@@ -6,6 +6,7 @@ import "sync"
 // thieves take half from the back. A mutex is enough: the owner's lock is
 // uncontended unless a thief is at work.
 type deque[K comparable, E any] struct {
+	// mu guards q.
 	mu sync.Mutex
 	q  ring[*lane[K, E]]
 }

@@ -28,28 +28,42 @@
 //   - Liveness: no key waits behind keys that are not its own. A key (a
 //     lane) that used a budget of 256 events while other work waits goes to
 //     the back of the run queue, and work that just became runnable goes
-//     ahead of work that already had a turn: a newly busy key's event runs
-//     before the busy keys handle more than Config.MaxActive x 256 further
-//     events. (Keys without a lane share their shard's inbox: see Dispatch.)
-//     Every release of backlog room wakes the submitters waiting for it, and
-//     the stack never grows with the work done.
+//     ahead of work that already had a turn, but for one such turn in every
+//     five tasks taken (so that new work cannot starve a busy key): work
+//     that becomes runnable while no other new work waits is taken by a
+//     worker before the busy keys handle more than (Config.MaxActive+1) x
+//     256 further events (then the CPU that worker gets decides when it
+//     starts). An event of a key without a lane becomes runnable with its
+//     shard's inbox; while a worker runs that inbox, the event waits for
+//     the end of that batch, which the watchdog bounds in time, not in
+//     events (see Dispatch). Every release of backlog room wakes the
+//     submitters waiting for it, and the stack never grows with the work
+//     done.
 //   - Accounting: every accepted event reaches exactly one outcome (handled,
-//     skipped by a guard, parked, dead-lettered, dropped, conflated or
-//     withdrawn), each counted in [Stats]. A refused submission returns an
+//     skipped by a guard, parked, dead-lettered, dropped by a declared
+//     policy, conflated, withdrawn, or discarded from the park by an
+//     operator), each counted in [Stats]. A refused submission returns an
 //     error testable with errors.Is: [ErrBacklogFull], [ErrClosed]. At every
 //     quiescent point Accepted + Restored == Handled + Skipped + Parked +
-//     DeadLettered + Dropped + Conflated + Withdrawn + Pending.
+//     DeadLettered + Dropped + Discarded + Conflated + Withdrawn + Pending.
 //   - Bounded memory: Backlog.PerKey bounds one key's pending events and
-//     Backlog.Total all of them, with a [FullPolicy]: reject, block (honours
-//     the submitter's context), drop-oldest, drop-newest, or timeout (block
-//     up to a wait, then reject). Events parked in the engine's memory (the
+//     Backlog.Total all of them, with a [FullPolicy]: [Reject], [Block]
+//     (honours the submitter's context), [DropOldest], [DropNewest], or
+//     [BlockThenReject] (block up to Backlog.Wait, then reject; timeout in a
+//     schema). Events parked in the engine's memory (the
 //     default park) count too: a key's park and pending events together
-//     never pass PerKey. An event's room is released before its outcome is
-//     reported, so a transport that learns of an outcome finds the room.
+//     never pass PerKey. An event's room, in its key's limit and then in
+//     the total, is given back and the event counted in Stats before its
+//     outcome is reported, so a transport that learns of an outcome finds
+//     the room, on every path. Where the room passes to another event it
+//     is not given back: an event conflated or dropped when submitted hands
+//     it to the event that replaced it, an event parked in memory keeps it
+//     while parked, and an event replayed from a park outside memory hands
+//     it to the replay's next page (the replay gives it back when it ends).
 //     A submission never waits for room only an operator can make (its key
 //     is parked with a full park, or parked events fill the total) nor from
 //     inside one of the engine's own handlers (it would wait for itself):
-//     under block and timeout it fails at once, saying why.
+//     under Block and BlockThenReject it fails at once, saying why.
 //
 // # Dispatch
 //
@@ -88,16 +102,17 @@
 // attempt. A handler marks an error that retrying cannot fix with
 // [Permanent]. When attempts run out, [ExhaustedPolicy] decides:
 //
-//   - [Park] sets the event and every later event of its key aside, in
+//   - [ParkKey] sets the event and every later event of its key aside, in
 //     order; later submissions for the key join the park. By default the
 //     park is in the engine's memory and counts against the backlog; a
 //     [ParkStore] in Config.Parks (a durable one) keeps it outside.
 //     [Engine.Replay] runs the park again in order, loading it a page at a
 //     time (from a store, as the backlog has room), and unparks the key when
-//     all succeed; [Engine.Discard] drops it. Other keys are not affected.
-//   - [DeadLetter] hands the event to a [DeadLetterSink] and goes on with
+//     all succeed; [Engine.Discard] removes it (its events' outcome:
+//     Discarded). Other keys are not affected.
+//   - [SendToDeadLetter] hands the event to a [DeadLetterSink] and goes on with
 //     the key's next event, giving up order for that key.
-//   - [Drop] counts the event as dropped (at-most-once delivery).
+//   - [DropEvent] counts the event as dropped (at-most-once delivery).
 //
 // # Guards
 //
@@ -164,4 +179,57 @@
 // transports are built on (sinks, sources, ownerships, settlement) is in
 // runtime/transport; what it asks of the engine is [Engine.SubmitTagged],
 // Config.OnOutcome and [Engine.Withdraw].
+//
+// # Words
+//
+// Each word below means one thing in this package and its documentation.
+//
+//   - accepted: Submit returned nil; the engine owns the event until its
+//     outcome. refused: Submit returned an error (Stats.Rejected).
+//   - pending: accepted, without an outcome yet (Stats.Pending).
+//   - queued: waiting to be taken by a worker: an event in its lane's queue
+//     or its shard's inbox, a lane or a shard's task in the run queue.
+//   - inline: run by the worker that took its shard's inbox (an inline
+//     batch), without a lane.
+//   - lane: the FIFO of one key's pending events, for a key that needs one
+//     (see Lanes); removed when it empties.
+//   - spill: the watchdog (or Withdraw) moves the rest of an inline batch,
+//     and its shard's inbox, into lanes; the key of the event running then
+//     gets an owned lane, which the batch's worker goes on with.
+//   - take, turn: a worker takes a lane's events a few at a time (a take),
+//     and runs a lane for up to a budget of 256 events while other work
+//     waits (a turn).
+//   - held: of an event, set aside by a guard's [Hold] in its key's
+//     resequencer until its gap fills, and nothing else (a mutex is held as
+//     anywhere).
+//   - parked: set aside, with every later event of its key, under
+//     [ParkKey] (or when a resequencer's bound is hit, or the dead-letter
+//     sink fails), until [Engine.Replay] or [Engine.Discard].
+//   - outcome: what became of an accepted event ([Outcome]): handled,
+//     skipped, parked, dead-lettered, dropped (by a declared policy:
+//     [DropEvent] when attempts run out, [DropOldest] or [DropNewest] when
+//     a limit is reached), conflated, withdrawn, or discarded (by an
+//     operator's Discard of a park).
+//   - retire: an event with an outcome leaves the engine's books: its room
+//     is given back, it is counted in Stats, and then reported (see
+//     Bounded memory).
+//   - report: a call of Config.OnOutcome with an event's outcome.
+//   - room: the space an event takes in a backlog limit, its key's
+//     (Backlog.PerKey) and the total (Backlog.Total), from when it is
+//     accepted until it retires.
+//   - headroom: how many more events a shard can accept before one of its
+//     keys without a lane could reach Backlog.PerKey (what spares
+//     admission a count).
+//   - reserve: the room in Backlog.Total that a replay of a park outside
+//     memory holds for its next page.
+//   - settle: what a transport does with a message once the events it
+//     carries reached their outcomes: acknowledge it, commit past it, or
+//     have it delivered again (runtime/transport's Settlement). The engine
+//     never settles.
+//   - timeout: Config.Timeout, the bound on one attempt. (The schema's
+//     when_full: timeout is [BlockThenReject].)
+//   - dead letter: an event handed to Config.DeadLetter under
+//     [SendToDeadLetter].
+//   - invalid configuration: [ErrInvalidConfig], here and in each
+//     transport package.
 package runtime

@@ -110,9 +110,24 @@ func TestStackDepthStaysFlatUnderHotKeys(t *testing.T) {
 	checkInvariant(t, e.Stats())
 }
 
-// Point 2: hot keys that always have work do not starve a cold key: its
-// only event runs before the hot keys handle more than MaxActive x budget
-// further events.
+// Point 2: hot keys that always have work do not starve a cold key: a
+// worker takes its only event before the hot keys handle more than
+// (MaxActive+1) x budget further events (a turn per worker, and one yielded
+// turn that may go first: see the run queue).
+//
+// Two things this test once measured are not the scheduler's, and made it
+// fail under -cpu=1,2,4 and load ("5999 events (bound 512)", "11935
+// events"). What the hot keys handle is read when a worker takes the cold
+// key's task (runtime.OnPick), not when its handler starts: a worker that
+// took it can lose its CPU before the handler starts (to the host's load,
+// or behind a lock whose holder lost its CPU) while the other worker runs
+// the hot keys' whole backlogs. And the cold key shares its shard with no
+// gate and no hot key: in a gate's shard its event would join the inbox
+// behind the gate's inline batch, which ends only once the gate's worker,
+// woken when the gates open, runs again; a woken goroutine can wait a
+// whole time slice (10 ms with GOMAXPROCS 1) while a worker that never
+// blocks handles thousands of events. That wait is the watchdog's to
+// bound, in time (see Dispatch in the package documentation).
 func TestColdKeyRunsWithinOneBudgetPerWorker(t *testing.T) {
 	for _, tc := range []struct{ maxActive, hot int }{{1, 3}, {2, 4}} {
 		t.Run(fmt.Sprintf("max%d-hot%d", tc.maxActive, tc.hot), func(t *testing.T) {
@@ -135,7 +150,7 @@ func coldAmongHotKeys(t *testing.T, maxActive, hot int) {
 	// Each hot key's first event fails once, which gives it a lane.
 	h := laneFirst(func(_ context.Context, key string, x ev) error {
 		switch {
-		case key == "cold":
+		case strings.HasPrefix(key, "cold"):
 			coldRan <- hotDone.Load()
 		case strings.HasPrefix(key, "gate"):
 			gates.Done()
@@ -171,26 +186,62 @@ func coldAmongHotKeys(t *testing.T, maxActive, hot int) {
 		}
 	}
 	close(release)
+	var busy []string
+	for g := 0; g < maxActive; g++ {
+		busy = append(busy, fmt.Sprintf("gate-%d", g))
+	}
+	for k := 0; k < hot; k++ {
+		busy = append(busy, fmt.Sprintf("hot-%d", k))
+	}
+	cold := keyOutsideShardsOf(t, e, "cold", busy)
+	taken := make(chan int64, 1)
+	runtime.OnPick(e, cold, func() {
+		select {
+		case taken <- hotDone.Load():
+		default:
+		}
+	})
 	mustHappen(t, warm, "the hot keys running")
 	before := hotDone.Load()
-	if err := e.Submit(ctx, "cold", ev{Seq: 1}); err != nil {
+	if err := e.Submit(ctx, cold, ev{Seq: 1}); err != nil {
 		t.Fatal(err)
 	}
 	close(coldIn)
-	var at int64
 	select {
-	case at = <-coldRan:
+	case <-coldRan:
 	case <-time.After(hangLimit):
 		t.Fatal("the cold key never ran")
 	}
-	if bound := int64(maxActive * runtime.LaneBudget); at-before > bound {
-		t.Fatalf("the cold key waited while hot keys handled %d events (bound %d)", at-before, bound)
+	at := <-taken
+	if bound := int64((maxActive + 1) * runtime.LaneBudget); at-before > bound {
+		t.Fatalf("the cold key's event was taken after hot keys handled %d events (bound %d)", at-before, bound)
 	}
 	if at >= int64(hot*each) {
-		t.Fatalf("the cold key ran only after every hot event")
+		t.Fatalf("the cold key's event was taken only after every hot event")
 	}
 	flush(t, e)
 	checkInvariant(t, e.Stats())
+}
+
+// keyOutsideShardsOf returns a key named prefix-N that shares its shard in e
+// with none of keys.
+func keyOutsideShardsOf(t *testing.T, e *runtime.Engine[string, ev], prefix string, keys []string) string {
+	t.Helper()
+	for i := 0; i < 10000; i++ {
+		c := fmt.Sprintf("%s-%d", prefix, i)
+		shared := false
+		for _, k := range keys {
+			if len(runtime.KeysInShardOf(e, k, []string{c})) > 0 {
+				shared = true
+				break
+			}
+		}
+		if !shared {
+			return c
+		}
+	}
+	t.Fatalf("no key of 10000 is outside the shards of %v", keys)
+	return ""
 }
 
 // Point 3: with conflation or a batch handler (engines that always use
@@ -529,6 +580,11 @@ func TestIntrospectionWhileInlineBatchesRun(t *testing.T) {
 			_ = e.TopBacklog(5)
 			_ = e.Health(time.Hour)
 			_ = e.Stats()
+			// Let the workers have the processor between two looks: with
+			// GOMAXPROCS 1 a reader that never blocks held it for whole
+			// time slices while each worker waited to wake from its sleep,
+			// and the 5000 events outlasted Flush's 20 s (-cpu=1).
+			goruntime.Gosched()
 		}
 	})
 	// Enough events for the readers to meet batches in every state; not so
@@ -784,7 +840,7 @@ func TestDurableReplayKeepsOrderAndBoundsAcrossPages(t *testing.T) {
 func TestTimeoutRefusalNamesTheLimit(t *testing.T) {
 	r := gated()
 	e := mustNew(t, r.handle, runtime.Config[string, ev]{
-		Backlog: runtime.Backlog{PerKey: 2, Total: 2, WhenFull: runtime.Timeout, Wait: time.Millisecond}})
+		Backlog: runtime.Backlog{PerKey: 2, Total: 2, WhenFull: runtime.BlockThenReject, Wait: time.Millisecond}})
 	ctx := context.Background()
 	for _, k := range []string{"a", "b"} {
 		if err := e.Submit(ctx, k, ev{}); err != nil {
@@ -818,7 +874,7 @@ func TestCountsStayBounded(t *testing.T) {
 			}
 		}
 	}
-	for _, policy := range []runtime.FullPolicy{runtime.Reject, runtime.Block, runtime.DropOldest, runtime.DropNewest, runtime.Timeout} {
+	for _, policy := range []runtime.FullPolicy{runtime.Reject, runtime.Block, runtime.DropOldest, runtime.DropNewest, runtime.BlockThenReject} {
 		t.Run("wedged/"+policy.String(), func(t *testing.T) {
 			release := make(chan struct{})
 			e := mustNew(t, func(ctx context.Context, _ string, _ ev) error {

@@ -64,16 +64,16 @@ type Engine[K comparable, E any] struct {
 	// load counts the events held against Backlog.Total: every accepted
 	// event without an outcome, plus the events parked in memory. Room is
 	// taken in it (takeRoom) before an event is accepted, and given back
-	// (releaseRoom) when an event leaves, so it never passes the total.
+	// (retire) when an event leaves, so it never passes the total.
 	// Submitters write it on every event: it has a cache line of its own,
 	// so that the fields workers read on every attempt (base, cfg, aborted)
 	// are not invalidated with it.
 	_    [64]byte
 	load atomic.Int64
 	_    [56]byte
-	// replayRoom is the room durable replays hold in load and have not
+	// replayReserve is the room durable replays hold in load and have not
 	// filled with loaded events (replayState.room): not pending events.
-	replayRoom atomic.Int64
+	replayReserve atomic.Int64
 	// memParks is the engine's own park store when Config.Parks is nil. Its
 	// events count against the backlog limits (parksCount).
 	memParks   *MemoryParkStore[K, E]
@@ -89,7 +89,7 @@ type Engine[K comparable, E any] struct {
 	closing               atomic.Bool
 	aborted               atomic.Bool
 
-	room  notify.Notifier // signalled when room is released (Block, Timeout)
+	room  notify.Notifier // signalled when room is released (Block, BlockThenReject)
 	quiet notify.Notifier // signalled when a shard stops being busy (Flush, Close)
 
 	workers sync.WaitGroup
@@ -221,13 +221,6 @@ func (e *Engine[K, E]) Config() Config[K, E] { return e.cfg }
 // engine gave one of its handlers.
 func (e *Engine[K, E]) fromOwnHandler(ctx context.Context) bool {
 	return ctx.Value(engineKey{}) == any(e)
-}
-
-// report tells Config.OnOutcome the outcome of an event, if it is set.
-func (e *Engine[K, E]) report(key K, tag uint64, o Outcome) {
-	if e.cfg.OnOutcome != nil {
-		e.cfg.OnOutcome(key, tag, o)
-	}
 }
 
 // logRejected tells the operator about a submission refused for a full

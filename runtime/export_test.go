@@ -32,6 +32,26 @@ func KeysInShardOf[K comparable, E any](e *Engine[K, E], key K, candidates []K) 
 	return out
 }
 
+// OnPick makes fn run whenever a worker takes the task of key's shard (its
+// inbox, which holds key's event when key has no lane), under the run
+// queue's lock: at the moment the scheduler gives key's event a worker,
+// whatever the CPU then lets that worker do.
+func OnPick[K comparable, E any](e *Engine[K, E], key K, fn func()) {
+	sh := e.shardFor(key)
+	e.rq.mu.Lock()
+	defer e.rq.mu.Unlock()
+	e.rq.onPick = func(t task[K, E]) {
+		if t.s == sh {
+			fn()
+		}
+	}
+}
+
+// RoomTaken returns the room taken in e's total backlog: the events
+// accepted without an outcome, those parked in e's memory, and what durable
+// replays hold. It reads one atomic: an OnOutcome function may call it.
+func RoomTaken[K comparable, E any](e *Engine[K, E]) int64 { return e.load.Load() }
+
 // TestClock is a clock that moves only when a test advances it.
 type TestClock struct{ m manualClock }
 
@@ -68,10 +88,10 @@ func Dump[K comparable, E any](e *Engine[K, E]) string {
 		sh := &e.shards[i]
 		sh.mu.Lock()
 		if sh.busy != 0 || len(sh.lanes) > 0 || len(sh.inbox) > 0 || sh.cur != nil {
-			fmt.Fprintf(&b, "shard %d: busy %d, queued %v, inbox %d, batch %v\n", i, sh.busy, sh.queued, len(sh.inbox), sh.cur != nil)
+			fmt.Fprintf(&b, "shard %d: busy %d, queued %v, inbox %d, batch %v\n", i, sh.busy, sh.tasked, len(sh.inbox), sh.cur != nil)
 			for k, l := range sh.lanes {
 				fmt.Fprintf(&b, "  lane %v: state %d, queued %d, inflight %d, held %d, parked %v, stored %d, replay %v, req %v, withdraws %d, inline %v\n",
-					k, l.state, l.q.len(), l.inflight, len(l.held), l.parked, l.stored, l.replay != nil, l.req != nil, len(l.withdraws), l.inline)
+					k, l.state, l.q.len(), l.inflight, len(l.held), l.parked, l.stored, l.replay != nil, l.req != nil, len(l.withdraws), l.owned)
 			}
 		}
 		sh.mu.Unlock()

@@ -96,7 +96,7 @@ func TestDeadLetterGivesUpOrderAndGoesOn(t *testing.T) {
 		letters = append(letters, dl)
 		return nil
 	}
-	e := mustNew(t, r.handle, runtime.Config[string, ev]{Retry: fastRetry, OnExhausted: runtime.DeadLetter, DeadLetter: sink})
+	e := mustNew(t, r.handle, runtime.Config[string, ev]{Retry: fastRetry, OnExhausted: runtime.SendToDeadLetter, DeadLetter: sink})
 	ctx := context.Background()
 	for _, x := range []ev{{Seq: 1}, {Seq: 2, Fail: 99}, {Seq: 3}} {
 		if err := e.Submit(ctx, "a", x); err != nil {
@@ -120,7 +120,7 @@ func TestDeadLetterGivesUpOrderAndGoesOn(t *testing.T) {
 func TestDeadLetterSinkFailureParks(t *testing.T) {
 	r := newRecorder()
 	sink := func(context.Context, runtime.DeadLetterEvent[string, ev]) error { return errors.New("sink down") }
-	e := mustNew(t, r.handle, runtime.Config[string, ev]{Retry: fastRetry, OnExhausted: runtime.DeadLetter, DeadLetter: sink})
+	e := mustNew(t, r.handle, runtime.Config[string, ev]{Retry: fastRetry, OnExhausted: runtime.SendToDeadLetter, DeadLetter: sink})
 	ctx := context.Background()
 	for _, x := range []ev{{Seq: 1, Permanent: true}, {Seq: 2}} {
 		if err := e.Submit(ctx, "a", x); err != nil {
@@ -137,7 +137,7 @@ func TestDeadLetterSinkFailureParks(t *testing.T) {
 
 func TestDropPolicyIsAtMostOnce(t *testing.T) {
 	r := newRecorder()
-	e := mustNew(t, r.handle, runtime.Config[string, ev]{Retry: runtime.Retry{Attempts: 1}, OnExhausted: runtime.Drop})
+	e := mustNew(t, r.handle, runtime.Config[string, ev]{Retry: runtime.Retry{Attempts: 1}, OnExhausted: runtime.DropEvent})
 	ctx := context.Background()
 	for _, x := range []ev{{Seq: 1, Fail: 1}, {Seq: 2}} {
 		if err := e.Submit(ctx, "a", x); err != nil {

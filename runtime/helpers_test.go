@@ -141,10 +141,10 @@ func flush(t *testing.T, e interface{ Flush(context.Context) error }) {
 func checkInvariant(t *testing.T, s runtime.Stats) {
 	t.Helper()
 	in := s.Accepted + s.Restored
-	out := s.Handled + s.Skipped + uint64(s.Parked) + s.DeadLettered + s.Dropped + s.Conflated + s.Withdrawn + uint64(s.Pending)
+	out := s.Handled + s.Skipped + uint64(s.Parked) + s.DeadLettered + s.Dropped + s.Discarded + s.Conflated + s.Withdrawn + uint64(s.Pending)
 	if in != out {
-		t.Fatalf("accounting: accepted %d + restored %d != handled %d + skipped %d + parked %d + dead-lettered %d + dropped %d + conflated %d + withdrawn %d + pending %d",
-			s.Accepted, s.Restored, s.Handled, s.Skipped, s.Parked, s.DeadLettered, s.Dropped, s.Conflated, s.Withdrawn, s.Pending)
+		t.Fatalf("accounting: accepted %d + restored %d != handled %d + skipped %d + parked %d + dead-lettered %d + dropped %d + discarded %d + conflated %d + withdrawn %d + pending %d",
+			s.Accepted, s.Restored, s.Handled, s.Skipped, s.Parked, s.DeadLettered, s.Dropped, s.Discarded, s.Conflated, s.Withdrawn, s.Pending)
 	}
 }
 

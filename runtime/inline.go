@@ -17,10 +17,12 @@ import (
 // (or when the worker gives the rest back), posSpilled after a spill. The
 // worker claims event j with a compare-and-swap of pos from j-1 to j, so
 // event j-1 leaves its key's count (unlanedCount reads the batch from pos)
-// exactly when j is claimed; the worker reports j-1's outcome only after
-// that, and releases the total room of the events it finished at least
-// every releaseEvery events, or sooner when someone waits for room (every
-// waitChunk events).
+// exactly when j is claimed; only then can j-1 retire (retire.go). An
+// engine that reports outcomes (Config.OnOutcome) retires each event right
+// after it claimed the next one, so that its room is given back before its
+// outcome is reported; one that does not retires the events it finished in
+// runs (an inlineRun), at least every releaseEvery events, or sooner when
+// someone waits for room (every waitChunk events).
 //
 // A key gets a lane when its event cannot finish inline (it fails, is held,
 // or is parked): the worker makes the lane, moves the key's later events of
@@ -64,7 +66,13 @@ func waitChunk(b Backlog) int64 {
 	return min(max(int64(min(b.PerKey, b.Total))/64, 1), releaseEvery)
 }
 
-// inlineBatch is an inbox taken by a worker to run inline.
+// inlineBatch is an inbox taken by a worker to run inline. The worker owns
+// its entries: it writes an event's attempts without a lock. The shard's
+// mutex guards seen, still and owned, and the entries' moved marks; others
+// (admission's count, the watchdog, Withdraw, Stats) read, under it, only
+// the keys, tags, times and moved marks of the entries, but a spill, which
+// moves whole the entries after pos: the worker can no longer claim them.
+// pos is atomic (see the position protocol above).
 type inlineBatch[K comparable, E any] struct {
 	entries []entry[K, E]
 	// pos is the index of the event the worker runs (or last ran), -1
@@ -91,22 +99,42 @@ func (b *inlineBatch[K, E]) giveBack(sh *shard[K, E]) {
 	b.entries = nil
 }
 
-// outcomeNote is an inline event's outcome, reported once the event has
-// left its key's count.
-type outcomeNote[K comparable] struct {
-	key K
-	tag uint64
-	out Outcome
+// inlineRun is what an inline batch finished and has not retired yet: n
+// events, counted in t, whose room retire gives back together. In an
+// engine that reports outcomes, a run is the one event last finished, of
+// key, with its tag and outcome in last: it retires once the worker
+// claimed the next event, and until then its outcome is unreported (see
+// worker.reporting).
+type inlineRun[K comparable, E any] struct {
+	t    tally
+	n    int64
+	key  K
+	last [1]item[E]
 }
 
-// reportNote reports n's outcome, if it holds one, and empties it; the
-// worker no longer holds an outcome back (see worker.reporting).
-func (w *worker[K, E]) reportNote(n *outcomeNote[K]) {
-	if n.out != 0 {
-		w.e.report(n.key, n.tag, n.out)
-		n.out = 0
-		w.reporting.Store(false)
+// noteLast makes en, finished inline with verdict v, r's one event, in an
+// engine that reports outcomes: it retires once the worker claimed the
+// next event.
+func (w *worker[K, E]) noteLast(r *inlineRun[K, E], en *entry[K, E], v verdict) {
+	r.key, r.last[0].tag, r.last[0].out = en.key, en.it.tag, v.outcome()
+	w.reporting.Store(true)
+}
+
+// retireRun retires r's events (their key's count no longer holds them),
+// if it has any, and empties it.
+func (w *worker[K, E]) retireRun(sh *shard[K, E], r *inlineRun[K, E]) {
+	if r.n == 0 {
+		return
 	}
+	e := w.e
+	if e.cfg.OnOutcome == nil {
+		e.retire(books[K, E]{w: w, sh: sh}, &r.t, r.n, r.key, nil)
+		r.t, r.n = tally{}, 0
+		return
+	}
+	e.retire(books[K, E]{w: w, sh: sh}, &r.t, r.n, r.key, r.last[:])
+	r.t, r.n = tally{}, 0
+	w.reporting.Store(false)
 }
 
 // dispatchInline runs the events of sh's inbox inline (see the top of this
@@ -124,29 +152,16 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	sh.cur, sh.curLen = b, len(b.entries)
 	sh.mu.Unlock()
 
-	var last outcomeNote[K] // the outcome of the event at pos
+	var run inlineRun[K, E] // finished, not retired: they end before pos
 	tracked := e.cfg.OnOutcome != nil
-	done := int64(0) // finished events whose total room is not released
 	chunk := waitChunk(e.cfg.Backlog)
-	// handled counts the events handled since the last release: counted
-	// with it, once, rather than with an atomic add per event (Stats are
-	// exact at quiescent points, and a release is never later than the
-	// end of the batch).
-	handled := uint64(0)
 	for j := range b.entries {
 		if !b.pos.CompareAndSwap(int64(j-1), int64(j)) {
-			w.c.handled.Add(handled)
-			return w.spilledAfter(sh, b, done, &last)
+			return w.spilledAfter(sh, b, &run)
 		}
-		// Event j-1 has left its key's count: its outcome can be told.
-		if tracked {
-			w.reportNote(&last)
-		}
-		if done >= releaseEvery || (done >= chunk && e.room.Waiting()) {
-			w.c.handled.Add(handled)
-			handled = 0
-			e.releaseRoom(done)
-			done = 0
+		// Event j-1 has left its key's count: it can retire.
+		if run.n != 0 && (tracked || run.n >= releaseEvery || run.n >= chunk && e.room.Waiting()) {
+			w.retireRun(sh, &run)
 		}
 		if e.boxed && j+prefetchAhead < len(b.entries) {
 			prefetch(boxOf(&b.entries[j+prefetchAhead].it.ev))
@@ -156,61 +171,49 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			continue
 		}
 		if e.aborted.Load() {
-			w.c.handled.Add(handled)
-			e.releaseRoom(done) // Close gave up: the rest stays pending
+			w.retireRun(sh, &run) // Close gave up: the rest stays pending
 			return nil
 		}
 		err := w.attempt(en.key, &en.it, notStarted{pos: &b.pos, at: int64(j)})
 		v, reason, failure := w.judge(&en.it, err, false)
-		if v == verdictHandled {
-			handled++
-			if tracked {
-				last = outcomeNote[K]{en.key, en.it.tag, Handled}
-				w.reporting.Store(true)
-			}
-			done++
-			continue
-		}
 		if v.finishesInline() {
-			w.count(v, reason, 1)
-			if tracked {
-				last = outcomeNote[K]{en.key, en.it.tag, v.outcome()}
-				w.reporting.Store(true)
+			run.t.verdict(v, 1)
+			run.n++
+			if v != verdictHandled {
+				w.skipReason(&run.t, v, reason, 1)
 			}
-			done++
+			if tracked {
+				w.noteLast(&run, en, v)
+			}
 			continue
 		}
-		w.c.handled.Add(handled)
-		handled = 0
+		w.retireRun(sh, &run)
 		if v == verdictAbandoned {
-			e.releaseRoom(done) // Close gave up: the rest stays pending
-			return nil
+			return nil // Close gave up: the rest stays pending
 		}
 		if l, spilled := w.laneForFailure(sh, b, j, v, reason, failure); spilled {
-			e.releaseRoom(done)
 			return l // the batch is not ours any more; l, if any, is
 		}
 	}
-	w.c.handled.Add(handled)
 	if !b.pos.CompareAndSwap(int64(len(b.entries)-1), posDone) {
-		return w.spilledAfter(sh, b, done, &last)
+		return w.spilledAfter(sh, b, &run)
 	}
+	// The last event has left its key's count. It retires before the batch
+	// ends (before idle: Stats after Flush finds it finished), and without
+	// the lock: OnOutcome is called for inline events without one.
+	w.retireRun(sh, &run)
 	sh.mu.Lock()
 	sh.cur, sh.curLen = nil, 0
 	b.giveBack(sh)
-	// Release before idle, so that Stats after Flush finds these events
-	// finished; report after release.
-	e.releaseRoom(done)
-	w.reportNote(&last)
 	push := len(sh.inbox) > 0
 	if !push {
-		sh.queued = false
+		sh.tasked = false
 		e.idle(sh)
 	}
 	sh.mu.Unlock()
 	if push {
 		// More arrived meanwhile: the shard goes to the back of the ready
-		// tasks (it stays queued and busy), behind those that waited.
+		// tasks (it stays tasked and busy), behind those that waited.
 		e.rq.push(task[K, E]{s: sh})
 	}
 	return nil
@@ -229,18 +232,18 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 	sh.mu.Lock()
 	if b.pos.Load() != int64(j) {
 		// The watchdog spilled the batch while the handler ran and gave this
-		// key a lane that this worker owns: settle the event in it and go
-		// on with the lane.
+		// key a lane that this worker owns: apply the event's verdict in it
+		// and go on with the lane.
 		l, b.owned = b.owned, nil
 		if l == nil { // spillBatch always makes it; never leave the event without one
 			l = sh.newLane(en.key)
 			l.state = laneRunning
 			sh.busy++
 		}
-		l.inline = false
+		l.owned = false
 		w.buf = append(w.buf[:0], en.it)
 		b.giveBack(sh)
-		running := w.settleTaken(l, v, reason, failure)
+		running := w.applyInLane(l, v, reason, failure)
 		sh.mu.Unlock()
 		if running {
 			return l, true
@@ -271,7 +274,7 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 	sh.inbox = kept
 	w.buf = append(w.buf[:0], en.it)
 	// The lane runs elsewhere: this worker goes on with the batch.
-	if w.settleTaken(l, v, reason, failure) {
+	if w.applyInLane(l, v, reason, failure) {
 		// A request may have come while the lock was released around the
 		// handler's verdict or the park store (see runnable).
 		if l.runnable() {
@@ -290,12 +293,12 @@ func (w *worker[K, E]) laneForFailure(sh *shard[K, E], b *inlineBatch[K, E], j i
 	return nil, false
 }
 
-// settleTaken applies v, the verdict of the one event in w.buf, to l as if
+// applyInLane applies v, the verdict of the one event in w.buf, to l as if
 // l's turn had taken it; l is running and its shard locked, and the shard
 // is locked again on return. It reports whether l is still running (the
 // caller decides what next); otherwise l waits for its timer or was given
 // up.
-func (w *worker[K, E]) settleTaken(l *lane[K, E], v verdict, reason string, failure error) bool {
+func (w *worker[K, E]) applyInLane(l *lane[K, E], v verdict, reason string, failure error) bool {
 	sh := l.shard
 	l.inflight, l.inflightAt, l.taken = 1, w.buf[0].at, w.buf[:1]
 	w.laneHeld = len(l.held) > 0
@@ -307,7 +310,7 @@ func (w *worker[K, E]) settleTaken(l *lane[K, E], v verdict, reason string, fail
 		res = result{kind: ranAll, stopAt: 1, done: done}
 	}
 	sh.mu.Lock()
-	switch w.settle(l, res) {
+	switch w.endTake(l, res) {
 	case keepRunning:
 		return true
 	case giveUp:
@@ -318,30 +321,34 @@ func (w *worker[K, E]) settleTaken(l *lane[K, E], v verdict, reason string, fail
 }
 
 // spilledAfter runs when the worker finds its batch spilled after the
-// event it ran last (or before the first); done counts the events it
-// finished and has not released, last holds the outcome of that event. If
-// the spill gave that event's key a lane owned by this worker (b.owned),
-// the worker goes on with it: spilledAfter returns it, running.
-func (w *worker[K, E]) spilledAfter(sh *shard[K, E], b *inlineBatch[K, E], done int64, last *outcomeNote[K]) *lane[K, E] {
-	e := w.e
+// event it ran last (or before the first); run holds the events it
+// finished and has not retired, the last of them, if any, the one at the
+// spill's position. If the spill gave that event's key a lane owned by
+// this worker (b.owned), the worker goes on with it: spilledAfter returns
+// it, running.
+func (w *worker[K, E]) spilledAfter(sh *shard[K, E], b *inlineBatch[K, E], run *inlineRun[K, E]) *lane[K, E] {
 	// Taking the lock also waits for the watchdog to finish with the
 	// batch's entries before this worker reuses them.
 	sh.mu.Lock()
 	l := b.owned // made for the event at pos, if the spill found it running
 	b.owned = nil
 	b.giveBack(sh)
-	own := l != nil
-	if own {
-		l.inline = false
-		l.inflight, l.taken = 0, nil // the event is finished: it leaves its lane's count
+	if l == nil {
+		// The spill moved the rest of the batch to lanes and may have left
+		// the shard quiet: the run retires before Flush can return. (An
+		// event run inline, one that OnOutcome is told of, was at the
+		// spill's position and got the owned lane: this run reports
+		// nothing.)
+		w.retireRun(sh, run)
+		sh.mu.Unlock()
+		return nil
 	}
-	e.releaseRoom(done) // the spill moved the rest of the batch to lanes
-	w.reportNote(last)
+	l.owned = false
+	l.inflight, l.taken = 0, nil // the event is finished: it leaves its lane's count
 	sh.mu.Unlock()
-	if own {
-		return l
-	}
-	return nil
+	// The owned lane keeps the shard busy until the worker has run it.
+	w.retireRun(sh, run)
+	return l
 }
 
 // spillBatch moves the remainder of sh's inline batch, and the inbox, into lanes
@@ -362,8 +369,8 @@ func (e *Engine[K, E]) spillBatch(sh *shard[K, E], b *inlineBatch[K, E], ready [
 		if !en.it.moved && sh.lanes[en.key] == nil {
 			l := sh.newLane(en.key)
 			l.state = laneRunning
-			l.inline = true
-			l.inflight, l.inflightAt, l.inlineTag = 1, en.it.at, en.it.tag
+			l.owned = true
+			l.inflight, l.inflightAt, l.ownedTag = 1, en.it.at, en.it.tag
 			sh.busy++
 			b.owned = l
 		}
@@ -393,7 +400,7 @@ func (e *Engine[K, E]) joinLane(sh *shard[K, E], en *entry[K, E], ready []*lane[
 }
 
 // inboxToLanes moves sh's inbox into its keys' lanes (joinLane) and ends
-// the dispatching of sh's task: the shard is no longer queued. It returns
+// the dispatching of sh's task: the shard is no longer tasked. It returns
 // ready with the lanes that became ready; sh.mu is held.
 func (e *Engine[K, E]) inboxToLanes(sh *shard[K, E], ready []*lane[K, E]) []*lane[K, E] {
 	for m := range sh.inbox {
@@ -401,7 +408,7 @@ func (e *Engine[K, E]) inboxToLanes(sh *shard[K, E], ready []*lane[K, E]) []*lan
 	}
 	clear(sh.inbox)
 	sh.inbox = sh.inbox[:0]
-	sh.queued = false
+	sh.tasked = false
 	e.idle(sh)
 	return ready
 }

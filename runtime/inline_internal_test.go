@@ -58,7 +58,7 @@ func TestInlinePositionProtocol(t *testing.T) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	batch.pos.Store(-1)
-	sh.cur, sh.queued, sh.busy = batch, true, 1
+	sh.cur, sh.tasked, sh.busy = batch, true, 1
 	if n := sh.unlanedCount(a); n != 2 {
 		t.Fatalf("before the first claim %s counts %d, want 2", a, n)
 	}
@@ -71,14 +71,14 @@ func TestInlinePositionProtocol(t *testing.T) {
 	}
 	sh.inbox = entries(c) // arrived meanwhile
 	ready := e.spillBatch(sh, batch, nil)
-	if batch.pos.Load() != posSpilled || sh.cur != nil || sh.queued {
-		t.Fatalf("after the spill: pos %d, cur %v, queued %v", batch.pos.Load(), sh.cur, sh.queued)
+	if batch.pos.Load() != posSpilled || sh.cur != nil || sh.tasked {
+		t.Fatalf("after the spill: pos %d, cur %v, queued %v", batch.pos.Load(), sh.cur, sh.tasked)
 	}
 	if batch.pos.CompareAndSwap(1, 2) {
 		t.Fatal("the worker's next claim must fail after a spill")
 	}
 	lb := sh.lanes[b]
-	if lb == nil || !lb.inline || lb.state != laneRunning || lb.count(true) != 1 {
+	if lb == nil || !lb.owned || lb.state != laneRunning || lb.count(true) != 1 {
 		t.Fatalf("the running event's key gets a lane its worker owns: %+v", lb)
 	}
 	if la, lc := sh.lanes[a], sh.lanes[c]; la == nil || lc == nil || la.q.len() != 1 || lc.q.len() != 2 {
@@ -231,7 +231,7 @@ func TestAttemptDoesNotStartOnceWithdrawing(t *testing.T) {
 // ending an ownership would settle that event's message as unfinished, and
 // its next owner would apply it again (found by the Kafka rebalance storm:
 // a key's events applied by two members).
-func TestWithdrawWaitsForAHeldBackOutcome(t *testing.T) {
+func TestWithdrawWaitsForAnUnreportedOutcome(t *testing.T) {
 	inReport, release := make(chan struct{}), make(chan struct{})
 	waiting := make(chan struct{})
 	var waitOnce sync.Once
@@ -283,7 +283,7 @@ func TestWithdrawWaitsForAHeldBackOutcome(t *testing.T) {
 	case <-waiting:
 	case was := <-withdrawn:
 		close(release)
-		t.Fatalf("Withdraw returned while tag 1's outcome was held back (reported %v)", was)
+		t.Fatalf("Withdraw returned while tag 1's outcome was unreported (reported %v)", was)
 	}
 	close(release)
 	if !<-withdrawn {
@@ -338,7 +338,7 @@ func TestSpilledWorkerTakesOnlyTheLaneMadeForIt(t *testing.T) {
 	b1 := &inlineBatch[string, int]{entries: entries(a, a, b)}
 	sh.mu.Lock()
 	b1.pos.Store(1)
-	sh.cur, sh.queued, sh.busy = b1, true, 1
+	sh.cur, sh.tasked, sh.busy = b1, true, 1
 	la := sh.newLane(a)
 	la.state, sh.busy = laneRunning, sh.busy+1
 	la.q.pushBack(b1.entries[1].it)
@@ -354,23 +354,23 @@ func TestSpilledWorkerTakesOnlyTheLaneMadeForIt(t *testing.T) {
 	// the watchdog spills that batch: a gets a lane the second worker owns.
 	b2 := &inlineBatch[string, int]{entries: entries(a, a)}
 	b2.pos.Store(0)
-	sh.cur, sh.queued, sh.busy = b2, true, sh.busy+1
+	sh.cur, sh.tasked, sh.busy = b2, true, sh.busy+1
 	e.spillBatch(sh, b2, nil)
 	owned := sh.lanes[a]
-	if owned == nil || !owned.inline || owned.state != laneRunning || owned.q.len() != 1 {
+	if owned == nil || !owned.owned || owned.state != laneRunning || owned.q.len() != 1 {
 		sh.mu.Unlock()
 		t.Fatalf("the second worker's lane for a: %+v", owned)
 	}
 	sh.mu.Unlock()
 
 	// The first worker finds its batch spilled.
-	var note outcomeNote[string]
-	if l := w1.spilledAfter(sh, b1, 0, &note); l != nil {
+	var run inlineRun[string, int]
+	if l := w1.spilledAfter(sh, b1, &run); l != nil {
 		t.Fatalf("the first worker took a's lane (%p), which the second owns (%p)", l, owned)
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if !owned.inline || owned.inflight != 1 {
-		t.Fatalf("a's lane is no longer the second worker's: inline %v, inflight %d", owned.inline, owned.inflight)
+	if !owned.owned || owned.inflight != 1 {
+		t.Fatalf("a's lane is no longer the second worker's: inline %v, inflight %d", owned.owned, owned.inflight)
 	}
 }

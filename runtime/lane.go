@@ -4,9 +4,7 @@ import (
 	"sync/atomic"
 )
 
-// laneState says where a lane is in its life. Every field of a lane is
-// guarded by its shard's mutex, except interrupt and what the worker that
-// runs it keeps in its own buffers.
+// laneState says where a lane is in its life.
 type laneState uint8
 
 const (
@@ -38,8 +36,8 @@ type item[E any] struct {
 	attempts int32
 	// replayed marks an event loaded from the park by Replay.
 	replayed bool
-	// out is the outcome the worker gave it, reported once its room is
-	// released (see settle).
+	// out is the outcome the worker gave it, reported when the event
+	// retires (see endTake, retire).
 	out Outcome
 	// moved marks an event of an inline batch moved into its key's lane;
 	// only a batch's entries use it. It sits in what would be padding, so
@@ -57,6 +55,12 @@ type heldItem[E any] struct {
 // lane is the FIFO of one key that has pending events (or held events, a
 // park or an operator request). At most one worker runs a lane at a time,
 // which is what keeps a key's events in order and never concurrent.
+//
+// Its shard's mutex guards every field of a lane but interrupt (an atomic
+// hint). The events its worker took (taken, which is the worker's buffer)
+// are the worker's: it writes their attempts and outcomes without the
+// lock, and others read only their tags and replayed marks, under it. key and shard do not
+// change while the lane is in its shard's map.
 type lane[K comparable, E any] struct {
 	key   K
 	shard *shard[K, E]
@@ -64,7 +68,8 @@ type lane[K comparable, E any] struct {
 	// q holds the events not yet taken by a worker.
 	q queue[E]
 	// inflight is the number of events the running worker took from q and
-	// has not settled; inflightAt is the acceptance time of the oldest.
+	// has not put back or retired (endTake); inflightAt is the acceptance
+	// time of the oldest.
 	inflight   int
 	inflightAt int64
 	// taken are the events the running worker took (its buffer): Withdraw
@@ -86,11 +91,11 @@ type lane[K comparable, E any] struct {
 	// lingering marks a lane of a batch engine that waits for its timer for
 	// more events (Config.Linger); a full batch ends the wait (submit).
 	lingering bool
-	// inline marks a lane the watchdog made for an event that a worker
-	// runs inline from a stolen batch: that worker owns the lane, and
-	// inlineTag is that event's tag.
-	inline    bool
-	inlineTag uint64
+	// owned marks a lane a spill made for the event that the batch's worker
+	// runs inline (inlineBatch.owned): that worker owns the lane, and
+	// ownedTag is that event's tag.
+	owned    bool
+	ownedTag uint64
 	// failErr is the failure of the event at the front of q when it is
 	// about to be parked, for its ParkedEvent.Err.
 	failErr error
@@ -171,7 +176,7 @@ func (l *lane[K, E]) runnable() bool {
 // takesSelected reports whether the running worker took an event that sel
 // selects (by its tag and whether it is replayed); the shard is locked.
 func (l *lane[K, E]) takesSelected(sel func(tag uint64, replayed bool) bool) bool {
-	if l.inline && sel(l.inlineTag, false) {
+	if l.owned && sel(l.ownedTag, false) {
 		return true
 	}
 	for i := range l.taken {

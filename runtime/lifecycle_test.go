@@ -159,13 +159,13 @@ func TestInvalidConfigs(t *testing.T) {
 	for name, cfg := range map[string]runtime.Config[string, ev]{
 		"negative max active":      {MaxActive: -1},
 		"per-key above total":      {Backlog: runtime.Backlog{PerKey: 10, Total: 5}},
-		"timeout policy no wait":   {Backlog: runtime.Backlog{WhenFull: runtime.Timeout}},
+		"timeout policy no wait":   {Backlog: runtime.Backlog{WhenFull: runtime.BlockThenReject}},
 		"unknown backlog policy":   {Backlog: runtime.Backlog{WhenFull: 99}},
 		"initial above max":        {Retry: runtime.Retry{Initial: time.Second, Max: time.Millisecond}},
 		"multiplier below one":     {Retry: runtime.Retry{Multiplier: 0.5}},
 		"negative attempts":        {Retry: runtime.Retry{Attempts: -1}},
 		"negative timeout":         {Timeout: -time.Second},
-		"dead letter without sink": {OnExhausted: runtime.DeadLetter},
+		"dead letter without sink": {OnExhausted: runtime.SendToDeadLetter},
 		"unknown exhaustion":       {OnExhausted: 42},
 	} {
 		if _, err := runtime.New(h, cfg); !errors.Is(err, runtime.ErrInvalidConfig) {

@@ -78,7 +78,7 @@ func (e *Engine[K, E]) startMetrics() error {
 		failedPermanent: with(meter.Attribute{Key: meter.AttrErrorType, Value: "permanent"}),
 		failedPanic:     with(meter.Attribute{Key: meter.AttrErrorType, Value: "panic"}),
 		failedTimeout:   with(meter.Attribute{Key: meter.AttrErrorType, Value: "timeout"})}
-	outcomes := [...]string{"accepted", "handled", "dead_lettered", "dropped", "conflated", "withdrawn", "rejected", "retried", "replayed", "parked"}
+	outcomes := [...]string{"accepted", "handled", "dead_lettered", "dropped", "discarded", "conflated", "withdrawn", "rejected", "retried", "replayed", "parked"}
 	var byOutcome [len(outcomes)]meter.AttributeSet
 	for i, o := range outcomes {
 		byOutcome[i] = with(meter.Attribute{Key: meter.AttrOutcome, Value: o})
@@ -100,7 +100,7 @@ func (e *Engine[K, E]) startMetrics() error {
 	}
 	ms.unregister, err = m.Observe(func(o meter.Observer) {
 		s := e.Stats()
-		counts := [len(outcomes)]uint64{s.Accepted, s.Handled, s.DeadLettered, s.Dropped, s.Conflated, s.Withdrawn, s.Rejected, s.Retried, s.Replayed, e.parkedTotal.Load()}
+		counts := [len(outcomes)]uint64{s.Accepted, s.Handled, s.DeadLettered, s.Dropped, s.Discarded, s.Conflated, s.Withdrawn, s.Rejected, s.Retried, s.Replayed, e.parkedTotal.Load()}
 		for i, n := range counts {
 			o.ObserveInt64(ins.events, int64(n), byOutcome[i])
 		}

@@ -23,9 +23,12 @@ const (
 	// Withdrawn: Engine.Withdraw took it back before it started (a
 	// transport no longer owns its source).
 	Withdrawn
+	// Discarded: it was parked, and an operator's Engine.Discard removed
+	// it from the park.
+	Discarded
 )
 
-var outcomeNames = [...]string{Handled: "handled", Skipped: "skipped", Parked: "parked", DeadLettered: "dead-lettered", Dropped: "dropped", Conflated: "conflated", Withdrawn: "withdrawn"}
+var outcomeNames = [...]string{Handled: "handled", Skipped: "skipped", Parked: "parked", DeadLettered: "dead-lettered", Dropped: "dropped", Conflated: "conflated", Withdrawn: "withdrawn", Discarded: "discarded"}
 
 // String returns the outcome's name.
 func (o Outcome) String() string {
@@ -38,9 +41,10 @@ func (o Outcome) String() string {
 // OutcomeFunc is told the outcome of each accepted event, with the tag it was
 // submitted with (SubmitTagged; 0 for Submit). Every accepted event reports
 // exactly one outcome, except that a parked event reports again when it
-// leaves the park: its outcome after a replay, or Dropped for a discard,
+// leaves the park: its outcome after a replay, or Discarded for a discard,
 // with the tag the park store kept (the memory store keeps it; a durable
-// store may give 0). Transports use it to learn when a record is finished. It is called from the engine's workers, and for
-// conflated and dropped events from Submit, sometimes under an internal
-// lock: it must be fast, must not block and must not call the engine.
+// store may give 0). Transports use it to learn when a record is finished.
+// It is called from the engine's workers, and for conflated and dropped
+// events from Submit, sometimes under an internal lock: it must be fast,
+// must not block and must not call the engine.
 type OutcomeFunc[K comparable] func(key K, tag uint64, outcome Outcome)

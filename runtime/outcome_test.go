@@ -87,7 +87,7 @@ func TestTagsSurviveTheMemoryPark(t *testing.T) {
 	flush(t, e)
 	mu.Lock()
 	defer mu.Unlock()
-	want := map[string]bool{"a/1:parked": true, "a/2:parked": true, "b/3:parked": true, "a/1:handled": true, "a/2:handled": true, "b/3:dropped": true}
+	want := map[string]bool{"a/1:parked": true, "a/2:parked": true, "b/3:parked": true, "a/1:handled": true, "a/2:handled": true, "b/3:discarded": true}
 	if len(got) != len(want) {
 		t.Fatalf("outcomes %v", got)
 	}

@@ -39,7 +39,7 @@ func (w *worker[K, E]) park(l *lane[K, E], reason string) turnStep {
 	failedReplay := l.replay
 	l.replay = nil
 	if failedReplay != nil {
-		e.dropReplayRoom(failedReplay)
+		w.endReserve(l, failedReplay)
 	}
 
 	// Replayed events are still in the store, ahead of anything newer.
@@ -74,17 +74,17 @@ func (w *worker[K, E]) park(l *lane[K, E], reason string) turnStep {
 	n := int64(len(items))
 	l.stored += len(items)
 	e.parked.Add(n)
-	e.parkedTotal.Add(uint64(n))
+	room := n // in the store: no longer held against the backlog
 	if e.parksCount() {
-		// Still counted, now as parked: a submitter waiting for this key's
-		// room must look again, and will find that only an operator makes it.
-		e.releaseRoom(0)
-	} else {
-		e.releaseRoom(n) // in the store: no longer held against the backlog
+		// Still counted, now as parked (retire wakes a submitter waiting
+		// for this key's room: it must look again, and will find that only
+		// an operator makes it).
+		room = 0
 	}
-	for _, it := range items {
-		e.report(l.key, it.tag, Parked)
+	for i := range items {
+		items[i].out = Parked
 	}
+	e.retire(books[K, E]{w: w, sh: sh}, &tally{parked: uint64(n)}, room, l.key, items)
 	if newly {
 		e.cfg.Logger.Warn("ordergen: key parked", "engine", e.cfg.Name, "key", l.key,
 			"reason", reason, "events", len(items), "attempts", items[0].attempts)

@@ -24,7 +24,7 @@ func TestPropertyLanes(t *testing.T) {
 		t.Skip("randomized attack: the full run (without -short) runs it")
 	}
 	rapid.Check(t, func(rt *rapid.T) {
-		policy := rapid.SampledFrom([]runtime.ExhaustedPolicy{runtime.Park, runtime.Park, runtime.DeadLetter, runtime.Drop}).Draw(rt, "policy")
+		policy := rapid.SampledFrom([]runtime.ExhaustedPolicy{runtime.ParkKey, runtime.ParkKey, runtime.SendToDeadLetter, runtime.DropEvent}).Draw(rt, "policy")
 		attempts := rapid.IntRange(1, 3).Draw(rt, "attempts")
 		nkeys := rapid.IntRange(1, 6).Draw(rt, "keys")
 		r := newRecorder()
@@ -36,7 +36,7 @@ func TestPropertyLanes(t *testing.T) {
 			OnExhausted: policy,
 			Logger:      discardLogger(),
 		}
-		if policy == runtime.DeadLetter {
+		if policy == runtime.SendToDeadLetter {
 			cfg.DeadLetter = func(_ context.Context, dl runtime.DeadLetterEvent[string, ev]) error {
 				dlMu.Lock()
 				defer dlMu.Unlock()
@@ -69,12 +69,12 @@ func TestPropertyLanes(t *testing.T) {
 		for i := 0; i < nops; i++ {
 			key := fmt.Sprintf("k%d", rapid.IntRange(0, nkeys-1).Draw(rt, "key"))
 			switch op := rapid.IntRange(0, 19).Draw(rt, "op"); {
-			case op == 0 && policy == runtime.Park:
+			case op == 0 && policy == runtime.ParkKey:
 				r.fix(key)
 				if err := e.Replay(ctx, key); err != nil && !errors.Is(err, runtime.ErrNotParked) && !errors.Is(err, runtime.ErrParkedAgain) && !errors.Is(err, runtime.ErrReplayInProgress) {
 					rt.Fatalf("replay: %v", err)
 				}
-			case op == 1 && policy == runtime.Park:
+			case op == 1 && policy == runtime.ParkKey:
 				if _, err := e.Discard(ctx, key); err == nil {
 					discarded[key] = true
 				} else if !errors.Is(err, runtime.ErrNotParked) && !errors.Is(err, runtime.ErrReplayInProgress) {
@@ -116,7 +116,7 @@ func TestPropertyLanes(t *testing.T) {
 		}
 		checkQuiescent(rt, e)
 		abrupt := rapid.Bool().Draw(rt, "abruptClose")
-		if !abrupt && policy == runtime.Park {
+		if !abrupt && policy == runtime.ParkKey {
 			// Fix every fault and replay until nothing is parked.
 			for key := range submitted {
 				r.fix(key)
@@ -164,11 +164,11 @@ func TestPropertyLanes(t *testing.T) {
 		for key, seqs := range submitted {
 			got := r.seqs(key)
 			switch {
-			case policy == runtime.Park && !discarded[key]:
+			case policy == runtime.ParkKey && !discarded[key]:
 				if !slices.Equal(got, seqs) {
 					rt.Fatalf("key %s: handled %v, submitted %v", key, got, seqs)
 				}
-			case policy == runtime.DeadLetter:
+			case policy == runtime.SendToDeadLetter:
 				all := append(slices.Clone(got), dead[key]...)
 				slices.Sort(all)
 				if !slices.Equal(all, seqs) {
@@ -176,7 +176,7 @@ func TestPropertyLanes(t *testing.T) {
 				}
 			}
 		}
-		if policy == runtime.Park && s.Parked != 0 {
+		if policy == runtime.ParkKey && s.Parked != 0 {
 			rt.Fatalf("parked after final replays: %+v", s)
 		}
 	})
@@ -192,7 +192,7 @@ func checkQuiescent(rt *rapid.T, e *runtime.Engine[string, ev]) {
 
 func checkInvariantT(rt *rapid.T, s runtime.Stats) {
 	in := s.Accepted + s.Restored
-	out := s.Handled + s.Skipped + uint64(s.Parked) + s.DeadLettered + s.Dropped + s.Conflated + s.Withdrawn + uint64(s.Pending)
+	out := s.Handled + s.Skipped + uint64(s.Parked) + s.DeadLettered + s.Dropped + s.Discarded + s.Conflated + s.Withdrawn + uint64(s.Pending)
 	if in != out {
 		rt.Fatalf("accounting broken: %+v", s)
 	}

@@ -43,10 +43,11 @@ type replayState struct {
 	done int
 	// more is false once the store had no more events.
 	more bool
-	// room is the total backlog room a durable park's replay holds and has
-	// not filled with loaded events: it keeps the room of the events it
-	// finishes for its next page, and gives it back when it ends.
-	room int64
+	// reserve is the room in the total backlog that a durable park's
+	// replay holds and has not filled with loaded events: it keeps the room
+	// of the events it finishes for its next page, and gives it back when
+	// it ends.
+	reserve int64
 }
 
 // wantsPage reports whether l's replay waits for its next page: the store
@@ -68,18 +69,20 @@ func (r *replayState) finishedOne() {
 	}
 }
 
-// keepReplayRoom records that a durable replay now holds n more room it
+// keepReserve records that a durable replay now holds n more room it
 // has not filled (n < 0: it filled or gave back some).
-func (e *Engine[K, E]) keepReplayRoom(r *replayState, n int64) {
-	r.room += n
-	e.replayRoom.Add(n)
+func (e *Engine[K, E]) keepReserve(r *replayState, n int64) {
+	r.reserve += n
+	e.replayReserve.Add(n)
 }
 
-// dropReplayRoom gives back the room a durable replay holds and has not
-// filled (it ended, or failed).
-func (e *Engine[K, E]) dropReplayRoom(r *replayState) {
-	e.releaseRoom(r.room)
-	e.keepReplayRoom(r, -r.room)
+// endReserve gives back the room r, l's durable replay, holds and has
+// not filled (it ended, or failed): a retirement of no event (retire.go);
+// l's shard is locked.
+func (w *worker[K, E]) endReserve(l *lane[K, E], r *replayState) {
+	room := r.reserve
+	w.e.keepReserve(r, -room)
+	w.e.retire(books[K, E]{w: w, sh: l.shard}, &tally{}, room, l.key, nil)
 }
 
 // Replay re-runs key's parked events in order, through the handler and the
@@ -96,8 +99,8 @@ func (e *Engine[K, E]) Replay(ctx context.Context, key K) error {
 	return err
 }
 
-// Discard drops key's parked events (counted as dropped and discarded) and
-// unparks the key. It returns how many events it dropped.
+// Discard removes key's parked events (their outcome: Discarded) and
+// unparks the key. It returns how many events it removed.
 func (e *Engine[K, E]) Discard(ctx context.Context, key K) (int, error) {
 	return e.request(ctx, key, true)
 }
@@ -158,7 +161,7 @@ func (w *worker[K, E]) serve(l *lane[K, E]) turnStep {
 	if !e.parksCount() {
 		// A durable park's events take room in the total only as they are
 		// loaded. The replay takes a page's room before it starts, and
-		// keeps it until it ends (see settle): events that arrive behind
+		// keeps it until it ends (see endTake): events that arrive behind
 		// it can then never take all the room it needs to go on. Without
 		// room the key stays parked (arrivals go on joining the store) and
 		// the request waits.
@@ -171,7 +174,7 @@ func (w *worker[K, E]) serve(l *lane[K, E]) turnStep {
 	l.parked, l.reason = false, ""
 	e.parkedKeys.Add(-1)
 	l.replay = &replayState{req: req, more: true}
-	e.keepReplayRoom(l.replay, room)
+	e.keepReserve(l.replay, room)
 	return keepRunning
 }
 
@@ -190,7 +193,7 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) turnStep {
 		// Within the room the replay holds, and the key's limit as far as
 		// it is not left to the park (while it is replayed its events count
 		// against it; see lane.count).
-		page = min(page, int64(e.cfg.Backlog.PerKey-l.pending()), r.room)
+		page = min(page, int64(e.cfg.Backlog.PerKey-l.pending()), r.reserve)
 		if page <= 0 {
 			w.armTimer(l, roomPoll)
 			return waitForTimer
@@ -201,7 +204,7 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) turnStep {
 	events, err := e.cfg.Parks.Read(e.base, l.key, after, int(page))
 	sh.mu.Lock()
 	if err != nil {
-		e.dropReplayRoom(r)
+		w.endReserve(l, r)
 		// The replay stops; what it did not load stays parked.
 		l.replay = nil
 		l.parked = true
@@ -230,7 +233,7 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) turnStep {
 		return keepRunning
 	}
 	if !e.parksCount() {
-		e.keepReplayRoom(r, -n) // the loaded events fill the room they were read into
+		e.keepReserve(r, -n) // the loaded events fill the room they were read into
 	}
 	l.stored = max(0, l.stored-len(events))
 	e.parked.Add(-n)
@@ -251,21 +254,21 @@ func (w *worker[K, E]) loadPage(l *lane[K, E]) turnStep {
 func (w *worker[K, E]) completeReplay(l *lane[K, E]) {
 	if r := l.replay; r != nil && r.loaded == 0 && !r.more {
 		l.replay = nil
-		w.e.dropReplayRoom(r)
+		w.endReserve(l, r)
 		w.e.cfg.Logger.Info("ordergen: key replayed", "engine", w.e.cfg.Name, "key", l.key, "events", r.done)
 		r.req.reply(r.done, nil)
 	}
 }
 
-// discard drops l's park for req; l is running and its shard locked
+// discard removes l's park for req; l is running and its shard locked
 // (unlocked around the store).
 func (w *worker[K, E]) discard(l *lane[K, E], req *request) {
 	e := w.e
 	sh := l.shard
 	key := l.key
 	sh.mu.Unlock()
-	// Read first: each discarded event reports Dropped with its tag.
-	var tags []uint64
+	// Read first: each discarded event reports Discarded with its tag.
+	var gone []item[E]
 	var err error
 	for after := uint64(0); ; {
 		var page []ParkedEvent[E]
@@ -274,7 +277,7 @@ func (w *worker[K, E]) discard(l *lane[K, E], req *request) {
 			break
 		}
 		for _, ev := range page {
-			tags = append(tags, ev.Tag)
+			gone = append(gone, item[E]{tag: ev.Tag, out: Discarded})
 		}
 		after = page[len(page)-1].Seq
 	}
@@ -287,18 +290,17 @@ func (w *worker[K, E]) discard(l *lane[K, E], req *request) {
 		req.reply(0, fmt.Errorf("%s: discard key %v: %w", e.cfg.Name, key, err))
 		return
 	}
+	// The park leaves the key's count (and the parked events'); retire
+	// counts what the engine knew of it, and reports what the store held.
 	stored := int64(l.stored)
 	e.parked.Add(-stored)
 	e.parkedKeys.Add(-1)
-	w.c.dropped.Add(uint64(stored))
-	w.c.discarded.Add(uint64(stored))
 	l.stored, l.parked, l.reason = 0, false, ""
+	room := int64(0) // a park outside memory held none
 	if e.parksCount() {
-		e.releaseRoom(stored)
+		room = stored
 	}
-	for _, tag := range tags {
-		e.report(key, tag, Dropped)
-	}
+	e.retire(books[K, E]{w: w, sh: sh}, &tally{discarded: uint64(stored)}, room, key, gone)
 	e.cfg.Logger.Warn("ordergen: parked key discarded", "engine", e.cfg.Name, "key", key, "events", n)
 	req.reply(n, nil)
 }

@@ -20,9 +20,11 @@ const readyFirst = 4
 // runQueue holds the tasks that wait for a worker, in two FIFOs: ready
 // tasks became runnable (a key's first event, a retry that is due, an
 // operator request) and yielded tasks used a whole budget and still have
-// work. A worker takes a ready task first, so a key that just got work
-// waits for at most one turn per worker, and takes a yielded task at least
-// once every readyFirst+1 tasks, so a hot key keeps being served.
+// work. A worker takes a ready task first, and a yielded task at least once
+// every readyFirst+1 tasks, so a hot key keeps being served: a task that
+// becomes ready while none waits ahead of it waits for the turns in
+// progress and at most one yielded turn more (the first pick after it may
+// be the yielded task's, when readyFirst ready tasks went just before).
 //
 // Workers are started on demand, up to max, and sleep on the condition when
 // there is nothing to run: an idle engine costs no CPU, and a task pushed
@@ -46,6 +48,9 @@ type runQueue[K comparable, E any] struct {
 	workers        int // workers started
 	// draining: workers exit once the queues are empty; aborting: at once.
 	draining, aborting bool
+	// onPick, set by the runtime's own tests, sees every task a worker
+	// takes, at the moment it is taken.
+	onPick func(task[K, E])
 }
 
 func (r *runQueue[K, E]) init(max int, start func(), c *clock) {
@@ -119,23 +124,26 @@ func (r *runQueue[K, E]) crowded() bool {
 // sleepers reports whether a worker sleeps.
 func (r *runQueue[K, E]) sleepers() bool { return r.asleep.Load() > 0 }
 
-// pick takes the task to run pick, if any; r.mu is held.
+// pick takes the task to run next, if any; r.mu is held.
 func (r *runQueue[K, E]) pick() (task[K, E], bool) {
+	var t task[K, E]
 	switch {
 	case r.ready.len() > 0 && (r.yielded.len() == 0 || r.readyRun < readyFirst):
 		if r.yielded.len() > 0 {
 			r.readyRun++
 		}
-		t := r.ready.popFront()
-		r.changed()
-		return t, true
+		t = r.ready.popFront()
 	case r.yielded.len() > 0:
 		r.readyRun = 0
-		t := r.yielded.popFront()
-		r.changed()
-		return t, true
+		t = r.yielded.popFront()
+	default:
+		return t, false
 	}
-	return task[K, E]{}, false
+	r.changed()
+	if r.onPick != nil {
+		r.onPick(t)
+	}
+	return t, true
 }
 
 // pop returns the next task, sleeping while there is none; false when the

@@ -51,6 +51,28 @@ func TestRunQueueReadyGoesFirstButYieldedIsServed(t *testing.T) {
 	}
 }
 
+// A task that becomes ready while none waits ahead of it is taken at the
+// first pick, or at the second when readyFirst ready tasks went just before
+// while a yielded one waited: the one yielded turn more that the liveness
+// bound of the package documentation allows for.
+func TestRunQueueNewTaskWaitsForOneYieldedTurnAtMost(t *testing.T) {
+	rq, _ := newTestQueue(8)
+	rq.pushYielded(laneTask("y1"))
+	rq.pushYielded(laneTask("y2"))
+	for i := 0; i < readyFirst; i++ {
+		rq.push(laneTask("r" + itoa(i)))
+	}
+	popNames(t, rq, readyFirst)
+	rq.push(laneTask("new"))
+	if got := popNames(t, rq, 2); !equal(got, []string{"y1", "new"}) {
+		t.Fatalf("order %v, want one yielded turn, then the new task", got)
+	}
+	rq.push(laneTask("newer")) // a yielded one just went: the new one is next
+	if got := popNames(t, rq, 1); !equal(got, []string{"newer"}) {
+		t.Fatalf("order %v, want the new task first", got)
+	}
+}
+
 func TestRunQueueYieldedGoesBehindEveryWaitingTask(t *testing.T) {
 	rq, _ := newTestQueue(8)
 	rq.pushYielded(laneTask("a"))

@@ -5,13 +5,14 @@ package runtime
 //	admission.go  Submit: the per-key and total limits, backlog room, the
 //	              FullPolicy, conflation at the door
 //	shard.go      shards: the inbox, the lanes' map, the per-key counts
-//	perkeyroom.go the per-key limit of keys without a lane: a count of the
+//	headroom.go   the per-key limit of keys without a lane: a count of the
 //	              shard's keys, and the headroom it leaves
 //	runqueue.go   the run queue: ready tasks ahead of yielded ones
 //	worker.go     the worker loop, its deque, and stealing between workers
-//	turn.go       a turn of a lane: take, run, settle
+//	turn.go       a turn of a lane: take, run, end the take
 //	attempt.go    one attempt: its context, timeout, panics, cancellation
 //	verdict.go    the outcome path: what becomes of an attempt's result
+//	retire.go     retirement: every outcome leaves the books there
 //	inline.go     inline batches: an inbox run without lanes
 //	prefetch.go   the inline loop's prefetch of boxed events
 //	watchdog.go   the clock's tick: stuck batches, stuck workers, deadlines
@@ -43,11 +44,14 @@ package runtime
 //     (dispatchLanes). An inline event whose verdict needs a lane (a
 //     retry, a hold, a park, a dead letter) gives its key one, with the
 //     key's later events. A lane's turn takes its events a few at a time,
-//     runs them without the lock, and settles them under it.
+//     runs them without the lock, and ends the take under it (endTake).
 //  4. The verdict. judge (verdict.go) classifies every attempt's result
-//     once; settling releases each finished event's room (per key, then
-//     total), wakes blocked submitters, and only then reports the outcome:
-//     a transport that learns of an outcome finds the room released.
+//     once. An event that reached its outcome leaves its key's count (its
+//     lane, or the inline batch's position moves past it) and retires
+//     (retire.go), the one point every outcome goes through, from every
+//     path: it gives back its total room and wakes blocked submitters, is
+//     counted, and only then is reported: a transport that learns of an
+//     outcome finds the room given back.
 //  5. A failed attempt waits for its backoff on a timer that holds no
 //     worker, then the lane is ready again. A held event waits in its
 //     lane's resequencer. An event out of attempts parks its key: its
@@ -80,13 +84,16 @@ package runtime
 // Only one shard's mutex is held at a time, and the run queue's is never
 // taken while one is held (work becomes a task after the shard is
 // unlocked). The run queue's mutex is held when it starts a worker, which
-// takes the workers' list's (wmu). Every other mutex is a leaf, taken with
-// at most those held and never holding another: a deque's (stealing moves
-// lanes between two deques one lock at a time), a notifier's (room and
-// quiet, signalled under a shard's lock), a worker's running attempt's,
-// its skip counter's, a rate limit's, the engine's own memory park store's
-// (Withdraw calls it under a shard's lock), the manual test clock's (timers
-// are armed and stopped under a shard's lock).
+// takes the workers' list's (wmu). A Topic's mutex is held while it starts
+// a subscriber's engine, and so comes before all of these. Every other
+// mutex is a leaf, taken with at most those held and never holding
+// another: a deque's (stealing moves lanes between two deques one lock at
+// a time), a notifier's (room and quiet, signalled under a shard's lock),
+// an attempt context's (its waiters), a worker's skip counter's, a rate
+// limit's, the engine's own memory park store's (Withdraw calls it under a
+// shard's lock), a guard store's stripe's (handlers call them without a
+// lock of the engine's), the manual test clock's (timers are armed and
+// stopped under a shard's lock).
 //
 // What runs under which lock:
 //
@@ -135,8 +142,11 @@ package runtime
 // attempt context (attemptctx.go: 48 bytes cut from a slab the worker
 // allocates once per 32 attempts, 1 atomic store to publish it and 1 to
 // clear it, 1 compare-and-swap and 1 load to end it; no timer: the clock's
-// tick checks the deadlines), and OnOutcome the report itself; a
-// MeterProvider two reads of the clock on one attempt in 64 (every attempt
-// of a handler slower than 50µs). A key with a lane adds, per take of up to
+// tick checks the deadlines); OnOutcome, per event run inline, its own
+// retirement instead of one per 64 (1 add to give its room back, 1 load of
+// the room's waiters, 1 add to count it, 2 stores of the worker's
+// reporting flag) and the report itself; a MeterProvider two reads of the
+// clock on one attempt in 64 (every attempt of a handler slower than
+// 50µs). A key with a lane adds, per take of up to
 // 64 events, 2 locks of its shard and, per turn, a push and a pop of the
 // run queue.

@@ -10,7 +10,7 @@ import "sync"
 // key with a lane counts what its lane holds (lane.count); a key without
 // one counts its events in the inbox and in the unfinished part of the
 // inline batch (unlanedCount, and the headroom a full count leaves:
-// perkeyroom.go). Nothing else keeps a per-key count. For each
+// headroom.go). Nothing else keeps a per-key count. For each
 // key, either it has a lane and none of its events are in the inbox or the
 // batch, or it has no lane: whoever makes a lane moves the key's events
 // into it.
@@ -22,14 +22,14 @@ type shard[K comparable, E any] struct {
 	lanes      map[K]*lane[K, E]
 	inbox      []entry[K, E]
 	spareInbox []entry[K, E] // the other inbox buffer (see dispatchInline)
-	queued     bool          // the inbox is in the run queue (or being run)
+	tasked     bool          // the shard's task is in the run queue, or running
 	// cur is the inbox being run inline by a worker, nil when none is.
 	cur *inlineBatch[K, E]
 	// ready holds lanes a submitter made ready in an engine whose keys run
 	// in lanes: the worker that takes the shard's task takes them too.
 	ready []*lane[K, E]
 	// busy counts the shard's lanes that are queued, running or waiting for
-	// their timer, plus one while the inbox is queued. Flush waits for zero.
+	// their timer, plus one while the shard is tasked. Flush waits for zero.
 	busy   int
 	closed bool
 	free   *lane[K, E]
@@ -47,15 +47,15 @@ type shard[K comparable, E any] struct {
 	// curLen is len(cur.entries) (0 without cur), kept here so that a
 	// submitter's admission reads nothing of the running worker's batch,
 	// whose cache line the worker writes at every event (its pos). It and
-	// room come after the others, in what was padding, so that the fields
-	// before them keep their places.
+	// headroom come after the others, in what was padding, so that the
+	// fields before them keep their places.
 	curLen int
-	// room is the per-key limit's headroom for keys without a lane
-	// (perkeyroom.go), used only while the shard holds PerKey of their
+	// headroom is the per-key limit's headroom for keys without a lane
+	// (headroom.go), used only while the shard holds PerKey of their
 	// events: cold, it serves as most of the padding that keeps the next
 	// shard's lock off this shard's last cache line.
-	room perKeyRoom[K]
-	_    [16]byte
+	headroom perKeyHeadroom[K]
+	_        [16]byte
 }
 
 // entry is an event in a shard's inbox (it.moved marks one of an inline
@@ -89,7 +89,7 @@ func (sh *shard[K, E]) removeLane(l *lane[K, E]) {
 	var zero K
 	l.key = zero
 	l.q.release()
-	l.inline = false
+	l.owned = false
 	l.held = nil
 	l.reason = ""
 	l.resync, l.resyncTries, l.resyncWhy, l.lingering = false, 0, "", false
@@ -115,14 +115,14 @@ func (e *Engine[K, E]) schedule(l *lane[K, E]) bool {
 	return true
 }
 
-// claimTask marks the shard's task queued and counts it busy, reporting
+// claimTask marks the shard tasked and counts it busy, reporting
 // whether the caller must push it after unlocking (false: it is already in
 // the run queue or running, and will see what was just added); sh.mu is held.
 func (sh *shard[K, E]) claimTask() bool {
-	if sh.queued {
+	if sh.tasked {
 		return false
 	}
-	sh.queued = true
+	sh.tasked = true
 	sh.busy++
 	return true
 }

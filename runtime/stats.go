@@ -14,7 +14,7 @@ import (
 // At every quiescent point (no Submit, Replay or Discard in progress) the
 // accounting invariant holds:
 //
-//	Accepted + Restored == Handled + Skipped + Parked + DeadLettered + Dropped + Conflated + Withdrawn + Pending
+//	Accepted + Restored == Handled + Skipped + Parked + DeadLettered + Dropped + Discarded + Conflated + Withdrawn + Pending
 type Stats struct {
 	// Accepted counts events Submit accepted.
 	Accepted uint64
@@ -36,10 +36,10 @@ type Stats struct {
 	// DeadLettered counts events handed to the dead-letter sink.
 	DeadLettered uint64
 	// Dropped counts events dropped by a declared policy: a failure under
-	// at-most-once delivery, drop-oldest and drop-newest backlog policies,
-	// and Discard.
+	// at-most-once delivery, and the drop-oldest and drop-newest backlog
+	// policies.
 	Dropped uint64
-	// Discarded counts the part of Dropped that Discard removed.
+	// Discarded counts parked events that an operator's Discard removed.
 	Discarded uint64
 	// Conflated counts pending events replaced by a newer one of their key.
 	Conflated uint64
@@ -238,7 +238,7 @@ func (e *Engine[K, E]) pendingCount() int64 { return e.pendingWith(e.parked.Load
 
 // pendingWith is pendingCount with parked read by the caller.
 func (e *Engine[K, E]) pendingWith(parked int64) int64 {
-	n := e.load.Load() - e.replayRoom.Load()
+	n := e.load.Load() - e.replayReserve.Load()
 	if e.parksCount() {
 		n -= parked
 	}

@@ -177,8 +177,8 @@ func (s *schedule) fail(format string, args ...any) {
 }
 
 func (s *schedule) draw(rng *rand.Rand) {
-	policies := []runtime.FullPolicy{runtime.Reject, runtime.Block, runtime.DropOldest, runtime.DropNewest, runtime.Timeout}
-	exhausted := []runtime.ExhaustedPolicy{runtime.Park, runtime.Park, runtime.DeadLetter, runtime.Drop}
+	policies := []runtime.FullPolicy{runtime.Reject, runtime.Block, runtime.DropOldest, runtime.DropNewest, runtime.BlockThenReject}
+	exhausted := []runtime.ExhaustedPolicy{runtime.ParkKey, runtime.ParkKey, runtime.SendToDeadLetter, runtime.DropEvent}
 	s.kind = []string{"inline", "inline", "conflate", "batch"}[rng.IntN(4)]
 	perKey := 1 + rng.IntN(20)
 	s.cfg = runtime.Config[string, sev]{
@@ -196,10 +196,10 @@ func (s *schedule) draw(rng *rand.Rand) {
 	if rng.IntN(3) == 0 {
 		s.cfg.Timeout = time.Duration(200+rng.IntN(800)) * time.Microsecond
 	}
-	if s.cfg.Backlog.WhenFull == runtime.Timeout {
+	if s.cfg.Backlog.WhenFull == runtime.BlockThenReject {
 		s.cfg.Backlog.Wait = time.Duration(50+rng.IntN(2000)) * time.Microsecond
 	}
-	if s.cfg.OnExhausted == runtime.DeadLetter {
+	if s.cfg.OnExhausted == runtime.SendToDeadLetter {
 		s.cfg.DeadLetter = func(context.Context, runtime.DeadLetterEvent[string, sev]) error {
 			if rng := rand.Uint32(); rng%8 == 0 {
 				return errors.New("dead-letter sink down") // the event parks instead
@@ -674,7 +674,7 @@ func (s *schedule) checkEnd(graceful bool) {
 	}
 	st := s.e.Stats()
 	in := st.Accepted + st.Restored
-	out := st.Handled + st.Skipped + uint64(st.Parked) + st.DeadLettered + st.Dropped + st.Conflated + st.Withdrawn + uint64(st.Pending)
+	out := st.Handled + st.Skipped + uint64(st.Parked) + st.DeadLettered + st.Dropped + st.Discarded + st.Conflated + st.Withdrawn + uint64(st.Pending)
 	if in != out {
 		s.fail("accounting: %+v", st)
 	}

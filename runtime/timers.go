@@ -24,8 +24,8 @@ func (r Retry) delay(attempt int) time.Duration {
 func (w *worker[K, E]) armTimer(l *lane[K, E], d time.Duration) {
 	e := w.e
 	if len(l.withdraws) > 0 {
-		// Its events are settled: serve a Withdraw now rather than after
-		// the backoff.
+		// The take has ended (its events put back or retired): serve a
+		// Withdraw now rather than after the backoff.
 		e.serveWithdrawals(l)
 	}
 	l.state = laneWaiting

@@ -87,7 +87,7 @@ func (t *Topic[K, E]) Publish(ctx context.Context, key K, event E) error {
 // SubmitTagged hands event, with tag, to the subscribers numbered from and
 // up (0 is the first, in subscription order), for a transport that learns
 // from each subscriber's Config.OnOutcome when its record is finished. It
-// returns how many subscribers hold the event afterwards. It stops at the
+// returns how many subscribers have accepted the event. It stops at the
 // first subscriber that refuses it and returns that refusal: call again with
 // from set to the number returned, so that no subscriber gets the event
 // twice. While a subscriber has no OnOutcome it refuses everything with

@@ -22,7 +22,7 @@ func (t *Topic[K, E]) Replay(ctx context.Context, key K) error {
 	return err
 }
 
-// Discard drops key's parked events (see Engine.Discard) in every subscriber
+// Discard removes key's parked events (see Engine.Discard) in every subscriber
 // where key is parked and returns how many it dropped in all. It returns an
 // error wrapping ErrNotParked when key is parked in none.
 func (t *Topic[K, E]) Discard(ctx context.Context, key K) (int, error) {

@@ -11,7 +11,7 @@ const (
 	reoffer
 	// retryLater: the event at stopAt failed and waits for its backoff.
 	retryLater
-	// parkNow: the event at stopAt exhausted its attempts under Park.
+	// parkNow: the event at stopAt exhausted its attempts under ParkKey.
 	parkNow
 	// interrupted: a withdrawal came; events from stopAt go back, unstarted.
 	interrupted
@@ -19,7 +19,7 @@ const (
 	abandoned
 )
 
-// result is how a run of process (or processBatch) ended, for settle.
+// result is how a run of process (or processBatch) ended, for endTake.
 type result struct {
 	kind   resultKind
 	stopAt int    // index in w.buf of the first event without an outcome
@@ -136,7 +136,7 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 
 		sh.mu.Lock()
 		handled += res.done
-		switch w.settle(l, res) {
+		switch w.endTake(l, res) {
 		case keepRunning:
 		case waitForTimer:
 			sh.mu.Unlock()
@@ -212,10 +212,9 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 	return result{kind: ranAll, stopAt: len(w.buf), done: done}
 }
 
-// settle applies a result to the lane; its shard is locked. The finished
-// events leave the lane's count and release their room before their
-// outcomes are reported.
-func (w *worker[K, E]) settle(l *lane[K, E], res result) turnStep {
+// endTake applies a result to the lane; its shard is locked. The finished
+// events leave the lane's count, then retire (retire.go).
+func (w *worker[K, E]) endTake(l *lane[K, E], res result) turnStep {
 	e := w.e
 	rest := w.buf[res.stopAt:]
 	l.inflight, l.taken = 0, nil
@@ -227,26 +226,24 @@ func (w *worker[K, E]) settle(l *lane[K, E], res result) turnStep {
 		w.armHoldTimer(l)
 	}
 	l.q.prependAll(rest)
-	kept := int64(0)
-	if r := l.replay; r != nil && !e.parksCount() {
-		// A durable park's replay keeps the room of its finished events
-		// for its next page (see replayState.room).
+	room := int64(res.done)
+	if r := l.replay; r != nil {
+		kept := 0
 		for i := range w.buf[:res.stopAt] {
 			if it := &w.buf[i]; it.out != 0 && it.replayed {
+				r.finishedOne()
 				kept++
 			}
 		}
-		e.keepReplayRoom(r, kept)
-	}
-	e.releaseRoom(int64(res.done) - kept)
-	for i := range w.buf[:res.stopAt] {
-		if it := &w.buf[i]; it.out != 0 {
-			if it.replayed {
-				l.replay.finishedOne()
-			}
-			e.report(l.key, it.tag, it.out)
+		if !e.parksCount() {
+			// A durable park's replay keeps the room of its finished
+			// events for its next page (see replayState.room).
+			e.keepReserve(r, int64(kept))
+			room -= int64(kept)
 		}
 	}
+	e.retire(books[K, E]{w: w, sh: l.shard}, &w.t, room, l.key, w.buf[:res.stopAt])
+	w.t = tally{}
 	clear(w.buf)
 	w.completeReplay(l)
 	switch res.kind {
@@ -308,7 +305,7 @@ func itoa(n int) string {
 }
 
 // turnStep says what a lane's turn does after a step that may stop it
-// (settling a result, parking, serving a request, loading a replay page).
+// (ending a take, parking, serving a request, loading a replay page).
 type turnStep uint8
 
 const (

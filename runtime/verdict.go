@@ -7,10 +7,12 @@ import (
 
 // The outcome path. judge decides, in one place, what becomes of an
 // attempt's result, for an event of a lane, a batch of a batch handler and
-// an event run inline alike; count counts the outcomes it gives. A lane's
-// turn acts on the verdict with apply; the inline loop finishes the events
-// whose verdict needs no lane and gives the others' keys one, whose turn
-// then applies the same verdict (settleTaken).
+// an event run inline alike. A verdict that finishes events where they run
+// (handled, skipped, dropped) is counted in a tally (tally.verdict, and
+// skipReason for the metrics) until the events retire (retire.go), by a
+// lane's turn (apply) and by the inline loop alike; the inline loop gives
+// the key of an event with any other verdict a lane, whose turn then
+// applies the same verdict (applyInLane).
 
 // verdict is what becomes of one attempt of an event (or of a batch).
 type verdict uint8
@@ -23,12 +25,12 @@ const (
 	// verdictSkippedApplied: a guard's SkipApplied: Skipped, and the key
 	// moved on as after a handled event (its held events are due again).
 	verdictSkippedApplied
-	// verdictDropped: out of attempts under the Drop policy; Dropped.
+	// verdictDropped: out of attempts under the DropEvent policy; Dropped.
 	verdictDropped
-	// verdictDeadLetter: out of attempts under the DeadLetter policy: the
+	// verdictDeadLetter: out of attempts under the SendToDeadLetter policy: the
 	// event goes to the sink, and parks its key when the sink fails.
 	verdictDeadLetter
-	// verdictPark: out of attempts under the Park policy: the key parks.
+	// verdictPark: out of attempts under the ParkKey policy: the key parks.
 	verdictPark
 	// verdictHeld: a guard's Hold: the event waits in its key's resequencer.
 	verdictHeld
@@ -57,9 +59,9 @@ func (v verdict) outcome() Outcome {
 
 // finishesInline reports whether an event run inline can take the verdict
 // without a lane: it then has its outcome, and nothing waits behind it.
-func (v verdict) finishesInline() bool {
-	return v == verdictHandled || v == verdictSkipped || v == verdictSkippedApplied || v == verdictDropped
-}
+// Those verdicts come first in their list, so that the inline loop asks
+// once, and a test keeps it so.
+func (v verdict) finishesInline() bool { return v <= verdictDropped }
 
 // judge classifies err, the result of an attempt of it (of the batch that
 // starts with it, when batch is set). It returns the verdict, the guard's
@@ -93,44 +95,41 @@ func (w *worker[K, E]) judge(it *item[E], err error, batch bool) (v verdict, rea
 		return verdictRetry, "", nil
 	}
 	switch e.cfg.OnExhausted {
-	case Drop:
+	case DropEvent:
 		return verdictDropped, "", err
-	case DeadLetter:
+	case SendToDeadLetter:
 		return verdictDeadLetter, "", err
 	}
 	return verdictPark, "", err
 }
 
-// count counts n events finished with v (handled, skipped with reason, or
-// dropped) in the worker's counters; dead letters count when the sink takes
-// them.
-func (w *worker[K, E]) count(v verdict, reason string, n int) {
-	switch v {
-	case verdictHandled:
-		w.c.handled.Add(uint64(n))
-	case verdictSkipped, verdictSkippedApplied:
-		if reason == ReasonUnimplemented {
-			w.c.unimplemented.Add(uint64(n))
-		} else {
-			w.c.skipped.Add(uint64(n))
-		}
-		if w.e.metrics != nil {
-			w.skips.add(reason, uint64(n))
-		}
-	case verdictDropped:
-		w.c.dropped.Add(uint64(n))
+// skipReason notes n events of t skipped with v, if v is a skip: those
+// skipped with ReasonUnimplemented move from t's skipped to its
+// unimplemented (Stats reports them apart, and adds them to Skipped), and
+// the metrics record the reason (Stats counts them when they retire).
+func (w *worker[K, E]) skipReason(t *tally, v verdict, reason string, n int) {
+	if v != verdictSkipped && v != verdictSkippedApplied {
+		return
+	}
+	if reason == ReasonUnimplemented {
+		t.skipped -= uint64(n)
+		t.unimplemented += uint64(n)
+	}
+	if w.e.metrics != nil {
+		w.skips.add(reason, uint64(n))
 	}
 }
 
 // apply acts on v, the verdict of the attempt that covered w.buf[i:j] (one
 // event, or a whole batch), during a lane's turn: it finishes the events
-// the verdict finishes, counting them in *done and recording each outcome
-// in it.out (settle reports them), or sets the event aside as held. It
-// reports whether the turn's processing stops there, and how.
+// the verdict finishes, counting them in *done and w.t and recording each
+// outcome in it.out (endTake retires them), or sets the event aside as held.
+// It reports whether the turn's processing stops there, and how.
 func (w *worker[K, E]) apply(l *lane[K, E], i, j int, v verdict, reason string, failure error, done *int) (result, bool) {
 	switch v {
 	case verdictHandled, verdictSkipped, verdictSkippedApplied, verdictDropped:
-		w.count(v, reason, j-i)
+		w.t.verdict(v, uint64(j-i))
+		w.skipReason(&w.t, v, reason, j-i)
 		for k := i; k < j; k++ {
 			w.finished(l, &w.buf[k], v.outcome(), done)
 		}

@@ -24,10 +24,11 @@ type withdrawal struct {
 // Kafka partition that moved to another consumer): selecting them by the
 // tags it submitted them with (SubmitTagged), it keeps them from running
 // twice. Withdraw returns how many events it withdrew once every lane has
-// been looked at and every outcome a worker held back (an inline event's,
-// reported once its worker claimed the next) has been reported; for a lane whose worker is in a handler, it waits until
-// that worker has served the withdrawal (it does before the lane's next
-// event starts), or until ctx ends. Then, when Config.OnOutcome is set (a
+// been looked at and every outcome a worker had not reported yet (an inline
+// event's, reported once its worker claimed the next) has been reported;
+// for a lane whose worker is in a handler, it waits until that worker has
+// served the withdrawal (it does before the lane's next event starts), or
+// until ctx ends. Then, when Config.OnOutcome is set (a
 // transport tracks the engine's events, and each attempt gets a context of
 // its own), Withdraw cancels the contexts of the running attempts of
 // selected events, with ctx's cause as theirs (context.Cause: a transport
@@ -78,7 +79,7 @@ func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool
 		e.rq.pushLanes(ready)
 	}
 	if e.cfg.OnOutcome != nil {
-		e.awaitHeldBackReports()
+		e.awaitUnreported()
 	}
 	for _, wd := range waits {
 		select {
@@ -135,13 +136,9 @@ func (e *Engine[K, E]) withdrawInbox(sh *shard[K, E], match func(uint64) bool) i
 	}
 	clear(sh.inbox[len(kept):])
 	sh.inbox = kept
-	if len(gone) == 0 {
-		return 0
-	}
-	sh.withdrawn += uint64(len(gone))
-	e.releaseRoom(int64(len(gone)))
-	for _, en := range gone {
-		e.report(en.key, en.it.tag, Withdrawn)
+	for i := range gone {
+		gone[i].it.out = Withdrawn
+		e.retire(books[K, E]{sh: sh}, &tally{withdrawn: 1}, 1, gone[i].key, []item[E]{gone[i].it})
 	}
 	return len(gone)
 }
@@ -151,8 +148,11 @@ func (e *Engine[K, E]) withdrawInbox(sh *shard[K, E], match func(uint64) bool) i
 // is locked, and l is not running unless park is false or its worker serves
 // the withdrawal.
 func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool, park bool) int {
-	var tags []uint64
-	gone := func(it item[E]) { tags = append(tags, it.tag) }
+	var taken []item[E]
+	gone := func(it item[E]) {
+		it.out = Withdrawn
+		taken = append(taken, it)
+	}
 	// A replayed event leaves its park with it.
 	l.q.filter(func(it *item[E]) bool {
 		return e.withdrawable(match, it.tag, it.replayed)
@@ -186,7 +186,7 @@ func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool, park
 	if park && e.parksCount() && l.stored > 0 {
 		parked := e.memParks.withdraw(l.key, match)
 		for _, ev := range parked {
-			tags = append(tags, ev.Tag)
+			taken = append(taken, item[E]{tag: ev.Tag, out: Withdrawn})
 		}
 		l.stored -= len(parked)
 		e.parked.Add(-int64(len(parked)))
@@ -195,15 +195,12 @@ func (e *Engine[K, E]) withdrawFrom(l *lane[K, E], match func(uint64) bool, park
 			e.parkedKeys.Add(-1)
 		}
 	}
-	if len(tags) == 0 {
+	if len(taken) == 0 {
 		return 0
 	}
-	l.shard.withdrawn += uint64(len(tags))
-	e.releaseRoom(int64(len(tags)))
-	for _, tag := range tags {
-		e.report(l.key, tag, Withdrawn)
-	}
-	return len(tags)
+	n := len(taken)
+	e.retire(books[K, E]{sh: l.shard}, &tally{withdrawn: uint64(n)}, int64(n), l.key, taken)
+	return n
 }
 
 // retryWithdrawn ends the backoff of a lane whose failed event was just
@@ -224,8 +221,8 @@ func (e *Engine[K, E]) retryWithdrawn(l *lane[K, E]) bool {
 	return false
 }
 
-// serveWithdrawals serves l's pending withdrawals; l is running (its worker
-// took nothing it has not settled) and its shard locked.
+// serveWithdrawals serves l's pending withdrawals; l is running (between two
+// takes of its worker: nothing taken) and its shard locked.
 func (e *Engine[K, E]) serveWithdrawals(l *lane[K, E]) {
 	for _, wd := range l.withdraws {
 		wd.done <- e.withdrawFrom(l, wd.match, true)
@@ -235,7 +232,7 @@ func (e *Engine[K, E]) serveWithdrawals(l *lane[K, E]) {
 	l.interrupt.Store(false)
 }
 
-// awaitHeldBackReports waits until no worker holds back the outcome of an
+// awaitUnreported waits until no worker has an unreported outcome of an
 // inline event it finished (worker.reporting). Withdraw has spilled every
 // inline batch by then, so no worker can finish another inline event of
 // what it selected; the one a worker finished before, whose outcome it
@@ -243,7 +240,7 @@ func (e *Engine[K, E]) serveWithdrawals(l *lane[K, E]) {
 // reach Config.OnOutcome before Withdraw returns, or a transport would
 // settle that event's message as unfinished and it would run again
 // elsewhere. The wait is short: no handler runs between the two.
-func (e *Engine[K, E]) awaitHeldBackReports() {
+func (e *Engine[K, E]) awaitUnreported() {
 	for _, w := range e.workerList() {
 		for w.reporting.Load() && !e.aborted.Load() {
 			if e.cfg.onReportWait != nil {

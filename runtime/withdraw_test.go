@@ -155,7 +155,7 @@ func TestWithdrawCancelsRunningAttemptsAtItsDeadline(t *testing.T) {
 		close(cancelled)
 		return ctx.Err()
 	}
-	e := mustNew(t, h, runtime.Config[string, ev]{OnOutcome: log.on, Retry: runtime.Retry{Attempts: 1}, OnExhausted: runtime.Drop})
+	e := mustNew(t, h, runtime.Config[string, ev]{OnOutcome: log.on, Retry: runtime.Retry{Attempts: 1}, OnExhausted: runtime.DropEvent})
 	ctx := context.Background()
 	if err := e.SubmitTagged(ctx, "slow", ev{}, 1); err != nil {
 		t.Fatal(err)

@@ -6,10 +6,17 @@ import (
 
 // worker runs tasks taken from the run queue. It owns a lane while it runs
 // it, and keeps its buffers across lanes so steady-state dispatch does not
-// allocate.
+// allocate. Its fields are its own goroutine's, but for c, runs and
+// reporting (atomics that Stats, the watchdog and Withdraw read), running
+// (an atomic pointer that Withdraw, Close and the watchdog read), local and
+// skips (with locks of their own), lastRuns (the watchdog's alone), ib
+// (see inlineBatch), and buf, whose events' tags Withdraw reads under the
+// lane's shard's lock (lane.taken).
 type worker[K comparable, E any] struct {
-	e     *Engine[K, E]
-	c     counters
+	e *Engine[K, E]
+	c counters
+	// t counts the outcomes of the events in buf until they retire.
+	t     tally
 	buf   []item[E] // events taken from the running lane
 	batch []E       // the batch handler's argument
 	held  []heldItem[E]
@@ -29,10 +36,10 @@ type worker[K comparable, E any] struct {
 	// were taken: judge reads it instead of the lane, which Withdraw may
 	// change meanwhile.
 	laneHeld bool
-	// reporting is set while the worker holds back the outcome of an inline
-	// event it finished, which it reports once it claimed the next one (or
-	// ended the batch): Withdraw waits until it has, so that a transport
-	// ending an ownership learns every outcome that came before.
+	// reporting is set while the worker has not reported the outcome of an
+	// inline event it finished, which it reports once it claimed the next
+	// one (or ended the batch): Withdraw waits until it has, so that a
+	// transport ending an ownership learns every outcome that came before.
 	reporting atomic.Bool
 	// running is the attempt in progress, for Withdraw to cancel (only when
 	// Config.OnOutcome is set: a transport tracks its events).
@@ -165,11 +172,12 @@ func (e *Engine[K, E]) workerList() []*worker[K, E] {
 	return e.ws
 }
 
-// laneBudget is how many events a worker handles in one turn of a lane or
-// an inbox before it lets waiting tasks go first, when no worker is free: a
-// hot key gets one worker, never all, and no key waits for more than one
-// turn per worker. takeSize is how many events a worker takes from a lane
-// at once, under the shard's lock.
+// laneBudget is how many events a worker handles in one turn of a lane
+// before it lets waiting tasks go first, when no worker is free: a hot key
+// gets one worker, never all, and new work waits for at most one turn per
+// worker and one more (see runQueue). An inline batch has no budget: it is
+// the inbox as the worker found it (see inline.go). takeSize is how many
+// events a worker takes from a lane at once, under the shard's lock.
 const (
 	laneBudget = 256
 	takeSize   = 64

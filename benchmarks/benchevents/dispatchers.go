@@ -50,7 +50,7 @@ type ItemConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// MaxHeld bounds the events of one key held back on a version gap; a key
 	// that would hold more is parked (schema: resequencer.max_events).
@@ -74,7 +74,7 @@ type ItemConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, ItemEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, ItemEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -118,7 +118,7 @@ func defaultItemConfig() ItemConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Park,
+		OnExhausted: runtime.ParkKey,
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
 	}
@@ -295,9 +295,10 @@ func (d *ItemDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *ItemDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -299,17 +300,26 @@ func checkoutDir(t *testing.T, prefix string) string {
 }
 
 // publishedVersion returns the version that the published test serves this
-// checkout as: a number from the checkout's path. The module cache then
-// holds ordergen's packages in the same folders run after run, and the
-// build cache knows those that did not change (a new version each run
-// compiled all of ordergen again: go tool, which builds the tools, keeps
-// the folder in the cache's key). The test holds a lock on the version
+// checkout as: a number from its files and its path. Unchanged files give
+// the version of the last run, whose packages the build cache still holds
+// (go tool, which builds the tools, keeps the module's folder in the build
+// cache's key, so a new version each run compiled all of ordergen again).
+// Changed files give a new version: the go command takes a version's
+// contents to be immutable (its module index remembers a version's file
+// lists), so serving other files under a version it saw before fails with
+// files that are no longer there. The test holds a lock on the version
 // while it runs (lockFile), and clears what the module cache holds of it
 // before and after.
 func publishedVersion(t *testing.T) string {
 	t.Helper()
-	h := sha256.Sum256([]byte(repoRoot(t)))
-	return fmt.Sprintf("v0.0.%d", binary.BigEndian.Uint64(h[:])>>1)
+	var zip bytes.Buffer
+	if err := modzip.CreateFromDir(&zip, module.Version{Path: "github.com/ordergen/ordergen", Version: "v0.0.0"}, repoRoot(t)); err != nil {
+		t.Fatalf("zip this checkout: %v", err)
+	}
+	h := sha256.New()
+	h.Write([]byte(repoRoot(t) + "\x00"))
+	h.Write(zip.Bytes())
+	return fmt.Sprintf("v0.0.%d", binary.BigEndian.Uint64(h.Sum(nil))>>1)
 }
 
 // publish lays out, in dir, a module proxy (GOPROXY=file://dir) that

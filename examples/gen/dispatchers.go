@@ -75,7 +75,7 @@ type AccountConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// MaxHeld bounds the events of one key held back on a version gap; a key
 	// that would hold more is resynced, then parked if the resync fails
@@ -112,7 +112,7 @@ type AccountConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, AccountEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, AccountEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -156,7 +156,7 @@ func defaultAccountConfig() AccountConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Park,
+		OnExhausted: runtime.ParkKey,
 		MaxHeld:     128,
 		MaxHold:     30 * time.Second,
 		Group: groupcommit.Config{
@@ -397,9 +397,10 @@ func (d *AccountDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *AccountDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
@@ -555,7 +556,7 @@ type OrderConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
@@ -573,7 +574,7 @@ type OrderConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, OrderEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, OrderEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -619,7 +620,7 @@ func defaultOrderConfig() OrderConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Park,
+		OnExhausted: runtime.ParkKey,
 	}
 }
 
@@ -795,9 +796,10 @@ func (d *OrderDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *OrderDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
@@ -913,7 +915,7 @@ type RiderConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
@@ -928,7 +930,7 @@ type RiderConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, RiderEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, RiderEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -963,7 +965,7 @@ func defaultRiderConfig() RiderConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Drop,
+		OnExhausted: runtime.DropEvent,
 	}
 }
 
@@ -1130,9 +1132,10 @@ func (d *RiderDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *RiderDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
@@ -1222,7 +1225,7 @@ type WebhookConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
@@ -1237,7 +1240,7 @@ type WebhookConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[int64, WebhookEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[int64, WebhookEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -1263,7 +1266,7 @@ func defaultWebhookConfig() WebhookConfig {
 		Backlog: runtime.Backlog{
 			PerKey:   100,
 			Total:    10000,
-			WhenFull: runtime.Timeout,
+			WhenFull: runtime.BlockThenReject,
 			Wait:     200 * time.Millisecond,
 		},
 		Retry: runtime.Retry{
@@ -1273,7 +1276,7 @@ func defaultWebhookConfig() WebhookConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     2 * time.Second,
-		OnExhausted: runtime.DeadLetter,
+		OnExhausted: runtime.SendToDeadLetter,
 	}
 }
 
@@ -1440,9 +1443,10 @@ func (d *WebhookDispatcher) Replay(ctx context.Context, key int64) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *WebhookDispatcher) Discard(ctx context.Context, key int64) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
@@ -1542,7 +1546,7 @@ type WalletConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// MaxHeld bounds the events of one key held back on a version gap; a key
 	// that would hold more is parked (schema: resequencer.max_events).
@@ -1572,7 +1576,7 @@ type WalletConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, WalletEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, WalletEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -1616,7 +1620,7 @@ func defaultWalletConfig() WalletConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Park,
+		OnExhausted: runtime.ParkKey,
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
 		BatchSize:   64,
@@ -1798,9 +1802,10 @@ func (d *WalletDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *WalletDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
@@ -1916,7 +1921,7 @@ type CustomerConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
@@ -1931,7 +1936,7 @@ type CustomerConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, CustomerEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, CustomerEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -1967,7 +1972,7 @@ func defaultCustomerConfig() CustomerConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Park,
+		OnExhausted: runtime.ParkKey,
 	}
 }
 
@@ -2136,9 +2141,10 @@ func (d *CustomerDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *CustomerDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {

@@ -41,7 +41,7 @@ func TestDeadLetterSinkGetsTheEntityEvent(t *testing.T) {
 	var mu sync.Mutex
 	var got []runtime.DeadLetterEvent[string, ledger.AccountEvent]
 	d, err := ledger.NewAccountDispatcher(refusingBook{}, func(c *ledger.AccountConfig) {
-		c.OnExhausted = runtime.DeadLetter
+		c.OnExhausted = runtime.SendToDeadLetter
 		c.DeadLetter = func(_ context.Context, dl runtime.DeadLetterEvent[string, ledger.AccountEvent]) error {
 			mu.Lock()
 			defer mu.Unlock()

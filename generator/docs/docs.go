@@ -215,7 +215,7 @@ func policy(e *ir.Entity) []row {
 	rows = append(rows, row{"timeout", duration(p.Timeout) + " per attempt"})
 	rows = append(rows, row{"on_exhausted", p.OnExhausted.String()})
 	full := p.Backlog.WhenFull.String()
-	if p.Backlog.WhenFull == runtime.Timeout {
+	if p.Backlog.WhenFull == runtime.BlockThenReject {
 		full += " after " + duration(p.Backlog.Wait)
 	}
 	rows = append(rows, row{"backlog", fmt.Sprintf("%d per key, %d in all, when full: %s", p.Backlog.PerKey, p.Backlog.Total, full)})

@@ -88,7 +88,7 @@ func config(f *jen.File, n names) {
 		Doc(g, 1, "Parks stores the parked events. Nil: the runtime's in-memory store.")
 		g.Id("Parks").Add(rt("ParkStore")).Types(n.key(), jen.Id(n.Event))
 		Doc(g, 1, "DeadLetter receives the events that failed for good under the "+
-			"runtime.DeadLetter policy; that policy requires it.")
+			"runtime.SendToDeadLetter policy; that policy requires it.")
 		g.Id("DeadLetter").Add(rt("DeadLetterSink")).Types(n.key(), jen.Id(n.Event))
 		Doc(g, 1, "Store, when set, keeps the subscriber's versions, states and parked "+
 			"events durably (runtime/sqlstore), in the namespace of the subscriber's "+

@@ -164,13 +164,9 @@ func versionExpr(e *ir.Entity, expr *jen.Statement) jen.Code {
 	return jen.Uint64().Call(v)
 }
 
-// constName returns the name of the runtime's constant of the policy p: its
-// String, the schema's name, in Go's mixed caps ("drop-oldest" is
-// DropOldest). A test checks it against the runtime for every value.
-func constName(p fmt.Stringer) string {
-	var b strings.Builder
-	for _, word := range strings.Split(p.String(), "-") {
-		b.WriteString(capitalize(word))
-	}
-	return b.String()
+// constName returns the name of the runtime's constant of the policy p, as
+// the runtime's own GoString names it (runtime.DropOldest: DropOldest). A
+// test checks it against the runtime's source for every value.
+func constName(p fmt.GoStringer) string {
+	return strings.TrimPrefix(p.GoString(), "runtime.")
 }

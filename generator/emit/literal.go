@@ -57,14 +57,14 @@ func Ordered(t reflect.Type, fields ...Field) []Field {
 // (ir.Policy's fields): a struct as its literal, without its zero fields;
 // a duration as 5 * time.Second; a runtime policy (runtime.ExhaustedPolicy,
 // runtime.FullPolicy) as its constant, even the zero one, which names the
-// schema's choice (runtime.Park); a number as itself.
+// schema's choice (runtime.ParkKey); a number as itself.
 func policyValue(v reflect.Value) jen.Code {
 	t := v.Type()
 	switch {
 	case t == reflect.TypeFor[time.Duration]():
 		return duration(time.Duration(v.Int()))
 	case isRuntimePolicy(t):
-		return rt(constName(v.Interface().(fmt.Stringer)))
+		return rt(constName(v.Interface().(fmt.GoStringer)))
 	case t.Kind() == reflect.Struct:
 		var fields []Field
 		for i := range t.NumField() {
@@ -78,9 +78,9 @@ func policyValue(v reflect.Value) jen.Code {
 }
 
 // isRuntimePolicy reports whether t is one of the runtime's policy types:
-// named constants with a String method.
+// named constants with String and GoString methods.
 func isRuntimePolicy(t reflect.Type) bool {
-	return t.PkgPath() == RuntimePath && t.Kind() == reflect.Uint8 && t.Implements(reflect.TypeFor[fmt.Stringer]())
+	return t.PkgPath() == RuntimePath && t.Kind() == reflect.Uint8 && t.Implements(reflect.TypeFor[fmt.GoStringer]())
 }
 
 // goType returns the Go code of t, a type of a policy value: a runtime

@@ -23,7 +23,7 @@ func TestConstNameIsTheRuntimes(t *testing.T) {
 		t.Fatalf("load %s: %v", RuntimePath, err)
 	}
 	scope := pkgs[0].Types.Scope()
-	var values []fmt.Stringer
+	var values []fmt.GoStringer
 	for _, p := range runtime.FullPolicies() {
 		values = append(values, p)
 	}
@@ -52,10 +52,10 @@ func TestPolicyValue(t *testing.T) {
 		want string
 	}{
 		{runtime.Backlog{PerKey: 10, Total: 20}, "runtime.Backlog{\nPerKey: 10,\nTotal: 20,\nWhenFull: runtime.Reject,\n}"},
-		{runtime.Backlog{WhenFull: runtime.Timeout, Wait: 200 * time.Millisecond}, "runtime.Backlog{\nWhenFull: runtime.Timeout,\nWait: 200 * time.Millisecond,\n}"},
+		{runtime.Backlog{WhenFull: runtime.BlockThenReject, Wait: 200 * time.Millisecond}, "runtime.Backlog{\nWhenFull: runtime.BlockThenReject,\nWait: 200 * time.Millisecond,\n}"},
 		{runtime.Retry{Attempts: 1, NoJitter: true}, "runtime.Retry{\nAttempts: 1,\nNoJitter: true,\n}"},
 		{runtime.Retry{Attempts: 3}, "runtime.Retry{Attempts: 3}"},
-		{runtime.DeadLetter, "runtime.DeadLetter"},
+		{runtime.SendToDeadLetter, "runtime.SendToDeadLetter"},
 		{2 * time.Second, "2 * time.Second"},
 	} {
 		// Compare without gofmt's alignment.

@@ -55,9 +55,10 @@ func operations(f *jen.File, n names) {
 		jen.Return(jen.Nil()),
 	)
 
-	Doc(f, 0, "Discard drops the parked events of key in every subscriber where key is "+
-		"parked, unparks it, and returns how many events were dropped. It returns an "+
-		"error wrapping runtime.ErrNotParked when key is parked nowhere.")
+	Doc(f, 0, "Discard removes the parked events of key in every subscriber where key is "+
+		"parked (their outcome: runtime.Discarded), unparks it, and returns how many "+
+		"events it removed. It returns an error wrapping runtime.ErrNotParked when key "+
+		"is parked nowhere.")
 	f.Func().Add(recv()).Id("Discard").Params(ctx, key).Params(jen.Int(), jen.Error()).Block(
 		jen.List(jen.Id("n"), jen.Err()).Op(":=").Add(topic("Discard", ctxArg, keyArg)),
 		wrap(jen.Id("n")),

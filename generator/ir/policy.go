@@ -19,7 +19,7 @@ type Policy struct {
 	// Timeout bounds each handler attempt.
 	Timeout time.Duration
 	// OnExhausted is the policy for an event that failed for good:
-	// runtime.Drop for delivery: at-most-once.
+	// runtime.DropEvent for delivery: at-most-once.
 	OnExhausted runtime.ExhaustedPolicy
 	// MaxHeld bounds the events of a key held back on a version gap
 	// (entities with a version).
@@ -53,7 +53,7 @@ type Group struct {
 
 // AtMostOnce reports whether failed events are dropped instead of retried
 // (delivery: at-most-once).
-func (p Policy) AtMostOnce() bool { return p.OnExhausted == runtime.Drop }
+func (p Policy) AtMostOnce() bool { return p.OnExhausted == runtime.DropEvent }
 
 // PolicyField is one field of the runtime.Config that a policy sets: the
 // generated Config of an entity declares a field of the same name and
@@ -81,7 +81,7 @@ func (e *Entity) PolicyFields() []PolicyField {
 		{"Retry", "Retry is the in-lane retry policy (schema: retry).", p.Retry},
 		{"Timeout", "Timeout bounds each handler attempt through its context (schema: timeout).", p.Timeout},
 		{"OnExhausted", "OnExhausted says what happens to an event that failed for good " +
-			"(schema: on_exhausted; runtime.Drop for delivery: at-most-once).", p.OnExhausted},
+			"(schema: on_exhausted; runtime.DropEvent for delivery: at-most-once).", p.OnExhausted},
 	}
 	if e.Version != nil {
 		then := "a key that would hold more is parked"

@@ -19,7 +19,7 @@ func TestPolicyFieldsNameTheirValues(t *testing.T) {
 		Backlog:     runtime.Backlog{PerKey: 5, Total: 7, WhenFull: runtime.Block},
 		Retry:       runtime.Retry{Attempts: 11},
 		Timeout:     13 * time.Second,
-		OnExhausted: runtime.DeadLetter,
+		OnExhausted: runtime.SendToDeadLetter,
 		MaxHeld:     17,
 		MaxHold:     19 * time.Second,
 		BatchSize:   23,

@@ -16,7 +16,7 @@ import (
 func Enumerations() map[string][]string {
 	var exhausted, full []string
 	for _, p := range runtime.ExhaustedPolicies() {
-		if p != runtime.Drop {
+		if p != runtime.DropEvent {
 			exhausted = append(exhausted, p.String())
 		}
 	}

@@ -77,7 +77,7 @@ var policyReaders = []struct {
 		if name, ok := v.enum(p, key, s); ok {
 			p.Backlog.WhenFull = byName(runtime.FullPolicies(), name)
 			// A new policy drops a wait inherited for another one.
-			if p.Backlog.WhenFull != runtime.Timeout {
+			if p.Backlog.WhenFull != runtime.BlockThenReject {
 				p.Backlog.Wait = 0
 				delete(p.pos, "backlog.wait")
 			}
@@ -127,7 +127,7 @@ func (v *validator) checkPolicy(p policy) {
 		v.errs.Add(later(p.pos["backlog.per_key"], p.pos["backlog.total"]), "backlog.per_key %d exceeds backlog.total %d", p.Backlog.PerKey, p.Backlog.Total)
 	}
 	wait, waitSet := p.pos["backlog.wait"]
-	switch timeout := p.Backlog.WhenFull == runtime.Timeout; {
+	switch timeout := p.Backlog.WhenFull == runtime.BlockThenReject; {
 	case timeout && p.Backlog.Wait == 0:
 		v.errs.Add(p.pos["backlog.when_full"], "backlog.when_full: timeout needs backlog.wait, how long to wait for room (e.g. wait: 200ms)")
 	case !timeout && waitSet:
@@ -154,7 +154,7 @@ func (v *validator) scopeCheck(p policy, s *schema.Policies) {
 func (p policy) resolve() ir.Policy {
 	out := p.Policy
 	if p.atMostOnce {
-		out.OnExhausted = runtime.Drop
+		out.OnExhausted = runtime.DropEvent
 		out.Retry.Attempts = 1
 	}
 	return out

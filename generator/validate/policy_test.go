@@ -26,7 +26,7 @@ func TestEveryPolicyKeyIsRead(t *testing.T) {
 // policy types, and that each resolves to the value of that name.
 func TestPolicyEnumerationsAreTheRuntimes(t *testing.T) {
 	enums := Enumerations()
-	if got, want := enums["on_exhausted"], []string{runtime.Park.String(), runtime.DeadLetter.String()}; !slices.Equal(got, want) {
+	if got, want := enums["on_exhausted"], []string{runtime.ParkKey.String(), runtime.SendToDeadLetter.String()}; !slices.Equal(got, want) {
 		t.Errorf("on_exhausted: %v, want %v", got, want)
 	}
 	for _, p := range runtime.FullPolicies() {

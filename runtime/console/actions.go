@@ -26,7 +26,7 @@ type actionRecord struct {
 	// "running" (not finished within ActionTimeout) or "failed".
 	Status  string `json:"status"`
 	Message string `json:"message"`
-	// Events is how many events a discard dropped.
+	// Events is how many events a discard removed.
 	Events int `json:"events,omitempty"`
 	// Request identifies the request left for the running service.
 	Request int64 `json:"request,omitempty"`

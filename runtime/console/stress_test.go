@@ -158,7 +158,7 @@ func TestStressOperatorsWhileEventsFlow(t *testing.T) {
 		}
 	}
 	st := s.engine.Stats()
-	if st.Accepted+st.Restored != st.Handled+st.Skipped+uint64(st.Parked)+st.DeadLettered+st.Dropped+st.Conflated+st.Withdrawn+uint64(st.Pending) {
+	if st.Accepted+st.Restored != st.Handled+st.Skipped+uint64(st.Parked)+st.DeadLettered+st.Dropped+st.Discarded+st.Conflated+st.Withdrawn+uint64(st.Pending) {
 		t.Fatalf("accounting broken: %+v", st)
 	}
 	if uint64(discarded.Load()) != st.Discarded {

@@ -38,7 +38,7 @@ type Inspector interface {
 	// Replay re-runs key's parked events in subscriber, in order (see
 	// runtime.Engine.Replay), or asks the running service to.
 	Replay(ctx context.Context, subscriber, key string) (Result, error)
-	// Discard drops key's parked events in subscriber (see
+	// Discard removes key's parked events in subscriber (see
 	// runtime.Engine.Discard), or asks the running service to.
 	Discard(ctx context.Context, subscriber, key string) (Result, error)
 }
@@ -165,7 +165,7 @@ type Result struct {
 	// Done is true when the action was carried out; false when it was left
 	// as a request for the running service (Request), or is still running.
 	Done bool
-	// Events is how many events a discard dropped.
+	// Events is how many events a discard removed.
 	Events int
 	// Request identifies the request left for the running service.
 	Request int64

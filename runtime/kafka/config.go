@@ -12,9 +12,9 @@ import (
 	"github.com/ordergen/ordergen/runtime/meter"
 )
 
-// ErrConfig is wrapped by every error NewConsumer and NewProducer return for
+// ErrInvalidConfig is wrapped by every error NewConsumer and NewProducer return for
 // a configuration that cannot work.
-var ErrConfig = errors.New("kafka: invalid configuration")
+var ErrInvalidConfig = errors.New("kafka: invalid configuration")
 
 // Config configures a Consumer of the events E of one entity.
 type Config[E any] struct {
@@ -97,23 +97,23 @@ func (c Config[E]) withDefaults() (Config[E], error) {
 	}
 	switch {
 	case c.Group == "":
-		return c, fmt.Errorf("%w: no Group", ErrConfig)
+		return c, fmt.Errorf("%w: no Group", ErrInvalidConfig)
 	case len(c.Topics) == 0:
-		return c, fmt.Errorf("%w: no Topics", ErrConfig)
+		return c, fmt.Errorf("%w: no Topics", ErrInvalidConfig)
 	case c.Codec == nil:
-		return c, fmt.Errorf("%w: no Codec", ErrConfig)
+		return c, fmt.Errorf("%w: no Codec", ErrInvalidConfig)
 	case c.DeadLetterTopic == "":
-		return c, fmt.Errorf("%w: no DeadLetterTopic: bad records must go somewhere", ErrConfig)
+		return c, fmt.Errorf("%w: no DeadLetterTopic: bad records must go somewhere", ErrInvalidConfig)
 	case c.MaxInFlight < 0 || c.MaxPollRecords < 0:
-		return c, fmt.Errorf("%w: MaxInFlight and MaxPollRecords must not be negative", ErrConfig)
+		return c, fmt.Errorf("%w: MaxInFlight and MaxPollRecords must not be negative", ErrInvalidConfig)
 	case c.MaxMetadataBytes < minMetadataBytes:
-		return c, fmt.Errorf("%w: MaxMetadataBytes %d is below %d", ErrConfig, c.MaxMetadataBytes, minMetadataBytes)
+		return c, fmt.Errorf("%w: MaxMetadataBytes %d is below %d", ErrInvalidConfig, c.MaxMetadataBytes, minMetadataBytes)
 	case c.CommitInterval < 0 || c.RevokeTimeout < 0:
-		return c, fmt.Errorf("%w: CommitInterval and RevokeTimeout must not be negative", ErrConfig)
+		return c, fmt.Errorf("%w: CommitInterval and RevokeTimeout must not be negative", ErrInvalidConfig)
 	}
 	for _, t := range c.Topics {
 		if t == c.DeadLetterTopic {
-			return c, fmt.Errorf("%w: topic %q is also the DeadLetterTopic", ErrConfig, t)
+			return c, fmt.Errorf("%w: topic %q is also the DeadLetterTopic", ErrInvalidConfig, t)
 		}
 	}
 	return c, nil

@@ -80,7 +80,7 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 	}
 	var zero K
 	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	c := &Consumer[K, E]{
 		cfg:       cfg,
@@ -101,7 +101,7 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 // OnOutcome is told the outcome of each event the consumer submitted. Give
 // it to every subscriber of the target (the OnOutcome field of a generated
 // AccountConfig, or runtime.Config.OnOutcome): a record is finished when
-// every subscriber that holds it reported a final outcome. Outcomes with
+// every subscriber that accepted it reported a final outcome. Outcomes with
 // tag 0 (events published in process), and outcomes of records whose
 // partition the consumer no longer owns, are ignored.
 func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
@@ -157,7 +157,7 @@ func (c *Consumer[K, E]) signal() {
 // Run joins the group and feeds target until Close is called or ctx ends.
 // Every subscriber of target must report outcomes to OnOutcome. Run first
 // checks the subscribers (transport.CheckSubscriptions) and returns an error
-// wrapping ErrConfig, before it connects, for subscribers under the
+// wrapping ErrInvalidConfig, before it connects, for subscribers under the
 // drop-oldest or drop-newest backlog policy (a dropped event would let the
 // commit pass a record no handler ran), without OnOutcome, or parking
 // differently from one another. A subscriber added while Run runs is
@@ -188,7 +188,7 @@ func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
 func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	src, err := transport.NewSource[K, E](target, c.settled)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	c.src.Store(src)
 	clientCtx, stopClient := context.WithCancel(context.Background())

@@ -90,7 +90,7 @@ func (c *Consumer[K, E]) awaitDeadLetters(ctx context.Context, ps []*partition[K
 	}
 }
 
-// DeadLetters returns a runtime.DeadLetterSink, for the runtime.DeadLetter
+// DeadLetters returns a runtime.DeadLetterSink, for the runtime.SendToDeadLetter
 // exhaustion policy, that writes each event a handler gave up on to topic
 // through cl: keyed by its key, encoded by codec, with the HeaderType,
 // HeaderReason (ReasonHandlerFailed), HeaderError and HeaderAttempts

@@ -33,7 +33,7 @@
 // (Partition computes it). The client decides it, and NewProducer checks
 // that it does: a client configured with a partitioner that places keyed
 // records otherwise (round robin, sticky, manual, another hash) or only
-// among the partitions writable at the moment is refused with ErrConfig,
+// among the partitions writable at the moment is refused with ErrInvalidConfig,
 // since it would silently break per-key order. Adding partitions to a
 // topic remaps keys: a key's records after the change go to another
 // partition than those before it, and a consumer may run them before the
@@ -54,8 +54,8 @@
 //	err := c.Run(ctx, d)
 //
 // Every subscriber of the dispatcher needs OnOutcome: a record is finished
-// when every subscriber that holds it reported a final outcome. Before it
-// joins the group, Run refuses (ErrConfig) subscribers under the
+// when every subscriber that accepted it reported a final outcome. Before it
+// joins the group, Run refuses (ErrInvalidConfig) subscribers under the
 // drop-oldest or drop-newest backlog policy (a dropped event would report
 // an outcome that finishes its record, and the commit would pass a record
 // no handler ran: the consumer pauses the partition when the lanes are full
@@ -224,7 +224,7 @@
 // key) and ReasonInvalidEvent (the dispatcher refused it: an empty key, a
 // version below 1). If the write fails, the record stays unfinished here
 // (the next owner offers it again). For handlers that fail for good under
-// the runtime.DeadLetter policy, DeadLetters writes to a topic with
+// the runtime.SendToDeadLetter policy, DeadLetters writes to a topic with
 // ReasonHandlerFailed.
 //
 // # Records without a key

@@ -20,7 +20,7 @@ const (
 	// HeaderGroup is the consumer group that gave up on it.
 	HeaderGroup = "ordergen-dlt-group"
 	// HeaderAttempts is how many times a handler tried the event (dead
-	// letters from the runtime.DeadLetter policy only).
+	// letters from the runtime.SendToDeadLetter policy only).
 	HeaderAttempts = "ordergen-dlt-attempts"
 )
 
@@ -45,7 +45,7 @@ const (
 	// (runtime.ErrInvalidEvent: an empty key, a version below 1).
 	ReasonInvalidEvent Reason = "invalid-event"
 	// ReasonHandlerFailed: the handler failed for good under the
-	// runtime.DeadLetter policy (DeadLetters).
+	// runtime.SendToDeadLetter policy (DeadLetters).
 	ReasonHandlerFailed Reason = "handler-failed"
 )
 

@@ -94,7 +94,7 @@ func (c *Consumer[K, E]) startMetrics() error {
 	}
 	m := mp.Meter(meterName)
 	if m == nil {
-		return fmt.Errorf("%w: metrics: the MeterProvider gave no meter", ErrConfig)
+		return fmt.Errorf("%w: metrics: the MeterProvider gave no meter", ErrInvalidConfig)
 	}
 	ms := &metrics{meter: m, base: []meter.Attribute{
 		{Key: meter.AttrSystem, Value: "kafka"},
@@ -104,7 +104,7 @@ func (c *Consumer[K, E]) startMetrics() error {
 	i := instruments()
 	var err error
 	if ms.duration, err = m.Histogram(i.duration); err != nil {
-		return fmt.Errorf("%w: metrics: %w", ErrConfig, err)
+		return fmt.Errorf("%w: metrics: %w", ErrInvalidConfig, err)
 	}
 	byTopic := map[string]meter.AttributeSet{}
 	for _, t := range c.cfg.Topics {
@@ -181,7 +181,7 @@ func (c *Consumer[K, E]) startMetrics() error {
 		}
 	}, i.consumed, i.lag, i.unfinished, i.age, i.parked, i.paused, i.intake, i.metadata, i.deadLettered, i.rebalances)
 	if err != nil {
-		return fmt.Errorf("%w: metrics: %w", ErrConfig, err)
+		return fmt.Errorf("%w: metrics: %w", ErrInvalidConfig, err)
 	}
 	c.metrics = ms
 	return nil

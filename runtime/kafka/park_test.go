@@ -24,7 +24,7 @@ func TestReplayAfterPauseResumesPartition(t *testing.T) {
 }
 
 // A discard resolves the park as a replay does: the discarded records
-// finish (dropped by the operator), the partition resumes and the commit
+// finish (discarded by the operator), the partition resumes and the commit
 // reaches the end.
 func TestDiscardAfterPauseResumesPartition(t *testing.T) {
 	resolveParkAfterPause(t, true)
@@ -56,7 +56,7 @@ func resolveParkAfterPause(t *testing.T, discard bool) {
 		applied -= want["bad"]
 	}
 	j := newJournal(applied)
-	handled := afterHandled(total) // handled, or dropped by the discard
+	handled := afterHandled(total) // handled, or discarded
 	const metadataPause = "partition paused: its commit metadata"
 	logs := newLogSignal(metadataPause)
 	m := startMember(t, c, "g", memberOpts{
@@ -130,8 +130,7 @@ func resolveParkAfterPause(t *testing.T, discard bool) {
 }
 
 // outcomeCount passes outcomes on to the consumer, closes parked at the
-// first event parked and done once n events were handled (or dropped by a
-// discard).
+// first event parked and done once n events were handled (or discarded).
 type outcomeCount struct {
 	n          int64
 	seen       atomic.Int64
@@ -151,7 +150,7 @@ func (h *outcomeCount) hook(rc *runtime.Config[string, ev]) {
 		if o == runtime.Parked {
 			h.park.Do(func() { close(h.parked) })
 		}
-		if (o == runtime.Handled || o == runtime.Dropped) && h.seen.Add(1) == h.n {
+		if (o == runtime.Handled || o == runtime.Discarded) && h.seen.Add(1) == h.n {
 			h.once.Do(func() { close(h.done) })
 		}
 	}

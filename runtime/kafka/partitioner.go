@@ -60,14 +60,14 @@ var probeCounts = [...]int{2, 3, 5, 12, 64, 1000}
 
 const probeKeys = 64
 
-// checkPartitioner refuses, with an error wrapping ErrConfig, a client
+// checkPartitioner refuses, with an error wrapping ErrInvalidConfig, a client
 // whose partitioner does not place every keyed record of topic where the
 // Java client's default partitioner would (Partition), or does not require
 // that placement to be kept when some partitions are not writable.
 func checkPartitioner(cl *kgo.Client, topic string) error {
 	p, _ := cl.OptValue(kgo.RecordPartitioner).(kgo.Partitioner)
 	if p == nil {
-		return fmt.Errorf("%w: the client has no partitioner", ErrConfig)
+		return fmt.Errorf("%w: the client has no partitioner", ErrInvalidConfig)
 	}
 	tp := p.ForTopic(topic)
 	for i := range probeKeys {
@@ -76,12 +76,12 @@ func checkPartitioner(cl *kgo.Client, topic string) error {
 			r := &kgo.Record{Topic: topic, Key: key}
 			want := Partition(key, n)
 			if !tp.RequiresConsistency(r) {
-				return fmt.Errorf("%w: the client's partitioner may place a keyed record on another partition than its key's when some are not writable: per-key order would break; use franz-go's default partitioner", ErrConfig)
+				return fmt.Errorf("%w: the client's partitioner may place a keyed record on another partition than its key's when some are not writable: per-key order would break; use franz-go's default partitioner", ErrInvalidConfig)
 			}
 			got := partitionWith(tp, r, n)
 			if got != want {
 				return fmt.Errorf("%w: the client's partitioner put key %q on partition %d of %d, the Java client's murmur2 partitioner on %d: per-key order needs every producer to hash keys alike; use franz-go's default partitioner",
-					ErrConfig, key, got, n, want)
+					ErrInvalidConfig, key, got, n, want)
 			}
 		}
 	}

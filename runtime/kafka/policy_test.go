@@ -42,8 +42,8 @@ func TestDropPoliciesRefused(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			err = kc.Run(ctx, kafka.EngineTarget(e))
-			if !errors.Is(err, kafka.ErrConfig) || !strings.Contains(err.Error(), policy.String()) {
-				t.Fatalf("Run with a %s subscriber returned %v, want an ErrConfig naming the policy", policy, err)
+			if !errors.Is(err, kafka.ErrInvalidConfig) || !strings.Contains(err.Error(), policy.String()) {
+				t.Fatalf("Run with a %s subscriber returned %v, want an ErrInvalidConfig naming the policy", policy, err)
 			}
 			if commits := c.GroupInfo("g-" + policy.String()); commits != nil && len(commits.Commits) > 0 {
 				t.Errorf("commits %v after a refused Run", commits.Commits)
@@ -73,8 +73,8 @@ func TestProducerRefusesPartitioners(t *testing.T) {
 	}
 	for name, p := range refused {
 		_, err := kafka.NewProducer[string, ev](client(t, c, kgo.RecordPartitioner(p)), topic, codec{})
-		if !errors.Is(err, kafka.ErrConfig) {
-			t.Errorf("%s partitioner: NewProducer returned %v, want an ErrConfig", name, err)
+		if !errors.Is(err, kafka.ErrInvalidConfig) {
+			t.Errorf("%s partitioner: NewProducer returned %v, want an ErrInvalidConfig", name, err)
 		}
 	}
 	accepted := map[string][]kgo.Opt{

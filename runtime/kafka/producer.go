@@ -43,33 +43,33 @@ type Producer[K comparable, E any] struct {
 var _ transport.AsyncSink[string, any] = (*Producer[string, any])(nil)
 
 // NewProducer returns a producer that writes to topic through cl. It
-// refuses, with an error wrapping ErrConfig, a client with idempotent
+// refuses, with an error wrapping ErrInvalidConfig, a client with idempotent
 // writes disabled, a client whose partitioner does not place keyed records
 // by murmur2 like the Java client's, and a key type that is neither a
 // string nor an integer.
 func NewProducer[K comparable, E any](cl *kgo.Client, topic string, codec durable.Codec[E]) (*Producer[K, E], error) {
 	switch {
 	case cl == nil:
-		return nil, fmt.Errorf("%w: nil client", ErrConfig)
+		return nil, fmt.Errorf("%w: nil client", ErrInvalidConfig)
 	case topic == "":
-		return nil, fmt.Errorf("%w: no topic", ErrConfig)
+		return nil, fmt.Errorf("%w: no topic", ErrInvalidConfig)
 	case codec == nil:
-		return nil, fmt.Errorf("%w: no codec", ErrConfig)
+		return nil, fmt.Errorf("%w: no codec", ErrInvalidConfig)
 	}
 	if off, _ := cl.OptValue(kgo.DisableIdempotentWrite).(bool); off {
-		return nil, fmt.Errorf("%w: the client disables idempotent writes: retries could reorder a key's events", ErrConfig)
+		return nil, fmt.Errorf("%w: the client disables idempotent writes: retries could reorder a key's events", ErrInvalidConfig)
 	}
 	if err := checkPartitioner(cl, topic); err != nil {
 		return nil, err
 	}
 	var zero K
 	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	w := &writer[K, E]{cl: cl, topic: topic, codec: codec}
 	sink, err := transport.NewOrderedSink[K, E](w)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return &Producer[K, E]{sink: sink}, nil
 }

@@ -26,7 +26,7 @@ const (
 	// none, so that a dead-letter topic need not order).
 	AttrOrderingKey = "ordergen-dlt-ordering-key"
 	// AttrAttempts is how many times a handler tried the event (dead
-	// letters from the runtime.DeadLetter policy only).
+	// letters from the runtime.SendToDeadLetter policy only).
 	AttrAttempts = "ordergen-dlt-attempts"
 )
 
@@ -48,7 +48,7 @@ const (
 	// (runtime.ErrInvalidEvent: an empty key, a version below 1).
 	ReasonInvalidEvent Reason = "invalid-event"
 	// ReasonHandlerFailed: the handler failed for good under the
-	// runtime.DeadLetter policy (DeadLetters).
+	// runtime.SendToDeadLetter policy (DeadLetters).
 	ReasonHandlerFailed Reason = "handler-failed"
 )
 

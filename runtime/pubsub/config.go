@@ -13,9 +13,9 @@ import (
 	"github.com/ordergen/ordergen/runtime/meter"
 )
 
-// ErrConfig is wrapped by every error NewConsumer, Run and NewProducer
+// ErrInvalidConfig is wrapped by every error NewConsumer, Run and NewProducer
 // return for a configuration that cannot work.
-var ErrConfig = errors.New("pubsub: invalid configuration")
+var ErrInvalidConfig = errors.New("pubsub: invalid configuration")
 
 // Config configures a Consumer of the events E of one entity.
 type Config[E any] struct {
@@ -75,19 +75,19 @@ func (c Config[E]) withDefaults() (Config[E], error) {
 	}
 	switch {
 	case c.Client == nil:
-		return c, fmt.Errorf("%w: no Client", ErrConfig)
+		return c, fmt.Errorf("%w: no Client", ErrInvalidConfig)
 	case c.Subscription == "":
-		return c, fmt.Errorf("%w: no Subscription", ErrConfig)
+		return c, fmt.Errorf("%w: no Subscription", ErrInvalidConfig)
 	case c.Codec == nil:
-		return c, fmt.Errorf("%w: no Codec", ErrConfig)
+		return c, fmt.Errorf("%w: no Codec", ErrInvalidConfig)
 	case c.DeadLetterTopic == "":
-		return c, fmt.Errorf("%w: no DeadLetterTopic: bad messages must go somewhere", ErrConfig)
+		return c, fmt.Errorf("%w: no DeadLetterTopic: bad messages must go somewhere", ErrInvalidConfig)
 	case c.MaxInFlight < 0:
-		return c, fmt.Errorf("%w: MaxInFlight must not be negative", ErrConfig)
+		return c, fmt.Errorf("%w: MaxInFlight must not be negative", ErrInvalidConfig)
 	case c.DrainTimeout < 0:
-		return c, fmt.Errorf("%w: DrainTimeout must not be negative", ErrConfig)
+		return c, fmt.Errorf("%w: DrainTimeout must not be negative", ErrInvalidConfig)
 	case c.MaxExtension <= c.DrainTimeout:
-		return c, fmt.Errorf("%w: MaxExtension %v must be longer than DrainTimeout %v", ErrConfig, c.MaxExtension, c.DrainTimeout)
+		return c, fmt.Errorf("%w: MaxExtension %v must be longer than DrainTimeout %v", ErrInvalidConfig, c.MaxExtension, c.DrainTimeout)
 	}
 	return c, nil
 }

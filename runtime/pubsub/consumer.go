@@ -74,7 +74,7 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 	}
 	var zero K
 	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return &Consumer[K, E]{cfg: cfg, closeCh: make(chan struct{}), done: make(chan struct{}), received: make(chan struct{})}, nil
 }
@@ -82,7 +82,7 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 // OnOutcome is told the outcome of each event the consumer submitted. Give
 // it to every subscriber of the target (the OnOutcome field of a generated
 // AccountConfig, or runtime.Config.OnOutcome): a message is settled when
-// every subscriber that holds it reported a final outcome. Outcomes with
+// every subscriber that accepted it reported a final outcome. Outcomes with
 // tag 0 (events published in process), and outcomes of messages whose key
 // the consumer gave back, are ignored.
 func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
@@ -93,7 +93,7 @@ func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
 
 // Run receives messages and feeds target until Close is called or ctx
 // ends. It first checks the subscribers (transport.CheckSubscriptions) and
-// returns an error wrapping ErrConfig for subscribers under the
+// returns an error wrapping ErrInvalidConfig for subscribers under the
 // drop-oldest or drop-newest backlog policy, without OnOutcome, or parking
 // differently from one another, and for a subscription without message
 // ordering. While Pub/Sub cannot be reached, it tries that check again
@@ -144,7 +144,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E], receiving *b
 	case err != nil:
 		return fmt.Errorf("pubsub: subscription %s: %w", subName, err)
 	case !sub.GetEnableMessageOrdering():
-		return fmt.Errorf("%w: subscription %s does not enable message ordering: a key's messages could be delivered out of order", ErrConfig, subName)
+		return fmt.Errorf("%w: subscription %s does not enable message ordering: a key's messages could be delivered out of order", ErrInvalidConfig, subName)
 	}
 	calls, stopCalls := context.WithCancel(context.Background())
 	defer stopCalls()
@@ -167,7 +167,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E], receiving *b
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	c.core.Store(core)
 

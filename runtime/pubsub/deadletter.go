@@ -45,7 +45,7 @@ func (c *Consumer[K, E]) deadLetter(subName string) func(keyed.Message[E, *pubsu
 	}
 }
 
-// DeadLetters returns a runtime.DeadLetterSink, for the runtime.DeadLetter
+// DeadLetters returns a runtime.DeadLetterSink, for the runtime.SendToDeadLetter
 // exhaustion policy, that publishes each event a handler gave up on through
 // pub: encoded by codec, with the AttrType, AttrReason (ReasonHandlerFailed),
 // AttrError, AttrOrderingKey and AttrAttempts attributes and no ordering

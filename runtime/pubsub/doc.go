@@ -109,7 +109,7 @@
 // such a message has no order to keep), ReasonKeyMismatch (the ordering key
 // is not the event's key's) and ReasonInvalidEvent. If the copy cannot be
 // published, the message is nacked (and its key given back). For handlers
-// that fail for good under the runtime.DeadLetter policy, DeadLetters
+// that fail for good under the runtime.SendToDeadLetter policy, DeadLetters
 // publishes to a topic with ReasonHandlerFailed. A subscription's own
 // dead-letter policy (max delivery attempts) still applies on top, to
 // messages nacked again and again.

@@ -33,26 +33,26 @@ type Producer[K comparable, E any] struct {
 var _ transport.AsyncSink[string, any] = (*Producer[string, any])(nil)
 
 // NewProducer returns a producer that publishes through pub. It refuses,
-// with an error wrapping ErrConfig, a publisher without
+// with an error wrapping ErrInvalidConfig, a publisher without
 // EnableMessageOrdering (a key's messages could be delivered out of order)
 // and a key type that is neither a string nor an integer. The caller stops
 // pub (Publisher.Stop) after Close.
 func NewProducer[K comparable, E any](pub *pubsub.Publisher, codec durable.Codec[E]) (*Producer[K, E], error) {
 	switch {
 	case pub == nil:
-		return nil, fmt.Errorf("%w: nil publisher", ErrConfig)
+		return nil, fmt.Errorf("%w: nil publisher", ErrInvalidConfig)
 	case codec == nil:
-		return nil, fmt.Errorf("%w: no codec", ErrConfig)
+		return nil, fmt.Errorf("%w: no codec", ErrInvalidConfig)
 	case !pub.EnableMessageOrdering:
-		return nil, fmt.Errorf("%w: the publisher does not enable message ordering: a key's events could be delivered out of order", ErrConfig)
+		return nil, fmt.Errorf("%w: the publisher does not enable message ordering: a key's events could be delivered out of order", ErrInvalidConfig)
 	}
 	var zero K
 	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	sink, err := transport.NewOrderedSink[K, E](&writer[K, E]{pub: pub, codec: codec})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return &Producer[K, E]{pub: pub, sink: sink}, nil
 }

@@ -84,12 +84,12 @@ func TestRefusesUnorderedConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Run(context.Background(), nil); !errors.Is(err, ps.ErrConfig) {
-		t.Errorf("Run on an unordered subscription: %v, want ErrConfig", err)
+	if err := c.Run(context.Background(), nil); !errors.Is(err, ps.ErrInvalidConfig) {
+		t.Errorf("Run on an unordered subscription: %v, want ErrInvalidConfig", err)
 	}
 	pub := f.client(t).Publisher(topic)
 	defer pub.Stop()
-	if _, err := ps.NewProducer[string, ev](pub, codec{}); !errors.Is(err, ps.ErrConfig) {
-		t.Errorf("NewProducer without ordering: %v, want ErrConfig", err)
+	if _, err := ps.NewProducer[string, ev](pub, codec{}); !errors.Is(err, ps.ErrInvalidConfig) {
+		t.Errorf("NewProducer without ordering: %v, want ErrInvalidConfig", err)
 	}
 }

@@ -12,10 +12,10 @@ import (
 	"github.com/ordergen/ordergen/runtime/meter"
 )
 
-// ErrConfig is wrapped by every error NewConsumer, NewProducer and
+// ErrInvalidConfig is wrapped by every error NewConsumer, NewProducer and
 // DeadLetters return for a configuration that cannot work, and by Run's
 // error for a target the consumer cannot settle messages for.
-var ErrConfig = errors.New("rabbitmq: invalid configuration")
+var ErrInvalidConfig = errors.New("rabbitmq: invalid configuration")
 
 // Config configures a Consumer of the events E of one entity.
 type Config[E any] struct {
@@ -97,25 +97,25 @@ func (c Config[E]) withDefaults() (Config[E], error) {
 	c.Topology = topo
 	switch {
 	case c.URL == "":
-		return c, fmt.Errorf("%w: no URL", ErrConfig)
+		return c, fmt.Errorf("%w: no URL", ErrInvalidConfig)
 	case c.Codec == nil:
-		return c, fmt.Errorf("%w: no Codec", ErrConfig)
+		return c, fmt.Errorf("%w: no Codec", ErrInvalidConfig)
 	case c.AMQP.Recovery != nil:
-		return c, fmt.Errorf("%w: AMQP.Recovery is set: the consumer reconnects itself (a recovered channel would renumber deliveries under its acknowledgements)", ErrConfig)
+		return c, fmt.Errorf("%w: AMQP.Recovery is set: the consumer reconnects itself (a recovered channel would renumber deliveries under its acknowledgements)", ErrInvalidConfig)
 	case c.Prefetch < 0 || c.Prefetch > 65535:
-		return c, fmt.Errorf("%w: Prefetch %d is not within 1..65535", ErrConfig, c.Prefetch)
+		return c, fmt.Errorf("%w: Prefetch %d is not within 1..65535", ErrInvalidConfig, c.Prefetch)
 	case c.DrainTimeout < 0 || c.ReconnectDelay < 0 || c.MaxReconnectDelay < c.ReconnectDelay:
-		return c, fmt.Errorf("%w: DrainTimeout and ReconnectDelay must not be negative, nor MaxReconnectDelay below ReconnectDelay", ErrConfig)
+		return c, fmt.Errorf("%w: DrainTimeout and ReconnectDelay must not be negative, nor MaxReconnectDelay below ReconnectDelay", ErrInvalidConfig)
 	}
 	seen := map[int]bool{}
 	for _, q := range c.Queues {
 		if q < 0 || q >= c.Topology.Queues || seen[q] {
-			return c, fmt.Errorf("%w: Queues lists %d: not a queue of the topology (0..%d) or listed twice", ErrConfig, q, c.Topology.Queues-1)
+			return c, fmt.Errorf("%w: Queues lists %d: not a queue of the topology (0..%d) or listed twice", ErrInvalidConfig, q, c.Topology.Queues-1)
 		}
 		seen[q] = true
 	}
 	if c.Queues != nil && len(c.Queues) == 0 {
-		return c, fmt.Errorf("%w: Queues is empty: nothing to consume", ErrConfig)
+		return c, fmt.Errorf("%w: Queues is empty: nothing to consume", ErrInvalidConfig)
 	}
 	if c.Queues == nil {
 		for i := range c.Topology.Queues {

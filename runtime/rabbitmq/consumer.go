@@ -68,7 +68,7 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 	}
 	var zero K
 	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -93,7 +93,7 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 // OnOutcome is told the outcome of each event the consumer submitted. Give
 // it to every subscriber of the target (the OnOutcome field of a generated
 // AccountConfig, or runtime.Config.OnOutcome): a message is finished when
-// every subscriber that holds it reported a final outcome. Outcomes with
+// every subscriber that accepted it reported a final outcome. Outcomes with
 // tag 0 (events published in process), and outcomes of messages of a
 // subscription that ended, are ignored.
 func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
@@ -138,7 +138,7 @@ func (c *Consumer[K, E]) settled(m *inbound[K, E], st transport.Settlement) {
 // Run connects, subscribes to the topology's queues and feeds target until
 // Close is called or ctx ends. Every subscriber of target must report
 // outcomes to OnOutcome. Run first checks the subscribers
-// (transport.CheckSubscriptions) and returns an error wrapping ErrConfig
+// (transport.CheckSubscriptions) and returns an error wrapping ErrInvalidConfig
 // and runtime.ErrInvalidConfig, before it connects, for subscribers under
 // the drop-oldest or drop-newest backlog policy (a dropped event would
 // let it acknowledge a message no handler ran), without OnOutcome, or
@@ -151,7 +151,7 @@ func (c *Consumer[K, E]) settled(m *inbound[K, E], st transport.Settlement) {
 // asks for (credentials, the virtual host, a topology declared otherwise,
 // the consistent-hash exchange without its plugin), trying again cannot
 // help: Run ends as after Close and returns the broker's error, wrapping
-// ErrConfig. (A refusal of the credentials or the virtual host that the
+// ErrInvalidConfig. (A refusal of the credentials or the virtual host that the
 // client reports without the broker's own word, which is also what a
 // socket closed during the handshake looks like, ends Run only the third
 // time in a row.)
@@ -180,7 +180,7 @@ func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
 func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	src, err := transport.NewSource[K, E](target, c.settled)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	c.src.Store(src)
 	delay := c.cfg.ReconnectDelay
@@ -205,7 +205,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 			refusals++
 			if sure || refusals >= handshakeRefusals {
 				// Dialling or declaring again would be refused again.
-				return fmt.Errorf("%w: %w", ErrConfig, err)
+				return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 			}
 		} else {
 			refusals = 0

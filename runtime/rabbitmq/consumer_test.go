@@ -484,7 +484,7 @@ func TestRoomMadeByOneQueueWakesTheOthers(t *testing.T) {
 }
 
 // What the broker refuses for good ends Run with an error wrapping
-// ErrConfig instead of a reconnection loop: wrong credentials, and queues
+// ErrInvalidConfig instead of a reconnection loop: wrong credentials, and queues
 // declared with other arguments than the topology's.
 func TestRunEndsOnWhatTheBrokerRefuses(t *testing.T) {
 	url := brokerURL(t)
@@ -522,8 +522,8 @@ func TestRunEndsOnWhatTheBrokerRefuses(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = c.Run(within(t, 30*time.Second), rabbitmq.EngineTarget(e))
-		if !errors.Is(err, rabbitmq.ErrConfig) {
-			t.Errorf("%s: Run returned %v, want an error wrapping ErrConfig", name, err)
+		if !errors.Is(err, rabbitmq.ErrInvalidConfig) {
+			t.Errorf("%s: Run returned %v, want an error wrapping ErrInvalidConfig", name, err)
 		}
 		_ = e.Close(context.Background())
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/durable"
 )
 
-// DeadLetters returns a runtime.DeadLetterSink, for the runtime.DeadLetter
+// DeadLetters returns a runtime.DeadLetterSink, for the runtime.SendToDeadLetter
 // exhaustion policy, that publishes each event a handler gave up on to
 // topo's dead-letter exchange through conn: the message a Producer would
 // publish (body, Type, HeaderKey), plus HeaderReason (ReasonHandlerFailed),
@@ -22,11 +22,11 @@ import (
 func DeadLetters[K comparable, E any](conn *amqp.Connection, topo Topology, codec durable.Codec[E]) (runtime.DeadLetterSink[K, E], error) {
 	switch {
 	case conn == nil:
-		return nil, fmt.Errorf("%w: nil connection", ErrConfig)
+		return nil, fmt.Errorf("%w: nil connection", ErrInvalidConfig)
 	case conn.IsRecoveryEnabled():
-		return nil, fmt.Errorf("%w: the connection recovers automatically: a recovered channel would renumber the publisher confirms", ErrConfig)
+		return nil, fmt.Errorf("%w: the connection recovers automatically: a recovered channel would renumber the publisher confirms", ErrInvalidConfig)
 	case codec == nil:
-		return nil, fmt.Errorf("%w: no codec", ErrConfig)
+		return nil, fmt.Errorf("%w: no codec", ErrInvalidConfig)
 	}
 	topo, err := topo.withDefaults()
 	if err != nil {
@@ -34,7 +34,7 @@ func DeadLetters[K comparable, E any](conn *amqp.Connection, topo Topology, code
 	}
 	var zero K
 	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	pub := &publisher{conn: conn}
 	if err := pub.declare(topo); err != nil {

@@ -165,7 +165,7 @@
 // exchange with its x-death header (reason "rejected", the queue, the
 // time). The consumer logs the reason at warning level and counts it; the
 // queue goes on. For handlers that fail for good under the
-// runtime.DeadLetter policy, DeadLetters publishes the event to the same
+// runtime.SendToDeadLetter policy, DeadLetters publishes the event to the same
 // exchange with HeaderReason ReasonHandlerFailed, HeaderError and
 // HeaderAttempts, confirmed.
 //

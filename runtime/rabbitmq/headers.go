@@ -36,7 +36,7 @@ const (
 	// ReasonInvalidEvent: the target refused the event as invalid.
 	ReasonInvalidEvent Reason = "invalid-event"
 	// ReasonHandlerFailed: a handler failed for good under the
-	// runtime.DeadLetter policy (DeadLetters).
+	// runtime.SendToDeadLetter policy (DeadLetters).
 	ReasonHandlerFailed Reason = "handler-failed"
 )
 

@@ -59,7 +59,7 @@ func (c *Consumer[K, E]) startMetrics() error {
 	}
 	m := mp.Meter(meterName)
 	if m == nil {
-		return fmt.Errorf("%w: metrics: the MeterProvider gave no meter", ErrConfig)
+		return fmt.Errorf("%w: metrics: the MeterProvider gave no meter", ErrInvalidConfig)
 	}
 	base := []meter.Attribute{{Key: meter.AttrSystem, Value: "rabbitmq"}, {Key: meter.AttrConsumerGroup, Value: c.cfg.Name}}
 	with := func(more ...meter.Attribute) meter.AttributeSet {
@@ -107,7 +107,7 @@ func (c *Consumer[K, E]) startMetrics() error {
 		o.ObserveInt64(i.reconnects, int64(c.stats.queueLosses.Load()), lostQueue)
 	}, i.consumed, i.unsettled, i.parked, i.blocked, i.deadLettered, i.reconnects)
 	if err != nil {
-		return fmt.Errorf("%w: metrics: %w", ErrConfig, err)
+		return fmt.Errorf("%w: metrics: %w", ErrInvalidConfig, err)
 	}
 	c.metrics = &metrics{unregister: unregister}
 	return nil

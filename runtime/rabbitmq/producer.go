@@ -54,18 +54,18 @@ type Producer[K comparable, E any] struct {
 var _ transport.AsyncSink[string, any] = (*Producer[string, any])(nil)
 
 // NewProducer returns a producer that publishes to topo through conn,
-// after declaring topo. It refuses, with an error wrapping ErrConfig, a
+// after declaring topo. It refuses, with an error wrapping ErrInvalidConfig, a
 // nil connection, one with automatic recovery (its recovered channel would
 // renumber the confirms), an invalid topology, a nil codec, and a key type
 // that is neither a string nor an integer.
 func NewProducer[K comparable, E any](conn *amqp.Connection, topo Topology, codec durable.Codec[E]) (*Producer[K, E], error) {
 	switch {
 	case conn == nil:
-		return nil, fmt.Errorf("%w: nil connection", ErrConfig)
+		return nil, fmt.Errorf("%w: nil connection", ErrInvalidConfig)
 	case conn.IsRecoveryEnabled():
-		return nil, fmt.Errorf("%w: the connection recovers automatically: a recovered channel would renumber the publisher confirms", ErrConfig)
+		return nil, fmt.Errorf("%w: the connection recovers automatically: a recovered channel would renumber the publisher confirms", ErrInvalidConfig)
 	case codec == nil:
-		return nil, fmt.Errorf("%w: no codec", ErrConfig)
+		return nil, fmt.Errorf("%w: no codec", ErrInvalidConfig)
 	}
 	topo, err := topo.withDefaults()
 	if err != nil {
@@ -73,7 +73,7 @@ func NewProducer[K comparable, E any](conn *amqp.Connection, topo Topology, code
 	}
 	var zero K
 	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	pub := &publisher{conn: conn}
 	if err := pub.declare(topo); err != nil {
@@ -82,7 +82,7 @@ func NewProducer[K comparable, E any](conn *amqp.Connection, topo Topology, code
 	w := &writer[K, E]{pub: pub, topo: topo, codec: codec}
 	sink, err := transport.NewOrderedSink[K, E](w)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return &Producer[K, E]{sink: sink, w: w}, nil
 }

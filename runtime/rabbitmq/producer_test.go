@@ -99,7 +99,7 @@ func TestProducerClosed(t *testing.T) {
 	}
 }
 
-// Configurations that cannot work are refused with ErrConfig.
+// Configurations that cannot work are refused with ErrInvalidConfig.
 func TestConfigErrors(t *testing.T) {
 	good := rabbitmq.Config[event]{URL: "amqp://localhost/", Topology: rabbitmq.Topology{Name: "x", Queues: 2}, Codec: codec}
 	for name, mutate := range map[string]func(*rabbitmq.Config[event]){
@@ -119,21 +119,21 @@ func TestConfigErrors(t *testing.T) {
 	} {
 		cfg := good
 		mutate(&cfg)
-		if _, err := rabbitmq.NewConsumer[string, event](cfg); !errors.Is(err, rabbitmq.ErrConfig) {
-			t.Errorf("%s: %v, want ErrConfig", name, err)
+		if _, err := rabbitmq.NewConsumer[string, event](cfg); !errors.Is(err, rabbitmq.ErrInvalidConfig) {
+			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
 		}
 	}
 	if _, err := rabbitmq.NewConsumer[string, event](good); err != nil {
 		t.Errorf("good config: %v", err)
 	}
-	if _, err := rabbitmq.NewConsumer[float64, floatEvent](rabbitmq.Config[floatEvent]{URL: "amqp://x/", Topology: rabbitmq.Topology{Name: "x"}, Codec: floatCodec{}}); !errors.Is(err, rabbitmq.ErrConfig) {
-		t.Errorf("float keys: %v, want ErrConfig", err)
+	if _, err := rabbitmq.NewConsumer[float64, floatEvent](rabbitmq.Config[floatEvent]{URL: "amqp://x/", Topology: rabbitmq.Topology{Name: "x"}, Codec: floatCodec{}}); !errors.Is(err, rabbitmq.ErrInvalidConfig) {
+		t.Errorf("float keys: %v, want ErrInvalidConfig", err)
 	}
-	if _, err := rabbitmq.NewProducer[string, event](nil, good.Topology, codec); !errors.Is(err, rabbitmq.ErrConfig) {
-		t.Errorf("producer without connection: %v, want ErrConfig", err)
+	if _, err := rabbitmq.NewProducer[string, event](nil, good.Topology, codec); !errors.Is(err, rabbitmq.ErrInvalidConfig) {
+		t.Errorf("producer without connection: %v, want ErrInvalidConfig", err)
 	}
-	if _, err := rabbitmq.DeadLetters[string, event](nil, good.Topology, codec); !errors.Is(err, rabbitmq.ErrConfig) {
-		t.Errorf("dead letters without connection: %v, want ErrConfig", err)
+	if _, err := rabbitmq.DeadLetters[string, event](nil, good.Topology, codec); !errors.Is(err, rabbitmq.ErrInvalidConfig) {
+		t.Errorf("dead letters without connection: %v, want ErrInvalidConfig", err)
 	}
 }
 
@@ -160,8 +160,8 @@ func TestRunRefusesDropPolicy(t *testing.T) {
 	}
 	defer func() { _ = e.Close(context.Background()) }()
 	err = c.Run(context.Background(), rabbitmq.EngineTarget(e))
-	if !errors.Is(err, rabbitmq.ErrConfig) || !errors.Is(err, runtime.ErrInvalidConfig) {
-		t.Errorf("Run: %v, want ErrConfig and runtime.ErrInvalidConfig", err)
+	if !errors.Is(err, rabbitmq.ErrInvalidConfig) || !errors.Is(err, runtime.ErrInvalidConfig) {
+		t.Errorf("Run: %v, want ErrInvalidConfig and runtime.ErrInvalidConfig", err)
 	}
 	if err := c.Run(context.Background(), rabbitmq.EngineTarget(e)); !errors.Is(err, rabbitmq.ErrRunning) {
 		t.Errorf("second Run: %v, want ErrRunning", err)

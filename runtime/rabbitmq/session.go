@@ -148,7 +148,7 @@ func (s *session[K, E]) supervise(q int) {
 	for {
 		sb, err := c.subscribe(s.conn, q)
 		if yes, sure := refused(err); yes && sure {
-			s.fatalOnce.Do(func() { s.fatal <- fmt.Errorf("%w: %w", ErrConfig, err) })
+			s.fatalOnce.Do(func() { s.fatal <- fmt.Errorf("%w: %w", ErrInvalidConfig, err) })
 			return
 		}
 		if err == nil {

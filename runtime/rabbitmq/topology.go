@@ -69,24 +69,24 @@ type Topology struct {
 }
 
 // withDefaults returns t with its zero fields set, or an error wrapping
-// ErrConfig.
+// ErrInvalidConfig.
 func (t Topology) withDefaults() (Topology, error) {
 	if t.Queues == 0 {
 		t.Queues = 1
 	}
 	switch {
 	case t.Name == "":
-		return t, fmt.Errorf("%w: the topology has no Name", ErrConfig)
+		return t, fmt.Errorf("%w: the topology has no Name", ErrInvalidConfig)
 	case t.Queues < 0 || t.Queues > maxQueues:
-		return t, fmt.Errorf("%w: Queues %d is not within 1..%d", ErrConfig, t.Queues, maxQueues)
+		return t, fmt.Errorf("%w: Queues %d is not within 1..%d", ErrInvalidConfig, t.Queues, maxQueues)
 	case t.Routing > PublisherHash:
-		return t, fmt.Errorf("%w: unknown routing %v", ErrConfig, t.Routing)
+		return t, fmt.Errorf("%w: unknown routing %v", ErrInvalidConfig, t.Routing)
 	case strings.HasPrefix(t.Name, "amq."):
-		return t, fmt.Errorf("%w: names starting with amq. are reserved by the broker", ErrConfig)
+		return t, fmt.Errorf("%w: names starting with amq. are reserved by the broker", ErrInvalidConfig)
 	}
 	for k := range t.QueueArgs {
 		if k == argSingleActive || k == argDeadLetter {
-			return t, fmt.Errorf("%w: QueueArgs may not set %s: the topology sets it", ErrConfig, k)
+			return t, fmt.Errorf("%w: QueueArgs may not set %s: the topology sets it", ErrInvalidConfig, k)
 		}
 	}
 	return t, nil
@@ -144,7 +144,7 @@ func (t Topology) Declare(ch *amqp.Channel) error {
 		return err
 	}
 	if ch == nil {
-		return fmt.Errorf("%w: nil channel", ErrConfig)
+		return fmt.Errorf("%w: nil channel", ErrInvalidConfig)
 	}
 	queues := make([]int, t.Queues)
 	for i := range queues {

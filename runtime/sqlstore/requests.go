@@ -16,7 +16,7 @@ type Action string
 const (
 	// Replay re-runs the key's parked events in order (Engine.Replay).
 	Replay Action = "replay"
-	// Discard drops the key's parked events (Engine.Discard).
+	// Discard removes the key's parked events (Engine.Discard).
 	Discard Action = "discard"
 )
 

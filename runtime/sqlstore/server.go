@@ -15,7 +15,7 @@ import (
 type Operator[K comparable] interface {
 	// Replay re-runs the key's parked events.
 	Replay(ctx context.Context, key K) error
-	// Discard drops the key's parked events and returns how many.
+	// Discard removes the key's parked events and returns how many.
 	Discard(ctx context.Context, key K) (int, error)
 }
 

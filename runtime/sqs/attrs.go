@@ -27,7 +27,7 @@ const (
 	// AttrMessageID is the message's ID there.
 	AttrMessageID = "ordergen-dlt-message-id"
 	// AttrAttempts is how many times a handler tried the event (dead
-	// letters from the runtime.DeadLetter policy only).
+	// letters from the runtime.SendToDeadLetter policy only).
 	AttrAttempts = "ordergen-dlt-attempts"
 )
 
@@ -49,7 +49,7 @@ const (
 	// (runtime.ErrInvalidEvent: an empty key, a version below 1).
 	ReasonInvalidEvent Reason = "invalid-event"
 	// ReasonHandlerFailed: the handler failed for good under the
-	// runtime.DeadLetter policy (DeadLetters).
+	// runtime.SendToDeadLetter policy (DeadLetters).
 	ReasonHandlerFailed Reason = "handler-failed"
 )
 

@@ -13,9 +13,9 @@ import (
 	"github.com/ordergen/ordergen/runtime/meter"
 )
 
-// ErrConfig is wrapped by every error NewConsumer, Run and NewProducer
+// ErrInvalidConfig is wrapped by every error NewConsumer, Run and NewProducer
 // return for a configuration that cannot work.
-var ErrConfig = errors.New("sqs: invalid configuration")
+var ErrInvalidConfig = errors.New("sqs: invalid configuration")
 
 // MaxHold is the longest SQS keeps a received message invisible: 12 hours
 // from the receive, however often its visibility is extended.
@@ -89,23 +89,23 @@ func (c Config[E]) withDefaults() (Config[E], error) {
 	}
 	switch {
 	case c.Client == nil:
-		return c, fmt.Errorf("%w: no Client", ErrConfig)
+		return c, fmt.Errorf("%w: no Client", ErrInvalidConfig)
 	case c.QueueURL == "":
-		return c, fmt.Errorf("%w: no QueueURL", ErrConfig)
+		return c, fmt.Errorf("%w: no QueueURL", ErrInvalidConfig)
 	case !strings.HasSuffix(c.QueueURL, ".fifo"):
-		return c, fmt.Errorf("%w: queue %s is not a FIFO queue (its name must end in .fifo): a standard queue does not order", ErrConfig, c.QueueURL)
+		return c, fmt.Errorf("%w: queue %s is not a FIFO queue (its name must end in .fifo): a standard queue does not order", ErrInvalidConfig, c.QueueURL)
 	case c.Codec == nil:
-		return c, fmt.Errorf("%w: no Codec", ErrConfig)
+		return c, fmt.Errorf("%w: no Codec", ErrInvalidConfig)
 	case c.DeadLetterQueueURL == "":
-		return c, fmt.Errorf("%w: no DeadLetterQueueURL: bad messages must go somewhere", ErrConfig)
+		return c, fmt.Errorf("%w: no DeadLetterQueueURL: bad messages must go somewhere", ErrInvalidConfig)
 	case c.MaxInFlight < 0 || c.Receivers < 0 || c.DrainTimeout < 0:
-		return c, fmt.Errorf("%w: MaxInFlight, Receivers and DrainTimeout must not be negative", ErrConfig)
+		return c, fmt.Errorf("%w: MaxInFlight, Receivers and DrainTimeout must not be negative", ErrInvalidConfig)
 	case c.VisibilityTimeout < time.Second || c.VisibilityTimeout > MaxHold:
-		return c, fmt.Errorf("%w: VisibilityTimeout %v is not between 1s and 12h", ErrConfig, c.VisibilityTimeout)
+		return c, fmt.Errorf("%w: VisibilityTimeout %v is not between 1s and 12h", ErrInvalidConfig, c.VisibilityTimeout)
 	case c.WaitTime < 0 || c.WaitTime > 20*time.Second:
-		return c, fmt.Errorf("%w: WaitTime %v is not between 0 and 20s", ErrConfig, c.WaitTime)
+		return c, fmt.Errorf("%w: WaitTime %v is not between 0 and 20s", ErrInvalidConfig, c.WaitTime)
 	case c.maxHold <= c.DrainTimeout:
-		return c, fmt.Errorf("%w: DrainTimeout %v must be shorter than 12 hours", ErrConfig, c.DrainTimeout)
+		return c, fmt.Errorf("%w: DrainTimeout %v must be shorter than 12 hours", ErrInvalidConfig, c.DrainTimeout)
 	}
 	return c, nil
 }

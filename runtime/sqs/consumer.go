@@ -99,7 +99,7 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 	}
 	var zero K
 	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return &Consumer[K, E]{cfg: cfg, settleWake: make(chan struct{}, 1), closeCh: make(chan struct{}), done: make(chan struct{})}, nil
 }
@@ -118,7 +118,7 @@ func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
 
 // Run receives messages and feeds target until Close is called or ctx
 // ends. It first checks the subscribers (transport.CheckSubscriptions) and
-// returns an error wrapping ErrConfig for subscribers under the
+// returns an error wrapping ErrInvalidConfig for subscribers under the
 // drop-oldest or drop-newest backlog policy, without OnOutcome, or parking
 // differently from one another, and for a queue that is not FIFO. While
 // SQS cannot be reached, it tries that check again (warning each time)
@@ -160,7 +160,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 		return fmt.Errorf("sqs: queue %s: %w", c.cfg.QueueURL, err)
 	}
 	if attrs.Attributes[string(types.QueueAttributeNameFifoQueue)] != "true" {
-		return fmt.Errorf("%w: queue %s is not a FIFO queue: a standard queue does not order", ErrConfig, c.cfg.QueueURL)
+		return fmt.Errorf("%w: queue %s is not a FIFO queue: a standard queue does not order", ErrInvalidConfig, c.cfg.QueueURL)
 	}
 	// The settling calls run until Run gives up on them: at once when
 	// killed, else when Close's context or DrainTimeout after the drain
@@ -185,12 +185,12 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	c.core.Store(core)
 	stopMetrics, err := c.startMetrics()
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	defer stopMetrics()
 

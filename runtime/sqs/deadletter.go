@@ -73,7 +73,7 @@ func truncate(s string) string {
 	return s
 }
 
-// DeadLetters returns a runtime.DeadLetterSink, for the runtime.DeadLetter
+// DeadLetters returns a runtime.DeadLetterSink, for the runtime.SendToDeadLetter
 // exhaustion policy, that sends each event a handler gave up on to the
 // queue queueURL through client: as the producer would (the event's group,
 // encoded by codec), with the AttrReason (ReasonHandlerFailed), AttrError

@@ -113,7 +113,7 @@
 // on. Reasons: ReasonMissingType, ReasonUnknownType, ReasonUndecodable,
 // ReasonMissingKey, ReasonKeyMismatch and ReasonInvalidEvent. If the copy
 // cannot be sent, the message is made visible again. For handlers that
-// fail for good under the runtime.DeadLetter policy, DeadLetters sends to a
+// fail for good under the runtime.SendToDeadLetter policy, DeadLetters sends to a
 // queue with ReasonHandlerFailed. A queue's redrive policy still applies on
 // top, to messages received again and again (a consumer that keeps
 // crashing on one).

@@ -53,21 +53,21 @@ var _ transport.AsyncSink[string, any] = (*Producer[string, any])(nil)
 const senders = 4
 
 // NewProducer returns a producer that sends to the FIFO queue queueURL
-// through client. It refuses, with an error wrapping ErrConfig, a queue
+// through client. It refuses, with an error wrapping ErrInvalidConfig, a queue
 // URL that is not a FIFO queue's and a key type that is neither a string
 // nor an integer. Close stops its goroutines.
 func NewProducer[K comparable, E any](client *sqs.Client, queueURL string, codec durable.Codec[E]) (*Producer[K, E], error) {
 	switch {
 	case client == nil:
-		return nil, fmt.Errorf("%w: nil client", ErrConfig)
+		return nil, fmt.Errorf("%w: nil client", ErrInvalidConfig)
 	case codec == nil:
-		return nil, fmt.Errorf("%w: no codec", ErrConfig)
+		return nil, fmt.Errorf("%w: no codec", ErrInvalidConfig)
 	case len(queueURL) < 5 || queueURL[len(queueURL)-5:] != ".fifo":
-		return nil, fmt.Errorf("%w: queue %q is not a FIFO queue: a standard queue does not order", ErrConfig, queueURL)
+		return nil, fmt.Errorf("%w: queue %q is not a FIFO queue: a standard queue does not order", ErrInvalidConfig, queueURL)
 	}
 	var zero K
 	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	w := &writer[K, E]{client: client, url: queueURL, codec: codec, seed: maphash.MakeSeed()}
 	for i := range w.shards {
@@ -80,7 +80,7 @@ func NewProducer[K comparable, E any](client *sqs.Client, queueURL string, codec
 	}
 	sink, err := transport.NewOrderedSink[K, E](w)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return &Producer[K, E]{sink: sink, w: w}, nil
 }

@@ -113,15 +113,15 @@ func TestConfigRefusals(t *testing.T) {
 	} {
 		cfg := base
 		mod(&cfg)
-		if _, err := oq.NewConsumer[string, ev](cfg); !errors.Is(err, oq.ErrConfig) {
-			t.Errorf("%s: %v, want ErrConfig", name, err)
+		if _, err := oq.NewConsumer[string, ev](cfg); !errors.Is(err, oq.ErrInvalidConfig) {
+			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
 		}
 	}
 	if _, err := oq.NewConsumer[string, ev](base); err != nil {
 		t.Errorf("a good config: %v", err)
 	}
-	if _, err := oq.NewProducer[string, ev](client, "http://q/x", codec{}); !errors.Is(err, oq.ErrConfig) {
-		t.Errorf("a producer of a standard queue: %v, want ErrConfig", err)
+	if _, err := oq.NewProducer[string, ev](client, "http://q/x", codec{}); !errors.Is(err, oq.ErrInvalidConfig) {
+		t.Errorf("a producer of a standard queue: %v, want ErrInvalidConfig", err)
 	}
 	var _ durable.Codec[ev] = codec{}
 }

@@ -54,7 +54,7 @@ func (s *Source[K, E, M]) End(ctx context.Context, owners ...*Ownership) (int, e
 	}
 	tags := make(map[uint64]struct{})
 	for i := range s.slots {
-		if sl := &s.slots[i]; sl.used && ending[sl.owner] && sl.held > 0 {
+		if sl := &s.slots[i]; sl.used && ending[sl.owner] && sl.accepted > 0 {
 			tags[uint64(sl.gen)<<32|uint64(i+1)] = struct{}{}
 		}
 	}

@@ -28,9 +28,9 @@ var ErrLeaseLost = fmt.Errorf("%w: the broker's lease on a message lapsed or was
 type Settlement uint8
 
 const (
-	// Finished: every subscriber that holds the message's event reached an
-	// outcome that lets the broker forget it: handled, skipped,
-	// dead-lettered, dropped (the at-most-once policy, or a discard),
+	// Finished: every subscriber that accepted the message's event reached
+	// an outcome that lets the broker forget it: handled, skipped,
+	// dead-lettered, dropped by a policy, discarded from the park,
 	// conflated, or parked in a park store. Kafka commits past it; a queue
 	// acknowledges it.
 	Finished Settlement = iota + 1
@@ -53,7 +53,7 @@ func (s Settlement) String() string {
 
 // Source is the consuming half of the transport contract: it feeds the
 // messages a transport takes from its broker to a Target and settles each
-// one once every subscriber that holds it reached its final outcome. M is
+// one once every subscriber that accepted it reached its final outcome. M is
 // the transport's handle of a message (a Kafka partition and offset, a
 // queue's receipt), given back to its settle function.
 //
@@ -98,8 +98,8 @@ type sourceSlot[M any] struct {
 	gen       uint32
 	used      bool
 	remaining int32 // outcomes still expected (plus handBias while handing)
-	held      int   // subscribers that hold the event
-	handing   bool  // handBias held: not handed to every subscriber yet
+	accepted  int   // subscribers whose engines accepted the event
+	handing   bool  // handBias counted: not handed to every subscriber yet
 	withdrawn bool  // a subscriber withdrew the event: Unfinished
 	parked    bool  // parked in memory, waiting for a replay or a discard
 }
@@ -162,8 +162,8 @@ func (s *Source[K, E, M]) Take(o *Ownership, msg M) (uint64, error) {
 }
 
 // Offer hands the event of the message tagged tag to the subscribers that
-// do not hold it yet. It returns nil once every subscriber holds it, and
-// otherwise the refusal of the first that did not take it (an error
+// have not accepted it yet. It returns nil once every subscriber accepted
+// it, and otherwise the refusal of the first that did not take it (an error
 // wrapping ErrBacklogFull, say): the transport offers it again later, or
 // gives it up with Resolve. Pass a ctx that is already done (DoneContext),
 // so that a full backlog refuses at once rather than wait for room: End
@@ -183,12 +183,12 @@ func (s *Source[K, E, M]) Offer(ctx context.Context, tag uint64, event E) error 
 	}
 	o := sl.owner
 	o.offering++
-	from := sl.held
+	from := sl.accepted
 	s.mu.Unlock()
 
 	n, err := s.target.SubmitTagged(ctx, event, tag, from)
 	if n > 0 && errors.Is(err, runtime.ErrInvalidEvent) {
-		// Subscribers hold an event that a later one calls invalid: the
+		// Subscribers accepted an event that a later one calls invalid: the
 		// transport must not set the message aside as bad (their outcomes
 		// settle it), so this is the target's fault, not the message's.
 		err = fmt.Errorf("%w: %d subscriber(s) took an event that the next refused: %v", runtime.ErrInvalidConfig, n, err)
@@ -198,8 +198,8 @@ func (s *Source[K, E, M]) Offer(ctx context.Context, tag uint64, event E) error 
 	// End waits for this call before it looks for the ownership's events,
 	// so the slot is still this message's (but the arena may have moved).
 	sl = s.get(tag)
-	sl.remaining += int32(n - sl.held)
-	sl.held = n
+	sl.remaining += int32(n - sl.accepted)
+	sl.accepted = n
 	if err == nil && n == 0 {
 		err = fmt.Errorf("%w: %w", runtime.ErrInvalidConfig, runtime.ErrNoSubscribers)
 	}
@@ -242,7 +242,7 @@ func (s *Source[K, E, M]) recheck() error {
 
 // Resolve settles the message tagged tag that the transport handled
 // itself (a bad message it wrote to a dead-letter destination, say) and
-// that no subscriber holds. A message that is settled already (its
+// that no subscriber accepted. A message that is settled already (its
 // ownership ended) is left alone.
 func (s *Source[K, E, M]) Resolve(tag uint64, st Settlement) error {
 	if st != Finished && st != Unfinished {
@@ -254,8 +254,8 @@ func (s *Source[K, E, M]) Resolve(tag uint64, st Settlement) error {
 	if sl == nil {
 		return nil
 	}
-	if sl.held > 0 {
-		return fmt.Errorf("%w: message %#x is held by %d subscriber(s): their outcomes settle it", runtime.ErrInvalidConfig, tag, sl.held)
+	if sl.accepted > 0 {
+		return fmt.Errorf("%w: message %#x was accepted by %d subscriber(s): their outcomes settle it", runtime.ErrInvalidConfig, tag, sl.accepted)
 	}
 	s.finish(tag, sl, st)
 	return nil

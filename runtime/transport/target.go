@@ -11,7 +11,7 @@ import (
 // The transport contract: what a broker's consumer (runtime/kafka's, and
 // the other brokers' and the outbox relay's after it) feeds, and how it
 // checks what it feeds. A Source (source.go) does the bookkeeping on top of
-// a Target; an OrderedSink (asyncsink.go) is the producing side.
+// a Target; an OrderedSink (orderedsink.go) is the producing side.
 
 // Keyed is an event that knows its ordering key. Generated event interfaces
 // (AccountEvent) are Keyed.

@@ -46,7 +46,7 @@ func (s *suite) poisonToDeadLetter(t *testing.T) {
 	s.noMoreDeadLetters(t, st)
 }
 
-// failedHandlerToDeadLetter: under the runtime.DeadLetter policy an event
+// failedHandlerToDeadLetter: under the runtime.SendToDeadLetter policy an event
 // whose handler fails for good goes to the broker's dead-letter mechanism
 // through the transport's DeadLetterSink, and its key goes on.
 func (s *suite) failedHandlerToDeadLetter(t *testing.T) {
@@ -69,7 +69,7 @@ func (s *suite) failedHandlerToDeadLetter(t *testing.T) {
 			return nil
 		},
 		engine: func(rc *runtime.Config[string, Event]) {
-			rc.OnExhausted = runtime.DeadLetter
+			rc.OnExhausted = runtime.SendToDeadLetter
 			rc.DeadLetter = sink
 		},
 	})

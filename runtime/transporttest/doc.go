@@ -12,7 +12,7 @@
 //   - a handler that outlives the broker's lease three times keeps its
 //     message (the consumer extends the lease), where the broker has leases;
 //   - a message that does not decode, and an event whose handler failed for
-//     good under the runtime.DeadLetter policy, reach the broker's
+//     good under the runtime.SendToDeadLetter policy, reach the broker's
 //     dead-letter mechanism once, and the key goes on;
 //   - backpressure: a consumer takes at most ConsumerOptions.MaxInFlight
 //     messages, and holds back (never loses or reorders) what full lanes

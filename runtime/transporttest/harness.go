@@ -108,7 +108,7 @@ type Stream interface {
 	// to send it to the broker's dead-letter mechanism and go on.
 	PublishPoison(ctx context.Context, key string, body []byte) error
 	// DeadLetterSink returns the transport's runtime.DeadLetterSink for
-	// the stream: where an engine under the runtime.DeadLetter policy
+	// the stream: where an engine under the runtime.SendToDeadLetter policy
 	// sends an event whose handler failed for good (the broker's
 	// dead-letter mechanism).
 	DeadLetterSink(t *testing.T) runtime.DeadLetterSink[string, Event]

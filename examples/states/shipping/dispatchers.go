@@ -80,7 +80,7 @@ type ShipmentConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// MaxHeld bounds the events of one key held back on a version gap; a key
 	// that would hold more is parked (schema: resequencer.max_events).
@@ -107,7 +107,7 @@ type ShipmentConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, ShipmentEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, ShipmentEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -153,7 +153,7 @@ func defaultShipmentConfig() ShipmentConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Park,
+		OnExhausted: runtime.ParkKey,
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
 	}
@@ -336,9 +336,10 @@ func (d *ShipmentDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *ShipmentDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
@@ -484,7 +485,7 @@ type ParcelConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// Logger receives what an operator must see (a key parked, a replay). Nil:
 	// slog.Default().
@@ -502,7 +503,7 @@ type ParcelConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, ParcelEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, ParcelEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -547,7 +548,7 @@ func defaultParcelConfig() ParcelConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Park,
+		OnExhausted: runtime.ParkKey,
 	}
 }
 
@@ -723,9 +724,10 @@ func (d *ParcelDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *ParcelDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
@@ -856,7 +858,7 @@ type ContainerConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// MaxHeld bounds the events of one key held back on a version gap; a key
 	// that would hold more is parked (schema: resequencer.max_events).
@@ -897,7 +899,7 @@ type ContainerConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, ContainerEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, ContainerEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -943,7 +945,7 @@ func defaultContainerConfig() ContainerConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Park,
+		OnExhausted: runtime.ParkKey,
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
 		BatchSize:   16,
@@ -1185,9 +1187,10 @@ func (d *ContainerDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *ContainerDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
@@ -1328,7 +1331,7 @@ type CrateConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// Group configures the group commit of a transactional subscriber
 	// (NewCrateTxDispatcher, SubscribeTx; schema: group): a
@@ -1354,7 +1357,7 @@ type CrateConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[int64, CrateEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[int64, CrateEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -1399,7 +1402,7 @@ func defaultCrateConfig() CrateConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Park,
+		OnExhausted: runtime.ParkKey,
 		Group:       groupcommit.Config{},
 	}
 }
@@ -1629,9 +1632,10 @@ func (d *CrateDispatcher) Replay(ctx context.Context, key int64) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *CrateDispatcher) Discard(ctx context.Context, key int64) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {

@@ -195,7 +195,7 @@ type VehicleConfig struct {
 	// timeout).
 	Timeout time.Duration
 	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.Drop for delivery: at-most-once).
+	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
 	OnExhausted runtime.ExhaustedPolicy
 	// MaxHeld bounds the events of one key held back on a version gap; a key
 	// that would hold more is parked (schema: resequencer.max_events).
@@ -222,7 +222,7 @@ type VehicleConfig struct {
 	// Parks stores the parked events. Nil: the runtime's in-memory store.
 	Parks runtime.ParkStore[string, VehicleEvent]
 	// DeadLetter receives the events that failed for good under the
-	// runtime.DeadLetter policy; that policy requires it.
+	// runtime.SendToDeadLetter policy; that policy requires it.
 	DeadLetter runtime.DeadLetterSink[string, VehicleEvent]
 	// Store, when set, keeps the subscriber's versions, states and parked
 	// events durably (runtime/sqlstore), in the namespace of the subscriber's
@@ -266,7 +266,7 @@ func defaultVehicleConfig() VehicleConfig {
 			Multiplier: 2.0,
 		},
 		Timeout:     5 * time.Second,
-		OnExhausted: runtime.Park,
+		OnExhausted: runtime.ParkKey,
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
 	}
@@ -449,9 +449,10 @@ func (d *VehicleDispatcher) Replay(ctx context.Context, key string) error {
 	return nil
 }
 
-// Discard drops the parked events of key in every subscriber where key is
-// parked, unparks it, and returns how many events were dropped. It returns an
-// error wrapping runtime.ErrNotParked when key is parked nowhere.
+// Discard removes the parked events of key in every subscriber where key is
+// parked (their outcome: runtime.Discarded), unparks it, and returns how many
+// events it removed. It returns an error wrapping runtime.ErrNotParked when key
+// is parked nowhere.
 func (d *VehicleDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {

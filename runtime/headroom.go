@@ -20,9 +20,9 @@ package runtime
 // most this large never leaves that much: its keys are scanned one by one.
 const fullCountPays = 32
 
-// perKeyRoom is the per-key limit's bookkeeping for a shard's keys without a
-// lane; its fields are guarded by the shard's mutex.
-type perKeyRoom[K comparable] struct {
+// perKeyHeadroom is the per-key limit's bookkeeping for a shard's keys
+// without a lane; the shard's mutex guards its fields.
+type perKeyHeadroom[K comparable] struct {
 	// counted says a full count was made: then, when shard.accepted was
 	// countedAt, no key without a lane had more than PerKey-1-spare events
 	// (counting the one being admitted). Every event accepted since adds at
@@ -46,7 +46,7 @@ type perKeyRoom[K comparable] struct {
 // be admitted. Admission calls it only when the shard holds at least perKey
 // such events. sh.mu is held.
 func (sh *shard[K, E]) unlanedRoom(key K, perKey int) bool {
-	r := &sh.room
+	r := &sh.headroom
 	switch {
 	case r.counted && r.spare >= 0 && sh.accepted-r.countedAt <= uint64(r.spare):
 		return true
@@ -72,7 +72,7 @@ func (sh *shard[K, E]) unlanedRoom(key K, perKey int) bool {
 // countUnlaned counts every key's events waiting in sh's inbox and inline
 // batch, and returns the largest count and key's; sh.mu is held.
 func (sh *shard[K, E]) countUnlaned(key K) (most, n int) {
-	r := &sh.room
+	r := &sh.headroom
 	if r.counts == nil {
 		r.counts = make(map[K]int)
 	}

@@ -77,7 +77,7 @@ func TestUnlanedRoomCountsOnceForManyAdmissions(t *testing.T) {
 	for i := range perKey {
 		admitUnlaned(sh, fmt.Sprintf("k%d", i%100), perKey) // 10 each
 	}
-	if sh.room.counted {
+	if sh.headroom.counted {
 		t.Fatal("counted below the limit")
 	}
 	if !admitUnlaned(sh, "k0", perKey) {
@@ -85,19 +85,19 @@ func TestUnlanedRoomCountsOnceForManyAdmissions(t *testing.T) {
 	}
 	// The largest count is k0's 11 after this admission: 1000-1-11 more
 	// are sure to fit.
-	at := sh.room.countedAt
-	if !sh.room.counted || sh.room.spare != perKey-1-11 || sh.room.scansLeft != 0 {
-		t.Fatalf("after the count: %+v", sh.room)
+	at := sh.headroom.countedAt
+	if !sh.headroom.counted || sh.headroom.spare != perKey-1-11 || sh.headroom.scansLeft != 0 {
+		t.Fatalf("after the count: %+v", sh.headroom)
 	}
-	for range sh.room.spare {
+	for range sh.headroom.spare {
 		if !admitUnlaned(sh, "k1", perKey) {
 			t.Fatal("refused within the headroom")
 		}
 	}
-	if sh.room.countedAt != at {
+	if sh.headroom.countedAt != at {
 		t.Fatal("counted again within the headroom")
 	}
-	if !admitUnlaned(sh, "k1", perKey) || sh.room.countedAt == at {
+	if !admitUnlaned(sh, "k1", perKey) || sh.headroom.countedAt == at {
 		t.Fatal("no new count once the headroom was used")
 	}
 }
@@ -116,8 +116,8 @@ func TestUnlanedRoomScansOneKeyNearTheLimit(t *testing.T) {
 	if !admitUnlaned(sh, "cold", perKey) {
 		t.Fatal("a key with no events refused")
 	}
-	if sh.room.spare != 0 || sh.room.scansLeft != held {
-		t.Fatalf("with a key at 39 of 40, after the count: %+v, want no spare and %d scans", sh.room, held)
+	if sh.headroom.spare != 0 || sh.headroom.scansLeft != held {
+		t.Fatalf("with a key at 39 of 40, after the count: %+v, want no spare and %d scans", sh.headroom, held)
 	}
 	if !admitUnlaned(sh, "hot", perKey) { // its 40th
 		t.Fatal("a key with 39 of 40 refused")
@@ -125,7 +125,7 @@ func TestUnlanedRoomScansOneKeyNearTheLimit(t *testing.T) {
 	if admitUnlaned(sh, "hot", perKey) {
 		t.Fatal("a key at its limit admitted")
 	}
-	if got, want := sh.room.scansLeft, held-2; got != want {
+	if got, want := sh.headroom.scansLeft, held-2; got != want {
 		t.Fatalf("%d scans left after two, want %d", got, want)
 	}
 }
@@ -143,7 +143,7 @@ func TestUnlanedRoomSmallLimitScans(t *testing.T) {
 			t.Fatal("a key with few events refused")
 		}
 	}
-	if sh.room.counted || sh.room.scansLeft != 0 || sh.room.counts != nil {
-		t.Fatalf("a limit of %d was counted whole: %+v", perKey, sh.room)
+	if sh.headroom.counted || sh.headroom.scansLeft != 0 || sh.headroom.counts != nil {
+		t.Fatalf("a limit of %d was counted whole: %+v", perKey, sh.headroom)
 	}
 }
