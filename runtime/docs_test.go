@@ -7,11 +7,11 @@ import (
 )
 
 // Point 11 of the liveness issue: the in-memory guard stores are not
-// evicted, so the README, the package documentation and the stores' own
-// doc comments must say that they grow with the keys seen and name the
-// durable store as the answer.
+// evicted, so the guarantees page, the package documentation and the
+// stores' own doc comments must say that they grow with the keys seen and
+// name the durable store as the answer.
 func TestDocsSayWhatTheGuardStoresHold(t *testing.T) {
-	for _, file := range []string{"../README.md", "doc.go", "guard.go"} {
+	for _, file := range []string{"../docs/guarantees.md", "doc.go", "guard.go"} {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

@@ -12,8 +12,8 @@ import (
 )
 
 // TestExampleLeavesSomethingToOperate follows the README's example (the
-// blocks of flow example, as written) in a folder that holds the checkout's
-// files, so that what the example writes lands there: the example, then
+// blocks of flow example, as written) in a folder that holds the
+// checkout's files, so that what the example writes lands there: the example, then
 // the ordergen-parked list that shows the account it leaves parked on
 // purpose; then the console of ordergen-parked serve, over the same store,
 // shows that account too.
@@ -41,7 +41,7 @@ func TestExampleLeavesSomethingToOperate(t *testing.T) {
 	}
 	r := &flowRunner{t: t, dir: top, env: env}
 	var outputs []string
-	for _, s := range readmeFlow(t, "example") {
+	for _, s := range docFlow(t, "example") {
 		outputs = append(outputs, r.step(s))
 	}
 	report, list := outputs[0], outputs[1]

@@ -18,14 +18,14 @@ import (
 
 // goEnv returns the environment of the go command for a user's module
 // outside this repository: no workspace, and GOFLAGS without -mod (a user
-// runs the README's commands as they are).
+// runs the documentation's commands as they are).
 func goEnv(t *testing.T, extra ...string) []string {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command:", err)
 	}
 	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash to run the README's blocks with:", err)
+		t.Skip("no bash to run the documentation's blocks with:", err)
 	}
 	var env []string
 	for _, kv := range os.Environ() {
@@ -55,10 +55,12 @@ func goEnv(t *testing.T, extra ...string) []string {
 	return append(env, "GOFLAGS="+strings.Join(flags, " "))
 }
 
-// TestFirstServiceOutsideTheRepository follows the README's quick start
-// (the blocks of flow quickstart, as written) in a new module outside this
-// repository, which takes ordergen from this checkout through the README's
-// replace line (the checkout appears as ../ordergen, as the README has it):
+// TestFirstServiceOutsideTheRepository follows the quick start (the blocks
+// of flow quickstart, as written: the README's set-up, docs/quickstart.md
+// and the operator's tool of docs/operating.md) in a new module outside
+// this repository, which takes ordergen from this checkout through the
+// README's replace line (the checkout appears as ../ordergen, as the README
+// has it):
 // init, the schema, go generate, go mod tidy, a handler, its test with the
 // generated kit over 20 seeds, go test, ordergen check, and the operator's
 // tool added from the service's module. Then it checks what a new user
@@ -81,7 +83,7 @@ func TestFirstServiceOutsideTheRepository(t *testing.T) {
 	}
 	r := &flowRunner{t: t, dir: top, env: env}
 	var outputs []string
-	for _, s := range readmeFlow(t, "quickstart") {
+	for _, s := range docFlow(t, "quickstart") {
 		outputs = append(outputs, r.step(s))
 	}
 	if filepath.Base(r.dir) != "ridesvc" {
@@ -98,7 +100,7 @@ func TestFirstServiceOutsideTheRepository(t *testing.T) {
 		}
 	}
 	if strings.Contains(all, "ordergen: note:") {
-		t.Errorf("init found something missing in the README's set-up:\n%s", all)
+		t.Errorf("init found something missing in the quick start's set-up:\n%s", all)
 	}
 	if _, err := os.Stat(filepath.Join(r.dir, "bin", "ordergen-parked")); err != nil {
 		t.Errorf("no bin/ordergen-parked: %v", err)
@@ -201,8 +203,9 @@ func TestMisspeltSubscriber(t *testing.T) {
 }
 `
 
-// TestPublishedModuleOutsideTheRepository runs the README's go get -tool
-// lines (the blocks of flow published, as written) against a module proxy
+// TestPublishedModuleOutsideTheRepository runs the documentation's go get
+// -tool lines (the blocks of flow published, as written: docs/quickstart.md
+// and docs/operating.md) against a module proxy
 // in a folder that serves this checkout as a published version, as the
 // module proxy will once ordergen is published: go get -tool of ordergen,
 // init, and go get -tool of ordergen-parked. The version is this
@@ -239,7 +242,7 @@ func TestPublishedModuleOutsideTheRepository(t *testing.T) {
 		"GOFLAGS=-modcacherw", // so that the version can be removed after
 	)}
 	var outputs []string
-	for _, s := range readmeFlow(t, "published") {
+	for _, s := range docFlow(t, "published") {
 		outputs = append(outputs, r.step(s))
 	}
 	all := strings.Join(outputs, "")

@@ -169,7 +169,7 @@ func withOrderID(e ledger.OrderEvent, id string) ledger.OrderEvent {
 	return e
 }
 
-// TestKitReadme is the ten-line test the README shows.
+// TestKitReadme is the test docs/testing.md shows.
 func TestKitReadme(t *testing.T) {
 	ctx := context.Background()
 	events := ledgertest.SequenceAccount(ledger.AccountOpened{AccountID: "a"},

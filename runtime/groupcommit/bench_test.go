@@ -32,8 +32,7 @@ type benchSetup struct {
 	rows bool
 }
 
-// benchSetups are the settings measured best on each store (see the
-// README's throughput table): on PostgreSQL a second group reads and locks
+// benchSetups are the settings measured best on each store: on PostgreSQL a second group reads and locks
 // while the first commits; SQLite has one writer.
 func benchSetups(store string) benchSetup {
 	s := benchSetup{

@@ -36,7 +36,7 @@
 //
 // # The rules
 //
-// The rules, which the README repeats:
+// The rules, which docs/durable-stores.md repeats for users:
 //
 //   - A group begins with the keys that are waiting when a transaction is
 //     free, and waits at most Linger for more, up to MaxEvents events. A

@@ -70,7 +70,7 @@ const scope = "github.com/ordergen/ordergen/runtime "
 
 // TestEngineInstrumentsThroughOpenTelemetry runs an engine on the SDK and
 // checks the instruments by their documented names, kinds, units and
-// attributes: the README's Observability table.
+// attributes: the metrics table of docs/operating.md.
 func TestEngineInstrumentsThroughOpenTelemetry(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	sdk := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
