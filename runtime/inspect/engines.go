@@ -106,6 +106,9 @@ func (v Engines[K, E]) Subscribers(_ context.Context, q Query) ([]Subscriber, er
 		if q.StuckAfter > 0 {
 			s.Stuck = backlog(e.Stuck(q.StuckAfter))
 		}
+		if q.Oldest {
+			s.OldestAge = e.OldestAge()
+		}
 		out = append(out, s)
 	}
 	return out, nil
@@ -221,7 +224,8 @@ func (v Engines[K, E]) Key(ctx context.Context, subscriber, key string) (Key, er
 	if err != nil {
 		return Key{}, err
 	}
-	out := Key{Key: key, HasVersion: v.Version != nil}
+	ks := e.KeyStatus(k)
+	out := Key{Key: key, HasVersion: v.Version != nil, Live: true, Pending: ks.Pending, OldestAge: ks.OldestAge}
 	keys, err := e.Config().Parks.Keys(ctx)
 	if err != nil {
 		return Key{}, fmt.Errorf("%s: parked keys: %w", subscriber, err)

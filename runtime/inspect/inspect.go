@@ -57,6 +57,10 @@ type Query struct {
 	// StuckAfter is the age of the oldest pending event past which a key is
 	// stuck (runtime.Engine.Stuck); zero reports none.
 	StuckAfter time.Duration
+	// Oldest asks for the age of each subscriber's oldest pending event
+	// (runtime.Engine.OldestAge), which visits every key with pending
+	// events.
+	Oldest bool
 }
 
 // Subscriber is one subscriber of an entity as an Inspector sees it now.
@@ -76,6 +80,9 @@ type Subscriber struct {
 	// Stuck are its keys whose oldest pending event is older than
 	// Query.StuckAfter, oldest first.
 	Stuck []KeyBacklog
+	// OldestAge is the age of its oldest pending event, when Query.Oldest
+	// asked for it (and Live).
+	OldestAge time.Duration
 	// ParkedKeys and ParkedEvents count its parks (a store's view counts
 	// them from the store).
 	ParkedKeys, ParkedEvents int
@@ -158,6 +165,12 @@ type Key struct {
 	// State is its current state as the state guard stores it ("": none
 	// yet, or no state guard).
 	State string
+	// Live is true when the subscriber runs in this process, and Pending
+	// and OldestAge are its own: the key's events without an outcome and
+	// the age of the oldest (a store's view has neither).
+	Live      bool
+	Pending   int
+	OldestAge time.Duration
 }
 
 // Result says what Replay or Discard did.
