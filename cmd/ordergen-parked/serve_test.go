@@ -20,6 +20,7 @@ func storeSite(t *testing.T, f *fixture, actions bool) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(c.Close)
 	srv := httptest.NewServer(c)
 	t.Cleanup(srv.Close)
 	return srv

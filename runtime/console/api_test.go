@@ -444,6 +444,7 @@ func TestMountedUnderAPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.Close()
 	rec := httptest.NewRecorder()
 	http.StripPrefix("/ops", c).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/ops", nil))
 	if rec.Code != http.StatusMovedPermanently || rec.Header().Get("Location") != "ops/" {

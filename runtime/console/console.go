@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ordergen/ordergen/runtime/inspect"
@@ -52,6 +53,10 @@ type Config struct {
 	// ActionTimeout bounds how long a replay or a discard is waited for
 	// before the answer says that it goes on. Zero: 10 seconds.
 	ActionTimeout time.Duration
+	// Sample is how often the console samples each subscriber for its
+	// last-hour charts (see Console.Sample). Zero: 5 seconds; negative:
+	// never on its own (no charts, unless the service calls Sample).
+	Sample time.Duration
 }
 
 // Authorizer decides whether the request r may carry out the mutation a.
@@ -79,6 +84,7 @@ const (
 	defaultStuckAfter    = 30 * time.Second
 	defaultRefresh       = 5 * time.Second
 	defaultActionTimeout = 10 * time.Second
+	defaultSample        = 5 * time.Second
 )
 
 // Console is the operator's web console: an http.Handler for a service to
@@ -89,19 +95,31 @@ const (
 // Its pages and its JSON API (see the package documentation) use only
 // links relative to that prefix.
 type Console struct {
-	cfg    Config
-	mux    *http.ServeMux
-	pages  map[string]*template.Template
-	log    *actionLog
-	logger *slog.Logger
+	cfg     Config
+	mux     *http.ServeMux
+	pages   map[string]*template.Template
+	log     *actionLog
+	logger  *slog.Logger
+	history *history
+	// stop ends the sampler, which closes stopped when it returns (both nil
+	// without a sampler); closeOnce makes Close idempotent.
+	stop      context.CancelFunc
+	stopped   chan struct{}
+	closeOnce sync.Once
+	// sampled, when set (tests), is called after each round of samples.
+	sampled func()
 }
 
 //go:embed assets
 var assets embed.FS
 
-// New returns a console for cfg. It fails on a configuration without
-// entities.
-func New(cfg Config) (*Console, error) {
+// New returns a console for cfg, and starts its sampler (see Sample and
+// Close). It fails on a configuration without entities.
+func New(cfg Config) (*Console, error) { return newConsole(cfg, nil) }
+
+// newConsole is New, with a function called after each round of samples
+// (tests).
+func newConsole(cfg Config, sampled func()) (*Console, error) {
 	if len(cfg.Inspectors) == 0 && cfg.Catalog == nil {
 		return nil, errors.New("console: no Inspectors and no Catalog: nothing to show")
 	}
@@ -115,22 +133,33 @@ func New(cfg Config) (*Console, error) {
 	cfg.StuckAfter = cmp.Or(cfg.StuckAfter, defaultStuckAfter)
 	cfg.Refresh = cmp.Or(cfg.Refresh, defaultRefresh)
 	cfg.ActionTimeout = cmp.Or(cfg.ActionTimeout, defaultActionTimeout)
+	cfg.Sample = cmp.Or(cfg.Sample, defaultSample)
 	if cfg.CrossOrigin == nil {
 		cfg.CrossOrigin = http.NewCrossOriginProtection()
 	}
-	c := &Console{cfg: cfg, log: newActionLog(100), logger: cmp.Or(cfg.Logger, slog.Default())}
+	c := &Console{cfg: cfg, log: newActionLog(100), logger: cmp.Or(cfg.Logger, slog.Default()), sampled: sampled}
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err
 	}
 	c.pages = pages
 	c.routes()
+	// Samples a service takes itself (Sample) are kept at the default's
+	// interval: the charts join points that far apart.
+	c.history = newHistory(cmp.Or(max(cfg.Sample, 0), defaultSample))
+	if cfg.Sample > 0 {
+		var ctx context.Context
+		ctx, c.stop = context.WithCancel(context.Background())
+		c.stopped = make(chan struct{})
+		go c.sampleLoop(ctx, cfg.Sample)
+	}
 	return c, nil
 }
 
 func (c *Console) routes() {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /{$}", c.overviewPage)
+	m.HandleFunc("GET /subscriber", c.subscriberPage)
 	m.HandleFunc("GET /parked", c.parkedPage)
 	m.HandleFunc("GET /key", c.keyPage)
 	m.HandleFunc("POST /replay", c.formAction("replay"))
@@ -140,6 +169,7 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /api/events", c.apiEvents)
 	m.HandleFunc("GET /api/key", c.apiKey)
 	m.HandleFunc("GET /api/actions", c.apiActions)
+	m.HandleFunc("GET /api/history", c.apiHistory)
 	m.HandleFunc("POST /api/replay", c.apiAction("replay"))
 	m.HandleFunc("POST /api/discard", c.apiAction("discard"))
 	m.HandleFunc("GET /style.css", c.asset("assets/style.css", "text/css; charset=utf-8"))

@@ -1,10 +1,11 @@
 // Package console is for the people who operate a service built on
 // ordergen, and for the service that mounts it: a web console (an
-// http.Handler) that shows, per entity and subscriber, the counters, the
-// keys with the largest backlog and the age of their oldest event, the
-// stuck keys, the parked keys with why and how often they were tried and
-// their parked events, and the transports' state (Kafka lag and paused
-// partitions); and that replays and discards parked keys. The same handler
+// http.Handler) that shows, per entity and subscriber, the counters and
+// their last hour as charts, the keys with the largest backlog and the age
+// of their oldest event, the stuck keys, the parked keys with why and how
+// often they were tried and their parked events, and the transports' state
+// (Kafka lag and paused partitions); and that replays and discards parked
+// keys. The same handler
 // serves a JSON API, which the pages' data comes from and scripts can call.
 //
 // Mount it under any path prefix, over the Inspector methods of the
@@ -21,6 +22,7 @@
 //			return user.Name, nil
 //		},
 //	})
+//	defer c.Close() // stops the sampling of the last-hour charts
 //	mux.Handle("/ops/", http.StripPrefix("/ops", myauth.Require(c)))
 //
 // ordergen-parked serve runs the same console over a durable store alone,
@@ -40,11 +42,28 @@
 //
 // # Pages
 //
-// The overview (the prefix itself) shows every entity and subscriber; parked
-// lists a subscriber's parked keys a page at a time; key shows one key's park,
-// its stored version and state, and its parked events a page at a time. The
+// The overview (the prefix itself) shows every entity and subscriber, each
+// with small charts of its last hour; subscriber shows one with large
+// charts; parked lists a subscriber's parked keys a page at a time; key
+// shows one key's pending events and the age of the oldest, its park, its
+// stored version and state, and its parked events a page at a time. The
 // pages reload themselves (Config.Refresh; ?refresh=0 stops it for a page)
-// and need no JavaScript.
+// and need no JavaScript: the charts are SVG drawn on the server.
+//
+// # The last hour
+//
+// Every Config.Sample (5 seconds by default) the console samples each
+// subscriber: its handled events, its failed attempts (those retried, and
+// the events dead-lettered), its backlog (pending events), the age of its
+// oldest pending event and its parked events. A subscriber seen through a
+// store (ordergen-parked serve) has only its parked events. The samples of
+// a subscriber live in a ring in memory that holds the last hour and no
+// more: 48 bytes a sample, 720 samples at the default interval, so 34,560
+// bytes per subscriber (at most 3,600 samples, 172,800 bytes, with a
+// Sample of a second or less, which then covers less than an hour). The
+// charts draw the handled and failed counts as rates per second. A
+// service that wants to choose the moments itself sets a negative Sample
+// and calls Console.Sample. Close stops the sampling.
 //
 // # JSON API
 //
@@ -62,6 +81,9 @@
 //	                                                parked events in order; "next" is the
 //	                                                after of the next page, absent at the end
 //	GET  api/key?entity=E&subscriber=S&key=K        the key's park, version and state
+//	GET  api/history?entity=E&subscriber=S          the subscriber's samples of the last
+//	                                                hour, oldest first (handled and failed
+//	                                                as counters)
 //	GET  api/actions                                the latest mutations, newest first
 //	POST api/replay   entity=E&subscriber=S&key=K   replay (form-encoded body)
 //	POST api/discard  entity=E&subscriber=S&key=K   discard

@@ -117,21 +117,30 @@ func (l *logBuffer) String() string {
 type site struct {
 	srv *httptest.Server
 	log *logBuffer
+	c   *console.Console
 }
 
 func newSite(t *testing.T, cfg console.Config) *site {
 	t.Helper()
+	return newSampledSite(t, cfg, nil)
+}
+
+// newSampledSite is newSite with sampled called after each round of
+// samples.
+func newSampledSite(t *testing.T, cfg console.Config, sampled func()) *site {
+	t.Helper()
 	logs := &logBuffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
-	c, err := console.New(cfg)
+	c, err := console.NewSampled(cfg, sampled)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(c.Close)
 	mux := http.NewServeMux()
 	mux.Handle("/ops/", http.StripPrefix("/ops", c))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &site{srv: srv, log: logs}
+	return &site{srv: srv, log: logs, c: c}
 }
 
 // allowAll is an authorizer that lets "alice" do anything.

@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ordergen/ordergen/runtime/inspect"
 )
 
 // page is what every page's template gets.
@@ -46,6 +49,9 @@ type errorBody struct {
 var funcs = template.FuncMap{
 	"keyURL": func(entity, subscriber, key string) string {
 		return "key?" + url.Values{"entity": {entity}, "subscriber": {subscriber}, "key": {key}}.Encode()
+	},
+	"subscriberURL": func(entity, subscriber string) string {
+		return "subscriber?" + url.Values{"entity": {entity}, "subscriber": {subscriber}}.Encode()
 	},
 	"parkedURL": func(entity, subscriber string, offset int) string {
 		v := url.Values{"entity": {entity}, "subscriber": {subscriber}}
@@ -183,12 +189,12 @@ func unescapeHTML(s string) string {
 }
 
 // pageNames are the pages; each is parsed with the layout.
-var pageNames = []string{"overview", "parked", "key", "error"}
+var pageNames = []string{"overview", "subscriber", "parked", "key", "error"}
 
 func parsePages() (map[string]*template.Template, error) {
 	pages := make(map[string]*template.Template)
 	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+name+".html")
+		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/parts.html", "assets/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("console: parse %s: %w", name, err)
 		}
@@ -238,6 +244,51 @@ func (c *Console) renderError(w http.ResponseWriter, r *http.Request, code int, 
 
 func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "overview", "", c.overview(r.Context()))
+}
+
+// subscriberBody is a subscriber's page's data.
+type subscriberBody struct {
+	Entity     string
+	Subscriber subscriberView
+	Requests   []requestView
+	Error      string
+}
+
+func (c *Console) subscriberPage(w http.ResponseWriter, r *http.Request) {
+	b, err := c.subscriber(r)
+	if err != nil {
+		c.renderError(w, r, readStatus(err), err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "subscriber", b.Subscriber.Name, b)
+}
+
+// subscriber gathers a subscriber's page: its card, with large charts.
+func (c *Console) subscriber(r *http.Request) (subscriberBody, error) {
+	q, err := parseQuery(r, "entity", "subscriber")
+	if err != nil {
+		return subscriberBody{}, err
+	}
+	in, err := c.inspector(r.Context(), q.entity)
+	if err != nil {
+		return subscriberBody{}, err
+	}
+	ev := c.entityCharts(r.Context(), in, largeChart)
+	for _, s := range ev.Subscribers {
+		if s.Name == q.subscriber {
+			b := subscriberBody{Entity: ev.Entity, Subscriber: s, Error: ev.Error}
+			for _, rq := range ev.Requests {
+				if rq.Subscriber == s.Name {
+					b.Requests = append(b.Requests, rq)
+				}
+			}
+			return b, nil
+		}
+	}
+	if ev.Error != "" {
+		return subscriberBody{}, errors.New(ev.Error)
+	}
+	return subscriberBody{}, fmt.Errorf("%w: %s has no subscriber named %q", inspect.ErrNotFound, q.entity, q.subscriber)
 }
 
 func (c *Console) parkedPage(w http.ResponseWriter, r *http.Request) {

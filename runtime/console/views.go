@@ -45,6 +45,13 @@ type subscriberView struct {
 	ParkedEvents int           `json:"parked_events"`
 	// Parked are the first parked keys (all of them through api/parked).
 	Parked []parkedKeyView `json:"parked"`
+	// What the card of the subscriber needs besides (not in the JSON):
+	// its last-hour charts, large on its own page, and the console's
+	// StuckAfter and read-only state.
+	Charts      []chartView `json:"-"`
+	ChartsLarge bool        `json:"-"`
+	StuckAfter  seconds     `json:"-"`
+	ReadOnly    bool        `json:"-"`
 }
 
 type statsView struct {
@@ -250,7 +257,13 @@ func (c *Console) overview(ctx context.Context) overview {
 	return o
 }
 
+// entity gathers an entity's part of the overview, with small charts.
 func (c *Console) entity(ctx context.Context, in inspect.Inspector) entityView {
+	return c.entityCharts(ctx, in, smallChart)
+}
+
+// entityCharts is entity with charts of the given size.
+func (c *Console) entityCharts(ctx context.Context, in inspect.Inspector, chart [2]int) entityView {
 	ev := entityView{Entity: in.Entity()}
 	subs, err := in.Subscribers(ctx, inspect.Query{Top: c.cfg.Top, StuckAfter: c.cfg.StuckAfter})
 	if err != nil {
@@ -262,6 +275,8 @@ func (c *Console) entity(ctx context.Context, in inspect.Inspector) entityView {
 			Entity: ev.Entity, Name: s.Name, Live: s.Live,
 			Backlog: backlogOf(s.Backlog), Stuck: backlogOf(s.Stuck),
 			ParkedKeys: s.ParkedKeys, ParkedEvents: s.ParkedEvents,
+			Charts: c.charts(subscriberID{ev.Entity, s.Name}, s.Live, chart), ChartsLarge: chart == largeChart,
+			StuckAfter: seconds(c.cfg.StuckAfter), ReadOnly: c.readOnly(),
 		}
 		if s.Live {
 			sv.Stats = statsOf(s.Stats)
