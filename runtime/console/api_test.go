@@ -141,6 +141,21 @@ func TestBacklogAndStuckKeys(t *testing.T) {
 	if !strings.Contains(body, "1 stuck") || !strings.Contains(body, "Largest backlog") {
 		t.Fatalf("the page shows no stuck key:\n%s", body)
 	}
+	// The key's page says how many events wait and since when.
+	var k struct {
+		Live             bool    `json:"live"`
+		Pending          int     `json:"pending"`
+		OldestAgeSeconds float64 `json:"oldest_age_seconds"`
+		Stuck            bool    `json:"stuck"`
+	}
+	if code := site.get(t, "api/key?entity=Account&subscriber=Account&key=hot", &k); code != http.StatusOK ||
+		!k.Live || k.Pending != 5 || k.OldestAgeSeconds <= 0 || !k.Stuck {
+		t.Fatalf("api/key of the stuck key: %d %+v", code, k)
+	}
+	_, body = site.page(t, "key?entity=Account&subscriber=Account&key=hot")
+	if !strings.Contains(body, "<dt>pending events</dt><dd>5</dd>") || !strings.Contains(body, `<span class="badge warn">stuck</span>`) {
+		t.Fatalf("the stuck key's page:\n%s", body)
+	}
 }
 
 // Paging over a park of 10,000 events: every event once, in order, a page

@@ -194,6 +194,13 @@ type keyView struct {
 	Since      time.Time `json:"since,omitzero"`
 	Version    *uint64   `json:"version,omitempty"`
 	State      string    `json:"state,omitempty"`
+	// Live is true when the subscriber runs in this process: then Pending
+	// is the key's events without an outcome, OldestAge the age of the
+	// oldest, and Stuck says whether it is older than StuckAfter.
+	Live      bool    `json:"live"`
+	Pending   int     `json:"pending"`
+	OldestAge seconds `json:"oldest_age_seconds"`
+	Stuck     bool    `json:"stuck"`
 }
 
 type requestView struct {
@@ -330,7 +337,8 @@ func (c *Console) key(ctx context.Context, in inspect.Inspector, subscriber, key
 		return keyView{}, err
 	}
 	kv := keyView{Entity: in.Entity(), Subscriber: subscriber, Key: key, Parked: k.Parked, Reason: k.Reason,
-		Events: k.Events, Since: k.Since, State: k.State}
+		Events: k.Events, Since: k.Since, State: k.State,
+		Live: k.Live, Pending: k.Pending, OldestAge: seconds(k.OldestAge), Stuck: k.Pending > 0 && k.OldestAge > c.cfg.StuckAfter}
 	if k.HasVersion {
 		kv.Version = &k.Version
 	}
