@@ -30,6 +30,8 @@ type Ledger struct {
 	Origin string
 	// Log receives the console's log.
 	Log *SyncBuffer
+	// Console is the console.
+	Console *console.Console
 
 	bank *Bank
 	srv  *httptest.Server
@@ -80,12 +82,13 @@ func NewLedger(opts LedgerOptions) (*Ledger, error) {
 		io.WriteString(w, "<!doctype html><title>probe</title>")
 	})
 	srv := httptest.NewServer(mux)
-	return &Ledger{Accounts: d, URL: srv.URL + "/ops/", Origin: srv.URL, Log: logs, bank: b, srv: srv}, nil
+	return &Ledger{Accounts: d, URL: srv.URL + "/ops/", Origin: srv.URL, Log: logs, Console: c, bank: b, srv: srv}, nil
 }
 
-// Close stops the server and the dispatcher.
+// Close stops the server, the console's sampler and the dispatcher.
 func (l *Ledger) Close() {
 	l.srv.Close()
+	l.Console.Close()
 	l.Accounts.Close(context.Background())
 }
 

@@ -126,6 +126,7 @@ func run(ctx context.Context, desktop, phone string) error {
 	if err != nil {
 		return err
 	}
+	defer c.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/ops/", http.StripPrefix("/ops", c))
 	srv := httptest.NewServer(mux)
