@@ -29,8 +29,10 @@ type Config struct {
 	// Transports are shown with their state (runtime/kafka's Consumer: lag
 	// and paused partitions).
 	Transports []inspect.Transport
-	// Authorize, when set, decides who may replay and discard. Nil: the
-	// console is read-only, shows no buttons, and refuses every mutation.
+	// Authorize, when set, decides who may replay and discard (parked keys,
+	// and the outbox's keys of a transport that is an
+	// inspect.OutboxOperator). Nil: the console is read-only, shows no
+	// buttons, and refuses every mutation.
 	Authorize Authorizer
 	// CrossOrigin refuses cross-origin mutations. Nil:
 	// http.NewCrossOriginProtection(), which refuses every cross-origin
@@ -68,10 +70,15 @@ type Authorizer func(r *http.Request, a Action) (who string, err error)
 
 // Action is a mutation an operator asks for.
 type Action struct {
-	// Verb is "replay" or "discard".
+	// Verb is "replay" or "discard" (a subscriber's parked key), or
+	// "outbox-retry" or "outbox-discard" (a key of a transport's outbox).
 	Verb string
 	// Entity, Subscriber and Key say what it acts on; Key is its text.
+	// An outbox's action has no Subscriber.
 	Entity, Subscriber, Key string
+	// Transport names the transport of an outbox's action (its
+	// TransportStatus name); empty otherwise.
+	Transport string
 }
 
 // ErrReadOnly is the refusal of a mutation by a console without an
@@ -162,16 +169,21 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /subscriber", c.subscriberPage)
 	m.HandleFunc("GET /parked", c.parkedPage)
 	m.HandleFunc("GET /key", c.keyPage)
-	m.HandleFunc("POST /replay", c.formAction("replay"))
-	m.HandleFunc("POST /discard", c.formAction("discard"))
+	m.HandleFunc("GET /outbox", c.outboxPage)
+	m.HandleFunc("POST /replay", c.formAction(verbReplay))
+	m.HandleFunc("POST /discard", c.formAction(verbDiscard))
+	m.HandleFunc("POST /outbox/retry", c.formAction(verbOutboxRetry))
+	m.HandleFunc("POST /outbox/discard", c.formAction(verbOutboxDiscard))
 	m.HandleFunc("GET /api/overview", c.apiOverview)
 	m.HandleFunc("GET /api/parked", c.apiParked)
 	m.HandleFunc("GET /api/events", c.apiEvents)
 	m.HandleFunc("GET /api/key", c.apiKey)
 	m.HandleFunc("GET /api/actions", c.apiActions)
 	m.HandleFunc("GET /api/history", c.apiHistory)
-	m.HandleFunc("POST /api/replay", c.apiAction("replay"))
-	m.HandleFunc("POST /api/discard", c.apiAction("discard"))
+	m.HandleFunc("POST /api/replay", c.apiAction(verbReplay))
+	m.HandleFunc("POST /api/discard", c.apiAction(verbDiscard))
+	m.HandleFunc("POST /api/outbox/retry", c.apiAction(verbOutboxRetry))
+	m.HandleFunc("POST /api/outbox/discard", c.apiAction(verbOutboxDiscard))
 	m.HandleFunc("GET /style.css", c.asset("assets/style.css", "text/css; charset=utf-8"))
 	m.HandleFunc("GET /favicon.svg", c.asset("assets/favicon.svg", "image/svg+xml"))
 	c.mux = m

@@ -32,7 +32,10 @@
 //
 // The console shows keys and event payloads: mount it behind the service's
 // authentication. It is read-only unless the service passes an Authorizer,
-// which decides each mutation and names who asked. Mutations are POST only
+// which decides each mutation and names who asked: a replay or discard of
+// a parked key, and a retry or discard of a key of the transactional
+// outbox (a transport that is an inspect.OutboxOperator: runtime/outbox's
+// Relay). Mutations are POST only
 // and refused cross-origin (http.CrossOriginProtection), so another site
 // cannot make an operator's browser replay or discard; every mutation and
 // every refusal is logged with who and what. Pages are html/template, which
@@ -87,6 +90,12 @@
 //	GET  api/actions                                the latest mutations, newest first
 //	POST api/replay   entity=E&subscriber=S&key=K   replay (form-encoded body)
 //	POST api/discard  entity=E&subscriber=S&key=K   discard
+//	POST api/outbox/retry    transport=N&entity=E&key=K
+//	                                                let an outbox's parked or retrying key
+//	                                                flow again (N: its transport's index in
+//	                                                Config.Transports, "index" in the overview)
+//	POST api/outbox/discard  transport=N&entity=E&key=K
+//	                                                drop its unsent events
 //
 // A replay waits for the replay to finish, up to Config.ActionTimeout, then
 // answers 202 and the replay goes on. limit is at most 1000 (default 100).

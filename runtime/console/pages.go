@@ -53,6 +53,9 @@ var funcs = template.FuncMap{
 	"subscriberURL": func(entity, subscriber string) string {
 		return "subscriber?" + url.Values{"entity": {entity}, "subscriber": {subscriber}}.Encode()
 	},
+	"outboxURL": func(transport int, entity, key string) string {
+		return "outbox?" + url.Values{"transport": {strconv.Itoa(transport)}, "entity": {entity}, "key": {key}}.Encode()
+	},
 	"parkedURL": func(entity, subscriber string, offset int) string {
 		v := url.Values{"entity": {entity}, "subscriber": {subscriber}}
 		if offset > 0 {
@@ -189,7 +192,7 @@ func unescapeHTML(s string) string {
 }
 
 // pageNames are the pages; each is parsed with the layout.
-var pageNames = []string{"overview", "subscriber", "parked", "key", "error"}
+var pageNames = []string{"overview", "subscriber", "parked", "key", "outbox", "error"}
 
 func parsePages() (map[string]*template.Template, error) {
 	pages := make(map[string]*template.Template)
@@ -220,7 +223,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, code int, name,
 		q.Del("action")
 		p.Pause = "?" + q.Encode()
 	}
-	if name == "error" || (name == "key" && body.(keyBody).Confirm) {
+	if name == "error" || (name == "key" && body.(keyBody).Confirm) || name == "outbox" {
 		refresh = 0 // nothing to watch, or a choice to make
 	}
 	if refresh > 0 {
@@ -323,6 +326,43 @@ func (c *Console) keyPage(w http.ResponseWriter, r *http.Request) {
 	}
 	confirm := r.URL.Query().Get("confirm") == "discard" && !c.readOnly() && k.Parked
 	c.render(w, r, http.StatusOK, "key", q.key, keyBody{Key: k, Events: evs, Confirm: confirm})
+}
+
+// outboxBody is the page of an outbox's key: what its transport says of it,
+// and the buttons that act on it.
+type outboxBody struct {
+	Transport transportView
+	Entity    string
+	Key       string
+	// Partition is the key as its transport shows it; nil when it flows.
+	Partition *partitionView
+	Confirm   bool
+}
+
+func (c *Console) outboxPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	entity, key := q.Get("entity"), q.Get("key")
+	if entity == "" || !q.Has("key") || !q.Has("transport") {
+		c.renderError(w, r, http.StatusBadRequest, fmt.Errorf("%w: an outbox's key needs transport, entity and key", errBadQuery))
+		return
+	}
+	i, err := strconv.Atoi(q.Get("transport"))
+	if err != nil || i < 0 || i >= len(c.cfg.Transports) {
+		c.renderError(w, r, http.StatusNotFound, fmt.Errorf("%w: no transport %q", inspect.ErrNotFound, q.Get("transport")))
+		return
+	}
+	t := c.cfg.Transports[i]
+	b := outboxBody{Transport: transportOf(t.TransportStatus()), Entity: entity, Key: key, Confirm: q.Get("confirm") == "discard"}
+	_, b.Transport.Actions = t.(inspect.OutboxOperator)
+	b.Transport.Index, b.Transport.ReadOnly = i, c.readOnly()
+	for _, p := range b.Transport.Partitions {
+		if p.Entity == entity && p.Key == key {
+			b.Partition = &p
+			break
+		}
+	}
+	b.Confirm = b.Confirm && b.Transport.Actions && !c.readOnly() && b.Partition != nil
+	c.render(w, r, http.StatusOK, "outbox", key, b)
 }
 
 // pageEvents is how many parked events the key page shows at once.

@@ -215,6 +215,9 @@ type requestView struct {
 }
 
 type transportView struct {
+	// Index is the transport's place in Config.Transports, which an
+	// outbox's mutation names.
+	Index      int               `json:"index"`
 	Kind       string            `json:"kind"`
 	Name       string            `json:"name"`
 	Counters   []inspect.Counter `json:"counters"`
@@ -224,6 +227,11 @@ type transportView struct {
 	// its keys that do not flow, and none is good news, not "no partitions
 	// held".
 	Unit, None string `json:"-"`
+	// Actions is true when its outbox's keys can be retried and discarded
+	// (an inspect.OutboxOperator).
+	Actions bool `json:"actions"`
+	// ReadOnly is the console's (not in the JSON), for the page.
+	ReadOnly bool `json:"-"`
 }
 
 type partitionView struct {
@@ -234,6 +242,10 @@ type partitionView struct {
 	OldestUnfinished seconds `json:"oldest_unfinished_seconds"`
 	Paused           string  `json:"paused,omitempty"`
 	Detail           string  `json:"detail,omitempty"`
+	// Entity and Key name the outbox's key that the partition is, when the
+	// transport acts on it.
+	Entity string `json:"entity,omitempty"`
+	Key    string `json:"key,omitempty"`
 }
 
 // outboxKind is the Kind of the transactional outbox's transport status
@@ -258,8 +270,11 @@ func (c *Console) overview(ctx context.Context) overview {
 	for _, in := range ins {
 		o.Entities = append(o.Entities, c.entity(ctx, in))
 	}
-	for _, t := range c.cfg.Transports {
-		o.Transports = append(o.Transports, transportOf(t.TransportStatus()))
+	for i, t := range c.cfg.Transports {
+		tv := transportOf(t.TransportStatus())
+		_, tv.Actions = t.(inspect.OutboxOperator)
+		tv.Index, tv.ReadOnly = i, c.readOnly()
+		o.Transports = append(o.Transports, tv)
 	}
 	return o
 }
@@ -325,7 +340,7 @@ func transportOf(s inspect.TransportStatus) transportView {
 	}
 	for _, p := range s.Partitions {
 		tv.Partitions = append(tv.Partitions, partitionView{Name: p.Name, Lag: p.Lag, Unfinished: p.Unfinished, Parked: p.Parked,
-			OldestUnfinished: seconds(p.OldestUnfinished), Paused: p.Paused, Detail: p.Detail})
+			OldestUnfinished: seconds(p.OldestUnfinished), Paused: p.Paused, Detail: p.Detail, Entity: p.Entity, Key: p.Key})
 	}
 	return tv
 }
