@@ -91,7 +91,8 @@
 // or resync the key). outbox seed numbers a key's first outbox event
 // VERSION+1, for a service that adopts the outbox with versions it
 // numbered before (only a key without outbox events). The console of serve
-// shows the outbox's keys that do not flow as a transport.
+// shows the outbox's keys that do not flow as a transport; with -actions,
+// its Retry and Discard buttons act on them as outbox retry and discard do.
 //
 // Exit status: 0 on success, 1 when the store fails or is missing, a name
 // does not match, a request fails, is cancelled or is not done in time, 2
