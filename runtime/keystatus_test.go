@@ -36,7 +36,7 @@ func TestKeyStatusAndOldestAge(t *testing.T) {
 	if other.Pending != 2 || other.OldestAge <= 0 {
 		t.Errorf("other: %+v, want 2 pending and an age", other)
 	}
-	if idle != (runtime.KeyStatus{}) {
+	if idle != (runtime.KeyStatus[ev]{}) {
 		t.Errorf("a key never seen: %+v", idle)
 	}
 	if oldest := e.OldestAge(); oldest < hot.OldestAge {
