@@ -461,3 +461,50 @@ func (w *worker[K, E]) parkNow(l *lane[K, E]) turnStep {
 	req.reply(n, nil)
 	return keepRunning
 }
+
+// CancelAttempt ends, in every subscriber where a handler of key is in an
+// attempt, that attempt's context with cause (see Engine.CancelAttempt).
+// It returns nil when it ended one, and otherwise an error wrapping
+// ErrNotRunning (or the subscribers' other errors, joined).
+func (t *Topic[K, E]) CancelAttempt(key K, cause error) error {
+	var errs []error
+	cancelled := false
+	for _, s := range t.Subscribers() {
+		err := s.CancelAttempt(key, cause)
+		switch {
+		case err == nil:
+			cancelled = true
+		case !errors.Is(err, ErrNotRunning):
+			errs = append(errs, err)
+		}
+	}
+	if !cancelled && len(errs) == 0 {
+		return fmt.Errorf("cancel %v: %w in any subscriber", key, ErrNotRunning)
+	}
+	return errors.Join(errs...)
+}
+
+// ParkNow parks key now with its pending events in every subscriber where
+// it has any (see Engine.ParkNow), and returns how many events it parked in
+// all. It returns an error wrapping ErrNothingPending when key has no
+// pending event in any subscriber; the subscribers' other errors, joined,
+// each naming its subscriber.
+func (t *Topic[K, E]) ParkNow(ctx context.Context, key K, reason string) (int, error) {
+	var errs []error
+	total, pending := 0, false
+	for _, s := range t.Subscribers() {
+		n, err := s.ParkNow(ctx, key, reason)
+		if errors.Is(err, ErrNothingPending) {
+			continue
+		}
+		pending = true
+		total += n
+		if err != nil {
+			errs = append(errs, fmt.Errorf("park %v in %s: %w", key, s.cfg.Name, err))
+		}
+	}
+	if !pending {
+		return 0, fmt.Errorf("park %v: %w in any subscriber", key, ErrNothingPending)
+	}
+	return total, errors.Join(errs...)
+}

@@ -508,3 +508,43 @@ func TestASeizedLaneInterruptsNoOtherKey(t *testing.T) {
 		t.Fatalf("%s handled %v", next, got)
 	}
 }
+
+// A topic's CancelAttempt and ParkNow act in every subscriber where the
+// key runs or waits.
+func TestTopicCancelsAndParksNowInEverySubscriber(t *testing.T) {
+	slow, fast := newStuckKey(false, false), newStuckKey(false, false)
+	close(fast.release)
+	topic := runtime.NewTopic[string, ev]()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		topic.Close(ctx)
+	}()
+	defer close(slow.release)
+	for name, s := range map[string]*stuckKey{"slow": slow, "fast": fast} {
+		if _, err := topic.Subscribe(s.handle, runtime.Config[string, ev]{Name: name, Timeout: time.Hour, Logger: discardLogger()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := t.Context()
+	if err := topic.CancelAttempt("stuck", nil); !errors.Is(err, runtime.ErrNotRunning) {
+		t.Fatalf("cancel when nothing runs: %v", err)
+	}
+	if _, err := topic.ParkNow(ctx, "stuck", ""); !errors.Is(err, runtime.ErrNothingPending) {
+		t.Fatalf("park now when nothing waits: %v", err)
+	}
+	for i := 1; i <= 3; i++ {
+		if err := topic.Publish(ctx, "stuck", ev{Seq: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-slow.started
+	s, _ := topic.Subscriber("fast")
+	flush(t, s)
+	if n, err := topic.ParkNow(ctx, "stuck", "operator"); err != nil || n != 3 {
+		t.Fatalf("park now: %d %v, want slow's 3 events", n, err)
+	}
+	if keys, err := topic.ParkedKeys(ctx); err != nil || len(keys) != 1 || len(keys["slow"]) != 1 {
+		t.Fatalf("parked %v %v", keys, err)
+	}
+}
