@@ -171,14 +171,54 @@ type Key struct {
 	Live      bool
 	Pending   int
 	OldestAge time.Duration
+	// Running is the attempt of the key's handler in progress, when Live
+	// and one runs; nil otherwise.
+	Running *Running
 }
 
-// Result says what Replay or Discard did.
+// Running is an attempt of a key's handler in progress (see
+// runtime.KeyStatus).
+type Running struct {
+	// Known is false when the engine gives its attempts no context of
+	// their own (no Timeout, no OnOutcome): then only that the key runs
+	// is known, and the rest is empty.
+	Known bool
+	// Name and Data are its event's name and encoding (of a batch, its
+	// first event's; Batch says how many it covers); Version is the
+	// event's version when it has one (HasVersion).
+	Name       string
+	Data       []byte
+	HasVersion bool
+	Version    uint64
+	Batch      int
+	// Attempt is its number, from 1; Started when it began.
+	Attempt int
+	Started time.Time
+	// Ended says why its context ended while its handler has not returned
+	// ("": it did not): a deadline, or an operator's cause.
+	Ended string
+}
+
+// KeyOperator is implemented by an Inspector that acts on a key that runs:
+// Engines, in the process (runtime.Engine.CancelAttempt and ParkNow), and a
+// durable store's view (ordergen-parked serve), which leaves requests for
+// the running service, as its Replay and Discard do.
+type KeyOperator interface {
+	// CancelAttempt ends the context of the attempt of key's handler in
+	// progress in subscriber with cause; the retry policy, then the park,
+	// follow.
+	CancelAttempt(ctx context.Context, subscriber, key string, cause error) (Result, error)
+	// ParkNow parks key now with its pending events in subscriber under
+	// reason, withdrawing a handler of key in an attempt.
+	ParkNow(ctx context.Context, subscriber, key, reason string) (Result, error)
+}
+
+// Result says what Replay, Discard, CancelAttempt or ParkNow did.
 type Result struct {
 	// Done is true when the action was carried out; false when it was left
 	// as a request for the running service (Request), or is still running.
 	Done bool
-	// Events is how many events a discard removed.
+	// Events is how many events a discard removed, or ParkNow parked.
 	Events int
 	// Request identifies the request left for the running service.
 	Request int64
