@@ -104,6 +104,8 @@ func (r *refusal) Error() string { return r.err.Error() }
 const (
 	verbReplay        = "replay"
 	verbDiscard       = "discard"
+	verbCancelAttempt = "cancel-attempt"
+	verbParkNow       = "park-now"
 	verbOutboxRetry   = "outbox-retry"
 	verbOutboxDiscard = "outbox-discard"
 )
@@ -202,10 +204,20 @@ func (c *Console) target(r *http.Request, verb string) (Action, runner, *refusal
 		if err != nil {
 			return inspect.Result{}, err
 		}
-		if verb == verbReplay {
+		switch verb {
+		case verbReplay:
 			return in.Replay(ctx, a.Subscriber, a.Key)
+		case verbDiscard:
+			return in.Discard(ctx, a.Subscriber, a.Key)
 		}
-		return in.Discard(ctx, a.Subscriber, a.Key)
+		op, ok := in.(inspect.KeyOperator)
+		if !ok {
+			return inspect.Result{}, fmt.Errorf("console: %w: this console's view of %s cannot %s", errors.ErrUnsupported, a.Entity, verb)
+		}
+		if verb == verbCancelAttempt {
+			return op.CancelAttempt(ctx, a.Subscriber, a.Key, fmt.Errorf("%w: %s, from the console", runtime.ErrOperatorCancel, who))
+		}
+		return op.ParkNow(ctx, a.Subscriber, a.Key, "parked now by "+who+", from the console")
 	}, nil
 }
 
@@ -232,10 +244,11 @@ func failure(err error) (int, string, string) {
 		return http.StatusAccepted, "running", err.Error()
 	case errors.Is(err, inspect.ErrNotFound):
 		return http.StatusNotFound, "failed", err.Error()
-	case errors.Is(err, runtime.ErrInvalidEvent), errors.Is(err, runtime.ErrInvalidConfig):
+	case errors.Is(err, runtime.ErrInvalidEvent), errors.Is(err, runtime.ErrInvalidConfig), errors.Is(err, errors.ErrUnsupported):
 		return http.StatusBadRequest, "failed", err.Error()
 	case errors.Is(err, runtime.ErrNotParked), errors.Is(err, runtime.ErrReplayInProgress),
-		errors.Is(err, runtime.ErrParkedAgain), errors.Is(err, runtime.ErrClosed):
+		errors.Is(err, runtime.ErrParkedAgain), errors.Is(err, runtime.ErrClosed),
+		errors.Is(err, runtime.ErrNotRunning), errors.Is(err, runtime.ErrNothingPending):
 		return http.StatusConflict, "failed", err.Error()
 	}
 	return http.StatusInternalServerError, "failed", err.Error()

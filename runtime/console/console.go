@@ -29,10 +29,12 @@ type Config struct {
 	// Transports are shown with their state (runtime/kafka's Consumer: lag
 	// and paused partitions).
 	Transports []inspect.Transport
-	// Authorize, when set, decides who may replay and discard (parked keys,
-	// and the outbox's keys of a transport that is an
-	// inspect.OutboxOperator). Nil: the console is read-only, shows no
-	// buttons, and refuses every mutation.
+	// Authorize, when set, decides who may act: replay and discard parked
+	// keys, cancel a key's running attempt and park a key now (of an
+	// inspect.KeyOperator: the generated Inspector), retry and discard the
+	// outbox's keys (of a transport that is an inspect.OutboxOperator).
+	// Nil: the console is read-only, shows no buttons, and refuses every
+	// mutation.
 	Authorize Authorizer
 	// CrossOrigin refuses cross-origin mutations. Nil:
 	// http.NewCrossOriginProtection(), which refuses every cross-origin
@@ -70,8 +72,10 @@ type Authorizer func(r *http.Request, a Action) (who string, err error)
 
 // Action is a mutation an operator asks for.
 type Action struct {
-	// Verb is "replay" or "discard" (a subscriber's parked key), or
-	// "outbox-retry" or "outbox-discard" (a key of a transport's outbox).
+	// Verb is "replay" or "discard" (a subscriber's parked key),
+	// "cancel-attempt" or "park-now" (a subscriber's key that runs or waits:
+	// runtime.Engine.CancelAttempt and ParkNow), or "outbox-retry" or
+	// "outbox-discard" (a key of a transport's outbox).
 	Verb string
 	// Entity, Subscriber and Key say what it acts on; Key is its text.
 	// An outbox's action has no Subscriber.
@@ -172,6 +176,8 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /outbox", c.outboxPage)
 	m.HandleFunc("POST /replay", c.formAction(verbReplay))
 	m.HandleFunc("POST /discard", c.formAction(verbDiscard))
+	m.HandleFunc("POST /cancel-attempt", c.formAction(verbCancelAttempt))
+	m.HandleFunc("POST /park-now", c.formAction(verbParkNow))
 	m.HandleFunc("POST /outbox/retry", c.formAction(verbOutboxRetry))
 	m.HandleFunc("POST /outbox/discard", c.formAction(verbOutboxDiscard))
 	m.HandleFunc("GET /api/overview", c.apiOverview)
@@ -182,6 +188,8 @@ func (c *Console) routes() {
 	m.HandleFunc("GET /api/history", c.apiHistory)
 	m.HandleFunc("POST /api/replay", c.apiAction(verbReplay))
 	m.HandleFunc("POST /api/discard", c.apiAction(verbDiscard))
+	m.HandleFunc("POST /api/cancel-attempt", c.apiAction(verbCancelAttempt))
+	m.HandleFunc("POST /api/park-now", c.apiAction(verbParkNow))
 	m.HandleFunc("POST /api/outbox/retry", c.apiAction(verbOutboxRetry))
 	m.HandleFunc("POST /api/outbox/discard", c.apiAction(verbOutboxDiscard))
 	m.HandleFunc("GET /style.css", c.asset("assets/style.css", "text/css; charset=utf-8"))

@@ -34,9 +34,13 @@ type page struct {
 
 // keyBody is the key page's data.
 type keyBody struct {
-	Key     keyView
-	Events  eventsPage
-	Confirm bool
+	Key    keyView
+	Events eventsPage
+	// Confirm is the action the page asks to confirm: "discard" or
+	// "park-now" ("": none).
+	Confirm string
+	// Acts says whether the page shows the actions on a key that runs.
+	Acts bool
 }
 
 // errorBody is an error page's data.
@@ -223,7 +227,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, code int, name,
 		q.Del("action")
 		p.Pause = "?" + q.Encode()
 	}
-	if name == "error" || (name == "key" && body.(keyBody).Confirm) || name == "outbox" {
+	if name == "error" || (name == "key" && body.(keyBody).Confirm != "") || name == "outbox" {
 		refresh = 0 // nothing to watch, or a choice to make
 	}
 	if refresh > 0 {
@@ -324,8 +328,21 @@ func (c *Console) keyPage(w http.ResponseWriter, r *http.Request) {
 		c.renderError(w, r, readStatus(err), err)
 		return
 	}
-	confirm := r.URL.Query().Get("confirm") == "discard" && !c.readOnly() && k.Parked
-	c.render(w, r, http.StatusOK, "key", q.key, keyBody{Key: k, Events: evs, Confirm: confirm})
+	// A live key that runs or waits can be cancelled or parked now; a
+	// store's view cannot tell, and leaves the request to the service.
+	acts := !c.readOnly() && k.Operable && (!k.Live || k.Running != nil || k.Pending > 0)
+	var confirm string
+	switch r.URL.Query().Get("confirm") {
+	case "discard":
+		if !c.readOnly() && k.Parked {
+			confirm = "discard"
+		}
+	case "park-now":
+		if acts {
+			confirm = "park-now"
+		}
+	}
+	c.render(w, r, http.StatusOK, "key", q.key, keyBody{Key: k, Events: evs, Confirm: confirm, Acts: acts})
 }
 
 // outboxBody is the page of an outbox's key: what its transport says of it,

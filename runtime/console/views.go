@@ -201,6 +201,26 @@ type keyView struct {
 	Pending   int     `json:"pending"`
 	OldestAge seconds `json:"oldest_age_seconds"`
 	Stuck     bool    `json:"stuck"`
+	// Running is the attempt of the key's handler in progress, if one is.
+	Running *runningView `json:"running,omitempty"`
+	// Operable is true when the console can cancel the key's running
+	// attempt and park it now (its inspector is an inspect.KeyOperator).
+	Operable bool `json:"operable"`
+}
+
+// runningView is an attempt in progress. Without Known, only that the key
+// runs is known (the engine gives its attempts no context of their own).
+type runningView struct {
+	Known   bool            `json:"known"`
+	Name    string          `json:"name,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
+	Version *uint64         `json:"version,omitempty"`
+	Batch   int             `json:"batch,omitempty"`
+	Attempt int             `json:"attempt,omitempty"`
+	Started time.Time       `json:"started,omitzero"`
+	// For is how long its handler has run.
+	For   seconds `json:"running_seconds"`
+	Ended string  `json:"context_ended,omitempty"`
 }
 
 type requestView struct {
@@ -356,6 +376,18 @@ func (c *Console) key(ctx context.Context, in inspect.Inspector, subscriber, key
 		Live: k.Live, Pending: k.Pending, OldestAge: seconds(k.OldestAge), Stuck: k.Pending > 0 && k.OldestAge > c.cfg.StuckAfter}
 	if k.HasVersion {
 		kv.Version = &k.Version
+	}
+	_, kv.Operable = in.(inspect.KeyOperator)
+	if r := k.Running; r != nil {
+		rv := &runningView{Known: r.Known, Name: r.Name, Batch: r.Batch, Attempt: r.Attempt, Started: r.Started, Ended: r.Ended}
+		if r.Known {
+			rv.Data = asJSON(r.Data)
+			rv.For = seconds(max(time.Since(r.Started), 0))
+		}
+		if r.HasVersion {
+			rv.Version = &r.Version
+		}
+		kv.Running = rv
 	}
 	return kv, nil
 }
