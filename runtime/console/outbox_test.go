@@ -147,10 +147,10 @@ func TestOutboxMutationsAreRefused(t *testing.T) {
 		says   string
 	}{
 		{"read-only API", readOnly, "api/outbox/retry", outboxForm("1", "k1"), nil, http.StatusForbidden, "read-only"},
-		{"read-only form", readOnly, "outbox/discard", outboxForm("1", "k1"), nil, http.StatusForbidden, "read-only"},
+		{"read-only form", readOnly, "outbox-discard", outboxForm("1", "k1"), nil, http.StatusForbidden, "read-only"},
 		{"unauthorized", refusing, "api/outbox/discard", outboxForm("1", "k1"), nil, http.StatusForbidden, "bob may not outbox-discard k1 of outbox of Account"},
 		{"cross-site", open, "api/outbox/discard", outboxForm("1", "k1"), http.Header{"Sec-Fetch-Site": {"cross-site"}}, http.StatusForbidden, "cross-origin"},
-		{"cross-origin", open, "outbox/retry", outboxForm("1", "k1"), http.Header{"Origin": {"https://evil.example"}}, http.StatusForbidden, "cross-origin"},
+		{"cross-origin", open, "outbox-retry", outboxForm("1", "k1"), http.Header{"Origin": {"https://evil.example"}}, http.StatusForbidden, "cross-origin"},
 		{"no transport", open, "api/outbox/retry", url.Values{"entity": {"Account"}, "key": {"k1"}}, nil, http.StatusBadRequest, "needs transport, entity and key"},
 		{"a transport of no outbox", open, "api/outbox/retry", outboxForm("0", "k1"), nil, http.StatusNotFound, "no outbox keys"},
 		{"no such transport", open, "api/outbox/retry", outboxForm("7", "k1"), nil, http.StatusNotFound, "no transport"},
@@ -164,7 +164,7 @@ func TestOutboxMutationsAreRefused(t *testing.T) {
 	if st := ob.TransportStatus(); len(st.Partitions) != 1 {
 		t.Fatalf("a refused mutation changed the outbox: %+v", st)
 	}
-	for _, path := range []string{"api/outbox/retry", "outbox/discard"} {
+	for _, path := range []string{"api/outbox/retry", "outbox-discard"} {
 		if code := open.get(t, path, nil); code != http.StatusMethodNotAllowed {
 			t.Errorf("GET %s: %d, want 405", path, code)
 		}
@@ -178,21 +178,21 @@ func TestOutboxButtonsOnThePages(t *testing.T) {
 	readOnly := newSite(t, console.Config{Inspectors: []inspect.Inspector{s.inspector()}, Transports: transports})
 	site := newSite(t, console.Config{Inspectors: []inspect.Inspector{s.inspector()}, Transports: transports, Authorize: allowAll})
 	_, body := readOnly.page(t, "")
-	if strings.Contains(body, "outbox/retry") || strings.Contains(body, "confirm=discard") {
+	if strings.Contains(body, "outbox-retry") || strings.Contains(body, "confirm=discard") {
 		t.Fatal("a read-only console shows outbox buttons")
 	}
 	_, body = site.page(t, "")
-	if strings.Count(body, `action="outbox/retry"`) != 1 || !strings.Contains(body, `name="key" value="&lt;k&amp;1&gt;"`) ||
+	if strings.Count(body, `action="outbox-retry"`) != 1 || !strings.Contains(body, `name="key" value="&lt;k&amp;1&gt;"`) ||
 		!strings.Contains(body, `outbox?entity=Account&amp;key=%3Ck%261%3E&amp;transport=1&amp;confirm=discard`) {
 		t.Fatalf("the overview's outbox buttons:\n%s", body)
 	}
 	// Discard asks first, on the key's page.
 	code, page := site.page(t, "outbox?entity=Account&key=%3Ck%261%3E&transport=1&confirm=discard")
-	if code != http.StatusOK || !strings.Contains(page, `action="outbox/discard"`) || !strings.Contains(page, "Discard 2 events") ||
+	if code != http.StatusOK || !strings.Contains(page, `action="outbox-discard"`) || !strings.Contains(page, "Discard 2 events") ||
 		!strings.Contains(page, "sink refused &lt;b&gt;") {
 		t.Fatalf("the outbox key's page: %d\n%s", code, page)
 	}
-	code, header, _ := site.post(t, "outbox/discard", outboxForm("1", "<k&1>"), http.Header{"Sec-Fetch-Site": {"same-origin"}})
+	code, header, _ := site.post(t, "outbox-discard", outboxForm("1", "<k&1>"), http.Header{"Sec-Fetch-Site": {"same-origin"}})
 	if loc := header.Get("Location"); code != http.StatusSeeOther || loc != "./?action=1" {
 		t.Fatalf("discard: %d to %q", code, loc)
 	}
@@ -200,7 +200,7 @@ func TestOutboxButtonsOnThePages(t *testing.T) {
 	if !strings.Contains(body, "outbox-discard</strong> of <code>&lt;k&amp;1&gt;</code> in outbox of Account by alice: discarded 2 events") {
 		t.Fatalf("the overview shows no outcome:\n%s", body)
 	}
-	if _, page := site.page(t, "outbox?entity=Account&key=%3Ck%261%3E&transport=1"); !strings.Contains(page, "The key flows") || strings.Contains(page, "outbox/retry") {
+	if _, page := site.page(t, "outbox?entity=Account&key=%3Ck%261%3E&transport=1"); !strings.Contains(page, "The key flows") || strings.Contains(page, "outbox-retry") {
 		t.Fatalf("the page of a key that flows:\n%s", page)
 	}
 	for path, want := range map[string]int{"outbox?entity=Account&key=k": http.StatusBadRequest, "outbox?entity=Account&key=k&transport=9": http.StatusNotFound} {

@@ -399,7 +399,7 @@ func (c *Console) formAction(verb string) http.HandlerFunc {
 			back = funcs["keyURL"].(func(string, string, string) string)(rec.Entity, rec.Subscriber, rec.Key) +
 				"&action=" + strconv.FormatInt(rec.ID, 10)
 		}
-		// Relative to the request's path (replay or discard, beside the
+		// Relative to the request's path (every form posts beside the
 		// pages): http.Redirect would resolve it against the path that
 		// StripPrefix left.
 		w.Header().Set("Location", back)
