@@ -1,6 +1,7 @@
 package browsertest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,13 +49,25 @@ type LedgerOptions struct {
 	Extra []inspect.Inspector
 	// Transports are given to the console.
 	Transports []inspect.Transport
+	// Timeout is the handlers' timeout per attempt (zero: the schema's);
+	// Attempts the attempts of an event (zero: 3).
+	Timeout  time.Duration
+	Attempts int
+	// Sample is the console's Sample: negative for none (the tests call
+	// Console.Sample when they choose), zero for the default.
+	Sample time.Duration
+	// StuckAfter is the console's StuckAfter (zero: its default).
+	StuckAfter time.Duration
 }
 
 // NewLedger starts the dispatcher and the console. Close stops both.
 func NewLedger(opts LedgerOptions) (*Ledger, error) {
 	b := NewBank()
 	d, err := ledger.NewAccountDispatcher(b, func(c *ledger.AccountConfig) {
-		c.Retry = runtime.Retry{Attempts: 3, Initial: time.Millisecond, Max: 2 * time.Millisecond}
+		c.Retry = runtime.Retry{Attempts: cmp.Or(opts.Attempts, 3), Initial: time.Millisecond, Max: 2 * time.Millisecond}
+		if opts.Timeout > 0 {
+			c.Timeout = opts.Timeout
+		}
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	})
 	if err != nil {
@@ -68,6 +81,8 @@ func NewLedger(opts LedgerOptions) (*Ledger, error) {
 		Logger:     slog.New(slog.NewTextHandler(logs, nil)),
 		Title:      "ledger",
 		Refresh:    opts.Refresh,
+		Sample:     opts.Sample,
+		StuckAfter: opts.StuckAfter,
 	})
 	if err != nil {
 		d.Close(context.Background())
@@ -111,6 +126,24 @@ func (l *Ledger) Park(ctx context.Context, account string, events int) error {
 // Fix makes account's events succeed from now on.
 func (l *Ledger) Fix(account string) { l.bank.Break(account, false) }
 
+// Bank is the dispatcher's handler, for a test to slow or hang accounts.
+func (l *Ledger) Bank() *Bank { return l.bank }
+
+// Publish publishes account's opening (version 1) and then deposits, events
+// in all, without waiting for them.
+func (l *Ledger) Publish(ctx context.Context, account string, events int) error {
+	if err := l.Accounts.PublishAccountOpened(ctx, ledger.AccountOpened{AccountID: account, Version: 1, Owner: "Ada Lovelace",
+		OpenedAt: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}); err != nil {
+		return err
+	}
+	for v := 2; v <= events; v++ {
+		if err := l.Accounts.PublishDeposited(ctx, ledger.Deposited{AccountID: account, Version: uint64(v), Amount: int64(100 * v)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Applied returns the versions of account's events the bank applied, in
 // the order it applied them.
 func (l *Ledger) Applied(account string) []uint64 { return l.bank.Applied(account) }
@@ -123,12 +156,27 @@ type Bank struct {
 	broken  map[string]error
 	applied map[string][]uint64
 	slow    map[string]chan struct{}
+	hung    map[string]chan struct{}
+	started chan string
 }
 
 // NewBank returns a bank with no broken account.
 func NewBank() *Bank {
-	return &Bank{broken: map[string]error{}, applied: map[string][]uint64{}, slow: map[string]chan struct{}{}}
+	return &Bank{broken: map[string]error{}, applied: map[string][]uint64{}, slow: map[string]chan struct{}{},
+		hung: map[string]chan struct{}{}, started: make(chan string, 1024)}
 }
+
+// Hang makes account's events wait until release is closed, ignoring their
+// context: a handler that never returns, as far as the engine can tell.
+func (b *Bank) Hang(account string, release chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.hung[account] = release
+}
+
+// Started returns the accounts whose events the bank began to handle, one
+// value per attempt of a slow or hung account.
+func (b *Bank) Started() <-chan string { return b.started }
 
 // Break makes account's events fail (broken) or succeed.
 func (b *Bank) Break(account string, broken bool) {
@@ -166,8 +214,17 @@ func (b *Bank) Applied(account string) []uint64 {
 
 func (b *Bank) apply(ctx context.Context, account string, version uint64) error {
 	b.mu.Lock()
-	err, release := b.broken[account], b.slow[account]
+	err, release, hung := b.broken[account], b.slow[account], b.hung[account]
 	b.mu.Unlock()
+	if release != nil || hung != nil {
+		select {
+		case b.started <- account:
+		default:
+		}
+	}
+	if hung != nil {
+		<-hung
+	}
 	if release != nil {
 		select {
 		case <-release:
