@@ -111,14 +111,8 @@ func (l *Ledger) Close() {
 // in all, which park: the first fails every attempt, the others join it.
 func (l *Ledger) Park(ctx context.Context, account string, events int) error {
 	l.bank.Break(account, true)
-	if err := l.Accounts.PublishAccountOpened(ctx, ledger.AccountOpened{AccountID: account, Version: 1, Owner: "Ada Lovelace",
-		OpenedAt: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}); err != nil {
+	if err := l.Publish(ctx, account, events); err != nil {
 		return err
-	}
-	for v := 2; v <= events; v++ {
-		if err := l.Accounts.PublishDeposited(ctx, ledger.Deposited{AccountID: account, Version: uint64(v), Amount: int64(100 * v)}); err != nil {
-			return err
-		}
 	}
 	return l.Accounts.Flush(ctx)
 }

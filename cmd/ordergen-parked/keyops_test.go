@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -108,13 +107,7 @@ func TestServeAsksTheServiceToActOnARunningKey(t *testing.T) {
 	if ok, err := s.Versions("Account").CompareAndSet(t.Context(), "other", 0, 1); err != nil || !ok {
 		t.Fatalf("store a version: %v %v", ok, err)
 	}
-	c, err := storeConsole(s, true, quietLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	srv := httptest.NewServer(c)
-	t.Cleanup(srv.Close)
+	srv := consoleSite(t, s, true)
 	res, err := http.Get(srv.URL + "/key?entity=Account&subscriber=Account&key=deaf")
 	if err != nil {
 		t.Fatal(err)

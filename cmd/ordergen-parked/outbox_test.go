@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -140,23 +139,10 @@ func TestServeActsOnTheOutbox(t *testing.T) {
 		t.Fatalf("the outbox's partitions do not name their key: %+v", st.Partitions)
 	}
 	form := url.Values{"transport": {"0"}, "entity": {"Account"}, "key": {"bad"}}
-	readOnly, err := storeConsole(s, false, quietLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(readOnly.Close)
-	ro := httptest.NewServer(readOnly)
-	t.Cleanup(ro.Close)
-	if code, body := postForm(t, ro, "api/outbox/discard", form); code != http.StatusForbidden || !strings.Contains(body, "read-only") {
+	if code, body := postForm(t, consoleSite(t, s, false), "api/outbox/discard", form); code != http.StatusForbidden || !strings.Contains(body, "read-only") {
 		t.Fatalf("discard on a read-only console: %d %s", code, body)
 	}
-	c, err := storeConsole(s, true, quietLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	srv := httptest.NewServer(c)
-	t.Cleanup(srv.Close)
+	srv := consoleSite(t, s, true)
 	if code, body := postForm(t, srv, "api/outbox/retry", form); code != http.StatusOK || !strings.Contains(body, "key bad of Account flows again") {
 		t.Fatalf("retry: %d %s", code, body)
 	}

@@ -200,3 +200,26 @@ func (s *site) post(t *testing.T, path string, form url.Values, header http.Head
 func keyForm(key string) url.Values {
 	return url.Values{"entity": {"Account"}, "subscriber": {"Account"}, "key": {key}}
 }
+
+// posting is a POST a test expects an answer to: its status, and words of
+// its body.
+type posting struct {
+	name   string
+	site   *site
+	path   string
+	form   url.Values
+	header http.Header
+	code   int
+	says   string
+}
+
+// expectAnswers makes each post and checks its answer.
+func expectAnswers(t *testing.T, posts []posting) {
+	t.Helper()
+	for _, p := range posts {
+		code, _, body := p.site.post(t, p.path, p.form, p.header)
+		if code != p.code || !strings.Contains(body, p.says) {
+			t.Errorf("%s: %d %s, want %d saying %q", p.name, code, body, p.code, p.says)
+		}
+	}
+}

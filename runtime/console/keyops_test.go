@@ -220,15 +220,7 @@ func TestKeyActionsAreRefused(t *testing.T) {
 		}})
 	open := newSite(t, console.Config{Inspectors: []inspect.Inspector{s.inspector()}, Authorize: allowAll})
 	blind := newSite(t, console.Config{Inspectors: []inspect.Inspector{onlyInspector{s.inspector()}}, Authorize: allowAll})
-	for _, tc := range []struct {
-		name   string
-		site   *site
-		path   string
-		form   url.Values
-		header http.Header
-		code   int
-		says   string
-	}{
+	expectAnswers(t, []posting{
 		{"read-only API", readOnly, "api/park-now", keyForm("stuck"), nil, http.StatusForbidden, "read-only"},
 		{"read-only form", readOnly, "cancel-attempt", keyForm("stuck"), nil, http.StatusForbidden, "read-only"},
 		{"unauthorized", refusing, "api/park-now", keyForm("stuck"), nil, http.StatusForbidden, "bob may not park-now stuck"},
@@ -240,12 +232,7 @@ func TestKeyActionsAreRefused(t *testing.T) {
 		{"not running", open, "api/cancel-attempt", keyForm("idle"), nil, http.StatusConflict, "no attempt"},
 		{"nothing pending", open, "api/park-now", keyForm("idle"), nil, http.StatusConflict, "no pending event"},
 		{"an inspector that cannot", blind, "api/park-now", keyForm("stuck"), nil, http.StatusBadRequest, "cannot park-now"},
-	} {
-		code, _, body := tc.site.post(t, tc.path, tc.form, tc.header)
-		if code != tc.code || !strings.Contains(body, tc.says) {
-			t.Errorf("%s: %d %s, want %d saying %q", tc.name, code, body, tc.code, tc.says)
-		}
-	}
+	})
 	if ks := s.engine.KeyStatus("stuck"); ks.Parked || !ks.Running || ks.Attempt != 1 || len(s.seenCauses()) != 0 {
 		t.Fatalf("a refused action acted: %+v, causes %v", ks, s.seenCauses())
 	}

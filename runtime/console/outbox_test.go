@@ -137,15 +137,7 @@ func TestOutboxMutationsAreRefused(t *testing.T) {
 			return "", fmt.Errorf("bob may not %s %s of %s", a.Verb, a.Key, a.Transport)
 		}})
 	open := newSite(t, console.Config{Inspectors: []inspect.Inspector{s.inspector()}, Transports: transports, Authorize: allowAll})
-	for _, tc := range []struct {
-		name   string
-		site   *site
-		path   string
-		form   url.Values
-		header http.Header
-		code   int
-		says   string
-	}{
+	expectAnswers(t, []posting{
 		{"read-only API", readOnly, "api/outbox/retry", outboxForm("1", "k1"), nil, http.StatusForbidden, "read-only"},
 		{"read-only form", readOnly, "outbox-discard", outboxForm("1", "k1"), nil, http.StatusForbidden, "read-only"},
 		{"unauthorized", refusing, "api/outbox/discard", outboxForm("1", "k1"), nil, http.StatusForbidden, "bob may not outbox-discard k1 of outbox of Account"},
@@ -155,12 +147,7 @@ func TestOutboxMutationsAreRefused(t *testing.T) {
 		{"a transport of no outbox", open, "api/outbox/retry", outboxForm("0", "k1"), nil, http.StatusNotFound, "no outbox keys"},
 		{"no such transport", open, "api/outbox/retry", outboxForm("7", "k1"), nil, http.StatusNotFound, "no transport"},
 		{"not a number", open, "api/outbox/retry", outboxForm("one", "k1"), nil, http.StatusNotFound, "no transport"},
-	} {
-		code, _, body := tc.site.post(t, tc.path, tc.form, tc.header)
-		if code != tc.code || !strings.Contains(body, tc.says) {
-			t.Errorf("%s: %d %s, want %d saying %q", tc.name, code, body, tc.code, tc.says)
-		}
-	}
+	})
 	if st := ob.TransportStatus(); len(st.Partitions) != 1 {
 		t.Fatalf("a refused mutation changed the outbox: %+v", st)
 	}
