@@ -189,7 +189,10 @@ func (e *Engine[K, E]) CancelAttempt(key K, cause error) error {
 // its event parks first, its context ends (Canceled, with
 // ErrOperatorCancel as its cause), and whatever the handler returns,
 // whenever it does, is ignored, so that a handler that never returns holds
-// up nothing but its own goroutine (Flush and Close still wait for it).
+// up nothing but its own goroutine (Flush and Close still wait for it). That
+// handler runs on: it may still run when the key's events are replayed, the
+// one exception to never two events of a key at once, which an operator
+// makes.
 // ParkNow writes the park store itself, so that it parks a key even when
 // every worker is stuck in a handler. An engine whose attempts have no
 // context of their own (Config.Timeout zero, OnOutcome nil) cannot tell
