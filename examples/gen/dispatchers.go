@@ -409,6 +409,32 @@ func (d *AccountDispatcher) Discard(ctx context.Context, key string) (int, error
 	return n, nil
 }
 
+// CancelAttempt ends, in every subscriber where a handler of key is in an
+// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
+// which the handler sees as context.Cause(ctx); the retry policy, then the
+// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
+// attempt of key runs anywhere.
+func (d *AccountDispatcher) CancelAttempt(key string, cause error) error {
+	if err := d.topic.CancelAttempt(key, cause); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+// ParkNow parks key now with its pending events, in order, under reason (empty:
+// "parked by an operator"), in every subscriber where it has any, and returns
+// how many events it parked. A handler of key in an attempt is withdrawn: its
+// event parks first, and what it returns is ignored (see
+// runtime.Engine.ParkNow). It returns an error wrapping
+// runtime.ErrNothingPending when key has no pending event anywhere.
+func (d *AccountDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
+	n, err := d.topic.ParkNow(ctx, key, reason)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
 // ParkedKeys returns the parked keys of every subscriber that has any, by
 // subscriber (AccountFirstSubscriber, or AccountSubscriberNamed(name) for the
 // others).
@@ -808,6 +834,32 @@ func (d *OrderDispatcher) Discard(ctx context.Context, key string) (int, error) 
 	return n, nil
 }
 
+// CancelAttempt ends, in every subscriber where a handler of key is in an
+// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
+// which the handler sees as context.Cause(ctx); the retry policy, then the
+// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
+// attempt of key runs anywhere.
+func (d *OrderDispatcher) CancelAttempt(key string, cause error) error {
+	if err := d.topic.CancelAttempt(key, cause); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+// ParkNow parks key now with its pending events, in order, under reason (empty:
+// "parked by an operator"), in every subscriber where it has any, and returns
+// how many events it parked. A handler of key in an attempt is withdrawn: its
+// event parks first, and what it returns is ignored (see
+// runtime.Engine.ParkNow). It returns an error wrapping
+// runtime.ErrNothingPending when key has no pending event anywhere.
+func (d *OrderDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
+	n, err := d.topic.ParkNow(ctx, key, reason)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
 // ParkedKeys returns the parked keys of every subscriber that has any, by
 // subscriber (OrderFirstSubscriber, or OrderSubscriberNamed(name) for the
 // others).
@@ -1144,6 +1196,32 @@ func (d *RiderDispatcher) Discard(ctx context.Context, key string) (int, error) 
 	return n, nil
 }
 
+// CancelAttempt ends, in every subscriber where a handler of key is in an
+// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
+// which the handler sees as context.Cause(ctx); the retry policy, then the
+// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
+// attempt of key runs anywhere.
+func (d *RiderDispatcher) CancelAttempt(key string, cause error) error {
+	if err := d.topic.CancelAttempt(key, cause); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+// ParkNow parks key now with its pending events, in order, under reason (empty:
+// "parked by an operator"), in every subscriber where it has any, and returns
+// how many events it parked. A handler of key in an attempt is withdrawn: its
+// event parks first, and what it returns is ignored (see
+// runtime.Engine.ParkNow). It returns an error wrapping
+// runtime.ErrNothingPending when key has no pending event anywhere.
+func (d *RiderDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
+	n, err := d.topic.ParkNow(ctx, key, reason)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
 // ParkedKeys returns the parked keys of every subscriber that has any, by
 // subscriber (RiderFirstSubscriber, or RiderSubscriberNamed(name) for the
 // others).
@@ -1449,6 +1527,32 @@ func (d *WebhookDispatcher) Replay(ctx context.Context, key int64) error {
 // is parked nowhere.
 func (d *WebhookDispatcher) Discard(ctx context.Context, key int64) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
+// CancelAttempt ends, in every subscriber where a handler of key is in an
+// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
+// which the handler sees as context.Cause(ctx); the retry policy, then the
+// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
+// attempt of key runs anywhere.
+func (d *WebhookDispatcher) CancelAttempt(key int64, cause error) error {
+	if err := d.topic.CancelAttempt(key, cause); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+// ParkNow parks key now with its pending events, in order, under reason (empty:
+// "parked by an operator"), in every subscriber where it has any, and returns
+// how many events it parked. A handler of key in an attempt is withdrawn: its
+// event parks first, and what it returns is ignored (see
+// runtime.Engine.ParkNow). It returns an error wrapping
+// runtime.ErrNothingPending when key has no pending event anywhere.
+func (d *WebhookDispatcher) ParkNow(ctx context.Context, key int64, reason string) (int, error) {
+	n, err := d.topic.ParkNow(ctx, key, reason)
 	if err != nil {
 		return n, fmt.Errorf("ledger: %w", err)
 	}
@@ -1814,6 +1918,32 @@ func (d *WalletDispatcher) Discard(ctx context.Context, key string) (int, error)
 	return n, nil
 }
 
+// CancelAttempt ends, in every subscriber where a handler of key is in an
+// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
+// which the handler sees as context.Cause(ctx); the retry policy, then the
+// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
+// attempt of key runs anywhere.
+func (d *WalletDispatcher) CancelAttempt(key string, cause error) error {
+	if err := d.topic.CancelAttempt(key, cause); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+// ParkNow parks key now with its pending events, in order, under reason (empty:
+// "parked by an operator"), in every subscriber where it has any, and returns
+// how many events it parked. A handler of key in an attempt is withdrawn: its
+// event parks first, and what it returns is ignored (see
+// runtime.Engine.ParkNow). It returns an error wrapping
+// runtime.ErrNothingPending when key has no pending event anywhere.
+func (d *WalletDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
+	n, err := d.topic.ParkNow(ctx, key, reason)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
 // ParkedKeys returns the parked keys of every subscriber that has any, by
 // subscriber (WalletFirstSubscriber, or WalletSubscriberNamed(name) for the
 // others).
@@ -2147,6 +2277,32 @@ func (d *CustomerDispatcher) Replay(ctx context.Context, key string) error {
 // is parked nowhere.
 func (d *CustomerDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
+	if err != nil {
+		return n, fmt.Errorf("ledger: %w", err)
+	}
+	return n, nil
+}
+
+// CancelAttempt ends, in every subscriber where a handler of key is in an
+// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
+// which the handler sees as context.Cause(ctx); the retry policy, then the
+// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
+// attempt of key runs anywhere.
+func (d *CustomerDispatcher) CancelAttempt(key string, cause error) error {
+	if err := d.topic.CancelAttempt(key, cause); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+// ParkNow parks key now with its pending events, in order, under reason (empty:
+// "parked by an operator"), in every subscriber where it has any, and returns
+// how many events it parked. A handler of key in an attempt is withdrawn: its
+// event parks first, and what it returns is ignored (see
+// runtime.Engine.ParkNow). It returns an error wrapping
+// runtime.ErrNothingPending when key has no pending event anywhere.
+func (d *CustomerDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
+	n, err := d.topic.ParkNow(ctx, key, reason)
 	if err != nil {
 		return n, fmt.Errorf("ledger: %w", err)
 	}

@@ -65,6 +65,28 @@ func operations(f *jen.File, n names) {
 		jen.Return(jen.Id("n"), jen.Nil()),
 	)
 
+	Doc(f, 0, "CancelAttempt ends, in every subscriber where a handler of key is in an "+
+		"attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel), "+
+		"which the handler sees as context.Cause(ctx); the retry policy, then the park, "+
+		"follow. It returns an error wrapping runtime.ErrNotRunning when no attempt of "+
+		"key runs anywhere.")
+	f.Func().Add(recv()).Id("CancelAttempt").Params(key, jen.Id("cause").Error()).Error().Block(
+		ifErr(topic("CancelAttempt", keyArg, jen.Id("cause"))),
+		jen.Return(jen.Nil()),
+	)
+
+	Doc(f, 0, "ParkNow parks key now with its pending events, in order, under reason "+
+		"(empty: \"parked by an operator\"), in every subscriber where it has any, and "+
+		"returns how many events it parked. A handler of key in an attempt is withdrawn: "+
+		"its event parks first, and what it returns is ignored (see runtime.Engine.ParkNow). "+
+		"It returns an error wrapping runtime.ErrNothingPending when key has no pending "+
+		"event anywhere.")
+	f.Func().Add(recv()).Id("ParkNow").Params(ctx, key, jen.Id("reason").String()).Params(jen.Int(), jen.Error()).Block(
+		jen.List(jen.Id("n"), jen.Err()).Op(":=").Add(topic("ParkNow", ctxArg, keyArg, jen.Id("reason"))),
+		wrap(jen.Id("n")),
+		jen.Return(jen.Id("n"), jen.Nil()),
+	)
+
 	byName := func(v jen.Code) *jen.Statement { return jen.Map(jen.Id(n.SubscriberName)).Add(v) }
 	parkedKeys := byName(jen.Index().Add(rt("ParkedKey")).Types(n.key()))
 	Doc(f, 0, "ParkedKeys returns the parked keys of every subscriber that has any, by "+

@@ -348,6 +348,32 @@ func (d *ShipmentDispatcher) Discard(ctx context.Context, key string) (int, erro
 	return n, nil
 }
 
+// CancelAttempt ends, in every subscriber where a handler of key is in an
+// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
+// which the handler sees as context.Cause(ctx); the retry policy, then the
+// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
+// attempt of key runs anywhere.
+func (d *ShipmentDispatcher) CancelAttempt(key string, cause error) error {
+	if err := d.topic.CancelAttempt(key, cause); err != nil {
+		return fmt.Errorf("shipping: %w", err)
+	}
+	return nil
+}
+
+// ParkNow parks key now with its pending events, in order, under reason (empty:
+// "parked by an operator"), in every subscriber where it has any, and returns
+// how many events it parked. A handler of key in an attempt is withdrawn: its
+// event parks first, and what it returns is ignored (see
+// runtime.Engine.ParkNow). It returns an error wrapping
+// runtime.ErrNothingPending when key has no pending event anywhere.
+func (d *ShipmentDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
+	n, err := d.topic.ParkNow(ctx, key, reason)
+	if err != nil {
+		return n, fmt.Errorf("shipping: %w", err)
+	}
+	return n, nil
+}
+
 // ParkedKeys returns the parked keys of every subscriber that has any, by
 // subscriber (ShipmentFirstSubscriber, or ShipmentSubscriberNamed(name) for the
 // others).
@@ -730,6 +756,32 @@ func (d *ParcelDispatcher) Replay(ctx context.Context, key string) error {
 // is parked nowhere.
 func (d *ParcelDispatcher) Discard(ctx context.Context, key string) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
+	if err != nil {
+		return n, fmt.Errorf("shipping: %w", err)
+	}
+	return n, nil
+}
+
+// CancelAttempt ends, in every subscriber where a handler of key is in an
+// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
+// which the handler sees as context.Cause(ctx); the retry policy, then the
+// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
+// attempt of key runs anywhere.
+func (d *ParcelDispatcher) CancelAttempt(key string, cause error) error {
+	if err := d.topic.CancelAttempt(key, cause); err != nil {
+		return fmt.Errorf("shipping: %w", err)
+	}
+	return nil
+}
+
+// ParkNow parks key now with its pending events, in order, under reason (empty:
+// "parked by an operator"), in every subscriber where it has any, and returns
+// how many events it parked. A handler of key in an attempt is withdrawn: its
+// event parks first, and what it returns is ignored (see
+// runtime.Engine.ParkNow). It returns an error wrapping
+// runtime.ErrNothingPending when key has no pending event anywhere.
+func (d *ParcelDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
+	n, err := d.topic.ParkNow(ctx, key, reason)
 	if err != nil {
 		return n, fmt.Errorf("shipping: %w", err)
 	}
@@ -1199,6 +1251,32 @@ func (d *ContainerDispatcher) Discard(ctx context.Context, key string) (int, err
 	return n, nil
 }
 
+// CancelAttempt ends, in every subscriber where a handler of key is in an
+// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
+// which the handler sees as context.Cause(ctx); the retry policy, then the
+// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
+// attempt of key runs anywhere.
+func (d *ContainerDispatcher) CancelAttempt(key string, cause error) error {
+	if err := d.topic.CancelAttempt(key, cause); err != nil {
+		return fmt.Errorf("shipping: %w", err)
+	}
+	return nil
+}
+
+// ParkNow parks key now with its pending events, in order, under reason (empty:
+// "parked by an operator"), in every subscriber where it has any, and returns
+// how many events it parked. A handler of key in an attempt is withdrawn: its
+// event parks first, and what it returns is ignored (see
+// runtime.Engine.ParkNow). It returns an error wrapping
+// runtime.ErrNothingPending when key has no pending event anywhere.
+func (d *ContainerDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
+	n, err := d.topic.ParkNow(ctx, key, reason)
+	if err != nil {
+		return n, fmt.Errorf("shipping: %w", err)
+	}
+	return n, nil
+}
+
 // ParkedKeys returns the parked keys of every subscriber that has any, by
 // subscriber (ContainerFirstSubscriber, or ContainerSubscriberNamed(name) for
 // the others).
@@ -1638,6 +1716,32 @@ func (d *CrateDispatcher) Replay(ctx context.Context, key int64) error {
 // is parked nowhere.
 func (d *CrateDispatcher) Discard(ctx context.Context, key int64) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
+	if err != nil {
+		return n, fmt.Errorf("shipping: %w", err)
+	}
+	return n, nil
+}
+
+// CancelAttempt ends, in every subscriber where a handler of key is in an
+// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
+// which the handler sees as context.Cause(ctx); the retry policy, then the
+// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
+// attempt of key runs anywhere.
+func (d *CrateDispatcher) CancelAttempt(key int64, cause error) error {
+	if err := d.topic.CancelAttempt(key, cause); err != nil {
+		return fmt.Errorf("shipping: %w", err)
+	}
+	return nil
+}
+
+// ParkNow parks key now with its pending events, in order, under reason (empty:
+// "parked by an operator"), in every subscriber where it has any, and returns
+// how many events it parked. A handler of key in an attempt is withdrawn: its
+// event parks first, and what it returns is ignored (see
+// runtime.Engine.ParkNow). It returns an error wrapping
+// runtime.ErrNothingPending when key has no pending event anywhere.
+func (d *CrateDispatcher) ParkNow(ctx context.Context, key int64, reason string) (int, error) {
+	n, err := d.topic.ParkNow(ctx, key, reason)
 	if err != nil {
 		return n, fmt.Errorf("shipping: %w", err)
 	}

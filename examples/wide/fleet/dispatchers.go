@@ -461,6 +461,32 @@ func (d *VehicleDispatcher) Discard(ctx context.Context, key string) (int, error
 	return n, nil
 }
 
+// CancelAttempt ends, in every subscriber where a handler of key is in an
+// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
+// which the handler sees as context.Cause(ctx); the retry policy, then the
+// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
+// attempt of key runs anywhere.
+func (d *VehicleDispatcher) CancelAttempt(key string, cause error) error {
+	if err := d.topic.CancelAttempt(key, cause); err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
+	return nil
+}
+
+// ParkNow parks key now with its pending events, in order, under reason (empty:
+// "parked by an operator"), in every subscriber where it has any, and returns
+// how many events it parked. A handler of key in an attempt is withdrawn: its
+// event parks first, and what it returns is ignored (see
+// runtime.Engine.ParkNow). It returns an error wrapping
+// runtime.ErrNothingPending when key has no pending event anywhere.
+func (d *VehicleDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
+	n, err := d.topic.ParkNow(ctx, key, reason)
+	if err != nil {
+		return n, fmt.Errorf("fleet: %w", err)
+	}
+	return n, nil
+}
+
 // ParkedKeys returns the parked keys of every subscriber that has any, by
 // subscriber (VehicleFirstSubscriber, or VehicleSubscriberNamed(name) for the
 // others).
