@@ -57,11 +57,18 @@ type BlockWatch struct {
 	half bool // parked messages hold half of the room, as last logged
 }
 
-// Look records the state now: whether the room (of max messages) is full,
-// and how many of its messages are parked in memory. It returns why taking
-// stops, and logs the change since the last look.
-func (w *BlockWatch) Look(full bool, parked, max int) Blocked {
-	half := max > 0 && 2*parked >= max
+// Look records the state now: unsettled of the room's max messages are
+// taken and not settled, and parked counts those parked in memory (asked
+// only when they could hold half of the room: parked messages are
+// unsettled). It returns why taking stops, and logs the change since the
+// last look.
+func (w *BlockWatch) Look(unsettled, max int, parked func() int) Blocked {
+	full := unsettled >= max
+	np := 0
+	if max > 0 && 2*unsettled >= max {
+		np = parked()
+	}
+	half := max > 0 && 2*np >= max
 	why := NotBlocked
 	w.mu.Lock()
 	was, wasHalf := w.was, w.half
@@ -73,19 +80,24 @@ func (w *BlockWatch) Look(full bool, parked, max int) Blocked {
 	}
 	w.was, w.half = why, half
 	w.mu.Unlock()
+	if why == was && half == wasHalf {
+		return why
+	}
 	log := w.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	attrs := append([]any{"parked", parked, "room", max}, w.Attrs...)
+	attrs := append([]any{"parked", np, "unsettled", unsettled, "room", max}, w.Attrs...)
 	switch {
 	case why == was:
 	case why == BlockedParked:
 		log.Warn(w.Prefix+w.What+" takes no more messages, for any key: messages parked in memory hold "+w.Room+"; replay or discard the parked keys (the dispatcher's ParkedKeys), or give the dispatcher a park store", attrs...)
 	case was == BlockedParked:
 		log.Info(w.Prefix+w.What+" takes messages again: parked messages no longer hold "+w.Room, append(attrs, "now", why.String())...)
-	default:
-		log.Debug(w.Prefix+w.What+" intake", append(attrs, "now", why.String(), "was", was.String())...)
+	case why == BlockedInFlight:
+		log.Debug(w.Prefix+w.What+" waits for room: "+w.Room+" is full", attrs...)
+	case why != was:
+		log.Debug(w.Prefix+w.What+" has room again", attrs...)
 	}
 	if half && !wasHalf && why != BlockedParked {
 		log.Warn(w.Prefix+"messages parked in memory hold half of "+w.Room+" or more; when they hold all of it "+w.What+" takes nothing, for any key: replay or discard the parked keys, or give the dispatcher a park store", attrs...)

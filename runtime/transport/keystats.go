@@ -99,35 +99,18 @@ func (c *KeyIntake[K, E, M]) DeadLetteredBy() map[Reason]uint64 {
 	return out
 }
 
-// Metric names of a KeyIntake, with the system ("pubsub", "sqs") in place of %s.
+// The metrics of a KeyIntake besides those of unitstats.go, with the
+// system ("pubsub", "sqs") in place of %s.
 const (
-	// keyMetricConsumed counts the messages received.
-	keyMetricConsumed = "messaging.client.consumed.messages"
-	// keyMetricUnsettled is the messages taken and not settled.
-	keyMetricUnsettled = "ordergen.%s.unsettled"
 	// keyMetricUnsettledAge is the age of the oldest unsettled message, in
 	// seconds.
 	keyMetricUnsettledAge = "ordergen.%s.unsettled.oldest_age"
-	// keyMetricParked is the unsettled messages parked in memory.
-	keyMetricParked = "ordergen.%s.parked"
 	// keyMetricKeys is the keys held.
 	keyMetricKeys = "ordergen.%s.keys"
-	// keyMetricBlocked is 1 while no message is taken for any key, with the
-	// reason in keyAttrBlockedReason.
-	keyMetricBlocked = "ordergen.%s.blocked"
-	// keyMetricDeadLettered counts the bad messages dead-lettered, by
-	// keyAttrDeadLetterReason; failed writes have error.type "write".
-	keyMetricDeadLettered = "ordergen.%s.dead_lettered"
 	// keyMetricEnded counts the ownerships of keys that ended before their
 	// messages did, by keyAttrEndReason.
-	keyMetricEnded = "ordergen.%s.ownerships.ended"
-)
-
-// Attribute keys of a KeyIntake's metrics, with the system in place of %s.
-const (
-	keyAttrBlockedReason    = "ordergen.%s.blocked.reason"
-	keyAttrDeadLetterReason = "ordergen.%s.dead_letter.reason"
-	keyAttrEndReason        = "ordergen.%s.end.reason"
+	keyMetricEnded   = "ordergen.%s.ownerships.ended"
+	keyAttrEndReason = "ordergen.%s.end.reason"
 )
 
 // keyMetrics are a KeyIntake's instruments; nil records nothing.
@@ -159,17 +142,17 @@ func (c *KeyIntake[K, E, M]) startMetrics() error {
 	gauge := func(name, unit, desc string) meter.Instrument {
 		return meter.Instrument{Name: fmt.Sprintf(name, sys), Kind: meter.KindGauge, Unit: unit, Description: desc}
 	}
-	consumed := meter.Instrument{Name: keyMetricConsumed, Kind: meter.KindObservedCounter, Unit: "{message}", Description: "Messages received."}
-	unsettled := gauge(keyMetricUnsettled, "{message}", "Messages taken and not settled.")
+	consumed := meter.Instrument{Name: metricConsumed, Kind: meter.KindObservedCounter, Unit: "{message}", Description: "Messages received."}
+	unsettled := gauge(metricUnsettled, "{message}", "Messages taken and not settled.")
 	age := meter.Instrument{Name: fmt.Sprintf(keyMetricUnsettledAge, sys), Kind: meter.KindFloatGauge, Unit: "s", Description: "Age of the oldest unsettled message."}
-	parked := gauge(keyMetricParked, "{message}", "Unsettled messages parked in memory.")
+	parked := gauge(metricParked, "{message}", "Unsettled messages parked in memory.")
 	keys := gauge(keyMetricKeys, "{key}", "Keys held.")
-	blocked := gauge(keyMetricBlocked, "1", "1 while no message is taken for any key.")
-	dead := meter.Instrument{Name: fmt.Sprintf(keyMetricDeadLettered, sys), Kind: meter.KindObservedCounter, Unit: "{message}", Description: "Bad messages dead-lettered, by reason."}
+	blocked := gauge(metricBlocked, "1", "1 while no message is taken for any key.")
+	dead := meter.Instrument{Name: fmt.Sprintf(metricDeadLettered, sys), Kind: meter.KindObservedCounter, Unit: "{message}", Description: "Bad messages dead-lettered, by reason."}
 	ended := meter.Instrument{Name: fmt.Sprintf(keyMetricEnded, sys), Kind: meter.KindObservedCounter, Unit: "{ownership}", Description: "Ownerships of keys ended before their messages did, by reason."}
 	byBlocked := map[Blocked]meter.AttributeSet{}
 	for _, r := range []Blocked{BlockedInFlight, BlockedParked} {
-		byBlocked[r] = with(meter.Attribute{Key: fmt.Sprintf(keyAttrBlockedReason, sys), Value: r.String()})
+		byBlocked[r] = with(meter.Attribute{Key: fmt.Sprintf(attrBlockedReason, sys), Value: r.String()})
 	}
 	byEnd := map[string]meter.AttributeSet{}
 	for _, r := range []string{endUnfinished, endLease, endLeaseLost, endLeaseLapsed} {
@@ -201,7 +184,7 @@ func (c *KeyIntake[K, E, M]) startMetrics() error {
 			reasonsMu.Lock()
 			set, ok := byReason[r]
 			if !ok {
-				set = with(meter.Attribute{Key: fmt.Sprintf(keyAttrDeadLetterReason, sys), Value: string(r)})
+				set = with(meter.Attribute{Key: fmt.Sprintf(attrDeadLetterReason, sys), Value: string(r)})
 				byReason[r] = set
 			}
 			reasonsMu.Unlock()

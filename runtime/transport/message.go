@@ -25,6 +25,11 @@ type Message[E any, M any] struct {
 	// good and it may be delivered elsewhere (zero: never); the key's
 	// ownership ends before then.
 	Lease time.Time
+	// Raw is the message as the broker delivered it, when DeadLetter
+	// needs more than Handle to write it (a *kgo.Record): the intake keeps
+	// it only while the message waits to be offered, so that a message in
+	// the lanes does not hold the broker's buffers.
+	Raw any
 
 	tag uint64 // its tag in the source once taken (StreamIntake)
 }

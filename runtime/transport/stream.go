@@ -109,6 +109,10 @@ type StreamHooks struct {
 	// blocks it). It must be fast, must not block and must not call the
 	// intake.
 	Wake func()
+	// Settled is called, as Settle is, after each of the stream's
+	// messages settled: its room at the broker changes. Same rules as
+	// Wake.
+	Settled func()
 }
 
 // streamMsg is the source's handle of a message: its stream and the
@@ -198,6 +202,9 @@ func (in *StreamIntake[K, E, M]) settled(m streamMsg[K, E, M], st Settlement) {
 		in.unfinished.Add(1)
 	}
 	in.cfg.Settle(m.h, st)
+	if m.s.hooks.Settled != nil {
+		m.s.hooks.Settled()
+	}
 	if in.stashing.Load() > 0 {
 		// Room in the lanes is shared: any settlement may let any waiting
 		// stream go on.
@@ -298,6 +305,7 @@ func (s *Stream[K, E, M]) feed(ms []Message[E, M]) error {
 		switch {
 		case err == nil:
 			submitted++
+			m.Raw = nil // the stash may keep the array: not the broker's buffers
 		case errors.Is(err, ErrOwnershipEnded):
 			return nil
 		case errors.Is(err, runtime.ErrBacklogFull), errors.Is(err, context.Canceled):

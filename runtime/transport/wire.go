@@ -129,11 +129,21 @@ type Decoder[K comparable, E Keyed[K]] struct {
 // or a key, with a type the codec does not know, a payload that does not
 // decode, or a key that is not its event's, gives the Bad that says so.
 func (d Decoder[K, E]) Decode(typ, key string, data []byte) (E, *Bad) {
+	return decode(d, typ, key, data)
+}
+
+// DecodeBytes is Decode for a broker key in bytes (a Kafka record's),
+// which it compares without copying.
+func (d Decoder[K, E]) DecodeBytes(typ string, key, data []byte) (E, *Bad) {
+	return decode(d, typ, key, data)
+}
+
+func decode[K comparable, E Keyed[K], T string | []byte](d Decoder[K, E], typ string, key T, data []byte) (E, *Bad) {
 	var zero E
 	switch {
 	case typ == "":
 		return zero, &Bad{ReasonMissingType, errors.New("the message names no event type")}
-	case key == "" && !d.Keyless:
+	case len(key) == 0 && !d.Keyless:
 		return zero, &Bad{ReasonMissingKey, errors.New("the message has no key")}
 	}
 	ev, err := d.Codec.Decode(typ, data)
@@ -143,23 +153,23 @@ func (d Decoder[K, E]) Decode(typ, key string, data []byte) (E, *Bad) {
 	case err != nil:
 		return zero, &Bad{ReasonUndecodable, err}
 	}
-	if key == "" {
+	if len(key) == 0 {
 		return ev, nil
 	}
-	if bad := d.match(key, ev.EventKey()); bad != nil {
+	if bad := match(d, key, ev.EventKey()); bad != nil {
 		return zero, bad
 	}
 	return ev, nil
 }
 
 // match checks that a message's broker key is its event's.
-func (d Decoder[K, E]) match(key string, want K) *Bad {
+func match[K comparable, E Keyed[K], T string | []byte](d Decoder[K, E], key T, want K) *Bad {
 	if d.KeyOf != nil {
 		text, err := d.KeyOf(want)
 		switch {
 		case err != nil:
 			return &Bad{ReasonUndecodable, err}
-		case text != key:
+		case text != string(key):
 			return &Bad{ReasonKeyMismatch, fmt.Errorf("message key %q, event key's %q", key, text)}
 		}
 		return nil
@@ -167,12 +177,12 @@ func (d Decoder[K, E]) match(key string, want K) *Bad {
 	// A string key is compared as it is, without decoding it (which,
 	// through reflection, costs allocations per message).
 	if s, ok := any(want).(string); ok {
-		if key != s {
+		if string(key) != s {
 			return &Bad{ReasonKeyMismatch, fmt.Errorf("message key %q, event key %q", key, s)}
 		}
 		return nil
 	}
-	got, err := durable.DecodeKey[K](key)
+	got, err := durable.DecodeKey[K](string(key))
 	if err != nil {
 		return &Bad{ReasonUndecodable, err}
 	}
