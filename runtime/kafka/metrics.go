@@ -8,7 +8,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/meter"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // meterName is the instrumentation scope of the consumer's instruments.
@@ -46,14 +48,15 @@ const (
 	// MetricIntakeBlocked is 1 while the consumer takes no records because
 	// Config.MaxInFlight records are unfinished, by
 	// ordergen.kafka.intake.reason: "in_flight", or "parked" when records
-	// parked in memory hold half of MaxInFlight or more (see IntakeReason);
-	// 0 otherwise.
+	// parked in memory hold half of MaxInFlight or more (see
+	// transport.Blocked); 0 otherwise.
 	MetricIntakeBlocked = "ordergen.kafka.intake.blocked"
 	// MetricMetadataSize is, per partition, the size of its last committed
 	// metadata, in bytes.
 	MetricMetadataSize = "ordergen.kafka.commit.metadata.size"
 	// MetricDeadLettered counts the records written to the dead-letter
-	// topic, by ordergen.kafka.dead_letter.reason (a Reason); failed writes
+	// topic, by ordergen.kafka.dead_letter.reason (a transport.Reason);
+	// failed writes
 	// have error.type "write".
 	MetricDeadLettered = "ordergen.kafka.dead_lettered"
 	// MetricRebalances counts the rebalance events, by
@@ -72,7 +75,7 @@ const (
 	// AttrIntakeReason is why the intake is blocked, on
 	// MetricIntakeBlocked.
 	AttrIntakeReason = "ordergen.kafka.intake.reason"
-	// AttrDeadLetterReason is the Reason of MetricDeadLettered.
+	// AttrDeadLetterReason is the transport.Reason of MetricDeadLettered.
 	AttrDeadLetterReason = "ordergen.kafka.dead_letter.reason"
 	// AttrRebalanceKind is the kind of MetricRebalances.
 	AttrRebalanceKind = "ordergen.kafka.rebalance.kind"
@@ -94,7 +97,7 @@ func (c *Consumer[K, E]) startMetrics() error {
 	}
 	m := mp.Meter(meterName)
 	if m == nil {
-		return fmt.Errorf("%w: metrics: the MeterProvider gave no meter", ErrInvalidConfig)
+		return fmt.Errorf("kafka: %w: metrics: the MeterProvider gave no meter", runtime.ErrInvalidConfig)
 	}
 	ms := &metrics{meter: m, base: []meter.Attribute{
 		{Key: meter.AttrSystem, Value: "kafka"},
@@ -104,7 +107,7 @@ func (c *Consumer[K, E]) startMetrics() error {
 	i := instruments()
 	var err error
 	if ms.duration, err = m.Histogram(i.duration); err != nil {
-		return fmt.Errorf("%w: metrics: %w", ErrInvalidConfig, err)
+		return fmt.Errorf("kafka: %w: metrics: %w", runtime.ErrInvalidConfig, err)
 	}
 	byTopic := map[string]meter.AttributeSet{}
 	for _, t := range c.cfg.Topics {
@@ -114,8 +117,8 @@ func (c *Consumer[K, E]) startMetrics() error {
 	for _, r := range []PauseReason{PausedBacklog, PausedMetadata} {
 		byPause[r] = ms.with(meter.Attribute{Key: AttrPauseReason, Value: r.String()})
 	}
-	byIntake := map[IntakeReason]meter.AttributeSet{}
-	for _, r := range []IntakeReason{IntakeInFlight, IntakeParked} {
+	byIntake := map[transport.Blocked]meter.AttributeSet{}
+	for _, r := range []transport.Blocked{transport.BlockedInFlight, transport.BlockedParked} {
 		byIntake[r] = ms.with(meter.Attribute{Key: AttrIntakeReason, Value: r.String()})
 	}
 	kinds := [3]meter.AttributeSet{}
@@ -123,21 +126,18 @@ func (c *Consumer[K, E]) startMetrics() error {
 		kinds[k] = ms.with(meter.Attribute{Key: AttrRebalanceKind, Value: name})
 	}
 	dlFailed := ms.with(meter.Attribute{Key: meter.AttrErrorType, Value: "write"})
-	byReason := map[Reason]meter.AttributeSet{}
-	for _, r := range allReasons {
+	byReason := map[transport.Reason]meter.AttributeSet{}
+	for _, r := range transport.Reasons() {
 		byReason[r] = ms.with(meter.Attribute{Key: AttrDeadLetterReason, Value: string(r)})
 	}
 	ms.unregister, err = m.Observe(func(o meter.Observer) {
 		s := c.Stats()
 		parts := c.Partitions()
+		dead := c.in.Stats().DeadLetteredBy
 		c.mu.Lock()
 		consumed := make(map[string]uint64, len(c.consumed))
 		for t, n := range c.consumed {
 			consumed[t] = n
-		}
-		dead := make(map[Reason]uint64, len(c.deadByWhy))
-		for r, n := range c.deadByWhy {
-			dead[r] = n
 		}
 		attrs := make(map[tp]meter.AttributeSet, len(c.parts))
 		for t, p := range c.parts {
@@ -181,7 +181,7 @@ func (c *Consumer[K, E]) startMetrics() error {
 		}
 	}, i.consumed, i.lag, i.unfinished, i.age, i.parked, i.paused, i.intake, i.metadata, i.deadLettered, i.rebalances)
 	if err != nil {
-		return fmt.Errorf("%w: metrics: %w", ErrInvalidConfig, err)
+		return fmt.Errorf("kafka: %w: metrics: %w", runtime.ErrInvalidConfig, err)
 	}
 	c.metrics = ms
 	return nil

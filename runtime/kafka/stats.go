@@ -1,6 +1,10 @@
 package kafka
 
-import "time"
+import (
+	"time"
+
+	"github.com/ordergen/ordergen/runtime/transport"
+)
 
 // Stats are a Consumer's counters since it started, and its state now.
 type Stats struct {
@@ -49,10 +53,11 @@ type Stats struct {
 	// Paused is the number of partitions paused now; PausedMetadata of
 	// them for their commit metadata (see PauseReason).
 	Paused, PausedMetadata int
-	// Intake says why the consumer takes no records now (MaxInFlight is
-	// reached; IntakeParked when parked records hold half of it or more);
-	// zero while it takes them.
-	Intake IntakeReason
+	// Intake says why the consumer takes no records now: MaxInFlight is
+	// reached (transport.BlockedInFlight), and parked records hold half of
+	// it or more (transport.BlockedParked: every partition waits until
+	// their parks are resolved); zero while it takes them.
+	Intake transport.Blocked
 }
 
 // Rebalances counts the rebalance events a consumer saw.
@@ -91,13 +96,14 @@ type PartitionStatus struct {
 // Stats returns a snapshot of the consumer's counters.
 func (c *Consumer[K, E]) Stats() Stats {
 	parts := c.Partitions()
+	in := c.in.Stats()
 	c.mu.Lock()
 	s := c.stats
-	s.Intake = c.intake
 	c.mu.Unlock()
-	if src := c.source(); src != nil {
-		s.InFlight = src.Unsettled()
-	}
+	s.Intake = c.watch.Now()
+	s.Submitted, s.Finished, s.Unfinished = in.Submitted, in.Finished, in.Unfinished
+	s.DeadLettered, s.DeadLetterErrors = in.DeadLettered, in.DeadLetterErrors
+	s.InFlight = c.in.Unsettled()
 	s.Partitions = len(parts)
 	for _, p := range parts {
 		s.Parked += p.Parked
@@ -132,11 +138,9 @@ func (c *Consumer[K, E]) Partitions() []PartitionStatus {
 		ps = append(ps, p)
 	}
 	c.mu.Unlock()
-	// The source's lock comes before c.mu: asked without it.
-	if src := c.source(); src != nil {
-		for i, p := range ps {
-			_, out[i].Parked = src.UnsettledOf(p.own)
-		}
+	// The intake's locks come before c.mu: asked without it.
+	for i, p := range ps {
+		_, out[i].Parked = p.stream.Unsettled()
 	}
 	return out
 }
