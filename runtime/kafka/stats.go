@@ -8,27 +8,19 @@ import (
 
 // Stats are a Consumer's counters since it started, and its state now.
 type Stats struct {
+	// StreamStats are the intake's counters: Submitted (handed to every
+	// subscriber), Finished (every subscriber reported an outcome that lets
+	// the commit move past them), Unfinished (given up without finishing,
+	// to run again on the next owner: withdrawn or still running when
+	// their partition was revoked or lost, or whose dead letter could not
+	// be written), DeadLettered and DeadLetterErrors (dead-letter writes).
+	transport.StreamStats
 	// Polled is the number of records polled for partitions the consumer
 	// held.
 	Polled uint64
-	// Submitted is the number of records handed to every subscriber.
-	Submitted uint64
-	// Finished is the number of records finished: every subscriber
-	// reported an outcome that lets the commit move past them.
-	Finished uint64
-	// Unfinished is the number of records given up without finishing, to
-	// run again on the next owner: withdrawn or still running when their
-	// partition was revoked or lost, or whose dead letter could not be
-	// written.
-	Unfinished uint64
 	// SkippedFinished is the number of records skipped because the
 	// previous owner's commit metadata listed them as finished.
 	SkippedFinished uint64
-	// DeadLettered is the number of bad records written to the
-	// dead-letter topic.
-	DeadLettered uint64
-	// DeadLetterErrors is the number of failed dead-letter writes.
-	DeadLetterErrors uint64
 	// Commits is the number of commit requests that got an answer.
 	Commits uint64
 	// CommitErrors is the number of failed commit requests and partitions.
@@ -101,8 +93,7 @@ func (c *Consumer[K, E]) Stats() Stats {
 	s := c.stats
 	c.mu.Unlock()
 	s.Intake = c.watch.Now()
-	s.Submitted, s.Finished, s.Unfinished = in.Submitted, in.Finished, in.Unfinished
-	s.DeadLettered, s.DeadLetterErrors = in.DeadLettered, in.DeadLetterErrors
+	s.StreamStats = in
 	s.InFlight = c.in.Unsettled()
 	s.Partitions = len(parts)
 	for _, p := range parts {
