@@ -202,7 +202,7 @@ func traffic(ctx context.Context, cluster *kfake.Cluster, bank *browsertest.Bank
 		return err
 	}
 	defer pcl.Close()
-	sink, err := kafka.NewProducer[string, ledger.AccountEvent](pcl, topic, ledger.AccountCodec{})
+	sink, err := kafka.NewProducer[string, ledger.AccountEvent](kafka.ProducerConfig[ledger.AccountEvent]{Client: pcl, Topic: topic, Codec: ledger.AccountCodec{}})
 	if err != nil {
 		return err
 	}
