@@ -15,6 +15,7 @@ import (
 	ledger "github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/kafka"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // The Kafka benchmark's workload: KafkaKeys keys with one event each on a
@@ -84,7 +85,7 @@ func kafkaProduce(cluster *kfake.Cluster) error {
 			return err
 		}
 		cl.Produce(ctx, &kgo.Record{Topic: "bench", Key: []byte(kafkaKey(i)), Value: data,
-			Headers: []kgo.RecordHeader{{Key: kafka.HeaderType, Value: []byte(name)}}}, nil)
+			Headers: []kgo.RecordHeader{{Key: transport.HeaderType, Value: []byte(name)}}}, nil)
 	}
 	return cl.Flush(ctx)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ordergen/ordergen/benchmarks/peers"
 	"github.com/ordergen/ordergen/benchmarks/workload"
 	"github.com/ordergen/ordergen/runtime/kafka"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // kafkaNoopTopic is BenchmarkKafkaNoop's topic, of KafkaPartitions
@@ -133,7 +134,7 @@ func (t *noopTopic) produce() error {
 			return err
 		}
 		cl.Produce(ctx, &kgo.Record{Topic: kafkaNoopTopic, Key: []byte(keys[k]), Value: data,
-			Headers: []kgo.RecordHeader{{Key: kafka.HeaderType, Value: []byte(name)}}},
+			Headers: []kgo.RecordHeader{{Key: transport.HeaderType, Value: []byte(name)}}},
 			func(_ *kgo.Record, err error) {
 				if err != nil {
 					failed.CompareAndSwap(nil, &err)
@@ -284,7 +285,7 @@ func (t *noopTopic) pollLoop(group string) (time.Duration, error) {
 // headerType returns the record's event type header, or "".
 func headerType(r *kgo.Record) string {
 	for _, h := range r.Headers {
-		if h.Key == kafka.HeaderType {
+		if h.Key == transport.HeaderType {
 			return string(h.Value)
 		}
 	}

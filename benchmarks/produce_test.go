@@ -14,6 +14,7 @@ import (
 	ledger "github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/kafka"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // ProduceRound is the number of events each producer sends in one op of
@@ -48,7 +49,7 @@ func BenchmarkKafkaProduce(b *testing.B) {
 	rawCl, ogCl := newClient(), newClient()
 	defer rawCl.Close()
 	defer ogCl.Close()
-	sink, err := kafka.NewProducer[string, ledger.AccountEvent](ogCl, "produce", ledger.AccountCodec{})
+	sink, err := kafka.NewProducer[string, ledger.AccountEvent](kafka.ProducerConfig[ledger.AccountEvent]{Client: ogCl, Topic: "produce", Codec: ledger.AccountCodec{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func produceRaw(ctx context.Context, cl *kgo.Client, events []ledger.Deposited) 
 		if err != nil {
 			return err
 		}
-		r := &kgo.Record{Key: []byte(e.AccountID), Value: data, Headers: []kgo.RecordHeader{{Key: kafka.HeaderType, Value: []byte(name)}}}
+		r := &kgo.Record{Key: []byte(e.AccountID), Value: data, Headers: []kgo.RecordHeader{{Key: transport.HeaderType, Value: []byte(name)}}}
 		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
 			if err != nil {
 				failed.Add(1)
@@ -155,7 +156,7 @@ func TestKafkaProduceRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	sink, err := kafka.NewProducer[string, ledger.AccountEvent](cl, "produce", ledger.AccountCodec{})
+	sink, err := kafka.NewProducer[string, ledger.AccountEvent](kafka.ProducerConfig[ledger.AccountEvent]{Client: cl, Topic: "produce", Codec: ledger.AccountCodec{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package browsertest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +31,8 @@ type Ledger struct {
 	Origin string
 	// Log receives the console's log.
 	Log *SyncBuffer
+	// Console is the console.
+	Console *console.Console
 
 	bank *Bank
 	srv  *httptest.Server
@@ -46,13 +49,25 @@ type LedgerOptions struct {
 	Extra []inspect.Inspector
 	// Transports are given to the console.
 	Transports []inspect.Transport
+	// Timeout is the handlers' timeout per attempt (zero: the schema's);
+	// Attempts the attempts of an event (zero: 3).
+	Timeout  time.Duration
+	Attempts int
+	// Sample is the console's Sample: negative for none (the tests call
+	// Console.Sample when they choose), zero for the default.
+	Sample time.Duration
+	// StuckAfter is the console's StuckAfter (zero: its default).
+	StuckAfter time.Duration
 }
 
 // NewLedger starts the dispatcher and the console. Close stops both.
 func NewLedger(opts LedgerOptions) (*Ledger, error) {
 	b := NewBank()
 	d, err := ledger.NewAccountDispatcher(b, func(c *ledger.AccountConfig) {
-		c.Retry = runtime.Retry{Attempts: 3, Initial: time.Millisecond, Max: 2 * time.Millisecond}
+		c.Retry = runtime.Retry{Attempts: cmp.Or(opts.Attempts, 3), Initial: time.Millisecond, Max: 2 * time.Millisecond}
+		if opts.Timeout > 0 {
+			c.Timeout = opts.Timeout
+		}
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	})
 	if err != nil {
@@ -66,6 +81,8 @@ func NewLedger(opts LedgerOptions) (*Ledger, error) {
 		Logger:     slog.New(slog.NewTextHandler(logs, nil)),
 		Title:      "ledger",
 		Refresh:    opts.Refresh,
+		Sample:     opts.Sample,
+		StuckAfter: opts.StuckAfter,
 	})
 	if err != nil {
 		d.Close(context.Background())
@@ -80,12 +97,13 @@ func NewLedger(opts LedgerOptions) (*Ledger, error) {
 		io.WriteString(w, "<!doctype html><title>probe</title>")
 	})
 	srv := httptest.NewServer(mux)
-	return &Ledger{Accounts: d, URL: srv.URL + "/ops/", Origin: srv.URL, Log: logs, bank: b, srv: srv}, nil
+	return &Ledger{Accounts: d, URL: srv.URL + "/ops/", Origin: srv.URL, Log: logs, Console: c, bank: b, srv: srv}, nil
 }
 
-// Close stops the server and the dispatcher.
+// Close stops the server, the console's sampler and the dispatcher.
 func (l *Ledger) Close() {
 	l.srv.Close()
+	l.Console.Close()
 	l.Accounts.Close(context.Background())
 }
 
@@ -93,6 +111,21 @@ func (l *Ledger) Close() {
 // in all, which park: the first fails every attempt, the others join it.
 func (l *Ledger) Park(ctx context.Context, account string, events int) error {
 	l.bank.Break(account, true)
+	if err := l.Publish(ctx, account, events); err != nil {
+		return err
+	}
+	return l.Accounts.Flush(ctx)
+}
+
+// Fix makes account's events succeed from now on.
+func (l *Ledger) Fix(account string) { l.bank.Break(account, false) }
+
+// Bank is the dispatcher's handler, for a test to slow or hang accounts.
+func (l *Ledger) Bank() *Bank { return l.bank }
+
+// Publish publishes account's opening (version 1) and then deposits, events
+// in all, without waiting for them.
+func (l *Ledger) Publish(ctx context.Context, account string, events int) error {
 	if err := l.Accounts.PublishAccountOpened(ctx, ledger.AccountOpened{AccountID: account, Version: 1, Owner: "Ada Lovelace",
 		OpenedAt: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}); err != nil {
 		return err
@@ -102,11 +135,8 @@ func (l *Ledger) Park(ctx context.Context, account string, events int) error {
 			return err
 		}
 	}
-	return l.Accounts.Flush(ctx)
+	return nil
 }
-
-// Fix makes account's events succeed from now on.
-func (l *Ledger) Fix(account string) { l.bank.Break(account, false) }
 
 // Applied returns the versions of account's events the bank applied, in
 // the order it applied them.
@@ -120,12 +150,27 @@ type Bank struct {
 	broken  map[string]error
 	applied map[string][]uint64
 	slow    map[string]chan struct{}
+	hung    map[string]chan struct{}
+	started chan string
 }
 
 // NewBank returns a bank with no broken account.
 func NewBank() *Bank {
-	return &Bank{broken: map[string]error{}, applied: map[string][]uint64{}, slow: map[string]chan struct{}{}}
+	return &Bank{broken: map[string]error{}, applied: map[string][]uint64{}, slow: map[string]chan struct{}{},
+		hung: map[string]chan struct{}{}, started: make(chan string, 1024)}
 }
+
+// Hang makes account's events wait until release is closed, ignoring their
+// context: a handler that never returns, as far as the engine can tell.
+func (b *Bank) Hang(account string, release chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.hung[account] = release
+}
+
+// Started returns the accounts whose events the bank began to handle, one
+// value per attempt of a slow or hung account.
+func (b *Bank) Started() <-chan string { return b.started }
 
 // Break makes account's events fail (broken) or succeed.
 func (b *Bank) Break(account string, broken bool) {
@@ -163,8 +208,17 @@ func (b *Bank) Applied(account string) []uint64 {
 
 func (b *Bank) apply(ctx context.Context, account string, version uint64) error {
 	b.mu.Lock()
-	err, release := b.broken[account], b.slow[account]
+	err, release, hung := b.broken[account], b.slow[account], b.hung[account]
 	b.mu.Unlock()
+	if release != nil || hung != nil {
+		select {
+		case b.started <- account:
+		default:
+		}
+	}
+	if hung != nil {
+		<-hung
+	}
 	if release != nil {
 		select {
 		case <-release:

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // attempt runs the handler once for it.
@@ -45,15 +46,18 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, batch bool) (err 
 	}
 	c := w.newAttemptCtx()
 	c.env, c.tag, c.replayed = &e.env, it.tag, it.replayed
-	if e.cfg.Timeout > 0 {
-		// The coarse time, as the tick that checks the deadline keeps it:
-		// reading the precise clock would cost more than the rest.
-		c.due = e.clock.coarse() + int64(e.cfg.Timeout)
-	}
+	c.attempt, c.item = uint16(min(it.attempts, 1<<16-1)), unsafe.Pointer(it)
+	// The coarse time, as the tick that checks the deadline keeps it:
+	// reading the precise clock would cost more than the rest.
+	c.start = e.clock.coarse()
 	w.running.begin(c)
 	defer func() {
 		w.running.finish()
-		c.end(endCanceled)
+		if c.returned() {
+			// ParkNow took the attempt while its handler ran: its events
+			// are parked, and its result is nobody's (operator.go).
+			err = errWithdrawing
+		}
 	}()
 	// Withdraw marks the lane (or spills the batch) before it cancels the
 	// running attempts, and Close sets aborted before it ends them: an
@@ -67,6 +71,9 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, batch bool) (err 
 	}
 	err = w.run(c, key, it, batch, c)
 	if err != nil {
+		if c.ended.Load()&endOperator != 0 {
+			err = operatorCause(c, err) // a park's reason then says who stopped it
+		}
 		switch {
 		case c.wasWithdrawn() && !isVerdicts(err):
 			// A batch's Verdicts stand: the events it handled were applied.

@@ -109,7 +109,12 @@
 //     [Engine.Replay] runs the park again in order, loading it a page at a
 //     time (from a store, as the backlog has room), and unparks the key when
 //     all succeed; [Engine.Discard] removes it (its events' outcome:
-//     Discarded). Other keys are not affected.
+//     Discarded). Other keys are not affected. An operator parks a stuck
+//     key at once with [Engine.ParkNow], which takes its events away from a
+//     handler that may never return (that handler runs on, its result
+//     ignored), or ends the running attempt's context with
+//     [Engine.CancelAttempt] and lets the policy follow; [Engine.KeyStatus]
+//     says what a key runs, and since when.
 //   - [SendToDeadLetter] hands the event to a [DeadLetterSink] and goes on with
 //     the key's next event, giving up order for that key.
 //   - [DropEvent] counts the event as dropped (at-most-once delivery).
@@ -155,7 +160,7 @@
 // (runtime/genimpl's Verdicts). A [Topic] fans events out to several
 // subscribers, each with its own engine, so a slow subscriber never holds
 // up another; order is then per key and subscriber. Its Replay, Discard,
-// ParkedKeys, Health and Stats ask every subscriber and name each by its
+// CancelAttempt, ParkNow, ParkedKeys, Health and Stats ask every subscriber and name each by its
 // Config.Name (generated dispatchers are built on them).
 //
 // # Metrics

@@ -176,7 +176,7 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 	}
 	base, stop := context.WithCancel(context.Background())
 	e.base, e.stop = context.WithValue(base, engineKey{}, any(e)), stop
-	e.env = attemptEnv{engine: any(e), clock: &e.clock}
+	e.env = attemptEnv{engine: any(e), clock: &e.clock, timeout: max(int64(cfg.Timeout), 0)}
 	e.clock.manual = cfg.clock
 	e.clock.onTick = e.watch
 	e.clock.start()

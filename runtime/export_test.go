@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -107,4 +108,31 @@ func Lingering[K comparable, E any](e *Engine[K, E], key K) bool {
 	defer sh.mu.Unlock()
 	l := sh.lanes[key]
 	return l != nil && l.lingering && l.state == laneWaiting
+}
+
+// HasRequest reports whether key's lane has an operator request waiting to
+// be served (Replay, Discard, ParkNow).
+func HasRequest[K comparable, E any](e *Engine[K, E], key K) bool {
+	sh := e.shardFor(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	l := sh.lanes[key]
+	return l != nil && l.req != nil
+}
+
+// TakenByParkNow reports whether ctx, a handler's context, is that of an
+// attempt that ParkNow took: its result is nobody's, and its key's events
+// may run again while it does.
+func TakenByParkNow(ctx context.Context) bool {
+	c, ok := ctx.(*attemptCtx)
+	return ok && c.ended.Load()&attemptTaken != 0
+}
+
+// AttemptInfo describes ctx, a handler's context: its attempt's state.
+func AttemptInfo(ctx context.Context) string {
+	c, ok := ctx.(*attemptCtx)
+	if !ok {
+		return "not an attempt's context"
+	}
+	return fmt.Sprintf("attempt %d, ended %b", c.attempt, c.ended.Load())
 }

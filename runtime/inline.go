@@ -370,7 +370,7 @@ func (e *Engine[K, E]) spillBatch(sh *shard[K, E], b *inlineBatch[K, E], ready [
 			l := sh.newLane(en.key)
 			l.state = laneRunning
 			l.owned = true
-			l.inflight, l.inflightAt, l.ownedTag = 1, en.it.at, en.it.tag
+			l.inflight, l.inflightAt, l.ownedTag, l.ownedIt = 1, en.it.at, en.it.tag, &en.it
 			sh.busy++
 			b.owned = l
 		}

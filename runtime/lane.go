@@ -92,10 +92,17 @@ type lane[K comparable, E any] struct {
 	// more events (Config.Linger); a full batch ends the wait (submit).
 	lingering bool
 	// owned marks a lane a spill made for the event that the batch's worker
-	// runs inline (inlineBatch.owned): that worker owns the lane, and
-	// ownedTag is that event's tag.
+	// runs inline (inlineBatch.owned): that worker owns the lane, ownedTag
+	// is that event's tag, and ownedIt the event itself (in the batch), for
+	// an operator to find its attempt (operator.go).
 	owned    bool
 	ownedTag uint64
+	ownedIt  *item[E]
+	// seized marks a running lane whose turn ParkNow took over while its
+	// handler ran (operator.go): the lane left its shard's map, the turn's
+	// finished events are retired and the others are another lane's, so
+	// its worker's endTake leaves them alone.
+	seized bool
 	// failErr is the failure of the event at the front of q when it is
 	// about to be parked, for its ParkedEvent.Err.
 	failErr error

@@ -10,7 +10,10 @@ import (
 // so that it never races with the lane's own work.
 type request struct {
 	discard bool
-	done    chan reply
+	// park, when set, asks for the key to park now with that reason
+	// (ParkNow, operator.go).
+	park string
+	done chan reply
 }
 
 type reply struct {
@@ -142,6 +145,9 @@ func (e *Engine[K, E]) request(ctx context.Context, key K, discard bool) (int, e
 func (w *worker[K, E]) serve(l *lane[K, E]) turnStep {
 	e := w.e
 	req := l.req
+	if req.park != "" {
+		return w.parkNow(l)
+	}
 	if !l.parked {
 		l.req = nil
 		req.reply(0, fmt.Errorf("%s: key %v: %w", e.cfg.Name, l.key, ErrNotParked))

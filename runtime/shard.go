@@ -84,12 +84,16 @@ func (sh *shard[K, E]) newLane(key K) *lane[K, E] {
 }
 
 // removeLane deletes an empty lane from the map and recycles it; sh.mu is held.
+// A lane that ParkNow seized left the map already: its key's lane there is
+// another.
 func (sh *shard[K, E]) removeLane(l *lane[K, E]) {
-	delete(sh.lanes, l.key)
+	if sh.lanes[l.key] == l {
+		delete(sh.lanes, l.key)
+	}
 	var zero K
 	l.key = zero
 	l.q.release()
-	l.owned = false
+	l.owned, l.ownedIt, l.seized = false, nil, false
 	l.held = nil
 	l.reason = ""
 	l.resync, l.resyncTries, l.resyncWhy, l.lingering = false, 0, "", false

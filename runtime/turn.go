@@ -217,6 +217,11 @@ func (w *worker[K, E]) processBatch(l *lane[K, E]) result {
 func (w *worker[K, E]) endTake(l *lane[K, E], res result) turnStep {
 	e := w.e
 	rest := w.buf[res.stopAt:]
+	if l.seized {
+		// ParkNow settled the turn's finished events and moved the rest to
+		// the key's new lane (operator.go).
+		rest, res.stopAt, res.done, l.seized = nil, 0, 0, false
+	}
 	l.inflight, l.taken = 0, nil
 	if len(w.held) > 0 {
 		l.held = append(l.held, w.held...)

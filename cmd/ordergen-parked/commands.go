@@ -150,9 +150,14 @@ func requestCommand(action sqlstore.Action) command {
 		if err != nil {
 			return err
 		}
-		if _, err := parkedKey(ctx, s, a[0], a[1]); err != nil {
-			return err
+		if action == sqlstore.Replay || action == sqlstore.Discard {
+			if _, err := parkedKey(ctx, s, a[0], a[1]); err != nil {
+				return err
+			}
 		}
+		// The store cannot tell what runs: cancel-attempt and park-now go
+		// to the service as they are, which answers for a key that does not
+		// run or wait.
 		r, err := s.Request(ctx, a[0], a[1], action)
 		if err != nil {
 			return err

@@ -34,6 +34,9 @@ const usage = `usage: ordergen-parked [-store DSN] [-create] COMMAND
   show NAMESPACE KEY                        a key's parked events, in order
   replay [-wait DURATION] NAMESPACE KEY     ask the running service to replay a key
   discard [-wait DURATION] NAMESPACE KEY    ask the running service to discard a key
+  cancel-attempt [-wait DURATION] NAMESPACE KEY
+                                            ask it to cancel the key's running attempt
+  park-now [-wait DURATION] NAMESPACE KEY   ask it to park the key now with its backlog
   wait [-timeout DURATION] ID               wait for a request's result
   cancel ID                                 withdraw a request no service has taken up
   requests [-n N]                           the latest requests and their results
@@ -123,15 +126,17 @@ func mustExist(store string, create bool) error {
 type command func(ctx context.Context, s *sqlstore.Store, args []string, out io.Writer) error
 
 var commands = map[string]command{
-	"list":     list,
-	"show":     show,
-	"replay":   requestCommand(sqlstore.Replay),
-	"discard":  requestCommand(sqlstore.Discard),
-	"wait":     wait,
-	"cancel":   cancel,
-	"requests": requests,
-	"serve":    serve,
-	"outbox":   outboxCommand,
+	"list":           list,
+	"show":           show,
+	"replay":         requestCommand(sqlstore.Replay),
+	"discard":        requestCommand(sqlstore.Discard),
+	"cancel-attempt": requestCommand(sqlstore.CancelAttempt),
+	"park-now":       requestCommand(sqlstore.ParkNow),
+	"wait":           wait,
+	"cancel":         cancel,
+	"requests":       requests,
+	"serve":          serve,
+	"outbox":         outboxCommand,
 }
 
 // commandNames returns the names of the commands, for suggestions.

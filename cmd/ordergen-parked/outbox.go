@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/inspect"
 	"github.com/ordergen/ordergen/runtime/sqlstore"
 )
@@ -231,10 +232,46 @@ func outboxSeed(ctx context.Context, s *sqlstore.Store, in []string, out io.Writ
 }
 
 // outboxView is the console's view of the store's outboxes: a transport
-// whose partitions are the keys that do not flow, over every entity.
+// whose partitions are the keys that do not flow, over every entity, and
+// which retries and discards them at once, as outbox retry and discard do.
 type outboxView struct{ store *sqlstore.Store }
 
-var _ inspect.Transport = outboxView{}
+var (
+	_ inspect.Transport      = outboxView{}
+	_ inspect.OutboxOperator = outboxView{}
+)
+
+// RetryKey implements inspect.OutboxOperator: outbox retry, from the
+// console.
+func (v outboxView) RetryKey(ctx context.Context, entity, key string) (inspect.Result, error) {
+	if err := v.store.RetryOutboxKey(ctx, entity, key); err != nil {
+		return inspect.Result{}, notStopped(err)
+	}
+	return inspect.Result{Done: true, Message: fmt.Sprintf("key %s of %s flows again: the next relay round sends its first unsent event", quote(key), entity)}, nil
+}
+
+// DiscardKey implements inspect.OutboxOperator: outbox discard, from the
+// console.
+func (v outboxView) DiscardKey(ctx context.Context, entity, key string) (inspect.Result, error) {
+	d, err := v.store.DiscardOutboxKey(ctx, entity, key)
+	if err != nil {
+		return inspect.Result{}, notStopped(err)
+	}
+	if d.Events == 0 {
+		return inspect.Result{Done: true, Message: fmt.Sprintf("key %s of %s had no unsent event; it flows again", quote(key), entity)}, nil
+	}
+	return inspect.Result{Done: true, Events: d.Events, Message: fmt.Sprintf("discarded %d events of key %s of %s (versions %d to %d); it flows again, and its consumers will see a gap before version %d",
+		d.Events, quote(key), entity, d.From, d.To, d.To+1)}, nil
+}
+
+// notStopped marks the store's refusal of a key that flows as not parked,
+// which the console answers with 409.
+func notStopped(err error) error {
+	if errors.Is(err, sqlstore.ErrOutboxKeyFlowing) {
+		return fmt.Errorf("%w: %w", runtime.ErrNotParked, err)
+	}
+	return err
+}
 
 // outboxShown bounds the keys the view lists per entity.
 const outboxShown = 50
@@ -262,7 +299,8 @@ func (v outboxView) TransportStatus() inspect.TransportStatus {
 			continue
 		}
 		for _, k := range keys {
-			p := inspect.Partition{Name: e + " " + k.Key, Lag: int64(k.Unsent), Unfinished: k.Unsent, Paused: "retrying", Detail: k.Reason}
+			p := inspect.Partition{Name: e + " " + k.Key, Lag: int64(k.Unsent), Unfinished: k.Unsent, Paused: "retrying", Detail: k.Reason,
+				Entity: e, Key: k.Key}
 			if !k.Oldest.IsZero() {
 				p.OldestUnfinished = time.Since(k.Oldest)
 			}

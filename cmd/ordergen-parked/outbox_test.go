@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,6 +125,38 @@ func TestOutboxCommands(t *testing.T) {
 	}
 	if code, out, _ := runBinary(t, path, "outbox", "list"); code != exitOK || strings.Contains(out, "parked") {
 		t.Fatalf("outbox list after the discard: %d\n%s", code, out)
+	}
+	if strings.Join(sink.sent, " ") != "good:one" {
+		t.Fatalf("sent %v", sink.sent)
+	}
+}
+
+// The console of serve -actions retries and discards the outbox's parked
+// keys in the store, at once; read-only, it refuses.
+func TestServeActsOnTheOutbox(t *testing.T) {
+	_, s, relay, sink := outboxFixture(t)
+	if st := (outboxView{store: s}).TransportStatus(); len(st.Partitions) != 1 || st.Partitions[0].Entity != "Account" || st.Partitions[0].Key != "bad" {
+		t.Fatalf("the outbox's partitions do not name their key: %+v", st.Partitions)
+	}
+	form := url.Values{"transport": {"0"}, "entity": {"Account"}, "key": {"bad"}}
+	if code, body := postForm(t, consoleSite(t, s, false), "api/outbox/discard", form); code != http.StatusForbidden || !strings.Contains(body, "read-only") {
+		t.Fatalf("discard on a read-only console: %d %s", code, body)
+	}
+	srv := consoleSite(t, s, true)
+	if code, body := postForm(t, srv, "api/outbox/retry", form); code != http.StatusOK || !strings.Contains(body, "key bad of Account flows again") {
+		t.Fatalf("retry: %d %s", code, body)
+	}
+	if code, body := postForm(t, srv, "api/outbox/retry", form); code != http.StatusConflict || !strings.Contains(body, "neither parked nor retrying") {
+		t.Fatalf("a second retry: %d %s", code, body)
+	}
+	if _, err := relay.RunOnce(t.Context()); err != nil { // the sink refuses it again: it parks again
+		t.Fatal(err)
+	}
+	if code, body := postForm(t, srv, "api/outbox/discard", form); code != http.StatusOK || !strings.Contains(body, "discarded 2 events of key bad of Account (versions 1 to 2)") {
+		t.Fatalf("discard: %d %s", code, body)
+	}
+	if keys, err := s.OutboxKeys(t.Context(), "Account", 0); err != nil || len(keys) != 0 {
+		t.Fatalf("stopped keys after the discard: %+v %v", keys, err)
 	}
 	if strings.Join(sink.sent, " ") != "good:one" {
 		t.Fatalf("sent %v", sink.sent)

@@ -52,6 +52,7 @@ func serve(ctx context.Context, s *sqlstore.Store, in []string, out io.Writer) e
 	if err != nil {
 		return err
 	}
+	defer c.Close()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err

@@ -11,15 +11,25 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/ordergen/ordergen/runtime/sqlstore"
 )
 
 // storeSite is the console over the fixture's store on a test server.
 func storeSite(t *testing.T, f *fixture, actions bool) *httptest.Server {
 	t.Helper()
-	c, err := storeConsole(f.store, actions, quietLogger())
+	return consoleSite(t, f.store, actions)
+}
+
+// consoleSite is serve's console over s on a test server, which the test's
+// end closes.
+func consoleSite(t *testing.T, s *sqlstore.Store, actions bool) *httptest.Server {
+	t.Helper()
+	c, err := storeConsole(s, actions, quietLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(c.Close)
 	srv := httptest.NewServer(c)
 	t.Cleanup(srv.Close)
 	return srv

@@ -22,8 +22,9 @@ type storeView struct {
 }
 
 var (
-	_ inspect.Inspector = storeView{}
-	_ inspect.Requester = storeView{}
+	_ inspect.Inspector   = storeView{}
+	_ inspect.Requester   = storeView{}
+	_ inspect.KeyOperator = storeView{}
 )
 
 // recentRequests is how many of the latest requests the catalog and the
@@ -34,11 +35,11 @@ const recentRequests = 200
 // event that parked the key.
 const firstEvents = 16
 
-// catalog returns a view of every entity with parked keys or recent
-// requests in s, by name.
+// catalog returns a view of every entity in s, by name: those with parked
+// keys, stored versions or states, or recent requests.
 func catalog(s *sqlstore.Store) func(ctx context.Context) ([]inspect.Inspector, error) {
 	return func(ctx context.Context) ([]inspect.Inspector, error) {
-		namespaces, err := s.ParkedNamespaces(ctx)
+		namespaces, err := s.Namespaces(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -206,17 +207,32 @@ func (v storeView) Discard(ctx context.Context, subscriber, key string) (inspect
 	return v.request(ctx, subscriber, key, sqlstore.Discard)
 }
 
-// request leaves a request for the running service, for a key parked in
-// the store.
+// CancelAttempt implements inspect.KeyOperator: it leaves a request for the
+// running service, which alone knows what runs (the cause is its own).
+func (v storeView) CancelAttempt(ctx context.Context, subscriber, key string, _ error) (inspect.Result, error) {
+	return v.request(ctx, subscriber, key, sqlstore.CancelAttempt)
+}
+
+// ParkNow implements inspect.KeyOperator: it leaves a request for the
+// running service (the reason is its own).
+func (v storeView) ParkNow(ctx context.Context, subscriber, key, _ string) (inspect.Result, error) {
+	return v.request(ctx, subscriber, key, sqlstore.ParkNow)
+}
+
+// request leaves a request for the running service: for a key parked in
+// the store (replay, discard), or for any key of the entity (cancel-attempt,
+// park-now: the store cannot tell what runs).
 func (v storeView) request(ctx context.Context, subscriber, key string, action sqlstore.Action) (inspect.Result, error) {
 	parks, err := v.parks(subscriber)
 	if err != nil {
 		return inspect.Result{}, err
 	}
-	if _, parked, err := find(ctx, parks, key); err != nil {
-		return inspect.Result{}, err
-	} else if !parked {
-		return inspect.Result{}, fmt.Errorf("%s %s in %s: %w in the store", action, quote(key), subscriber, runtime.ErrNotParked)
+	if action == sqlstore.Replay || action == sqlstore.Discard {
+		if _, parked, err := find(ctx, parks, key); err != nil {
+			return inspect.Result{}, err
+		} else if !parked {
+			return inspect.Result{}, fmt.Errorf("%s %s in %s: %w in the store", action, quote(key), subscriber, runtime.ErrNotParked)
+		}
 	}
 	r, err := v.store.Request(ctx, subscriber, key, action)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	ledger "github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/kafka"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 const (
@@ -57,10 +58,15 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		return err
 	}
 	defer pcl.Close()
-	sink, err := kafka.NewProducer[string, ledger.AccountEvent](pcl, topic, ledger.AccountCodec{})
+	// The producer reaches the cluster as the consumers do: with the
+	// client's options (a client of its own, closed with it).
+	sink, err := kafka.NewProducer[string, ledger.AccountEvent](kafka.ProducerConfig[ledger.AccountEvent]{
+		ClientOpts: []kgo.Opt{kgo.SeedBrokers(cluster.ListenAddrs()...)}, Topic: topic, Codec: ledger.AccountCodec{},
+	})
 	if err != nil {
 		return err
 	}
+	defer func() { _ = sink.Close(context.Background()) }()
 	producer, err := ledger.NewAccountProducer(sink)
 	if err != nil {
 		return err
@@ -69,7 +75,7 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	// A record that does not decode: it goes to the dead-letter topic and its
 	// partition goes on.
 	bad := &kgo.Record{Topic: topic, Key: []byte("acct-000"), Value: []byte("{not json"),
-		Headers: []kgo.RecordHeader{{Key: kafka.HeaderType, Value: []byte("Deposited")}}}
+		Headers: []kgo.RecordHeader{{Key: transport.HeaderType, Value: []byte("Deposited")}}}
 	if err := pcl.ProduceSync(ctx, bad).FirstErr(); err != nil {
 		return err
 	}

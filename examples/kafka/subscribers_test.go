@@ -136,7 +136,7 @@ func TestRecordFinishedWhenEverySubscriberDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pcl.Close()
-	sink, err := kafka.NewProducer[string, ledger.AccountEvent](pcl, topic, ledger.AccountCodec{})
+	sink, err := kafka.NewProducer[string, ledger.AccountEvent](kafka.ProducerConfig[ledger.AccountEvent]{Client: pcl, Topic: topic, Codec: ledger.AccountCodec{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,7 +170,7 @@ func TestKafkaLegGrouped(t *testing.T) {
 // produceStream sends seq to groupTopic's one partition, in order.
 func produceStream(t *testing.T, cl *kgo.Client, seq []entry) {
 	t.Helper()
-	producer, err := kafka.NewProducer[string, ledger.AccountEvent](cl, groupTopic, ledger.AccountCodec{})
+	producer, err := kafka.NewProducer[string, ledger.AccountEvent](kafka.ProducerConfig[ledger.AccountEvent]{Client: cl, Topic: groupTopic, Codec: ledger.AccountCodec{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,7 +193,7 @@ func runOutbox(ctx context.Context, out io.Writer, store *sqlstore.Store, seed u
 		return err
 	}
 	defer pcl.Close()
-	producer, err := kafka.NewProducer[string, ledger.AccountEvent](pcl, outboxTopic, ledger.AccountCodec{})
+	producer, err := kafka.NewProducer[string, ledger.AccountEvent](kafka.ProducerConfig[ledger.AccountEvent]{Client: pcl, Topic: outboxTopic, Codec: ledger.AccountCodec{}})
 	if err != nil {
 		return err
 	}

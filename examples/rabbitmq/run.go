@@ -12,6 +12,7 @@ import (
 	ledger "github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/rabbitmq"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 const queues = 4
@@ -62,7 +63,7 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		return err
 	}
 
-	sink, err := rabbitmq.NewProducer[string, ledger.AccountEvent](conn, topo, ledger.AccountCodec{})
+	sink, err := rabbitmq.NewProducer[string, ledger.AccountEvent](rabbitmq.ProducerConfig[ledger.AccountEvent]{URL: cfg.url, Topology: topo, Codec: ledger.AccountCodec{}})
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 
 	// A message that does not decode: rejected to the dead-letter queue, and
 	// its queue goes on.
-	bad := amqp.Publishing{Headers: amqp.Table{rabbitmq.HeaderKey: "acct-000"}, Type: "Deposited", Body: []byte("{not json")}
+	bad := amqp.Publishing{Headers: amqp.Table{transport.HeaderKey: "acct-000"}, Type: "Deposited", Body: []byte("{not json")}
 	if err := admin.PublishWithContext(ctx, topo.Name, "acct-000", false, false, bad); err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	fmt.Fprintf(out, "kill       a killed mid-stream (%d of %d events applied): %d messages unacknowledged, %d accepted events abandoned\n", appliedAtKill, total, inflight, abandoned)
 	fmt.Fprintf(out, "failover   the broker returned a's unacknowledged messages, in order, and made b active:\n")
 	fmt.Fprintf(out, "           %d re-delivered events (finished by a, acknowledgement lost with it) skipped by the version guard;\n", skipped)
-	fmt.Fprintf(out, "           a applied %d events, b %d; b delivered %d messages, acknowledged them in %d frames\n", tally.By["a"], tally.By["b"], cs.Delivered, cs.Acked)
+	fmt.Fprintf(out, "           a applied %d events, b %d; b delivered %d messages, acknowledged them in %d frames\n", tally.By["a"], tally.By["b"], cs.Received, cs.Acked)
 	fmt.Fprintf(out, "dead letter %d undecodable message rejected to %s (rejected by a %d, b %d); its queue kept flowing\n", dead, topo.DeadLetterQueue(), as.Rejected, cs.Rejected)
 	fmt.Fprintf(out, "balances   %d of %d accounts equal in-order application; %d at their last version; %d events applied once each\n", tally.Equal, tally.Accounts, tally.Complete, tally.Applied)
 	ok := tally.OK(total) && dead == 1

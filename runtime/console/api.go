@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // Paging limits of the API and the pages.
@@ -154,4 +155,41 @@ func readStatus(err error) int {
 		return http.StatusBadRequest
 	}
 	return statusOf(err)
+}
+
+// sampleView is one sample of api/history. Handled and Failed are counters
+// (rates are their differences); Pending and OldestAge are absent for a
+// subscriber seen through a store.
+type sampleView struct {
+	At        time.Time `json:"at"`
+	Handled   uint64    `json:"handled"`
+	Failed    uint64    `json:"failed"`
+	Pending   *int64    `json:"pending,omitempty"`
+	OldestAge *seconds  `json:"oldest_age_seconds,omitempty"`
+	Parked    int64     `json:"parked"`
+}
+
+func (c *Console) apiHistory(w http.ResponseWriter, r *http.Request) {
+	q, err := parseQuery(r, "entity", "subscriber")
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	if _, err := c.inspector(r.Context(), q.entity); err != nil {
+		writeError(w, readStatus(err), err)
+		return
+	}
+	samples := c.history.of(subscriberID{q.entity, q.subscriber})
+	out := make([]sampleView, len(samples))
+	for i, s := range samples {
+		out[i] = sampleView{At: time.Unix(0, s.at).UTC(), Handled: s.handled, Failed: s.failed, Parked: s.parked}
+		if s.pending >= 0 {
+			pending, oldest := s.pending, seconds(s.oldest)
+			out[i].Pending, out[i].OldestAge = &pending, &oldest
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"entity": q.entity, "subscriber": q.subscriber,
+		"interval_seconds": c.history.every.Seconds(), "samples": out,
+	})
 }

@@ -141,6 +141,21 @@ func TestBacklogAndStuckKeys(t *testing.T) {
 	if !strings.Contains(body, "1 stuck") || !strings.Contains(body, "Largest backlog") {
 		t.Fatalf("the page shows no stuck key:\n%s", body)
 	}
+	// The key's page says how many events wait and since when.
+	var k struct {
+		Live             bool    `json:"live"`
+		Pending          int     `json:"pending"`
+		OldestAgeSeconds float64 `json:"oldest_age_seconds"`
+		Stuck            bool    `json:"stuck"`
+	}
+	if code := site.get(t, "api/key?entity=Account&subscriber=Account&key=hot", &k); code != http.StatusOK ||
+		!k.Live || k.Pending != 5 || k.OldestAgeSeconds <= 0 || !k.Stuck {
+		t.Fatalf("api/key of the stuck key: %d %+v", code, k)
+	}
+	_, body = site.page(t, "key?entity=Account&subscriber=Account&key=hot")
+	if !strings.Contains(body, "<dt>pending events</dt><dd>5</dd>") || !strings.Contains(body, `<span class="badge warn">stuck</span>`) {
+		t.Fatalf("the stuck key's page:\n%s", body)
+	}
 }
 
 // Paging over a park of 10,000 events: every event once, in order, a page
@@ -297,15 +312,7 @@ func TestMutationsAreRefused(t *testing.T) {
 			return "", fmt.Errorf("bob may not %s %s", a.Verb, a.Key)
 		}})
 	open := newSite(t, console.Config{Inspectors: []inspect.Inspector{s.inspector()}, Authorize: allowAll})
-	for _, tc := range []struct {
-		name   string
-		site   *site
-		path   string
-		form   url.Values
-		header http.Header
-		code   int
-		says   string
-	}{
+	expectAnswers(t, []posting{
 		{"read-only API", readOnly, "api/replay", keyForm("acct-3"), nil, http.StatusForbidden, "read-only"},
 		{"read-only form", readOnly, "discard", keyForm("acct-3"), nil, http.StatusForbidden, "read-only"},
 		{"unauthorized", refusing, "api/discard", keyForm("acct-3"), nil, http.StatusForbidden, "bob may not discard acct-3"},
@@ -314,12 +321,7 @@ func TestMutationsAreRefused(t *testing.T) {
 		{"no key", open, "api/discard", url.Values{"entity": {"Account"}, "subscriber": {"Account"}}, nil, http.StatusBadRequest, "needs entity, subscriber and key"},
 		{"unknown entity", open, "api/discard", url.Values{"entity": {"Nope"}, "subscriber": {"Account"}, "key": {"k"}}, nil, http.StatusNotFound, "no entity"},
 		{"unknown subscriber", open, "api/discard", url.Values{"entity": {"Account"}, "subscriber": {"Nope"}, "key": {"k"}}, nil, http.StatusNotFound, "no subscriber"},
-	} {
-		code, _, body := tc.site.post(t, tc.path, tc.form, tc.header)
-		if code != tc.code || !strings.Contains(body, tc.says) {
-			t.Errorf("%s: %d %s, want %d saying %q", tc.name, code, body, tc.code, tc.says)
-		}
-	}
+	})
 	if st := s.engine.Stats(); st.ParkedKeys != 1 || st.Parked != 2 {
 		t.Fatalf("a refused mutation changed the park: %+v", st)
 	}
@@ -444,6 +446,7 @@ func TestMountedUnderAPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.Close()
 	rec := httptest.NewRecorder()
 	http.StripPrefix("/ops", c).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/ops", nil))
 	if rec.Code != http.StatusMovedPermanently || rec.Header().Get("Location") != "ops/" {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ordergen/ordergen/runtime/inspect"
@@ -28,8 +29,12 @@ type Config struct {
 	// Transports are shown with their state (runtime/kafka's Consumer: lag
 	// and paused partitions).
 	Transports []inspect.Transport
-	// Authorize, when set, decides who may replay and discard. Nil: the
-	// console is read-only, shows no buttons, and refuses every mutation.
+	// Authorize, when set, decides who may act: replay and discard parked
+	// keys, cancel a key's running attempt and park a key now (of an
+	// inspect.KeyOperator: the generated Inspector), retry and discard the
+	// outbox's keys (of a transport that is an inspect.OutboxOperator).
+	// Nil: the console is read-only, shows no buttons, and refuses every
+	// mutation.
 	Authorize Authorizer
 	// CrossOrigin refuses cross-origin mutations. Nil:
 	// http.NewCrossOriginProtection(), which refuses every cross-origin
@@ -52,6 +57,10 @@ type Config struct {
 	// ActionTimeout bounds how long a replay or a discard is waited for
 	// before the answer says that it goes on. Zero: 10 seconds.
 	ActionTimeout time.Duration
+	// Sample is how often the console samples each subscriber for its
+	// last-hour charts (see Console.Sample). Zero: 5 seconds; negative:
+	// never on its own (no charts, unless the service calls Sample).
+	Sample time.Duration
 }
 
 // Authorizer decides whether the request r may carry out the mutation a.
@@ -63,10 +72,17 @@ type Authorizer func(r *http.Request, a Action) (who string, err error)
 
 // Action is a mutation an operator asks for.
 type Action struct {
-	// Verb is "replay" or "discard".
+	// Verb is "replay" or "discard" (a subscriber's parked key),
+	// "cancel-attempt" or "park-now" (a subscriber's key that runs or waits:
+	// runtime.Engine.CancelAttempt and ParkNow), or "outbox-retry" or
+	// "outbox-discard" (a key of a transport's outbox).
 	Verb string
 	// Entity, Subscriber and Key say what it acts on; Key is its text.
+	// An outbox's action has no Subscriber.
 	Entity, Subscriber, Key string
+	// Transport names the transport of an outbox's action (its
+	// TransportStatus name); empty otherwise.
+	Transport string
 }
 
 // ErrReadOnly is the refusal of a mutation by a console without an
@@ -79,6 +95,7 @@ const (
 	defaultStuckAfter    = 30 * time.Second
 	defaultRefresh       = 5 * time.Second
 	defaultActionTimeout = 10 * time.Second
+	defaultSample        = 5 * time.Second
 )
 
 // Console is the operator's web console: an http.Handler for a service to
@@ -89,19 +106,31 @@ const (
 // Its pages and its JSON API (see the package documentation) use only
 // links relative to that prefix.
 type Console struct {
-	cfg    Config
-	mux    *http.ServeMux
-	pages  map[string]*template.Template
-	log    *actionLog
-	logger *slog.Logger
+	cfg     Config
+	mux     *http.ServeMux
+	pages   map[string]*template.Template
+	log     *actionLog
+	logger  *slog.Logger
+	history *history
+	// stop ends the sampler, which closes stopped when it returns (both nil
+	// without a sampler); closeOnce makes Close idempotent.
+	stop      context.CancelFunc
+	stopped   chan struct{}
+	closeOnce sync.Once
+	// sampled, when set (tests), is called after each round of samples.
+	sampled func()
 }
 
 //go:embed assets
 var assets embed.FS
 
-// New returns a console for cfg. It fails on a configuration without
-// entities.
-func New(cfg Config) (*Console, error) {
+// New returns a console for cfg, and starts its sampler (see Sample and
+// Close). It fails on a configuration without entities.
+func New(cfg Config) (*Console, error) { return newConsole(cfg, nil) }
+
+// newConsole is New, with a function called after each round of samples
+// (tests).
+func newConsole(cfg Config, sampled func()) (*Console, error) {
 	if len(cfg.Inspectors) == 0 && cfg.Catalog == nil {
 		return nil, errors.New("console: no Inspectors and no Catalog: nothing to show")
 	}
@@ -115,33 +144,54 @@ func New(cfg Config) (*Console, error) {
 	cfg.StuckAfter = cmp.Or(cfg.StuckAfter, defaultStuckAfter)
 	cfg.Refresh = cmp.Or(cfg.Refresh, defaultRefresh)
 	cfg.ActionTimeout = cmp.Or(cfg.ActionTimeout, defaultActionTimeout)
+	cfg.Sample = cmp.Or(cfg.Sample, defaultSample)
 	if cfg.CrossOrigin == nil {
 		cfg.CrossOrigin = http.NewCrossOriginProtection()
 	}
-	c := &Console{cfg: cfg, log: newActionLog(100), logger: cmp.Or(cfg.Logger, slog.Default())}
+	c := &Console{cfg: cfg, log: newActionLog(100), logger: cmp.Or(cfg.Logger, slog.Default()), sampled: sampled}
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err
 	}
 	c.pages = pages
 	c.routes()
+	// Samples a service takes itself (Sample) are kept at the default's
+	// interval: the charts join points that far apart.
+	c.history = newHistory(cmp.Or(max(cfg.Sample, 0), defaultSample))
+	if cfg.Sample > 0 {
+		var ctx context.Context
+		ctx, c.stop = context.WithCancel(context.Background())
+		c.stopped = make(chan struct{})
+		go c.sampleLoop(ctx, cfg.Sample)
+	}
 	return c, nil
 }
 
 func (c *Console) routes() {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /{$}", c.overviewPage)
+	m.HandleFunc("GET /subscriber", c.subscriberPage)
 	m.HandleFunc("GET /parked", c.parkedPage)
 	m.HandleFunc("GET /key", c.keyPage)
-	m.HandleFunc("POST /replay", c.formAction("replay"))
-	m.HandleFunc("POST /discard", c.formAction("discard"))
+	m.HandleFunc("GET /outbox", c.outboxPage)
+	m.HandleFunc("POST /replay", c.formAction(verbReplay))
+	m.HandleFunc("POST /discard", c.formAction(verbDiscard))
+	m.HandleFunc("POST /cancel-attempt", c.formAction(verbCancelAttempt))
+	m.HandleFunc("POST /park-now", c.formAction(verbParkNow))
+	m.HandleFunc("POST /outbox-retry", c.formAction(verbOutboxRetry))
+	m.HandleFunc("POST /outbox-discard", c.formAction(verbOutboxDiscard))
 	m.HandleFunc("GET /api/overview", c.apiOverview)
 	m.HandleFunc("GET /api/parked", c.apiParked)
 	m.HandleFunc("GET /api/events", c.apiEvents)
 	m.HandleFunc("GET /api/key", c.apiKey)
 	m.HandleFunc("GET /api/actions", c.apiActions)
-	m.HandleFunc("POST /api/replay", c.apiAction("replay"))
-	m.HandleFunc("POST /api/discard", c.apiAction("discard"))
+	m.HandleFunc("GET /api/history", c.apiHistory)
+	m.HandleFunc("POST /api/replay", c.apiAction(verbReplay))
+	m.HandleFunc("POST /api/discard", c.apiAction(verbDiscard))
+	m.HandleFunc("POST /api/cancel-attempt", c.apiAction(verbCancelAttempt))
+	m.HandleFunc("POST /api/park-now", c.apiAction(verbParkNow))
+	m.HandleFunc("POST /api/outbox/retry", c.apiAction(verbOutboxRetry))
+	m.HandleFunc("POST /api/outbox/discard", c.apiAction(verbOutboxDiscard))
 	m.HandleFunc("GET /style.css", c.asset("assets/style.css", "text/css; charset=utf-8"))
 	m.HandleFunc("GET /favicon.svg", c.asset("assets/favicon.svg", "image/svg+xml"))
 	c.mux = m

@@ -117,21 +117,30 @@ func (l *logBuffer) String() string {
 type site struct {
 	srv *httptest.Server
 	log *logBuffer
+	c   *console.Console
 }
 
 func newSite(t *testing.T, cfg console.Config) *site {
 	t.Helper()
+	return newSampledSite(t, cfg, nil)
+}
+
+// newSampledSite is newSite with sampled called after each round of
+// samples.
+func newSampledSite(t *testing.T, cfg console.Config, sampled func()) *site {
+	t.Helper()
 	logs := &logBuffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
-	c, err := console.New(cfg)
+	c, err := console.NewSampled(cfg, sampled)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(c.Close)
 	mux := http.NewServeMux()
 	mux.Handle("/ops/", http.StripPrefix("/ops", c))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &site{srv: srv, log: logs}
+	return &site{srv: srv, log: logs, c: c}
 }
 
 // allowAll is an authorizer that lets "alice" do anything.
@@ -190,4 +199,27 @@ func (s *site) post(t *testing.T, path string, form url.Values, header http.Head
 
 func keyForm(key string) url.Values {
 	return url.Values{"entity": {"Account"}, "subscriber": {"Account"}, "key": {key}}
+}
+
+// posting is a POST a test expects an answer to: its status, and words of
+// its body.
+type posting struct {
+	name   string
+	site   *site
+	path   string
+	form   url.Values
+	header http.Header
+	code   int
+	says   string
+}
+
+// expectAnswers makes each post and checks its answer.
+func expectAnswers(t *testing.T, posts []posting) {
+	t.Helper()
+	for _, p := range posts {
+		code, _, body := p.site.post(t, p.path, p.form, p.header)
+		if code != p.code || !strings.Contains(body, p.says) {
+			t.Errorf("%s: %d %s, want %d saying %q", p.name, code, body, p.code, p.says)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ordergen/ordergen/runtime/inspect"
 )
 
 // page is what every page's template gets.
@@ -31,9 +34,13 @@ type page struct {
 
 // keyBody is the key page's data.
 type keyBody struct {
-	Key     keyView
-	Events  eventsPage
-	Confirm bool
+	Key    keyView
+	Events eventsPage
+	// Confirm is the action the page asks to confirm: "discard" or
+	// "park-now" ("": none).
+	Confirm string
+	// Acts says whether the page shows the actions on a key that runs.
+	Acts bool
 }
 
 // errorBody is an error page's data.
@@ -46,6 +53,12 @@ type errorBody struct {
 var funcs = template.FuncMap{
 	"keyURL": func(entity, subscriber, key string) string {
 		return "key?" + url.Values{"entity": {entity}, "subscriber": {subscriber}, "key": {key}}.Encode()
+	},
+	"subscriberURL": func(entity, subscriber string) string {
+		return "subscriber?" + url.Values{"entity": {entity}, "subscriber": {subscriber}}.Encode()
+	},
+	"outboxURL": func(transport int, entity, key string) string {
+		return "outbox?" + url.Values{"transport": {strconv.Itoa(transport)}, "entity": {entity}, "key": {key}}.Encode()
 	},
 	"parkedURL": func(entity, subscriber string, offset int) string {
 		v := url.Values{"entity": {entity}, "subscriber": {subscriber}}
@@ -183,12 +196,12 @@ func unescapeHTML(s string) string {
 }
 
 // pageNames are the pages; each is parsed with the layout.
-var pageNames = []string{"overview", "parked", "key", "error"}
+var pageNames = []string{"overview", "subscriber", "parked", "key", "outbox", "error"}
 
 func parsePages() (map[string]*template.Template, error) {
 	pages := make(map[string]*template.Template)
 	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+name+".html")
+		t, err := template.New(name).Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/parts.html", "assets/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("console: parse %s: %w", name, err)
 		}
@@ -214,7 +227,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, code int, name,
 		q.Del("action")
 		p.Pause = "?" + q.Encode()
 	}
-	if name == "error" || (name == "key" && body.(keyBody).Confirm) {
+	if name == "error" || (name == "key" && body.(keyBody).Confirm != "") || name == "outbox" {
 		refresh = 0 // nothing to watch, or a choice to make
 	}
 	if refresh > 0 {
@@ -238,6 +251,51 @@ func (c *Console) renderError(w http.ResponseWriter, r *http.Request, code int, 
 
 func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "overview", "", c.overview(r.Context()))
+}
+
+// subscriberBody is a subscriber's page's data.
+type subscriberBody struct {
+	Entity     string
+	Subscriber subscriberView
+	Requests   []requestView
+	Error      string
+}
+
+func (c *Console) subscriberPage(w http.ResponseWriter, r *http.Request) {
+	b, err := c.subscriber(r)
+	if err != nil {
+		c.renderError(w, r, readStatus(err), err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "subscriber", b.Subscriber.Name, b)
+}
+
+// subscriber gathers a subscriber's page: its card, with large charts.
+func (c *Console) subscriber(r *http.Request) (subscriberBody, error) {
+	q, err := parseQuery(r, "entity", "subscriber")
+	if err != nil {
+		return subscriberBody{}, err
+	}
+	in, err := c.inspector(r.Context(), q.entity)
+	if err != nil {
+		return subscriberBody{}, err
+	}
+	ev := c.entityCharts(r.Context(), in, largeChart)
+	for _, s := range ev.Subscribers {
+		if s.Name == q.subscriber {
+			b := subscriberBody{Entity: ev.Entity, Subscriber: s, Error: ev.Error}
+			for _, rq := range ev.Requests {
+				if rq.Subscriber == s.Name {
+					b.Requests = append(b.Requests, rq)
+				}
+			}
+			return b, nil
+		}
+	}
+	if ev.Error != "" {
+		return subscriberBody{}, errors.New(ev.Error)
+	}
+	return subscriberBody{}, fmt.Errorf("%w: %s has no subscriber named %q", inspect.ErrNotFound, q.entity, q.subscriber)
 }
 
 func (c *Console) parkedPage(w http.ResponseWriter, r *http.Request) {
@@ -270,8 +328,58 @@ func (c *Console) keyPage(w http.ResponseWriter, r *http.Request) {
 		c.renderError(w, r, readStatus(err), err)
 		return
 	}
-	confirm := r.URL.Query().Get("confirm") == "discard" && !c.readOnly() && k.Parked
-	c.render(w, r, http.StatusOK, "key", q.key, keyBody{Key: k, Events: evs, Confirm: confirm})
+	// A live key that runs or waits can be cancelled or parked now; a
+	// store's view cannot tell, and leaves the request to the service.
+	acts := !c.readOnly() && k.Operable && (!k.Live || k.Running != nil || k.Pending > 0)
+	var confirm string
+	switch r.URL.Query().Get("confirm") {
+	case "discard":
+		if !c.readOnly() && k.Parked {
+			confirm = "discard"
+		}
+	case "park-now":
+		if acts {
+			confirm = "park-now"
+		}
+	}
+	c.render(w, r, http.StatusOK, "key", q.key, keyBody{Key: k, Events: evs, Confirm: confirm, Acts: acts})
+}
+
+// outboxBody is the page of an outbox's key: what its transport says of it,
+// and the buttons that act on it.
+type outboxBody struct {
+	Transport transportView
+	Entity    string
+	Key       string
+	// Partition is the key as its transport shows it; nil when it flows.
+	Partition *partitionView
+	Confirm   bool
+}
+
+func (c *Console) outboxPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	entity, key := q.Get("entity"), q.Get("key")
+	if entity == "" || !q.Has("key") || !q.Has("transport") {
+		c.renderError(w, r, http.StatusBadRequest, fmt.Errorf("%w: an outbox's key needs transport, entity and key", errBadQuery))
+		return
+	}
+	i, err := strconv.Atoi(q.Get("transport"))
+	if err != nil || i < 0 || i >= len(c.cfg.Transports) {
+		c.renderError(w, r, http.StatusNotFound, fmt.Errorf("%w: no transport %q", inspect.ErrNotFound, q.Get("transport")))
+		return
+	}
+	t := c.cfg.Transports[i]
+	b := outboxBody{Transport: transportOf(t.TransportStatus()), Entity: entity, Key: key, Confirm: q.Get("confirm") == "discard"}
+	_, b.Transport.Actions = t.(inspect.OutboxOperator)
+	b.Transport.Index, b.Transport.ReadOnly = i, c.readOnly()
+	for _, p := range b.Transport.Partitions {
+		if p.Entity == entity && p.Key == key {
+			b.Partition = &p
+			break
+		}
+	}
+	b.Confirm = b.Confirm && b.Transport.Actions && !c.readOnly() && b.Partition != nil
+	c.render(w, r, http.StatusOK, "outbox", key, b)
 }
 
 // pageEvents is how many parked events the key page shows at once.
@@ -291,7 +399,7 @@ func (c *Console) formAction(verb string) http.HandlerFunc {
 			back = funcs["keyURL"].(func(string, string, string) string)(rec.Entity, rec.Subscriber, rec.Key) +
 				"&action=" + strconv.FormatInt(rec.ID, 10)
 		}
-		// Relative to the request's path (replay or discard, beside the
+		// Relative to the request's path (every form posts beside the
 		// pages): http.Redirect would resolve it against the path that
 		// StripPrefix left.
 		w.Header().Set("Location", back)

@@ -45,6 +45,13 @@ type subscriberView struct {
 	ParkedEvents int           `json:"parked_events"`
 	// Parked are the first parked keys (all of them through api/parked).
 	Parked []parkedKeyView `json:"parked"`
+	// What the card of the subscriber needs besides (not in the JSON):
+	// its last-hour charts, large on its own page, and the console's
+	// StuckAfter and read-only state.
+	Charts      []chartView `json:"-"`
+	ChartsLarge bool        `json:"-"`
+	StuckAfter  seconds     `json:"-"`
+	ReadOnly    bool        `json:"-"`
 }
 
 type statsView struct {
@@ -187,6 +194,33 @@ type keyView struct {
 	Since      time.Time `json:"since,omitzero"`
 	Version    *uint64   `json:"version,omitempty"`
 	State      string    `json:"state,omitempty"`
+	// Live is true when the subscriber runs in this process: then Pending
+	// is the key's events without an outcome, OldestAge the age of the
+	// oldest, and Stuck says whether it is older than StuckAfter.
+	Live      bool    `json:"live"`
+	Pending   int     `json:"pending"`
+	OldestAge seconds `json:"oldest_age_seconds"`
+	Stuck     bool    `json:"stuck"`
+	// Running is the attempt of the key's handler in progress, if one is.
+	Running *runningView `json:"running,omitempty"`
+	// Operable is true when the console can cancel the key's running
+	// attempt and park it now (its inspector is an inspect.KeyOperator).
+	Operable bool `json:"operable"`
+}
+
+// runningView is an attempt in progress. Without Known, only that the key
+// runs is known (the engine gives its attempts no context of their own).
+type runningView struct {
+	Known   bool            `json:"known"`
+	Name    string          `json:"name,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
+	Version *uint64         `json:"version,omitempty"`
+	Batch   int             `json:"batch,omitempty"`
+	Attempt int             `json:"attempt,omitempty"`
+	Started time.Time       `json:"started,omitzero"`
+	// For is how long its handler has run.
+	For   seconds `json:"running_seconds"`
+	Ended string  `json:"context_ended,omitempty"`
 }
 
 type requestView struct {
@@ -201,6 +235,9 @@ type requestView struct {
 }
 
 type transportView struct {
+	// Index is the transport's place in Config.Transports, which an
+	// outbox's mutation names.
+	Index      int               `json:"index"`
 	Kind       string            `json:"kind"`
 	Name       string            `json:"name"`
 	Counters   []inspect.Counter `json:"counters"`
@@ -210,6 +247,11 @@ type transportView struct {
 	// its keys that do not flow, and none is good news, not "no partitions
 	// held".
 	Unit, None string `json:"-"`
+	// Actions is true when its outbox's keys can be retried and discarded
+	// (an inspect.OutboxOperator).
+	Actions bool `json:"actions"`
+	// ReadOnly is the console's (not in the JSON), for the page.
+	ReadOnly bool `json:"-"`
 }
 
 type partitionView struct {
@@ -220,6 +262,10 @@ type partitionView struct {
 	OldestUnfinished seconds `json:"oldest_unfinished_seconds"`
 	Paused           string  `json:"paused,omitempty"`
 	Detail           string  `json:"detail,omitempty"`
+	// Entity and Key name the outbox's key that the partition is, when the
+	// transport acts on it.
+	Entity string `json:"entity,omitempty"`
+	Key    string `json:"key,omitempty"`
 }
 
 // outboxKind is the Kind of the transactional outbox's transport status
@@ -244,13 +290,22 @@ func (c *Console) overview(ctx context.Context) overview {
 	for _, in := range ins {
 		o.Entities = append(o.Entities, c.entity(ctx, in))
 	}
-	for _, t := range c.cfg.Transports {
-		o.Transports = append(o.Transports, transportOf(t.TransportStatus()))
+	for i, t := range c.cfg.Transports {
+		tv := transportOf(t.TransportStatus())
+		_, tv.Actions = t.(inspect.OutboxOperator)
+		tv.Index, tv.ReadOnly = i, c.readOnly()
+		o.Transports = append(o.Transports, tv)
 	}
 	return o
 }
 
+// entity gathers an entity's part of the overview, with small charts.
 func (c *Console) entity(ctx context.Context, in inspect.Inspector) entityView {
+	return c.entityCharts(ctx, in, smallChart)
+}
+
+// entityCharts is entity with charts of the given size.
+func (c *Console) entityCharts(ctx context.Context, in inspect.Inspector, chart [2]int) entityView {
 	ev := entityView{Entity: in.Entity()}
 	subs, err := in.Subscribers(ctx, inspect.Query{Top: c.cfg.Top, StuckAfter: c.cfg.StuckAfter})
 	if err != nil {
@@ -262,6 +317,8 @@ func (c *Console) entity(ctx context.Context, in inspect.Inspector) entityView {
 			Entity: ev.Entity, Name: s.Name, Live: s.Live,
 			Backlog: backlogOf(s.Backlog), Stuck: backlogOf(s.Stuck),
 			ParkedKeys: s.ParkedKeys, ParkedEvents: s.ParkedEvents,
+			Charts: c.charts(subscriberID{ev.Entity, s.Name}, s.Live, chart), ChartsLarge: chart == largeChart,
+			StuckAfter: seconds(c.cfg.StuckAfter), ReadOnly: c.readOnly(),
 		}
 		if s.Live {
 			sv.Stats = statsOf(s.Stats)
@@ -303,7 +360,7 @@ func transportOf(s inspect.TransportStatus) transportView {
 	}
 	for _, p := range s.Partitions {
 		tv.Partitions = append(tv.Partitions, partitionView{Name: p.Name, Lag: p.Lag, Unfinished: p.Unfinished, Parked: p.Parked,
-			OldestUnfinished: seconds(p.OldestUnfinished), Paused: p.Paused, Detail: p.Detail})
+			OldestUnfinished: seconds(p.OldestUnfinished), Paused: p.Paused, Detail: p.Detail, Entity: p.Entity, Key: p.Key})
 	}
 	return tv
 }
@@ -315,9 +372,22 @@ func (c *Console) key(ctx context.Context, in inspect.Inspector, subscriber, key
 		return keyView{}, err
 	}
 	kv := keyView{Entity: in.Entity(), Subscriber: subscriber, Key: key, Parked: k.Parked, Reason: k.Reason,
-		Events: k.Events, Since: k.Since, State: k.State}
+		Events: k.Events, Since: k.Since, State: k.State,
+		Live: k.Live, Pending: k.Pending, OldestAge: seconds(k.OldestAge), Stuck: k.Pending > 0 && k.OldestAge > c.cfg.StuckAfter}
 	if k.HasVersion {
 		kv.Version = &k.Version
+	}
+	_, kv.Operable = in.(inspect.KeyOperator)
+	if r := k.Running; r != nil {
+		rv := &runningView{Known: r.Known, Name: r.Name, Batch: r.Batch, Attempt: r.Attempt, Started: r.Started, Ended: r.Ended}
+		if r.Known {
+			rv.Data = asJSON(r.Data)
+			rv.For = seconds(max(time.Since(r.Started), 0))
+		}
+		if r.HasVersion {
+			rv.Version = &r.Version
+		}
+		kv.Running = rv
 	}
 	return kv, nil
 }

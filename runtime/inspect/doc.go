@@ -14,5 +14,9 @@
 //
 // Engines is the Inspector of engines of any key and event types: the one
 // the generated method returns, and the one to use for a runtime.Topic or
-// an engine of a service's own.
+// an engine of a service's own. It is also a KeyOperator: it cancels a
+// key's running attempt and parks a key now (runtime.Engine.CancelAttempt,
+// ParkNow), and its Key says what a key runs. A transport that is an
+// OutboxOperator (runtime/outbox's Relay) lets the console retry and
+// discard the transactional outbox's stopped keys.
 package inspect

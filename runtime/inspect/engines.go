@@ -35,7 +35,10 @@ type Engines[K comparable, E any] struct {
 	State func(ctx context.Context, subscriber string, key K) (string, error)
 }
 
-var _ Inspector = Engines[string, int]{}
+var (
+	_ Inspector   = Engines[string, int]{}
+	_ KeyOperator = Engines[string, int]{}
+)
 
 // firstPage is how many of a park's first events ParkedKeys reads to find
 // the event that parked the key.
@@ -105,6 +108,9 @@ func (v Engines[K, E]) Subscribers(_ context.Context, q Query) ([]Subscriber, er
 		}
 		if q.StuckAfter > 0 {
 			s.Stuck = backlog(e.Stuck(q.StuckAfter))
+		}
+		if q.Oldest {
+			s.OldestAge = e.OldestAge()
 		}
 		out = append(out, s)
 	}
@@ -221,7 +227,11 @@ func (v Engines[K, E]) Key(ctx context.Context, subscriber, key string) (Key, er
 	if err != nil {
 		return Key{}, err
 	}
-	out := Key{Key: key, HasVersion: v.Version != nil}
+	ks := e.KeyStatus(k)
+	out := Key{Key: key, HasVersion: v.Version != nil, Live: true, Pending: ks.Pending, OldestAge: ks.OldestAge}
+	if ks.Running {
+		out.Running = v.running(ks)
+	}
 	keys, err := e.Config().Parks.Keys(ctx)
 	if err != nil {
 		return Key{}, fmt.Errorf("%s: parked keys: %w", subscriber, err)
@@ -279,4 +289,51 @@ func (v Engines[K, E]) target(subscriber, key string) (*runtime.Engine[K, E], K,
 	}
 	k, err = v.key(key)
 	return e, k, err
+}
+
+// running describes the attempt ks says runs.
+func (v Engines[K, E]) running(ks runtime.KeyStatus[E]) *Running {
+	r := &Running{Known: ks.Attempt > 0}
+	if !r.Known {
+		return r
+	}
+	r.Attempt, r.Started, r.Batch = ks.Attempt, ks.Started, ks.Batch
+	if ks.Ended != nil {
+		r.Ended = ks.Ended.Error()
+	}
+	if name, data, err := v.encode(ks.Event); err == nil {
+		r.Name, r.Data = name, data
+	} else {
+		r.Name = "(cannot encode: " + err.Error() + ")"
+	}
+	if ve, ok := any(ks.Event).(interface{ EventVersion() uint64 }); ok {
+		r.HasVersion, r.Version = true, ve.EventVersion()
+	}
+	return r
+}
+
+// CancelAttempt implements KeyOperator (runtime.Engine.CancelAttempt).
+func (v Engines[K, E]) CancelAttempt(_ context.Context, subscriber, key string, cause error) (Result, error) {
+	e, k, err := v.target(subscriber, key)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := e.CancelAttempt(k, cause); err != nil {
+		return Result{}, err
+	}
+	return Result{Done: true, Message: fmt.Sprintf("cancelled the running attempt of %s in %s: the retry policy follows", key, subscriber)}, nil
+}
+
+// ParkNow implements KeyOperator (runtime.Engine.ParkNow): it waits for
+// the park or ctx's end (the park goes on; the error is ctx's).
+func (v Engines[K, E]) ParkNow(ctx context.Context, subscriber, key, reason string) (Result, error) {
+	e, k, err := v.target(subscriber, key)
+	if err != nil {
+		return Result{}, err
+	}
+	n, err := e.ParkNow(ctx, k, reason)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Done: true, Events: n, Message: fmt.Sprintf("parked %s in %s now with %d events", key, subscriber, n)}, nil
 }

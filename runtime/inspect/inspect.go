@@ -57,6 +57,10 @@ type Query struct {
 	// StuckAfter is the age of the oldest pending event past which a key is
 	// stuck (runtime.Engine.Stuck); zero reports none.
 	StuckAfter time.Duration
+	// Oldest asks for the age of each subscriber's oldest pending event
+	// (runtime.Engine.OldestAge), which visits every key with pending
+	// events.
+	Oldest bool
 }
 
 // Subscriber is one subscriber of an entity as an Inspector sees it now.
@@ -76,6 +80,9 @@ type Subscriber struct {
 	// Stuck are its keys whose oldest pending event is older than
 	// Query.StuckAfter, oldest first.
 	Stuck []KeyBacklog
+	// OldestAge is the age of its oldest pending event, when Query.Oldest
+	// asked for it (and Live).
+	OldestAge time.Duration
 	// ParkedKeys and ParkedEvents count its parks (a store's view counts
 	// them from the store).
 	ParkedKeys, ParkedEvents int
@@ -158,14 +165,60 @@ type Key struct {
 	// State is its current state as the state guard stores it ("": none
 	// yet, or no state guard).
 	State string
+	// Live is true when the subscriber runs in this process, and Pending
+	// and OldestAge are its own: the key's events without an outcome and
+	// the age of the oldest (a store's view has neither).
+	Live      bool
+	Pending   int
+	OldestAge time.Duration
+	// Running is the attempt of the key's handler in progress, when Live
+	// and one runs; nil otherwise.
+	Running *Running
 }
 
-// Result says what Replay or Discard did.
+// Running is an attempt of a key's handler in progress (see
+// runtime.KeyStatus).
+type Running struct {
+	// Known is false when the engine gives its attempts no context of
+	// their own (no Timeout, no OnOutcome): then only that the key runs
+	// is known, and the rest is empty.
+	Known bool
+	// Name and Data are its event's name and encoding (of a batch, its
+	// first event's; Batch says how many it covers); Version is the
+	// event's version when it has one (HasVersion).
+	Name       string
+	Data       []byte
+	HasVersion bool
+	Version    uint64
+	Batch      int
+	// Attempt is its number, from 1; Started when it began.
+	Attempt int
+	Started time.Time
+	// Ended says why its context ended while its handler has not returned
+	// ("": it did not): a deadline, or an operator's cause.
+	Ended string
+}
+
+// KeyOperator is implemented by an Inspector that acts on a key that runs:
+// Engines, in the process (runtime.Engine.CancelAttempt and ParkNow), and a
+// durable store's view (ordergen-parked serve), which leaves requests for
+// the running service, as its Replay and Discard do.
+type KeyOperator interface {
+	// CancelAttempt ends the context of the attempt of key's handler in
+	// progress in subscriber with cause; the retry policy, then the park,
+	// follow.
+	CancelAttempt(ctx context.Context, subscriber, key string, cause error) (Result, error)
+	// ParkNow parks key now with its pending events in subscriber under
+	// reason, withdrawing a handler of key in an attempt.
+	ParkNow(ctx context.Context, subscriber, key, reason string) (Result, error)
+}
+
+// Result says what Replay, Discard, CancelAttempt or ParkNow did.
 type Result struct {
 	// Done is true when the action was carried out; false when it was left
 	// as a request for the running service (Request), or is still running.
 	Done bool
-	// Events is how many events a discard removed.
+	// Events is how many events a discard removed, or ParkNow parked.
 	Events int
 	// Request identifies the request left for the running service.
 	Request int64

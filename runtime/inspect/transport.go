@@ -1,6 +1,9 @@
 package inspect
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Transport is implemented by transports that can show their state to an
 // operator: runtime/kafka's Consumer (its lag and paused partitions); others
@@ -47,4 +50,23 @@ type Partition struct {
 	// Detail is anything else worth showing ("committed 120, high
 	// watermark 130").
 	Detail string
+	// Entity and Key name the outbox key that the partition is, when the
+	// transport lets an operator act on it (OutboxOperator); both are
+	// empty otherwise.
+	Entity, Key string
+}
+
+// OutboxOperator is implemented by a Transport whose stopped keys an
+// operator can act on: the transactional outbox's (runtime/outbox's Relay,
+// and ordergen-parked's view of a store's outboxes), whose partitions with
+// a Key are the keys that do not flow, parked or retrying after failed
+// sends. Both methods act in the store at once: an outbox key needs no
+// handler to resume. A key that flows is refused with an error wrapping
+// runtime.ErrNotParked.
+type OutboxOperator interface {
+	// RetryKey lets entity's key flow again from its first unsent event.
+	RetryKey(ctx context.Context, entity, key string) (Result, error)
+	// DiscardKey drops the key's unsent events and lets it flow again:
+	// its consumers never see those versions, and their guards find a gap.
+	DiscardKey(ctx context.Context, entity, key string) (Result, error)
 }

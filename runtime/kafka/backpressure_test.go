@@ -94,7 +94,7 @@ func (h pauseLog) Enabled(context.Context, slog.Level) bool { return true }
 func TestParkedRecordsFillMetadataThenPause(t *testing.T) {
 	c := newCluster(t, 1)
 	ks := keys(1000)
-	p, err := kafka.NewProducer[string, ev](client(t, c), topic, codec{})
+	p, err := kafka.NewProducer[string, ev](kafka.ProducerConfig[ev]{Client: client(t, c), Topic: topic, Codec: codec{}})
 	if err != nil {
 		t.Fatal(err)
 	}

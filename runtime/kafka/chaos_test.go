@@ -157,7 +157,7 @@ func TestConsumerChaos(t *testing.T) {
 		}
 	}
 
-	p, err := kafka.NewProducer[string, ev](client(t, c), topic, codec{})
+	p, err := kafka.NewProducer[string, ev](kafka.ProducerConfig[ev]{Client: client(t, c), Topic: topic, Codec: codec{}})
 	if err != nil {
 		t.Fatal(err)
 	}

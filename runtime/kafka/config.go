@@ -1,20 +1,16 @@
 package kafka
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/meter"
 )
-
-// ErrInvalidConfig is wrapped by every error NewConsumer and NewProducer return for
-// a configuration that cannot work.
-var ErrInvalidConfig = errors.New("kafka: invalid configuration")
 
 // Config configures a Consumer of the events E of one entity.
 type Config[E any] struct {
@@ -97,23 +93,23 @@ func (c Config[E]) withDefaults() (Config[E], error) {
 	}
 	switch {
 	case c.Group == "":
-		return c, fmt.Errorf("%w: no Group", ErrInvalidConfig)
+		return c, fmt.Errorf("kafka: %w: no Group", runtime.ErrInvalidConfig)
 	case len(c.Topics) == 0:
-		return c, fmt.Errorf("%w: no Topics", ErrInvalidConfig)
+		return c, fmt.Errorf("kafka: %w: no Topics", runtime.ErrInvalidConfig)
 	case c.Codec == nil:
-		return c, fmt.Errorf("%w: no Codec", ErrInvalidConfig)
+		return c, fmt.Errorf("kafka: %w: no Codec", runtime.ErrInvalidConfig)
 	case c.DeadLetterTopic == "":
-		return c, fmt.Errorf("%w: no DeadLetterTopic: bad records must go somewhere", ErrInvalidConfig)
+		return c, fmt.Errorf("kafka: %w: no DeadLetterTopic: bad records must go somewhere", runtime.ErrInvalidConfig)
 	case c.MaxInFlight < 0 || c.MaxPollRecords < 0:
-		return c, fmt.Errorf("%w: MaxInFlight and MaxPollRecords must not be negative", ErrInvalidConfig)
+		return c, fmt.Errorf("kafka: %w: MaxInFlight and MaxPollRecords must not be negative", runtime.ErrInvalidConfig)
 	case c.MaxMetadataBytes < minMetadataBytes:
-		return c, fmt.Errorf("%w: MaxMetadataBytes %d is below %d", ErrInvalidConfig, c.MaxMetadataBytes, minMetadataBytes)
+		return c, fmt.Errorf("kafka: %w: MaxMetadataBytes %d is below %d", runtime.ErrInvalidConfig, c.MaxMetadataBytes, minMetadataBytes)
 	case c.CommitInterval < 0 || c.RevokeTimeout < 0:
-		return c, fmt.Errorf("%w: CommitInterval and RevokeTimeout must not be negative", ErrInvalidConfig)
+		return c, fmt.Errorf("kafka: %w: CommitInterval and RevokeTimeout must not be negative", runtime.ErrInvalidConfig)
 	}
 	for _, t := range c.Topics {
 		if t == c.DeadLetterTopic {
-			return c, fmt.Errorf("%w: topic %q is also the DeadLetterTopic", ErrInvalidConfig, t)
+			return c, fmt.Errorf("kafka: %w: topic %q is also the DeadLetterTopic", runtime.ErrInvalidConfig, t)
 		}
 	}
 	return c, nil

@@ -61,7 +61,7 @@ func newConformanceStream(t *testing.T, spec transporttest.StreamSpec) transport
 }
 
 func (s *conformanceStream) Producer(t *testing.T, o transporttest.ProducerOptions) transport.Sink[string, transporttest.Event] {
-	p, err := kafka.NewProducer[string, transporttest.Event](client(t, s.c, via(o.Net)...), s.name, transporttest.Codec{})
+	p, err := kafka.NewProducer[string, transporttest.Event](kafka.ProducerConfig[transporttest.Event]{Client: client(t, s.c, via(o.Net)...), Topic: s.name, Codec: transporttest.Codec{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func (s *conformanceStream) Producer(t *testing.T, o transporttest.ProducerOptio
 
 func (s *conformanceStream) PublishPoison(ctx context.Context, key string, body []byte) error {
 	r := &kgo.Record{Topic: s.name, Key: []byte(key), Value: body,
-		Headers: []kgo.RecordHeader{{Key: kafka.HeaderType, Value: []byte(transporttest.EventType)}}}
+		Headers: []kgo.RecordHeader{{Key: transport.HeaderType, Value: []byte(transporttest.EventType)}}}
 	return s.admin.ProduceSync(ctx, r).FirstErr()
 }
 
@@ -85,7 +85,7 @@ func (s *conformanceStream) DeadLetters(ctx context.Context) ([]transporttest.De
 	fs.EachRecord(func(r *kgo.Record) {
 		dl := transporttest.DeadLetter{Key: string(r.Key), Body: r.Value}
 		for _, h := range r.Headers {
-			if h.Key == kafka.HeaderReason {
+			if h.Key == transport.HeaderReason {
 				dl.Reason = string(h.Value)
 			}
 		}

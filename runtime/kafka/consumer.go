@@ -11,52 +11,45 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
-// ErrRunning is returned by Run when the consumer already ran.
-var ErrRunning = errors.New("kafka: consumer already ran")
-
 // Consumer consumes the records of one entity in a consumer group and feeds
-// them to per-key lanes (a Target), committing each partition only up to
-// its lowest unfinished offset, with the finished offsets above it in the
-// commit metadata. See the package documentation for the whole protocol.
+// them to per-key lanes (a transport.Target), committing each partition
+// only up to its lowest unfinished offset, with the finished offsets above
+// it in the commit metadata. Each partition it owns is a stream of a
+// transport.StreamIntake. See the package documentation for the protocol.
 //
 // Create it with NewConsumer, give its OnOutcome to every subscriber of the
 // target, then Run it; Close stops it cleanly.
-type Consumer[K comparable, E Keyed[K]] struct {
-	cfg    Config[E]
-	nowait context.Context // done: submissions never block
-	src    atomic.Pointer[transport.Source[K, E, record[K, E]]]
+type Consumer[K comparable, E transport.Keyed[K]] struct {
+	cfg   Config[E]
+	dec   transport.Decoder[K, E]
+	in    *transport.StreamIntake[K, E, record[K, E]]
+	life  *transport.Lifecycle
+	watch transport.BlockWatch
 
-	mu         sync.Mutex // guards what follows; taken after the source's lock, never before
+	// mu guards what follows and the partitions' fields; it is taken after
+	// the intake's locks (the intake's Settle and hooks take it), never
+	// before.
+	mu         sync.Mutex
 	parts      map[tp]*partition[K, E]
-	blocked    int          // partitions with a stash
-	waitRoom   bool         // the feeder waits for MaxInFlight room
-	intake     IntakeReason // why the feeder takes no records; intakeOpen when it does
+	takenAt    int64 // when the records being taken were polled (unix nanoseconds)
 	pollCancel context.CancelFunc
 	stats      Stats
-	deadByWhy  map[Reason]uint64
 	consumed   map[string]uint64 // records polled, by topic
 	topicIDs   map[string][16]byte
 
 	cl       atomic.Pointer[kgo.Client] // set by Run
-	wake     chan struct{}              // outcomes that may unblock the feeder
+	wake     chan struct{}              // settlements that may let a paused partition go on
 	commitMu sync.Mutex                 // one commit at a time, in order
 	metrics  *metrics
 
-	started atomic.Bool
 	abandon atomic.Bool // callbacks commit nothing: the consumer stops abruptly
 	leaving atomic.Bool // callbacks commit nothing: Run already ended and committed
 	// stopClient ends the client's context (see leave); set by Run before
 	// it makes the client.
 	stopClient context.CancelFunc
-	closeOnce  sync.Once
-	closeCh    chan struct{}
-	closeCtx   context.Context
-	done       chan struct{}
-	runErr     error
 }
 
 // tp names a partition.
@@ -73,25 +66,34 @@ type record[K comparable, E any] struct {
 }
 
 // NewConsumer returns a consumer for cfg. It does not connect before Run.
-func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], error) {
+func NewConsumer[K comparable, E transport.Keyed[K]](cfg Config[E]) (*Consumer[K, E], error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	var zero K
-	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	if _, err := transport.KeyText(*new(K)); err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
 	}
 	c := &Consumer[K, E]{
-		cfg:       cfg,
-		nowait:    transport.DoneContext(),
-		parts:     make(map[tp]*partition[K, E]),
-		deadByWhy: make(map[Reason]uint64),
-		consumed:  make(map[string]uint64),
-		wake:      make(chan struct{}, 1),
-		closeCh:   make(chan struct{}),
-		done:      make(chan struct{}),
+		cfg:      cfg,
+		dec:      transport.Decoder[K, E]{Codec: cfg.Codec, Keyless: cfg.AcceptKeyless},
+		parts:    make(map[tp]*partition[K, E]),
+		consumed: make(map[string]uint64),
+		wake:     make(chan struct{}, 1),
+		watch: transport.BlockWatch{Logger: cfg.Logger, Prefix: "ordergen/kafka: ", What: "the consumer", Room: "MaxInFlight",
+			Attrs: []any{"group", cfg.Group}},
 	}
+	c.in, err = transport.NewStreamIntake[K](transport.StreamConfig[E, record[K, E]]{
+		System: "kafka", Settle: c.settled, DeadLetter: c.deadLetter, Admit: c.admit, Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.life = transport.NewLifecycle(func() {
+		c.mu.Lock()
+		c.signal()
+		c.mu.Unlock()
+	})
 	if err := c.startMetrics(); err != nil {
 		return nil, err
 	}
@@ -104,46 +106,46 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 // every subscriber that accepted it reported a final outcome. Outcomes with
 // tag 0 (events published in process), and outcomes of records whose
 // partition the consumer no longer owns, are ignored.
-func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
-	src := c.src.Load()
-	if src == nil {
-		return
-	}
-	src.OnOutcome(key, tag, o)
-	if o == runtime.Parked && src.ParksInMemory() {
-		// A record parked in memory keeps its MaxInFlight room and settles
-		// nothing: a feeder waiting for room looks again, so that it tells
-		// the parks holding its intake from records still in flight.
-		c.mu.Lock()
-		if c.waitRoom {
-			c.signal()
-		}
-		c.mu.Unlock()
-	}
-}
+func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) { c.in.OnOutcome(key, tag, o) }
 
-// settled is the source's verdict on a record: finished, the commit may
-// pass it; unfinished, it runs again on the next owner. The source's lock
-// is held.
-func (c *Consumer[K, E]) settled(r record[K, E], st transport.Settlement) {
+// admit decides whether the feeder takes the record at r: not one of a
+// partition whose ownership ends, nor one taken before (a fetch again
+// after a pause), nor one the previous owner listed as finished; and not
+// yet one that could let the partition's commit metadata pass its bound.
+func (c *Consumer[K, E]) admit(r record[K, E]) transport.Admission {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if st == transport.Finished {
-		c.stats.Finished++
-		if r.p.state != gone {
-			r.p.trk.finish(r.offset)
-		}
-	} else {
-		c.stats.Unfinished++
+	p, o := r.p, r.offset
+	switch {
+	case p.state != active, p.trk.seen(o):
+		return transport.AdmitSkip
+	case p.trk.inheritedDone(o):
+		p.trk.skip(o)
+		c.stats.SkippedFinished++
+		return transport.AdmitSkip
+	case !p.trk.fits(o, c.cfg.MaxMetadataBytes):
+		return transport.AdmitHold
 	}
-	if c.waitRoom || c.blocked > 0 {
-		c.signal()
-	}
+	p.trk.add(o, c.takenAt)
+	return transport.AdmitTake
 }
 
-// signal wakes the feeder: it stops polling to retry the blocked
-// partitions, or polls again after waiting for room. c.mu is held, so
-// that a feeder about to poll sees either the signal or its cancel.
+// settled is the intake's verdict on a record: finished, the commit may
+// pass it; unfinished, it runs again on the next owner.
+func (c *Consumer[K, E]) settled(r record[K, E], st transport.Settlement) {
+	if st != transport.Finished {
+		return
+	}
+	c.mu.Lock()
+	if r.p.state != gone {
+		r.p.trk.finish(r.offset)
+	}
+	c.mu.Unlock()
+}
+
+// signal wakes the feeder: it stops polling to retry the paused
+// partitions. c.mu is held, so that a feeder about to poll sees either
+// the signal or its cancel.
 func (c *Consumer[K, E]) signal() {
 	select {
 	case c.wake <- struct{}{}:
@@ -157,11 +159,11 @@ func (c *Consumer[K, E]) signal() {
 // Run joins the group and feeds target until Close is called or ctx ends.
 // Every subscriber of target must report outcomes to OnOutcome. Run first
 // checks the subscribers (transport.CheckSubscriptions) and returns an error
-// wrapping ErrInvalidConfig, before it connects, for subscribers under the
-// drop-oldest or drop-newest backlog policy (a dropped event would let the
-// commit pass a record no handler ran), without OnOutcome, or parking
-// differently from one another. A subscriber added while Run runs is
-// checked when it first holds a record: Run then ends, as when target
+// wrapping runtime.ErrInvalidConfig, before it connects, for subscribers
+// under the drop-oldest or drop-newest backlog policy (a dropped event
+// would let the commit pass a record no handler ran), without OnOutcome, or
+// parking differently from one another. A subscriber added while Run runs
+// is checked when it first accepts a record: Run then ends, as when target
 // fails, with that error.
 //
 // After Close, Run stops taking records, withdraws those that had not
@@ -172,25 +174,21 @@ func (c *Consumer[K, E]) signal() {
 // not started, cancels the running ones, commits nothing more, tries for a
 // second to leave the group and returns ctx's error; the next owner runs
 // again what was not committed. When target fails (it is closed), Run
-// ends like Close and returns the error. Run may be called once.
-func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
-	if !c.started.CompareAndSwap(false, true) {
-		return ErrRunning
-	}
-	defer close(c.done)
-	if c.metrics != nil {
-		defer c.metrics.stop()
-	}
-	c.runErr = c.run(ctx, target)
-	return c.runErr
+// ends like Close and returns the error. Run may be called once; a second
+// call returns transport.ErrRunning.
+func (c *Consumer[K, E]) Run(ctx context.Context, target transport.Target[E]) error {
+	return c.life.Run(func() error {
+		if c.metrics != nil {
+			defer c.metrics.stop()
+		}
+		return c.run(ctx, target)
+	})
 }
 
-func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
-	src, err := transport.NewSource[K, E](target, c.settled)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+func (c *Consumer[K, E]) run(ctx context.Context, target transport.Target[E]) error {
+	if err := c.in.Start(target); err != nil {
+		return fmt.Errorf("kafka: %w", err)
 	}
-	c.src.Store(src)
 	clientCtx, stopClient := context.WithCancel(context.Background())
 	defer stopClient()
 	c.stopClient = stopClient
@@ -222,20 +220,17 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 		// As a crash: nothing more is committed, but the partitions' events
 		// still in the lanes must not run while the next owner runs them.
 		c.abandon.Store(true)
-		c.release(done(fmt.Errorf("%w: kafka: the consumer stopped (Run's context ended)", transport.ErrOwnershipEnded)), nil, cl, c.all(), "stopped")
+		c.release(transport.Stopped("kafka", errors.New("Run's context ended")), nil, cl, c.all(), "stopped")
 		lctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
 		c.leave(lctx, cl)
 		cancel()
 		return ctx.Err()
 	}
-	c.mu.Lock()
-	closeCtx := c.closeCtx
-	c.mu.Unlock()
+	closeCtx := c.life.CloseContext()
 	if closeCtx == nil { // the target failed
 		closeCtx = context.Background()
 	}
-	dctx, cancel := context.WithTimeoutCause(closeCtx, c.cfg.RevokeTimeout,
-		fmt.Errorf("%w: kafka: the consumer closed and RevokeTimeout (%v) passed", transport.ErrOwnershipEnded, c.cfg.RevokeTimeout))
+	dctx, cancel := transport.ShutdownContext("kafka", false, closeCtx, c.cfg.RevokeTimeout)
 	c.release(dctx, closeCtx, cl, c.all(), "closed")
 	cancel()
 	c.leaving.Store(true)
@@ -273,24 +268,7 @@ func (c *Consumer[K, E]) leave(ctx context.Context, cl *kgo.Client) {
 // Config.RevokeTimeout, and ctx), commits and leaves the group. Close
 // returns Run's result, or ctx's error if Run does not return before ctx
 // ends. Close before Run makes Run return at once.
-func (c *Consumer[K, E]) Close(ctx context.Context) error {
-	c.closeOnce.Do(func() {
-		c.mu.Lock()
-		c.closeCtx = ctx
-		close(c.closeCh)
-		c.signal()
-		c.mu.Unlock()
-	})
-	if !c.started.Load() {
-		return nil
-	}
-	select {
-	case <-c.done:
-		return c.runErr
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (c *Consumer[K, E]) Close(ctx context.Context) error { return c.life.Close(ctx) }
 
 // all returns the partitions the consumer holds.
 func (c *Consumer[K, E]) all() []*partition[K, E] {
@@ -305,9 +283,6 @@ func (c *Consumer[K, E]) all() []*partition[K, E] {
 
 // client returns the client Run created.
 func (c *Consumer[K, E]) client() *kgo.Client { return c.cl.Load() }
-
-// source returns the source Run created.
-func (c *Consumer[K, E]) source() *transport.Source[K, E, record[K, E]] { return c.src.Load() }
 
 // now is the time records are stamped with when taken.
 func now() int64 { return time.Now().UnixNano() }

@@ -12,11 +12,12 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/kafka"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // validating refuses events with a Seq below 1, as generated dispatchers
 // refuse invalid events.
-type validating struct{ kafka.Target[ev] }
+type validating struct{ transport.Target[ev] }
 
 func (v validating) SubmitTagged(ctx context.Context, e ev, tag uint64, from int) (int, error) {
 	if e.Seq < 1 {
@@ -31,7 +32,7 @@ func rec(key, typ, value string) *kgo.Record {
 		r.Key = []byte(key)
 	}
 	if typ != "" {
-		r.Headers = []kgo.RecordHeader{{Key: kafka.HeaderType, Value: []byte(typ)}}
+		r.Headers = []kgo.RecordHeader{{Key: transport.HeaderType, Value: []byte(typ)}}
 	}
 	return r
 }
@@ -52,8 +53,8 @@ func TestBadRecordsDeadLettered(t *testing.T) {
 		rec("k1", "ev", `{"Key":"k1","Seq":2}`),
 		rec("k3", "ev", `{"Key":"k3","Seq":1}`),
 	}
-	want := []kafka.Reason{kafka.ReasonMissingType, kafka.ReasonUnknownType, kafka.ReasonUndecodable,
-		kafka.ReasonMissingKey, kafka.ReasonKeyMismatch, kafka.ReasonInvalidEvent}
+	want := []transport.Reason{transport.ReasonMissingType, transport.ReasonUnknownType, transport.ReasonUndecodable,
+		transport.ReasonMissingKey, transport.ReasonKeyMismatch, transport.ReasonInvalidEvent}
 	pc := client(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -63,7 +64,7 @@ func TestBadRecordsDeadLettered(t *testing.T) {
 	b := newBook(3)
 	m := startMember(t, c, "g", memberOpts{
 		handler: b.handler("a"),
-		wrap:    func(tg kafka.Target[ev]) kafka.Target[ev] { return validating{tg} },
+		wrap:    func(tg transport.Target[ev]) transport.Target[ev] { return validating{tg} },
 	})
 	b.wait(t, 30*time.Second)
 
@@ -88,8 +89,8 @@ func TestBadRecordsDeadLettered(t *testing.T) {
 			t.Errorf("unexpected dead letter %d: %v", i, h)
 			continue
 		}
-		if h[kafka.HeaderReason] != string(want[i]) || h[kafka.HeaderTopic] != topic || h[kafka.HeaderPartition] != "0" ||
-			h[kafka.HeaderOffset] != fmt.Sprint(i+1) || h[kafka.HeaderGroup] != "g" || h[kafka.HeaderError] == "" {
+		if h[transport.HeaderReason] != string(want[i]) || h[kafka.HeaderTopic] != topic || h[kafka.HeaderPartition] != "0" ||
+			h[kafka.HeaderOffset] != fmt.Sprint(i+1) || h[kafka.HeaderGroup] != "g" || h[transport.HeaderError] == "" {
 			t.Errorf("dead letter %d headers %v, want reason %s from offset %d", i, h, want[i], i+1)
 		}
 		if !slices.Equal(r.Value, records[i+1].Value) || !slices.Equal(r.Key, records[i+1].Key) {

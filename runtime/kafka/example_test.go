@@ -11,6 +11,7 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/kafka"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // A producer writes a key's events; a consumer feeds them to a runtime
@@ -22,7 +23,7 @@ func Example() {
 
 	pcl, _ := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
 	defer pcl.Close()
-	p, _ := kafka.NewProducer[string, ev](pcl, "events", codec{})
+	p, _ := kafka.NewProducer[string, ev](kafka.ProducerConfig[ev]{Client: pcl, Topic: "events", Codec: codec{}})
 	for seq := 1; seq <= 3; seq++ {
 		if err := p.Send(ctx, "alice", ev{"alice", seq}); err != nil {
 			fmt.Println(err)
@@ -45,7 +46,7 @@ func Example() {
 		return nil
 	}, runtime.Config[string, ev]{OnOutcome: c.OnOutcome})
 	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx, kafka.EngineTarget(e)) }()
+	go func() { done <- c.Run(ctx, transport.EngineTarget(e)) }()
 	wg.Wait()
 	fmt.Println("close:", c.Close(ctx), <-done, e.Close(ctx))
 	// Output:

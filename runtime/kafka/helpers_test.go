@@ -15,6 +15,7 @@ import (
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/kafka"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 const (
@@ -74,7 +75,7 @@ func client(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
 // several goroutines.
 func produce(t *testing.T, c *kfake.Cluster, keys []string, from, to int) {
 	t.Helper()
-	p, err := kafka.NewProducer[string, ev](client(t, c), topic, codec{})
+	p, err := kafka.NewProducer[string, ev](kafka.ProducerConfig[ev]{Client: client(t, c), Topic: topic, Codec: codec{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ type memberOpts struct {
 	cfg     func(*kafka.Config[ev])
 	handler runtime.Handler[string, ev]
 	engine  func(*runtime.Config[string, ev])
-	wrap    func(kafka.Target[ev]) kafka.Target[ev]
+	wrap    func(transport.Target[ev]) transport.Target[ev]
 }
 
 func startMember(t *testing.T, c *kfake.Cluster, group string, o memberOpts) *member {
@@ -218,7 +219,7 @@ func startMember(t *testing.T, c *kfake.Cluster, group string, o memberOpts) *me
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := kafka.EngineTarget(e)
+	target := transport.EngineTarget(e)
 	if o.wrap != nil {
 		target = o.wrap(target)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/kafka"
 	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/metricstest"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // With the in-memory park, records parked on several partitions can fill
@@ -21,7 +22,7 @@ import (
 // "parked"). A replay of the parked key resumes it.
 func TestParkedRecordsHoldingMaxInFlightAreReported(t *testing.T) {
 	c := newCluster(t, 4)
-	p, err := kafka.NewProducer[string, ev](client(t, c), topic, codec{})
+	p, err := kafka.NewProducer[string, ev](kafka.ProducerConfig[ev]{Client: client(t, c), Topic: topic, Codec: codec{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +40,8 @@ func TestParkedRecordsHoldingMaxInFlightAreReported(t *testing.T) {
 	}
 	var fixed atomic.Bool
 	j := newJournal(total)
-	const intakeFull = "the consumer stopped taking records: records parked in memory hold its MaxInFlight"
-	logs := newLogSignal(intakeFull, "the consumer takes records again")
+	const intakeFull = "the consumer takes no more messages, for any key: messages parked in memory hold MaxInFlight"
+	logs := newLogSignal(intakeFull, "the consumer takes messages again")
 	mp := metricstest.New()
 	m := startMember(t, c, "g", memberOpts{
 		cfg: func(cfg *kafka.Config[ev]) {
@@ -59,8 +60,8 @@ func TestParkedRecordsHoldingMaxInFlightAreReported(t *testing.T) {
 	await(t, logs.after(intakeFull, 1), "the warning that parked records hold the intake")
 	st := m.c.Stats()
 	parked, _ := mp.Collect().Sum(kafka.MetricIntakeBlocked, meter.Attribute{Key: kafka.AttrIntakeReason, Value: "parked"})
-	if st.Intake != kafka.IntakeParked || parked != 1 || st.PausedMetadata != 0 {
-		t.Errorf("while held: stats %+v, intake metric %v; want IntakeParked, 1, no metadata pause", st, parked)
+	if st.Intake != transport.BlockedParked || parked != 1 || st.PausedMetadata != 0 {
+		t.Errorf("while held: stats %+v, intake metric %v; want BlockedParked, 1, no metadata pause", st, parked)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -68,7 +69,7 @@ func TestParkedRecordsHoldingMaxInFlightAreReported(t *testing.T) {
 	if err := m.engine.Replay(ctx, "bad"); err != nil {
 		t.Fatal(err)
 	}
-	await(t, logs.after("the consumer takes records again", 1), "the intake to resume")
+	await(t, logs.after("the consumer takes messages again", 1), "the intake to resume")
 	await(t, j.done, "every record after the replay")
 	m.stop(t)
 	j.check(t, want)
@@ -83,7 +84,7 @@ func TestParkedRecordsHoldingMaxInFlightAreReported(t *testing.T) {
 // CI failure of the test above under load).
 func TestRecordsParkedWhileTheIntakeWaitsAreReported(t *testing.T) {
 	c := newCluster(t, 1)
-	p, err := kafka.NewProducer[string, ev](client(t, c), topic, codec{})
+	p, err := kafka.NewProducer[string, ev](kafka.ProducerConfig[ev]{Client: client(t, c), Topic: topic, Codec: codec{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestRecordsParkedWhileTheIntakeWaitsAreReported(t *testing.T) {
 	var fixed atomic.Bool
 	var handled atomic.Int64
 	allHandled := make(chan struct{})
-	const waiting, intakeFull, resumed = "ordergen/kafka: intake", "records parked in memory hold its MaxInFlight", "the consumer takes records again"
+	const waiting, intakeFull, resumed = "ordergen/kafka: the consumer waits for room", "messages parked in memory hold MaxInFlight", "the consumer takes messages again"
 	logs := newLogSignal(waiting, intakeFull, resumed)
 	m := startMember(t, c, "g", memberOpts{
 		cfg: func(cfg *kafka.Config[ev]) {
@@ -122,13 +123,13 @@ func TestRecordsParkedWhileTheIntakeWaitsAreReported(t *testing.T) {
 	// The first change of the intake: from open to waiting for room, with
 	// the first record still running and none parked.
 	await(t, logs.after(waiting, 1), "the feeder to wait for room")
-	if st := m.c.Stats(); st.Intake != kafka.IntakeInFlight {
-		t.Fatalf("with nothing parked yet: intake %v, want %v", st.Intake, kafka.IntakeInFlight)
+	if st := m.c.Stats(); st.Intake != transport.BlockedInFlight {
+		t.Fatalf("with nothing parked yet: intake %v, want %v", st.Intake, transport.BlockedInFlight)
 	}
 	close(release)
 	await(t, logs.after(intakeFull, 1), "the warning that parked records hold the intake")
-	if st := m.c.Stats(); st.Intake != kafka.IntakeParked {
-		t.Errorf("once parked: intake %v, want %v", st.Intake, kafka.IntakeParked)
+	if st := m.c.Stats(); st.Intake != transport.BlockedParked {
+		t.Errorf("once parked: intake %v, want %v", st.Intake, transport.BlockedParked)
 	}
 	fixed.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -8,7 +8,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/meter"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // meterName is the instrumentation scope of the consumer's instruments.
@@ -46,14 +48,15 @@ const (
 	// MetricIntakeBlocked is 1 while the consumer takes no records because
 	// Config.MaxInFlight records are unfinished, by
 	// ordergen.kafka.intake.reason: "in_flight", or "parked" when records
-	// parked in memory hold half of MaxInFlight or more (see IntakeReason);
-	// 0 otherwise.
+	// parked in memory hold half of MaxInFlight or more (see
+	// transport.Blocked); 0 otherwise.
 	MetricIntakeBlocked = "ordergen.kafka.intake.blocked"
 	// MetricMetadataSize is, per partition, the size of its last committed
 	// metadata, in bytes.
 	MetricMetadataSize = "ordergen.kafka.commit.metadata.size"
 	// MetricDeadLettered counts the records written to the dead-letter
-	// topic, by ordergen.kafka.dead_letter.reason (a Reason); failed writes
+	// topic, by ordergen.kafka.dead_letter.reason (a transport.Reason);
+	// failed writes
 	// have error.type "write".
 	MetricDeadLettered = "ordergen.kafka.dead_lettered"
 	// MetricRebalances counts the rebalance events, by
@@ -72,7 +75,7 @@ const (
 	// AttrIntakeReason is why the intake is blocked, on
 	// MetricIntakeBlocked.
 	AttrIntakeReason = "ordergen.kafka.intake.reason"
-	// AttrDeadLetterReason is the Reason of MetricDeadLettered.
+	// AttrDeadLetterReason is the transport.Reason of MetricDeadLettered.
 	AttrDeadLetterReason = "ordergen.kafka.dead_letter.reason"
 	// AttrRebalanceKind is the kind of MetricRebalances.
 	AttrRebalanceKind = "ordergen.kafka.rebalance.kind"
@@ -80,8 +83,7 @@ const (
 
 // metrics are the consumer's instruments; nil records nothing.
 type metrics struct {
-	meter      meter.Meter
-	base       []meter.Attribute
+	with       func(...meter.Attribute) meter.AttributeSet // the base attributes and more
 	duration   meter.Histogram
 	ok         meter.AttributeSet
 	unregister func() error
@@ -94,50 +96,55 @@ func (c *Consumer[K, E]) startMetrics() error {
 	}
 	m := mp.Meter(meterName)
 	if m == nil {
-		return fmt.Errorf("%w: metrics: the MeterProvider gave no meter", ErrInvalidConfig)
+		return fmt.Errorf("kafka: %w: metrics: the MeterProvider gave no meter", runtime.ErrInvalidConfig)
 	}
-	ms := &metrics{meter: m, base: []meter.Attribute{
-		{Key: meter.AttrSystem, Value: "kafka"},
-		{Key: meter.AttrConsumerGroup, Value: c.cfg.Group},
+	base := []meter.Attribute{{Key: meter.AttrSystem, Value: "kafka"}, {Key: meter.AttrConsumerGroup, Value: c.cfg.Group}}
+	ms := &metrics{with: func(more ...meter.Attribute) meter.AttributeSet {
+		return m.Attributes(append(append([]meter.Attribute(nil), base...), more...)...)
 	}}
-	ms.ok = ms.with(meter.Attribute{Key: AttrOperation, Value: "commit"})
-	i := instruments()
+	// by prepares the attribute sets of key's values.
+	by := func(key string, values ...string) map[string]meter.AttributeSet {
+		out := map[string]meter.AttributeSet{}
+		for _, v := range values {
+			out[v] = ms.with(meter.Attribute{Key: key, Value: v})
+		}
+		return out
+	}
+	inst := func(name string, kind meter.Kind, unit, desc string) meter.Instrument {
+		return meter.Instrument{Name: name, Kind: kind, Unit: unit, Description: desc}
+	}
+	duration := inst(MetricOperationDuration, meter.KindHistogram, "s", "Duration of the commits.")
+	consumed := inst(MetricConsumed, meter.KindObservedCounter, "{message}", "Records polled.")
+	lag := inst(MetricLag, meter.KindGauge, "{message}", "High watermark minus committed offset, per partition.")
+	unfinished := inst(MetricUnfinished, meter.KindGauge, "{message}", "Records taken and not finished, per partition.")
+	age := inst(MetricUnfinishedAge, meter.KindFloatGauge, "s", "Age of the oldest unfinished record, per partition.")
+	parked := inst(MetricParked, meter.KindGauge, "{message}", "Unfinished records parked in memory, per partition.")
+	paused := inst(MetricPaused, meter.KindGauge, "{partition}", "Partitions paused, by reason.")
+	intake := inst(MetricIntakeBlocked, meter.KindGauge, "{consumer}", "1 while the consumer takes no records for lack of MaxInFlight room, by reason.")
+	metadata := inst(MetricMetadataSize, meter.KindGauge, "By", "Size of the last committed metadata, per partition.")
+	dead := inst(MetricDeadLettered, meter.KindObservedCounter, "{message}", "Records written to the dead-letter topic, by reason.")
+	rebalances := inst(MetricRebalances, meter.KindObservedCounter, "{event}", "Rebalance events, by kind.")
 	var err error
-	if ms.duration, err = m.Histogram(i.duration); err != nil {
-		return fmt.Errorf("%w: metrics: %w", ErrInvalidConfig, err)
+	if ms.duration, err = m.Histogram(duration); err != nil {
+		return fmt.Errorf("kafka: %w: metrics: %w", runtime.ErrInvalidConfig, err)
 	}
-	byTopic := map[string]meter.AttributeSet{}
-	for _, t := range c.cfg.Topics {
-		byTopic[t] = ms.with(meter.Attribute{Key: meter.AttrDestination, Value: t})
-	}
-	byPause := map[PauseReason]meter.AttributeSet{}
-	for _, r := range []PauseReason{PausedBacklog, PausedMetadata} {
-		byPause[r] = ms.with(meter.Attribute{Key: AttrPauseReason, Value: r.String()})
-	}
-	byIntake := map[IntakeReason]meter.AttributeSet{}
-	for _, r := range []IntakeReason{IntakeInFlight, IntakeParked} {
-		byIntake[r] = ms.with(meter.Attribute{Key: AttrIntakeReason, Value: r.String()})
-	}
-	kinds := [3]meter.AttributeSet{}
-	for k, name := range []string{"assigned", "revoked", "lost"} {
-		kinds[k] = ms.with(meter.Attribute{Key: AttrRebalanceKind, Value: name})
+	ms.ok = ms.with(meter.Attribute{Key: AttrOperation, Value: "commit"})
+	byTopic := by(meter.AttrDestination, c.cfg.Topics...)
+	byPause := by(AttrPauseReason, PausedBacklog.String(), PausedMetadata.String())
+	byIntake := by(AttrIntakeReason, transport.BlockedInFlight.String(), transport.BlockedParked.String())
+	kinds := by(AttrRebalanceKind, "assigned", "revoked", "lost")
+	byReason := map[string]meter.AttributeSet{}
+	for _, r := range transport.Reasons() {
+		byReason[string(r)] = ms.with(meter.Attribute{Key: AttrDeadLetterReason, Value: string(r)})
 	}
 	dlFailed := ms.with(meter.Attribute{Key: meter.AttrErrorType, Value: "write"})
-	byReason := map[Reason]meter.AttributeSet{}
-	for _, r := range allReasons {
-		byReason[r] = ms.with(meter.Attribute{Key: AttrDeadLetterReason, Value: string(r)})
-	}
 	ms.unregister, err = m.Observe(func(o meter.Observer) {
 		s := c.Stats()
 		parts := c.Partitions()
 		c.mu.Lock()
-		consumed := make(map[string]uint64, len(c.consumed))
+		polled := make(map[string]int64, len(c.consumed))
 		for t, n := range c.consumed {
-			consumed[t] = n
-		}
-		dead := make(map[Reason]uint64, len(c.deadByWhy))
-		for r, n := range c.deadByWhy {
-			dead[r] = n
+			polled[t] = int64(n)
 		}
 		attrs := make(map[tp]meter.AttributeSet, len(c.parts))
 		for t, p := range c.parts {
@@ -145,51 +152,49 @@ func (c *Consumer[K, E]) startMetrics() error {
 		}
 		c.mu.Unlock()
 		for t, set := range byTopic {
-			o.ObserveInt64(i.consumed, int64(consumed[t]), set)
+			o.ObserveInt64(consumed, polled[t], set)
 		}
-		o.ObserveInt64(i.rebalances, int64(s.Rebalances.Assigned), kinds[0])
-		o.ObserveInt64(i.rebalances, int64(s.Rebalances.Revoked), kinds[1])
-		o.ObserveInt64(i.rebalances, int64(s.Rebalances.Lost), kinds[2])
+		o.ObserveInt64(rebalances, int64(s.Rebalances.Assigned), kinds["assigned"])
+		o.ObserveInt64(rebalances, int64(s.Rebalances.Revoked), kinds["revoked"])
+		o.ObserveInt64(rebalances, int64(s.Rebalances.Lost), kinds["lost"])
 		for r, set := range byReason {
-			o.ObserveInt64(i.deadLettered, int64(dead[r]), set)
+			o.ObserveInt64(dead, int64(s.DeadLetteredBy[transport.Reason(r)]), set)
 		}
-		o.ObserveInt64(i.deadLettered, int64(s.DeadLetterErrors), dlFailed)
-		paused := map[PauseReason]int64{}
+		o.ObserveInt64(dead, int64(s.DeadLetterErrors), dlFailed)
+		n := map[string]int64{}
 		for _, ps := range parts {
 			set := attrs[tp{ps.Topic, ps.Partition}]
 			if set == nil {
 				continue // revoked since
 			}
-			paused[ps.Paused]++
+			n[ps.Paused.String()]++
 			if ps.Lag >= 0 {
-				o.ObserveInt64(i.lag, ps.Lag, set)
+				o.ObserveInt64(lag, ps.Lag, set)
 			}
-			o.ObserveInt64(i.unfinished, int64(ps.Unfinished), set)
-			o.ObserveFloat64(i.age, ps.OldestUnfinishedAge.Seconds(), set)
-			o.ObserveInt64(i.parked, int64(ps.Parked), set)
-			o.ObserveInt64(i.metadata, int64(ps.MetadataBytes), set)
+			o.ObserveInt64(unfinished, int64(ps.Unfinished), set)
+			o.ObserveFloat64(age, ps.OldestUnfinishedAge.Seconds(), set)
+			o.ObserveInt64(parked, int64(ps.Parked), set)
+			o.ObserveInt64(metadata, int64(ps.MetadataBytes), set)
 		}
 		for r, set := range byPause {
-			o.ObserveInt64(i.paused, paused[r], set)
+			o.ObserveInt64(paused, n[r], set)
 		}
 		for r, set := range byIntake {
-			var v int64
-			if s.Intake == r {
-				v = 1
-			}
-			o.ObserveInt64(i.intake, v, set)
+			o.ObserveInt64(intake, b2i(s.Intake.String() == r), set)
 		}
-	}, i.consumed, i.lag, i.unfinished, i.age, i.parked, i.paused, i.intake, i.metadata, i.deadLettered, i.rebalances)
+	}, consumed, lag, unfinished, age, parked, paused, intake, metadata, dead, rebalances)
 	if err != nil {
-		return fmt.Errorf("%w: metrics: %w", ErrInvalidConfig, err)
+		return fmt.Errorf("kafka: %w: metrics: %w", runtime.ErrInvalidConfig, err)
 	}
 	c.metrics = ms
 	return nil
 }
 
-// with returns the base attributes and more, prepared.
-func (m *metrics) with(more ...meter.Attribute) meter.AttributeSet {
-	return m.meter.Attributes(append(append([]meter.Attribute(nil), m.base...), more...)...)
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // partitionAttrs prepares the attributes of a partition's measurements,
@@ -220,26 +225,5 @@ func (m *metrics) commitDone(d time.Duration, err error) {
 func (m *metrics) stop() {
 	if m.unregister != nil {
 		_ = m.unregister()
-	}
-}
-
-// catalogue is the consumer's instruments.
-type catalogue struct {
-	consumed, duration, lag, unfinished, age, parked, paused, intake, metadata, deadLettered, rebalances meter.Instrument
-}
-
-func instruments() catalogue {
-	return catalogue{
-		consumed:     meter.Instrument{Name: MetricConsumed, Kind: meter.KindObservedCounter, Unit: "{message}", Description: "Records polled."},
-		duration:     meter.Instrument{Name: MetricOperationDuration, Kind: meter.KindHistogram, Unit: "s", Description: "Duration of the commits."},
-		lag:          meter.Instrument{Name: MetricLag, Kind: meter.KindGauge, Unit: "{message}", Description: "High watermark minus committed offset, per partition."},
-		unfinished:   meter.Instrument{Name: MetricUnfinished, Kind: meter.KindGauge, Unit: "{message}", Description: "Records taken and not finished, per partition."},
-		age:          meter.Instrument{Name: MetricUnfinishedAge, Kind: meter.KindFloatGauge, Unit: "s", Description: "Age of the oldest unfinished record, per partition."},
-		parked:       meter.Instrument{Name: MetricParked, Kind: meter.KindGauge, Unit: "{message}", Description: "Unfinished records parked in memory, per partition."},
-		paused:       meter.Instrument{Name: MetricPaused, Kind: meter.KindGauge, Unit: "{partition}", Description: "Partitions paused, by reason."},
-		intake:       meter.Instrument{Name: MetricIntakeBlocked, Kind: meter.KindGauge, Unit: "{consumer}", Description: "1 while the consumer takes no records for lack of MaxInFlight room, by reason."},
-		metadata:     meter.Instrument{Name: MetricMetadataSize, Kind: meter.KindGauge, Unit: "By", Description: "Size of the last committed metadata, per partition."},
-		deadLettered: meter.Instrument{Name: MetricDeadLettered, Kind: meter.KindObservedCounter, Unit: "{message}", Description: "Records written to the dead-letter topic, by reason."},
-		rebalances:   meter.Instrument{Name: MetricRebalances, Kind: meter.KindObservedCounter, Unit: "{event}", Description: "Rebalance events, by kind."},
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/kafka"
 	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/otelmetrics"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 const kafkaScope = "github.com/ordergen/ordergen/runtime/kafka"
@@ -162,7 +163,7 @@ func TestConsumerInstrumentsThroughOpenTelemetry(t *testing.T) {
 	zero := func(v int64) bool { return v == 0 }
 	expect(kafka.MetricIntakeBlocked, zero, "an intake far from MaxInFlight", group, attribute.String(kafka.AttrIntakeReason, "parked"))
 	expect(kafka.MetricIntakeBlocked, zero, "an intake far from MaxInFlight", group, attribute.String(kafka.AttrIntakeReason, "in_flight"))
-	expect(kafka.MetricDeadLettered, one, "the undecodable record", group, attribute.String(kafka.AttrDeadLetterReason, string(kafka.ReasonUndecodable)))
+	expect(kafka.MetricDeadLettered, one, "the undecodable record", group, attribute.String(kafka.AttrDeadLetterReason, string(transport.ReasonUndecodable)))
 	expect(kafka.MetricDeadLettered, func(v int64) bool { return v == 0 }, "no failed write", group, attribute.String(meter.AttrErrorType, "write"))
 	expect(kafka.MetricRebalances, one, "the assignment", group, attribute.String(kafka.AttrRebalanceKind, "assigned"))
 

@@ -33,7 +33,7 @@ func TestDiscardAfterPauseResumesPartition(t *testing.T) {
 func resolveParkAfterPause(t *testing.T, discard bool) {
 	const total = 1000
 	c := newCluster(t, 1)
-	p, err := kafka.NewProducer[string, ev](client(t, c), topic, codec{})
+	p, err := kafka.NewProducer[string, ev](kafka.ProducerConfig[ev]{Client: client(t, c), Topic: topic, Codec: codec{}})
 	if err != nil {
 		t.Fatal(err)
 	}

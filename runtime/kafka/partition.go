@@ -3,10 +3,7 @@ package kafka
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/transport"
@@ -49,41 +46,55 @@ func (r PauseReason) String() string {
 }
 
 // partition is the consumer's state of one assigned partition: one
-// ownership of it.
+// ownership of it, a stream of the intake. Its fields are guarded by the
+// consumer's mu.
 type partition[K comparable, E any] struct {
 	tp
-	own           *transport.Ownership
+	stream        *transport.Stream[K, E, record[K, E]]
 	state         partState
 	trk           tracker
-	stash         []*pending[E] // records waiting for room, in offset order
-	blocked       bool          // records wait in the stash (or are being retried)
-	pause         PauseReason   // why fetching is paused; notPaused when it is not
-	highWatermark int64         // from the last fetch; -1 before one
+	pause         PauseReason // why fetching is paused; notPaused when it is not
+	highWatermark int64       // from the last fetch; -1 before one
 	attrs         meter.AttributeSet
-	deadLetters   int           // dead-letter writes in flight
-	written       chan struct{} // closed when deadLetters drops to 0, for a waiter
 
 	lastOffset int64 // the last commit acknowledged
 	lastMeta   string
 	committed  bool
 }
 
-// pending is a record taken, or about to be.
-type pending[E any] struct {
-	rec    *kgo.Record
-	event  E
-	reason Reason // a bad record when not ""
-	err    error
-	tag    uint64 // its slot in the source, once taken
+// hooks are p's stream's: fetching p pauses while its records wait, and
+// the feeder is woken to retry them.
+func (c *Consumer[K, E]) hooks(p *partition[K, E]) transport.StreamHooks {
+	return transport.StreamHooks{
+		Pause: func(held bool) {
+			why := PausedBacklog
+			if held {
+				why = PausedMetadata
+			}
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if p.state == active {
+				c.pauseFetch(p, why)
+			}
+		},
+		Resume: func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if p.state == active {
+				c.resumeFetch(p)
+			}
+		},
+		Wake: func() {
+			c.mu.Lock()
+			c.signal()
+			c.mu.Unlock()
+		},
+	}
 }
 
-// block keeps rest in p's stash and pauses fetching p. c.mu is held.
-func (c *Consumer[K, E]) block(p *partition[K, E], rest []*pending[E], why PauseReason) {
-	if !p.blocked {
-		p.blocked = true
-		c.blocked++
-	}
-	p.stash = slices.Clone(rest)
+// pauseFetch pauses fetching p, or records why it stays paused. c.mu is
+// held.
+func (c *Consumer[K, E]) pauseFetch(p *partition[K, E], why PauseReason) {
 	if p.pause == notPaused {
 		c.stats.Pauses++
 		c.client().PauseFetchPartitions(map[string][]int32{p.topic: {p.partition}})
@@ -101,24 +112,18 @@ func (c *Consumer[K, E]) block(p *partition[K, E], rest []*pending[E], why Pause
 	p.pause = why
 }
 
-// unblock resumes fetching p once its stash is empty. c.mu is held.
-func (c *Consumer[K, E]) unblock(p *partition[K, E]) {
-	if len(p.stash) > 0 {
+// resumeFetch resumes fetching p. c.mu is held.
+func (c *Consumer[K, E]) resumeFetch(p *partition[K, E]) {
+	if p.pause == notPaused {
 		return
 	}
-	if p.blocked {
-		p.blocked = false
-		c.blocked--
+	level := slog.LevelDebug
+	if p.pause == PausedMetadata {
+		level = slog.LevelInfo
 	}
-	if p.pause != notPaused {
-		level := slog.LevelDebug
-		if p.pause == PausedMetadata {
-			level = slog.LevelInfo
-		}
-		c.cfg.Logger.Log(context.Background(), level, "ordergen/kafka: partition resumed", "topic", p.topic, "partition", p.partition, "was", p.pause.String())
-		p.pause = notPaused
-		c.client().ResumeFetchPartitions(map[string][]int32{p.topic: {p.partition}})
-	}
+	c.cfg.Logger.Log(context.Background(), level, "ordergen/kafka: partition resumed", "topic", p.topic, "partition", p.partition, "was", p.pause.String())
+	p.pause = notPaused
+	c.client().ResumeFetchPartitions(map[string][]int32{p.topic: {p.partition}})
 }
 
 // ageOf returns the time since at (unix nanoseconds), zero for zero.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/ordergen/ordergen/runtime"
 )
 
 // Partition returns the partition of a record keyed by key in a topic of n
@@ -67,7 +69,7 @@ const probeKeys = 64
 func checkPartitioner(cl *kgo.Client, topic string) error {
 	p, _ := cl.OptValue(kgo.RecordPartitioner).(kgo.Partitioner)
 	if p == nil {
-		return fmt.Errorf("%w: the client has no partitioner", ErrInvalidConfig)
+		return fmt.Errorf("kafka: %w: the client has no partitioner", runtime.ErrInvalidConfig)
 	}
 	tp := p.ForTopic(topic)
 	for i := range probeKeys {
@@ -76,12 +78,12 @@ func checkPartitioner(cl *kgo.Client, topic string) error {
 			r := &kgo.Record{Topic: topic, Key: key}
 			want := Partition(key, n)
 			if !tp.RequiresConsistency(r) {
-				return fmt.Errorf("%w: the client's partitioner may place a keyed record on another partition than its key's when some are not writable: per-key order would break; use franz-go's default partitioner", ErrInvalidConfig)
+				return fmt.Errorf("kafka: %w: the client's partitioner may place a keyed record on another partition than its key's when some are not writable: per-key order would break; use franz-go's default partitioner", runtime.ErrInvalidConfig)
 			}
 			got := partitionWith(tp, r, n)
 			if got != want {
-				return fmt.Errorf("%w: the client's partitioner put key %q on partition %d of %d, the Java client's murmur2 partitioner on %d: per-key order needs every producer to hash keys alike; use franz-go's default partitioner",
-					ErrInvalidConfig, key, got, n, want)
+				return fmt.Errorf("kafka: %w: the client's partitioner put key %q on partition %d of %d, the Java client's murmur2 partitioner on %d: per-key order needs every producer to hash keys alike; use franz-go's default partitioner",
+					runtime.ErrInvalidConfig, key, got, n, want)
 			}
 		}
 	}

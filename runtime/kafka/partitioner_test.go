@@ -50,7 +50,7 @@ func TestPartitionAgreesWithFranzGo(t *testing.T) {
 func TestProducerPartitionsByMurmur2(t *testing.T) {
 	const parts = 7
 	c := newCluster(t, parts)
-	p, err := kafka.NewProducer[string, ev](client(t, c), topic, codec{})
+	p, err := kafka.NewProducer[string, ev](kafka.ProducerConfig[ev]{Client: client(t, c), Topic: topic, Codec: codec{}})
 	if err != nil {
 		t.Fatal(err)
 	}

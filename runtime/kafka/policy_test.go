@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/kafka"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // The drop-oldest and drop-newest backlog policies would let the commit
@@ -41,8 +42,8 @@ func TestDropPoliciesRefused(t *testing.T) {
 			defer e.Close(context.Background())
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			err = kc.Run(ctx, kafka.EngineTarget(e))
-			if !errors.Is(err, kafka.ErrInvalidConfig) || !strings.Contains(err.Error(), policy.String()) {
+			err = kc.Run(ctx, transport.EngineTarget(e))
+			if !errors.Is(err, runtime.ErrInvalidConfig) || !strings.Contains(err.Error(), policy.String()) {
 				t.Fatalf("Run with a %s subscriber returned %v, want an ErrInvalidConfig naming the policy", policy, err)
 			}
 			if commits := c.GroupInfo("g-" + policy.String()); commits != nil && len(commits.Commits) > 0 {
@@ -72,8 +73,8 @@ func TestProducerRefusesPartitioners(t *testing.T) {
 		"sarama fnv":           kgo.StickyKeyPartitioner(kgo.SaramaCompatHasher(fnv32a)),
 	}
 	for name, p := range refused {
-		_, err := kafka.NewProducer[string, ev](client(t, c, kgo.RecordPartitioner(p)), topic, codec{})
-		if !errors.Is(err, kafka.ErrInvalidConfig) {
+		_, err := kafka.NewProducer[string, ev](kafka.ProducerConfig[ev]{Client: client(t, c, kgo.RecordPartitioner(p)), Topic: topic, Codec: codec{}})
+		if !errors.Is(err, runtime.ErrInvalidConfig) {
 			t.Errorf("%s partitioner: NewProducer returned %v, want an ErrInvalidConfig", name, err)
 		}
 	}
@@ -85,7 +86,7 @@ func TestProducerRefusesPartitioners(t *testing.T) {
 		"same, explicit": {kgo.RecordPartitioner(kgo.UniformBytesPartitioner(1<<16, true, true, nil))},
 	}
 	for name, opts := range accepted {
-		if _, err := kafka.NewProducer[string, ev](client(t, c, opts...), topic, codec{}); err != nil {
+		if _, err := kafka.NewProducer[string, ev](kafka.ProducerConfig[ev]{Client: client(t, c, opts...), Topic: topic, Codec: codec{}}); err != nil {
 			t.Errorf("%s partitioner refused: %v", name, err)
 		}
 	}

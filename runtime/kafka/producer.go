@@ -6,15 +6,17 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // Producer writes the events of one entity to a topic: one record per
-// event, keyed by durable.EncodeKey of its ordering key, valued by the
-// codec's encoding, with the event type in the HeaderType header. It is a
-// transport.AsyncSink, so a generated AccountProducer publishes through it,
-// waiting for each event (Publish methods) or not (PublishAsync).
+// event, keyed by the text of its ordering key (transport.KeyText), valued
+// by the codec's encoding, with the event type in the transport.HeaderType
+// header. It is a transport.AsyncSink, so a generated AccountProducer
+// publishes through it, waiting for each event (Publish methods) or not
+// (PublishAsync).
 //
 // Partitioning: a record's partition is murmur2 of its key, with the high
 // bit masked, modulo the topic's partition count: the Java client's
@@ -36,79 +38,97 @@ import (
 // error wrapping transport.ErrKeyPaused until Resume(key); sends of the key
 // already handed to the client reach their own outcome (franz-go fails the
 // records buffered behind a failed one in its partition with it).
+//
+// Its methods (Send, SendAsync, Resume, Paused, Flush, Close) are its
+// transport.OrderedSink's. SendAsync's done runs on the client's promise
+// goroutine: it must be fast and must not block (nor produce
+// synchronously through the same client). Flush flushes the whole client
+// (kgo.Client.Flush), so it also waits for what other producers on a
+// shared client buffered. Close stops accepting sends (they fail with
+// runtime.ErrClosed), waits for those in flight, and closes the client if
+// the producer made it.
 type Producer[K comparable, E any] struct {
-	sink *transport.OrderedSink[K, E]
+	*transport.OrderedSink[K, E]
 }
 
-var _ transport.AsyncSink[string, any] = (*Producer[string, any])(nil)
+// ProducerConfig configures a Producer of the events E of one entity.
+type ProducerConfig[E any] struct {
+	// ClientOpts reach the cluster, as the consumer's Config.ClientOpts
+	// do (SeedBrokers, TLS, SASL, ...): the producer makes a client of its
+	// own, which Close closes. Leave it empty with Client.
+	ClientOpts []kgo.Opt
+	// Client is a client the caller made and closes, used instead of one
+	// made from ClientOpts (one client for several producers, say).
+	Client *kgo.Client
+	// Topic is the topic to write to. Required.
+	Topic string
+	// Codec encodes the events. Required; ordergen generates one per
+	// entity (AccountCodec).
+	Codec durable.Codec[E]
+}
 
-// NewProducer returns a producer that writes to topic through cl. It
-// refuses, with an error wrapping ErrInvalidConfig, a client with idempotent
-// writes disabled, a client whose partitioner does not place keyed records
-// by murmur2 like the Java client's, and a key type that is neither a
-// string nor an integer.
-func NewProducer[K comparable, E any](cl *kgo.Client, topic string, codec durable.Codec[E]) (*Producer[K, E], error) {
+// NewProducer returns a producer for cfg. It refuses, with an error
+// wrapping runtime.ErrInvalidConfig, a client with idempotent writes
+// disabled, a client whose partitioner does not place keyed records by
+// murmur2 like the Java client's, both ClientOpts and Client or neither,
+// and a key type that is neither a string nor an integer.
+func NewProducer[K comparable, E any](cfg ProducerConfig[E]) (*Producer[K, E], error) {
 	switch {
-	case cl == nil:
-		return nil, fmt.Errorf("%w: nil client", ErrInvalidConfig)
-	case topic == "":
-		return nil, fmt.Errorf("%w: no topic", ErrInvalidConfig)
-	case codec == nil:
-		return nil, fmt.Errorf("%w: no codec", ErrInvalidConfig)
+	case cfg.Topic == "":
+		return nil, fmt.Errorf("kafka: %w: no Topic", runtime.ErrInvalidConfig)
+	case cfg.Codec == nil:
+		return nil, fmt.Errorf("kafka: %w: no Codec", runtime.ErrInvalidConfig)
+	case (cfg.Client == nil) == (len(cfg.ClientOpts) == 0):
+		return nil, fmt.Errorf("kafka: %w: give the producer ClientOpts or a Client (one of them)", runtime.ErrInvalidConfig)
 	}
-	if off, _ := cl.OptValue(kgo.DisableIdempotentWrite).(bool); off {
-		return nil, fmt.Errorf("%w: the client disables idempotent writes: retries could reorder a key's events", ErrInvalidConfig)
+	if _, err := transport.KeyText(*new(K)); err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	if err := checkPartitioner(cl, topic); err != nil {
+	cl, owned := cfg.Client, false
+	if cl == nil {
+		var err error
+		if cl, err = kgo.NewClient(cfg.ClientOpts...); err != nil {
+			return nil, fmt.Errorf("kafka: producer client: %w", err)
+		}
+		owned = true
+	}
+	w := &writer[K, E]{cl: cl, topic: cfg.Topic, codec: cfg.Codec, owned: owned}
+	err := checkClient(cl, cfg.Topic)
+	var sink *transport.OrderedSink[K, E]
+	if err == nil {
+		sink, err = transport.NewOrderedSink[K, E](w)
+	}
+	if err != nil {
+		if owned {
+			cl.Close()
+		}
 		return nil, err
 	}
-	var zero K
-	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	return &Producer[K, E]{sink}, nil
+}
+
+// checkClient refuses a client whose writes could reorder a key's events.
+func checkClient(cl *kgo.Client, topic string) error {
+	if off, _ := cl.OptValue(kgo.DisableIdempotentWrite).(bool); off {
+		return fmt.Errorf("kafka: %w: the client disables idempotent writes: retries could reorder a key's events", runtime.ErrInvalidConfig)
 	}
-	w := &writer[K, E]{cl: cl, topic: topic, codec: codec}
-	sink, err := transport.NewOrderedSink[K, E](w)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-	}
-	return &Producer[K, E]{sink: sink}, nil
+	return checkPartitioner(cl, topic)
 }
-
-// Send writes event as a record keyed by key and returns once the cluster
-// acknowledged it, or the reason it did not.
-func (p *Producer[K, E]) Send(ctx context.Context, key K, event E) error {
-	return p.sink.Send(ctx, key, event)
-}
-
-// SendAsync writes event as a record keyed by key and calls done once
-// with the cluster's answer, without waiting for it. done runs on the
-// client's promise goroutine: it must be fast and must not block (nor
-// produce synchronously through the same client).
-func (p *Producer[K, E]) SendAsync(ctx context.Context, key K, event E, done func(error)) {
-	p.sink.SendAsync(ctx, key, event, done)
-}
-
-// Resume lets key's sends through again after a failed send paused it.
-func (p *Producer[K, E]) Resume(key K) { p.sink.Resume(key) }
-
-// Paused returns the keys paused by a failed send, with the failure.
-func (p *Producer[K, E]) Paused() map[K]error { return p.sink.Paused() }
-
-// Flush sends the records the client lingers on at once and waits until
-// every send handed over has been answered, or ctx ends. It flushes the
-// whole client (kgo.Client.Flush), so it also waits for what other
-// producers on the client buffered.
-func (p *Producer[K, E]) Flush(ctx context.Context) error { return p.sink.Flush(ctx) }
-
-// Close stops accepting sends (they fail with runtime.ErrClosed) and waits
-// for those in flight. It does not close the client.
-func (p *Producer[K, E]) Close(ctx context.Context) error { return p.sink.Close(ctx) }
 
 // writer is the Kafka write an OrderedSink drives.
 type writer[K comparable, E any] struct {
 	cl    *kgo.Client
 	topic string
 	codec durable.Codec[E]
+	owned bool // the producer made cl: Close closes it
+}
+
+// Close closes the client if the producer made it.
+func (w *writer[K, E]) Close(context.Context) error {
+	if w.owned {
+		w.cl.Close()
+	}
+	return nil
 }
 
 func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(error)) {
@@ -157,7 +177,7 @@ func (w *writer[K, E]) WriteSync(ctx context.Context, key K, event E) error {
 
 // fill makes r the record of event.
 func (w *writer[K, E]) fill(r *kgo.Record, key K, event E) error {
-	k, err := durable.EncodeKey(key)
+	k, err := transport.KeyText(key)
 	if err != nil {
 		return err
 	}
@@ -166,7 +186,7 @@ func (w *writer[K, E]) fill(r *kgo.Record, key K, event E) error {
 		return fmt.Errorf("kafka: encode an event of key %s: %w", k, err)
 	}
 	r.Topic, r.Key, r.Value = w.topic, []byte(k), data
-	r.Headers = []kgo.RecordHeader{{Key: HeaderType, Value: []byte(name)}}
+	r.Headers = []kgo.RecordHeader{{Key: transport.HeaderType, Value: []byte(name)}}
 	return nil
 }
 

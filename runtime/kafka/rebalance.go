@@ -16,22 +16,24 @@ import (
 // partition that a cooperative rebalance lets the consumer keep is not
 // assigned again: its ownership goes on.
 func (c *Consumer[K, E]) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
-	src := c.source()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
+	var ps []*partition[K, E]
 	for topic, ids := range assigned {
 		for _, id := range ids {
 			t := tp{topic, id}
-			p := &partition[K, E]{tp: t, own: src.Own(), highWatermark: -1}
+			p := &partition[K, E]{tp: t, highWatermark: -1}
+			p.stream = c.in.Open(fmt.Sprintf("%s[%d]", topic, id), c.hooks(p))
 			if c.metrics != nil {
 				p.attrs = c.metrics.partitionAttrs(t)
 			}
-			c.parts[t] = p
-			n++
+			ps = append(ps, p)
 		}
 	}
-	c.stats.Assigned += uint64(n)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range ps {
+		c.parts[p.tp] = p
+	}
+	c.stats.Assigned += uint64(len(ps))
 	c.stats.Rebalances.Assigned++
 	c.cfg.Logger.Info("ordergen/kafka: partitions assigned", "group", c.cfg.Group, "partitions", assigned)
 }
@@ -99,7 +101,7 @@ func (c *Consumer[K, E]) onRevoked(ctx context.Context, cl *kgo.Client, revoked 
 	c.mu.Unlock()
 	cause := ended("revoked", revoked)
 	if c.abandon.Load() || c.leaving.Load() {
-		c.release(done(cause), nil, cl, ps, "revoked")
+		c.release(transport.Ended(cause), nil, cl, ps, "revoked")
 		return
 	}
 	dctx, cancel := context.WithTimeoutCause(ctx, c.cfg.RevokeTimeout, cause)
@@ -111,13 +113,6 @@ func (c *Consumer[K, E]) onRevoked(ctx context.Context, cl *kgo.Client, revoked 
 // (context.Cause): why, and which partitions.
 func ended(why string, ps map[string][]int32) error {
 	return fmt.Errorf("%w: kafka: partitions %v %s", transport.ErrOwnershipEnded, ps, why)
-}
-
-// done returns a context that is done already, with cause.
-func done(cause error) context.Context {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(cause)
-	return ctx
 }
 
 // onLost ends the ownership of the lost partitions at once and commits
@@ -133,7 +128,7 @@ func (c *Consumer[K, E]) onLost(_ context.Context, cl *kgo.Client, lost map[stri
 	c.mu.Unlock()
 	c.cfg.Logger.Warn("ordergen/kafka: partitions lost; their records that had not started are withdrawn and the running ones cancelled",
 		"group", c.cfg.Group, "partitions", lost)
-	c.release(done(ended("lost (this member was fenced: another may own them already)", lost)), nil, cl, ps, "lost")
+	c.release(transport.Ended(ended("lost (this member was fenced: another may own them already)", lost)), nil, cl, ps, "lost")
 }
 
 // lookup returns the partitions of m the consumer holds.
@@ -157,26 +152,20 @@ func (c *Consumer[K, E]) lookup(m map[string][]int32) []*partition[K, E] {
 // then cancelled), commits them with commitCtx unless it is nil, and
 // forgets them: outcomes of their records are ignored from then on.
 func (c *Consumer[K, E]) release(endCtx, commitCtx context.Context, cl *kgo.Client, ps []*partition[K, E], why string) {
-	owners := make([]*transport.Ownership, 0, len(ps))
+	var streams []*transport.Stream[K, E, record[K, E]]
 	c.mu.Lock()
 	for _, p := range ps {
 		if p.state == active {
 			p.state = revoking
-			p.stash = nil // their slots end with the ownership
-			if p.blocked {
-				p.blocked = false
-				c.blocked--
-			}
-			owners = append(owners, p.own)
+			streams = append(streams, p.stream)
 		}
 	}
 	c.mu.Unlock()
-	if len(owners) == 0 {
+	if len(streams) == 0 {
 		return
 	}
 	start := time.Now()
-	c.awaitDeadLetters(endCtx, ps)
-	left, err := c.source().End(endCtx, owners...)
+	left, err := c.in.End(endCtx, streams...)
 	if left > 0 || err != nil {
 		c.cfg.Logger.Warn("ordergen/kafka: records of "+why+" partitions were still running; their handlers were cancelled and they run again on the next owner",
 			"group", c.cfg.Group, "records", left, "waited", time.Since(start), "error", err)
@@ -189,12 +178,12 @@ func (c *Consumer[K, E]) release(endCtx, commitCtx context.Context, cl *kgo.Clie
 	c.forget(cl, ps)
 	c.mu.Lock()
 	if why == "lost" {
-		c.stats.Lost += uint64(len(owners))
+		c.stats.Lost += uint64(len(streams))
 	} else {
-		c.stats.Revoked += uint64(len(owners))
+		c.stats.Revoked += uint64(len(streams))
 	}
 	c.mu.Unlock()
-	c.cfg.Logger.Info("ordergen/kafka: partitions "+why, "group", c.cfg.Group, "partitions", len(owners))
+	c.cfg.Logger.Info("ordergen/kafka: partitions "+why, "group", c.cfg.Group, "partitions", len(streams))
 }
 
 // forget drops the partitions' state and resumes the fetching it paused.

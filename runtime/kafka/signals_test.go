@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/kafka"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // tally is a count that a test can wait on.
@@ -111,10 +111,10 @@ func await(t *testing.T, ch <-chan struct{}, what string) {
 type submits struct{ tally }
 
 // wrap returns the memberOpts.wrap that counts into s.
-func (s *submits) wrap(t kafka.Target[ev]) kafka.Target[ev] { return counted{t, s} }
+func (s *submits) wrap(t transport.Target[ev]) transport.Target[ev] { return counted{t, s} }
 
 type counted struct {
-	kafka.Target[ev]
+	transport.Target[ev]
 	s *submits
 }
 

@@ -1,30 +1,26 @@
 package kafka
 
-import "time"
+import (
+	"time"
+
+	"github.com/ordergen/ordergen/runtime/transport"
+)
 
 // Stats are a Consumer's counters since it started, and its state now.
 type Stats struct {
+	// StreamStats are the intake's counters: Submitted (handed to every
+	// subscriber), Finished (every subscriber reported an outcome that lets
+	// the commit move past them), Unfinished (given up without finishing,
+	// to run again on the next owner: withdrawn or still running when
+	// their partition was revoked or lost, or whose dead letter could not
+	// be written), DeadLettered and DeadLetterErrors (dead-letter writes).
+	transport.StreamStats
 	// Polled is the number of records polled for partitions the consumer
 	// held.
 	Polled uint64
-	// Submitted is the number of records handed to every subscriber.
-	Submitted uint64
-	// Finished is the number of records finished: every subscriber
-	// reported an outcome that lets the commit move past them.
-	Finished uint64
-	// Unfinished is the number of records given up without finishing, to
-	// run again on the next owner: withdrawn or still running when their
-	// partition was revoked or lost, or whose dead letter could not be
-	// written.
-	Unfinished uint64
 	// SkippedFinished is the number of records skipped because the
 	// previous owner's commit metadata listed them as finished.
 	SkippedFinished uint64
-	// DeadLettered is the number of bad records written to the
-	// dead-letter topic.
-	DeadLettered uint64
-	// DeadLetterErrors is the number of failed dead-letter writes.
-	DeadLetterErrors uint64
 	// Commits is the number of commit requests that got an answer.
 	Commits uint64
 	// CommitErrors is the number of failed commit requests and partitions.
@@ -49,10 +45,11 @@ type Stats struct {
 	// Paused is the number of partitions paused now; PausedMetadata of
 	// them for their commit metadata (see PauseReason).
 	Paused, PausedMetadata int
-	// Intake says why the consumer takes no records now (MaxInFlight is
-	// reached; IntakeParked when parked records hold half of it or more);
-	// zero while it takes them.
-	Intake IntakeReason
+	// Intake says why the consumer takes no records now: MaxInFlight is
+	// reached (transport.BlockedInFlight), and parked records hold half of
+	// it or more (transport.BlockedParked: every partition waits until
+	// their parks are resolved); zero while it takes them.
+	Intake transport.Blocked
 }
 
 // Rebalances counts the rebalance events a consumer saw.
@@ -91,13 +88,13 @@ type PartitionStatus struct {
 // Stats returns a snapshot of the consumer's counters.
 func (c *Consumer[K, E]) Stats() Stats {
 	parts := c.Partitions()
+	in := c.in.Stats()
 	c.mu.Lock()
 	s := c.stats
-	s.Intake = c.intake
 	c.mu.Unlock()
-	if src := c.source(); src != nil {
-		s.InFlight = src.Unsettled()
-	}
+	s.Intake = c.watch.Now()
+	s.StreamStats = in
+	s.InFlight = c.in.Unsettled()
 	s.Partitions = len(parts)
 	for _, p := range parts {
 		s.Parked += p.Parked
@@ -132,11 +129,9 @@ func (c *Consumer[K, E]) Partitions() []PartitionStatus {
 		ps = append(ps, p)
 	}
 	c.mu.Unlock()
-	// The source's lock comes before c.mu: asked without it.
-	if src := c.source(); src != nil {
-		for i, p := range ps {
-			_, out[i].Parked = src.UnsettledOf(p.own)
-		}
+	// The intake's locks come before c.mu: asked without it.
+	for i, p := range ps {
+		_, out[i].Parked = p.stream.Unsettled()
 	}
 	return out
 }

@@ -29,7 +29,7 @@ func TestRebalanceStorm(t *testing.T) {
 	ks := keys(30)
 	total := len(ks) * perRound * (cycles + 1)
 	j := newJournal(total)
-	p, err := kafka.NewProducer[string, ev](client(t, c), topic, codec{})
+	p, err := kafka.NewProducer[string, ev](kafka.ProducerConfig[ev]{Client: client(t, c), Topic: topic, Codec: codec{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@
 //
 //	relay, err := outbox.New(outbox.Config[string, ledger.AccountEvent]{
 //		Store: store, Entity: "Account", Codec: ledger.AccountCodec{},
-//		Sink: producer, // kafka.NewProducer[string, ledger.AccountEvent](cl, "accounts", ledger.AccountCodec{})
+//		Sink: producer, // kafka.NewProducer[string, ledger.AccountEvent](kafka.ProducerConfig[ledger.AccountEvent]{Client: cl, Topic: "accounts", Codec: ledger.AccountCodec{}})
 //	})
 //	go relay.Run(ctx)
 //	defer relay.Close(ctx)

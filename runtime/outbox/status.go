@@ -133,7 +133,8 @@ func (r *Relay[K, E]) untilHousekeeping(h *housekeeping) time.Duration {
 
 // TransportStatus implements inspect.Transport, for the operator's console:
 // the relay's counters, the backlog, and the first keys that do not flow
-// (parked or retrying), each with its reason, as last read.
+// (parked or retrying), each with its reason, as last read; each names its
+// entity and key, for RetryKey and DiscardKey.
 func (r *Relay[K, E]) TransportStatus() inspect.TransportStatus {
 	s := r.Stats()
 	st := inspect.TransportStatus{
@@ -154,7 +155,8 @@ func (r *Relay[K, E]) TransportStatus() inspect.TransportStatus {
 	keys := r.stopped
 	r.mu.Unlock()
 	for _, k := range keys {
-		p := inspect.Partition{Name: "key " + k.Key, Lag: int64(k.Unsent), Unfinished: k.Unsent, Paused: "retrying", Detail: k.Reason}
+		p := inspect.Partition{Name: "key " + k.Key, Lag: int64(k.Unsent), Unfinished: k.Unsent, Paused: "retrying", Detail: k.Reason,
+			Entity: r.cfg.Entity, Key: k.Key}
 		if !k.Oldest.IsZero() {
 			p.OldestUnfinished = time.Since(k.Oldest)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	ps "github.com/ordergen/ordergen/runtime/pubsub"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 var chaosFor = flag.Duration("pubsub.chaos", 3*time.Second, "how long TestConsumerChaos attacks the consumers (run long with e.g. -pubsub.chaos=10m)")
@@ -197,7 +198,7 @@ func TestConsumerChaos(t *testing.T) {
 		if rng.IntN(10) == 0 { // a bad message, of a key of its own
 			bad++
 			badResults = append(badResults, raw.Publish(context.Background(), &pubsub.Message{
-				Data: []byte(`{"Key":`), OrderingKey: fmt.Sprint("bad", bad), Attributes: map[string]string{ps.AttrType: "ev"}}))
+				Data: []byte(`{"Key":`), OrderingKey: fmt.Sprint("bad", bad), Attributes: map[string]string{transport.HeaderType: "ev"}}))
 		}
 	}
 

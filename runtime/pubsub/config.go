@@ -1,7 +1,6 @@
 package pubsub
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -9,13 +8,10 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/meter"
 )
-
-// ErrInvalidConfig is wrapped by every error NewConsumer, Run and NewProducer
-// return for a configuration that cannot work.
-var ErrInvalidConfig = errors.New("pubsub: invalid configuration")
 
 // Config configures a Consumer of the events E of one entity.
 type Config[E any] struct {
@@ -26,11 +22,11 @@ type Config[E any] struct {
 	// message ordering enabled.
 	Subscription string
 	// Codec decodes a message's data, by the event type named in its
-	// AttrType attribute. Required; ordergen generates one per entity
+	// transport.HeaderType attribute. Required; ordergen generates one per entity
 	// (AccountCodec).
 	Codec durable.Codec[E]
 	// DeadLetterTopic is the topic (ID or full name) that receives the
-	// messages that cannot be handled (see Reason), with the reason in
+	// messages that cannot be handled (see transport.Reason), with the reason in
 	// attributes. Required: a bad message never stops its key. (It may be
 	// the subscription's own dead-letter topic.)
 	DeadLetterTopic string
@@ -75,19 +71,19 @@ func (c Config[E]) withDefaults() (Config[E], error) {
 	}
 	switch {
 	case c.Client == nil:
-		return c, fmt.Errorf("%w: no Client", ErrInvalidConfig)
+		return c, fmt.Errorf("pubsub: %w: no Client", runtime.ErrInvalidConfig)
 	case c.Subscription == "":
-		return c, fmt.Errorf("%w: no Subscription", ErrInvalidConfig)
+		return c, fmt.Errorf("pubsub: %w: no Subscription", runtime.ErrInvalidConfig)
 	case c.Codec == nil:
-		return c, fmt.Errorf("%w: no Codec", ErrInvalidConfig)
+		return c, fmt.Errorf("pubsub: %w: no Codec", runtime.ErrInvalidConfig)
 	case c.DeadLetterTopic == "":
-		return c, fmt.Errorf("%w: no DeadLetterTopic: bad messages must go somewhere", ErrInvalidConfig)
+		return c, fmt.Errorf("pubsub: %w: no DeadLetterTopic: bad messages must go somewhere", runtime.ErrInvalidConfig)
 	case c.MaxInFlight < 0:
-		return c, fmt.Errorf("%w: MaxInFlight must not be negative", ErrInvalidConfig)
+		return c, fmt.Errorf("pubsub: %w: MaxInFlight must not be negative", runtime.ErrInvalidConfig)
 	case c.DrainTimeout < 0:
-		return c, fmt.Errorf("%w: DrainTimeout must not be negative", ErrInvalidConfig)
+		return c, fmt.Errorf("pubsub: %w: DrainTimeout must not be negative", runtime.ErrInvalidConfig)
 	case c.MaxExtension <= c.DrainTimeout:
-		return c, fmt.Errorf("%w: MaxExtension %v must be longer than DrainTimeout %v", ErrInvalidConfig, c.MaxExtension, c.DrainTimeout)
+		return c, fmt.Errorf("pubsub: %w: MaxExtension %v must be longer than DrainTimeout %v", runtime.ErrInvalidConfig, c.MaxExtension, c.DrainTimeout)
 	}
 	return c, nil
 }

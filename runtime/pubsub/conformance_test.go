@@ -100,7 +100,7 @@ func newConformanceStream(t *testing.T, spec transporttest.StreamSpec) transport
 		_ = cl.Subscriber(spec.Name+"-dead").Receive(rctx, func(_ context.Context, m *pubsub.Message) {
 			m.Ack()
 			s.mu.Lock()
-			s.dead = append(s.dead, transporttest.DeadLetter{Key: m.Attributes[ps.AttrOrderingKey], Body: m.Data, Reason: m.Attributes[ps.AttrReason]})
+			s.dead = append(s.dead, transporttest.DeadLetter{Key: m.Attributes[ps.AttrOrderingKey], Body: m.Data, Reason: m.Attributes[transport.HeaderReason]})
 			s.mu.Unlock()
 			select {
 			case s.more <- struct{}{}:
@@ -128,7 +128,7 @@ func (s *conformanceStream) Producer(t *testing.T, o transporttest.ProducerOptio
 	if o.Net != nil {
 		cl = s.f.clientVia(t, o.Net)
 	}
-	p, err := ps.NewProducer[string, transporttest.Event](s.publisher(t, cl, s.name), transporttest.Codec{})
+	p, err := ps.NewProducer[string, transporttest.Event](ps.ProducerConfig[transporttest.Event]{Publisher: s.publisher(t, cl, s.name), Codec: transporttest.Codec{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func (s *conformanceStream) PublishPoison(ctx context.Context, key string, body 
 	pub := cl.Publisher(s.name)
 	pub.EnableMessageOrdering = true
 	defer pub.Stop()
-	_, err = pub.Publish(ctx, &pubsub.Message{Data: body, OrderingKey: key, Attributes: map[string]string{ps.AttrType: transporttest.EventType}}).Get(ctx)
+	_, err = pub.Publish(ctx, &pubsub.Message{Data: body, OrderingKey: key, Attributes: map[string]string{transport.HeaderType: transporttest.EventType}}).Get(ctx)
 	return err
 }
 

@@ -2,10 +2,8 @@ package pubsub
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
@@ -14,22 +12,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
-	"github.com/ordergen/ordergen/runtime/internal/keyed"
 	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
-
-// ErrRunning is returned by Run when the consumer already ran.
-var ErrRunning = errors.New("pubsub: consumer already ran")
-
-// Keyed is an event that knows its ordering key. Generated event interfaces
-// (AccountEvent) are Keyed.
-type Keyed[K comparable] = transport.Keyed[K]
-
-// Target is what a Consumer feeds: per-key lanes with one or more
-// subscribers (transport.Target); a generated dispatcher is one.
-type Target[E any] = transport.Target[E]
 
 // meterName is the instrumentation scope of the consumer's instruments.
 const meterName = "github.com/ordergen/ordergen/runtime/pubsub"
@@ -41,9 +26,11 @@ const meterName = "github.com/ordergen/ordergen/runtime/pubsub"
 //
 // Create it with NewConsumer, give its OnOutcome to every subscriber of the
 // target, then Run it; Close stops it cleanly.
-type Consumer[K comparable, E Keyed[K]] struct {
+type Consumer[K comparable, E transport.Keyed[K]] struct {
 	cfg  Config[E]
-	core atomic.Pointer[keyed.Core[K, E, *pubsub.Message]]
+	dec  transport.Decoder[K, E]
+	in   *transport.KeyIntake[K, E, *pubsub.Message]
+	life *transport.Lifecycle
 	dl   *pubsub.Publisher
 
 	writes sync.WaitGroup // dead-letter publishes under way
@@ -52,31 +39,45 @@ type Consumer[K comparable, E Keyed[K]] struct {
 	// gives up on them (see stop.go).
 	calls context.Context
 
-	started     atomic.Bool
-	closeOnce   sync.Once
-	closeCh     chan struct{}
-	mu          sync.Mutex      // guards closeCtx and unconfirmed
-	closeCtx    context.Context // Close's
-	unconfirmed uint64          // Stats.Unconfirmed
-	done        chan struct{}
-	runErr      error
+	mu          sync.Mutex // guards unconfirmed
+	unconfirmed uint64     // Stats.Unconfirmed
 	// received is closed when the client's Receive returned (or Run ended
 	// without calling it): after a stop that did not wait for the client,
-	// later than done.
+	// later than Run.
 	received chan struct{}
 }
 
 // NewConsumer returns a consumer for cfg. It does not connect before Run.
-func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], error) {
+func NewConsumer[K comparable, E transport.Keyed[K]](cfg Config[E]) (*Consumer[K, E], error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	var zero K
-	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	if _, err := OrderingKey(*new(K)); err != nil {
+		return nil, fmt.Errorf("pubsub: %w", err)
 	}
-	return &Consumer[K, E]{cfg: cfg, closeCh: make(chan struct{}), done: make(chan struct{}), received: make(chan struct{})}, nil
+	c := &Consumer[K, E]{cfg: cfg, life: transport.NewLifecycle(nil), received: make(chan struct{}),
+		dec: transport.Decoder[K, E]{Codec: cfg.Codec, KeyOf: OrderingKey[K]}}
+	c.in, err = transport.NewKeyIntake[K](transport.KeyConfig[E, *pubsub.Message]{
+		System:      "pubsub",
+		MaxInFlight: cfg.MaxInFlight,
+		EndTimeout:  cfg.DrainTimeout,
+		Fence:       true,
+		SweepEvery:  cfg.sweepEvery,
+		Settle:      settle,
+		DeadLetter:  c.deadLetter,
+		Logger:      cfg.Logger,
+		Meter:       cfg.MeterProvider,
+		Scope:       meterName,
+		Attributes: []meter.Attribute{
+			{Key: meter.AttrSystem, Value: "gcp_pubsub"},
+			{Key: meter.AttrConsumerGroup, Value: fullName(cfg.Client.Project(), "subscriptions", cfg.Subscription)},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pubsub: %w", err)
+	}
+	return c, nil
 }
 
 // OnOutcome is told the outcome of each event the consumer submitted. Give
@@ -85,11 +86,7 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 // every subscriber that accepted it reported a final outcome. Outcomes with
 // tag 0 (events published in process), and outcomes of messages whose key
 // the consumer gave back, are ignored.
-func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
-	if core := c.core.Load(); core != nil {
-		core.OnOutcome(key, tag, o)
-	}
-}
+func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) { c.in.OnOutcome(key, tag, o) }
 
 // Run receives messages and feeds target until Close is called or ctx
 // ends. It first checks the subscribers (transport.CheckSubscriptions) and
@@ -109,26 +106,24 @@ func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
 // it returns ctx's error. Either way, what the client had not sent when
 // Run stopped waiting is counted (Stats.Unconfirmed). When target fails,
 // Run ends like Close and returns the error. Run may be called once.
-func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
-	if !c.started.CompareAndSwap(false, true) {
-		return ErrRunning
-	}
-	defer close(c.done)
-	receiving := false
-	c.runErr = c.run(ctx, target, &receiving)
-	if !receiving {
-		close(c.received)
-	}
-	return c.runErr
+func (c *Consumer[K, E]) Run(ctx context.Context, target transport.Target[E]) error {
+	return c.life.Run(func() error {
+		receiving := false
+		err := c.run(ctx, target, &receiving)
+		if !receiving {
+			close(c.received)
+		}
+		return err
+	})
 }
 
-func (c *Consumer[K, E]) run(ctx context.Context, target Target[E], receiving *bool) error {
+func (c *Consumer[K, E]) run(ctx context.Context, target transport.Target[E], receiving *bool) error {
 	project := c.cfg.Client.Project()
 	subName := fullName(project, "subscriptions", c.cfg.Subscription)
 	// Pub/Sub may not be reachable yet: the check is tried again until it
 	// answers, Close is called or ctx ends.
 	var sub *pubsubpb.Subscription
-	closedEarly, err := keyed.Check(ctx, c.closeCh, c.cfg.Logger, "subscription "+subName, unanswered, func(cctx context.Context) (err error) {
+	closedEarly, err := transport.Check(ctx, c.life.Closing(), c.cfg.Logger, "subscription "+subName, unanswered, func(cctx context.Context) (err error) {
 		sub, err = c.cfg.Client.SubscriptionAdminClient.GetSubscription(cctx, &pubsubpb.GetSubscriptionRequest{Subscription: subName})
 		return err
 	})
@@ -144,32 +139,17 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E], receiving *b
 	case err != nil:
 		return fmt.Errorf("pubsub: subscription %s: %w", subName, err)
 	case !sub.GetEnableMessageOrdering():
-		return fmt.Errorf("%w: subscription %s does not enable message ordering: a key's messages could be delivered out of order", ErrInvalidConfig, subName)
+		return fmt.Errorf("pubsub: %w: subscription %s does not enable message ordering: a key's messages could be delivered out of order", runtime.ErrInvalidConfig, subName)
 	}
 	calls, stopCalls := context.WithCancel(context.Background())
 	defer stopCalls()
 	c.calls = calls
 	c.dl = c.cfg.Client.Publisher(fullName(project, "topics", c.cfg.DeadLetterTopic))
-	core, err := keyed.New[K](target, keyed.Config[E, *pubsub.Message]{
-		System:      "pubsub",
-		MaxInFlight: c.cfg.MaxInFlight,
-		EndTimeout:  c.cfg.DrainTimeout,
-		Fence:       true,
-		SweepEvery:  c.cfg.sweepEvery,
-		Settle:      settle,
-		DeadLetter:  c.deadLetter(subName),
-		Logger:      c.cfg.Logger,
-		Meter:       c.cfg.MeterProvider,
-		Scope:       meterName,
-		Attributes: []meter.Attribute{
-			{Key: meter.AttrSystem, Value: "gcp_pubsub"},
-			{Key: meter.AttrConsumerGroup, Value: subName},
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	if err := c.in.Start(target); err != nil {
+		c.dl.Stop()
+		return fmt.Errorf("pubsub: %w", err)
 	}
-	c.core.Store(core)
+	core := c.in
 
 	s := c.cfg.Client.Subscriber(subName)
 	s.ReceiveSettings = c.cfg.ReceiveSettings
@@ -207,7 +187,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E], receiving *b
 	var stopped bool // Receive returned
 	select {
 	case <-ctx.Done():
-	case <-c.closeCh:
+	case <-c.life.Closing():
 	case <-core.Failed():
 	case recvErr = <-received:
 		stopped = true
@@ -242,31 +222,11 @@ func settle(m *pubsub.Message, st transport.Settlement) {
 // Config.DrainTimeout, and ctx), acknowledges what finished and gives the
 // rest back. Close returns Run's result, or ctx's error if Run does not
 // return before ctx ends. Close before Run makes Run return at once.
-func (c *Consumer[K, E]) Close(ctx context.Context) error {
-	c.closeOnce.Do(func() {
-		c.mu.Lock()
-		c.closeCtx = ctx
-		c.mu.Unlock()
-		close(c.closeCh)
-	})
-	if !c.started.Load() {
-		return nil
-	}
-	select {
-	case <-c.done:
-		return c.runErr
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (c *Consumer[K, E]) Close(ctx context.Context) error { return c.life.Close(ctx) }
 
 // Stats returns a snapshot of the consumer's counters; zero before Run.
 func (c *Consumer[K, E]) Stats() Stats {
-	core := c.core.Load()
-	if core == nil {
-		return Stats{}
-	}
-	s := statsOf(core.Stats())
+	s := statsOf(c.in.Stats())
 	c.mu.Lock()
 	s.Unconfirmed = c.unconfirmed
 	c.mu.Unlock()

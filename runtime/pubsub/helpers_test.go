@@ -128,7 +128,7 @@ func (f *fake) producer(t *testing.T) *ps.Producer[string, ev] {
 	pub.EnableMessageOrdering = true
 	pub.PublishSettings.DelayThreshold = time.Millisecond
 	t.Cleanup(pub.Stop)
-	p, err := ps.NewProducer[string, ev](pub, codec{})
+	p, err := ps.NewProducer[string, ev](ps.ProducerConfig[ev]{Publisher: pub, Codec: codec{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/metricstest"
 	ps "github.com/ordergen/ordergen/runtime/pubsub"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // logSink keeps the log messages a consumer wrote.
@@ -66,7 +67,7 @@ func TestParksInMemoryBlockThenReplayResumes(t *testing.T) {
 	})
 	f.produce(t, good, 1, 5)
 	eventually(t, 30*time.Second, "the consumer reports it is blocked by parks", func() bool {
-		return m.c.Stats().Blocked == "parked"
+		return m.c.Stats().Blocked == transport.BlockedParked
 	})
 	s := m.c.Stats()
 	if s.Parked != maxInFlight || s.Unsettled != maxInFlight {
@@ -75,7 +76,7 @@ func TestParksInMemoryBlockThenReplayResumes(t *testing.T) {
 	if applied, _, _, _ := b.snapshot(); applied != 0 {
 		t.Errorf("%d events of other keys applied while parks filled MaxInFlight", applied)
 	}
-	if !logs.has("messages parked in memory fill MaxInFlight") {
+	if !logs.has("messages parked in memory hold MaxInFlight") {
 		t.Errorf("no warning that parks block the consumer: %q", logs.msgs)
 	}
 	if v := gauge(mp, "ordergen.pubsub.blocked", "ordergen.pubsub.blocked.reason", "parked"); v != 1 {
@@ -92,8 +93,8 @@ func TestParksInMemoryBlockThenReplayResumes(t *testing.T) {
 		}
 	}
 	b.wait(t, 60*time.Second)
-	eventually(t, 10*time.Second, "the consumer takes messages again", func() bool { return m.c.Stats().Blocked == "" })
-	if !logs.has("taking messages again") {
+	eventually(t, 10*time.Second, "the consumer takes messages again", func() bool { return m.c.Stats().Blocked == transport.NotBlocked })
+	if !logs.has("takes messages again") {
 		t.Errorf("no log that the consumer resumed")
 	}
 	m.stop(t)

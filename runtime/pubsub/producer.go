@@ -6,16 +6,17 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // Producer publishes the events of one entity to a topic: one message per
 // event, with the event's key as its ordering key (OrderingKey), the
-// codec's encoding as its data and the event type in the AttrType
-// attribute. It is a transport.AsyncSink, so a generated AccountProducer
-// publishes through it, waiting for each event (Publish methods) or not
-// (PublishAsync).
+// codec's encoding as its data and the event type in the
+// transport.HeaderType attribute. It is a transport.AsyncSink, so a
+// generated AccountProducer publishes through it, waiting for each event
+// (Publish methods) or not (PublishAsync).
 //
 // Order and failures: a key's events reach the topic in the order of the
 // calls that sent them (the publisher orders by ordering key, which
@@ -25,75 +26,82 @@ import (
 // resumes the key in the publisher (Publisher.ResumePublish). Sends of the
 // key already handed to the publisher reach their own outcome (it fails
 // them with pubsub.ErrPublishingPaused).
+//
+// Its methods (Send, SendAsync, Resume, Paused, Flush, Close) are its
+// transport.OrderedSink's. SendAsync's done runs on a goroutine of its own
+// per message: it must be fast. Flush publishes what the publisher bundles
+// at once. Close stops accepting sends (they fail with runtime.ErrClosed),
+// waits for those in flight, and stops the publisher if the producer made
+// it.
 type Producer[K comparable, E any] struct {
-	pub  *pubsub.Publisher
-	sink *transport.OrderedSink[K, E]
+	*transport.OrderedSink[K, E]
 }
 
-var _ transport.AsyncSink[string, any] = (*Producer[string, any])(nil)
+// ProducerConfig configures a Producer of the events E of one entity.
+type ProducerConfig[E any] struct {
+	// Client is the Pub/Sub client, as the consumer's Config.Client: the
+	// producer makes a publisher of Topic on it, with message ordering,
+	// which Close stops. Leave it nil with Publisher.
+	Client *pubsub.Client
+	// Topic is the topic's ID or full name ("projects/P/topics/T").
+	Topic string
+	// Publisher is a publisher the caller made (with EnableMessageOrdering)
+	// and stops, used instead of Client and Topic.
+	Publisher *pubsub.Publisher
+	// Codec encodes the events. Required; ordergen generates one per
+	// entity (AccountCodec).
+	Codec durable.Codec[E]
+}
 
-// NewProducer returns a producer that publishes through pub. It refuses,
-// with an error wrapping ErrInvalidConfig, a publisher without
-// EnableMessageOrdering (a key's messages could be delivered out of order)
-// and a key type that is neither a string nor an integer. The caller stops
-// pub (Publisher.Stop) after Close.
-func NewProducer[K comparable, E any](pub *pubsub.Publisher, codec durable.Codec[E]) (*Producer[K, E], error) {
+// NewProducer returns a producer for cfg. It refuses, with an error
+// wrapping runtime.ErrInvalidConfig, neither a Client and a Topic nor a
+// Publisher (or both), a Publisher without EnableMessageOrdering (a key's
+// messages could be delivered out of order) and a key type that is
+// neither a string nor an integer.
+func NewProducer[K comparable, E any](cfg ProducerConfig[E]) (*Producer[K, E], error) {
+	pub, owned := cfg.Publisher, false
 	switch {
-	case pub == nil:
-		return nil, fmt.Errorf("%w: nil publisher", ErrInvalidConfig)
-	case codec == nil:
-		return nil, fmt.Errorf("%w: no codec", ErrInvalidConfig)
-	case !pub.EnableMessageOrdering:
-		return nil, fmt.Errorf("%w: the publisher does not enable message ordering: a key's events could be delivered out of order", ErrInvalidConfig)
+	case cfg.Codec == nil:
+		return nil, fmt.Errorf("pubsub: %w: no codec", runtime.ErrInvalidConfig)
+	case (pub == nil) == (cfg.Client == nil || cfg.Topic == ""):
+		return nil, fmt.Errorf("pubsub: %w: give the producer a Client and a Topic, or a Publisher", runtime.ErrInvalidConfig)
+	case pub != nil && !pub.EnableMessageOrdering:
+		return nil, fmt.Errorf("pubsub: %w: the publisher does not enable message ordering: a key's events could be delivered out of order", runtime.ErrInvalidConfig)
 	}
-	var zero K
-	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	if _, err := OrderingKey(*new(K)); err != nil {
+		return nil, fmt.Errorf("pubsub: %w", err)
 	}
-	sink, err := transport.NewOrderedSink[K, E](&writer[K, E]{pub: pub, codec: codec})
+	if pub == nil {
+		pub, owned = cfg.Client.Publisher(fullName(cfg.Client.Project(), "topics", cfg.Topic)), true
+		pub.EnableMessageOrdering = true
+	}
+	sink, err := transport.NewOrderedSink[K, E](&writer[K, E]{pub: pub, codec: cfg.Codec, owned: owned})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return nil, err
 	}
-	return &Producer[K, E]{pub: pub, sink: sink}, nil
+	return &Producer[K, E]{sink}, nil
 }
-
-// Send publishes event with key's ordering key and returns once Pub/Sub
-// took it, or the reason it did not.
-func (p *Producer[K, E]) Send(ctx context.Context, key K, event E) error {
-	return p.sink.Send(ctx, key, event)
-}
-
-// SendAsync publishes event and calls done once with Pub/Sub's answer,
-// without waiting for it. done runs on a goroutine of its own per message:
-// it must be fast.
-func (p *Producer[K, E]) SendAsync(ctx context.Context, key K, event E, done func(error)) {
-	p.sink.SendAsync(ctx, key, event, done)
-}
-
-// Resume lets key's sends through again after a failed send paused it, in
-// the producer and in the publisher.
-func (p *Producer[K, E]) Resume(key K) {
-	if ok, err := OrderingKey(key); err == nil {
-		p.pub.ResumePublish(ok) // first: a send the sink lets through must not meet a paused publisher
-	}
-	p.sink.Resume(key)
-}
-
-// Paused returns the keys paused by a failed send, with the failure.
-func (p *Producer[K, E]) Paused() map[K]error { return p.sink.Paused() }
-
-// Flush publishes what the publisher bundles at once and waits until every
-// send handed over has been answered, or ctx ends.
-func (p *Producer[K, E]) Flush(ctx context.Context) error { return p.sink.Flush(ctx) }
-
-// Close stops accepting sends (they fail with runtime.ErrClosed) and waits
-// for those in flight. It does not stop the publisher.
-func (p *Producer[K, E]) Close(ctx context.Context) error { return p.sink.Close(ctx) }
 
 // writer is the Pub/Sub publish an OrderedSink drives.
 type writer[K comparable, E any] struct {
 	pub   *pubsub.Publisher
 	codec durable.Codec[E]
+	owned bool // the producer made pub: Close stops it
+}
+
+// Resume resumes key in the publisher, which paused it after the failure.
+func (w *writer[K, E]) Resume(key K) {
+	if ok, err := OrderingKey(key); err == nil {
+		w.pub.ResumePublish(ok)
+	}
+}
+
+// Close stops the publisher if the producer made it.
+func (w *writer[K, E]) Close(context.Context) error {
+	if w.owned {
+		w.pub.Stop()
+	}
+	return nil
 }
 
 func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(error)) {
@@ -148,7 +156,7 @@ func message[K comparable, E any](codec durable.Codec[E], key K, event E) (*pubs
 	if err != nil {
 		return nil, fmt.Errorf("pubsub: encode an event of key %s: %w", ok, err)
 	}
-	return &pubsub.Message{Data: data, OrderingKey: ok, Attributes: map[string]string{AttrType: name}}, nil
+	return &pubsub.Message{Data: data, OrderingKey: ok, Attributes: map[string]string{transport.HeaderType: name}}, nil
 }
 
 // publishError says which message err is about; nil stays nil.
@@ -156,5 +164,5 @@ func publishError(m *pubsub.Message, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("pubsub: publish %s of key %s: %w", m.Attributes[AttrType], m.OrderingKey, err)
+	return fmt.Errorf("pubsub: publish %s of key %s: %w", m.Attributes[transport.HeaderType], m.OrderingKey, err)
 }

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ordergen/ordergen/runtime"
 	ps "github.com/ordergen/ordergen/runtime/pubsub"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
@@ -84,12 +85,12 @@ func TestRefusesUnorderedConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Run(context.Background(), nil); !errors.Is(err, ps.ErrInvalidConfig) {
+	if err := c.Run(context.Background(), nil); !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Errorf("Run on an unordered subscription: %v, want ErrInvalidConfig", err)
 	}
 	pub := f.client(t).Publisher(topic)
 	defer pub.Stop()
-	if _, err := ps.NewProducer[string, ev](pub, codec{}); !errors.Is(err, ps.ErrInvalidConfig) {
+	if _, err := ps.NewProducer[string, ev](ps.ProducerConfig[ev]{Publisher: pub, Codec: codec{}}); !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Errorf("NewProducer without ordering: %v, want ErrInvalidConfig", err)
 	}
 }

@@ -3,7 +3,7 @@ package pubsub
 import (
 	"time"
 
-	"github.com/ordergen/ordergen/runtime/internal/keyed"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // Stats are a Consumer's counters since it started, and its state now.
@@ -48,14 +48,14 @@ type Stats struct {
 	// received.
 	OldestUnsettledAge time.Duration
 	// Blocked is why Pub/Sub sends no more messages for any key, as of the
-	// last look (every second): "in-flight" (MaxInFlight messages are
-	// unsettled; it passes as they finish) or "parked" (and parks in memory
-	// hold half of them or more: it passes when the parks are resolved);
-	// "" when it does not.
-	Blocked string
+	// last look (every second): MaxInFlight messages are unsettled
+	// (transport.BlockedInFlight: it passes as they finish), and parks in
+	// memory hold half of them or more (transport.BlockedParked: it passes
+	// when the parks are resolved); zero when it does not.
+	Blocked transport.Blocked
 }
 
-func statsOf(s keyed.Stats) Stats {
+func statsOf(s transport.KeyStats) Stats {
 	out := Stats{
 		Received: s.Received, Acked: s.Finished, Nacked: s.Unfinished + s.Refused + s.Fenced,
 		DeadLettered: s.DeadLettered, DeadLetterErrors: s.DeadLetterErrors, Stale: s.Fenced,

@@ -5,7 +5,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 
-	"github.com/ordergen/ordergen/runtime/internal/keyed"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // stop ends a Run whose receiving was stopped: the ownerships end (the
@@ -18,14 +18,12 @@ import (
 // What was settled since the stop began and not confirmed sent then is
 // counted (Stats.Unconfirmed): those messages come again when their ack
 // deadline passes. stopCalls ends c.calls. It returns Receive's error.
-func (c *Consumer[K, E]) stop(killed bool, core *keyed.Core[K, E, *pubsub.Message], subName string, received <-chan error, stopped bool, stopCalls context.CancelFunc) error {
-	c.mu.Lock()
-	closeCtx := c.closeCtx
-	c.mu.Unlock()
+func (c *Consumer[K, E]) stop(killed bool, core *transport.KeyIntake[K, E, *pubsub.Message], subName string, received <-chan error, stopped bool, stopCalls context.CancelFunc) error {
+	closeCtx := c.life.CloseContext()
 	if killed {
 		stopCalls()
 	}
-	dctx, cancel := keyed.ShutdownContext("pubsub", killed, closeCtx, c.cfg.DrainTimeout)
+	dctx, cancel := transport.ShutdownContext("pubsub", killed, closeCtx, c.cfg.DrainTimeout)
 	before := settledOf(core.Stats())
 	left, err := core.Shutdown(dctx)
 	cancel()
@@ -33,7 +31,7 @@ func (c *Consumer[K, E]) stop(killed bool, core *keyed.Core[K, E, *pubsub.Messag
 		c.cfg.Logger.Info("ordergen/pubsub: messages not finished when the consumer stopped go back to Pub/Sub", "subscription", subName, "messages", left, "error", err)
 	}
 
-	release := keyed.GiveUpAfter(closeCtx, c.cfg.DrainTimeout, stopCalls)
+	release := transport.GiveUpAfter(closeCtx, c.cfg.DrainTimeout, stopCalls)
 	defer release()
 	var recvErr error
 	if !stopped {
@@ -58,7 +56,7 @@ func (c *Consumer[K, E]) stop(killed bool, core *keyed.Core[K, E, *pubsub.Messag
 }
 
 // settledOf is the number of messages the core acknowledged or nacked.
-func settledOf(s keyed.Stats) uint64 { return s.Finished + s.Unfinished + s.Refused + s.Fenced }
+func settledOf(s transport.KeyStats) uint64 { return s.Finished + s.Unfinished + s.Refused + s.Fenced }
 
 // stopDeadLetters stops the dead-letter publisher, waiting for its
 // publishes no longer than c.calls lasts; a publish to an unreachable

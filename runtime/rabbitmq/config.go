@@ -1,21 +1,16 @@
 package rabbitmq
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/meter"
 )
-
-// ErrInvalidConfig is wrapped by every error NewConsumer, NewProducer and
-// DeadLetters return for a configuration that cannot work, and by Run's
-// error for a target the consumer cannot settle messages for.
-var ErrInvalidConfig = errors.New("rabbitmq: invalid configuration")
 
 // Config configures a Consumer of the events E of one entity.
 type Config[E any] struct {
@@ -97,25 +92,25 @@ func (c Config[E]) withDefaults() (Config[E], error) {
 	c.Topology = topo
 	switch {
 	case c.URL == "":
-		return c, fmt.Errorf("%w: no URL", ErrInvalidConfig)
+		return c, fmt.Errorf("rabbitmq: %w: no URL", runtime.ErrInvalidConfig)
 	case c.Codec == nil:
-		return c, fmt.Errorf("%w: no Codec", ErrInvalidConfig)
+		return c, fmt.Errorf("rabbitmq: %w: no Codec", runtime.ErrInvalidConfig)
 	case c.AMQP.Recovery != nil:
-		return c, fmt.Errorf("%w: AMQP.Recovery is set: the consumer reconnects itself (a recovered channel would renumber deliveries under its acknowledgements)", ErrInvalidConfig)
+		return c, fmt.Errorf("rabbitmq: %w: AMQP.Recovery is set: the consumer reconnects itself (a recovered channel would renumber deliveries under its acknowledgements)", runtime.ErrInvalidConfig)
 	case c.Prefetch < 0 || c.Prefetch > 65535:
-		return c, fmt.Errorf("%w: Prefetch %d is not within 1..65535", ErrInvalidConfig, c.Prefetch)
+		return c, fmt.Errorf("rabbitmq: %w: Prefetch %d is not within 1..65535", runtime.ErrInvalidConfig, c.Prefetch)
 	case c.DrainTimeout < 0 || c.ReconnectDelay < 0 || c.MaxReconnectDelay < c.ReconnectDelay:
-		return c, fmt.Errorf("%w: DrainTimeout and ReconnectDelay must not be negative, nor MaxReconnectDelay below ReconnectDelay", ErrInvalidConfig)
+		return c, fmt.Errorf("rabbitmq: %w: DrainTimeout and ReconnectDelay must not be negative, nor MaxReconnectDelay below ReconnectDelay", runtime.ErrInvalidConfig)
 	}
 	seen := map[int]bool{}
 	for _, q := range c.Queues {
 		if q < 0 || q >= c.Topology.Queues || seen[q] {
-			return c, fmt.Errorf("%w: Queues lists %d: not a queue of the topology (0..%d) or listed twice", ErrInvalidConfig, q, c.Topology.Queues-1)
+			return c, fmt.Errorf("rabbitmq: %w: Queues lists %d: not a queue of the topology (0..%d) or listed twice", runtime.ErrInvalidConfig, q, c.Topology.Queues-1)
 		}
 		seen[q] = true
 	}
 	if c.Queues != nil && len(c.Queues) == 0 {
-		return c, fmt.Errorf("%w: Queues is empty: nothing to consume", ErrInvalidConfig)
+		return c, fmt.Errorf("rabbitmq: %w: Queues is empty: nothing to consume", runtime.ErrInvalidConfig)
 	}
 	if c.Queues == nil {
 		for i := range c.Topology.Queues {

@@ -104,7 +104,11 @@ func newStream(t *testing.T, url string, topo rabbitmq.Topology) *stream {
 }
 
 func (s *stream) Producer(t *testing.T, o transporttest.ProducerOptions) transport.Sink[string, transporttest.Event] {
-	p, err := rabbitmq.NewProducer[string, transporttest.Event](dialVia(t, o.Net), s.topo, transporttest.Codec{})
+	amqpCfg := amqp.Config{}
+	if o.Net != nil {
+		amqpCfg.Dial = netDial(o.Net)
+	}
+	p, err := rabbitmq.NewProducer[string, transporttest.Event](rabbitmq.ProducerConfig[transporttest.Event]{URL: brokerURL(t), AMQP: amqpCfg, Topology: s.topo, Codec: transporttest.Codec{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +130,7 @@ func (s *stream) PublishPoison(ctx context.Context, key string, body []byte) err
 		exchange, routingKey = "", s.topo.Queue(s.topo.QueueOf(key))
 	}
 	dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, exchange, routingKey, true, false, amqp.Publishing{
-		Headers: amqp.Table{rabbitmq.HeaderKey: key}, Type: transporttest.EventType, Body: body,
+		Headers: amqp.Table{transport.HeaderKey: key}, Type: transporttest.EventType, Body: body,
 	})
 	if err != nil {
 		return err
@@ -157,8 +161,8 @@ func (s *stream) DeadLetters(ctx context.Context) ([]transporttest.DeadLetter, e
 				break
 			}
 			dl := transporttest.DeadLetter{Body: d.Body}
-			dl.Key, _ = d.Headers[rabbitmq.HeaderKey].(string)
-			dl.Reason, _ = d.Headers[rabbitmq.HeaderReason].(string)
+			dl.Key, _ = d.Headers[transport.HeaderKey].(string)
+			dl.Reason, _ = d.Headers[transport.HeaderReason].(string)
 			if deaths, ok := d.Headers["x-death"].([]any); ok && dl.Reason == "" && len(deaths) > 0 {
 				if death, ok := deaths[0].(amqp.Table); ok {
 					dl.Reason = fmt.Sprint(death["reason"])

@@ -14,78 +14,62 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
-// ErrRunning is returned by Run when the consumer already ran.
-var ErrRunning = errors.New("rabbitmq: consumer already ran")
-
 // Consumer consumes the events of one entity from a Topology's queues and
-// feeds them to per-key lanes (a Target): one channel per queue, each
-// queue consumed by one consumer at a time (single active consumer), its
-// messages acknowledged as they finish (see the package documentation).
+// feeds them to per-key lanes (a transport.Target): one channel per queue,
+// each queue consumed by one consumer at a time (single active consumer),
+// its messages acknowledged as they finish (see the package
+// documentation). It is a transport.UnitConsumer whose units are the
+// queues.
 //
 // Create it with NewConsumer, give its OnOutcome to every subscriber of the
 // target, then Run it; Close stops it cleanly.
-type Consumer[K comparable, E Keyed[K]] struct {
-	cfg     Config[E]
-	nowait  context.Context // done: submissions never block
-	src     atomic.Pointer[transport.Source[K, E, *inbound[K, E]]]
-	tag     string // prefix of the consumer tags
-	metrics *metrics
-	stats   counters
-	// stashing counts the subscriptions whose messages wait for room in
-	// the lanes: any settlement may make room for any of them (the
-	// backlog's total is shared), so each one wakes them all.
-	stashing atomic.Int32
-
-	mu    sync.Mutex // guards subs; taken after a sub's lock and the source's, never before
-	subs  map[*sub[K, E]]struct{}
-	queue map[int]*queueState // per queue index, over its subscriptions
-
-	started   atomic.Bool
-	closeOnce sync.Once
-	closeCh   chan struct{}
-	closeCtx  atomic.Pointer[context.Context]
-	done      chan struct{}
-	runErr    error
+type Consumer[K comparable, E transport.Keyed[K]] struct {
+	cfg             Config[E]
+	dec             transport.Decoder[K, E]
+	u               *transport.UnitConsumer[K, E, delivery[K, E], amqp.Delivery]
+	tag             string // prefix of the consumer tags, and the connections' name
+	acked, rejected atomic.Uint64
 }
 
-// inbound is the consumer's handle of a message it took: its subscription
-// (the ownership it was taken under) and its delivery tag.
-type inbound[K comparable, E Keyed[K]] struct {
-	s      *sub[K, E]
-	tag    uint64
-	reject bool // settle it by rejecting it to the dead-letter exchange
+// delivery is the consumer's handle of a message it took: its
+// subscription and its delivery tag.
+type delivery[K comparable, E transport.Keyed[K]] struct {
+	s   *sub[K, E]
+	tag uint64
 }
+
+// meterName is the instrumentation scope of the consumer's instruments.
+const meterName = "github.com/ordergen/ordergen/runtime/rabbitmq"
 
 // NewConsumer returns a consumer for cfg. It does not connect before Run.
-func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], error) {
+func NewConsumer[K comparable, E transport.Keyed[K]](cfg Config[E]) (*Consumer[K, E], error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	var zero K
-	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	if _, err := transport.KeyText(*new(K)); err != nil {
+		return nil, fmt.Errorf("rabbitmq: %w", err)
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	c := &Consumer[K, E]{
-		cfg:     cfg,
-		nowait:  transport.DoneContext(),
-		tag:     cfg.Name + "-" + hex.EncodeToString(b[:]),
-		subs:    map[*sub[K, E]]struct{}{},
-		queue:   map[int]*queueState{},
-		closeCh: make(chan struct{}),
-		done:    make(chan struct{}),
+	c := &Consumer[K, E]{cfg: cfg, dec: transport.Decoder[K, E]{Codec: cfg.Codec}, tag: cfg.Name + "-" + hex.EncodeToString(b[:])}
+	names := make([]string, len(cfg.Queues))
+	for i, q := range cfg.Queues {
+		names[i] = cfg.Topology.Queue(q)
 	}
-	for _, q := range cfg.Queues {
-		c.queue[q] = &queueState{name: cfg.Topology.Queue(q)}
-	}
-	if err := c.startMetrics(); err != nil {
-		return nil, err
+	c.u, err = transport.NewUnitConsumer[K](broker[K, E]{c}, transport.UnitConfig[E, delivery[K, E]]{
+		System: "rabbitmq", Name: cfg.Name, Unit: "queue", Units: names, Room: cfg.Prefetch, Drain: cfg.DrainTimeout,
+		ReconnectDelay: cfg.ReconnectDelay, MaxReconnectDelay: cfg.MaxReconnectDelay,
+		Settle: c.settled, DeadLetter: c.reject, Logger: cfg.Logger,
+		Meter: cfg.MeterProvider, Scope: meterName,
+		Attributes: []meter.Attribute{{Key: meter.AttrSystem, Value: "rabbitmq"}, {Key: meter.AttrConsumerGroup, Value: cfg.Name}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rabbitmq: %w", err)
 	}
 	return c, nil
 }
@@ -96,53 +80,16 @@ func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], erro
 // every subscriber that accepted it reported a final outcome. Outcomes with
 // tag 0 (events published in process), and outcomes of messages of a
 // subscription that ended, are ignored.
-func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
-	src := c.src.Load()
-	if src == nil {
-		return
-	}
-	src.OnOutcome(key, tag, o)
-	if o == runtime.Parked && src.ParksInMemory() {
-		// A message parked in memory keeps its room in the prefetch: the
-		// queues look again at whether parks block them.
-		c.mu.Lock()
-		for s := range c.subs {
-			s.poke()
-		}
-		c.mu.Unlock()
-	}
-}
-
-// settled is the source's verdict on a message: finished, it is
-// acknowledged (or rejected, for a bad one); unfinished, it stays
-// unacknowledged and returns to the queue when its channel closes. The
-// source's lock is held.
-func (c *Consumer[K, E]) settled(m *inbound[K, E], st transport.Settlement) {
-	if st == transport.Finished {
-		m.s.settle(m.tag, m.reject)
-	} else {
-		c.stats.unfinished.Add(1)
-	}
-	m.s.poke()
-	if c.stashing.Load() > 0 {
-		c.mu.Lock()
-		for s := range c.subs {
-			if s.stashed.Load() {
-				s.poke()
-			}
-		}
-		c.mu.Unlock()
-	}
-}
+func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) { c.u.OnOutcome(key, tag, o) }
 
 // Run connects, subscribes to the topology's queues and feeds target until
 // Close is called or ctx ends. Every subscriber of target must report
 // outcomes to OnOutcome. Run first checks the subscribers
-// (transport.CheckSubscriptions) and returns an error wrapping ErrInvalidConfig
-// and runtime.ErrInvalidConfig, before it connects, for subscribers under
-// the drop-oldest or drop-newest backlog policy (a dropped event would
-// let it acknowledge a message no handler ran), without OnOutcome, or
-// parking differently from one another.
+// (transport.CheckSubscriptions) and returns an error wrapping
+// runtime.ErrInvalidConfig, before it connects, for subscribers under the
+// drop-oldest or drop-newest backlog policy (a dropped event would let it
+// acknowledge a message no handler ran), without OnOutcome, or parking
+// differently from one another.
 //
 // When the connection or a queue's channel is lost, the messages it
 // delivered that had not started are withdrawn from the lanes (the broker
@@ -151,10 +98,10 @@ func (c *Consumer[K, E]) settled(m *inbound[K, E], st transport.Settlement) {
 // asks for (credentials, the virtual host, a topology declared otherwise,
 // the consistent-hash exchange without its plugin), trying again cannot
 // help: Run ends as after Close and returns the broker's error, wrapping
-// ErrInvalidConfig. (A refusal of the credentials or the virtual host that the
-// client reports without the broker's own word, which is also what a
-// socket closed during the handshake looks like, ends Run only the third
-// time in a row.)
+// runtime.ErrInvalidConfig. (A refusal of the credentials or the virtual
+// host that the client reports without the broker's own word, which is
+// also what a socket closed during the handshake looks like, ends Run only
+// the third time in a row.)
 //
 // After Close, Run stops taking messages, withdraws those that had not
 // started, waits (up to Config.DrainTimeout, and Close's context) for the
@@ -164,68 +111,61 @@ func (c *Consumer[K, E]) settled(m *inbound[K, E], st transport.Settlement) {
 // messages that had not started, cancels the running ones, sends no more
 // acknowledgements, closes the connection and returns ctx's error. When
 // target fails (it is closed), Run ends like Close and returns the error.
-// Run may be called once.
-func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
-	if !c.started.CompareAndSwap(false, true) {
-		return ErrRunning
-	}
-	defer close(c.done)
-	if c.metrics != nil {
-		defer c.metrics.stop()
-	}
-	c.runErr = c.run(ctx, target)
-	return c.runErr
+// Run may be called once; a second call returns transport.ErrRunning.
+func (c *Consumer[K, E]) Run(ctx context.Context, target transport.Target[E]) error {
+	return c.u.Run(ctx, target)
 }
 
-func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
-	src, err := transport.NewSource[K, E](target, c.settled)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-	}
-	c.src.Store(src)
-	delay := c.cfg.ReconnectDelay
-	refusals := 0 // handshakes refused in a row
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-c.closeCh:
-			return nil
-		default:
-		}
-		start := time.Now()
-		conn, err := c.dial(ctx)
-		if err == nil {
-			var lost bool
-			if lost, err = c.session(ctx, conn); !lost {
-				return err
-			}
-		}
-		if yes, sure := refused(err); yes {
-			refusals++
-			if sure || refusals >= handshakeRefusals {
-				// Dialling or declaring again would be refused again.
-				return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-			}
-		} else {
-			refusals = 0
-		}
-		if time.Since(start) > c.cfg.MaxReconnectDelay {
-			delay = c.cfg.ReconnectDelay // it ran a while: start over
-		}
-		c.stats.reconnects.Add(1)
-		c.cfg.Logger.Error("ordergen/rabbitmq: connection lost; reconnecting", "consumer", c.cfg.Name, "in", delay, "error", err)
-		if !c.sleep(ctx, delay) {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return nil
-		}
-		delay = min(2*delay, c.cfg.MaxReconnectDelay)
+// Close stops the consumer cleanly: Run stops taking messages, withdraws
+// those that had not started, waits for the running ones (up to
+// Config.DrainTimeout, and ctx), acknowledges what finished and closes
+// its connection. Close returns Run's result, or ctx's error if Run does
+// not return before ctx ends. Close before Run makes Run return at once.
+func (c *Consumer[K, E]) Close(ctx context.Context) error { return c.u.Close(ctx) }
+
+// Stats are a Consumer's counters since it started, and its state now: the
+// transport.UnitStats of its queues, and its acknowledgements.
+type Stats struct {
+	transport.UnitStats
+	// Acked is the number of acknowledgements sent (a multiple one counts
+	// once).
+	Acked uint64
+	// Rejected is the number of bad messages rejected to the dead-letter
+	// exchange (basic.nack without requeue).
+	Rejected uint64
+}
+
+// Stats returns a snapshot of the consumer's counters.
+func (c *Consumer[K, E]) Stats() Stats {
+	return Stats{UnitStats: c.u.Stats(), Acked: c.acked.Load(), Rejected: c.rejected.Load()}
+}
+
+// Queues returns the state of the queues the consumer subscribes to, in
+// the order of Config.Queues: Unsettled is what a queue's prefetch counts
+// (less the acknowledgements being sent), and Blocked says when it is full.
+func (c *Consumer[K, E]) Queues() []transport.UnitStatus { return c.u.Units() }
+
+// settled is the intake's verdict on a message: finished, it is
+// acknowledged; unfinished, it stays unacknowledged and returns to the
+// queue when its channel closes.
+func (c *Consumer[K, E]) settled(d delivery[K, E], st transport.Settlement) {
+	if st == transport.Finished {
+		d.s.settle(d.tag, false)
 	}
 }
 
-// refused reports whether the broker refused what the configuration asks
+// reject rejects a bad message (basic.nack without requeue): the broker
+// moves it to the queue's dead-letter exchange, with its own x-death
+// header. The rejection goes out in tag order with the acknowledgements.
+func (c *Consumer[K, E]) reject(m transport.Message[E, delivery[K, E]], done func(error)) {
+	m.Handle.s.settle(m.Handle.tag, true)
+	done(nil) // settled Finished: no acknowledgement follows the reject
+}
+
+// broker is the consumer's transport.UnitBroker.
+type broker[K comparable, E transport.Keyed[K]] struct{ c *Consumer[K, E] }
+
+// Refused reports whether the broker refused what the configuration asks
 // for, so that trying again cannot help: credentials or a virtual host it
 // refuses, a topology that differs from the one declared
 // (PRECONDITION_FAILED), an exchange type it does not know (the
@@ -233,7 +173,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 // client makes up when the socket closes during the handshake
 // (amqp.ErrCredentials, amqp.ErrVhost, amqp.ErrSASL): a network fault
 // looks the same, so only their repetition is conclusive.
-func refused(err error) (yes, sure bool) {
+func (broker[K, E]) Refused(err error) (yes, sure bool) {
 	var ae *amqp.Error
 	if !errors.As(err, &ae) {
 		return false, false
@@ -245,114 +185,97 @@ func refused(err error) (yes, sure bool) {
 	return false, false
 }
 
-// handshakeRefusals is how many handshakes in a row the client must see
-// refused, without the broker saying so itself, before Run gives up.
-const handshakeRefusals = 3
-
-// dial connects to the broker. Close and ctx's end cut the handshake
-// short (the client waits up to its dial timeout for a broker that does
-// not answer).
-func (c *Consumer[K, E]) dial(ctx context.Context) (*amqp.Connection, error) {
-	cfg := c.cfg.AMQP
-	props := amqp.NewConnectionProperties()
-	for k, v := range cfg.Properties {
-		props[k] = v
-	}
-	props.SetClientConnectionName(c.tag)
-	cfg.Properties = props
-	base := cfg.Dial
-	if base == nil {
-		base = amqp.DefaultDial(30 * time.Second) // the client's own default
-	}
+// Connect dials the broker and declares the topology; the end of ctx cuts
+// both short (the client would wait up to its dial timeout, or for the
+// heartbeats to give up, for a broker that does not answer).
+func (b broker[K, E]) Connect(ctx context.Context) (transport.UnitConn[E, delivery[K, E], amqp.Delivery], error) {
+	c := b.c
 	var mu sync.Mutex
 	var raw net.Conn
-	cfg.Dial = func(network, addr string) (net.Conn, error) {
-		nc, err := base(network, addr)
-		mu.Lock()
-		raw = nc
-		mu.Unlock()
-		return nc, err
-	}
-	stop := c.watch(ctx, func() {
+	stop := context.AfterFunc(ctx, func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if raw != nil {
 			_ = raw.Close()
 		}
 	})
-	conn, err := amqp.DialConfig(c.cfg.URL, cfg)
-	stop()
+	defer stop()
+	conn, err := amqp.DialConfig(c.cfg.URL, dialConfig(c.cfg.AMQP, c.tag, func(nc net.Conn) {
+		mu.Lock()
+		raw = nc
+		mu.Unlock()
+	}))
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: dial: %w", err)
 	}
-	return conn, nil
-}
-
-// watch calls kill if Close is called or ctx ends before the function it
-// returns is: for the calls to the broker that have no context of their
-// own (the handshake, declaring the topology), which a broker that stopped
-// answering would hold until the heartbeats give up.
-func (c *Consumer[K, E]) watch(ctx context.Context, kill func()) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			kill()
-		case <-c.closeCh:
-			kill()
+	cn := &connection[K, E]{c: c, conn: conn, lost: make(chan struct{})}
+	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
+	go func() {
+		if e := <-closed; e != nil {
+			cn.err = e
 		}
-	})
-	return func() {
-		close(done)
-		wg.Wait()
+		close(cn.lost)
+	}()
+	if err := c.declare(conn); err != nil {
+		_ = conn.CloseDeadline(time.Now())
+		return nil, err
 	}
+	return cn, nil
 }
 
-// sleep waits d, or until Close or ctx's end (then it returns false).
-func (c *Consumer[K, E]) sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-c.closeCh:
-		return false
+// declare declares the topology on a channel of its own.
+func (c *Consumer[K, E]) declare(conn *amqp.Connection) error {
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("rabbitmq: open a channel: %w", err)
 	}
+	defer func() { _ = ch.Close() }()
+	return c.cfg.Topology.Declare(ch)
 }
 
-// Close stops the consumer cleanly: Run stops taking messages, withdraws
-// those that had not started, waits for the running ones (up to
-// Config.DrainTimeout, and ctx), acknowledges what finished and closes
-// its connection. Close returns Run's result, or ctx's error if Run does
-// not return before ctx ends. Close before Run makes Run return at once.
-func (c *Consumer[K, E]) Close(ctx context.Context) error {
-	c.closeOnce.Do(func() {
-		c.closeCtx.Store(&ctx)
-		close(c.closeCh)
-	})
-	if !c.started.Load() {
-		return nil
-	}
-	select {
-	case <-c.done:
-		return c.runErr
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+// connection is one connection's transport.UnitConn.
+type connection[K comparable, E transport.Keyed[K]] struct {
+	c    *Consumer[K, E]
+	conn *amqp.Connection
+	lost chan struct{} // closed when conn closed; err is set before
+	err  error
 }
 
-// closeContext returns Close's context, or a background one when Run ends
-// for another reason.
-func (c *Consumer[K, E]) closeContext() context.Context {
-	if p := c.closeCtx.Load(); p != nil {
-		return *p
-	}
-	return context.Background()
+func (cn *connection[K, E]) Subscribe(i int) (transport.UnitFeed[E, delivery[K, E], amqp.Delivery], error) {
+	return cn.c.subscribe(cn.conn, cn.c.cfg.Queues[i])
 }
 
-// source returns the source Run created.
-func (c *Consumer[K, E]) source() *transport.Source[K, E, *inbound[K, E]] { return c.src.Load() }
+func (cn *connection[K, E]) Lost() <-chan struct{} { return cn.lost }
+
+func (cn *connection[K, E]) Err() error {
+	if cn.err != nil {
+		return cn.err
+	}
+	return errors.New("rabbitmq: the connection closed")
+}
+
+func (cn *connection[K, E]) Close() { _ = cn.conn.Close() }
+func (cn *connection[K, E]) Kill()  { _ = cn.conn.CloseDeadline(time.Now()) }
+
+// dialConfig returns cfg with the connection's name, telling dialled of
+// each socket it opens.
+func dialConfig(cfg amqp.Config, name string, dialled func(net.Conn)) amqp.Config {
+	props := amqp.NewConnectionProperties()
+	for k, v := range cfg.Properties {
+		props[k] = v
+	}
+	props.SetClientConnectionName(name)
+	cfg.Properties = props
+	base := cfg.Dial
+	if base == nil {
+		base = amqp.DefaultDial(30 * time.Second) // the client's own default
+	}
+	cfg.Dial = func(network, addr string) (net.Conn, error) {
+		nc, err := base(network, addr)
+		if dialled != nil {
+			dialled(nc)
+		}
+		return nc, err
+	}
+	return cfg
+}

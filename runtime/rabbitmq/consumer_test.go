@@ -172,7 +172,7 @@ func start(t *testing.T, cfg rabbitmq.Config[event], h runtime.Handler[string, e
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{c: c, engine: e, done: make(chan error, 1), cancel: cancel}
-	go func() { r.done <- c.Run(ctx, rabbitmq.EngineTarget(e)) }()
+	go func() { r.done <- c.Run(ctx, transport.EngineTarget(e)) }()
 	t.Cleanup(func() {
 		cancel()
 		<-r.done
@@ -196,7 +196,7 @@ func (r *running) stop(t *testing.T) {
 
 func producer(t *testing.T, topo rabbitmq.Topology) *rabbitmq.Producer[string, event] {
 	t.Helper()
-	p, err := rabbitmq.NewProducer[string, event](dial(t), topo, codec)
+	p, err := rabbitmq.NewProducer[string, event](rabbitmq.ProducerConfig[event]{URL: brokerURL(t), Topology: topo, Codec: codec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestResubscribesAQueueDeletedUnderIt(t *testing.T) {
 		}
 	}
 	await(t, j.reached(2), "the event published after the queue came back")
-	if st := r.c.Stats(); st.QueueLosses == 0 {
+	if st := r.c.Stats(); st.UnitLosses == 0 {
 		t.Errorf("stats %+v: no queue loss counted", st)
 	}
 	r.stop(t)
@@ -352,14 +352,14 @@ func TestBadMessagesAreRejectedToTheDeadLetterQueue(t *testing.T) {
 	_, good, _ := codec.Encode(event{Key: "a", Seq: 1})
 	_, other, _ := codec.Encode(event{Key: "b", Seq: 1})
 	bad := []struct {
-		reason rabbitmq.Reason
+		reason transport.Reason
 		msg    amqp.Publishing
 	}{
-		{rabbitmq.ReasonMissingType, amqp.Publishing{Headers: amqp.Table{rabbitmq.HeaderKey: "a"}, Body: good}},
-		{rabbitmq.ReasonUnknownType, amqp.Publishing{Headers: amqp.Table{rabbitmq.HeaderKey: "a"}, Type: "Nope", Body: good}},
-		{rabbitmq.ReasonUndecodable, amqp.Publishing{Headers: amqp.Table{rabbitmq.HeaderKey: "a"}, Type: transporttest.EventType, Body: []byte("{")}},
-		{rabbitmq.ReasonMissingKey, amqp.Publishing{Type: transporttest.EventType, Body: good}},
-		{rabbitmq.ReasonKeyMismatch, amqp.Publishing{Headers: amqp.Table{rabbitmq.HeaderKey: "a"}, Type: transporttest.EventType, Body: other}},
+		{transport.ReasonMissingType, amqp.Publishing{Headers: amqp.Table{transport.HeaderKey: "a"}, Body: good}},
+		{transport.ReasonUnknownType, amqp.Publishing{Headers: amqp.Table{transport.HeaderKey: "a"}, Type: "Nope", Body: good}},
+		{transport.ReasonUndecodable, amqp.Publishing{Headers: amqp.Table{transport.HeaderKey: "a"}, Type: transporttest.EventType, Body: []byte("{")}},
+		{transport.ReasonMissingKey, amqp.Publishing{Type: transporttest.EventType, Body: good}},
+		{transport.ReasonKeyMismatch, amqp.Publishing{Headers: amqp.Table{transport.HeaderKey: "a"}, Type: transporttest.EventType, Body: other}},
 	}
 	ctx := within(t, 30*time.Second)
 	for _, b := range bad {
@@ -521,8 +521,8 @@ func TestRunEndsOnWhatTheBrokerRefuses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = c.Run(within(t, 30*time.Second), rabbitmq.EngineTarget(e))
-		if !errors.Is(err, rabbitmq.ErrInvalidConfig) {
+		err = c.Run(within(t, 30*time.Second), transport.EngineTarget(e))
+		if !errors.Is(err, runtime.ErrInvalidConfig) {
 			t.Errorf("%s: Run returned %v, want an error wrapping ErrInvalidConfig", name, err)
 		}
 		_ = e.Close(context.Background())

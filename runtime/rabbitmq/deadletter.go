@@ -3,41 +3,30 @@ package rabbitmq
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
-// DeadLetters returns a runtime.DeadLetterSink, for the runtime.SendToDeadLetter
-// exhaustion policy, that publishes each event a handler gave up on to
-// topo's dead-letter exchange through conn: the message a Producer would
-// publish (body, Type, HeaderKey), plus HeaderReason (ReasonHandlerFailed),
-// HeaderError and HeaderAttempts. It returns once the broker confirmed
-// it; when the publish fails the runtime parks the event instead, so
-// nothing is lost. It declares topo first, and refuses what NewProducer
-// refuses. It publishes on a channel of its own, which closes with conn.
+// DeadLetters returns a runtime.DeadLetterSink, for the
+// runtime.SendToDeadLetter exhaustion policy, that publishes each event a
+// handler gave up on to topo's dead-letter exchange through conn: the
+// message a Producer would publish (body, Type, transport.HeaderKey), plus
+// the transport's dead-letter headers (reason
+// transport.ReasonHandlerFailed, the error, the attempts). It returns once
+// the broker confirmed it; when the publish fails the runtime parks the
+// event instead, so nothing is lost. It declares topo first, and refuses
+// what NewProducer refuses of a Conn. It publishes on a channel of its
+// own, which closes with conn.
 func DeadLetters[K comparable, E any](conn *amqp.Connection, topo Topology, codec durable.Codec[E]) (runtime.DeadLetterSink[K, E], error) {
-	switch {
-	case conn == nil:
-		return nil, fmt.Errorf("%w: nil connection", ErrInvalidConfig)
-	case conn.IsRecoveryEnabled():
-		return nil, fmt.Errorf("%w: the connection recovers automatically: a recovered channel would renumber the publisher confirms", ErrInvalidConfig)
-	case codec == nil:
-		return nil, fmt.Errorf("%w: no codec", ErrInvalidConfig)
+	if conn == nil {
+		return nil, fmt.Errorf("rabbitmq: %w: nil connection", runtime.ErrInvalidConfig)
 	}
-	topo, err := topo.withDefaults()
+	pub, topo, err := newPublisher[K](ProducerConfig[E]{Conn: conn, Topology: topo, Codec: codec})
 	if err != nil {
-		return nil, err
-	}
-	var zero K
-	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-	}
-	pub := &publisher{conn: conn}
-	if err := pub.declare(topo); err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context, dl runtime.DeadLetterEvent[K, E]) error {
@@ -45,13 +34,9 @@ func DeadLetters[K comparable, E any](conn *amqp.Connection, topo Topology, code
 		if err != nil {
 			return fmt.Errorf("rabbitmq: dead letter: %w", err)
 		}
-		errText := ""
-		if dl.Err != nil {
-			errText = dl.Err.Error()
+		for _, h := range transport.DeadLetterHeaders(transport.ReasonHandlerFailed, dl.Err, dl.Attempts) {
+			msg.Headers[h.Key] = h.Value
 		}
-		msg.Headers[HeaderReason] = string(ReasonHandlerFailed)
-		msg.Headers[HeaderError] = errText
-		msg.Headers[HeaderAttempts] = strconv.Itoa(dl.Attempts)
 		ch := make(chan error, 1)
 		pub.publish(ctx, topo.DeadLetterExchange(), "", msg, func(err error) { ch <- err })
 		select {

@@ -86,21 +86,6 @@ func netDial(n *netfault.Net) func(network, addr string) (net.Conn, error) {
 	}
 }
 
-// dialVia connects to the test broker through n; the connection closes
-// when the test ends.
-func dialVia(t *testing.T, n *netfault.Net) *amqp.Connection {
-	t.Helper()
-	if n == nil {
-		return dial(t)
-	}
-	conn, err := amqp.DialConfig(brokerURL(t), amqp.Config{Dial: netDial(n)})
-	if err != nil {
-		t.Fatalf("dial %s through a netfault.Net: %v", brokerURL(t), err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
-}
-
 // cut closes every connection dialled so far.
 func (s *sockets) cut() {
 	s.mu.Lock()

@@ -9,6 +9,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
@@ -26,9 +27,9 @@ var ErrNacked = errors.New("rabbitmq: publish refused by the broker")
 const headerSeq = "ordergen-publish-seq"
 
 // Producer publishes the events of one entity to a Topology: one message
-// per event, routed by its ordering key (see Routing), with the event
-// type in the Type property, the key in HeaderKey and the codec's
-// encoding as body. It is a transport.AsyncSink, so a generated
+// per event, routed by its ordering key (see Routing), with the event type
+// in the Type property, the key in the transport.HeaderKey header and the
+// codec's encoding as body. It is a transport.AsyncSink, so a generated
 // AccountProducer publishes through it, waiting for each event (Publish
 // methods) or not (PublishAsync).
 //
@@ -43,81 +44,87 @@ const headerSeq = "ordergen-publish-seq"
 // transport.ErrKeyPaused until Resume(key); sends handed over before the
 // failure reach their own outcome.
 //
-// After its channel closed the producer opens another on the next send,
-// as long as the connection lives; a closed connection fails every send
-// (make a new producer on a new connection).
+// After its channel closed the producer opens another on the next send; a
+// producer that dialled its connection (ProducerConfig.URL) dials again
+// when the connection closed, one given a connection fails every send once
+// it closed (make a new producer on a new connection).
+//
+// Its methods (Send, SendAsync, Resume, Paused, Flush, Close) are its
+// transport.OrderedSink's. SendAsync's done runs on the producer's confirm
+// goroutine: it must be fast and must not block (nor send synchronously
+// through the same producer). Close stops accepting sends (they fail with
+// runtime.ErrClosed), waits for those in flight, closes the producer's
+// channel, and the connection if the producer dialled it.
 type Producer[K comparable, E any] struct {
-	sink *transport.OrderedSink[K, E]
-	w    *writer[K, E]
+	*transport.OrderedSink[K, E]
 }
 
-var _ transport.AsyncSink[string, any] = (*Producer[string, any])(nil)
+// ProducerConfig configures a Producer of the events E of one entity.
+type ProducerConfig[E any] struct {
+	// URL is the broker's amqp:// or amqps:// URL, as the consumer's: the
+	// producer dials a connection of its own (with AMQP), which Close
+	// closes. Leave it empty with Conn.
+	URL string
+	// AMQP configures the connection the producer dials (TLS, SASL,
+	// Heartbeat, Dial, Properties). Its Recovery must be nil.
+	AMQP amqp.Config
+	// Conn is a connection the caller dialled and closes, used instead of
+	// one dialled from URL. It must not recover automatically.
+	Conn *amqp.Connection
+	// Topology is where the producer publishes; it declares it first.
+	// Required.
+	Topology Topology
+	// Codec encodes the events. Required; ordergen generates one per
+	// entity.
+	Codec durable.Codec[E]
+}
 
-// NewProducer returns a producer that publishes to topo through conn,
-// after declaring topo. It refuses, with an error wrapping ErrInvalidConfig, a
-// nil connection, one with automatic recovery (its recovered channel would
-// renumber the confirms), an invalid topology, a nil codec, and a key type
-// that is neither a string nor an integer.
-func NewProducer[K comparable, E any](conn *amqp.Connection, topo Topology, codec durable.Codec[E]) (*Producer[K, E], error) {
+// NewProducer returns a producer for cfg, after declaring its topology. It
+// refuses, with an error wrapping runtime.ErrInvalidConfig, both URL and
+// Conn or neither, a connection (or AMQP config) with automatic recovery
+// (a recovered channel would renumber the confirms), an invalid topology,
+// a nil codec, and a key type that is neither a string nor an integer.
+func NewProducer[K comparable, E any](cfg ProducerConfig[E]) (*Producer[K, E], error) {
+	pub, topo, err := newPublisher[K](cfg)
+	if err != nil {
+		return nil, err
+	}
+	sink, err := transport.NewOrderedSink[K, E](&writer[K, E]{pub: pub, topo: topo, codec: cfg.Codec})
+	if err != nil {
+		pub.close()
+		return nil, err
+	}
+	return &Producer[K, E]{sink}, nil
+}
+
+// newPublisher checks cfg, connects (or takes Conn) and declares the
+// topology.
+func newPublisher[K comparable, E any](cfg ProducerConfig[E]) (*publisher, Topology, error) {
 	switch {
-	case conn == nil:
-		return nil, fmt.Errorf("%w: nil connection", ErrInvalidConfig)
-	case conn.IsRecoveryEnabled():
-		return nil, fmt.Errorf("%w: the connection recovers automatically: a recovered channel would renumber the publisher confirms", ErrInvalidConfig)
-	case codec == nil:
-		return nil, fmt.Errorf("%w: no codec", ErrInvalidConfig)
+	case (cfg.URL == "") == (cfg.Conn == nil):
+		return nil, cfg.Topology, fmt.Errorf("rabbitmq: %w: give the producer a URL or a Conn (one of them)", runtime.ErrInvalidConfig)
+	case cfg.AMQP.Recovery != nil || cfg.Conn != nil && cfg.Conn.IsRecoveryEnabled():
+		return nil, cfg.Topology, fmt.Errorf("rabbitmq: %w: the connection recovers automatically: a recovered channel would renumber the publisher confirms", runtime.ErrInvalidConfig)
+	case cfg.Codec == nil:
+		return nil, cfg.Topology, fmt.Errorf("rabbitmq: %w: no codec", runtime.ErrInvalidConfig)
 	}
-	topo, err := topo.withDefaults()
+	topo, err := cfg.Topology.withDefaults()
 	if err != nil {
-		return nil, err
+		return nil, topo, err
 	}
-	var zero K
-	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	if _, err := transport.KeyText(*new(K)); err != nil {
+		return nil, topo, fmt.Errorf("rabbitmq: %w", err)
 	}
-	pub := &publisher{conn: conn}
+	pub := &publisher{conn: cfg.Conn}
+	if cfg.URL != "" {
+		amqpCfg := dialConfig(cfg.AMQP, "ordergen-producer", nil)
+		pub.dial = func() (*amqp.Connection, error) { return amqp.DialConfig(cfg.URL, amqpCfg) }
+	}
 	if err := pub.declare(topo); err != nil {
-		return nil, err
+		pub.close()
+		return nil, topo, err
 	}
-	w := &writer[K, E]{pub: pub, topo: topo, codec: codec}
-	sink, err := transport.NewOrderedSink[K, E](w)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-	}
-	return &Producer[K, E]{sink: sink, w: w}, nil
-}
-
-// Send publishes event keyed by key and returns once the broker confirmed
-// it, or the reason it did not.
-func (p *Producer[K, E]) Send(ctx context.Context, key K, event E) error {
-	return p.sink.Send(ctx, key, event)
-}
-
-// SendAsync publishes event keyed by key and calls done once with the
-// broker's answer, without waiting for it. done runs on the producer's
-// confirm goroutine: it must be fast and must not block (nor send
-// synchronously through the same producer).
-func (p *Producer[K, E]) SendAsync(ctx context.Context, key K, event E, done func(error)) {
-	p.sink.SendAsync(ctx, key, event, done)
-}
-
-// Resume lets key's sends through again after a failed send paused it.
-func (p *Producer[K, E]) Resume(key K) { p.sink.Resume(key) }
-
-// Paused returns the keys paused by a failed send, with the failure.
-func (p *Producer[K, E]) Paused() map[K]error { return p.sink.Paused() }
-
-// Flush waits until every send handed over has been confirmed or failed,
-// or ctx ends.
-func (p *Producer[K, E]) Flush(ctx context.Context) error { return p.sink.Flush(ctx) }
-
-// Close stops accepting sends (they fail with runtime.ErrClosed), waits
-// for those in flight, and closes the producer's channel. It does not
-// close the connection.
-func (p *Producer[K, E]) Close(ctx context.Context) error {
-	err := p.sink.Close(ctx)
-	p.w.pub.close()
-	return err
+	return pub, topo, nil
 }
 
 // writer is the RabbitMQ write an OrderedSink drives.
@@ -137,9 +144,16 @@ func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(erro
 	w.pub.publish(ctx, exchange, routingKey, msg, done)
 }
 
+// Close closes the producer's channel, and its connection if it dialled
+// it.
+func (w *writer[K, E]) Close(context.Context) error {
+	w.pub.close()
+	return nil
+}
+
 // encode builds the publishing of event and where it goes.
 func encode[K comparable, E any](topo Topology, codec durable.Codec[E], key K, event E) (amqp.Publishing, string, string, error) {
-	k, err := durable.EncodeKey(key)
+	k, err := transport.KeyText(key)
 	if err != nil {
 		return amqp.Publishing{}, "", "", err
 	}
@@ -152,7 +166,7 @@ func encode[K comparable, E any](topo Topology, codec durable.Codec[E], key K, e
 		return amqp.Publishing{}, "", "", fmt.Errorf("rabbitmq: key %.40q... is %d bytes, over AMQP's 255 for a routing key: use PublisherHash routing", k, len(k))
 	}
 	msg := amqp.Publishing{
-		Headers:      amqp.Table{HeaderKey: k},
+		Headers:      amqp.Table{transport.HeaderKey: k},
 		Type:         name,
 		Body:         data,
 		DeliveryMode: amqp.Persistent,
@@ -164,12 +178,16 @@ func encode[K comparable, E any](topo Topology, codec durable.Codec[E], key K, e
 }
 
 // publisher publishes mandatory, confirmed messages on one channel of a
-// connection, opening another when it closed.
+// connection, opening another when it closed, and dialling the connection
+// again when it dials its own.
 type publisher struct {
-	conn *amqp.Connection
+	dial func() (*amqp.Connection, error) // nil: conn is the caller's
 
-	mu  sync.Mutex // guards cur and serialises publishes with their sequence numbers
-	cur *confirmChannel
+	// mu guards conn and cur, and serialises publishes with their
+	// sequence numbers.
+	mu   sync.Mutex
+	conn *amqp.Connection
+	cur  *confirmChannel
 }
 
 // confirmChannel is a channel in confirm mode and the sends waiting for
@@ -186,7 +204,13 @@ type confirmChannel struct {
 
 // declare declares topo on a channel of its own.
 func (p *publisher) declare(topo Topology) error {
-	ch, err := p.conn.Channel()
+	p.mu.Lock()
+	conn, err := p.connection()
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	ch, err := conn.Channel()
 	if err != nil {
 		return fmt.Errorf("rabbitmq: open a channel: %w", err)
 	}
@@ -206,7 +230,11 @@ func (p *publisher) channel() (*confirmChannel, error) {
 		}
 		p.cur = nil
 	}
-	ch, err := p.conn.Channel()
+	conn, err := p.connection()
+	if err != nil {
+		return nil, err
+	}
+	ch, err := conn.Channel()
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: open a channel: %w", err)
 	}
@@ -310,12 +338,29 @@ func (p *publisher) publish(ctx context.Context, exchange, routingKey string, ms
 	cc.mu.Unlock()
 }
 
-// close closes the current channel.
+// connection returns the connection, dialling it when the publisher dials
+// its own and it is not open; p.mu is held.
+func (p *publisher) connection() (*amqp.Connection, error) {
+	if p.dial != nil && (p.conn == nil || p.conn.IsClosed()) {
+		conn, err := p.dial()
+		if err != nil {
+			return nil, fmt.Errorf("rabbitmq: dial: %w", err)
+		}
+		p.conn = conn
+	}
+	return p.conn, nil
+}
+
+// close closes the current channel, and the connection if the publisher
+// dialled it.
 func (p *publisher) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cur != nil {
 		_ = p.cur.ch.Close()
 		p.cur = nil
+	}
+	if p.dial != nil && p.conn != nil {
+		_ = p.conn.Close()
 	}
 }

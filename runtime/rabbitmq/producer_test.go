@@ -79,7 +79,7 @@ func TestProducerClosed(t *testing.T) {
 	topo := topology(t, 1)
 	declared(t, topo)
 	conn := dial(t)
-	p, err := rabbitmq.NewProducer[string, event](conn, topo, codec)
+	p, err := rabbitmq.NewProducer[string, event](rabbitmq.ProducerConfig[event]{Conn: conn, Topology: topo, Codec: codec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,20 +119,20 @@ func TestConfigErrors(t *testing.T) {
 	} {
 		cfg := good
 		mutate(&cfg)
-		if _, err := rabbitmq.NewConsumer[string, event](cfg); !errors.Is(err, rabbitmq.ErrInvalidConfig) {
+		if _, err := rabbitmq.NewConsumer[string, event](cfg); !errors.Is(err, runtime.ErrInvalidConfig) {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
 		}
 	}
 	if _, err := rabbitmq.NewConsumer[string, event](good); err != nil {
 		t.Errorf("good config: %v", err)
 	}
-	if _, err := rabbitmq.NewConsumer[float64, floatEvent](rabbitmq.Config[floatEvent]{URL: "amqp://x/", Topology: rabbitmq.Topology{Name: "x"}, Codec: floatCodec{}}); !errors.Is(err, rabbitmq.ErrInvalidConfig) {
+	if _, err := rabbitmq.NewConsumer[float64, floatEvent](rabbitmq.Config[floatEvent]{URL: "amqp://x/", Topology: rabbitmq.Topology{Name: "x"}, Codec: floatCodec{}}); !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Errorf("float keys: %v, want ErrInvalidConfig", err)
 	}
-	if _, err := rabbitmq.NewProducer[string, event](nil, good.Topology, codec); !errors.Is(err, rabbitmq.ErrInvalidConfig) {
+	if _, err := rabbitmq.NewProducer[string, event](rabbitmq.ProducerConfig[event]{Topology: good.Topology, Codec: codec}); !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Errorf("producer without connection: %v, want ErrInvalidConfig", err)
 	}
-	if _, err := rabbitmq.DeadLetters[string, event](nil, good.Topology, codec); !errors.Is(err, rabbitmq.ErrInvalidConfig) {
+	if _, err := rabbitmq.DeadLetters[string, event](nil, good.Topology, codec); !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Errorf("dead letters without connection: %v, want ErrInvalidConfig", err)
 	}
 }
@@ -159,11 +159,11 @@ func TestRunRefusesDropPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = e.Close(context.Background()) }()
-	err = c.Run(context.Background(), rabbitmq.EngineTarget(e))
-	if !errors.Is(err, rabbitmq.ErrInvalidConfig) || !errors.Is(err, runtime.ErrInvalidConfig) {
+	err = c.Run(context.Background(), transport.EngineTarget(e))
+	if !errors.Is(err, runtime.ErrInvalidConfig) || !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Errorf("Run: %v, want ErrInvalidConfig and runtime.ErrInvalidConfig", err)
 	}
-	if err := c.Run(context.Background(), rabbitmq.EngineTarget(e)); !errors.Is(err, rabbitmq.ErrRunning) {
+	if err := c.Run(context.Background(), transport.EngineTarget(e)); !errors.Is(err, transport.ErrRunning) {
 		t.Errorf("second Run: %v, want ErrRunning", err)
 	}
 }

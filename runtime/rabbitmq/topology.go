@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/ordergen/ordergen/runtime"
 )
 
 // Routing says who spreads keys over a Topology's queues.
@@ -69,24 +71,24 @@ type Topology struct {
 }
 
 // withDefaults returns t with its zero fields set, or an error wrapping
-// ErrInvalidConfig.
+// runtime.ErrInvalidConfig.
 func (t Topology) withDefaults() (Topology, error) {
 	if t.Queues == 0 {
 		t.Queues = 1
 	}
 	switch {
 	case t.Name == "":
-		return t, fmt.Errorf("%w: the topology has no Name", ErrInvalidConfig)
+		return t, fmt.Errorf("rabbitmq: %w: the topology has no Name", runtime.ErrInvalidConfig)
 	case t.Queues < 0 || t.Queues > maxQueues:
-		return t, fmt.Errorf("%w: Queues %d is not within 1..%d", ErrInvalidConfig, t.Queues, maxQueues)
+		return t, fmt.Errorf("rabbitmq: %w: Queues %d is not within 1..%d", runtime.ErrInvalidConfig, t.Queues, maxQueues)
 	case t.Routing > PublisherHash:
-		return t, fmt.Errorf("%w: unknown routing %v", ErrInvalidConfig, t.Routing)
+		return t, fmt.Errorf("rabbitmq: %w: unknown routing %v", runtime.ErrInvalidConfig, t.Routing)
 	case strings.HasPrefix(t.Name, "amq."):
-		return t, fmt.Errorf("%w: names starting with amq. are reserved by the broker", ErrInvalidConfig)
+		return t, fmt.Errorf("rabbitmq: %w: names starting with amq. are reserved by the broker", runtime.ErrInvalidConfig)
 	}
 	for k := range t.QueueArgs {
 		if k == argSingleActive || k == argDeadLetter {
-			return t, fmt.Errorf("%w: QueueArgs may not set %s: the topology sets it", ErrInvalidConfig, k)
+			return t, fmt.Errorf("rabbitmq: %w: QueueArgs may not set %s: the topology sets it", runtime.ErrInvalidConfig, k)
 		}
 	}
 	return t, nil
@@ -144,7 +146,7 @@ func (t Topology) Declare(ch *amqp.Channel) error {
 		return err
 	}
 	if ch == nil {
-		return fmt.Errorf("%w: nil channel", ErrInvalidConfig)
+		return fmt.Errorf("rabbitmq: %w: nil channel", runtime.ErrInvalidConfig)
 	}
 	queues := make([]int, t.Queues)
 	for i := range queues {

@@ -9,8 +9,7 @@ import (
 	"time"
 )
 
-// Action is what an operator request asks the service to do with a parked
-// key.
+// Action is what an operator request asks the service to do with a key.
 type Action string
 
 const (
@@ -18,6 +17,13 @@ const (
 	Replay Action = "replay"
 	// Discard removes the key's parked events (Engine.Discard).
 	Discard Action = "discard"
+	// CancelAttempt ends the context of the attempt of the key's handler in
+	// progress (Engine.CancelAttempt): the retry policy, then the park,
+	// follow.
+	CancelAttempt Action = "cancel-attempt"
+	// ParkNow parks the key now with its pending events, withdrawing a
+	// handler of it in an attempt (Engine.ParkNow).
+	ParkNow Action = "park-now"
 )
 
 // Request is an operator request and what became of it.
@@ -27,7 +33,7 @@ type Request struct {
 	// Namespace is where the operator saw the key parked ("Account",
 	// "Account/audit").
 	Namespace string
-	// Key is the parked key, as text.
+	// Key is the key, as text.
 	Key string
 	// Action is what was asked.
 	Action Action
@@ -38,7 +44,8 @@ type Request struct {
 	// Done is when the service finished it; zero before.
 	Done time.Time
 	// Result says how it went once Done: "replayed", "discarded N events",
-	// "error: ..." or, for a request withdrawn before a service took it up
+	// "cancelled the running attempt", "parked N events now", "error: ..."
+	// or, for a request withdrawn before a service took it up
 	// (CancelRequest), "cancelled: ...".
 	Result string
 }
@@ -60,11 +67,14 @@ var ErrNoRequest = errors.New("sqlstore: no such request")
 var ErrRequestTaken = errors.New("sqlstore: the request was taken up by a service")
 
 // Request asks the service that serves namespace's entity (see Server) to
-// replay or discard key, and returns the pending request. Replay needs the
-// service's handlers, so only a running service can carry it out.
+// carry out action on key, and returns the pending request. Replay needs the
+// service's handlers, and CancelAttempt and ParkNow its running attempts, so
+// only a running service can carry them out.
 func (s *Store) Request(ctx context.Context, namespace, key string, action Action) (Request, error) {
-	if action != Replay && action != Discard {
-		return Request{}, fmt.Errorf("sqlstore: unknown action %q: want replay or discard", action)
+	switch action {
+	case Replay, Discard, CancelAttempt, ParkNow:
+	default:
+		return Request{}, fmt.Errorf("sqlstore: unknown action %q: want replay, discard, cancel-attempt or park-now", action)
 	}
 	r := Request{Namespace: namespace, Key: key, Action: action, Requested: time.Now()}
 	err := s.db.QueryRowContext(ctx, `INSERT INTO ordergen_requests (namespace, key, action, requested_ns) VALUES ($1, $2, $3, $4) RETURNING id`,

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
 )
 
@@ -17,6 +18,20 @@ type Operator[K comparable] interface {
 	Replay(ctx context.Context, key K) error
 	// Discard removes the key's parked events and returns how many.
 	Discard(ctx context.Context, key K) (int, error)
+}
+
+// KeyOperator is an Operator that also acts on a key that runs: a generated
+// dispatcher (its CancelAttempt and ParkNow act on every subscriber) or an
+// engine. A Server whose Operator is not one finishes the cancel-attempt and
+// park-now requests with an error that says so.
+type KeyOperator[K comparable] interface {
+	Operator[K]
+	// CancelAttempt ends the context of the attempt of key's handler in
+	// progress with cause.
+	CancelAttempt(key K, cause error) error
+	// ParkNow parks key now with its pending events under reason, and
+	// returns how many.
+	ParkNow(ctx context.Context, key K, reason string) (int, error)
 }
 
 // Server carries out the operator requests (Store.Request, the
@@ -114,6 +129,22 @@ func (srv *Server[K]) carryOut(ctx context.Context, r Request) string {
 			return "error: " + err.Error()
 		}
 		return fmt.Sprintf("discarded %d events", n)
+	case CancelAttempt, ParkNow:
+		op, ok := srv.Operator.(KeyOperator[K])
+		if !ok {
+			return fmt.Sprintf("error: the service's operator (%T) cannot %s: regenerate its dispatcher with this ordergen", srv.Operator, r.Action)
+		}
+		if r.Action == CancelAttempt {
+			if err := op.CancelAttempt(key, fmt.Errorf("%w: operator request %d", runtime.ErrOperatorCancel, r.ID)); err != nil {
+				return "error: " + err.Error()
+			}
+			return "cancelled the running attempt"
+		}
+		n, err := op.ParkNow(ctx, key, fmt.Sprintf("parked now by operator request %d", r.ID))
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return fmt.Sprintf("parked %d events now", n)
 	}
 	return fmt.Sprintf("error: unknown action %q", r.Action)
 }

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/sqlstore"
 )
 
@@ -165,6 +169,91 @@ func TestCancelledRequestIsNotCarriedOut(t *testing.T) {
 		}
 		if _, err := s.CancelRequest(ctx, -1, "none"); !errors.Is(err, sqlstore.ErrNoRequest) {
 			t.Fatalf("cancel of an unknown request: %v", err)
+		}
+	})
+}
+
+// onlyParks is an Operator that acts on parked keys only.
+type onlyParks struct{ sqlstore.Operator[string] }
+
+// TestServerActsOnRunningKeys: cancel-attempt and park-now requests reach
+// the service's running attempts; an Operator that cannot act on them
+// finishes them with an error that says so.
+func TestServerActsOnRunningKeys(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := t.Context()
+		s := b.handleClosed(t)
+		entity := "Run" + randomSuffix(t)
+		started, release := make(chan string, 8), make(chan struct{})
+		e, err := runtime.New(func(ctx context.Context, key, _ string) error {
+			started <- key
+			if key == "deaf" {
+				<-release // ignores its context
+				return nil
+			}
+			<-ctx.Done()
+			return context.Cause(ctx)
+		}, runtime.Config[string, string]{Name: entity, Timeout: time.Hour, Retry: runtime.Retry{Attempts: 1},
+			Parks: durable.EncodedParks[string, string](s.Parks(entity), textCodec{}), Logger: quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var once sync.Once
+		free := func() { once.Do(func() { close(release) }) }
+		defer e.Close(context.Background())
+		defer free()
+		for _, key := range []string{"stuck", "deaf", "deaf"} {
+			if err := e.Submit(ctx, key, "e"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		<-started
+		<-started
+		ask := func(key string, action sqlstore.Action) int64 {
+			t.Helper()
+			r, err := s.Request(ctx, entity, key, action)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.ID
+		}
+		cancel, park, idle := ask("stuck", sqlstore.CancelAttempt), ask("deaf", sqlstore.ParkNow), ask("idle", sqlstore.CancelAttempt)
+		again := ask("deaf", sqlstore.ParkNow) // parked already: nothing pending
+		if _, err := (&sqlstore.Server[string]{Store: s, Entity: entity, Operator: e, Logger: quiet()}).ServeOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []struct {
+			id     int64
+			result string
+		}{{cancel, "cancelled the running attempt"}, {park, "parked 2 events now"}, {idle, "error: "}, {again, "error: "}} {
+			got, err := s.RequestByID(ctx, want.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Pending() || !strings.HasPrefix(got.Result, want.result) {
+				t.Fatalf("request %d: %+v, want result %q", want.id, got, want.result)
+			}
+		}
+		refusal := ask("deaf", sqlstore.ParkNow)
+		plain := &sqlstore.Server[string]{Store: s, Entity: entity, Operator: onlyParks{e}, Logger: quiet()}
+		if _, err := plain.ServeOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.RequestByID(ctx, refusal); !strings.Contains(got.Result, "cannot park-now") {
+			t.Fatalf("a request the operator cannot carry out: %+v", got)
+		}
+		free() // the withdrawn handler returns: Flush waits for it
+		if err := e.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		keys, err := e.ParkedKeys(ctx)
+		if err != nil || len(keys) != 2 {
+			t.Fatalf("parked %+v %v, want stuck (cancelled, out of attempts) and deaf", keys, err)
+		}
+		for _, k := range keys {
+			if k.Key == "stuck" && !strings.Contains(k.Reason, "operator request") {
+				t.Fatalf("stuck's reason %q does not name the request", k.Reason)
+			}
 		}
 	})
 }

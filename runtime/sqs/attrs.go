@@ -5,52 +5,24 @@ import (
 	"encoding/hex"
 	"strconv"
 
-	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
-// Message attributes. A message carries one event: its message group ID is
-// the event's key (MessageGroupID), its body the codec's encoding, and
-// AttrType the event's type name.
+// A message carries one event: its message group ID is the event's key
+// (MessageGroupID), its body the codec's encoding, and its
+// transport.HeaderType attribute the event's type name. A message that
+// cannot be handled goes to the dead-letter queue with its body and
+// attributes, the transport's dead-letter attributes
+// (transport.HeaderReason, HeaderError) and these, which say where it came
+// from.
 const (
-	// AttrType names the message's event type, as the codec knows it.
-	AttrType = "ordergen-type"
 	// AttrEncoding is "base64" when the body is the base64 of an encoding
 	// that is not text SQS takes (absent otherwise).
 	AttrEncoding = "ordergen-encoding"
-
-	// AttrReason is the Reason a message went to the dead-letter queue.
-	AttrReason = "ordergen-dlt-reason"
-	// AttrError is the error text behind the reason.
-	AttrError = "ordergen-dlt-error"
-	// AttrQueue is the queue the message came from.
+	// AttrQueue is the queue a dead-lettered message came from.
 	AttrQueue = "ordergen-dlt-queue"
 	// AttrMessageID is the message's ID there.
 	AttrMessageID = "ordergen-dlt-message-id"
-	// AttrAttempts is how many times a handler tried the event (dead
-	// letters from the runtime.SendToDeadLetter policy only).
-	AttrAttempts = "ordergen-dlt-attempts"
-)
-
-// Reason says why a message went to the dead-letter queue.
-type Reason string
-
-const (
-	// ReasonMissingKey: the message has no message group ID.
-	ReasonMissingKey Reason = "missing-key"
-	// ReasonMissingType: the message has no AttrType attribute.
-	ReasonMissingType Reason = "missing-type"
-	// ReasonUnknownType: the codec does not know the event type.
-	ReasonUnknownType Reason = "unknown-type"
-	// ReasonUndecodable: the body does not decode.
-	ReasonUndecodable Reason = "undecodable"
-	// ReasonKeyMismatch: the message group ID is not its event's key's.
-	ReasonKeyMismatch Reason = "key-mismatch"
-	// ReasonInvalidEvent: the lanes refused the event as invalid
-	// (runtime.ErrInvalidEvent: an empty key, a version below 1).
-	ReasonInvalidEvent Reason = "invalid-event"
-	// ReasonHandlerFailed: the handler failed for good under the
-	// runtime.SendToDeadLetter policy (DeadLetters).
-	ReasonHandlerFailed Reason = "handler-failed"
 )
 
 // maxID is the longest message group and deduplication ID SQS takes.
@@ -62,7 +34,7 @@ const maxID = 128
 // ASCII punctuation), "sha256:" and the hex SHA-256 of the text. It fails
 // for a key type that is neither a string nor an integer.
 func MessageGroupID[K comparable](key K) (string, error) {
-	text, err := durable.EncodeKey(key)
+	text, err := transport.KeyText(key)
 	if err != nil {
 		return "", err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	oq "github.com/ordergen/ordergen/runtime/sqs"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 var chaosFor = flag.Duration("sqs.chaos", 3*time.Second, "how long TestConsumerChaos attacks the consumers (run long with e.g. -sqs.chaos=10m)")
@@ -198,7 +199,7 @@ func TestConsumerChaos(t *testing.T) {
 			if _, err := q.client.SendMessage(context.Background(), &sqs.SendMessageInput{
 				QueueUrl: &q.url, MessageBody: aws.String(`{"Key":`), MessageGroupId: aws.String(fmt.Sprint("bad", bad)),
 				MessageDeduplicationId: aws.String(fmt.Sprint("bad", bad)),
-				MessageAttributes:      map[string]types.MessageAttributeValue{oq.AttrType: {DataType: aws.String("String"), StringValue: aws.String("ev")}},
+				MessageAttributes:      map[string]types.MessageAttributeValue{transport.HeaderType: {DataType: aws.String("String"), StringValue: aws.String("ev")}},
 			}); err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,6 @@
 package sqs
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -9,13 +8,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/meter"
 )
-
-// ErrInvalidConfig is wrapped by every error NewConsumer, Run and NewProducer
-// return for a configuration that cannot work.
-var ErrInvalidConfig = errors.New("sqs: invalid configuration")
 
 // MaxHold is the longest SQS keeps a received message invisible: 12 hours
 // from the receive, however often its visibility is extended.
@@ -29,11 +25,11 @@ type Config[E any] struct {
 	// Required; Run checks that it is a FIFO queue.
 	QueueURL string
 	// Codec decodes a message's body, by the event type named in its
-	// AttrType attribute. Required; ordergen generates one per entity
+	// transport.HeaderType attribute. Required; ordergen generates one per entity
 	// (AccountCodec).
 	Codec durable.Codec[E]
 	// DeadLetterQueueURL receives the messages that cannot be handled (see
-	// Reason), with the reason in attributes. Required: a bad message never
+	// transport.Reason), with the reason in attributes. Required: a bad message never
 	// stops its group. (It may be the queue's redrive dead-letter queue.)
 	DeadLetterQueueURL string
 	// MaxInFlight bounds the messages received and not settled, parked
@@ -89,23 +85,23 @@ func (c Config[E]) withDefaults() (Config[E], error) {
 	}
 	switch {
 	case c.Client == nil:
-		return c, fmt.Errorf("%w: no Client", ErrInvalidConfig)
+		return c, fmt.Errorf("sqs: %w: no Client", runtime.ErrInvalidConfig)
 	case c.QueueURL == "":
-		return c, fmt.Errorf("%w: no QueueURL", ErrInvalidConfig)
+		return c, fmt.Errorf("sqs: %w: no QueueURL", runtime.ErrInvalidConfig)
 	case !strings.HasSuffix(c.QueueURL, ".fifo"):
-		return c, fmt.Errorf("%w: queue %s is not a FIFO queue (its name must end in .fifo): a standard queue does not order", ErrInvalidConfig, c.QueueURL)
+		return c, fmt.Errorf("sqs: %w: queue %s is not a FIFO queue (its name must end in .fifo): a standard queue does not order", runtime.ErrInvalidConfig, c.QueueURL)
 	case c.Codec == nil:
-		return c, fmt.Errorf("%w: no Codec", ErrInvalidConfig)
+		return c, fmt.Errorf("sqs: %w: no Codec", runtime.ErrInvalidConfig)
 	case c.DeadLetterQueueURL == "":
-		return c, fmt.Errorf("%w: no DeadLetterQueueURL: bad messages must go somewhere", ErrInvalidConfig)
+		return c, fmt.Errorf("sqs: %w: no DeadLetterQueueURL: bad messages must go somewhere", runtime.ErrInvalidConfig)
 	case c.MaxInFlight < 0 || c.Receivers < 0 || c.DrainTimeout < 0:
-		return c, fmt.Errorf("%w: MaxInFlight, Receivers and DrainTimeout must not be negative", ErrInvalidConfig)
+		return c, fmt.Errorf("sqs: %w: MaxInFlight, Receivers and DrainTimeout must not be negative", runtime.ErrInvalidConfig)
 	case c.VisibilityTimeout < time.Second || c.VisibilityTimeout > MaxHold:
-		return c, fmt.Errorf("%w: VisibilityTimeout %v is not between 1s and 12h", ErrInvalidConfig, c.VisibilityTimeout)
+		return c, fmt.Errorf("sqs: %w: VisibilityTimeout %v is not between 1s and 12h", runtime.ErrInvalidConfig, c.VisibilityTimeout)
 	case c.WaitTime < 0 || c.WaitTime > 20*time.Second:
-		return c, fmt.Errorf("%w: WaitTime %v is not between 0 and 20s", ErrInvalidConfig, c.WaitTime)
+		return c, fmt.Errorf("sqs: %w: WaitTime %v is not between 0 and 20s", runtime.ErrInvalidConfig, c.WaitTime)
 	case c.maxHold <= c.DrainTimeout:
-		return c, fmt.Errorf("%w: DrainTimeout %v must be shorter than 12 hours", ErrInvalidConfig, c.DrainTimeout)
+		return c, fmt.Errorf("sqs: %w: DrainTimeout %v must be shorter than 12 hours", runtime.ErrInvalidConfig, c.DrainTimeout)
 	}
 	return c, nil
 }

@@ -74,7 +74,7 @@ func (s *conformanceStream) Producer(t *testing.T, o transporttest.ProducerOptio
 	if o.Net != nil {
 		client = clientVia(t, o.Net)
 	}
-	p, err := oq.NewProducer[string, transporttest.Event](client, s.q.url, transporttest.Codec{})
+	p, err := oq.NewProducer[string, transporttest.Event](oq.ProducerConfig[transporttest.Event]{Client: client, QueueURL: s.q.url, Codec: transporttest.Codec{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func (s *conformanceStream) PublishPoison(ctx context.Context, key string, body 
 	_, err := s.q.client.SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl: &s.q.url, MessageBody: aws.String(string(body)), MessageGroupId: aws.String(key),
 		MessageDeduplicationId: aws.String(key + "-poison-" + time.Now().Format("150405.000000000")),
-		MessageAttributes:      map[string]types.MessageAttributeValue{oq.AttrType: {DataType: aws.String("String"), StringValue: aws.String(transporttest.EventType)}},
+		MessageAttributes:      map[string]types.MessageAttributeValue{transport.HeaderType: {DataType: aws.String("String"), StringValue: aws.String(transporttest.EventType)}},
 	})
 	return err
 }
@@ -105,7 +105,7 @@ func (s *conformanceStream) DeadLetters(ctx context.Context) ([]transporttest.De
 			out := make([]transporttest.DeadLetter, len(got))
 			for i, m := range got {
 				out[i] = transporttest.DeadLetter{Key: m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)], Body: []byte(aws.ToString(m.Body)),
-					Reason: aws.ToString(m.MessageAttributes[oq.AttrReason].StringValue)}
+					Reason: aws.ToString(m.MessageAttributes[transport.HeaderReason].StringValue)}
 			}
 			return out, nil
 		}

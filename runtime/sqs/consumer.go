@@ -13,22 +13,9 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
-	"github.com/ordergen/ordergen/runtime/internal/keyed"
 	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
-
-// ErrRunning is returned by Run when the consumer already ran.
-var ErrRunning = errors.New("sqs: consumer already ran")
-
-// Keyed is an event that knows its ordering key. Generated event interfaces
-// (AccountEvent) are Keyed.
-type Keyed[K comparable] = transport.Keyed[K]
-
-// Target is what a Consumer feeds: per-key lanes with one or more
-// subscribers (transport.Target); a generated dispatcher is one.
-type Target[E any] = transport.Target[E]
 
 // meterName is the instrumentation scope of the consumer's instruments.
 const meterName = "github.com/ordergen/ordergen/runtime/sqs"
@@ -40,31 +27,23 @@ const meterName = "github.com/ordergen/ordergen/runtime/sqs"
 //
 // Create it with NewConsumer, give its OnOutcome to every subscriber of the
 // target, then Run it; Close stops it cleanly.
-type Consumer[K comparable, E Keyed[K]] struct {
-	cfg  Config[E]
-	core atomic.Pointer[keyed.Core[K, E, *handle]]
+type Consumer[K comparable, E transport.Keyed[K]] struct {
+	cfg    Config[E]
+	dec    transport.Decoder[K, E]
+	in     *transport.KeyIntake[K, E, *handle]
+	life   *transport.Lifecycle
+	leases *transport.Leases[*handle]
 
-	mu               sync.Mutex // guards the settlements queued, stats, lastExtensionErr and closeCtx
-	deletes          []*handle
-	returns          []*handle // to make visible again (settled Unfinished)
-	settleWake       chan struct{}
-	abandon          atomic.Bool    // killed: nothing more goes to SQS
-	writes           sync.WaitGroup // dead-letter sends under way
-	stats            counters
-	lastExtensionErr error
-	// epoch is when Run started: handles keep their confirmed visibility
-	// as a duration since it (monotonic, and one atomic word).
-	epoch time.Time
+	mu         sync.Mutex // guards the settlements queued and stats
+	deletes    []*handle
+	returns    []*handle // to make visible again (settled Unfinished)
+	settleWake chan struct{}
+	abandon    atomic.Bool    // killed: nothing more goes to SQS
+	writes     sync.WaitGroup // dead-letter sends under way
+	stats      counters
 	// calls is the context of the settling calls to SQS (deletes, returns,
 	// dead letters): it ends when Run gives up on them (see Run).
 	calls context.Context
-
-	started   atomic.Bool
-	closeOnce sync.Once
-	closeCh   chan struct{}
-	closeCtx  context.Context // Close's, guarded by mu
-	done      chan struct{}
-	runErr    error
 }
 
 // handle is the consumer's handle of a message it received.
@@ -75,50 +54,72 @@ type handle struct {
 	received time.Time
 	body     string                                 // for a dead letter
 	attrs    map[string]types.MessageAttributeValue // for a dead letter
-	// confirmed is the end of the last visibility SQS confirmed for the
-	// message, as a duration since the consumer's epoch (see lease.go).
-	confirmed atomic.Int64
-	// lapsed: the confirmed visibility neared its end and the group was
-	// given up (lapseLoop looks no more).
-	lapsed atomic.Bool
 }
 
-// counters are the SQS calls' outcomes.
+// counters are the SQS calls' outcomes, besides the leases'.
 type counters struct {
 	deleteErrors, returnErrors, receiveErrors uint64
-	// extensionErrors counts every extension that failed; extensionsRefused
-	// those of them that SQS answered with a refusal.
-	extensions, extensionErrors, extensionsRefused uint64
 }
 
 // NewConsumer returns a consumer for cfg. It does not connect before Run.
-func NewConsumer[K comparable, E Keyed[K]](cfg Config[E]) (*Consumer[K, E], error) {
+func NewConsumer[K comparable, E transport.Keyed[K]](cfg Config[E]) (*Consumer[K, E], error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	var zero K
-	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	if _, err := MessageGroupID(*new(K)); err != nil {
+		return nil, fmt.Errorf("sqs: %w", err)
 	}
-	return &Consumer[K, E]{cfg: cfg, settleWake: make(chan struct{}, 1), closeCh: make(chan struct{}), done: make(chan struct{})}, nil
+	c := &Consumer[K, E]{cfg: cfg, settleWake: make(chan struct{}, 1), life: transport.NewLifecycle(nil),
+		dec: transport.Decoder[K, E]{Codec: cfg.Codec, KeyOf: MessageGroupID[K]}}
+	c.in, err = transport.NewKeyIntake[K](transport.KeyConfig[E, *handle]{
+		System:      "sqs",
+		MaxInFlight: cfg.MaxInFlight,
+		EndTimeout:  cfg.DrainTimeout,
+		SweepEvery:  cfg.sweepEvery,
+		Settle:      c.settle,
+		DeadLetter:  c.deadLetter,
+		Logger:      cfg.Logger,
+		Meter:       cfg.MeterProvider,
+		Scope:       meterName,
+		Attributes: []meter.Attribute{
+			{Key: meter.AttrSystem, Value: "aws_sqs"},
+			{Key: meter.AttrDestination, Value: cfg.QueueURL},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqs: %w", err)
+	}
+	// A received message is the consumer's only as long as its visibility
+	// lasts: the leases extend it while the message is unsettled, and give
+	// its group up before the visibility SQS confirmed ends (see
+	// transport.Leases), so that SQS cannot give it to another consumer
+	// while its handler runs here.
+	c.leases, err = transport.NewLeases(transport.LeaseConfig[*handle]{
+		System: "sqs", Lease: cfg.VisibilityTimeout, MaxHold: cfg.maxHold, Granularity: time.Second, Batch: 10,
+		Extend: c.changeVisibility,
+		Lost:   func(h *handle, cause error) { c.in.LeaseLost(h.group, h.id, cause) },
+		Lapsed: func(h *handle, cause error) { c.in.LeaseLapsed(h.group, h.id, cause) },
+		Name:   func(h *handle) string { return fmt.Sprintf("message %s of group %q", h.id, h.group) },
+		Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqs: %w", err)
+	}
+	return c, nil
 }
 
 // OnOutcome is told the outcome of each event the consumer submitted. Give
 // it to every subscriber of the target (the OnOutcome field of a generated
 // AccountConfig, or runtime.Config.OnOutcome): a message is deleted when
-// every subscriber that holds it reported a final outcome. Outcomes with
+// every subscriber that accepted it reported a final outcome. Outcomes with
 // tag 0 (events published in process), and outcomes of messages whose
 // group the consumer gave back, are ignored.
-func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
-	if core := c.core.Load(); core != nil {
-		core.OnOutcome(key, tag, o)
-	}
-}
+func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) { c.in.OnOutcome(key, tag, o) }
 
 // Run receives messages and feeds target until Close is called or ctx
 // ends. It first checks the subscribers (transport.CheckSubscriptions) and
-// returns an error wrapping ErrInvalidConfig for subscribers under the
+// returns an error wrapping runtime.ErrInvalidConfig for subscribers under the
 // drop-oldest or drop-newest backlog policy, without OnOutcome, or parking
 // differently from one another, and for a queue that is not FIFO. While
 // SQS cannot be reached, it tries that check again (warning each time)
@@ -132,20 +133,15 @@ func (c *Consumer[K, E]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
 // was not deleted comes back when its visibility timeout ends); it returns
 // ctx's error. When target fails, Run ends like Close and returns the
 // error. Run may be called once.
-func (c *Consumer[K, E]) Run(ctx context.Context, target Target[E]) error {
-	if !c.started.CompareAndSwap(false, true) {
-		return ErrRunning
-	}
-	defer close(c.done)
-	c.runErr = c.run(ctx, target)
-	return c.runErr
+func (c *Consumer[K, E]) Run(ctx context.Context, target transport.Target[E]) error {
+	return c.life.Run(func() error { return c.run(ctx, target) })
 }
 
-func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
+func (c *Consumer[K, E]) run(ctx context.Context, target transport.Target[E]) error {
 	// SQS may not be reachable yet: the check is tried again until SQS
 	// answers, Close is called or ctx ends.
 	var attrs *sqs.GetQueueAttributesOutput
-	stopped, err := keyed.Check(ctx, c.closeCh, c.cfg.Logger, "queue "+c.cfg.QueueURL, unanswered, func(cctx context.Context) (err error) {
+	stopped, err := transport.Check(ctx, c.life.Closing(), c.cfg.Logger, "queue "+c.cfg.QueueURL, unanswered, func(cctx context.Context) (err error) {
 		attrs, err = c.cfg.Client.GetQueueAttributes(cctx, &sqs.GetQueueAttributesInput{
 			QueueUrl: &c.cfg.QueueURL, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameFifoQueue},
 		})
@@ -160,7 +156,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 		return fmt.Errorf("sqs: queue %s: %w", c.cfg.QueueURL, err)
 	}
 	if attrs.Attributes[string(types.QueueAttributeNameFifoQueue)] != "true" {
-		return fmt.Errorf("%w: queue %s is not a FIFO queue: a standard queue does not order", ErrInvalidConfig, c.cfg.QueueURL)
+		return fmt.Errorf("sqs: %w: queue %s is not a FIFO queue: a standard queue does not order", runtime.ErrInvalidConfig, c.cfg.QueueURL)
 	}
 	// The settling calls run until Run gives up on them: at once when
 	// killed, else when Close's context or DrainTimeout after the drain
@@ -168,31 +164,15 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	calls, stopCalls := context.WithCancel(context.Background())
 	defer stopCalls()
 	c.calls = calls
-	c.epoch = time.Now()
-	core, err := keyed.New[K](target, keyed.Config[E, *handle]{
-		System:      "sqs",
-		MaxInFlight: c.cfg.MaxInFlight,
-		EndTimeout:  c.cfg.DrainTimeout,
-		SweepEvery:  c.cfg.sweepEvery,
-		Settle:      c.settle,
-		DeadLetter:  c.deadLetter,
-		Logger:      c.cfg.Logger,
-		Meter:       c.cfg.MeterProvider,
-		Scope:       meterName,
-		Attributes: []meter.Attribute{
-			{Key: meter.AttrSystem, Value: "aws_sqs"},
-			{Key: meter.AttrDestination, Value: c.cfg.QueueURL},
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-	}
-	c.core.Store(core)
 	stopMetrics, err := c.startMetrics()
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return fmt.Errorf("sqs: %w: %w", runtime.ErrInvalidConfig, err)
 	}
 	defer stopMetrics()
+	if err := c.in.Start(target); err != nil {
+		return fmt.Errorf("sqs: %w", err)
+	}
+	core := c.in
 
 	rctx, stopReceive := context.WithCancel(context.Background())
 	defer stopReceive()
@@ -203,26 +183,23 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	hctx, stopHelpers := context.WithCancel(context.Background())
 	defer stopHelpers()
 	helpers.Go(func() { c.settleLoop(hctx, calls) })
-	helpers.Go(func() { c.extendLoop(hctx, core) })
-	helpers.Go(func() { c.lapseLoop(hctx, core) })
+	helpers.Go(func() { c.leases.Run(hctx) })
 
 	select {
 	case <-ctx.Done():
-	case <-c.closeCh:
+	case <-c.life.Closing():
 	case <-core.Failed():
 	}
 	stopReceive()
 	receivers.Wait()
 
 	killed := ctx.Err() != nil
-	c.mu.Lock()
-	closeCtx := c.closeCtx
-	c.mu.Unlock()
+	closeCtx := c.life.CloseContext()
 	if killed {
 		c.abandon.Store(true) // as a crash: nothing more goes to SQS
 		stopCalls()
 	}
-	dctx, cancel := keyed.ShutdownContext("sqs", killed, closeCtx, c.cfg.DrainTimeout)
+	dctx, cancel := transport.ShutdownContext("sqs", killed, closeCtx, c.cfg.DrainTimeout)
 	left, err := core.Shutdown(dctx)
 	cancel()
 	if left > 0 || err != nil {
@@ -230,7 +207,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 	}
 	// The settlements still to send get until Close's context or another
 	// DrainTimeout ends, whichever is first.
-	release := keyed.GiveUpAfter(closeCtx, c.cfg.DrainTimeout, stopCalls)
+	release := transport.GiveUpAfter(closeCtx, c.cfg.DrainTimeout, stopCalls)
 	defer release()
 	c.writes.Wait() // their messages were settled by Shutdown; their goroutines end here
 	stopHelpers()
@@ -252,23 +229,7 @@ func (c *Consumer[K, E]) run(ctx context.Context, target Target[E]) error {
 // Config.DrainTimeout, and ctx), deletes what finished and makes the rest
 // visible again. Close returns Run's result, or ctx's error if Run does not
 // return before ctx ends. Close before Run makes Run return at once.
-func (c *Consumer[K, E]) Close(ctx context.Context) error {
-	c.closeOnce.Do(func() {
-		c.mu.Lock()
-		c.closeCtx = ctx
-		c.mu.Unlock()
-		close(c.closeCh)
-	})
-	if !c.started.Load() {
-		return nil
-	}
-	select {
-	case <-c.done:
-		return c.runErr
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (c *Consumer[K, E]) Close(ctx context.Context) error { return c.life.Close(ctx) }
 
 // unanswered reports whether err is no answer of SQS's (a request that
 // failed on its way, or timed out), not SQS's refusal: trying again may

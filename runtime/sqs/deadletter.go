@@ -3,7 +3,6 @@ package sqs
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -12,17 +11,14 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
-	"github.com/ordergen/ordergen/runtime/internal/keyed"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
-
-// maxErrorText bounds the error text a dead letter carries.
-const maxErrorText = 1024
 
 // deadLetter sends a bad message, with the reason in attributes, to the
 // dead-letter queue (into the same message group when it is a FIFO queue,
 // deduplicated by the message's ID). The message is deleted once SQS took
 // the copy, and made visible again if it did not.
-func (c *Consumer[K, E]) deadLetter(km keyed.Message[E, *handle], done func(error)) {
+func (c *Consumer[K, E]) deadLetter(km transport.Message[E, *handle], done func(error)) {
 	h := km.Handle
 	// The write runs on a goroutine: the core's callers never wait for SQS.
 	c.writes.Go(func() {
@@ -30,16 +26,13 @@ func (c *Consumer[K, E]) deadLetter(km keyed.Message[E, *handle], done func(erro
 	})
 }
 
-func (c *Consumer[K, E]) sendDeadLetter(km keyed.Message[E, *handle], h *handle) error {
-	errText := ""
-	if km.Bad.Err != nil {
-		errText = km.Bad.Err.Error()
-	}
+func (c *Consumer[K, E]) sendDeadLetter(km transport.Message[E, *handle], h *handle) error {
 	attrs := map[string]types.MessageAttributeValue{
-		AttrReason:    str(km.Bad.Reason),
-		AttrError:     str(truncate(errText)),
 		AttrQueue:     str(c.cfg.QueueURL),
 		AttrMessageID: str(h.id),
+	}
+	for _, a := range transport.DeadLetterHeaders(km.Bad.Reason, km.Bad.Err, 0) {
+		attrs[a.Key] = str(a.Value)
 	}
 	for k, v := range h.attrs {
 		attrs[k] = v
@@ -66,18 +59,11 @@ func str(s string) types.MessageAttributeValue {
 	return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(s)}
 }
 
-func truncate(s string) string {
-	if len(s) > maxErrorText {
-		return s[:maxErrorText]
-	}
-	return s
-}
-
 // DeadLetters returns a runtime.DeadLetterSink, for the runtime.SendToDeadLetter
 // exhaustion policy, that sends each event a handler gave up on to the
 // queue queueURL through client: as the producer would (the event's group,
-// encoded by codec), with the AttrReason (ReasonHandlerFailed), AttrError
-// and AttrAttempts attributes. It returns once SQS took it; when the send
+// encoded by codec), with the transport's dead-letter attributes (reason
+// transport.ReasonHandlerFailed, the error, the attempts). It returns once SQS took it; when the send
 // fails the runtime parks the event instead, so nothing is lost.
 func DeadLetters[K comparable, E any](client *sqs.Client, queueURL string, codec durable.Codec[E]) runtime.DeadLetterSink[K, E] {
 	w := &writer[K, E]{client: client, url: queueURL, codec: codec}
@@ -86,13 +72,9 @@ func DeadLetters[K comparable, E any](client *sqs.Client, queueURL string, codec
 		if err != nil {
 			return fmt.Errorf("sqs: dead letter: %w", err)
 		}
-		errText := ""
-		if dl.Err != nil {
-			errText = dl.Err.Error()
+		for _, a := range transport.DeadLetterHeaders(transport.ReasonHandlerFailed, dl.Err, dl.Attempts) {
+			e.MessageAttributes[a.Key] = str(a.Value)
 		}
-		e.MessageAttributes[AttrReason] = str(string(ReasonHandlerFailed))
-		e.MessageAttributes[AttrError] = str(truncate(errText))
-		e.MessageAttributes[AttrAttempts] = str(strconv.Itoa(dl.Attempts))
 		in := &sqs.SendMessageInput{QueueUrl: &queueURL, MessageBody: e.MessageBody, MessageAttributes: e.MessageAttributes}
 		if strings.HasSuffix(queueURL, ".fifo") {
 			in.MessageGroupId, in.MessageDeduplicationId = e.MessageGroupId, e.MessageDeduplicationId

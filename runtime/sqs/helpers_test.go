@@ -162,7 +162,7 @@ func keys(n int) []string {
 // producer returns a producer of q, closed when the test ends.
 func (q *queues) producer(t *testing.T) *oq.Producer[string, ev] {
 	t.Helper()
-	p, err := oq.NewProducer[string, ev](q.client, q.url, codec{})
+	p, err := oq.NewProducer[string, ev](oq.ProducerConfig[ev]{Client: q.client, QueueURL: q.url, Codec: codec{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,9 +51,10 @@ func (c *Consumer[K, E]) startMetrics() (func(), error) {
 		c.mu.Lock()
 		s := c.stats
 		c.mu.Unlock()
-		o.ObserveInt64(ext, int64(s.extensions), ok)
-		o.ObserveInt64(ext, int64(s.extensionsRefused), refused)
-		o.ObserveInt64(ext, int64(s.extensionErrors-s.extensionsRefused), request)
+		ls := c.leases.Stats()
+		o.ObserveInt64(ext, int64(ls.Extensions), ok)
+		o.ObserveInt64(ext, int64(ls.Refused), refused)
+		o.ObserveInt64(ext, int64(ls.Errors-ls.Refused), request)
 		o.ObserveInt64(settle, int64(s.deleteErrors), del)
 		o.ObserveInt64(settle, int64(s.returnErrors), ret)
 	}, ext, settle)

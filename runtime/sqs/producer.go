@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
@@ -28,12 +30,12 @@ type Versioned interface {
 
 // Producer sends the events of one entity to a FIFO queue: one message per
 // event, with the event's key as its message group ID (MessageGroupID),
-// the codec's encoding as its body and the event type in the AttrType
-// attribute. The deduplication ID is the group ID and the event's version
-// (events that are Versioned), so that a send retried within SQS's
-// five-minute window is not queued twice; events without a version get a
-// random one. It is a transport.AsyncSink, so a generated AccountProducer
-// publishes through it.
+// the codec's encoding as its body and the event type in the
+// transport.HeaderType attribute. The deduplication ID is the group ID and
+// the event's version (events that are Versioned), so that a send retried
+// within SQS's five-minute window is not queued twice; events without a
+// version get a random one. It is a transport.AsyncSink, so a generated
+// AccountProducer publishes through it.
 //
 // Sends go out in batches of up to ten (SendMessageBatch), one batch at a
 // time per shard of keys, with at most one message of a key per batch, so
@@ -41,35 +43,46 @@ type Versioned interface {
 // a key fails, its later sends fail at once with an error wrapping
 // transport.ErrKeyPaused until Resume(key); those of the key already
 // handed over fail with it.
+//
+// Its methods (Send, SendAsync, Resume, Paused, Flush, Close) are its
+// transport.OrderedSink's. SendAsync's done runs on the producer's
+// goroutine: it must be fast and must not block. Close stops accepting
+// sends (they fail with runtime.ErrClosed), waits for those in flight (or
+// its context) and stops the producer's goroutines.
 type Producer[K comparable, E any] struct {
-	sink   *transport.OrderedSink[K, E]
-	w      *writer[K, E]
-	closed sync.Once
+	*transport.OrderedSink[K, E]
 }
-
-var _ transport.AsyncSink[string, any] = (*Producer[string, any])(nil)
 
 // senders is the number of shards of keys that send at once.
 const senders = 4
 
-// NewProducer returns a producer that sends to the FIFO queue queueURL
-// through client. It refuses, with an error wrapping ErrInvalidConfig, a queue
-// URL that is not a FIFO queue's and a key type that is neither a string
-// nor an integer. Close stops its goroutines.
-func NewProducer[K comparable, E any](client *sqs.Client, queueURL string, codec durable.Codec[E]) (*Producer[K, E], error) {
+// ProducerConfig configures a Producer of the events E of one entity.
+type ProducerConfig[E any] struct {
+	// Client is the SQS client, as the consumer's Config.Client. Required.
+	Client *sqs.Client
+	// QueueURL is the FIFO queue's URL, as the consumer's. Required.
+	QueueURL string
+	// Codec encodes the events. Required; ordergen generates one per
+	// entity (AccountCodec).
+	Codec durable.Codec[E]
+}
+
+// NewProducer returns a producer for cfg. It refuses, with an error
+// wrapping runtime.ErrInvalidConfig, a queue URL that is not a FIFO
+// queue's and a key type that is neither a string nor an integer.
+func NewProducer[K comparable, E any](cfg ProducerConfig[E]) (*Producer[K, E], error) {
 	switch {
-	case client == nil:
-		return nil, fmt.Errorf("%w: nil client", ErrInvalidConfig)
-	case codec == nil:
-		return nil, fmt.Errorf("%w: no codec", ErrInvalidConfig)
-	case len(queueURL) < 5 || queueURL[len(queueURL)-5:] != ".fifo":
-		return nil, fmt.Errorf("%w: queue %q is not a FIFO queue: a standard queue does not order", ErrInvalidConfig, queueURL)
+	case cfg.Client == nil:
+		return nil, fmt.Errorf("sqs: %w: no Client", runtime.ErrInvalidConfig)
+	case cfg.Codec == nil:
+		return nil, fmt.Errorf("sqs: %w: no Codec", runtime.ErrInvalidConfig)
+	case !strings.HasSuffix(cfg.QueueURL, ".fifo"):
+		return nil, fmt.Errorf("sqs: %w: queue %q is not a FIFO queue: a standard queue does not order", runtime.ErrInvalidConfig, cfg.QueueURL)
 	}
-	var zero K
-	if _, err := durable.EncodeKey(zero); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	if _, err := MessageGroupID(*new(K)); err != nil {
+		return nil, fmt.Errorf("sqs: %w", err)
 	}
-	w := &writer[K, E]{client: client, url: queueURL, codec: codec, seed: maphash.MakeSeed()}
+	w := &writer[K, E]{client: cfg.Client, url: cfg.QueueURL, codec: cfg.Codec, seed: maphash.MakeSeed()}
 	for i := range w.shards {
 		sh := &w.shards[i]
 		sh.wake = make(chan struct{}, 1)
@@ -80,43 +93,10 @@ func NewProducer[K comparable, E any](client *sqs.Client, queueURL string, codec
 	}
 	sink, err := transport.NewOrderedSink[K, E](w)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		_ = w.Close(context.Background())
+		return nil, err
 	}
-	return &Producer[K, E]{sink: sink, w: w}, nil
-}
-
-// Send sends event and returns once SQS took it, or the reason it did not.
-func (p *Producer[K, E]) Send(ctx context.Context, key K, event E) error {
-	return p.sink.Send(ctx, key, event)
-}
-
-// SendAsync sends event and calls done once with SQS's answer, without
-// waiting for it. done runs on the producer's goroutine: it must be fast
-// and must not block.
-func (p *Producer[K, E]) SendAsync(ctx context.Context, key K, event E, done func(error)) {
-	p.sink.SendAsync(ctx, key, event, done)
-}
-
-// Resume lets key's sends through again after a failed send paused it.
-func (p *Producer[K, E]) Resume(key K) { p.sink.Resume(key) }
-
-// Paused returns the keys paused by a failed send, with the failure.
-func (p *Producer[K, E]) Paused() map[K]error { return p.sink.Paused() }
-
-// Flush waits until every send handed over has been answered, or ctx ends.
-func (p *Producer[K, E]) Flush(ctx context.Context) error { return p.sink.Flush(ctx) }
-
-// Close stops accepting sends (they fail with runtime.ErrClosed), waits for
-// those in flight (or ctx) and stops the producer's goroutines.
-func (p *Producer[K, E]) Close(ctx context.Context) error {
-	err := p.sink.Close(ctx)
-	p.closed.Do(func() {
-		for i := range p.w.shards {
-			close(p.w.shards[i].stop)
-			<-p.w.shards[i].done
-		}
-	})
-	return err
+	return &Producer[K, E]{sink}, nil
 }
 
 // writer is the SQS send an OrderedSink drives.
@@ -126,6 +106,15 @@ type writer[K comparable, E any] struct {
 	codec  durable.Codec[E]
 	seed   maphash.Seed
 	shards [senders]shard
+}
+
+// Close stops the senders: what is queued then fails.
+func (w *writer[K, E]) Close(context.Context) error {
+	for i := range w.shards {
+		close(w.shards[i].stop)
+		<-w.shards[i].done
+	}
+	return nil
 }
 
 // shard sends the messages of its keys, a batch at a time.
@@ -284,7 +273,7 @@ func (w *writer[K, E]) entry(key K, event E) (types.SendMessageBatchRequestEntry
 		dedup = hex.EncodeToString(b[:])
 	}
 	body, attrs := encodeBody(data)
-	attrs[AttrType] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(name)}
+	attrs[transport.HeaderType] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(name)}
 	return types.SendMessageBatchRequestEntry{
 		MessageBody:            aws.String(body),
 		MessageGroupId:         aws.String(group),

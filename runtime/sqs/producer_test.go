@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
 	oq "github.com/ordergen/ordergen/runtime/sqs"
 	"github.com/ordergen/ordergen/runtime/transport"
@@ -113,14 +114,14 @@ func TestConfigRefusals(t *testing.T) {
 	} {
 		cfg := base
 		mod(&cfg)
-		if _, err := oq.NewConsumer[string, ev](cfg); !errors.Is(err, oq.ErrInvalidConfig) {
+		if _, err := oq.NewConsumer[string, ev](cfg); !errors.Is(err, runtime.ErrInvalidConfig) {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
 		}
 	}
 	if _, err := oq.NewConsumer[string, ev](base); err != nil {
 		t.Errorf("a good config: %v", err)
 	}
-	if _, err := oq.NewProducer[string, ev](client, "http://q/x", codec{}); !errors.Is(err, oq.ErrInvalidConfig) {
+	if _, err := oq.NewProducer[string, ev](oq.ProducerConfig[ev]{Client: client, QueueURL: "http://q/x", Codec: codec{}}); !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Errorf("a producer of a standard queue: %v, want ErrInvalidConfig", err)
 	}
 	var _ durable.Codec[ev] = codec{}

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"time"
 
@@ -13,13 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/ordergen/ordergen/runtime/durable"
-	"github.com/ordergen/ordergen/runtime/internal/keyed"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // receiveLoop receives batches of messages while there is room, until ctx
 // ends.
-func (c *Consumer[K, E]) receiveLoop(ctx context.Context, core *keyed.Core[K, E, *handle]) {
+func (c *Consumer[K, E]) receiveLoop(ctx context.Context, core *transport.KeyIntake[K, E, *handle]) {
 	backoff := 100 * time.Millisecond
 	for {
 		take := core.Reserve(ctx, nil, 10) // up to ten a call; receivers at once never take more than MaxInFlight
@@ -76,8 +74,10 @@ func (c *Consumer[K, E]) receiveLoop(ctx context.Context, core *keyed.Core[K, E,
 }
 
 // decode turns a message into an event, or into a bad message with its
-// reason.
-func (c *Consumer[K, E]) decode(m types.Message, received time.Time) keyed.Message[E, *handle] {
+// reason: its message group ID must be its event's (MessageGroupID), and a
+// body in base64 (AttrEncoding) is decoded first. Its lease is kept from
+// then on.
+func (c *Consumer[K, E]) decode(m types.Message, received time.Time) transport.Message[E, *handle] {
 	h := &handle{
 		receipt:  aws.ToString(m.ReceiptHandle),
 		group:    m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)],
@@ -87,44 +87,22 @@ func (c *Consumer[K, E]) decode(m types.Message, received time.Time) keyed.Messa
 		attrs:    m.MessageAttributes,
 	}
 	// SQS started the visibility when it answered, a moment before the
-	// answer came: the lapse margin (lease.go) covers that moment.
-	c.confirm(h, received.Add(c.cfg.VisibilityTimeout))
-	km := keyed.Message[E, *handle]{Key: h.group, ID: h.id, Handle: h, Lease: received.Add(c.cfg.maxHold)}
-	bad := func(r Reason, err error) keyed.Message[E, *handle] {
-		km.Bad = &keyed.Bad{Reason: string(r), Err: err}
-		return km
-	}
-	typ := m.MessageAttributes[AttrType].StringValue
-	if typ == nil {
-		return bad(ReasonMissingType, fmt.Errorf("no %s attribute", AttrType))
-	}
-	if h.group == "" {
-		return bad(ReasonMissingKey, errors.New("the message has no message group ID"))
-	}
-	data := []byte(aws.ToString(m.Body))
+	// answer came: the leases' margin covers that moment.
+	c.leases.Hold(h, received)
+	km := transport.Message[E, *handle]{Key: h.group, ID: h.id, Handle: h, Lease: received.Add(c.cfg.maxHold)}
+	data := []byte(h.body)
 	if enc := m.MessageAttributes[AttrEncoding].StringValue; enc != nil {
-		if *enc != "base64" {
-			return bad(ReasonUndecodable, fmt.Errorf("unknown %s %q", AttrEncoding, *enc))
-		}
 		var err error
-		if data, err = base64.StdEncoding.DecodeString(aws.ToString(m.Body)); err != nil {
-			return bad(ReasonUndecodable, err)
+		if *enc != "base64" {
+			err = fmt.Errorf("unknown %s %q", AttrEncoding, *enc)
+		} else {
+			data, err = base64.StdEncoding.DecodeString(h.body)
+		}
+		if err != nil {
+			km.Bad = &transport.Bad{Reason: transport.ReasonUndecodable, Err: err}
+			return km
 		}
 	}
-	ev, err := c.cfg.Codec.Decode(*typ, data)
-	switch {
-	case errors.Is(err, durable.ErrUnknownEventType):
-		return bad(ReasonUnknownType, err)
-	case err != nil:
-		return bad(ReasonUndecodable, err)
-	}
-	want, err := MessageGroupID(ev.EventKey())
-	if err != nil {
-		return bad(ReasonUndecodable, err)
-	}
-	if want != h.group {
-		return bad(ReasonKeyMismatch, fmt.Errorf("message group %q, event key's %q", h.group, want))
-	}
-	km.Event = ev
+	km.Event, km.Bad = c.dec.Decode(aws.ToString(m.MessageAttributes[transport.HeaderType].StringValue), h.group, data)
 	return km
 }

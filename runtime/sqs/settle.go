@@ -18,6 +18,7 @@ import (
 // unfinished one made visible again (the group's next receive gets it
 // first). It never blocks.
 func (c *Consumer[K, E]) settle(h *handle, st transport.Settlement) {
+	c.leases.Release(h)
 	if c.abandon.Load() {
 		return
 	}

@@ -2,6 +2,8 @@ package sqs
 
 import (
 	"time"
+
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // Stats are a Consumer's counters since it started, and its state now.
@@ -52,20 +54,16 @@ type Stats struct {
 	// received.
 	OldestUnsettledAge time.Duration
 	// Blocked is why the consumer receives nothing more, as of the last
-	// look (every second): "in-flight" (MaxInFlight messages are unsettled;
-	// it passes as they finish) or "parked" (and parks in memory hold half
-	// of them or more: it passes when the parks are resolved); "" when it
-	// receives.
-	Blocked string
+	// look (every second): MaxInFlight messages are unsettled
+	// (transport.BlockedInFlight: it passes as they finish), and parks in
+	// memory hold half of them or more (transport.BlockedParked: it passes
+	// when the parks are resolved); zero when it receives.
+	Blocked transport.Blocked
 }
 
 // Stats returns a snapshot of the consumer's counters; zero before Run.
 func (c *Consumer[K, E]) Stats() Stats {
-	core := c.core.Load()
-	if core == nil {
-		return Stats{}
-	}
-	s := core.Stats()
+	s := c.in.Stats()
 	out := Stats{
 		Received: s.Received, Deleted: s.Finished, Returned: s.Unfinished + s.Refused,
 		DeadLettered: s.DeadLettered, DeadLetterErrors: s.DeadLetterErrors,
@@ -76,9 +74,10 @@ func (c *Consumer[K, E]) Stats() Stats {
 	out.GroupsGivenBack.MaxHold = s.Ended.Lease
 	out.GroupsGivenBack.ExtensionRefused = s.Ended.LeaseLost
 	out.GroupsGivenBack.VisibilityLapsed = s.Ended.LeaseLapsed
+	ls := c.leases.Stats()
+	out.Extensions, out.ExtensionErrors, out.ExtensionsRefused = ls.Extensions, ls.Errors, ls.Refused
 	c.mu.Lock()
 	out.DeleteErrors, out.ReturnErrors = c.stats.deleteErrors, c.stats.returnErrors
-	out.Extensions, out.ExtensionErrors, out.ExtensionsRefused = c.stats.extensions, c.stats.extensionErrors, c.stats.extensionsRefused
 	out.ReceiveErrors = c.stats.receiveErrors
 	c.mu.Unlock()
 	return out

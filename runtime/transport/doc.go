@@ -1,33 +1,94 @@
-// Package transport is for authors of transports: the contract that a
-// broker's consumer and producer (runtime/kafka's, the other brokers', an
-// outbox relay) are built on, and the checks they make. Handler authors and
-// generated code do not need it, except that generated dispatchers are
-// Targets and generated producers publish through a Sink.
+// Package transport is for authors of transports: the contract a broker's
+// producer and consumer are built on, and the kit that does for them
+// everything but talk to the broker. Handler authors and generated code do
+// not need it, except that generated dispatchers are Targets and generated
+// producers publish through a Sink. runtime/kafka, runtime/rabbitmq,
+// runtime/pubsub and runtime/sqs are built on it alone.
 //
-// The contract has two halves.
+// # What an adapter writes
 //
-// Producing: a [Sink] carries events out of the process; an [AsyncSink]
-// also hands them over without waiting, and [OrderedSink] gives any
-// broker's asynchronous [Writer] per-key order and the failure rule (after
-// a send of a key fails, its later sends fail with [ErrKeyPaused] until
-// Resume). [SendKeyed] is what a generated producer's PublishAsync does.
+// A broker adapter connects, receives, and settles; nothing else:
 //
-// Consuming: a [Source] feeds a [Target] (a generated dispatcher,
-// [EngineTarget], [TopicTarget]) through its SubmitTagged, learns from the
-// subscribers' Config.OnOutcome (the Source's OnOutcome) when each message
-// is finished, and settles it once: [Finished] (acknowledge or commit past
-// it) or [Unfinished] (the broker delivers it again). A message whose event
-// parked in memory settles when its park is resolved; one parked in a park
-// store is finished once it is there. Messages are taken under an
-// [Ownership] (a Kafka partition from assignment to revocation, a lease);
-// when it ends ([Source.End]), the target withdraws the events of its
-// messages that have not started (runtime.Engine.Withdraw), so that work of
-// a source that moved elsewhere never starts. [CheckSubscriptions] refuses
-// the subscribers a transport cannot settle for (the drop backlog policies,
-// among others); [SubscriptionOf] and [TopicSubscriptions] describe an
-// engine's and a topic's.
+//   - connect: dial the broker, declare what it needs;
+//   - receive: take the broker's messages and turn each into a Message
+//     (a Decoder checks its type, key and payload and says why a bad one is
+//     Bad, with a Reason);
+//   - settle: acknowledge what the kit says is Finished, give back (nack,
+//     leave uncommitted, make visible again) what is Unfinished, write a bad
+//     message to the dead-letter destination (DeadLetterFunc, with
+//     DeadLetterHeaders), and extend what the broker lends for a time
+//     (Leases' Extend).
 //
-// Outcome reports may arrive out of handling order (an inline batch reports
-// an event once its worker moved past it): a transport settles on reports
-// and never assumes their order.
+// The kit does the rest, the same on every broker: it offers the events to
+// the lanes in order, waits when they are full, tells the adapter when a
+// message is finished (every subscriber reached its outcome, in any order),
+// ends an ownership when the broker takes a unit of order back (its events
+// that have not started are withdrawn and never start here, the running
+// ones are drained or cancelled with a cause that says why), drains on
+// Close and stops at once as a crash when Run's context ends, and reports
+// why a consumer is blocked (BlockWatch), parks in memory included.
+//
+// # Consuming: the intakes
+//
+// Pick the intake that matches how the broker orders:
+//
+//   - StreamIntake, for a broker that delivers each unit of order (a Kafka
+//     partition, a RabbitMQ queue with a single active consumer, a NATS
+//     JetStream partition) in order to one consumer at a time: each holding
+//     of a unit is a Stream, whose messages are offered in order and wait,
+//     in order, when the lanes are full.
+//   - UnitConsumer, a whole consumer on a StreamIntake for a broker whose
+//     consumer subscribes to each unit itself (RabbitMQ, NATS): the adapter
+//     is a UnitBroker (Connect, Subscribe, a UnitFeed of deliveries, Decode,
+//     Close); UnitConsumer subscribes, supervises, reconnects, drains,
+//     counts (UnitStats, UnitStatus) and records the metrics. Kafka, whose
+//     client assigns partitions and polls for all of them, uses the
+//     StreamIntake directly.
+//   - KeyIntake, for a broker that orders by key and holds a key's later
+//     messages back while one is unsettled (Pub/Sub ordering keys, SQS
+//     message groups): one ownership per key, given back whole when one of
+//     its messages goes back to the broker or its lease nears its end;
+//     receivers reserve room (Reserve) before they take from the broker.
+//
+// Leases keeps what a broker lends for a time (SQS's visibility, NATS's
+// AckWait): it extends what is due, trusts only what the broker confirmed,
+// and says when a lease was refused (Lost) or is about to lapse (Lapsed),
+// for the intake to end the ownership before the broker gives the message
+// to another consumer (ErrLeaseLost). Lifecycle is the consumer's Run and
+// Close; Check, ShutdownContext and GiveUpAfter bound a start and a stop
+// against a broker that does not answer.
+//
+// Under the intakes is the contract: a Source feeds a Target (a generated
+// dispatcher, EngineTarget, TopicTarget) through its SubmitTagged, learns
+// from the subscribers' Config.OnOutcome (the Source's OnOutcome) when each
+// message is finished, and settles it once: Finished (acknowledge or commit
+// past it) or Unfinished (the broker delivers it again). A message whose
+// event parked in memory settles when its park is resolved; one parked in
+// a park store is finished once it is there. Messages are taken under an
+// Ownership (a partition from assignment to revocation, a key, a
+// subscription); when it ends (Source.End), the target withdraws the
+// events of its messages that have not started (runtime.Engine.Withdraw).
+// CheckSubscriptions refuses the subscribers a transport cannot settle for
+// (the drop backlog policies, among others). Outcome reports may arrive out
+// of handling order (an inline batch reports an event once its worker moved
+// past it): a transport settles on reports and never assumes their order.
+//
+// # Producing
+//
+// A Sink carries events out of the process; an AsyncSink also hands them
+// over without waiting. An adapter writes a Writer (the broker's write,
+// answering each event once) and gets an OrderedSink: per-key order and
+// the failure rule (after a send of a key fails, its later sends fail with
+// ErrKeyPaused until Resume), Flush and Close; a ClosingWriter is closed
+// with it, a ResumingWriter resumed with it. A broker's Producer is its
+// OrderedSink. SendKeyed is what a generated producer's PublishAsync does.
+//
+// # On the wire
+//
+// Every transport carries an event the same way: its key as the broker's
+// key (KeyText), its type in HeaderType (HeaderKey when the broker's key is
+// not the event's), the codec's encoding as payload; a dead letter carries
+// HeaderReason, HeaderError and HeaderAttempts. runtime/transporttest is the
+// conformance suite every transport passes, faults at the broker's edge
+// included.
 package transport

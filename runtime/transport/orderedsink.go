@@ -76,6 +76,25 @@ type BufferingWriter[K comparable, E any] interface {
 	Flush(ctx context.Context) error
 }
 
+// ClosingWriter is a Writer with resources of its own (a channel, a client
+// it made, goroutines): OrderedSink.Close closes it, once, after the sends
+// in flight were answered or Close's context ended.
+type ClosingWriter[K comparable, E any] interface {
+	Writer[K, E]
+	// Close releases what the writer holds; writes after it fail.
+	Close(ctx context.Context) error
+}
+
+// ResumingWriter is a Writer whose broker client pauses a key itself after
+// a failed write (Google Pub/Sub's publisher): OrderedSink.Resume resumes
+// the key there first, so that a send it lets through never meets a
+// paused client.
+type ResumingWriter[K comparable, E any] interface {
+	Writer[K, E]
+	// Resume lets key's writes through the client again.
+	Resume(key K)
+}
+
 // OrderedSink is an AsyncSink over a broker's Writer: it adds the failure
 // rule (a failed send pauses its key until Resume) and Flush. Only a paused
 // key holds memory, and while no key is paused a send takes no lock. It is
@@ -89,6 +108,8 @@ type OrderedSink[K comparable, E any] struct {
 	pending atomic.Int64 // sends handed over and not answered
 	closed  atomic.Bool
 	drained notify.Notifier // signalled when pending reaches zero (Flush)
+	closing sync.Once       // the writer's Close, once
+	wclose  error           // its result, set in closing
 }
 
 // sinkShards spreads the keys' state over locks.
@@ -187,9 +208,13 @@ func (s *OrderedSink[K, E]) pause(key K, err error) {
 	}
 }
 
-// Resume lets key's sends through again after a failure paused it. It
-// does nothing for a key that is not paused.
+// Resume lets key's sends through again after a failure paused it (in the
+// writer first, when it is a ResumingWriter). It does nothing for a key
+// that is not paused.
 func (s *OrderedSink[K, E]) Resume(key K) {
+	if rw, ok := s.w.(ResumingWriter[K, E]); ok {
+		rw.Resume(key)
+	}
 	sh := s.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -237,10 +262,17 @@ func (s *OrderedSink[K, E]) Flush(ctx context.Context) error {
 }
 
 // Close stops accepting sends (they fail with an error wrapping ErrClosed)
-// and waits for those in flight, as Flush does.
+// and waits for those in flight, as Flush does; then it closes the writer
+// when it is a ClosingWriter (once: a later Close returns its result
+// again).
 func (s *OrderedSink[K, E]) Close(ctx context.Context) error {
 	s.closed.Store(true)
-	return s.Flush(ctx)
+	err := s.Flush(ctx)
+	if cw, ok := s.w.(ClosingWriter[K, E]); ok {
+		s.closing.Do(func() { s.wclose = cw.Close(ctx) })
+		err = errors.Join(err, s.wclose)
+	}
+	return err
 }
 
 // answered counts one send answered and wakes the Flush calls when none is

@@ -1,8 +1,11 @@
 // Command screenshot makes the console's screenshots in docs/: the
 // operator's console (runtime/console) over the ledger example's
 // dispatchers (examples/gen), fed by Kafka (an in-process kfake cluster),
-// with parked, stuck and busy keys, photographed in headless Chromium at a
-// desktop's width and at a phone's. Run it from the browsertest folder:
+// with the relay of a transactional outbox beside it, after half a minute
+// of traffic in phases of varying load (which the last-hour charts show),
+// with parked, stuck and busy keys: the overview photographed in headless
+// Chromium at a desktop's width and at a phone's, and the stuck key's page.
+// Run it from the browsertest folder:
 //
 //	go run ./cmd/screenshot
 package main
@@ -33,16 +36,22 @@ import (
 )
 
 func main() {
-	desktop := flag.String("out", "../docs/console.png", "the desktop screenshot (PNG)")
+	desktop := flag.String("out", "../docs/console.png", "the desktop screenshot of the overview (PNG)")
 	phone := flag.String("phone", "../docs/console-phone.png", "the phone screenshot (PNG); empty for none")
+	key := flag.String("key", "../docs/console-key.png", "the screenshot of a stuck key's page (PNG); empty for none")
+	phases := flag.Int("phases", 12, "how many phases of traffic the charts show (each lasts -phase)")
+	phase := flag.Duration("phase", 2500*time.Millisecond, "how long a phase of traffic lasts")
 	flag.Parse()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if err := run(ctx, *desktop, *phone); err != nil {
+	if err := run(ctx, shots{*desktop, *phone, *key}, *phases, *phase); err != nil {
 		fmt.Fprintln(os.Stderr, "screenshot:", err)
 		os.Exit(1)
 	}
 }
+
+// shots are the screenshots' paths; an empty one is not made.
+type shots struct{ desktop, phone, key string }
 
 const (
 	topic       = "ledger.accounts"
@@ -51,9 +60,12 @@ const (
 	// stuckAfter is the console's StuckAfter: the slow account passes it
 	// before the picture is taken.
 	stuckAfter = 2 * time.Second
+	// slow is the account whose handler is slow: it is stuck, its backlog
+	// fills its share and its partition pauses.
+	slow = "acct-0815"
 )
 
-func run(ctx context.Context, desktop, phone string) error {
+func run(ctx context.Context, out shots, phases int, phase time.Duration) error {
 	chromium := browsertest.Chromium()
 	if chromium == "" {
 		return errors.New("no Chromium found: apt-get install chromium, or set ORDERGEN_CHROMIUM")
@@ -78,12 +90,9 @@ func run(ctx context.Context, desktop, phone string) error {
 	}
 
 	bank := browsertest.NewBank()
-	bank.BreakWith("acct-1042", errors.New("core banking: account acct-1042 is locked for an audit"))
-	bank.BreakWith("acct-2210", runtime.Permanent(errors.New("ledger: overdraft limit of 500.00 EUR exceeded by a withdrawal of 1,250.00 EUR")))
-	bank.BreakWith("acct-3001", errors.New("core banking: timeout after 5s"))
 	release := make(chan struct{})
 	defer close(release)
-	bank.Slow("acct-0815", release)
+	bank.Slow(slow, release)
 	accountOpts := func(c *ledger.AccountConfig) {
 		c.OnOutcome = consumer.OnOutcome
 		c.Retry = runtime.Retry{Attempts: 5, Initial: time.Millisecond, Max: 4 * time.Millisecond}
@@ -91,6 +100,9 @@ func run(ctx context.Context, desktop, phone string) error {
 		// Small enough that the slow account fills its share and its
 		// partition pauses, as the picture should show.
 		c.Backlog.PerKey = 24
+		// Long enough that the slow account's first attempt still runs
+		// when its page is photographed.
+		c.Timeout = time.Hour
 		c.Logger = quiet
 	}
 	accounts, err := ledger.NewAccountDispatcher(bank, accountOpts)
@@ -107,6 +119,28 @@ func run(ctx context.Context, desktop, phone string) error {
 	}
 	defer orders.Close(context.Background())
 
+	// The transactional outbox of a service that writes accounts: one key
+	// the broker refuses, parked in the outbox.
+	dir, err := os.MkdirTemp("", "ordergen-screenshot-outbox-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ob, err := browsertest.NewOutbox(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer ob.Close()
+	ob.Break("acct-7310", true)
+	for _, account := range []string{"acct-7300", "acct-7310"} {
+		if err := ob.Write(ctx, account, 4); err != nil {
+			return err
+		}
+	}
+	if err := ob.Ship(ctx); err != nil {
+		return err
+	}
+
 	consumed := make(chan error, 1)
 	runCtx, stopConsumer := context.WithCancel(ctx)
 	go func() { consumed <- consumer.Run(runCtx, accounts) }()
@@ -117,59 +151,58 @@ func run(ctx context.Context, desktop, phone string) error {
 
 	c, err := console.New(console.Config{
 		Inspectors: []inspect.Inspector{accounts.Inspector(), orders.Inspector()},
-		Transports: []inspect.Transport{consumer},
+		Transports: []inspect.Transport{consumer, ob.Relay},
 		Authorize:  func(*http.Request, console.Action) (string, error) { return "alice", nil },
 		Logger:     quiet,
 		Title:      "ledger",
 		StuckAfter: stuckAfter,
+		// Samples often enough that the charts show the phases below.
+		Sample: phase / 5,
 	})
 	if err != nil {
 		return err
 	}
+	defer c.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/ops/", http.StripPrefix("/ops", c))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	if err := traffic(ctx, cluster, orders); err != nil {
+	if err := traffic(ctx, cluster, bank, orders, srv.URL+"/ops/", phases, phase); err != nil {
 		return err
 	}
-	if err := settle(ctx, accounts); err != nil {
-		return err
-	}
-	// An operator fixed acct-3001's fault and replayed it from the console.
-	bank.BreakWith("acct-3001", nil)
-	res, err := http.PostForm(srv.URL+"/ops/api/replay", url.Values{"entity": {"Account"}, "subscriber": {"Account"}, "key": {"acct-3001"}})
-	if err != nil {
-		return err
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("replay acct-3001: %s", res.Status)
-	}
-	// The slow account's oldest event passes StuckAfter.
-	select {
-	case <-time.After(stuckAfter + 500*time.Millisecond):
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	if err := shoot(ctx, chromium, srv.URL+"/ops/", desktop, 1280, false); err != nil {
-		return err
-	}
-	if phone != "" {
-		return shoot(ctx, chromium, srv.URL+"/ops/", phone, 390, true)
+	for _, s := range []struct {
+		path, page string
+		width      int
+		mobile     bool
+		wait       string
+	}{
+		{out.desktop, "", 1280, false, "figure.chart"},
+		{out.phone, "", 390, true, "figure.chart"},
+		{out.key, "key?entity=Account&subscriber=Account&key=" + slow, 1280, false, "section.running"},
+	} {
+		if s.path == "" {
+			continue
+		}
+		if err := shoot(ctx, chromium, srv.URL+"/ops/"+s.page, s.path, s.width, s.mobile, s.wait); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// traffic publishes the accounts' events to Kafka and handles some orders.
-func traffic(ctx context.Context, cluster *kfake.Cluster, orders *ledger.OrderDispatcher) error {
+// traffic publishes the accounts' events to Kafka, and handles orders, in
+// phases of varying load: the charts show them. Accounts break on the way
+// (one fails for an audit, one is refused an overdraft, one times out, and
+// an operator fixes that one and replays it), the slow account falls
+// behind, and the audit subscriber fails one account.
+func traffic(ctx context.Context, cluster *kfake.Cluster, bank *browsertest.Bank, orders *ledger.OrderDispatcher, console string, phases int, phase time.Duration) error {
 	pcl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
 	if err != nil {
 		return err
 	}
 	defer pcl.Close()
-	sink, err := kafka.NewProducer[string, ledger.AccountEvent](pcl, topic, ledger.AccountCodec{})
+	sink, err := kafka.NewProducer[string, ledger.AccountEvent](kafka.ProducerConfig[ledger.AccountEvent]{Client: pcl, Topic: topic, Codec: ledger.AccountCodec{}})
 	if err != nil {
 		return err
 	}
@@ -177,75 +210,101 @@ func traffic(ctx context.Context, cluster *kfake.Cluster, orders *ledger.OrderDi
 	if err != nil {
 		return err
 	}
-	ids := []string{"acct-1042", "acct-2210", "acct-3001", "acct-0815"}
-	for i := range 60 {
-		ids = append(ids, fmt.Sprintf("acct-%04d", 4000+i*7))
-	}
 	opened := time.Date(2026, 11, 2, 8, 30, 0, 0, time.UTC)
-	for _, id := range ids {
-		n := 6
-		if id == "acct-0815" {
-			n = 40 // a busy account, and its handler is slow
-		}
-		if err := producer.PublishAccountOpened(ctx, ledger.AccountOpened{AccountID: id, Version: 1, Owner: "Ada Lovelace", OpenedAt: opened}); err != nil {
-			return err
-		}
-		for v := uint64(2); v <= uint64(n); v++ {
+	versions := map[string]uint64{}
+	// publish sends account's next n events (its opening first).
+	publish := func(account string, n int) error {
+		for range n {
+			v := versions[account] + 1
 			var err error
-			if v%3 == 0 {
+			switch {
+			case v == 1:
+				err = producer.PublishAccountOpened(ctx, ledger.AccountOpened{AccountID: account, Version: 1, Owner: "Ada Lovelace", OpenedAt: opened})
+			case v%3 == 0:
 				amount := int64(2500)
-				if id == "acct-2210" {
+				if account == "acct-2210" {
 					amount = 125000
 				}
-				err = producer.PublishWithdrew(ctx, ledger.Withdrew{AccountID: id, Version: v, Amount: amount})
-			} else {
-				err = producer.PublishDeposited(ctx, ledger.Deposited{AccountID: id, Version: v, Amount: int64(1000 * v)})
+				err = producer.PublishWithdrew(ctx, ledger.Withdrew{AccountID: account, Version: v, Amount: amount})
+			default:
+				err = producer.PublishDeposited(ctx, ledger.Deposited{AccountID: account, Version: v, Amount: int64(1000 * v)})
 			}
 			if err != nil {
 				return err
 			}
+			versions[account] = v
 		}
+		return nil
 	}
-	for i := range 120 {
-		id := fmt.Sprintf("ord-%04d", 5000+i)
-		if err := orders.PublishOrderPlaced(ctx, ledger.OrderPlaced{OrderID: id, Customer: "Grace Hopper", Total: 4200, At: opened}); err != nil {
-			return err
-		}
-		if err := orders.PublishOrderPaid(ctx, ledger.OrderPaid{OrderID: id}); err != nil {
-			return err
-		}
-	}
-	return orders.Flush(ctx)
-}
-
-// settle waits until the accounts' subscribers have parked what they park
-// and their counters stand still: everything but the slow account's events
-// (and the records of partitions paused behind parked ones) is handled.
-func settle(ctx context.Context, accounts *ledger.AccountDispatcher) error {
-	var last map[ledger.AccountSubscriberName]runtime.Stats
-	still := 0
-	for {
-		stats := accounts.Stats()
-		if stats[ledger.AccountFirstSubscriber].ParkedKeys == 3 && stats[ledger.AccountSubscriberNamed("audit")].ParkedKeys == 1 && fmt.Sprint(stats) == fmt.Sprint(last) {
-			if still++; still == 10 {
-				return nil
+	load := []int{40, 90, 160, 230, 180, 110, 260, 210, 90, 60, 150, 100}
+	order := 5000
+	for p := range phases {
+		start := time.Now()
+		switch p {
+		case 2:
+			bank.BreakWith("acct-1042", errors.New("core banking: account acct-1042 is locked for an audit"))
+			if err := publish("acct-1042", 6); err != nil {
+				return err
 			}
-		} else {
-			still = 0
+		case 4:
+			bank.BreakWith("acct-2210", runtime.Permanent(errors.New("ledger: overdraft limit of 500.00 EUR exceeded by a withdrawal of 1,250.00 EUR")))
+			if err := publish("acct-2210", 6); err != nil {
+				return err
+			}
+		case 5:
+			bank.BreakWith("acct-3001", errors.New("core banking: timeout after 5s"))
+			if err := publish("acct-3001", 6); err != nil {
+				return err
+			}
+		case 8:
+			// An operator fixed acct-3001's fault and replayed it from the
+			// console.
+			bank.BreakWith("acct-3001", nil)
+			res, err := http.PostForm(console+"api/replay", url.Values{"entity": {"Account"}, "subscriber": {"Account"}, "key": {"acct-3001"}})
+			if err != nil {
+				return err
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				return fmt.Errorf("replay acct-3001: %s", res.Status)
+			}
 		}
-		last = stats
-		select {
-		case <-time.After(30 * time.Millisecond):
-		case <-ctx.Done():
-			return fmt.Errorf("the scene did not settle: %+v: %w", stats, ctx.Err())
+		// The slow account falls further behind every phase.
+		if err := publish(slow, 4); err != nil {
+			return err
+		}
+		// The phase's load, spread over it in five slices.
+		n := load[p%len(load)]
+		for slice := range 5 {
+			for i := slice * n / 5; i < (slice+1)*n/5; i++ {
+				if err := publish(fmt.Sprintf("acct-%04d", 4000+7*(i%60)), 1); err != nil {
+					return err
+				}
+			}
+			for range n / 20 {
+				id := fmt.Sprintf("ord-%04d", order)
+				order++
+				if err := orders.PublishOrderPlaced(ctx, ledger.OrderPlaced{OrderID: id, Customer: "Grace Hopper", Total: 4200, At: opened}); err != nil {
+					return err
+				}
+				if err := orders.PublishOrderPaid(ctx, ledger.OrderPaid{OrderID: id}); err != nil {
+					return err
+				}
+			}
+			select {
+			case <-time.After(start.Add(time.Duration(slice+1) * phase / 5).Sub(time.Now())): // a picture's pace, not a synchronisation
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 	}
+	return nil
 }
 
 // shoot photographs the page at url, width pixels wide, into path: the
 // whole page, or, when mobile, a phone's first screen (width CSS pixels at
 // twice the density).
-func shoot(ctx context.Context, chromium, url, path string, width int, mobile bool) error {
+func shoot(ctx context.Context, chromium, url, path string, width int, mobile bool, wait string) error {
 	profile, err := os.MkdirTemp("", "ordergen-screenshot-")
 	if err != nil {
 		return err
@@ -258,7 +317,7 @@ func shoot(ctx context.Context, chromium, url, path string, width int, mobile bo
 	}
 	sctx, cancel := context.WithTimeout(bctx, time.Minute)
 	defer cancel()
-	steps := []chromedp.Action[chromedp.Void]{chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("table.parked"))}
+	steps := []chromedp.Action[chromedp.Void]{chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(wait))}
 	if mobile {
 		steps = append([]chromedp.Action[chromedp.Void]{chromedp.EmulateViewport(int64(width), 844, chromedp.EmulateScale(2), chromedp.EmulateMobile)}, steps...)
 	}

@@ -19,6 +19,7 @@ import (
 	ledger "github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
 	ps "github.com/ordergen/ordergen/runtime/pubsub"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 const (
@@ -68,21 +69,25 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		return err
 	}
 
-	pub := client.Publisher(topic)
-	pub.EnableMessageOrdering = true
-	defer pub.Stop()
-	sink, err := ps.NewProducer[string, ledger.AccountEvent](pub, ledger.AccountCodec{})
+	// The producer reaches Pub/Sub as the consumers do: through the
+	// client (a publisher of its own, with message ordering, stopped with
+	// it).
+	sink, err := ps.NewProducer[string, ledger.AccountEvent](ps.ProducerConfig[ledger.AccountEvent]{Client: client, Topic: topic, Codec: ledger.AccountCodec{}})
 	if err != nil {
 		return err
 	}
+	defer func() { _ = sink.Close(context.Background()) }()
 	producer, err := ledger.NewAccountProducer(sink)
 	if err != nil {
 		return err
 	}
 	// A message that does not decode: it goes to the dead-letter topic and
 	// its key goes on.
+	pub := client.Publisher(topic)
+	pub.EnableMessageOrdering = true
+	defer pub.Stop()
 	if _, err := pub.Publish(ctx, &pubsub.Message{Data: []byte("{not json"), OrderingKey: "acct-000",
-		Attributes: map[string]string{ps.AttrType: "Deposited"}}).Get(ctx); err != nil {
+		Attributes: map[string]string{transport.HeaderType: "Deposited"}}).Get(ctx); err != nil {
 		return err
 	}
 	published := make(chan error, 1)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -34,7 +35,7 @@ func Open(ctx context.Context, path string) (*sqlstore.Store, error) {
 	}
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxIdleTime(0)
-	if err := db.PingContext(ctx); err != nil {
+	if err := connect(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -44,4 +45,34 @@ func Open(ctx context.Context, path string) (*sqlstore.Store, error) {
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// connect makes the handle's connection. The first connections to a new
+// file race to set it up (its journal mode), and SQLite answers the losers
+// SQLITE_BUSY at once, without waiting in its busy handler: replicas that
+// start together on a new database try again, within BusyTimeout.
+func connect(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(BusyTimeout)
+	wait := time.Millisecond
+	for {
+		err := db.PingContext(ctx)
+		if err == nil || !busy(err) || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// busy reports whether err is SQLITE_BUSY (or one of its extended codes).
+func busy(err error) bool {
+	var se interface{ Code() int }
+	const sqliteBusy = 5
+	return errors.As(err, &se) && se.Code()&0xff == sqliteBusy
 }

@@ -18,6 +18,7 @@ import (
 	ledger "github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
 	oq "github.com/ordergen/ordergen/runtime/sqs"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // run plays the scenario and writes the report to out. It returns an error
@@ -54,7 +55,7 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		return err
 	}
 
-	sink, err := oq.NewProducer[string, ledger.AccountEvent](client, queue, ledger.AccountCodec{})
+	sink, err := oq.NewProducer[string, ledger.AccountEvent](oq.ProducerConfig[ledger.AccountEvent]{Client: client, QueueURL: queue, Codec: ledger.AccountCodec{}})
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	// its group goes on.
 	if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &queue, MessageBody: aws.String("{not json"),
 		MessageGroupId: aws.String("acct-000"), MessageDeduplicationId: aws.String("bad-1"),
-		MessageAttributes: map[string]types.MessageAttributeValue{oq.AttrType: {DataType: aws.String("String"), StringValue: aws.String("Deposited")}},
+		MessageAttributes: map[string]types.MessageAttributeValue{transport.HeaderType: {DataType: aws.String("String"), StringValue: aws.String("Deposited")}},
 	}); err != nil {
 		return err
 	}

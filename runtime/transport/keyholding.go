@@ -1,31 +1,29 @@
-package keyed
+package transport
 
 import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // Why an ownership ended.
 const (
-	// EndUnfinished: one of the key's messages was settled Unfinished.
-	EndUnfinished = "unfinished"
-	// EndLease: a message's lease was about to end for good.
-	EndLease = "lease"
-	// EndLeaseLost: the broker refused to extend a lease.
-	EndLeaseLost = "lease-lost"
-	// EndLeaseLapsed: the lease the broker last confirmed was about to
+	// endUnfinished: one of the key's messages was settled Unfinished.
+	endUnfinished = "unfinished"
+	// endLease: a message's lease was about to end for good.
+	endLease = "lease"
+	// endLeaseLost: the broker refused to extend a lease.
+	endLeaseLost = "lease-lost"
+	// endLeaseLapsed: the lease the broker last confirmed was about to
 	// end (its extensions failed, or got no answer).
-	EndLeaseLapsed = "lease-lapsed"
+	endLeaseLapsed = "lease-lapsed"
 )
 
-// holding is the core's state of one key it holds messages of: one
+// holding is the intake's state of one key it holds messages of: one
 // ownership of the key.
 type holding[E any, M any] struct {
 	key      string
-	own      *transport.Ownership
+	own      *Ownership
 	live     []*entry[E, M] // taken, in take order; settled ones leave from the front
 	nlive    int            // of which not settled
 	stash    []pending[E, M]
@@ -46,7 +44,7 @@ type entry[E any, M any] struct {
 	taken  time.Time
 	seq    uint64
 	tag    uint64
-	st     transport.Settlement // 0 while unsettled
+	st     Settlement // 0 while unsettled
 }
 
 // pending is a message taken and refused for lack of room.
@@ -68,7 +66,7 @@ func (h *holding[E, M]) dropSettled() {
 
 // startEnd ends h's ownership in a goroutine, with cause for its running
 // handler (nil: one that says why); c.mu is held.
-func (c *Core[K, E, M]) startEnd(h *holding[E, M], why string, cause error) {
+func (c *KeyIntake[K, E, M]) startEnd(h *holding[E, M], why string, cause error) {
 	h.ending = true
 	h.endWhy = why
 	if cause == nil {
@@ -87,14 +85,14 @@ func (c *Core[K, E, M]) startEnd(h *holding[E, M], why string, cause error) {
 
 // endCause is what the running handler of key is told (context.Cause)
 // when its ownership ends for why and the transport gave no cause.
-func (c *Core[K, E, M]) endCause(key, why string) error {
+func (c *KeyIntake[K, E, M]) endCause(key, why string) error {
 	switch why {
-	case EndUnfinished:
-		return fmt.Errorf("%w: %s: a message of key %q went back to the broker, which delivers the key's later messages after it", transport.ErrOwnershipEnded, c.cfg.System, key)
-	case EndLease:
-		return fmt.Errorf("%w: %s: a message of key %q reached the end of the longest lease the broker gives", transport.ErrLeaseLost, c.cfg.System, key)
+	case endUnfinished:
+		return fmt.Errorf("%w: %s: a message of key %q went back to the broker, which delivers the key's later messages after it", ErrOwnershipEnded, c.cfg.System, key)
+	case endLease:
+		return fmt.Errorf("%w: %s: a message of key %q reached the end of the longest lease the broker gives", ErrLeaseLost, c.cfg.System, key)
 	}
-	return fmt.Errorf("%w: %s: key %q (%s)", transport.ErrLeaseLost, c.cfg.System, key, why)
+	return fmt.Errorf("%w: %s: key %q (%s)", ErrLeaseLost, c.cfg.System, key, why)
 }
 
 // end ends h's ownership: its events that have not started are withdrawn,
@@ -102,31 +100,31 @@ func (c *Core[K, E, M]) endCause(key, why string) error {
 // all when the lease is lost) before it is cancelled with h.endCause, and
 // its messages not finished are settled Unfinished. The messages of the
 // key that arrived meanwhile are then received again.
-func (c *Core[K, E, M]) end(h *holding[E, M], why string, lease time.Time) {
+func (c *KeyIntake[K, E, M]) end(h *holding[E, M], why string, lease time.Time) {
 	defer c.enders.Done()
 	deadline := time.Now().Add(c.cfg.EndTimeout)
 	if !lease.IsZero() && lease.Before(deadline) {
 		deadline = lease
 	}
-	if why == EndLeaseLost || why == EndLeaseLapsed {
+	if why == endLeaseLost || why == endLeaseLapsed {
 		// The broker may give the message to another consumer any
 		// moment: the handler must stop now, not drain.
 		deadline = time.Now()
 	}
 	ctx, cancel := context.WithDeadlineCause(c.abort, deadline, h.endCause)
 	start := time.Now()
-	left, err := c.src.End(ctx, h.own)
+	left, err := c.src.Load().End(ctx, h.own)
 	cancel()
 	level := c.cfg.Logger.Info
 	msg := "ordergen/" + c.cfg.System + ": a key's ownership ended: a message of it goes back to the broker, and its later messages with it"
 	switch why {
-	case EndLease:
+	case endLease:
 		level = c.cfg.Logger.Warn
 		msg = "ordergen/" + c.cfg.System + ": a key's messages reached the end of their lease (parked in memory, or a handler outlived it); they go back to the broker and run again"
-	case EndLeaseLost:
+	case endLeaseLost:
 		level = c.cfg.Logger.Warn
 		msg = "ordergen/" + c.cfg.System + ": the broker refused to extend a lease: the key's running handler was cancelled and its messages that had not finished go back to it"
-	case EndLeaseLapsed:
+	case endLeaseLapsed:
 		level = c.cfg.Logger.Warn
 		msg = "ordergen/" + c.cfg.System + ": the lease the broker last confirmed was about to end: the key's running handler was cancelled and its messages that had not finished go back to the broker"
 	}
@@ -149,13 +147,13 @@ func (c *Core[K, E, M]) end(h *holding[E, M], why string, lease time.Time) {
 	c.waiting -= len(waiting)
 	c.reserved += len(waiting)
 	switch why {
-	case EndUnfinished:
+	case endUnfinished:
 		c.stats.Ended.Unfinished++
-	case EndLease:
+	case endLease:
 		c.stats.Ended.Lease++
-	case EndLeaseLost:
+	case endLeaseLost:
 		c.stats.Ended.LeaseLost++
-	case EndLeaseLapsed:
+	case endLeaseLapsed:
 		c.stats.Ended.LeaseLapsed++
 	}
 	c.mu.Unlock()
@@ -169,7 +167,7 @@ func (c *Core[K, E, M]) end(h *holding[E, M], why string, lease time.Time) {
 }
 
 // retryLoop offers the stashed messages again as messages settle.
-func (c *Core[K, E, M]) retryLoop() {
+func (c *KeyIntake[K, E, M]) retryLoop() {
 	defer c.loops.Done()
 	for {
 		select {
@@ -197,7 +195,7 @@ func (c *Core[K, E, M]) retryLoop() {
 }
 
 // retry offers h's stash in order until the lanes refuse one.
-func (c *Core[K, E, M]) retry(h *holding[E, M]) {
+func (c *KeyIntake[K, E, M]) retry(h *holding[E, M]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for {
@@ -229,7 +227,7 @@ func (c *Core[K, E, M]) retry(h *holding[E, M]) {
 
 // sweepLoop ends the ownerships whose lease is about to end, forgets old
 // fences and reports whether taking is blocked.
-func (c *Core[K, E, M]) sweepLoop() {
+func (c *KeyIntake[K, E, M]) sweepLoop() {
 	defer c.loops.Done()
 	t := time.NewTicker(c.cfg.SweepEvery)
 	defer t.Stop()
@@ -243,7 +241,7 @@ func (c *Core[K, E, M]) sweepLoop() {
 	}
 }
 
-func (c *Core[K, E, M]) sweep(now time.Time) {
+func (c *KeyIntake[K, E, M]) sweep(now time.Time) {
 	c.mu.Lock()
 	if !c.closing {
 		for _, h := range c.keys {
@@ -252,7 +250,7 @@ func (c *Core[K, E, M]) sweep(now time.Time) {
 			}
 			for _, e := range h.live {
 				if e.st == 0 && !e.lease.IsZero() && !now.Before(e.lease.Add(-c.cfg.EndTimeout)) {
-					c.startEnd(h, EndLease, nil)
+					c.startEnd(h, endLease, nil)
 					break
 				}
 			}
@@ -267,55 +265,30 @@ func (c *Core[K, E, M]) sweep(now time.Time) {
 	c.reportBlocked()
 }
 
-// reportBlocked logs when taking stops for every key (MaxInFlight reached)
-// and when parks in memory hold half of MaxInFlight or more, and when that
-// ends.
-func (c *Core[K, E, M]) reportBlocked() {
+// reportBlocked looks at whether taking stops for every key (MaxInFlight
+// reached), and whether parks in memory hold it, and logs the changes.
+func (c *KeyIntake[K, E, M]) reportBlocked() {
 	s := c.Stats()
-	why := ""
-	if s.Unsettled+s.Waiting >= c.cfg.MaxInFlight {
-		why = BlockedInFlight
-		if 2*s.Parked >= c.cfg.MaxInFlight {
-			why = BlockedParked
-		}
-	}
-	warn := 2*s.Parked >= c.cfg.MaxInFlight
+	why := c.watch.Look(s.Unsettled+s.Waiting, c.cfg.MaxInFlight, func() int { return s.Parked })
 	c.mu.Lock()
-	was, wasWarn := c.blocked, c.parksWarn
-	c.blocked, c.parksWarn = why, warn
 	c.stats.Blocked = why
 	c.mu.Unlock()
-	log := c.cfg.Logger
-	p := "ordergen/" + c.cfg.System + ": "
-	switch {
-	case why == BlockedParked && was != why:
-		log.Warn(p+"no more messages are taken, for any key: messages parked in memory fill MaxInFlight; replay or discard the parked keys (the dispatcher's ParkedKeys), or give the dispatcher a park store",
-			"parked", s.Parked, "unsettled", s.Unsettled, "max_in_flight", c.cfg.MaxInFlight)
-	case why == BlockedInFlight && was != why:
-		log.Debug(p+"no more messages are taken until some finish: MaxInFlight reached", "unsettled", s.Unsettled, "max_in_flight", c.cfg.MaxInFlight)
-	case why == "" && was != "":
-		log.Info(p+"taking messages again", "unsettled", s.Unsettled, "parked", s.Parked, "was", was)
-	}
-	if warn && !wasWarn && why != BlockedParked {
-		log.Warn(p+"messages parked in memory hold half of MaxInFlight or more; when they hold all of it no key gets messages: replay or discard the parked keys, or give the dispatcher a park store",
-			"parked", s.Parked, "max_in_flight", c.cfg.MaxInFlight)
-	}
 }
 
 // Shutdown ends every ownership: the events that have not started are
 // withdrawn, the running ones get until ctx ends (then they are cancelled),
 // and every message not finished is settled Unfinished. Messages received
-// from then on are settled Unfinished at once. The core's goroutines are
+// from then on are settled Unfinished at once. The intake's goroutines are
 // gone when it returns. It returns how many messages were given back so,
 // and ctx's error if it ended first.
-func (c *Core[K, E, M]) Shutdown(ctx context.Context) (int, error) {
+func (c *KeyIntake[K, E, M]) Shutdown(ctx context.Context) (int, error) {
 	c.mu.Lock()
 	if c.closing {
 		c.mu.Unlock()
 		return 0, nil
 	}
 	c.closing = true
-	var owners []*transport.Ownership
+	var owners []*Ownership
 	var waiting []Message[E, M]
 	for _, h := range c.keys {
 		h.ending = true
@@ -325,7 +298,7 @@ func (c *Core[K, E, M]) Shutdown(ctx context.Context) (int, error) {
 	}
 	c.mu.Unlock()
 	for _, m := range waiting {
-		c.cfg.Settle(m.Handle, transport.Unfinished)
+		c.cfg.Settle(m.Handle, Unfinished)
 	}
 	// Their room is free once the broker was told (see settled).
 	c.mu.Lock()
@@ -335,9 +308,9 @@ func (c *Core[K, E, M]) Shutdown(ctx context.Context) (int, error) {
 	var left int
 	var err error
 	if len(owners) > 0 {
-		left, err = c.src.End(ctx, owners...)
+		left, err = c.src.Load().End(ctx, owners...)
 	}
-	c.cancel(fmt.Errorf("%w: %s: the consumer stopped", transport.ErrOwnershipEnded, c.cfg.System)) // enders still waiting give up now
+	c.cancel(fmt.Errorf("%w: %s: the consumer stopped", ErrOwnershipEnded, c.cfg.System)) // enders still waiting give up now
 	c.enders.Wait()
 	close(c.stop)
 	c.loops.Wait()

@@ -1,4 +1,4 @@
-package keyed_test
+package transport_test
 
 import (
 	"context"
@@ -14,11 +14,10 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/internal/keyed"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
-var stressFor = flag.Duration("keyed.stress", 2*time.Second, "how long each TestStress case attacks the core (run long with e.g. -keyed.stress=5m)")
+var stressFor = flag.Duration("keyintake.stress", 2*time.Second, "how long each TestKeyIntakeStress case attacks the core (run long with e.g. -keyintake.stress=5m)")
 
 // guarded is the shared database of the stress test: per key the last
 // applied Seq, applied only when it is the next one (the version guard).
@@ -98,7 +97,7 @@ func (g *guarded) handle(ctx context.Context, key string, e ev) error {
 // handled before its predecessor and no handler starts while an unfenced
 // one of its key runs; at the end every event is applied and the broker
 // holds nothing unacknowledged.
-func TestStress(t *testing.T) {
+func TestKeyIntakeStress(t *testing.T) {
 	for _, maxOut := range []int{1, 4} {
 		t.Run(fmt.Sprintf("outstanding=%d", maxOut), func(t *testing.T) { stress(t, maxOut) })
 	}
@@ -109,7 +108,7 @@ func stress(t *testing.T, maxOut int) {
 		t.Skip("a stress test: seconds of faults at random (skipped under -short)")
 	}
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d (run long with -keyed.stress=5m)", seed)
+	t.Logf("seed %d (run long with -keyintake.stress=5m)", seed)
 	rng := rand.New(rand.NewPCG(seed, uint64(maxOut)))
 	var rngMu sync.Mutex
 	intn := func(n int) int {
@@ -148,7 +147,7 @@ func stress(t *testing.T, maxOut int) {
 		}
 	}
 	ops := map[string]int{}
-	var totals keyed.Stats
+	var totals transport.KeyStats
 	deadline := time.Now().Add(*stressFor)
 	for epoch := 0; ; epoch++ {
 		final := !time.Now().Before(deadline)
@@ -233,7 +232,7 @@ func stress(t *testing.T, maxOut int) {
 type process struct {
 	b      *broker
 	engine *runtime.Engine[string, ev]
-	core   *keyed.Core[string, ev, handle]
+	core   *transport.KeyIntake[string, ev, handle]
 	stopCh chan struct{}
 	wg     sync.WaitGroup
 	intn   func(int) int
@@ -243,7 +242,7 @@ type process struct {
 func startProcess(t *testing.T, b *broker, g *guarded, intn func(int) int, final bool) *process {
 	t.Helper()
 	quiet := slog.New(slog.DiscardHandler)
-	var core atomic.Pointer[keyed.Core[string, ev, handle]]
+	var core atomic.Pointer[transport.KeyIntake[string, ev, handle]]
 	e, err := runtime.New(g.handle, runtime.Config[string, ev]{
 		MaxActive: 8,
 		Retry:     runtime.Retry{Attempts: 1 + intn(2), Initial: time.Millisecond, Max: time.Millisecond},
@@ -260,7 +259,7 @@ func startProcess(t *testing.T, b *broker, g *guarded, intn func(int) int, final
 		lease = time.Minute
 	}
 	maxInFlight := 2 + intn(40)
-	c, err := keyed.New[string](transport.EngineTarget(e), keyed.Config[ev, handle]{
+	c, err := startKeyIntake(transport.EngineTarget(e), transport.KeyConfig[ev, handle]{
 		System:      "fake",
 		MaxInFlight: maxInFlight,
 		EndTimeout:  time.Duration(10+intn(50)) * time.Millisecond,
@@ -271,7 +270,7 @@ func startProcess(t *testing.T, b *broker, g *guarded, intn func(int) int, final
 			p.held.Add(-1)
 			b.settle(h, st)
 		},
-		DeadLetter: func(_ keyed.Message[ev, handle], done func(error)) {
+		DeadLetter: func(_ transport.Message[ev, handle], done func(error)) {
 			if !final && intn(3) == 0 {
 				done(errors.New("the dead-letter write failed"))
 				return
@@ -290,12 +289,12 @@ func startProcess(t *testing.T, b *broker, g *guarded, intn func(int) int, final
 	// different keys' at once), each reserving room before it takes a
 	// message. Whenever one is about to take a message, the core holds no
 	// more than MaxInFlight messages unsettled at the broker with it.
-	receivers := make([]chan keyed.Message[ev, handle], 1+intn(3))
+	receivers := make([]chan transport.Message[ev, handle], 1+intn(3))
 	for i := range receivers {
-		receivers[i] = make(chan keyed.Message[ev, handle], 8)
+		receivers[i] = make(chan transport.Message[ev, handle], 8)
 		p.wg.Go(func() {
 			for {
-				var m keyed.Message[ev, handle]
+				var m transport.Message[ev, handle]
 				select {
 				case m = <-receivers[i]:
 				case <-p.stopCh:
@@ -330,7 +329,7 @@ func startProcess(t *testing.T, b *broker, g *guarded, intn func(int) int, final
 					time.Sleep(time.Duration(intn(3)) * time.Millisecond)
 				}
 				if m.Event.Seq < 0 {
-					m.Bad = &keyed.Bad{Reason: "undecodable", Err: errors.New("bad")}
+					m.Bad = &transport.Bad{Reason: transport.ReasonUndecodable, Err: errors.New("bad")}
 				}
 				h := fnv.New32a()
 				h.Write([]byte(m.Key))
@@ -379,7 +378,7 @@ func (p *process) quiet() bool {
 }
 
 // stop stops the process cleanly, or as a crash would.
-func (p *process) stop(t *testing.T, crash bool) keyed.Stats {
+func (p *process) stop(t *testing.T, crash bool) transport.KeyStats {
 	t.Helper()
 	close(p.stopCh)
 	p.wg.Wait()

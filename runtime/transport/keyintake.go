@@ -1,4 +1,4 @@
-package keyed
+package transport
 
 import (
 	"context"
@@ -6,49 +6,95 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/internal/notify"
 	"github.com/ordergen/ordergen/runtime/meter"
-	"github.com/ordergen/ordergen/runtime/transport"
 )
 
-// Message is one message a transport received, decoded.
-type Message[E any, M any] struct {
-	// Key is the broker's unit of order: the ordering key, the message
-	// group ID.
-	Key string
-	// ID is the broker's ID of the message (the fence compares it).
-	ID string
-	// Handle is the transport's handle of the message, given back to
-	// Config.Settle.
-	Handle M
-	// Lease is when the broker's hold on the message ends for good and it
-	// may be delivered elsewhere (zero: never); the key's ownership ends
-	// before then.
-	Lease time.Time
-	// Event is the decoded event, when Bad is nil.
-	Event E
-	// Bad, when set, says why the message cannot be handled: it goes to
-	// Config.DeadLetter.
-	Bad *Bad
+// KeyIntake is the intake of a consumer whose broker orders by key: it
+// hands out a key's messages in order and holds back the key's later
+// messages while earlier ones are unsettled (SQS FIFO locks the message
+// group; Pub/Sub redelivers every later message of an ordering key after a
+// nack or an expired lease). The broker's unit of order is the key itself,
+// so the intake keeps one Ownership per key it holds messages of: it
+// starts with the key's first message taken and ends when the last one is
+// settled, or earlier:
+//
+//   - when one of the key's messages is settled Unfinished (the broker
+//     delivers it again, and the key's later messages after it): the key's
+//     other messages must not run here, so the ownership ends and they are
+//     given back too;
+//   - when a message's lease is about to end for good (Message.Lease:
+//     Pub/Sub's MaxExtension, SQS's 12 hours of visibility): the broker
+//     will deliver the key elsewhere;
+//   - when a message's lease was lost (LeaseLost: the broker refused an
+//     extension) or is about to lapse (LeaseLapsed: the lease the broker
+//     last confirmed ends, because extensions failed or went unanswered;
+//     see Leases): the broker may deliver the key elsewhere any moment;
+//   - when the consumer stops (Shutdown).
+//
+// An ending ownership withdraws the key's events that have not started,
+// waits (up to KeyConfig.EndTimeout, and the lease; not at all when the
+// lease was lost or lapses) for the running one, cancels it with a cause
+// that says why (context.Cause of the handler's context: an error wrapping
+// ErrOwnershipEnded, or ErrLeaseLost for a lease), and settles the rest
+// Unfinished. Messages of the key that arrive meanwhile wait, and are
+// taken under the key's next ownership. With KeyConfig.Fence (Pub/Sub,
+// where a stream may carry later messages of a key sent before the nack)
+// messages of the key that arrive after the ownership ended and before the
+// first message it gave back comes again are given back too: they are
+// stale, and the broker delivers them again after it.
+//
+// Messages the lanes refuse for lack of room wait, with the later messages
+// of their key, in the key's stash, and are offered again as messages
+// settle: a full key holds up only itself. Room for messages overall
+// (KeyConfig.MaxInFlight) is the transport's to respect: it reserves room
+// with Reserve before it takes a message from the broker, and each Receive
+// uses one slot. A reservation, not a look at Room, because a transport's
+// receivers run at once (Pub/Sub's callbacks of different keys, SQS's
+// receive calls) and two of them could otherwise take the last slot both.
+// Messages waiting for their key's ownership to end keep their room while
+// they are received again.
+//
+// Locks: the Source's lock comes first, then the intake's; Settle runs
+// under the Source's, and DeadLetter under none.
+type KeyIntake[K comparable, E any, M any] struct {
+	cfg    KeyConfig[E, M]
+	src    atomic.Pointer[Source[K, E, *entry[E, M]]] // set by Start
+	begun  atomic.Bool                                // Start was called
+	nowait context.Context
+	abort  context.Context // cancelled when Shutdown's context ends
+	cancel context.CancelCauseFunc
+	watch  BlockWatch
+
+	// mu guards what follows.
+	mu        sync.Mutex
+	keys      map[string]*holding[E, M]
+	fences    map[string]fence
+	live      int // messages taken and not settled: every holding's nlive, less only once Settle told the broker
+	waiting   int // messages waiting for their key's ownership to end
+	reserved  int // room given by Reserve and not yet used by Receive
+	stashed   int // keys with a stash
+	closing   bool
+	seq       uint64
+	stats     KeyStats
+	deadByWhy map[Reason]uint64
+	failErr   error
+
+	wake    chan struct{} // settlements: the stash retrier looks again
+	room    notify.Notifier
+	failed  chan struct{} // closed with failErr
+	stop    chan struct{}
+	loops   sync.WaitGroup // sweeper, retrier
+	enders  sync.WaitGroup
+	metrics *keyMetrics
 }
 
-// Bad is why a message cannot be handled.
-type Bad struct {
-	// Reason is a short name ("undecodable", "missing-key"), for metrics.
-	Reason string
-	// Err says more.
-	Err error
-}
-
-// ReasonInvalidEvent is the Bad.Reason of an event the lanes refused as
-// invalid (runtime.ErrInvalidEvent).
-const ReasonInvalidEvent = "invalid-event"
-
-// Config configures a Core.
-type Config[E any, M any] struct {
+// KeyConfig configures a KeyIntake.
+type KeyConfig[E any, M any] struct {
 	// System names the broker in logs and metric names ("pubsub", "sqs").
 	System string
 	// MaxInFlight bounds the messages taken and not settled, parked ones
@@ -58,7 +104,7 @@ type Config[E any, M any] struct {
 	// handler before it cancels it.
 	EndTimeout time.Duration
 	// Fence gives back the stale messages of a key whose ownership ended
-	// (see the package documentation). Zero FenceWindow: 10s.
+	// (see KeyIntake). Zero FenceWindow: 10s.
 	Fence       bool
 	FenceWindow time.Duration
 	// SweepEvery is how often leases and the blocked state are looked at.
@@ -67,50 +113,16 @@ type Config[E any, M any] struct {
 	// Settle acknowledges (Finished) or gives back (Unfinished) a message.
 	// It is called once per message received, must be fast and must not
 	// block.
-	Settle func(M, transport.Settlement)
-	// DeadLetter writes a bad message to the dead-letter destination and
-	// calls done with the result (nil: written; the message is then
-	// acknowledged). It may call done before returning.
-	DeadLetter func(msg Message[E, M], done func(error))
+	Settle func(M, Settlement)
+	// DeadLetter writes a bad message to the dead-letter destination.
+	DeadLetter DeadLetterFunc[E, M]
 	// Logger receives what an operator must see.
 	Logger *slog.Logger
-	// Meter, when set, receives the metrics (see metrics.go) under Scope,
+	// Meter, when set, receives the metrics (see keystats.go) under Scope,
 	// with Attributes on every measurement.
 	Meter      meter.Provider
 	Scope      string
 	Attributes []meter.Attribute
-}
-
-// Core is the consuming side shared by the key-ordered transports.
-type Core[K comparable, E any, M any] struct {
-	cfg    Config[E, M]
-	src    *transport.Source[K, E, *entry[E, M]]
-	nowait context.Context
-	abort  context.Context // cancelled when Shutdown's context ends
-	cancel context.CancelCauseFunc
-
-	mu        sync.Mutex // guards what follows; taken after the source's lock, never before
-	keys      map[string]*holding[E, M]
-	fences    map[string]fence
-	live      int // messages taken and not settled: every holding's nlive, less only once Settle told the broker
-	waiting   int // messages waiting for their key's ownership to end
-	reserved  int // room given by Reserve and not yet used by Receive
-	stashed   int // keys with a stash
-	closing   bool
-	seq       uint64
-	stats     Stats
-	deadByWhy map[string]uint64
-	blocked   string // why taking stops ("" when it does not), as last logged
-	parksWarn bool   // parks hold at least half of MaxInFlight, as last logged
-	failErr   error
-
-	wake    chan struct{} // settlements: the stash retrier looks again
-	room    notify.Notifier
-	failed  chan struct{} // closed with failErr
-	stop    chan struct{}
-	loops   sync.WaitGroup // sweeper, retrier
-	enders  sync.WaitGroup
-	metrics *metrics
 }
 
 // fence gives back the messages of a key until the message id comes again
@@ -120,12 +132,10 @@ type fence struct {
 	until time.Time
 }
 
-// New returns a core that feeds target. It refuses, with an error wrapping
-// runtime.ErrInvalidConfig, a target whose subscribers a transport cannot
-// settle for (transport.NewSource). OnOutcome must reach every subscriber.
-func New[K comparable, E any, M any](target transport.Target[E], cfg Config[E, M]) (*Core[K, E, M], error) {
+// NewKeyIntake returns an intake for cfg; Start gives it its target.
+func NewKeyIntake[K comparable, E any, M any](cfg KeyConfig[E, M]) (*KeyIntake[K, E, M], error) {
 	if cfg.Settle == nil || cfg.DeadLetter == nil || cfg.MaxInFlight <= 0 || cfg.EndTimeout <= 0 {
-		return nil, fmt.Errorf("%w: keyed: Settle, DeadLetter, MaxInFlight and EndTimeout are required", runtime.ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: a key intake needs Settle, DeadLetter, MaxInFlight and EndTimeout", runtime.ErrInvalidConfig)
 	}
 	if cfg.FenceWindow <= 0 {
 		cfg.FenceWindow = 10 * time.Second
@@ -136,45 +146,58 @@ func New[K comparable, E any, M any](target transport.Target[E], cfg Config[E, M
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	c := &Core[K, E, M]{
+	in := &KeyIntake[K, E, M]{
 		cfg:       cfg,
-		nowait:    transport.DoneContext(),
+		nowait:    DoneContext(),
 		keys:      make(map[string]*holding[E, M]),
 		fences:    make(map[string]fence),
-		deadByWhy: make(map[string]uint64),
+		deadByWhy: make(map[Reason]uint64),
 		wake:      make(chan struct{}, 1),
 		failed:    make(chan struct{}),
 		stop:      make(chan struct{}),
+		watch:     BlockWatch{Logger: cfg.Logger, Prefix: "ordergen/" + cfg.System + ": ", What: "the consumer", Room: "MaxInFlight"},
 	}
-	c.abort, c.cancel = context.WithCancelCause(context.Background())
-	src, err := transport.NewSource[K](target, c.settled)
+	in.abort, in.cancel = context.WithCancelCause(context.Background())
+	return in, nil
+}
+
+// Start makes the intake feed target, and starts its goroutines (Shutdown
+// ends them). It refuses, with an error wrapping runtime.ErrInvalidConfig,
+// a target whose subscribers a transport cannot settle for (NewSource),
+// and a second call. OnOutcome must reach every subscriber.
+func (c *KeyIntake[K, E, M]) Start(target Target[E]) error {
+	if !c.begun.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: a key intake starts once", runtime.ErrInvalidConfig)
+	}
+	src, err := NewSource[K](target, c.settled)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	c.src = src
 	if err := c.startMetrics(); err != nil {
-		return nil, err
+		return err
 	}
+	c.src.Store(src)
 	c.loops.Add(2)
 	go c.sweepLoop()
 	go c.retryLoop()
-	return c, nil
+	return nil
 }
 
-// OnOutcome is told the outcome of each event the core offered; give it to
-// every subscriber of the target.
-func (c *Core[K, E, M]) OnOutcome(key K, tag uint64, o runtime.Outcome) { c.src.OnOutcome(key, tag, o) }
-
-// ParksInMemory reports whether the subscribers park in memory, so that a
-// parked message stays unsettled until its park is resolved.
-func (c *Core[K, E, M]) ParksInMemory() bool { return c.src.ParksInMemory() }
+// OnOutcome is told the outcome of each event the intake offered; give it
+// to every subscriber of the target (through the consumer's OnOutcome).
+// Outcomes before Start are ignored.
+func (c *KeyIntake[K, E, M]) OnOutcome(key K, tag uint64, o runtime.Outcome) {
+	if src := c.src.Load(); src != nil {
+		src.OnOutcome(key, tag, o)
+	}
+}
 
 // Failed is closed when the target failed for good (Err says how): the
 // transport stops.
-func (c *Core[K, E, M]) Failed() <-chan struct{} { return c.failed }
+func (c *KeyIntake[K, E, M]) Failed() <-chan struct{} { return c.failed }
 
-// Err returns why the core failed, or nil.
-func (c *Core[K, E, M]) Err() error {
+// Err returns why the intake failed, or nil.
+func (c *KeyIntake[K, E, M]) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.failErr
@@ -184,11 +207,11 @@ func (c *Core[K, E, M]) Err() error {
 // event to the lanes, or sets it aside: it waits for its key's ending
 // ownership, waits in its key's stash for room, goes to the dead-letter
 // destination (a bad message), or is given back at once (a stale message
-// behind a fence, or the core is shutting down). It never blocks on room.
+// behind a fence, or the intake is shutting down). It never blocks on room.
 // A message received without a reservation is counted all the same, so
 // that taking can go over MaxInFlight. It returns an error only when the
 // target failed for good.
-func (c *Core[K, E, M]) Receive(m Message[E, M]) error {
+func (c *KeyIntake[K, E, M]) Receive(m Message[E, M]) error {
 	c.mu.Lock()
 	c.stats.Received++
 	// The slot stays counted, as reserved, until the message is counted
@@ -199,18 +222,18 @@ func (c *Core[K, E, M]) Receive(m Message[E, M]) error {
 }
 
 // useSlot ends a reservation that receive used; c.mu is held.
-func (c *Core[K, E, M]) useSlot(slot *bool) {
+func (c *KeyIntake[K, E, M]) useSlot(slot *bool) {
 	if *slot {
 		c.reserved--
 		*slot = false
 	}
 }
 
-// giveBack settles a message the core does not take Unfinished, then
+// giveBack settles a message the intake does not take Unfinished, then
 // frees its slot (when it holds one): the broker is told first, as in
 // settled.
-func (c *Core[K, E, M]) giveBack(handle M, slot bool) {
-	c.cfg.Settle(handle, transport.Unfinished)
+func (c *KeyIntake[K, E, M]) giveBack(handle M, slot bool) {
+	c.cfg.Settle(handle, Unfinished)
 	if slot {
 		c.Unreserve(1)
 	}
@@ -218,7 +241,7 @@ func (c *Core[K, E, M]) giveBack(handle M, slot bool) {
 
 // receive takes m; slot says whether m holds a reserved slot of room,
 // which it gives up in the critical section that counts m otherwise.
-func (c *Core[K, E, M]) receive(m Message[E, M], slot bool) error {
+func (c *KeyIntake[K, E, M]) receive(m Message[E, M], slot bool) error {
 	for {
 		c.mu.Lock()
 		if c.closing {
@@ -246,7 +269,7 @@ func (c *Core[K, E, M]) receive(m Message[E, M], slot bool) error {
 			return nil
 		}
 		if h == nil {
-			h = &holding[E, M]{key: m.Key, own: c.src.Own()}
+			h = &holding[E, M]{key: m.Key, own: c.src.Load().Own()}
 			c.keys[m.Key] = h
 		}
 		c.seq++
@@ -257,10 +280,10 @@ func (c *Core[K, E, M]) receive(m Message[E, M], slot bool) error {
 		c.useSlot(&slot)
 		c.mu.Unlock()
 
-		tag, err := c.src.Take(h.own, e)
+		tag, err := c.src.Load().Take(h.own, e)
 		if err != nil { // the ownership ended meanwhile: look again
 			c.mu.Lock()
-			e.st = transport.Unfinished // never taken: not settled by the source
+			e.st = Unfinished // never taken: not settled by the source
 			h.nlive--
 			h.dropSettled()
 			// Its room stays counted, as reserved again, while it looks.
@@ -303,10 +326,10 @@ func (c *Core[K, E, M]) receive(m Message[E, M], slot bool) error {
 // (the message waits in its key's stash); a message the lanes refuse as
 // invalid goes to the dead-letter destination; any other refusal is the
 // target's failure, returned.
-func (c *Core[K, E, M]) offer(e *entry[E, M], m Message[E, M]) (refused bool, err error) {
-	err = c.src.Offer(c.nowait, e.tag, m.Event)
+func (c *KeyIntake[K, E, M]) offer(e *entry[E, M], m Message[E, M]) (refused bool, err error) {
+	err = c.src.Load().Offer(c.nowait, e.tag, m.Event)
 	switch {
-	case err == nil, errors.Is(err, transport.ErrOwnershipEnded):
+	case err == nil, errors.Is(err, ErrOwnershipEnded):
 		return false, nil
 	case errors.Is(err, runtime.ErrBacklogFull), errors.Is(err, context.Canceled):
 		return true, nil
@@ -324,12 +347,12 @@ func (c *Core[K, E, M]) offer(e *entry[E, M], m Message[E, M]) (refused bool, er
 // deadLetter writes e's bad message to the dead-letter destination and
 // settles it on the answer: Finished once written, Unfinished otherwise
 // (the broker delivers it again).
-func (c *Core[K, E, M]) deadLetter(e *entry[E, M], m Message[E, M]) {
+func (c *KeyIntake[K, E, M]) deadLetter(e *entry[E, M], m Message[E, M]) {
 	c.cfg.DeadLetter(m, func(err error) {
-		st := transport.Finished
+		st := Finished
 		c.mu.Lock()
 		if err != nil {
-			st = transport.Unfinished
+			st = Unfinished
 			c.stats.DeadLetterErrors++
 		} else {
 			c.stats.DeadLettered++
@@ -341,12 +364,12 @@ func (c *Core[K, E, M]) deadLetter(e *entry[E, M], m Message[E, M]) {
 		} else {
 			c.cfg.Logger.Warn("ordergen/"+c.cfg.System+": message dead-lettered", "key", m.Key, "id", m.ID, "reason", m.Bad.Reason, "error", m.Bad.Err)
 		}
-		_ = c.src.Resolve(e.tag, st) // never offered: no subscriber holds it
+		_ = c.src.Load().Resolve(e.tag, st) // never offered: no subscriber holds it
 	})
 }
 
 // fail records the target's failure; the transport stops.
-func (c *Core[K, E, M]) fail(err error) {
+func (c *KeyIntake[K, E, M]) fail(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.failErr == nil {
@@ -356,7 +379,7 @@ func (c *Core[K, E, M]) fail(err error) {
 }
 
 // signal wakes the stash retrier.
-func (c *Core[K, E, M]) signal() {
+func (c *KeyIntake[K, E, M]) signal() {
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -364,12 +387,12 @@ func (c *Core[K, E, M]) signal() {
 }
 
 // settled is the source's verdict on a message; the source's lock is held.
-func (c *Core[K, E, M]) settled(e *entry[E, M], st transport.Settlement) {
+func (c *KeyIntake[K, E, M]) settled(e *entry[E, M], st Settlement) {
 	c.mu.Lock()
 	h := e.h
 	e.st = st
 	h.nlive--
-	if st == transport.Finished {
+	if st == Finished {
 		c.stats.Finished++
 	} else {
 		c.stats.Unfinished++
@@ -379,7 +402,7 @@ func (c *Core[K, E, M]) settled(e *entry[E, M], st transport.Settlement) {
 		if !h.ending && !c.closing {
 			// The broker delivers it again, and the key's later messages
 			// after it: none of them may run here any more.
-			c.startEnd(h, EndUnfinished, nil)
+			c.startEnd(h, endUnfinished, nil)
 		}
 	}
 	h.dropSettled()
@@ -399,14 +422,14 @@ func (c *Core[K, E, M]) settled(e *entry[E, M], st transport.Settlement) {
 
 // Room returns how many more messages may be received now (Config.MaxInFlight
 // less those unsettled, waiting, or reserved); it may be 0 or less.
-func (c *Core[K, E, M]) Room() int {
+func (c *KeyIntake[K, E, M]) Room() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.roomLocked()
 }
 
 // roomLocked is Room; c.mu is held.
-func (c *Core[K, E, M]) roomLocked() int {
+func (c *KeyIntake[K, E, M]) roomLocked() int {
 	return c.cfg.MaxInFlight - c.live - c.waiting - c.reserved
 }
 
@@ -416,7 +439,7 @@ func (c *Core[K, E, M]) roomLocked() int {
 // Receivers at once therefore never take more than MaxInFlight between
 // them: room seen is room held (a check of Room, then a Receive, would let
 // two receivers take the last slot).
-func (c *Core[K, E, M]) Reserve(ctx context.Context, stop <-chan struct{}, most int) int {
+func (c *KeyIntake[K, E, M]) Reserve(ctx context.Context, stop <-chan struct{}, most int) int {
 	if most <= 0 {
 		return 0
 	}
@@ -450,7 +473,7 @@ func (c *Core[K, E, M]) Reserve(ctx context.Context, stop <-chan struct{}, most 
 }
 
 // Unreserve gives back n slots that Reserve gave and no Receive used.
-func (c *Core[K, E, M]) Unreserve(n int) {
+func (c *KeyIntake[K, E, M]) Unreserve(n int) {
 	if n <= 0 {
 		return
 	}
@@ -465,21 +488,21 @@ func (c *Core[K, E, M]) Unreserve(n int) {
 // an extension), so the key may already run elsewhere. The key's events
 // that have not started are withdrawn, and its running handler is
 // cancelled now, without the drain of Config.EndTimeout, with cause
-// (wrap transport.ErrLeaseLost and say what happened: the handler finds
+// (wrap ErrLeaseLost and say what happened: the handler finds
 // it in context.Cause).
-func (c *Core[K, E, M]) LeaseLost(key, id string, cause error) {
-	c.leaseEnds(key, id, EndLeaseLost, cause)
+func (c *KeyIntake[K, E, M]) LeaseLost(key, id string, cause error) {
+	c.leaseEnds(key, id, endLeaseLost, cause)
 }
 
 // LeaseLapsed is LeaseLost for a lease that the broker did not confirm
 // in time: the last extension it confirmed is about to end (the
 // transport calls it with a margin, so that the handler is cancelled
 // before the broker can deliver the message elsewhere).
-func (c *Core[K, E, M]) LeaseLapsed(key, id string, cause error) {
-	c.leaseEnds(key, id, EndLeaseLapsed, cause)
+func (c *KeyIntake[K, E, M]) LeaseLapsed(key, id string, cause error) {
+	c.leaseEnds(key, id, endLeaseLapsed, cause)
 }
 
-func (c *Core[K, E, M]) leaseEnds(key, id, why string, cause error) {
+func (c *KeyIntake[K, E, M]) leaseEnds(key, id, why string, cause error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h := c.keys[key]
@@ -496,7 +519,7 @@ func (c *Core[K, E, M]) leaseEnds(key, id, why string, cause error) {
 
 // EachUnsettled calls f with the handle of every message taken and not
 // settled; f must not block nor call the core.
-func (c *Core[K, E, M]) EachUnsettled(f func(key string, handle M)) {
+func (c *KeyIntake[K, E, M]) EachUnsettled(f func(key string, handle M)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, h := range c.keys {

@@ -1,23 +1,22 @@
-package keyed_test
+package transport_test
 
 import (
 	"context"
 	"sync/atomic"
 	"testing"
 
-	"github.com/ordergen/ordergen/runtime/internal/keyed"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // roomCore returns a core with MaxInFlight 1 over an engine whose handler
 // does nothing; settle sees each settlement with the core.
-func roomCore(t *testing.T, settle func(*keyed.Core[string, ev, string], string, transport.Settlement)) *keyed.Core[string, ev, string] {
+func roomCore(t *testing.T, settle func(*transport.KeyIntake[string, ev, string], string, transport.Settlement)) *transport.KeyIntake[string, ev, string] {
 	t.Helper()
-	var core atomic.Pointer[keyed.Core[string, ev, string]]
-	c, _ := startCore(t, func(context.Context, string, ev) error { return nil }, keyed.Config[ev, string]{
+	var core atomic.Pointer[transport.KeyIntake[string, ev, string]]
+	c, _ := startCore(t, func(context.Context, string, ev) error { return nil }, transport.KeyConfig[ev, string]{
 		MaxInFlight: 1,
 		Settle:      func(id string, st transport.Settlement) { settle(core.Load(), id, st) },
-		DeadLetter:  func(_ keyed.Message[ev, string], done func(error)) { done(nil) },
+		DeadLetter:  func(_ transport.Message[ev, string], done func(error)) { done(nil) },
 	})
 	core.Store(c)
 	return c
@@ -28,7 +27,7 @@ func roomCore(t *testing.T, settle func(*keyed.Core[string, ev, string], string,
 // callbacks of two keys each looked at Room, found the last slot and took
 // a message: one over MaxInFlight, seen once in CI.)
 func TestReserveHoldsTheRoomItGives(t *testing.T) {
-	c := roomCore(t, func(*keyed.Core[string, ev, string], string, transport.Settlement) {})
+	c := roomCore(t, func(*transport.KeyIntake[string, ev, string], string, transport.Settlement) {})
 	if n := c.Reserve(context.Background(), nil, 5); n != 1 {
 		t.Fatalf("Reserve gave %d slots with MaxInFlight 1, want 1", n)
 	}
@@ -47,7 +46,7 @@ func TestReserveHoldsTheRoomItGives(t *testing.T) {
 // a message taken before would be one over MaxInFlight at the broker.
 func TestRoomFreesAfterTheBrokerIsTold(t *testing.T) {
 	room := make(chan int, 1)
-	c := roomCore(t, func(c *keyed.Core[string, ev, string], _ string, _ transport.Settlement) { room <- c.Room() })
+	c := roomCore(t, func(c *transport.KeyIntake[string, ev, string], _ string, _ transport.Settlement) { room <- c.Room() })
 	if c.Reserve(context.Background(), nil, 1) != 1 {
 		t.Fatal("no room in an empty core")
 	}

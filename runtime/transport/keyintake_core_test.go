@@ -1,4 +1,4 @@
-package keyed_test
+package transport_test
 
 import (
 	"context"
@@ -10,18 +10,17 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/internal/keyed"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
-// settlements records what the core settled, by message ID.
-type settlements struct {
+// keySettlements records what the core settled, by message ID.
+type keySettlements struct {
 	mu  sync.Mutex
 	got map[string]transport.Settlement
 	ch  chan struct{}
 }
 
-func (s *settlements) settle(id string, st transport.Settlement) {
+func (s *keySettlements) settle(id string, st transport.Settlement) {
 	s.mu.Lock()
 	s.got[id] = st
 	s.mu.Unlock()
@@ -31,7 +30,7 @@ func (s *settlements) settle(id string, st transport.Settlement) {
 	}
 }
 
-func (s *settlements) wait(t *testing.T, id string) transport.Settlement {
+func (s *keySettlements) wait(t *testing.T, id string) transport.Settlement {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
@@ -51,20 +50,20 @@ func (s *settlements) wait(t *testing.T, id string) transport.Settlement {
 
 // newCore returns a core over an engine whose handler is h, settling into
 // s; deadLetter answers the dead-letter writes.
-func newCore(t *testing.T, h runtime.Handler[string, ev], s *settlements, deadLetter error, fence bool) (*keyed.Core[string, ev, string], *runtime.Engine[string, ev]) {
+func newCore(t *testing.T, h runtime.Handler[string, ev], s *keySettlements, deadLetter error, fence bool) (*transport.KeyIntake[string, ev, string], *runtime.Engine[string, ev]) {
 	t.Helper()
-	return startCore(t, h, keyed.Config[ev, string]{
+	return startCore(t, h, transport.KeyConfig[ev, string]{
 		MaxInFlight: 16, Fence: fence, SweepEvery: 10 * time.Millisecond,
 		Settle:     s.settle,
-		DeadLetter: func(_ keyed.Message[ev, string], done func(error)) { done(deadLetter) },
+		DeadLetter: func(_ transport.Message[ev, string], done func(error)) { done(deadLetter) },
 	})
 }
 
 // startCore returns a core with cfg (System, Logger and, unless set,
 // EndTimeout filled in) over an engine whose handler is h; both stop when the test ends.
-func startCore(t *testing.T, h runtime.Handler[string, ev], cfg keyed.Config[ev, string]) (*keyed.Core[string, ev, string], *runtime.Engine[string, ev]) {
+func startCore(t *testing.T, h runtime.Handler[string, ev], cfg transport.KeyConfig[ev, string]) (*transport.KeyIntake[string, ev, string], *runtime.Engine[string, ev]) {
 	t.Helper()
-	var core atomic.Pointer[keyed.Core[string, ev, string]]
+	var core atomic.Pointer[transport.KeyIntake[string, ev, string]]
 	e, err := runtime.New(h, runtime.Config[string, ev]{MaxActive: 4, Retry: runtime.Retry{Attempts: 1},
 		OnOutcome: func(k string, tag uint64, o runtime.Outcome) { core.Load().OnOutcome(k, tag, o) }, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -74,7 +73,7 @@ func startCore(t *testing.T, h runtime.Handler[string, ev], cfg keyed.Config[ev,
 	if cfg.EndTimeout == 0 {
 		cfg.EndTimeout = time.Second
 	}
-	c, err := keyed.New[string](transport.EngineTarget(e), cfg)
+	c, err := startKeyIntake(transport.EngineTarget(e), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +85,17 @@ func startCore(t *testing.T, h runtime.Handler[string, ev], cfg keyed.Config[ev,
 	return c, e
 }
 
-func msg(id string, seq int) keyed.Message[ev, string] {
-	return keyed.Message[ev, string]{Key: "k", ID: id, Handle: id, Event: ev{"k", seq}}
+// startKeyIntake makes a key intake for cfg and starts it on target.
+func startKeyIntake[M any](target transport.Target[ev], cfg transport.KeyConfig[ev, M]) (*transport.KeyIntake[string, ev, M], error) {
+	c, err := transport.NewKeyIntake[string](cfg)
+	if err != nil {
+		return nil, err
+	}
+	return c, c.Start(target)
+}
+
+func msg(id string, seq int) transport.Message[ev, string] {
+	return transport.Message[ev, string]{Key: "k", ID: id, Handle: id, Event: ev{"k", seq}}
 }
 
 // After a key's message is given back, its later messages already on their
@@ -96,7 +104,7 @@ func msg(id string, seq int) keyed.Message[ev, string] {
 // key's next ownership. (Without the fence, the stress test applies a
 // key's later events before the one given back.)
 func TestFenceGivesBackStaleMessages(t *testing.T) {
-	s := &settlements{got: map[string]transport.Settlement{}, ch: make(chan struct{}, 1)}
+	s := &keySettlements{got: map[string]transport.Settlement{}, ch: make(chan struct{}, 1)}
 	var applied []int
 	var mu sync.Mutex
 	c, _ := newCore(t, func(_ context.Context, _ string, e ev) error {
@@ -106,7 +114,7 @@ func TestFenceGivesBackStaleMessages(t *testing.T) {
 		return nil
 	}, s, errors.New("dead letters are down"), true)
 	bad := msg("m1", 1)
-	bad.Bad = &keyed.Bad{Reason: "undecodable", Err: errors.New("bad")}
+	bad.Bad = &transport.Bad{Reason: transport.ReasonUndecodable, Err: errors.New("bad")}
 	if err := c.Receive(bad); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +158,7 @@ func TestFenceGivesBackStaleMessages(t *testing.T) {
 // back with its key; messages received after the shutdown are given back
 // at once.
 func TestLeaseEndGivesParkedKeyBack(t *testing.T) {
-	s := &settlements{got: map[string]transport.Settlement{}, ch: make(chan struct{}, 1)}
+	s := &keySettlements{got: map[string]transport.Settlement{}, ch: make(chan struct{}, 1)}
 	c, e := newCore(t, func(context.Context, string, ev) error { return runtime.Permanent(errors.New("broken")) }, s, nil, false)
 	m := msg("m1", 1)
 	m.Lease = time.Now().Add(1500 * time.Millisecond)
@@ -186,10 +194,10 @@ func TestLeaseEndGivesParkedKeyBack(t *testing.T) {
 // core counts each reason apart.
 func TestLeaseLostCancelsAtOnceWithItsCause(t *testing.T) {
 	for _, lapsed := range []bool{false, true} {
-		s := &settlements{got: map[string]transport.Settlement{}, ch: make(chan struct{}, 1)}
+		s := &keySettlements{got: map[string]transport.Settlement{}, ch: make(chan struct{}, 1)}
 		started := make(chan struct{}, 1)
 		causes := make(chan error, 1)
-		var c *keyed.Core[string, ev, string]
+		var c *transport.KeyIntake[string, ev, string]
 		c, _ = startCore(t, func(ctx context.Context, _ string, _ ev) error {
 			started <- struct{}{}
 			select {
@@ -198,11 +206,11 @@ func TestLeaseLostCancelsAtOnceWithItsCause(t *testing.T) {
 			}
 			causes <- context.Cause(ctx)
 			return ctx.Err()
-		}, keyed.Config[ev, string]{
+		}, transport.KeyConfig[ev, string]{
 			// Only a cancellation at once ends the handler within the test.
 			EndTimeout:  time.Hour,
 			MaxInFlight: 16, SweepEvery: 10 * time.Millisecond, Settle: s.settle,
-			DeadLetter: func(_ keyed.Message[ev, string], done func(error)) { done(nil) },
+			DeadLetter: func(_ transport.Message[ev, string], done func(error)) { done(nil) },
 		})
 		if err := c.Receive(msg("m1", 1)); err != nil {
 			t.Fatal(err)
@@ -235,8 +243,8 @@ func TestLeaseLostCancelsAtOnceWithItsCause(t *testing.T) {
 			time.Sleep(time.Millisecond) // the ownership ends on a goroutine of its own
 		}
 		ended := c.Stats().Ended
-		if want := (keyed.Ended{LeaseLost: 1}); lapsed {
-			if want = (keyed.Ended{LeaseLapsed: 1}); ended != want {
+		if want := (transport.KeyEnded{LeaseLost: 1}); lapsed {
+			if want = (transport.KeyEnded{LeaseLapsed: 1}); ended != want {
 				t.Errorf("lapsed: ended %+v, want %+v", ended, want)
 			}
 		} else if ended != want {

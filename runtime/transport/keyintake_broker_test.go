@@ -1,4 +1,4 @@
-package keyed_test
+package transport_test
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordergen/ordergen/runtime/internal/keyed"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
@@ -40,14 +39,14 @@ type broker struct {
 	from     map[string]int // per key, the index whose nack (or lapse) began the generation
 	inFlight map[string]int // per key, outstanding deliveries
 	maxOut   int            // per key, outstanding deliveries at most (1: SQS FIFO, pstest)
-	wire     chan keyed.Message[ev, handle]
+	wire     chan transport.Message[ev, handle]
 	nacks    int
 	acks     int
 }
 
 func newBroker(maxOut int) *broker {
 	return &broker{logs: map[string][]ev{}, acked: map[string][]bool{}, next: map[string]int{}, gen: map[string]int{},
-		from: map[string]int{}, inFlight: map[string]int{}, maxOut: maxOut, wire: make(chan keyed.Message[ev, handle], 64)}
+		from: map[string]int{}, inFlight: map[string]int{}, maxOut: maxOut, wire: make(chan transport.Message[ev, handle], 64)}
 }
 
 func (b *broker) publish(e ev) {
@@ -61,7 +60,7 @@ func (b *broker) publish(e ev) {
 // wire; it reports whether it found any. lease is each delivery's lease.
 func (b *broker) deliverSome(n int, lease time.Duration, pick func(int) int) bool {
 	b.mu.Lock()
-	var out []keyed.Message[ev, handle]
+	var out []transport.Message[ev, handle]
 	keys := make([]string, 0, len(b.logs))
 	for k := range b.logs {
 		keys = append(keys, k)
@@ -84,7 +83,7 @@ func (b *broker) deliverSome(n int, lease time.Duration, pick func(int) int) boo
 		b.next[k] = idx + 1
 		b.inFlight[k]++
 		e := b.logs[k][idx]
-		out = append(out, keyed.Message[ev, handle]{Key: k, ID: fmt.Sprintf("%s/%d", k, idx), Handle: handle{k, idx, b.gen[k]},
+		out = append(out, transport.Message[ev, handle]{Key: k, ID: fmt.Sprintf("%s/%d", k, idx), Handle: handle{k, idx, b.gen[k]},
 			Lease: time.Now().Add(lease), Event: e})
 	}
 	b.mu.Unlock()
