@@ -282,100 +282,91 @@
 //     and count the event as skipped, with the reason "unimplemented".
 //     Without the base a new event breaks every handler at compile time,
 //     which stays the default.
-//   - dispatchers.go: AccountConfig (the schema's policies, changed by
-//     AccountOption functions), NewAccountDispatcher, and the
-//     AccountDispatcher's Subscribe, Flush, Close, Replay, Discard,
-//     ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and, as
-//     the entity has them, Version(ctx, subscriber, key) and State(ctx,
-//     subscriber, key), which read what the subscriber's guards stored.
-//     Every subscriber has its own runtime engine (lanes), stores and
-//     guards, and a typed name, AccountSubscriberName: the first is
-//     AccountFirstSubscriber ("Account"), the others
-//     AccountSubscriberNamed(name) ("Account/"+name). Version, State and
-//     ParkedEvents take that name, and Stats, ParkedKeys, TopBacklog and
-//     Stuck are maps keyed by it; a name that is no subscriber's is an error
-//     that names the one differing only in case, or every subscriber. Replay and Discard act on every subscriber where the key is
-//     parked and report runtime.ErrNotParked when there is none. Events
+//   - dispatchers.go: the handshake with the runtime (see below);
+//     accountEntity, the entity's description for runtime/genimpl (its
+//     names, ranked and branch states, each event's kind, target state and
+//     in: states, the schema's policies); AccountConfig and AccountOption,
+//     aliases of genimpl.Config and genimpl.Option (the policies, the
+//     stores, OnOutcome, OnSkip); AccountDispatcher, which embeds a
+//     genimpl.Dispatcher, with NewAccountDispatcher, Subscribe and, as the
+//     entity has them, Version(ctx, subscriber, key) and State(ctx,
+//     subscriber, key), which read what the subscriber's guards stored; and
+//     accountHandler, which adapts an AccountHandler to genimpl's guards (a
+//     type switch to its typed methods). The embedded genimpl.Dispatcher
+//     brings Publish (any AccountEvent), Flush, Close, Replay, Discard,
+//     ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats, Inspector
+//     (the operator's view for runtime/console) and, for transports,
+//     SubmitTagged, Withdraw and Subscriptions. Every subscriber has its
+//     own runtime engine (lanes), stores and guards, and a typed name,
+//     AccountSubscriberName: the first is AccountFirstSubscriber
+//     ("Account"), the others AccountSubscriberNamed(name)
+//     ("Account/"+name). Version, State and ParkedEvents take that name, and
+//     Stats, ParkedKeys, TopBacklog and Stuck are maps keyed by it; a name
+//     that is no subscriber's is an error that names the one differing only
+//     in case, or every subscriber. The guards are genimpl's, the same for every entity, driven by the
+//     description: the version guard skips an event whose version is not
+//     above the stored one, applies the next one, and on a gap applies a
+//     snapshot and holds a delta back (runtime.Hold) until the gap fills or
+//     the resequencer's bounds resync or park the key. The state guard
+//     skips a move to a state ranked below the current one, a branch state
+//     entered from a state its from: does not list, any ranked transition
+//     out of a branch state, and an event with in: while the entity is in
+//     none of its states; a move to the current state applies with a
+//     version and is skipped as a duplicate without one (the first such
+//     skip logged once, at debug level). A skipped event still uses up its
+//     version, and every guard's skip is told to the config's OnSkip. The
+//     stores are updated after the handler succeeds, state first, then
+//     version, by compare-and-set; a failed compare-and-set is an error.
+//     For batch: the same guards decide each event of a batch. Events
 //     travel through the engine as AccountEvent values: a queued event
-//     holds its own struct (boxed once, when published) and no other, so
-//     adding events to an entity does not grow what each queued event
-//     costs.
-//   - guards.go: the engine handler of a subscriber. The version guard
-//     skips an event whose version is not above the stored one, applies
-//     the next one, and on a gap applies a snapshot and holds a delta back
-//     (runtime.Hold) until the gap fills or the resequencer's bounds park
-//     the key. The state guard skips a move to a state ranked below the
-//     current one, a branch state entered from a state its from: does not
-//     list, any ranked transition out of a branch state, and an event with
-//     in: while the entity is in none of its states; a move to the current
-//     state applies with a version and is skipped as a duplicate without
-//     one (the first such skip logged once, at debug level). A skipped
-//     event still uses up its version, and every guard's skip is told to
-//     the config's OnSkip. The stores are
-//     updated after the handler succeeds, state first, then version, by
-//     compare-and-set; a failed compare-and-set is an error. For batch:
-//     the engine's batch handler applies the same guards to each event of
-//     a batch and reports their verdicts (runtime.Verdicts); with on_gap:
-//     resync, resync is the engine's runtime.ResyncFunc over ResyncAccount
-//     and the stores.
+//     holds its own struct (boxed once, when published) and no other.
 //   - publishers.go: AccountPublisher and the dispatcher's typed PublishX
 //     methods, which refuse an empty string key or a version below 1 with
-//     runtime.ErrInvalidEvent, and Publish for any AccountEvent.
-//   - durable.go: what ties the dispatcher to a durable store
-//     (durable.Store, runtime/sqlstore). AccountConfig.Store keeps a
-//     subscriber's versions, states and parked events in the store, in the
-//     namespace of the subscriber's name (at-least-once: the version is
-//     stored after the handler). AccountTxHandler has one
-//     HandleX(ctx, tx *sql.Tx, X) error per event; NewAccountTxDispatcher
-//     and the dispatcher's SubscribeTx take one with a
-//     durable.TxStore[*sql.Tx]: the guard then begins a transaction, reads
+//     runtime.ErrInvalidEvent (genimpl's Publish does, for any
+//     AccountEvent).
+//   - durable.go: AccountTxHandler, one HandleX(ctx, tx *sql.Tx, X) error
+//     per event, its UnimplementedAccountTxHandler base, and
+//     NewAccountTxDispatcher and the dispatcher's SubscribeTx, which take
+//     one with a genimpl.TxStore (a durable.TxStore[*sql.Tx], such as
+//     runtime/sqlstore's Store): the guard then begins a transaction, reads
 //     (and locks) the key's version and state in it, decides, calls the
-//     handler with the transaction and commits the handler's writes with the
-//     new version and state (effectively once). For an entity without
-//     version and states the transaction only makes the handler's writes
-//     atomic. With group:, the store must be a durable.GroupTxStore and a
-//     transactional subscriber hands each key's pending events to a
-//     groupcommit.Committer instead: the same guards decide each event in
-//     a transaction shared with other keys' work, which commits once for
-//     the group; a handler's failure commits the events of its key before
-//     the failing one without it, and the failing one comes first in the
-//     key's next batch.
-//   - transports.go: what carries events between processes without naming
-//     a transport, so that code generated for users without Kafka never
-//     imports it. AccountProducer (NewAccountProducer) implements
-//     AccountPublisher over any transport.Sink[string, AccountEvent], such as
-//     the Kafka producer of runtime/kafka, refusing what the dispatcher's
-//     Publish methods refuse. The dispatcher's SubmitTagged(ctx, e, tag,
-//     from) is how a consumer (runtime/kafka's) feeds the lanes: every
-//     subscriber reports each event's outcome with its tag to the OnOutcome
-//     of its AccountConfig, so the consumer learns when a record is finished
-//     in every subscriber; SubmitTagged refuses to run while a subscriber
-//     has no OnOutcome.
+//     handler with the transaction and commits the handler's writes with
+//     the new version and state (effectively once). AccountConfig.Store
+//     keeps any subscriber's versions, states and parked events in a
+//     durable store, in the namespace of the subscriber's name
+//     (at-least-once: the version is stored after the handler). With
+//     group:, the store must be a durable.GroupTxStore and a transactional
+//     subscriber hands each key's pending events to a groupcommit.Committer
+//     instead: the same guards decide each event in a transaction shared
+//     with other keys' work, which commits once for the group.
+//   - transports.go: AccountProducer (NewAccountProducer), which embeds a
+//     genimpl.Producer: it implements AccountPublisher over any
+//     transport.Sink[string, AccountEvent] (genimpl.Sink), such as the
+//     Kafka producer of runtime/kafka, refusing what the dispatcher's
+//     Publish methods refuse, so that code generated for users without
+//     Kafka never imports it.
 //   - outbox.go: AccountOutbox (NewAccountOutbox over a
-//     durable.OutboxStore[*sql.Tx], runtime/sqlstore's Store), the
-//     transactional outbox: PublishXTx(ctx, tx *sql.Tx, X) (uint64, error)
-//     per event, and PublishTx for any AccountEvent, append the event in the
-//     caller's transaction, so that it commits with the change it announces
-//     or not at all. Each takes the key's next version from the outbox's
-//     own sequence (consecutive per key however many writers, apart from
-//     the guards' stored versions), stamps it into the event's version
-//     field (an entity without one gets the number for ordering only), and
-//     returns it; Seed(ctx, tx, key, version) starts a key's sequence after
-//     the versions a service numbered before it adopted the outbox, and
-//     Entity the name the relay of runtime/outbox ships the events under.
+//     genimpl.OutboxStore, runtime/sqlstore's Store), which embeds a
+//     genimpl.Outbox, the transactional outbox: PublishXTx(ctx, tx *sql.Tx,
+//     X) (uint64, error) per event, and PublishTx for any AccountEvent,
+//     append the event in the caller's transaction, so that it commits with
+//     the change it announces or not at all. Each takes the key's next
+//     version from the outbox's own sequence, stamps it into the event's
+//     version field (an entity without one gets the number for ordering
+//     only), and returns it; Seed starts a key's sequence after the
+//     versions a service numbered before it adopted the outbox, and Entity
+//     is the name the relay of runtime/outbox ships the events under.
 //   - codecs.go: AccountCodec, a durable.Codec that encodes an event as a
 //     JSON object named by its schema name, for durable park stores and
 //     transports. Decoding ignores unknown fields (a newer schema's added
 //     fields) and refuses an unknown name with durable.ErrUnknownEventType.
-//   - inspect.go: the dispatcher's Inspector method, the operator's view
-//     of it (an inspect.Inspector of runtime/inspect) for the web console
-//     of runtime/console: every subscriber's counters, largest backlogs,
-//     stuck and parked keys and parked events, with keys as text and events
-//     as AccountCodec's JSON, the version and state its guards store, and
-//     the replay and discard of a key in one subscriber.
 //
-// Generated code references runtime.SupportPackageIsVersion3, so that code
-// and runtime of mismatched versions fail to compile.
+// Generated code imports two of ordergen's packages: runtime (the
+// handler's door: errors, policies, stores) and runtime/genimpl (the
+// wiring, which only generated code imports). Its handshake states the
+// version of genimpl it needs, and genimpl the range it runs, so that code
+// and runtime of mismatched versions fail to compile with a message that
+// says which to upgrade (CONTRIBUTING.md says when to bump).
 //
 // With Options.ImportPath (ordergen generate sets it inside a Go module),
 // the test kit is generated too: package ledgertest in the sub-directory

@@ -4,46 +4,36 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ordergen/ordergen/runtime/internal/gen"
 )
 
-// Verdicts returns the error a batch handler (a generated batch guard)
-// returns to decide the events of its batch one by one rather than as a
-// whole: verdicts[i] is the verdict on events[i], nil when it was handled,
-// a Skip when it was skipped or a Hold when it waits for a gap (it joins
-// its key's resequencer, as under New). The events after the last verdict
-// were not decided: they go back to the front of their lane, in order, and
-// come first in the key's next batch; this is how a guard ends a batch
-// where it must not go on (a gap). At least one event must be decided, and
-// any verdict other than nil, a Skip or a Hold fails the whole batch
-// permanently.
-func Verdicts(verdicts []error) error { return &verdictsError{verdicts: verdicts} }
-
-type verdictsError struct{ verdicts []error }
-
-func (e *verdictsError) Error() string {
-	return fmt.Sprintf("ordergen: verdicts on %d events of a batch", len(e.verdicts))
-}
-
-// isVerdicts reports whether err came from Verdicts.
+// isVerdicts reports whether err came from a batch guard's per-event
+// verdicts (runtime/genimpl's Verdicts).
 func isVerdicts(err error) bool {
-	_, ok := errors.AsType[*verdictsError](err)
+	_, ok := errors.AsType[*gen.Verdicts](err)
 	return ok
 }
 
-// batchVerdicts returns the verdicts err carries, if it came from Verdicts,
-// and an error that fails the batch when they are unusable.
+// batchVerdicts returns the verdicts err carries, if it came from a batch
+// guard's per-event verdicts (genimpl.Verdicts: verdicts[i] is the verdict
+// on events[i], nil when it was handled, a Skip when it was skipped or a
+// Hold when it waits for a gap; the events after the last verdict were not
+// decided and go back to the front of their lane, in order), and an error
+// that fails the batch when they are unusable: none decided, more verdicts
+// than events, or a verdict that is neither nil, a Skip nor a Hold.
 func batchVerdicts(err error, n int) ([]error, bool, error) {
-	v, ok := errors.AsType[*verdictsError](err)
+	v, ok := errors.AsType[*gen.Verdicts](err)
 	if !ok {
 		return nil, false, nil
 	}
 	switch {
-	case len(v.verdicts) == 0:
+	case len(v.Verdicts) == 0:
 		return nil, true, Permanent(errors.New("ordergen: a batch handler's Verdicts decided none of its events"))
-	case len(v.verdicts) > n:
-		return nil, true, Permanent(fmt.Errorf("ordergen: a batch handler's Verdicts has %d verdicts for %d events", len(v.verdicts), n))
+	case len(v.Verdicts) > n:
+		return nil, true, Permanent(fmt.Errorf("ordergen: a batch handler's Verdicts has %d verdicts for %d events", len(v.Verdicts), n))
 	}
-	for i, verdict := range v.verdicts {
+	for i, verdict := range v.Verdicts {
 		if verdict == nil {
 			continue
 		}
@@ -55,7 +45,7 @@ func batchVerdicts(err error, n int) ([]error, bool, error) {
 		}
 		return nil, true, Permanent(fmt.Errorf("ordergen: a batch handler's verdict %d is neither nil, a Skip nor a Hold: %w", i, verdict))
 	}
-	return v.verdicts, true, nil
+	return v.Verdicts, true, nil
 }
 
 // judgeBatch records the verdicts of a batch handler on w.buf (see

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // batchGuard is a batch handler with a version guard like the generated
@@ -48,7 +49,7 @@ func (g *batchGuard) handle(_ context.Context, key string, events []ev) error {
 		g.batches[key] = append(g.batches[key], apply)
 	}
 	g.stored[key] = last
-	return runtime.Verdicts(verdicts)
+	return genimpl.Verdicts(verdicts)
 }
 
 func (g *batchGuard) got(key string) string {
@@ -128,7 +129,7 @@ func TestBatchVerdictsSplit(t *testing.T) {
 		calls = append(calls, seqs)
 		mu.Unlock()
 		if len(events) > 2 {
-			return runtime.Verdicts([]error{nil, runtime.Skip("not needed")}) // the rest next time
+			return genimpl.Verdicts([]error{nil, runtime.Skip("not needed")}) // the rest next time
 		}
 		return nil
 	}
@@ -161,7 +162,7 @@ func TestBatchVerdictsMisused(t *testing.T) {
 		{[]error{nil, nil, nil}, "3 verdicts for 2 events"},
 		{[]error{errors.New("disk full")}, "verdict 0 is neither nil, a Skip nor a Hold: disk full"},
 	} {
-		h := func(context.Context, string, []ev) error { return runtime.Verdicts(c.verdicts) }
+		h := func(context.Context, string, []ev) error { return genimpl.Verdicts(c.verdicts) }
 		clk := new(runtime.TestClock)
 		cfg := runtime.Config[string, ev]{BatchSize: 8, Linger: time.Second}
 		runtime.UseTestClock(&cfg, clk)
@@ -253,7 +254,7 @@ func TestBatchVerdictsStandWhenWithdrawCancels(t *testing.T) {
 			close(started)
 			<-ctx.Done() // Withdraw cancels it
 		})
-		return runtime.Verdicts(make([]error, len(events))) // both applied
+		return genimpl.Verdicts(make([]error, len(events))) // both applied
 	}
 	var mu sync.Mutex
 	outcomes := map[runtime.Outcome]int{}
@@ -298,7 +299,7 @@ func TestBatchSkipAppliedReoffersTheHeld(t *testing.T) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.stored[key] = 3 // stored, not handled: as for an unimplemented event
-		return runtime.Verdicts([]error{runtime.SkipApplied(runtime.ReasonUnimplemented)})
+		return genimpl.Verdicts([]error{runtime.SkipApplied(genimpl.ReasonUnimplemented)})
 	}
 	clk := new(runtime.TestClock)
 	cfg := runtime.Config[string, ev]{BatchSize: 8, Linger: time.Second, MaxHold: time.Hour}

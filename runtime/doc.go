@@ -156,8 +156,8 @@
 // that only matters at its latest value, such as a location; never for a
 // ledger). [NewBatch] hands a [BatchHandler] up to Config.BatchSize pending
 // events of one key at once, in order, waiting up to Config.Linger for a
-// batch to fill; a batch guard decides its events one by one with
-// [Verdicts]. A [Topic] fans events out to several
+// batch to fill; a generated batch guard decides its events one by one
+// (runtime/genimpl's Verdicts). A [Topic] fans events out to several
 // subscribers, each with its own engine, so a slow subscriber never holds
 // up another; order is then per key and subscriber. Its Replay, Discard,
 // CancelAttempt, ParkNow, ParkedKeys, Health and Stats ask every subscriber and name each by its

@@ -22,9 +22,9 @@ type Handler[K comparable, E any] func(ctx context.Context, key K, event E) erro
 // BatchHandler handles up to Config.BatchSize pending events of one key, in
 // submission order (after waiting up to Config.Linger for more). The batch
 // is the unit of retry, skip and parking: an error fails the whole batch,
-// and Skip skips it whole. A guard that decides its events one by one
-// returns Verdicts: then each is handled, skipped or held on its own, and
-// the undecided rest comes in the next batch. A batch handler must not
+// and Skip skips it whole. A generated guard that decides its events one
+// by one returns runtime/genimpl's Verdicts: then each is handled, skipped
+// or held on its own, and the undecided rest comes in the next batch. A batch handler must not
 // return Hold itself; the engine treats it as a permanent failure.
 type BatchHandler[K comparable, E any] func(ctx context.Context, key K, events []E) error
 
@@ -110,7 +110,7 @@ type Engine[K comparable, E any] struct {
 // never shares a cache line with another worker; Stats adds them up.
 type counters struct {
 	handled, skipped, retried, deadLettered, dropped, discarded, replayed, resynced atomic.Uint64
-	unimplemented                                                                   atomic.Uint64 // skips with ReasonUnimplemented, not in skipped
+	unimplemented                                                                   atomic.Uint64 // skips as unimplemented, not in skipped
 	_                                                                               [64]byte
 }
 

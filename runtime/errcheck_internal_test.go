@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/ordergen/ordergen/runtime/internal/gen"
 )
 
 // TestErrorChecksDoNotAllocate keeps the checks that run on every attempt's
@@ -14,7 +16,7 @@ func TestErrorChecksDoNotAllocate(t *testing.T) {
 	skip := fmt.Errorf("guard: %w", SkipApplied("duplicate"))
 	hold := Hold("gap")
 	permanent := fmt.Errorf("handler: %w", Permanent(errors.New("bad")))
-	verdicts := Verdicts([]error{nil})
+	verdicts := error(&gen.Verdicts{Verdicts: []error{nil}})
 	var results []bool
 	allocs := testing.AllocsPerRun(100, func() {
 		_, isBatch, _ := batchVerdicts(nil, 1)

@@ -3,24 +3,8 @@ package runtime
 import (
 	"context"
 	"hash/maphash"
-	"strconv"
 	"sync"
 )
-
-// CheckVersion is the version guard's decision for an event of version when
-// stored is the key's last applied version: nil to apply it (the next
-// version, or a snapshot over a gap), a Skip for a duplicate or stale one,
-// and a Hold for a delta that arrived before the versions it follows.
-// Generated handlers call it in memory and in transactions alike.
-func CheckVersion(version, stored uint64, snapshot bool) error {
-	switch {
-	case version <= stored:
-		return Skip("duplicate or stale version")
-	case version > stored+1 && !snapshot:
-		return Hold("version gap: waiting for version " + strconv.FormatUint(stored+1, 10))
-	}
-	return nil
-}
 
 // VersionStore keeps the last applied version of each key, for generated
 // version guards. Versions start at 0 (nothing applied). Implementations

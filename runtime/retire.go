@@ -30,7 +30,7 @@ import "sync/atomic"
 
 // tally counts outcomes by kind, kept by whoever gives them (a turn, an
 // inline run, an admission) until retire adds them to the counters.
-// unimplemented counts the skips with ReasonUnimplemented, apart from
+// unimplemented counts the skips as unimplemented, apart from
 // skipped (see skipReason). parked counts events that reached the park (a
 // metric's counter; the engine's gauge of parked events is step 1's).
 type tally struct {

@@ -26,8 +26,9 @@ type Stats struct {
 	// Skipped counts events a handler skipped with Skip (guards).
 	Skipped uint64
 	// Unimplemented counts the part of Skipped that was acknowledged, not
-	// skipped by a guard: events skipped with ReasonUnimplemented, which a
-	// generated guard gives an event whose handler returned
+	// skipped by a guard: events skipped with the reason "unimplemented"
+	// (runtime/genimpl's ReasonUnimplemented), which a generated guard
+	// gives an event whose handler returned
 	// ErrUnimplemented (their versions and states advanced as if applied).
 	// Skipped - Unimplemented is what the guards (and handlers) skipped.
 	Unimplemented uint64

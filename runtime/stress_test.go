@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // TestStress runs random schedules against random engines for a bounded
@@ -93,7 +94,7 @@ type schedule struct {
 	keys     []string
 	submits  int
 	graceful bool
-	// verdicts: the batch handler decides each event (runtime.Verdicts),
+	// verdicts: the batch handler decides each event (genimpl.Verdicts),
 	// and sometimes leaves the rest for the next batch.
 	verdicts bool
 
@@ -370,7 +371,7 @@ func (s *schedule) decideBatch(ctx context.Context, key string, xs []sev) error 
 		}
 	}
 	s.record(key, seqs...)
-	return runtime.Verdicts(verdicts)
+	return genimpl.Verdicts(verdicts)
 }
 
 // resync is the engine's Resync: it fails at random (a failure, a

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // skipBySeq is a handler's verdict for an event by its sequence number: a
@@ -17,9 +18,9 @@ func skipBySeq(seq int) error {
 	case 1:
 		return runtime.Skip("late transition")
 	case 2:
-		return runtime.Skip(runtime.ReasonUnimplemented)
+		return runtime.Skip(genimpl.ReasonUnimplemented)
 	case 3:
-		return runtime.SkipApplied(runtime.ReasonUnimplemented)
+		return runtime.SkipApplied(genimpl.ReasonUnimplemented)
 	}
 	return nil
 }
@@ -76,7 +77,7 @@ func TestStatsTellUnimplementedFromGuardSkips(t *testing.T) {
 			for i, x := range events {
 				verdicts[i] = skipBySeq(x.Seq)
 			}
-			return runtime.Verdicts(verdicts)
+			return genimpl.Verdicts(verdicts)
 		}, runtime.Config[string, ev]{BatchSize: 8})
 		submitAll(t, e)
 		check(t, e.Stats())

@@ -3,6 +3,8 @@ package runtime
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ordergen/ordergen/runtime/internal/gen"
 )
 
 // The outcome path. judge decides, in one place, what becomes of an
@@ -104,14 +106,15 @@ func (w *worker[K, E]) judge(it *item[E], err error, batch bool) (v verdict, rea
 }
 
 // skipReason notes n events of t skipped with v, if v is a skip: those
-// skipped with ReasonUnimplemented move from t's skipped to its
-// unimplemented (Stats reports them apart, and adds them to Skipped), and
-// the metrics record the reason (Stats counts them when they retire).
+// skipped as unimplemented (the reason "unimplemented", which generated
+// guards give) move from t's skipped to its unimplemented (Stats reports
+// them apart, and adds them to Skipped), and the metrics record the reason
+// (Stats counts them when they retire).
 func (w *worker[K, E]) skipReason(t *tally, v verdict, reason string, n int) {
 	if v != verdictSkipped && v != verdictSkippedApplied {
 		return
 	}
-	if reason == ReasonUnimplemented {
+	if reason == gen.ReasonUnimplemented {
 		t.skipped -= uint64(n)
 		t.unimplemented += uint64(n)
 	}

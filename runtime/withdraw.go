@@ -28,14 +28,17 @@ type withdrawal struct {
 // event's, reported once its worker claimed the next) has been reported;
 // for a lane whose worker is in a handler, it waits until that worker has
 // served the withdrawal (it does before the lane's next event starts), or
-// until ctx ends. Then, when Config.OnOutcome is set (a
+// until ctx ends. When ctx ends first and Config.OnOutcome is set (a
 // transport tracks the engine's events, and each attempt gets a context of
 // its own), Withdraw cancels the contexts of the running attempts of
 // selected events, with ctx's cause as theirs (context.Cause: a transport
 // says so why it took the events back), and returns ctx's error; the
-// withdrawal is still served later. A handler that ignores its context goes on regardless. match is
-// called under internal locks: it must be fast and must not call the
-// engine.
+// withdrawal is still served later. A handler that ignores its context
+// goes on regardless. A Close that gives up (its ctx ended) answers the
+// withdrawals waiting then, and after it Withdraw returns at once: its
+// workers are gone, and what they left stays unfinished (the CloseError
+// counted it). match is called under internal locks: it must be fast and
+// must not call the engine.
 func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
 	n := 0
 	var waits []*withdrawal
@@ -43,6 +46,14 @@ func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool
 	for i := range e.shards {
 		sh := &e.shards[i]
 		sh.mu.Lock()
+		if e.aborted.Load() {
+			// Close gave up: its workers are gone, and what they left stays
+			// unfinished (its CloseError counted it). A withdrawal would wait
+			// for a worker that never comes; those registered before were
+			// answered by abort, which set aborted before it looked.
+			sh.mu.Unlock()
+			break
+		}
 		ready = ready[:0]
 		if b := sh.cur; b != nil {
 			// The inline batch moves to lanes, where it can be filtered; its

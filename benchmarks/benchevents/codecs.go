@@ -2,13 +2,7 @@
 
 package benchevents
 
-import (
-	"encoding/json"
-	"fmt"
-
-	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
-)
+import "github.com/ordergen/ordergen/runtime/genimpl"
 
 // ItemCodec encodes Item events as JSON objects, with the event's name from the
 // schema as its type name. It implements durable.Codec for the park stores and
@@ -16,32 +10,15 @@ import (
 // does not know, so an event from a schema with added fields still decodes.
 type ItemCodec struct{}
 
-var _ durable.Codec[ItemEvent] = ItemCodec{}
-
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
 func (ItemCodec) Encode(e ItemEvent) (string, []byte, error) {
-	if e == nil {
-		return "", nil, fmt.Errorf("%w: nil Item event", runtime.ErrInvalidEvent)
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return "", nil, fmt.Errorf("benchevents: encode Item event %s: %w", e.EventName(), err)
-	}
-	return e.EventName(), data, nil
+	return genimpl.Encode(itemEntity, e)
 }
 
 // Decode rebuilds the Item event named name from its JSON encoding. An unknown
 // name gives an error wrapping durable.ErrUnknownEventType, bytes that do not
 // decode one wrapping runtime.ErrInvalidEvent.
 func (ItemCodec) Decode(name string, data []byte) (ItemEvent, error) {
-	switch name {
-	case "Submitted":
-		var e Submitted
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Item event Submitted: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	}
-	return nil, fmt.Errorf("%w: entity Item has no event %q", durable.ErrUnknownEventType, name)
+	return genimpl.Decode(itemEntity, name, data)
 }

@@ -4,222 +4,94 @@ package benchevents
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
-	"github.com/ordergen/ordergen/runtime/meter"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// This line fails to compile when the runtime package is older or newer than
-// the ordergen that generated this file. Regenerate with the ordergen of the
-// github.com/ordergen/ordergen version in your go.mod (go generate ./...), or
-// update that module (go get github.com/ordergen/ordergen@latest).
-const _ = runtime.SupportPackageIsVersion3
+// The handshake with the runtime: this code needs version 4 of
+// github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
+// below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
+// in go.mod is older than the ordergen that generated the code: upgrade it (go
+// get github.com/ordergen/ordergen@latest). On the second (Regenerate...), the
+// code is older than the module runs: generate it again with the module's
+// ordergen (go generate ./...).
+const (
+	_ = genimpl.MaxVersion - 4
+	_ = 4 - genimpl.MinVersion
+)
 
-// itemValue returns e as a value of its event type, dereferencing a pointer;
-// nil for a nil e or a nil pointer.
-func itemValue(e ItemEvent) ItemEvent {
-	switch e := e.(type) {
-	case *Submitted:
-		if e == nil {
-			return nil
-		}
-		return *e
-	}
-	return e
-}
-
-// ItemConfig configures one subscriber of an ItemDispatcher. NewItemDispatcher
-// and Subscribe start from the schema's policies and apply the options in
-// order. A zero or nil field means the runtime's default.
-type ItemConfig struct {
-	// MaxActive is the number of keys handled at once (schema:
-	// lanes.max_active).
-	MaxActive int
-	// Backlog bounds the pending events (schema: backlog).
-	Backlog runtime.Backlog
-	// Retry is the in-lane retry policy (schema: retry).
-	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema:
-	// timeout).
-	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
-	OnExhausted runtime.ExhaustedPolicy
-	// MaxHeld bounds the events of one key held back on a version gap; a key
-	// that would hold more is parked (schema: resequencer.max_events).
-	MaxHeld int
-	// MaxHold bounds how long an event is held back on a version gap; then the
-	// key is parked (schema: resequencer.max_wait).
-	MaxHold time.Duration
-	// Logger receives what an operator must see (a key parked, a replay). Nil:
-	// slog.Default().
-	Logger *slog.Logger
-	// MeterProvider, when set, receives the subscriber's metrics (see the
-	// runtime's Metric constants), with the entity as
-	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
-	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
-	// nothing is recorded.
-	MeterProvider meter.Provider
-	// Versions stores the last applied version of each Item. Nil: a new
-	// in-memory store. Give each subscriber its own store.
-	Versions runtime.VersionStore[string]
-	// Parks stores the parked events. Nil: the runtime's in-memory store.
-	Parks runtime.ParkStore[string, ItemEvent]
-	// DeadLetter receives the events that failed for good under the
-	// runtime.SendToDeadLetter policy; that policy requires it.
-	DeadLetter runtime.DeadLetterSink[string, ItemEvent]
-	// Store, when set, keeps the subscriber's versions, states and parked
-	// events durably (runtime/sqlstore), in the namespace of the subscriber's
-	// name ("Item", "Item/name"); Versions, States and Parks set here win over
-	// it. NewItemTxDispatcher and SubscribeTx set it to their store.
-	Store durable.Store
-	// OnOutcome, when set, is told the outcome of each event the subscriber
-	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
-	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
-	// on every subscriber to learn when its records are finished; SubmitTagged
-	// refuses to run while a subscriber has none. It must be fast and must not
-	// block (see runtime.OutcomeFunc).
-	OnOutcome runtime.OutcomeFunc[string]
-	// OnSkip, when set, is told each event the subscriber's guards skip, with
-	// the guard's reason: a duplicate or stale version. An unimplemented
-	// event's acknowledgement is not a guard's skip. It is told when the guards
-	// decide, so an attempt that runs again (a failed batch, a group's work, a
-	// failed commit) may tell it again. The test kit's in-order run sets it, to
-	// fail on an event skipped in publication order (almost always a schema
-	// mistake). It is called from the subscriber's workers: it must be fast and
-	// must not block.
-	OnSkip func(key string, ev ItemEvent, reason string)
-}
-
-// ItemOption changes an ItemConfig before a subscriber starts.
-type ItemOption func(*ItemConfig)
-
-// defaultItemConfig returns the schema's policies for Item.
-func defaultItemConfig() ItemConfig {
-	return ItemConfig{
-		MaxActive: 8,
-		Backlog: runtime.Backlog{
-			PerKey:   65536,
-			Total:    65536,
-			WhenFull: runtime.Block,
-		},
-		Retry: runtime.Retry{
-			Attempts:   5,
-			Initial:    10 * time.Millisecond,
-			Max:        2 * time.Second,
-			Multiplier: 2.0,
-		},
+// itemEntity describes Item to the generic wiring of runtime/genimpl: its
+// names, its states, its events' rules (kind, target state, in:, Go type) and
+// the schema's policies, which every ItemConfig starts from.
+var itemEntity = &genimpl.Entity[string, ItemEvent]{
+	Package: "benchevents", Name: "Item", KeyField: "Key", VersionField: "Seq",
+	Version: ItemEvent.EventVersion,
+	Events: []genimpl.EventRule[ItemEvent]{
+		{Name: "Submitted", Type: genimpl.Of[Submitted, ItemEvent]()},
+	},
+	Defaults: ItemConfig{
+		MaxActive:   8,
+		Backlog:     runtime.Backlog{PerKey: 65536, Total: 65536, WhenFull: runtime.Block},
+		Retry:       runtime.Retry{Attempts: 5, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
-	}
+	},
 }
+
+// ItemConfig configures one subscriber of an ItemDispatcher: NewItemDispatcher
+// and Subscribe start from the schema's policies (itemEntity.Defaults) and
+// apply the options in order. A zero or nil field means the runtime's default.
+// Its fields are genimpl.Config's.
+type ItemConfig = genimpl.Config[string, ItemEvent]
+
+// ItemOption changes an ItemConfig before a subscriber starts.
+type ItemOption = genimpl.Option[string, ItemEvent]
 
 // ItemDispatcher delivers Item events to per-key lanes: the events of one key
-// are handled one at a time in publication order, events of different keys in
-// parallel. Each subscriber has its own lanes, guards and stores, so a slow or
-// parked subscriber delays no other. It is safe for concurrent use.
+// are handled one at a time in publication order, behind the schema's guards,
+// events of different keys in parallel. Each subscriber has its own lanes,
+// guards and stores, so a slow or parked subscriber delays no other. It is safe
+// for concurrent use.
+//
+// Besides the methods below, it has those of the genimpl.Dispatcher it embeds,
+// documented there: Publish (any Item event), Flush, Close, Replay, Discard,
+// ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and Inspector,
+// and, for transports, SubmitTagged, Withdraw and Subscriptions; their maps are
+// keyed by ItemSubscriberName.
 type ItemDispatcher struct {
-	topic *runtime.Topic[string, ItemEvent]
-	mu    sync.Mutex                 // serialises subscribe (a name is taken once) and guards subs
-	subs  map[string]*itemSubscriber // by name
+	*itemDispatcher
 }
 
-// itemSubscriber is one subscriber of an ItemDispatcher: its name, its handler
-// and the stores of its guards.
-type itemSubscriber struct {
-	name     string
-	h        ItemHandler
-	tx       *itemTx
-	versions runtime.VersionStore[string]
-	onSkip   func(key string, ev ItemEvent, reason string) // the config's OnSkip
-}
+// itemDispatcher is the generic dispatcher that ItemDispatcher embeds.
+type itemDispatcher = genimpl.Dispatcher[string, ItemEvent, ItemSubscriberName]
 
 // NewItemDispatcher returns a dispatcher whose first subscriber, named "Item",
 // is h, configured with the schema's policies changed by opts. Close it when
 // done.
 func NewItemDispatcher(h ItemHandler, opts ...ItemOption) (*ItemDispatcher, error) {
-	d := &ItemDispatcher{topic: runtime.NewTopic[string, ItemEvent]()}
-	if err := d.subscribe("Item", h, nil, opts); err != nil {
+	d, err := genimpl.New[ItemSubscriberName](itemEntity, itemHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &ItemDispatcher{d}, nil
 }
 
 // Subscribe adds a subscriber: h receives every event published from now on, in
 // its own lanes, with its own guard stores. Its runtime name is "Item/"
 // followed by name; names must be unique.
 func (d *ItemDispatcher) Subscribe(name string, h ItemHandler, opts ...ItemOption) error {
-	if name == "" {
-		return fmt.Errorf("benchevents: subscribe to Item: empty subscriber name")
-	}
-	return d.subscribe("Item/"+name, h, nil, opts)
+	return genimpl.Subscribe(d.itemDispatcher, name, itemHandler(h), opts)
 }
-func (d *ItemDispatcher) subscribe(name string, h ItemHandler, tx *itemTx, opts []ItemOption) error {
-	if h == nil && tx == nil {
-		return fmt.Errorf("benchevents: subscribe %s: nil handler", name)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, taken := d.topic.Subscriber(name); taken {
-		return fmt.Errorf("benchevents: subscribe %s: the name is taken", name)
-	}
-	cfg := defaultItemConfig()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
-	itemUseStore(&cfg, name, tx)
-	s := &itemSubscriber{
-		name:     name,
-		h:        h,
-		tx:       tx,
-		versions: cfg.Versions,
-		onSkip:   cfg.OnSkip,
-	}
-	if s.versions == nil {
-		s.versions = runtime.NewMemoryVersionStore[string]()
-	}
-	rc := runtime.Config[string, ItemEvent]{
-		Name:          name,
-		MaxActive:     cfg.MaxActive,
-		Backlog:       cfg.Backlog,
-		Retry:         cfg.Retry,
-		Timeout:       cfg.Timeout,
-		OnExhausted:   cfg.OnExhausted,
-		MaxHeld:       cfg.MaxHeld,
-		MaxHold:       cfg.MaxHold,
-		Parks:         cfg.Parks,
-		DeadLetter:    cfg.DeadLetter,
-		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Item",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}},
-		OnOutcome: cfg.OnOutcome,
-		Logger:    cfg.Logger,
-	}
-	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
-		return fmt.Errorf("benchevents: subscribe %s: %w", name, err)
-	}
-	if d.subs == nil {
-		d.subs = make(map[string]*itemSubscriber)
-	}
-	d.subs[name] = s
-	return nil
+
+// Version returns the last version of key that the subscriber named subscriber
+// (ItemFirstSubscriber for the first one) applied, 0 when none yet, as its
+// version guard stores it.
+func (d *ItemDispatcher) Version(ctx context.Context, subscriber ItemSubscriberName, key string) (uint64, error) {
+	return genimpl.Version(ctx, d.itemDispatcher, subscriber, key)
 }
 
 // ItemSubscriberName names a subscriber of an ItemDispatcher:
@@ -241,173 +113,4 @@ const ItemFirstSubscriber ItemSubscriberName = "Item"
 // ...) or SubscribeTx(name, ...) adds: "Item/" followed by name.
 func ItemSubscriberNamed(name string) ItemSubscriberName {
 	return ItemSubscriberName("Item/" + name)
-}
-
-// itemBySubscriber returns m, a map of the runtime's by subscriber name, keyed
-// by ItemSubscriberName.
-func itemBySubscriber[V any](m map[string]V) map[ItemSubscriberName]V {
-	out := make(map[ItemSubscriberName]V, len(m))
-	for name, v := range m {
-		out[ItemSubscriberName(name)] = v
-	}
-	return out
-}
-
-// unknownSubscriber returns the error for a name that names no subscriber of d:
-// with the subscriber whose name differs from it only in case, or else with
-// every subscriber's name.
-func (d *ItemDispatcher) unknownSubscriber(name ItemSubscriberName) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	names := make([]string, 0, len(d.subs))
-	for known := range d.subs {
-		if strings.EqualFold(known, string(name)) {
-			return fmt.Errorf("benchevents: no subscriber named %q (did you mean %s?)", name, known)
-		}
-		names = append(names, known)
-	}
-	slices.Sort(names)
-	return fmt.Errorf("benchevents: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
-}
-
-// Flush waits until every event published before the call has an outcome, or is
-// held back on a version gap or parked, in every subscriber, or until ctx ends.
-func (d *ItemDispatcher) Flush(ctx context.Context) error {
-	if err := d.topic.Flush(ctx); err != nil {
-		return fmt.Errorf("benchevents: %w", err)
-	}
-	return nil
-}
-
-// Close stops accepting events, drains every subscriber and stops their
-// workers. It returns an error when ctx ends before everything finished.
-func (d *ItemDispatcher) Close(ctx context.Context) error {
-	return d.topic.Close(ctx)
-}
-
-// Replay re-runs, in order, the parked events of key in every subscriber where
-// key is parked, and unparks it where all succeed. It returns an error wrapping
-// runtime.ErrNotParked when key is parked nowhere.
-func (d *ItemDispatcher) Replay(ctx context.Context, key string) error {
-	if err := d.topic.Replay(ctx, key); err != nil {
-		return fmt.Errorf("benchevents: %w", err)
-	}
-	return nil
-}
-
-// Discard removes the parked events of key in every subscriber where key is
-// parked (their outcome: runtime.Discarded), unparks it, and returns how many
-// events it removed. It returns an error wrapping runtime.ErrNotParked when key
-// is parked nowhere.
-func (d *ItemDispatcher) Discard(ctx context.Context, key string) (int, error) {
-	n, err := d.topic.Discard(ctx, key)
-	if err != nil {
-		return n, fmt.Errorf("benchevents: %w", err)
-	}
-	return n, nil
-}
-
-// CancelAttempt ends, in every subscriber where a handler of key is in an
-// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
-// which the handler sees as context.Cause(ctx); the retry policy, then the
-// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
-// attempt of key runs anywhere.
-func (d *ItemDispatcher) CancelAttempt(key string, cause error) error {
-	if err := d.topic.CancelAttempt(key, cause); err != nil {
-		return fmt.Errorf("benchevents: %w", err)
-	}
-	return nil
-}
-
-// ParkNow parks key now with its pending events, in order, under reason (empty:
-// "parked by an operator"), in every subscriber where it has any, and returns
-// how many events it parked. A handler of key in an attempt is withdrawn: its
-// event parks first, and what it returns is ignored (see
-// runtime.Engine.ParkNow). It returns an error wrapping
-// runtime.ErrNothingPending when key has no pending event anywhere.
-func (d *ItemDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
-	n, err := d.topic.ParkNow(ctx, key, reason)
-	if err != nil {
-		return n, fmt.Errorf("benchevents: %w", err)
-	}
-	return n, nil
-}
-
-// ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber (ItemFirstSubscriber, or ItemSubscriberNamed(name) for the
-// others).
-func (d *ItemDispatcher) ParkedKeys(ctx context.Context) (map[ItemSubscriberName][]runtime.ParkedKey[string], error) {
-	keys, err := d.topic.ParkedKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("benchevents: %w", err)
-	}
-	return itemBySubscriber(keys), nil
-}
-
-// ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber (ItemFirstSubscriber for the first one).
-func (d *ItemDispatcher) ParkedEvents(ctx context.Context, subscriber ItemSubscriberName, key string) ([]runtime.ParkedEvent[ItemEvent], error) {
-	s, ok := d.topic.Subscriber(string(subscriber))
-	if !ok {
-		return nil, d.unknownSubscriber(subscriber)
-	}
-	events, err := s.ParkedEvents(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("benchevents: parked events of %v in %s: %w", key, subscriber, err)
-	}
-	return events, nil
-}
-
-// Health returns nil when no subscriber has a key whose oldest pending event is
-// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
-// readiness probe or an alert can use it as it is.
-func (d *ItemDispatcher) Health(age time.Duration) error {
-	return d.topic.Health(age)
-}
-
-// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
-// each subscriber that has any, with the age of their oldest pending event: a
-// rising age on steady traffic means a hot or stuck key.
-func (d *ItemDispatcher) TopBacklog(n int) map[ItemSubscriberName][]runtime.KeyBacklog[string] {
-	return itemBySubscriber(d.topic.TopBacklog(n))
-}
-
-// Stuck returns, by subscriber, the keys whose oldest pending event is older
-// than age, in each subscriber that has any (what Health reports).
-func (d *ItemDispatcher) Stuck(age time.Duration) map[ItemSubscriberName][]runtime.KeyBacklog[string] {
-	return itemBySubscriber(d.topic.Stuck(age))
-}
-
-// Version returns the last version of key that the subscriber named subscriber
-// (ItemFirstSubscriber for the first one) applied, 0 when none yet, as its
-// version guard stores it.
-func (d *ItemDispatcher) Version(ctx context.Context, subscriber ItemSubscriberName, key string) (uint64, error) {
-	s, err := d.subscriber(subscriber)
-	if err != nil {
-		return 0, err
-	}
-	v, err := s.versions.Version(ctx, key)
-	if err != nil {
-		return 0, fmt.Errorf("benchevents: version of %v in %s: %w", key, subscriber, err)
-	}
-	return v, nil
-}
-
-// subscriber returns the subscriber named name.
-func (d *ItemDispatcher) subscriber(name ItemSubscriberName) (*itemSubscriber, error) {
-	d.mu.Lock()
-	s, ok := d.subs[string(name)]
-	d.mu.Unlock()
-	if !ok {
-		return nil, d.unknownSubscriber(name)
-	}
-	return s, nil
-}
-
-// Stats returns a snapshot of the counters of each subscriber, by subscriber
-// (ItemFirstSubscriber, or ItemSubscriberNamed(name) for the others). Every
-// subscriber sees every published event, so counters are per subscriber; add
-// them up only knowing that.
-func (d *ItemDispatcher) Stats() map[ItemSubscriberName]runtime.Stats {
-	return itemBySubscriber(d.topic.Stats())
 }

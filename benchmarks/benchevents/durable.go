@@ -5,11 +5,9 @@ package benchevents
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // ItemTxHandler handles the events of entity Item inside a database
@@ -32,8 +30,7 @@ type ItemTxHandler interface {
 // every handler at compile time, which is the safe default. An event that
 // reaches one of its methods is acknowledged, not applied: the guards still
 // advance the key's version and state, so no gap is left behind, and the event
-// is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented).
+// is counted as skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedItemTxHandler struct{}
 
 var _ ItemTxHandler = UnimplementedItemTxHandler{}
@@ -43,110 +40,40 @@ func (UnimplementedItemTxHandler) HandleSubmitted(context.Context, *sql.Tx, Subm
 	return runtime.ErrUnimplemented
 }
 
-// itemTx binds a transactional subscriber to its handler and store.
-type itemTx struct {
-	h     ItemTxHandler
-	store durable.TxStore[*sql.Tx]
-}
-
 // NewItemTxDispatcher returns a dispatcher whose first subscriber, named
 // "Item", is the transactional handler h over store: the subscriber's versions,
 // states and parked events live in store under its name, and each event's
 // handler writes commit together with its version advance. opts change the
 // schema's policies. Close the dispatcher when done, then the store.
-func NewItemTxDispatcher(store durable.TxStore[*sql.Tx], h ItemTxHandler, opts ...ItemOption) (*ItemDispatcher, error) {
-	d := &ItemDispatcher{topic: runtime.NewTopic[string, ItemEvent]()}
-	if err := d.subscribeTx("Item", store, h, opts); err != nil {
+func NewItemTxDispatcher(store genimpl.TxStore, h ItemTxHandler, opts ...ItemOption) (*ItemDispatcher, error) {
+	d, err := genimpl.NewTx[ItemSubscriberName](itemEntity, store, itemTxHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &ItemDispatcher{d}, nil
 }
 
 // SubscribeTx adds a transactional subscriber: h receives every event published
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Item/" followed by name; names must be unique.
-func (d *ItemDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h ItemTxHandler, opts ...ItemOption) error {
-	if name == "" {
-		return fmt.Errorf("benchevents: subscribe to Item: empty subscriber name")
-	}
-	return d.subscribeTx("Item/"+name, store, h, opts)
+func (d *ItemDispatcher) SubscribeTx(name string, store genimpl.TxStore, h ItemTxHandler, opts ...ItemOption) error {
+	return genimpl.SubscribeTx(d.itemDispatcher, name, store, itemTxHandler(h), opts)
 }
-func (d *ItemDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h ItemTxHandler, opts []ItemOption) error {
-	if store == nil {
-		return fmt.Errorf("benchevents: subscribe %s: nil store", name)
-	}
+
+// itemTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func itemTxHandler(h ItemTxHandler) *genimpl.TxHandler[string, ItemEvent] {
 	if h == nil {
-		return fmt.Errorf("benchevents: subscribe %s: nil handler", name)
+		return nil
 	}
-	return d.subscribe(name, nil, &itemTx{
-		h:     h,
-		store: store,
-	}, opts)
-}
-
-// itemUseStore fills in the stores that cfg leaves nil from cfg.Store (from the
-// transactional store of tx, when given), in the namespace name.
-func itemUseStore(cfg *ItemConfig, name string, tx *itemTx) {
-	if tx != nil {
-		cfg.Store = tx.store
+	return &genimpl.TxHandler[string, ItemEvent]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, e ItemEvent) error {
+			switch e := e.(type) {
+			case Submitted:
+				return h.HandleSubmitted(ctx, tx, e)
+			}
+			return genimpl.ErrUnknownEvent
+		},
 	}
-	if cfg.Store == nil {
-		return
-	}
-	if cfg.Versions == nil {
-		cfg.Versions = durable.EncodedVersions[string](cfg.Store.Versions(name))
-	}
-	if cfg.Parks == nil {
-		cfg.Parks = durable.EncodedParks[string, ItemEvent](cfg.Store.Parks(name), ItemCodec{})
-	}
-}
-
-// engineHandler returns the subscriber's engine handler: the transactional
-// guard for a transactional subscriber.
-func (s *itemSubscriber) engineHandler() runtime.Handler[string, ItemEvent] {
-	if s.tx != nil {
-		return s.handleTx
-	}
-	return s.handle
-}
-
-// handleTx is the engine handler of a transactional Item subscriber. It begins
-// a transaction of the subscriber's store, in which the key's version and state
-// are read (and locked), applies the guards of handle, calls the handler with
-// the transaction and commits its writes together with the new version and
-// state. An event the handler does not implement (runtime.ErrUnimplemented)
-// commits the advance alone and is skipped; any other error rolls back.
-func (s *itemSubscriber) handleTx(ctx context.Context, key string, ev ItemEvent) error {
-	var version uint64
-	switch e := ev.(type) {
-	case Submitted:
-		version = e.Seq
-	default:
-		return runtime.Permanent(fmt.Errorf("benchevents: Item %v: unknown event %T", key, ev))
-	}
-	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
-	if err != nil {
-		return fmt.Errorf("benchevents: Item %v: %w", key, err)
-	}
-	defer tx.Rollback()
-	stored := tx.Version()
-	if err := runtime.CheckVersion(version, stored, false); err != nil {
-		return s.skip(key, ev, err)
-	}
-	switch e := ev.(type) {
-	case Submitted:
-		err = s.tx.h.HandleSubmitted(ctx, tx.Tx(), e)
-	}
-	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
-	if err != nil && !unimplemented {
-		return err
-	}
-	if err := tx.Commit(ctx, version, tx.State()); err != nil {
-		return fmt.Errorf("benchevents: Item %v: commit: %w", key, err)
-	}
-	if unimplemented {
-		return runtime.SkipApplied(runtime.ReasonUnimplemented)
-	}
-	return nil
 }

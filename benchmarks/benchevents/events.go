@@ -42,18 +42,12 @@ type Submitted struct {
 }
 
 // EventName returns "Submitted".
-func (Submitted) EventName() string {
-	return "Submitted"
-}
+func (Submitted) EventName() string { return "Submitted" }
 
 // EventKey returns e.Key.
-func (e Submitted) EventKey() string {
-	return e.Key
-}
+func (e Submitted) EventKey() string { return e.Key }
 
 // EventVersion returns e.Seq.
-func (e Submitted) EventVersion() uint64 {
-	return e.Seq
-}
+func (e Submitted) EventVersion() uint64 { return e.Seq }
 
 func (Submitted) isItemEvent() {}

@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // ItemHandler handles the events of entity Item, one typed method per event. An
@@ -24,7 +25,7 @@ type ItemHandler interface {
 // at compile time, which is the safe default. An event that reaches one of its
 // methods is acknowledged, not applied: the guards still advance the key's
 // version and state, so no gap is left behind, and the event is counted as
-// skipped with the reason "unimplemented" (runtime.ReasonUnimplemented).
+// skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedItemHandler struct{}
 
 var _ ItemHandler = UnimplementedItemHandler{}
@@ -32,4 +33,21 @@ var _ ItemHandler = UnimplementedItemHandler{}
 // HandleSubmitted returns runtime.ErrUnimplemented.
 func (UnimplementedItemHandler) HandleSubmitted(context.Context, Submitted) error {
 	return runtime.ErrUnimplemented
+}
+
+// itemHandler adapts h to the generic guards of runtime/genimpl; nil for a nil
+// h.
+func itemHandler(h ItemHandler) *genimpl.Handler[string, ItemEvent] {
+	if h == nil {
+		return nil
+	}
+	return &genimpl.Handler[string, ItemEvent]{
+		Call: func(ctx context.Context, _ string, e ItemEvent) error {
+			switch e := e.(type) {
+			case Submitted:
+				return h.HandleSubmitted(ctx, e)
+			}
+			return genimpl.ErrUnknownEvent
+		},
+	}
 }

@@ -5,89 +5,38 @@ package benchevents
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
-	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // ItemOutbox writes Item events into the transactional outbox of a durable
 // store, in the caller's own transaction: the change and the events that
-// announce it commit together or not at all, so neither a crash after the
-// commit loses an event nor a rollback publishes one. Each event gets its key's
-// next version from the outbox's own sequence (1, 2, 3... per key, never one
-// twice, however many writers), stamped into its Seq field before it is
-// encoded. The relay of github.com/ordergen/ordergen/runtime/outbox (its
-// Config.Entity is "Item") ships them to a sink (a broker's producer, a
-// dispatcher) in per-key order.
-//
-// Concurrent transactions appending to one key take turns at its sequence row:
-// on PostgreSQL the second waits for the first to end (READ COMMITTED) or fails
-// with a serialization error to retry (REPEATABLE READ, SERIALIZABLE), and
-// transactions appending to the same keys in opposite orders can deadlock, as
-// with any rows: append in a consistent order.
+// announce it commit together or not at all. Each event gets its key's next
+// version from the outbox's own sequence, stamped into its Seq field before it
+// is encoded. The relay of github.com/ordergen/ordergen/runtime/outbox (its
+// Config.Entity is "Item") ships them in per-key order. Its PublishTx (any Item
+// event), Entity and Seed are those of the genimpl.Outbox it embeds, which says
+// more.
 type ItemOutbox struct {
-	store durable.OutboxStore[*sql.Tx]
+	*itemOutbox
 }
+
+// itemOutbox is the generic outbox that ItemOutbox embeds.
+type itemOutbox = genimpl.Outbox[string, ItemEvent]
 
 // NewItemOutbox returns the outbox of Item events in store (a runtime/sqlstore
 // Store, whose database the transactions given to its methods belong to); a nil
 // store is refused with runtime.ErrInvalidConfig.
-func NewItemOutbox(store durable.OutboxStore[*sql.Tx]) (*ItemOutbox, error) {
-	if store == nil {
-		return nil, fmt.Errorf("%w: ItemOutbox needs a store", runtime.ErrInvalidConfig)
+func NewItemOutbox(store genimpl.OutboxStore) (*ItemOutbox, error) {
+	o, err := genimpl.NewOutbox(itemEntity, store)
+	if err != nil {
+		return nil, err
 	}
-	return &ItemOutbox{store: store}, nil
+	return &ItemOutbox{o}, nil
 }
 
-// Entity returns the name the outbox writes Item events under, "Item": the
-// Config.Entity of their relay.
-func (o *ItemOutbox) Entity() string {
-	return "Item"
-}
-
-// PublishSubmittedTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Seq to it, encodes e with ItemCodec and inserts it, all in
-// tx, and returns the version. The relay sends it once tx commits; if tx rolls
-// back, neither the event nor its version is left. It refuses an event with an
-// empty key, with an error wrapping runtime.ErrInvalidEvent. After an error,
-// roll tx back.
+// PublishSubmittedTx appends e to the outbox in tx and returns its version (see
+// PublishTx).
 func (o *ItemOutbox) PublishSubmittedTx(ctx context.Context, tx *sql.Tx, e Submitted) (uint64, error) {
-	if e.Key == "" {
-		return 0, fmt.Errorf("%w: Item event Submitted: key field Key is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Item", e.Key, func(v uint64) (durable.RawEvent, error) {
-		e.Seq = v
-		name, data, err := ItemCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
-}
-
-// PublishTx appends any Item event to the outbox in tx, through the
-// Publish...Tx method of its type, and returns its version. A nil e is refused
-// with runtime.ErrInvalidEvent.
-func (o *ItemOutbox) PublishTx(ctx context.Context, tx *sql.Tx, e ItemEvent) (uint64, error) {
-	switch e := e.(type) {
-	case Submitted:
-		return o.PublishSubmittedTx(ctx, tx, e)
-	case *Submitted:
-		if e != nil {
-			return o.PublishSubmittedTx(ctx, tx, *e)
-		}
-	}
-	return 0, fmt.Errorf("%w: nil Item event", runtime.ErrInvalidEvent)
-}
-
-// Seed sets, in tx (nil: a transaction of its own), the version that key's
-// first outbox event follows: its first event gets version+1. It is for a
-// service that adopts the outbox with Item keys it numbered before: seed each
-// with the last version its consumers saw, before its first outbox event.
-// Seeding a key again at the same version is harmless; a key whose sequence is
-// elsewhere (it has outbox events, or another seed) is refused
-// (sqlstore.ErrOutboxSeeded).
-func (o *ItemOutbox) Seed(ctx context.Context, tx *sql.Tx, key string, version uint64) error {
-	return o.store.SeedOutbox(ctx, tx, "Item", key, version)
+	return o.PublishTx(ctx, tx, e)
 }

@@ -2,15 +2,11 @@
 
 package benchevents
 
-import (
-	"context"
-	"fmt"
+import "context"
 
-	"github.com/ordergen/ordergen/runtime"
-)
-
-// ItemPublisher publishes Item events. ItemDispatcher implements it in process;
-// other implementations can carry the same events elsewhere.
+// ItemPublisher publishes Item events. ItemDispatcher implements it in process,
+// ItemProducer through a transport; other implementations can carry the same
+// events elsewhere.
 type ItemPublisher interface {
 	// PublishSubmitted publishes a Submitted event.
 	PublishSubmitted(ctx context.Context, e Submitted) error
@@ -18,30 +14,9 @@ type ItemPublisher interface {
 
 var _ ItemPublisher = (*ItemDispatcher)(nil)
 
-// PublishSubmitted hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishSubmitted hands e to every subscriber of the dispatcher. It refuses an
+// event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *ItemDispatcher) PublishSubmitted(ctx context.Context, e Submitted) error {
-	if e.Key == "" {
-		return fmt.Errorf("%w: Item event Submitted: key field Key is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Seq == 0 {
-		return fmt.Errorf("%w: Item event Submitted: version field Seq is %d, below 1", runtime.ErrInvalidEvent, e.Seq)
-	}
-	return d.topic.Publish(ctx, e.Key, e)
-}
-
-// Publish hands any Item event to every subscriber, through the Publish method
-// of its type. A nil e is refused with runtime.ErrInvalidEvent.
-func (d *ItemDispatcher) Publish(ctx context.Context, e ItemEvent) error {
-	switch e := e.(type) {
-	case Submitted:
-		return d.PublishSubmitted(ctx, e)
-	case *Submitted:
-		if e != nil {
-			return d.PublishSubmitted(ctx, *e)
-		}
-	}
-	return fmt.Errorf("%w: nil Item event", runtime.ErrInvalidEvent)
+	return d.Publish(ctx, e)
 }

@@ -4,128 +4,36 @@ package benchevents
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/transport"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // ItemProducer publishes Item events to a transport.Sink, such as the Kafka
-// producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their Key.
-// It implements ItemPublisher and refuses what the dispatcher's Publish methods
-// refuse. Consumers in other processes feed the events to their ItemDispatcher
-// with SubmitTagged.
+// producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their Key,
+// and refuses what the dispatcher's Publish methods refuse. Consumers in other
+// processes feed the events to their ItemDispatcher with SubmitTagged. Its
+// Publish (any Item event) and PublishAsync are those of the genimpl.Producer
+// it embeds.
 type ItemProducer struct {
-	sink transport.Sink[string, ItemEvent]
+	*itemProducer
 }
+
+// itemProducer is the generic producer that ItemProducer embeds.
+type itemProducer = genimpl.Producer[string, ItemEvent]
 
 var _ ItemPublisher = (*ItemProducer)(nil)
 
 // NewItemProducer returns a producer that sends to sink; a nil sink is refused
 // with runtime.ErrInvalidConfig.
-func NewItemProducer(sink transport.Sink[string, ItemEvent]) (*ItemProducer, error) {
-	if sink == nil {
-		return nil, fmt.Errorf("%w: ItemProducer needs a sink", runtime.ErrInvalidConfig)
+func NewItemProducer(sink genimpl.Sink[string, ItemEvent]) (*ItemProducer, error) {
+	p, err := genimpl.NewProducer(itemEntity, sink)
+	if err != nil {
+		return nil, err
 	}
-	return &ItemProducer{sink: sink}, nil
+	return &ItemProducer{p}, nil
 }
 
-// PublishSubmitted sends e to the sink, keyed by e.Key, and returns once the
-// sink took it. It refuses what the dispatcher's Publish methods refuse, with
-// an error wrapping runtime.ErrInvalidEvent.
+// PublishSubmitted sends e to the sink, keyed by e.Key (see Publish).
 func (p *ItemProducer) PublishSubmitted(ctx context.Context, e Submitted) error {
-	if _, err := checkItem(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.Key, e)
-}
-
-// Publish sends any Item event to the sink, as its Publish method does. A nil e
-// is refused with runtime.ErrInvalidEvent.
-func (p *ItemProducer) Publish(ctx context.Context, e ItemEvent) error {
-	ev, err := checkItem(e)
-	if err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, ev.EventKey(), ev)
-}
-
-// PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a transport.AsyncSink (the Kafka producer is), and calls done once with
-// the answer, perhaps before it returns; with another sink it sends
-// synchronously, then calls done (transport.SendKeyed). A key's events keep the
-// order of the calls, and after a send of a key fails, the key's later sends
-// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
-// done, what the Publish methods refuse, with an error wrapping
-// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
-// fast and must not block; nil means the answer is not wanted.
-func (p *ItemProducer) PublishAsync(ctx context.Context, e ItemEvent, done func(error)) {
-	ev, err := checkItem(e)
-	transport.SendKeyed(ctx, p.sink, ev, err, done)
-}
-
-// SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
-// the first, in subscription order), for transports such as the Kafka consumer
-// of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
-// outcome with tag to the OnOutcome of its ItemConfig, so a record is finished
-// when every subscriber that holds it reported. It returns how many subscribers
-// hold e afterwards. It stops at the first subscriber that refuses e
-// (runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the
-// refusal: call it again with from set to the number returned, so that no
-// subscriber gets e twice. It refuses, before any subscriber gets it, what the
-// Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything with
-// runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
-// would never learn that its events finished.
-func (d *ItemDispatcher) SubmitTagged(ctx context.Context, e ItemEvent, tag uint64, from int) (int, error) {
-	ev, err := checkItem(e)
-	if err != nil {
-		return from, err
-	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
-	if err != nil {
-		return n, fmt.Errorf("benchevents: %w", err)
-	}
-	return n, nil
-}
-
-var _ transport.Target[ItemEvent] = (*ItemDispatcher)(nil)
-
-// Withdraw takes back, in every subscriber, the events given to SubmitTagged
-// whose tag match selects and that have not started, for a transport that no
-// longer owns where they came from (a Kafka partition that moved to another
-// consumer): they never start and report runtime.Withdrawn. It waits for the
-// selected events that running lanes took, and when ctx ends first it cancels
-// their attempts' contexts and returns ctx's error (see
-// runtime.Engine.Withdraw). It returns how many events it withdrew.
-func (d *ItemDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
-	n, err := d.topic.Withdraw(ctx, match)
-	if err != nil {
-		return n, fmt.Errorf("benchevents: %w", err)
-	}
-	return n, nil
-}
-
-// Subscriptions describes the subscribers, in subscription order, for the
-// checks a transport makes before it feeds the dispatcher
-// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
-// events, all park alike).
-func (d *ItemDispatcher) Subscriptions() []transport.Subscription {
-	return transport.TopicSubscriptions(d.topic)
-}
-
-// checkItem returns e as a value (e may point to an event), or refuses, with an
-// error wrapping runtime.ErrInvalidEvent, a nil e or an Item event that the
-// dispatcher's Publish methods refuse.
-func checkItem(e ItemEvent) (ItemEvent, error) {
-	e = itemValue(e)
-	if e == nil {
-		return nil, fmt.Errorf("%w: nil Item event", runtime.ErrInvalidEvent)
-	}
-	if e.EventKey() == "" {
-		return nil, fmt.Errorf("%w: Item event %s: key field Key is empty", runtime.ErrInvalidEvent, e.EventName())
-	}
-	if e.EventVersion() == 0 {
-		return nil, fmt.Errorf("%w: Item event %s: version field Seq is %d, below 1", runtime.ErrInvalidEvent, e.EventName(), e.EventVersion())
-	}
-	return e, nil
+	return p.Publish(ctx, e)
 }

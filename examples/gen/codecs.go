@@ -2,13 +2,7 @@
 
 package ledger
 
-import (
-	"encoding/json"
-	"fmt"
-
-	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
-)
+import "github.com/ordergen/ordergen/runtime/genimpl"
 
 // AccountCodec encodes Account events as JSON objects, with the event's name
 // from the schema as its type name. It implements durable.Codec for the park
@@ -17,58 +11,17 @@ import (
 // decodes.
 type AccountCodec struct{}
 
-var _ durable.Codec[AccountEvent] = AccountCodec{}
-
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
 func (AccountCodec) Encode(e AccountEvent) (string, []byte, error) {
-	if e == nil {
-		return "", nil, fmt.Errorf("%w: nil Account event", runtime.ErrInvalidEvent)
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return "", nil, fmt.Errorf("ledger: encode Account event %s: %w", e.EventName(), err)
-	}
-	return e.EventName(), data, nil
+	return genimpl.Encode(accountEntity, e)
 }
 
 // Decode rebuilds the Account event named name from its JSON encoding. An
 // unknown name gives an error wrapping durable.ErrUnknownEventType, bytes that
 // do not decode one wrapping runtime.ErrInvalidEvent.
 func (AccountCodec) Decode(name string, data []byte) (AccountEvent, error) {
-	switch name {
-	case "AccountOpened":
-		var e AccountOpened
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Account event AccountOpened: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "Deposited":
-		var e Deposited
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Account event Deposited: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "Withdrew":
-		var e Withdrew
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Account event Withdrew: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "AccountFrozen":
-		var e AccountFrozen
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Account event AccountFrozen: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "AccountClosed":
-		var e AccountClosed
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Account event AccountClosed: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	}
-	return nil, fmt.Errorf("%w: entity Account has no event %q", durable.ErrUnknownEventType, name)
+	return genimpl.Decode(accountEntity, name, data)
 }
 
 // OrderCodec encodes Order events as JSON objects, with the event's name from
@@ -77,64 +30,17 @@ func (AccountCodec) Decode(name string, data []byte) (AccountEvent, error) {
 // it does not know, so an event from a schema with added fields still decodes.
 type OrderCodec struct{}
 
-var _ durable.Codec[OrderEvent] = OrderCodec{}
-
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
 func (OrderCodec) Encode(e OrderEvent) (string, []byte, error) {
-	if e == nil {
-		return "", nil, fmt.Errorf("%w: nil Order event", runtime.ErrInvalidEvent)
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return "", nil, fmt.Errorf("ledger: encode Order event %s: %w", e.EventName(), err)
-	}
-	return e.EventName(), data, nil
+	return genimpl.Encode(orderEntity, e)
 }
 
 // Decode rebuilds the Order event named name from its JSON encoding. An unknown
 // name gives an error wrapping durable.ErrUnknownEventType, bytes that do not
 // decode one wrapping runtime.ErrInvalidEvent.
 func (OrderCodec) Decode(name string, data []byte) (OrderEvent, error) {
-	switch name {
-	case "OrderPlaced":
-		var e OrderPlaced
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Order event OrderPlaced: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "OrderPaid":
-		var e OrderPaid
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Order event OrderPaid: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "OrderShipped":
-		var e OrderShipped
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Order event OrderShipped: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "OrderTracked":
-		var e OrderTracked
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Order event OrderTracked: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "OrderDelivered":
-		var e OrderDelivered
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Order event OrderDelivered: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "OrderCancelled":
-		var e OrderCancelled
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Order event OrderCancelled: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	}
-	return nil, fmt.Errorf("%w: entity Order has no event %q", durable.ErrUnknownEventType, name)
+	return genimpl.Decode(orderEntity, name, data)
 }
 
 // RiderCodec encodes Rider events as JSON objects, with the event's name from
@@ -143,34 +49,17 @@ func (OrderCodec) Decode(name string, data []byte) (OrderEvent, error) {
 // it does not know, so an event from a schema with added fields still decodes.
 type RiderCodec struct{}
 
-var _ durable.Codec[RiderEvent] = RiderCodec{}
-
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
 func (RiderCodec) Encode(e RiderEvent) (string, []byte, error) {
-	if e == nil {
-		return "", nil, fmt.Errorf("%w: nil Rider event", runtime.ErrInvalidEvent)
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return "", nil, fmt.Errorf("ledger: encode Rider event %s: %w", e.EventName(), err)
-	}
-	return e.EventName(), data, nil
+	return genimpl.Encode(riderEntity, e)
 }
 
 // Decode rebuilds the Rider event named name from its JSON encoding. An unknown
 // name gives an error wrapping durable.ErrUnknownEventType, bytes that do not
 // decode one wrapping runtime.ErrInvalidEvent.
 func (RiderCodec) Decode(name string, data []byte) (RiderEvent, error) {
-	switch name {
-	case "LocationUpdated":
-		var e LocationUpdated
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Rider event LocationUpdated: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	}
-	return nil, fmt.Errorf("%w: entity Rider has no event %q", durable.ErrUnknownEventType, name)
+	return genimpl.Decode(riderEntity, name, data)
 }
 
 // WebhookCodec encodes Webhook events as JSON objects, with the event's name
@@ -180,34 +69,17 @@ func (RiderCodec) Decode(name string, data []byte) (RiderEvent, error) {
 // decodes.
 type WebhookCodec struct{}
 
-var _ durable.Codec[WebhookEvent] = WebhookCodec{}
-
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
 func (WebhookCodec) Encode(e WebhookEvent) (string, []byte, error) {
-	if e == nil {
-		return "", nil, fmt.Errorf("%w: nil Webhook event", runtime.ErrInvalidEvent)
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return "", nil, fmt.Errorf("ledger: encode Webhook event %s: %w", e.EventName(), err)
-	}
-	return e.EventName(), data, nil
+	return genimpl.Encode(webhookEntity, e)
 }
 
 // Decode rebuilds the Webhook event named name from its JSON encoding. An
 // unknown name gives an error wrapping durable.ErrUnknownEventType, bytes that
 // do not decode one wrapping runtime.ErrInvalidEvent.
 func (WebhookCodec) Decode(name string, data []byte) (WebhookEvent, error) {
-	switch name {
-	case "WebhookQueued":
-		var e WebhookQueued
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Webhook event WebhookQueued: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	}
-	return nil, fmt.Errorf("%w: entity Webhook has no event %q", durable.ErrUnknownEventType, name)
+	return genimpl.Decode(webhookEntity, name, data)
 }
 
 // WalletCodec encodes Wallet events as JSON objects, with the event's name from
@@ -216,46 +88,17 @@ func (WebhookCodec) Decode(name string, data []byte) (WebhookEvent, error) {
 // it does not know, so an event from a schema with added fields still decodes.
 type WalletCodec struct{}
 
-var _ durable.Codec[WalletEvent] = WalletCodec{}
-
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
 func (WalletCodec) Encode(e WalletEvent) (string, []byte, error) {
-	if e == nil {
-		return "", nil, fmt.Errorf("%w: nil Wallet event", runtime.ErrInvalidEvent)
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return "", nil, fmt.Errorf("ledger: encode Wallet event %s: %w", e.EventName(), err)
-	}
-	return e.EventName(), data, nil
+	return genimpl.Encode(walletEntity, e)
 }
 
 // Decode rebuilds the Wallet event named name from its JSON encoding. An
 // unknown name gives an error wrapping durable.ErrUnknownEventType, bytes that
 // do not decode one wrapping runtime.ErrInvalidEvent.
 func (WalletCodec) Decode(name string, data []byte) (WalletEvent, error) {
-	switch name {
-	case "WalletOpened":
-		var e WalletOpened
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Wallet event WalletOpened: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "Credited":
-		var e Credited
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Wallet event Credited: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "Debited":
-		var e Debited
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Wallet event Debited: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	}
-	return nil, fmt.Errorf("%w: entity Wallet has no event %q", durable.ErrUnknownEventType, name)
+	return genimpl.Decode(walletEntity, name, data)
 }
 
 // CustomerCodec encodes Customer events as JSON objects, with the event's name
@@ -265,32 +108,15 @@ func (WalletCodec) Decode(name string, data []byte) (WalletEvent, error) {
 // decodes.
 type CustomerCodec struct{}
 
-var _ durable.Codec[CustomerEvent] = CustomerCodec{}
-
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
 func (CustomerCodec) Encode(e CustomerEvent) (string, []byte, error) {
-	if e == nil {
-		return "", nil, fmt.Errorf("%w: nil Customer event", runtime.ErrInvalidEvent)
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return "", nil, fmt.Errorf("ledger: encode Customer event %s: %w", e.EventName(), err)
-	}
-	return e.EventName(), data, nil
+	return genimpl.Encode(customerEntity, e)
 }
 
 // Decode rebuilds the Customer event named name from its JSON encoding. An
 // unknown name gives an error wrapping durable.ErrUnknownEventType, bytes that
 // do not decode one wrapping runtime.ErrInvalidEvent.
 func (CustomerCodec) Decode(name string, data []byte) (CustomerEvent, error) {
-	switch name {
-	case "CustomerChanged":
-		var e CustomerChanged
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Customer event CustomerChanged: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	}
-	return nil, fmt.Errorf("%w: entity Customer has no event %q", durable.ErrUnknownEventType, name)
+	return genimpl.Decode(customerEntity, name, data)
 }

@@ -4,312 +4,108 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"log/slog"
-	"maps"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
-	"github.com/ordergen/ordergen/runtime/groupcommit"
-	"github.com/ordergen/ordergen/runtime/meter"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// This line fails to compile when the runtime package is older or newer than
-// the ordergen that generated this file. Regenerate with the ordergen of the
-// github.com/ordergen/ordergen version in your go.mod (go generate ./...), or
-// update that module (go get github.com/ordergen/ordergen@latest).
-const _ = runtime.SupportPackageIsVersion3
+// The handshake with the runtime: this code needs version 4 of
+// github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
+// below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
+// in go.mod is older than the ordergen that generated the code: upgrade it (go
+// get github.com/ordergen/ordergen@latest). On the second (Regenerate...), the
+// code is older than the module runs: generate it again with the module's
+// ordergen (go generate ./...).
+const (
+	_ = genimpl.MaxVersion - 4
+	_ = 4 - genimpl.MinVersion
+)
 
-// accountValue returns e as a value of its event type, dereferencing a pointer;
-// nil for a nil e or a nil pointer.
-func accountValue(e AccountEvent) AccountEvent {
-	switch e := e.(type) {
-	case *AccountOpened:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *Deposited:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *Withdrew:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *AccountFrozen:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *AccountClosed:
-		if e == nil {
-			return nil
-		}
-		return *e
-	}
-	return e
-}
-
-// AccountConfig configures one subscriber of an AccountDispatcher.
-// NewAccountDispatcher and Subscribe start from the schema's policies and apply
-// the options in order. A zero or nil field means the runtime's default.
-type AccountConfig struct {
-	// MaxActive is the number of keys handled at once (schema:
-	// lanes.max_active).
-	MaxActive int
-	// Backlog bounds the pending events (schema: backlog).
-	Backlog runtime.Backlog
-	// Retry is the in-lane retry policy (schema: retry).
-	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema:
-	// timeout).
-	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
-	OnExhausted runtime.ExhaustedPolicy
-	// MaxHeld bounds the events of one key held back on a version gap; a key
-	// that would hold more is resynced, then parked if the resync fails
-	// (schema: resequencer.max_events).
-	MaxHeld int
-	// MaxHold bounds how long an event is held back on a version gap; then the
-	// key is resynced, then parked if the resync fails (schema:
-	// resequencer.max_wait).
-	MaxHold time.Duration
-	// Group configures the group commit of a transactional subscriber
-	// (NewAccountTxDispatcher, SubscribeTx; schema: group): a
-	// groupcommit.Committer commits the work of many keys in one transaction,
-	// up to MaxEvents events, after waiting up to Linger for more keys. Name,
-	// MeterProvider and Logger default to the subscriber's; the subscriber's
-	// metric attributes come before MetricAttributes. Other subscribers ignore
-	// it.
-	Group groupcommit.Config
-	// Logger receives what an operator must see (a key parked, a replay). Nil:
-	// slog.Default().
-	Logger *slog.Logger
-	// MeterProvider, when set, receives the subscriber's metrics (see the
-	// runtime's Metric constants), with the entity as
-	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
-	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
-	// nothing is recorded.
-	MeterProvider meter.Provider
-	// Versions stores the last applied version of each Account. Nil: a new
-	// in-memory store. Give each subscriber its own store.
-	Versions runtime.VersionStore[string]
-	// States stores the current state of each Account. Nil: a new in-memory
-	// store. Give each subscriber its own store.
-	States runtime.StateStore[string]
-	// Parks stores the parked events. Nil: the runtime's in-memory store.
-	Parks runtime.ParkStore[string, AccountEvent]
-	// DeadLetter receives the events that failed for good under the
-	// runtime.SendToDeadLetter policy; that policy requires it.
-	DeadLetter runtime.DeadLetterSink[string, AccountEvent]
-	// Store, when set, keeps the subscriber's versions, states and parked
-	// events durably (runtime/sqlstore), in the namespace of the subscriber's
-	// name ("Account", "Account/name"); Versions, States and Parks set here win
-	// over it. NewAccountTxDispatcher and SubscribeTx set it to their store.
-	Store durable.Store
-	// OnOutcome, when set, is told the outcome of each event the subscriber
-	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
-	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
-	// on every subscriber to learn when its records are finished; SubmitTagged
-	// refuses to run while a subscriber has none. It must be fast and must not
-	// block (see runtime.OutcomeFunc).
-	OnOutcome runtime.OutcomeFunc[string]
-	// OnSkip, when set, is told each event the subscriber's guards skip, with
-	// the guard's reason: a duplicate or stale version or a late transition. An
-	// unimplemented event's acknowledgement is not a guard's skip. It is told
-	// when the guards decide, so an attempt that runs again (a failed batch, a
-	// group's work, a failed commit) may tell it again. The test kit's in-order
-	// run sets it, to fail on an event skipped in publication order (almost
-	// always a schema mistake). It is called from the subscriber's workers: it
-	// must be fast and must not block.
-	OnSkip func(key string, ev AccountEvent, reason string)
-}
-
-// AccountOption changes an AccountConfig before a subscriber starts.
-type AccountOption func(*AccountConfig)
-
-// defaultAccountConfig returns the schema's policies for Account.
-func defaultAccountConfig() AccountConfig {
-	return AccountConfig{
-		MaxActive: 256,
-		Backlog: runtime.Backlog{
-			PerKey:   1000,
-			Total:    100000,
-			WhenFull: runtime.Reject,
-		},
-		Retry: runtime.Retry{
-			Attempts:   5,
-			Initial:    10 * time.Millisecond,
-			Max:        2 * time.Second,
-			Multiplier: 2.0,
-		},
+// accountEntity describes Account to the generic wiring of runtime/genimpl: its
+// names, its states, its events' rules (kind, target state, in:, Go type) and
+// the schema's policies, which every AccountConfig starts from.
+var accountEntity = &genimpl.Entity[string, AccountEvent]{
+	Package: "ledger", Name: "Account", KeyField: "AccountID", VersionField: "Version",
+	Version: AccountEvent.EventVersion,
+	States:  []string{"Open", "Frozen", "Closed"},
+	Events: []genimpl.EventRule[AccountEvent]{
+		{Name: "AccountOpened", Snapshot: true, To: "Open", Type: genimpl.Of[AccountOpened, AccountEvent]()},
+		{Name: "Deposited", Type: genimpl.Of[Deposited, AccountEvent]()},
+		{Name: "Withdrew", Type: genimpl.Of[Withdrew, AccountEvent]()},
+		{Name: "AccountFrozen", To: "Frozen", Type: genimpl.Of[AccountFrozen, AccountEvent]()},
+		{Name: "AccountClosed", To: "Closed", Type: genimpl.Of[AccountClosed, AccountEvent]()},
+	},
+	Resync: true, Group: true,
+	Defaults: AccountConfig{
+		MaxActive:   256,
+		Backlog:     runtime.Backlog{PerKey: 1000, Total: 100000, WhenFull: runtime.Reject},
+		Retry:       runtime.Retry{Attempts: 5, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
 		MaxHeld:     128,
 		MaxHold:     30 * time.Second,
-		Group: groupcommit.Config{
-			MaxEvents: 512,
-			Linger:    2 * time.Millisecond,
-		},
-	}
+		Group:       genimpl.GroupConfig{MaxEvents: 512, Linger: 2 * time.Millisecond},
+	},
 }
+
+// AccountConfig configures one subscriber of an AccountDispatcher:
+// NewAccountDispatcher and Subscribe start from the schema's policies
+// (accountEntity.Defaults) and apply the options in order. A zero or nil field
+// means the runtime's default. Its fields are genimpl.Config's.
+type AccountConfig = genimpl.Config[string, AccountEvent]
+
+// AccountOption changes an AccountConfig before a subscriber starts.
+type AccountOption = genimpl.Option[string, AccountEvent]
 
 // AccountDispatcher delivers Account events to per-key lanes: the events of one
-// key are handled one at a time in publication order, events of different keys
-// in parallel. Each subscriber has its own lanes, guards and stores, so a slow
-// or parked subscriber delays no other. It is safe for concurrent use.
+// key are handled one at a time in publication order, behind the schema's
+// guards, events of different keys in parallel. Each subscriber has its own
+// lanes, guards and stores, so a slow or parked subscriber delays no other. It
+// is safe for concurrent use.
+//
+// Besides the methods below, it has those of the genimpl.Dispatcher it embeds,
+// documented there: Publish (any Account event), Flush, Close, Replay, Discard,
+// ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and Inspector,
+// and, for transports, SubmitTagged, Withdraw and Subscriptions; their maps are
+// keyed by AccountSubscriberName.
 type AccountDispatcher struct {
-	topic *runtime.Topic[string, AccountEvent]
-	mu    sync.Mutex                    // serialises subscribe (a name is taken once) and guards subs
-	subs  map[string]*accountSubscriber // by name
+	*accountDispatcher
 }
 
-// accountSubscriber is one subscriber of an AccountDispatcher: its name, its
-// handler and the stores of its guards.
-type accountSubscriber struct {
-	name     string
-	h        AccountHandler
-	tx       *accountTx
-	versions runtime.VersionStore[string]
-	states   runtime.StateStore[string]
-	group    *groupcommit.Committer[*sql.Tx]                  // a transactional subscriber's, nil for the others
-	onSkip   func(key string, ev AccountEvent, reason string) // the config's OnSkip
-}
+// accountDispatcher is the generic dispatcher that AccountDispatcher embeds.
+type accountDispatcher = genimpl.Dispatcher[string, AccountEvent, AccountSubscriberName]
 
 // NewAccountDispatcher returns a dispatcher whose first subscriber, named
 // "Account", is h, configured with the schema's policies changed by opts. Close
 // it when done.
 func NewAccountDispatcher(h AccountHandler, opts ...AccountOption) (*AccountDispatcher, error) {
-	d := &AccountDispatcher{topic: runtime.NewTopic[string, AccountEvent]()}
-	if err := d.subscribe("Account", h, nil, opts); err != nil {
+	d, err := genimpl.New[AccountSubscriberName](accountEntity, accountHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &AccountDispatcher{d}, nil
 }
 
 // Subscribe adds a subscriber: h receives every event published from now on, in
 // its own lanes, with its own guard stores. Its runtime name is "Account/"
 // followed by name; names must be unique.
 func (d *AccountDispatcher) Subscribe(name string, h AccountHandler, opts ...AccountOption) error {
-	if name == "" {
-		return fmt.Errorf("ledger: subscribe to Account: empty subscriber name")
-	}
-	return d.subscribe("Account/"+name, h, nil, opts)
+	return genimpl.Subscribe(d.accountDispatcher, name, accountHandler(h), opts)
 }
-func (d *AccountDispatcher) subscribe(name string, h AccountHandler, tx *accountTx, opts []AccountOption) error {
-	if h == nil && tx == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, taken := d.topic.Subscriber(name); taken {
-		return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
-	}
-	cfg := defaultAccountConfig()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
-	accountUseStore(&cfg, name, tx)
-	s := &accountSubscriber{
-		name:     name,
-		h:        h,
-		tx:       tx,
-		versions: cfg.Versions,
-		states:   cfg.States,
-		onSkip:   cfg.OnSkip,
-	}
-	if s.versions == nil {
-		s.versions = runtime.NewMemoryVersionStore[string]()
-	}
-	if s.states == nil {
-		s.states = runtime.NewMemoryStateStore[string]()
-	}
-	if tx != nil {
-		store, ok := tx.store.(durable.GroupTxStore[*sql.Tx])
-		if !ok {
-			return fmt.Errorf("ledger: subscribe %s: the schema asks for group commit of Account (group:), and store %T is no durable.GroupTxStore[*sql.Tx]", name, tx.store)
-		}
-		gc := cfg.Group
-		if gc.Name == "" {
-			gc.Name = name
-		}
-		if gc.MeterProvider == nil {
-			gc.MeterProvider = cfg.MeterProvider
-		}
-		gc.MetricAttributes = append([]meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Account",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}}, gc.MetricAttributes...)
-		if gc.Logger == nil {
-			gc.Logger = cfg.Logger
-		}
-		group, err := groupcommit.New(store, name, gc)
-		if err != nil {
-			return fmt.Errorf("ledger: subscribe %s: %w", name, err)
-		}
-		s.group = group
-	}
-	rc := runtime.Config[string, AccountEvent]{
-		Name:          name,
-		MaxActive:     cfg.MaxActive,
-		Backlog:       cfg.Backlog,
-		Retry:         cfg.Retry,
-		Timeout:       cfg.Timeout,
-		OnExhausted:   cfg.OnExhausted,
-		MaxHeld:       cfg.MaxHeld,
-		MaxHold:       cfg.MaxHold,
-		Resync:        s.resyncer(),
-		Parks:         cfg.Parks,
-		DeadLetter:    cfg.DeadLetter,
-		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Account",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}},
-		OnOutcome: cfg.OnOutcome,
-		Logger:    cfg.Logger,
-	}
-	var err error
-	if s.group != nil {
-		rc.BatchSize = runtime.DefaultBatchSize
-		if limit := cfg.Group.MaxEvents; limit > 0 && rc.BatchSize > limit {
-			rc.BatchSize = limit
-		}
-		_, err = d.topic.SubscribeBatch(s.handleGroup, rc)
-	} else {
-		_, err = d.topic.Subscribe(s.engineHandler(), rc)
-	}
-	if err != nil {
-		if s.group != nil {
-			s.group.Close()
-		}
-		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
-	}
-	if d.subs == nil {
-		d.subs = make(map[string]*accountSubscriber)
-	}
-	d.subs[name] = s
-	return nil
+
+// Version returns the last version of key that the subscriber named subscriber
+// (AccountFirstSubscriber for the first one) applied, 0 when none yet, as its
+// version guard stores it.
+func (d *AccountDispatcher) Version(ctx context.Context, subscriber AccountSubscriberName, key string) (uint64, error) {
+	return genimpl.Version(ctx, d.accountDispatcher, subscriber, key)
+}
+
+// State returns the current state of key in the subscriber named subscriber
+// (AccountFirstSubscriber for the first one), "" when no event set one yet, as
+// its state guard stores it.
+func (d *AccountDispatcher) State(ctx context.Context, subscriber AccountSubscriberName, key string) (AccountState, error) {
+	return genimpl.State[AccountState](ctx, d.accountDispatcher, subscriber, key)
 }
 
 // AccountSubscriberName names a subscriber of an AccountDispatcher:
@@ -334,419 +130,80 @@ func AccountSubscriberNamed(name string) AccountSubscriberName {
 	return AccountSubscriberName("Account/" + name)
 }
 
-// accountBySubscriber returns m, a map of the runtime's by subscriber name,
-// keyed by AccountSubscriberName.
-func accountBySubscriber[V any](m map[string]V) map[AccountSubscriberName]V {
-	out := make(map[AccountSubscriberName]V, len(m))
-	for name, v := range m {
-		out[AccountSubscriberName(name)] = v
-	}
-	return out
-}
-
-// unknownSubscriber returns the error for a name that names no subscriber of d:
-// with the subscriber whose name differs from it only in case, or else with
-// every subscriber's name.
-func (d *AccountDispatcher) unknownSubscriber(name AccountSubscriberName) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	names := make([]string, 0, len(d.subs))
-	for known := range d.subs {
-		if strings.EqualFold(known, string(name)) {
-			return fmt.Errorf("ledger: no subscriber named %q (did you mean %s?)", name, known)
-		}
-		names = append(names, known)
-	}
-	slices.Sort(names)
-	return fmt.Errorf("ledger: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
-}
-
-// Flush waits until every event published before the call has an outcome, or is
-// held back on a version gap or parked, in every subscriber, or until ctx ends.
-func (d *AccountDispatcher) Flush(ctx context.Context) error {
-	if err := d.topic.Flush(ctx); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// Close stops accepting events, drains every subscriber and stops their
-// workers, then closes the transactional subscribers' committers (group
-// commit). It returns an error when ctx ends before everything finished.
-func (d *AccountDispatcher) Close(ctx context.Context) error {
-	err := d.topic.Close(ctx)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, name := range slices.Sorted(maps.Keys(d.subs)) {
-		if s := d.subs[name]; s.group != nil {
-			if cerr := s.group.Close(); cerr != nil {
-				err = errors.Join(err, fmt.Errorf("ledger: close %s: %w", name, cerr))
-			}
-		}
-	}
-	return err
-}
-
-// Replay re-runs, in order, the parked events of key in every subscriber where
-// key is parked, and unparks it where all succeed. It returns an error wrapping
-// runtime.ErrNotParked when key is parked nowhere.
-func (d *AccountDispatcher) Replay(ctx context.Context, key string) error {
-	if err := d.topic.Replay(ctx, key); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// Discard removes the parked events of key in every subscriber where key is
-// parked (their outcome: runtime.Discarded), unparks it, and returns how many
-// events it removed. It returns an error wrapping runtime.ErrNotParked when key
-// is parked nowhere.
-func (d *AccountDispatcher) Discard(ctx context.Context, key string) (int, error) {
-	n, err := d.topic.Discard(ctx, key)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// CancelAttempt ends, in every subscriber where a handler of key is in an
-// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
-// which the handler sees as context.Cause(ctx); the retry policy, then the
-// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
-// attempt of key runs anywhere.
-func (d *AccountDispatcher) CancelAttempt(key string, cause error) error {
-	if err := d.topic.CancelAttempt(key, cause); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// ParkNow parks key now with its pending events, in order, under reason (empty:
-// "parked by an operator"), in every subscriber where it has any, and returns
-// how many events it parked. A handler of key in an attempt is withdrawn: its
-// event parks first, and what it returns is ignored (see
-// runtime.Engine.ParkNow). It returns an error wrapping
-// runtime.ErrNothingPending when key has no pending event anywhere.
-func (d *AccountDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
-	n, err := d.topic.ParkNow(ctx, key, reason)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber (AccountFirstSubscriber, or AccountSubscriberNamed(name) for the
-// others).
-func (d *AccountDispatcher) ParkedKeys(ctx context.Context) (map[AccountSubscriberName][]runtime.ParkedKey[string], error) {
-	keys, err := d.topic.ParkedKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
-	return accountBySubscriber(keys), nil
-}
-
-// ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber (AccountFirstSubscriber for the first one).
-func (d *AccountDispatcher) ParkedEvents(ctx context.Context, subscriber AccountSubscriberName, key string) ([]runtime.ParkedEvent[AccountEvent], error) {
-	s, ok := d.topic.Subscriber(string(subscriber))
-	if !ok {
-		return nil, d.unknownSubscriber(subscriber)
-	}
-	events, err := s.ParkedEvents(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
-	}
-	return events, nil
-}
-
-// Health returns nil when no subscriber has a key whose oldest pending event is
-// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
-// readiness probe or an alert can use it as it is.
-func (d *AccountDispatcher) Health(age time.Duration) error {
-	return d.topic.Health(age)
-}
-
-// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
-// each subscriber that has any, with the age of their oldest pending event: a
-// rising age on steady traffic means a hot or stuck key.
-func (d *AccountDispatcher) TopBacklog(n int) map[AccountSubscriberName][]runtime.KeyBacklog[string] {
-	return accountBySubscriber(d.topic.TopBacklog(n))
-}
-
-// Stuck returns, by subscriber, the keys whose oldest pending event is older
-// than age, in each subscriber that has any (what Health reports).
-func (d *AccountDispatcher) Stuck(age time.Duration) map[AccountSubscriberName][]runtime.KeyBacklog[string] {
-	return accountBySubscriber(d.topic.Stuck(age))
-}
-
-// Version returns the last version of key that the subscriber named subscriber
-// (AccountFirstSubscriber for the first one) applied, 0 when none yet, as its
-// version guard stores it.
-func (d *AccountDispatcher) Version(ctx context.Context, subscriber AccountSubscriberName, key string) (uint64, error) {
-	s, err := d.subscriber(subscriber)
-	if err != nil {
-		return 0, err
-	}
-	v, err := s.versions.Version(ctx, key)
-	if err != nil {
-		return 0, fmt.Errorf("ledger: version of %v in %s: %w", key, subscriber, err)
-	}
-	return v, nil
-}
-
-// State returns the current state of key in the subscriber named subscriber
-// (AccountFirstSubscriber for the first one), "" when no event set one yet, as
-// its state guard stores it.
-func (d *AccountDispatcher) State(ctx context.Context, subscriber AccountSubscriberName, key string) (AccountState, error) {
-	s, err := d.subscriber(subscriber)
-	if err != nil {
-		return "", err
-	}
-	state, err := s.states.State(ctx, key)
-	if err != nil {
-		return "", fmt.Errorf("ledger: state of %v in %s: %w", key, subscriber, err)
-	}
-	return AccountState(state), nil
-}
-
-// subscriber returns the subscriber named name.
-func (d *AccountDispatcher) subscriber(name AccountSubscriberName) (*accountSubscriber, error) {
-	d.mu.Lock()
-	s, ok := d.subs[string(name)]
-	d.mu.Unlock()
-	if !ok {
-		return nil, d.unknownSubscriber(name)
-	}
-	return s, nil
-}
-
-// Stats returns a snapshot of the counters of each subscriber, by subscriber
-// (AccountFirstSubscriber, or AccountSubscriberNamed(name) for the others).
-// Every subscriber sees every published event, so counters are per subscriber;
-// add them up only knowing that.
-func (d *AccountDispatcher) Stats() map[AccountSubscriberName]runtime.Stats {
-	return accountBySubscriber(d.topic.Stats())
-}
-
-// orderValue returns e as a value of its event type, dereferencing a pointer;
-// nil for a nil e or a nil pointer.
-func orderValue(e OrderEvent) OrderEvent {
-	switch e := e.(type) {
-	case *OrderPlaced:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *OrderPaid:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *OrderShipped:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *OrderTracked:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *OrderDelivered:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *OrderCancelled:
-		if e == nil {
-			return nil
-		}
-		return *e
-	}
-	return e
-}
-
-// OrderConfig configures one subscriber of an OrderDispatcher.
-// NewOrderDispatcher and Subscribe start from the schema's policies and apply
-// the options in order. A zero or nil field means the runtime's default.
-type OrderConfig struct {
-	// MaxActive is the number of keys handled at once (schema:
-	// lanes.max_active).
-	MaxActive int
-	// Backlog bounds the pending events (schema: backlog).
-	Backlog runtime.Backlog
-	// Retry is the in-lane retry policy (schema: retry).
-	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema:
-	// timeout).
-	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
-	OnExhausted runtime.ExhaustedPolicy
-	// Logger receives what an operator must see (a key parked, a replay). Nil:
-	// slog.Default().
-	Logger *slog.Logger
-	// MeterProvider, when set, receives the subscriber's metrics (see the
-	// runtime's Metric constants), with the entity as
-	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
-	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
-	// nothing is recorded.
-	MeterProvider meter.Provider
-	// States stores the current state of each Order. Nil: a new in-memory
-	// store. Give each subscriber its own store.
-	States runtime.StateStore[string]
-	// Parks stores the parked events. Nil: the runtime's in-memory store.
-	Parks runtime.ParkStore[string, OrderEvent]
-	// DeadLetter receives the events that failed for good under the
-	// runtime.SendToDeadLetter policy; that policy requires it.
-	DeadLetter runtime.DeadLetterSink[string, OrderEvent]
-	// Store, when set, keeps the subscriber's versions, states and parked
-	// events durably (runtime/sqlstore), in the namespace of the subscriber's
-	// name ("Order", "Order/name"); Versions, States and Parks set here win
-	// over it. NewOrderTxDispatcher and SubscribeTx set it to their store.
-	Store durable.Store
-	// OnOutcome, when set, is told the outcome of each event the subscriber
-	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
-	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
-	// on every subscriber to learn when its records are finished; SubmitTagged
-	// refuses to run while a subscriber has none. It must be fast and must not
-	// block (see runtime.OutcomeFunc).
-	OnOutcome runtime.OutcomeFunc[string]
-	// OnSkip, when set, is told each event the subscriber's guards skip, with
-	// the guard's reason: a late transition, a move to the current state (a
-	// duplicate, without a version), a branch state entered from a state it
-	// does not list or an event outside the states its in: lists. An
-	// unimplemented event's acknowledgement is not a guard's skip. It is told
-	// when the guards decide, so an attempt that runs again (a failed batch, a
-	// group's work, a failed commit) may tell it again. The test kit's in-order
-	// run sets it, to fail on an event skipped in publication order (almost
-	// always a schema mistake). It is called from the subscriber's workers: it
-	// must be fast and must not block.
-	OnSkip func(key string, ev OrderEvent, reason string)
-}
-
-// OrderOption changes an OrderConfig before a subscriber starts.
-type OrderOption func(*OrderConfig)
-
-// defaultOrderConfig returns the schema's policies for Order.
-func defaultOrderConfig() OrderConfig {
-	return OrderConfig{
-		MaxActive: 256,
-		Backlog: runtime.Backlog{
-			PerKey:   1000,
-			Total:    100000,
-			WhenFull: runtime.Reject,
-		},
-		Retry: runtime.Retry{
-			Attempts:   8,
-			Initial:    10 * time.Millisecond,
-			Max:        2 * time.Second,
-			Multiplier: 2.0,
-		},
+// orderEntity describes Order to the generic wiring of runtime/genimpl: its
+// names, its states, its events' rules (kind, target state, in:, Go type) and
+// the schema's policies, which every OrderConfig starts from.
+var orderEntity = &genimpl.Entity[string, OrderEvent]{
+	Package: "ledger", Name: "Order", KeyField: "OrderID",
+	States:   []string{"Placed", "Paid", "Shipped", "Delivered"},
+	Branches: []genimpl.Branch{{Name: "Cancelled", From: []string{"Placed", "Paid"}}},
+	Events: []genimpl.EventRule[OrderEvent]{
+		{Name: "OrderPlaced", To: "Placed", Type: genimpl.Of[OrderPlaced, OrderEvent]()},
+		{Name: "OrderPaid", To: "Paid", Type: genimpl.Of[OrderPaid, OrderEvent]()},
+		{Name: "OrderShipped", To: "Shipped", Type: genimpl.Of[OrderShipped, OrderEvent]()},
+		{Name: "OrderTracked", In: []string{"Shipped"}, Type: genimpl.Of[OrderTracked, OrderEvent]()},
+		{Name: "OrderDelivered", To: "Delivered", Type: genimpl.Of[OrderDelivered, OrderEvent]()},
+		{Name: "OrderCancelled", To: "Cancelled", Type: genimpl.Of[OrderCancelled, OrderEvent]()},
+	},
+	Defaults: OrderConfig{
+		MaxActive:   256,
+		Backlog:     runtime.Backlog{PerKey: 1000, Total: 100000, WhenFull: runtime.Reject},
+		Retry:       runtime.Retry{Attempts: 8, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
-	}
+	},
 }
+
+// OrderConfig configures one subscriber of an OrderDispatcher:
+// NewOrderDispatcher and Subscribe start from the schema's policies
+// (orderEntity.Defaults) and apply the options in order. A zero or nil field
+// means the runtime's default. Its fields are genimpl.Config's.
+type OrderConfig = genimpl.Config[string, OrderEvent]
+
+// OrderOption changes an OrderConfig before a subscriber starts.
+type OrderOption = genimpl.Option[string, OrderEvent]
 
 // OrderDispatcher delivers Order events to per-key lanes: the events of one key
-// are handled one at a time in publication order, events of different keys in
-// parallel. Each subscriber has its own lanes, guards and stores, so a slow or
-// parked subscriber delays no other. It is safe for concurrent use.
+// are handled one at a time in publication order, behind the schema's guards,
+// events of different keys in parallel. Each subscriber has its own lanes,
+// guards and stores, so a slow or parked subscriber delays no other. It is safe
+// for concurrent use.
+//
+// Besides the methods below, it has those of the genimpl.Dispatcher it embeds,
+// documented there: Publish (any Order event), Flush, Close, Replay, Discard,
+// ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and Inspector,
+// and, for transports, SubmitTagged, Withdraw and Subscriptions; their maps are
+// keyed by OrderSubscriberName.
 type OrderDispatcher struct {
-	topic *runtime.Topic[string, OrderEvent]
-	mu    sync.Mutex                  // serialises subscribe (a name is taken once) and guards subs
-	subs  map[string]*orderSubscriber // by name
+	*orderDispatcher
 }
 
-// orderSubscriber is one subscriber of an OrderDispatcher: its name, its
-// handler and the stores of its guards.
-type orderSubscriber struct {
-	name            string
-	h               OrderHandler
-	tx              *orderTx
-	states          runtime.StateStore[string]
-	onSkip          func(key string, ev OrderEvent, reason string) // the config's OnSkip
-	log             *slog.Logger                                   // the config's Logger
-	duplicateLogged atomic.Bool                                    // set by the first skip of a move to the current state
-}
+// orderDispatcher is the generic dispatcher that OrderDispatcher embeds.
+type orderDispatcher = genimpl.Dispatcher[string, OrderEvent, OrderSubscriberName]
 
 // NewOrderDispatcher returns a dispatcher whose first subscriber, named
 // "Order", is h, configured with the schema's policies changed by opts. Close
 // it when done.
 func NewOrderDispatcher(h OrderHandler, opts ...OrderOption) (*OrderDispatcher, error) {
-	d := &OrderDispatcher{topic: runtime.NewTopic[string, OrderEvent]()}
-	if err := d.subscribe("Order", h, nil, opts); err != nil {
+	d, err := genimpl.New[OrderSubscriberName](orderEntity, orderHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &OrderDispatcher{d}, nil
 }
 
 // Subscribe adds a subscriber: h receives every event published from now on, in
 // its own lanes, with its own guard stores. Its runtime name is "Order/"
 // followed by name; names must be unique.
 func (d *OrderDispatcher) Subscribe(name string, h OrderHandler, opts ...OrderOption) error {
-	if name == "" {
-		return fmt.Errorf("ledger: subscribe to Order: empty subscriber name")
-	}
-	return d.subscribe("Order/"+name, h, nil, opts)
+	return genimpl.Subscribe(d.orderDispatcher, name, orderHandler(h), opts)
 }
-func (d *OrderDispatcher) subscribe(name string, h OrderHandler, tx *orderTx, opts []OrderOption) error {
-	if h == nil && tx == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, taken := d.topic.Subscriber(name); taken {
-		return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
-	}
-	cfg := defaultOrderConfig()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
-	orderUseStore(&cfg, name, tx)
-	s := &orderSubscriber{
-		name:   name,
-		h:      h,
-		tx:     tx,
-		states: cfg.States,
-		onSkip: cfg.OnSkip,
-		log:    cfg.Logger,
-	}
-	if s.states == nil {
-		s.states = runtime.NewMemoryStateStore[string]()
-	}
-	rc := runtime.Config[string, OrderEvent]{
-		Name:          name,
-		MaxActive:     cfg.MaxActive,
-		Backlog:       cfg.Backlog,
-		Retry:         cfg.Retry,
-		Timeout:       cfg.Timeout,
-		OnExhausted:   cfg.OnExhausted,
-		Parks:         cfg.Parks,
-		DeadLetter:    cfg.DeadLetter,
-		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Order",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}},
-		OnOutcome: cfg.OnOutcome,
-		Logger:    cfg.Logger,
-	}
-	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
-		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
-	}
-	if d.subs == nil {
-		d.subs = make(map[string]*orderSubscriber)
-	}
-	d.subs[name] = s
-	return nil
+
+// State returns the current state of key in the subscriber named subscriber
+// (OrderFirstSubscriber for the first one), "" when no event set one yet, as
+// its state guard stores it.
+func (d *OrderDispatcher) State(ctx context.Context, subscriber OrderSubscriberName, key string) (OrderState, error) {
+	return genimpl.State[OrderState](ctx, d.orderDispatcher, subscriber, key)
 }
 
 // OrderSubscriberName names a subscriber of an OrderDispatcher:
@@ -770,345 +227,66 @@ func OrderSubscriberNamed(name string) OrderSubscriberName {
 	return OrderSubscriberName("Order/" + name)
 }
 
-// orderBySubscriber returns m, a map of the runtime's by subscriber name, keyed
-// by OrderSubscriberName.
-func orderBySubscriber[V any](m map[string]V) map[OrderSubscriberName]V {
-	out := make(map[OrderSubscriberName]V, len(m))
-	for name, v := range m {
-		out[OrderSubscriberName(name)] = v
-	}
-	return out
-}
-
-// unknownSubscriber returns the error for a name that names no subscriber of d:
-// with the subscriber whose name differs from it only in case, or else with
-// every subscriber's name.
-func (d *OrderDispatcher) unknownSubscriber(name OrderSubscriberName) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	names := make([]string, 0, len(d.subs))
-	for known := range d.subs {
-		if strings.EqualFold(known, string(name)) {
-			return fmt.Errorf("ledger: no subscriber named %q (did you mean %s?)", name, known)
-		}
-		names = append(names, known)
-	}
-	slices.Sort(names)
-	return fmt.Errorf("ledger: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
-}
-
-// Flush waits until every event published before the call has an outcome, or is
-// held back on a version gap or parked, in every subscriber, or until ctx ends.
-func (d *OrderDispatcher) Flush(ctx context.Context) error {
-	if err := d.topic.Flush(ctx); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// Close stops accepting events, drains every subscriber and stops their
-// workers. It returns an error when ctx ends before everything finished.
-func (d *OrderDispatcher) Close(ctx context.Context) error {
-	return d.topic.Close(ctx)
-}
-
-// Replay re-runs, in order, the parked events of key in every subscriber where
-// key is parked, and unparks it where all succeed. It returns an error wrapping
-// runtime.ErrNotParked when key is parked nowhere.
-func (d *OrderDispatcher) Replay(ctx context.Context, key string) error {
-	if err := d.topic.Replay(ctx, key); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// Discard removes the parked events of key in every subscriber where key is
-// parked (their outcome: runtime.Discarded), unparks it, and returns how many
-// events it removed. It returns an error wrapping runtime.ErrNotParked when key
-// is parked nowhere.
-func (d *OrderDispatcher) Discard(ctx context.Context, key string) (int, error) {
-	n, err := d.topic.Discard(ctx, key)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// CancelAttempt ends, in every subscriber where a handler of key is in an
-// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
-// which the handler sees as context.Cause(ctx); the retry policy, then the
-// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
-// attempt of key runs anywhere.
-func (d *OrderDispatcher) CancelAttempt(key string, cause error) error {
-	if err := d.topic.CancelAttempt(key, cause); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// ParkNow parks key now with its pending events, in order, under reason (empty:
-// "parked by an operator"), in every subscriber where it has any, and returns
-// how many events it parked. A handler of key in an attempt is withdrawn: its
-// event parks first, and what it returns is ignored (see
-// runtime.Engine.ParkNow). It returns an error wrapping
-// runtime.ErrNothingPending when key has no pending event anywhere.
-func (d *OrderDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
-	n, err := d.topic.ParkNow(ctx, key, reason)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber (OrderFirstSubscriber, or OrderSubscriberNamed(name) for the
-// others).
-func (d *OrderDispatcher) ParkedKeys(ctx context.Context) (map[OrderSubscriberName][]runtime.ParkedKey[string], error) {
-	keys, err := d.topic.ParkedKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
-	return orderBySubscriber(keys), nil
-}
-
-// ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber (OrderFirstSubscriber for the first one).
-func (d *OrderDispatcher) ParkedEvents(ctx context.Context, subscriber OrderSubscriberName, key string) ([]runtime.ParkedEvent[OrderEvent], error) {
-	s, ok := d.topic.Subscriber(string(subscriber))
-	if !ok {
-		return nil, d.unknownSubscriber(subscriber)
-	}
-	events, err := s.ParkedEvents(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
-	}
-	return events, nil
-}
-
-// Health returns nil when no subscriber has a key whose oldest pending event is
-// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
-// readiness probe or an alert can use it as it is.
-func (d *OrderDispatcher) Health(age time.Duration) error {
-	return d.topic.Health(age)
-}
-
-// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
-// each subscriber that has any, with the age of their oldest pending event: a
-// rising age on steady traffic means a hot or stuck key.
-func (d *OrderDispatcher) TopBacklog(n int) map[OrderSubscriberName][]runtime.KeyBacklog[string] {
-	return orderBySubscriber(d.topic.TopBacklog(n))
-}
-
-// Stuck returns, by subscriber, the keys whose oldest pending event is older
-// than age, in each subscriber that has any (what Health reports).
-func (d *OrderDispatcher) Stuck(age time.Duration) map[OrderSubscriberName][]runtime.KeyBacklog[string] {
-	return orderBySubscriber(d.topic.Stuck(age))
-}
-
-// State returns the current state of key in the subscriber named subscriber
-// (OrderFirstSubscriber for the first one), "" when no event set one yet, as
-// its state guard stores it.
-func (d *OrderDispatcher) State(ctx context.Context, subscriber OrderSubscriberName, key string) (OrderState, error) {
-	s, err := d.subscriber(subscriber)
-	if err != nil {
-		return "", err
-	}
-	state, err := s.states.State(ctx, key)
-	if err != nil {
-		return "", fmt.Errorf("ledger: state of %v in %s: %w", key, subscriber, err)
-	}
-	return OrderState(state), nil
-}
-
-// subscriber returns the subscriber named name.
-func (d *OrderDispatcher) subscriber(name OrderSubscriberName) (*orderSubscriber, error) {
-	d.mu.Lock()
-	s, ok := d.subs[string(name)]
-	d.mu.Unlock()
-	if !ok {
-		return nil, d.unknownSubscriber(name)
-	}
-	return s, nil
-}
-
-// Stats returns a snapshot of the counters of each subscriber, by subscriber
-// (OrderFirstSubscriber, or OrderSubscriberNamed(name) for the others). Every
-// subscriber sees every published event, so counters are per subscriber; add
-// them up only knowing that.
-func (d *OrderDispatcher) Stats() map[OrderSubscriberName]runtime.Stats {
-	return orderBySubscriber(d.topic.Stats())
-}
-
-// riderValue returns e as a value of its event type, dereferencing a pointer;
-// nil for a nil e or a nil pointer.
-func riderValue(e RiderEvent) RiderEvent {
-	switch e := e.(type) {
-	case *LocationUpdated:
-		if e == nil {
-			return nil
-		}
-		return *e
-	}
-	return e
-}
-
-// RiderConfig configures one subscriber of a RiderDispatcher.
-// NewRiderDispatcher and Subscribe start from the schema's policies and apply
-// the options in order. A zero or nil field means the runtime's default.
-type RiderConfig struct {
-	// MaxActive is the number of keys handled at once (schema:
-	// lanes.max_active).
-	MaxActive int
-	// Backlog bounds the pending events (schema: backlog).
-	Backlog runtime.Backlog
-	// Retry is the in-lane retry policy (schema: retry).
-	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema:
-	// timeout).
-	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
-	OnExhausted runtime.ExhaustedPolicy
-	// Logger receives what an operator must see (a key parked, a replay). Nil:
-	// slog.Default().
-	Logger *slog.Logger
-	// MeterProvider, when set, receives the subscriber's metrics (see the
-	// runtime's Metric constants), with the entity as
-	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
-	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
-	// nothing is recorded.
-	MeterProvider meter.Provider
-	// Parks stores the parked events. Nil: the runtime's in-memory store.
-	Parks runtime.ParkStore[string, RiderEvent]
-	// DeadLetter receives the events that failed for good under the
-	// runtime.SendToDeadLetter policy; that policy requires it.
-	DeadLetter runtime.DeadLetterSink[string, RiderEvent]
-	// Store, when set, keeps the subscriber's versions, states and parked
-	// events durably (runtime/sqlstore), in the namespace of the subscriber's
-	// name ("Rider", "Rider/name"); Versions, States and Parks set here win
-	// over it. NewRiderTxDispatcher and SubscribeTx set it to their store.
-	Store durable.Store
-	// OnOutcome, when set, is told the outcome of each event the subscriber
-	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
-	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
-	// on every subscriber to learn when its records are finished; SubmitTagged
-	// refuses to run while a subscriber has none. It must be fast and must not
-	// block (see runtime.OutcomeFunc).
-	OnOutcome runtime.OutcomeFunc[string]
-}
-
-// RiderOption changes a RiderConfig before a subscriber starts.
-type RiderOption func(*RiderConfig)
-
-// defaultRiderConfig returns the schema's policies for Rider.
-func defaultRiderConfig() RiderConfig {
-	return RiderConfig{
-		MaxActive: 64,
-		Backlog: runtime.Backlog{
-			PerKey:   1000,
-			Total:    100000,
-			WhenFull: runtime.Reject,
-		},
-		Retry: runtime.Retry{
-			Attempts:   1,
-			Initial:    10 * time.Millisecond,
-			Max:        2 * time.Second,
-			Multiplier: 2.0,
-		},
+// riderEntity describes Rider to the generic wiring of runtime/genimpl: its
+// names, its states, its events' rules (kind, target state, in:, Go type) and
+// the schema's policies, which every RiderConfig starts from.
+var riderEntity = &genimpl.Entity[string, RiderEvent]{
+	Package: "ledger", Name: "Rider", KeyField: "RiderID",
+	Events: []genimpl.EventRule[RiderEvent]{
+		{Name: "LocationUpdated", Type: genimpl.Of[LocationUpdated, RiderEvent]()},
+	},
+	Conflate: true,
+	Defaults: RiderConfig{
+		MaxActive:   64,
+		Backlog:     runtime.Backlog{PerKey: 1000, Total: 100000, WhenFull: runtime.Reject},
+		Retry:       runtime.Retry{Attempts: 1, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.DropEvent,
-	}
+	},
 }
+
+// RiderConfig configures one subscriber of a RiderDispatcher:
+// NewRiderDispatcher and Subscribe start from the schema's policies
+// (riderEntity.Defaults) and apply the options in order. A zero or nil field
+// means the runtime's default. Its fields are genimpl.Config's.
+type RiderConfig = genimpl.Config[string, RiderEvent]
+
+// RiderOption changes a RiderConfig before a subscriber starts.
+type RiderOption = genimpl.Option[string, RiderEvent]
 
 // RiderDispatcher delivers Rider events to per-key lanes: the events of one key
 // are handled one at a time in publication order, events of different keys in
 // parallel. Each subscriber has its own lanes, guards and stores, so a slow or
 // parked subscriber delays no other. It is safe for concurrent use.
+//
+// Besides the methods below, it has those of the genimpl.Dispatcher it embeds,
+// documented there: Publish (any Rider event), Flush, Close, Replay, Discard,
+// ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and Inspector,
+// and, for transports, SubmitTagged, Withdraw and Subscriptions; their maps are
+// keyed by RiderSubscriberName.
 type RiderDispatcher struct {
-	topic *runtime.Topic[string, RiderEvent]
-	mu    sync.Mutex                  // serialises subscribe (a name is taken once) and guards subs
-	subs  map[string]*riderSubscriber // by name
+	*riderDispatcher
 }
 
-// riderSubscriber is one subscriber of a RiderDispatcher: its name, its handler
-// and the stores of its guards.
-type riderSubscriber struct {
-	name string
-	h    RiderHandler
-	tx   *riderTx
-}
+// riderDispatcher is the generic dispatcher that RiderDispatcher embeds.
+type riderDispatcher = genimpl.Dispatcher[string, RiderEvent, RiderSubscriberName]
 
 // NewRiderDispatcher returns a dispatcher whose first subscriber, named
 // "Rider", is h, configured with the schema's policies changed by opts. Close
 // it when done.
 func NewRiderDispatcher(h RiderHandler, opts ...RiderOption) (*RiderDispatcher, error) {
-	d := &RiderDispatcher{topic: runtime.NewTopic[string, RiderEvent]()}
-	if err := d.subscribe("Rider", h, nil, opts); err != nil {
+	d, err := genimpl.New[RiderSubscriberName](riderEntity, riderHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &RiderDispatcher{d}, nil
 }
 
 // Subscribe adds a subscriber: h receives every event published from now on, in
 // its own lanes, with its own guard stores. Its runtime name is "Rider/"
 // followed by name; names must be unique.
 func (d *RiderDispatcher) Subscribe(name string, h RiderHandler, opts ...RiderOption) error {
-	if name == "" {
-		return fmt.Errorf("ledger: subscribe to Rider: empty subscriber name")
-	}
-	return d.subscribe("Rider/"+name, h, nil, opts)
-}
-func (d *RiderDispatcher) subscribe(name string, h RiderHandler, tx *riderTx, opts []RiderOption) error {
-	if h == nil && tx == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, taken := d.topic.Subscriber(name); taken {
-		return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
-	}
-	cfg := defaultRiderConfig()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
-	riderUseStore(&cfg, name, tx)
-	s := &riderSubscriber{
-		name: name,
-		h:    h,
-		tx:   tx,
-	}
-	rc := runtime.Config[string, RiderEvent]{
-		Name:          name,
-		MaxActive:     cfg.MaxActive,
-		Backlog:       cfg.Backlog,
-		Retry:         cfg.Retry,
-		Timeout:       cfg.Timeout,
-		OnExhausted:   cfg.OnExhausted,
-		Conflate:      true,
-		Parks:         cfg.Parks,
-		DeadLetter:    cfg.DeadLetter,
-		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Rider",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}},
-		OnOutcome: cfg.OnOutcome,
-		Logger:    cfg.Logger,
-	}
-	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
-		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
-	}
-	if d.subs == nil {
-		d.subs = make(map[string]*riderSubscriber)
-	}
-	d.subs[name] = s
-	return nil
+	return genimpl.Subscribe(d.riderDispatcher, name, riderHandler(h), opts)
 }
 
 // RiderSubscriberName names a subscriber of a RiderDispatcher:
@@ -1132,319 +310,65 @@ func RiderSubscriberNamed(name string) RiderSubscriberName {
 	return RiderSubscriberName("Rider/" + name)
 }
 
-// riderBySubscriber returns m, a map of the runtime's by subscriber name, keyed
-// by RiderSubscriberName.
-func riderBySubscriber[V any](m map[string]V) map[RiderSubscriberName]V {
-	out := make(map[RiderSubscriberName]V, len(m))
-	for name, v := range m {
-		out[RiderSubscriberName(name)] = v
-	}
-	return out
-}
-
-// unknownSubscriber returns the error for a name that names no subscriber of d:
-// with the subscriber whose name differs from it only in case, or else with
-// every subscriber's name.
-func (d *RiderDispatcher) unknownSubscriber(name RiderSubscriberName) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	names := make([]string, 0, len(d.subs))
-	for known := range d.subs {
-		if strings.EqualFold(known, string(name)) {
-			return fmt.Errorf("ledger: no subscriber named %q (did you mean %s?)", name, known)
-		}
-		names = append(names, known)
-	}
-	slices.Sort(names)
-	return fmt.Errorf("ledger: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
-}
-
-// Flush waits until every event published before the call has an outcome, or is
-// held back on a version gap or parked, in every subscriber, or until ctx ends.
-func (d *RiderDispatcher) Flush(ctx context.Context) error {
-	if err := d.topic.Flush(ctx); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// Close stops accepting events, drains every subscriber and stops their
-// workers. It returns an error when ctx ends before everything finished.
-func (d *RiderDispatcher) Close(ctx context.Context) error {
-	return d.topic.Close(ctx)
-}
-
-// Replay re-runs, in order, the parked events of key in every subscriber where
-// key is parked, and unparks it where all succeed. It returns an error wrapping
-// runtime.ErrNotParked when key is parked nowhere.
-func (d *RiderDispatcher) Replay(ctx context.Context, key string) error {
-	if err := d.topic.Replay(ctx, key); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// Discard removes the parked events of key in every subscriber where key is
-// parked (their outcome: runtime.Discarded), unparks it, and returns how many
-// events it removed. It returns an error wrapping runtime.ErrNotParked when key
-// is parked nowhere.
-func (d *RiderDispatcher) Discard(ctx context.Context, key string) (int, error) {
-	n, err := d.topic.Discard(ctx, key)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// CancelAttempt ends, in every subscriber where a handler of key is in an
-// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
-// which the handler sees as context.Cause(ctx); the retry policy, then the
-// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
-// attempt of key runs anywhere.
-func (d *RiderDispatcher) CancelAttempt(key string, cause error) error {
-	if err := d.topic.CancelAttempt(key, cause); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// ParkNow parks key now with its pending events, in order, under reason (empty:
-// "parked by an operator"), in every subscriber where it has any, and returns
-// how many events it parked. A handler of key in an attempt is withdrawn: its
-// event parks first, and what it returns is ignored (see
-// runtime.Engine.ParkNow). It returns an error wrapping
-// runtime.ErrNothingPending when key has no pending event anywhere.
-func (d *RiderDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
-	n, err := d.topic.ParkNow(ctx, key, reason)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber (RiderFirstSubscriber, or RiderSubscriberNamed(name) for the
-// others).
-func (d *RiderDispatcher) ParkedKeys(ctx context.Context) (map[RiderSubscriberName][]runtime.ParkedKey[string], error) {
-	keys, err := d.topic.ParkedKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
-	return riderBySubscriber(keys), nil
-}
-
-// ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber (RiderFirstSubscriber for the first one).
-func (d *RiderDispatcher) ParkedEvents(ctx context.Context, subscriber RiderSubscriberName, key string) ([]runtime.ParkedEvent[RiderEvent], error) {
-	s, ok := d.topic.Subscriber(string(subscriber))
-	if !ok {
-		return nil, d.unknownSubscriber(subscriber)
-	}
-	events, err := s.ParkedEvents(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
-	}
-	return events, nil
-}
-
-// Health returns nil when no subscriber has a key whose oldest pending event is
-// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
-// readiness probe or an alert can use it as it is.
-func (d *RiderDispatcher) Health(age time.Duration) error {
-	return d.topic.Health(age)
-}
-
-// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
-// each subscriber that has any, with the age of their oldest pending event: a
-// rising age on steady traffic means a hot or stuck key.
-func (d *RiderDispatcher) TopBacklog(n int) map[RiderSubscriberName][]runtime.KeyBacklog[string] {
-	return riderBySubscriber(d.topic.TopBacklog(n))
-}
-
-// Stuck returns, by subscriber, the keys whose oldest pending event is older
-// than age, in each subscriber that has any (what Health reports).
-func (d *RiderDispatcher) Stuck(age time.Duration) map[RiderSubscriberName][]runtime.KeyBacklog[string] {
-	return riderBySubscriber(d.topic.Stuck(age))
-}
-
-// Stats returns a snapshot of the counters of each subscriber, by subscriber
-// (RiderFirstSubscriber, or RiderSubscriberNamed(name) for the others). Every
-// subscriber sees every published event, so counters are per subscriber; add
-// them up only knowing that.
-func (d *RiderDispatcher) Stats() map[RiderSubscriberName]runtime.Stats {
-	return riderBySubscriber(d.topic.Stats())
-}
-
-// webhookValue returns e as a value of its event type, dereferencing a pointer;
-// nil for a nil e or a nil pointer.
-func webhookValue(e WebhookEvent) WebhookEvent {
-	switch e := e.(type) {
-	case *WebhookQueued:
-		if e == nil {
-			return nil
-		}
-		return *e
-	}
-	return e
-}
-
-// WebhookConfig configures one subscriber of a WebhookDispatcher.
-// NewWebhookDispatcher and Subscribe start from the schema's policies and apply
-// the options in order. A zero or nil field means the runtime's default.
-type WebhookConfig struct {
-	// MaxActive is the number of keys handled at once (schema:
-	// lanes.max_active).
-	MaxActive int
-	// Backlog bounds the pending events (schema: backlog).
-	Backlog runtime.Backlog
-	// Retry is the in-lane retry policy (schema: retry).
-	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema:
-	// timeout).
-	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
-	OnExhausted runtime.ExhaustedPolicy
-	// Logger receives what an operator must see (a key parked, a replay). Nil:
-	// slog.Default().
-	Logger *slog.Logger
-	// MeterProvider, when set, receives the subscriber's metrics (see the
-	// runtime's Metric constants), with the entity as
-	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
-	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
-	// nothing is recorded.
-	MeterProvider meter.Provider
-	// Parks stores the parked events. Nil: the runtime's in-memory store.
-	Parks runtime.ParkStore[int64, WebhookEvent]
-	// DeadLetter receives the events that failed for good under the
-	// runtime.SendToDeadLetter policy; that policy requires it.
-	DeadLetter runtime.DeadLetterSink[int64, WebhookEvent]
-	// Store, when set, keeps the subscriber's versions, states and parked
-	// events durably (runtime/sqlstore), in the namespace of the subscriber's
-	// name ("Webhook", "Webhook/name"); Versions, States and Parks set here win
-	// over it. NewWebhookTxDispatcher and SubscribeTx set it to their store.
-	Store durable.Store
-	// OnOutcome, when set, is told the outcome of each event the subscriber
-	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
-	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
-	// on every subscriber to learn when its records are finished; SubmitTagged
-	// refuses to run while a subscriber has none. It must be fast and must not
-	// block (see runtime.OutcomeFunc).
-	OnOutcome runtime.OutcomeFunc[int64]
-}
-
-// WebhookOption changes a WebhookConfig before a subscriber starts.
-type WebhookOption func(*WebhookConfig)
-
-// defaultWebhookConfig returns the schema's policies for Webhook.
-func defaultWebhookConfig() WebhookConfig {
-	return WebhookConfig{
-		MaxActive: 256,
-		Backlog: runtime.Backlog{
-			PerKey:   100,
-			Total:    10000,
-			WhenFull: runtime.BlockThenReject,
-			Wait:     200 * time.Millisecond,
-		},
-		Retry: runtime.Retry{
-			Attempts:   5,
-			Initial:    10 * time.Millisecond,
-			Max:        2 * time.Second,
-			Multiplier: 2.0,
-		},
+// webhookEntity describes Webhook to the generic wiring of runtime/genimpl: its
+// names, its states, its events' rules (kind, target state, in:, Go type) and
+// the schema's policies, which every WebhookConfig starts from.
+var webhookEntity = &genimpl.Entity[int64, WebhookEvent]{
+	Package: "ledger", Name: "Webhook", KeyField: "EndpointID",
+	Events: []genimpl.EventRule[WebhookEvent]{
+		{Name: "WebhookQueued", Type: genimpl.Of[WebhookQueued, WebhookEvent]()},
+	},
+	Defaults: WebhookConfig{
+		MaxActive:   256,
+		Backlog:     runtime.Backlog{PerKey: 100, Total: 10000, WhenFull: runtime.BlockThenReject, Wait: 200 * time.Millisecond},
+		Retry:       runtime.Retry{Attempts: 5, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     2 * time.Second,
 		OnExhausted: runtime.SendToDeadLetter,
-	}
+	},
 }
+
+// WebhookConfig configures one subscriber of a WebhookDispatcher:
+// NewWebhookDispatcher and Subscribe start from the schema's policies
+// (webhookEntity.Defaults) and apply the options in order. A zero or nil field
+// means the runtime's default. Its fields are genimpl.Config's.
+type WebhookConfig = genimpl.Config[int64, WebhookEvent]
+
+// WebhookOption changes a WebhookConfig before a subscriber starts.
+type WebhookOption = genimpl.Option[int64, WebhookEvent]
 
 // WebhookDispatcher delivers Webhook events to per-key lanes: the events of one
 // key are handled one at a time in publication order, events of different keys
 // in parallel. Each subscriber has its own lanes, guards and stores, so a slow
 // or parked subscriber delays no other. It is safe for concurrent use.
+//
+// Besides the methods below, it has those of the genimpl.Dispatcher it embeds,
+// documented there: Publish (any Webhook event), Flush, Close, Replay, Discard,
+// ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and Inspector,
+// and, for transports, SubmitTagged, Withdraw and Subscriptions; their maps are
+// keyed by WebhookSubscriberName.
 type WebhookDispatcher struct {
-	topic *runtime.Topic[int64, WebhookEvent]
-	mu    sync.Mutex                    // serialises subscribe (a name is taken once) and guards subs
-	subs  map[string]*webhookSubscriber // by name
+	*webhookDispatcher
 }
 
-// webhookSubscriber is one subscriber of a WebhookDispatcher: its name, its
-// handler and the stores of its guards.
-type webhookSubscriber struct {
-	name string
-	h    WebhookHandler
-	tx   *webhookTx
-}
+// webhookDispatcher is the generic dispatcher that WebhookDispatcher embeds.
+type webhookDispatcher = genimpl.Dispatcher[int64, WebhookEvent, WebhookSubscriberName]
 
 // NewWebhookDispatcher returns a dispatcher whose first subscriber, named
 // "Webhook", is h, configured with the schema's policies changed by opts. Close
 // it when done.
 func NewWebhookDispatcher(h WebhookHandler, opts ...WebhookOption) (*WebhookDispatcher, error) {
-	d := &WebhookDispatcher{topic: runtime.NewTopic[int64, WebhookEvent]()}
-	if err := d.subscribe("Webhook", h, nil, opts); err != nil {
+	d, err := genimpl.New[WebhookSubscriberName](webhookEntity, webhookHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &WebhookDispatcher{d}, nil
 }
 
 // Subscribe adds a subscriber: h receives every event published from now on, in
 // its own lanes, with its own guard stores. Its runtime name is "Webhook/"
 // followed by name; names must be unique.
 func (d *WebhookDispatcher) Subscribe(name string, h WebhookHandler, opts ...WebhookOption) error {
-	if name == "" {
-		return fmt.Errorf("ledger: subscribe to Webhook: empty subscriber name")
-	}
-	return d.subscribe("Webhook/"+name, h, nil, opts)
-}
-func (d *WebhookDispatcher) subscribe(name string, h WebhookHandler, tx *webhookTx, opts []WebhookOption) error {
-	if h == nil && tx == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, taken := d.topic.Subscriber(name); taken {
-		return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
-	}
-	cfg := defaultWebhookConfig()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
-	webhookUseStore(&cfg, name, tx)
-	s := &webhookSubscriber{
-		name: name,
-		h:    h,
-		tx:   tx,
-	}
-	rc := runtime.Config[int64, WebhookEvent]{
-		Name:          name,
-		MaxActive:     cfg.MaxActive,
-		Backlog:       cfg.Backlog,
-		Retry:         cfg.Retry,
-		Timeout:       cfg.Timeout,
-		OnExhausted:   cfg.OnExhausted,
-		Parks:         cfg.Parks,
-		DeadLetter:    cfg.DeadLetter,
-		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Webhook",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}},
-		OnOutcome: cfg.OnOutcome,
-		Logger:    cfg.Logger,
-	}
-	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
-		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
-	}
-	if d.subs == nil {
-		d.subs = make(map[string]*webhookSubscriber)
-	}
-	d.subs[name] = s
-	return nil
+	return genimpl.Subscribe(d.webhookDispatcher, name, webhookHandler(h), opts)
 }
 
 // WebhookSubscriberName names a subscriber of a WebhookDispatcher:
@@ -1469,368 +393,81 @@ func WebhookSubscriberNamed(name string) WebhookSubscriberName {
 	return WebhookSubscriberName("Webhook/" + name)
 }
 
-// webhookBySubscriber returns m, a map of the runtime's by subscriber name,
-// keyed by WebhookSubscriberName.
-func webhookBySubscriber[V any](m map[string]V) map[WebhookSubscriberName]V {
-	out := make(map[WebhookSubscriberName]V, len(m))
-	for name, v := range m {
-		out[WebhookSubscriberName(name)] = v
-	}
-	return out
-}
-
-// unknownSubscriber returns the error for a name that names no subscriber of d:
-// with the subscriber whose name differs from it only in case, or else with
-// every subscriber's name.
-func (d *WebhookDispatcher) unknownSubscriber(name WebhookSubscriberName) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	names := make([]string, 0, len(d.subs))
-	for known := range d.subs {
-		if strings.EqualFold(known, string(name)) {
-			return fmt.Errorf("ledger: no subscriber named %q (did you mean %s?)", name, known)
-		}
-		names = append(names, known)
-	}
-	slices.Sort(names)
-	return fmt.Errorf("ledger: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
-}
-
-// Flush waits until every event published before the call has an outcome, or is
-// held back on a version gap or parked, in every subscriber, or until ctx ends.
-func (d *WebhookDispatcher) Flush(ctx context.Context) error {
-	if err := d.topic.Flush(ctx); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// Close stops accepting events, drains every subscriber and stops their
-// workers. It returns an error when ctx ends before everything finished.
-func (d *WebhookDispatcher) Close(ctx context.Context) error {
-	return d.topic.Close(ctx)
-}
-
-// Replay re-runs, in order, the parked events of key in every subscriber where
-// key is parked, and unparks it where all succeed. It returns an error wrapping
-// runtime.ErrNotParked when key is parked nowhere.
-func (d *WebhookDispatcher) Replay(ctx context.Context, key int64) error {
-	if err := d.topic.Replay(ctx, key); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// Discard removes the parked events of key in every subscriber where key is
-// parked (their outcome: runtime.Discarded), unparks it, and returns how many
-// events it removed. It returns an error wrapping runtime.ErrNotParked when key
-// is parked nowhere.
-func (d *WebhookDispatcher) Discard(ctx context.Context, key int64) (int, error) {
-	n, err := d.topic.Discard(ctx, key)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// CancelAttempt ends, in every subscriber where a handler of key is in an
-// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
-// which the handler sees as context.Cause(ctx); the retry policy, then the
-// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
-// attempt of key runs anywhere.
-func (d *WebhookDispatcher) CancelAttempt(key int64, cause error) error {
-	if err := d.topic.CancelAttempt(key, cause); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// ParkNow parks key now with its pending events, in order, under reason (empty:
-// "parked by an operator"), in every subscriber where it has any, and returns
-// how many events it parked. A handler of key in an attempt is withdrawn: its
-// event parks first, and what it returns is ignored (see
-// runtime.Engine.ParkNow). It returns an error wrapping
-// runtime.ErrNothingPending when key has no pending event anywhere.
-func (d *WebhookDispatcher) ParkNow(ctx context.Context, key int64, reason string) (int, error) {
-	n, err := d.topic.ParkNow(ctx, key, reason)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber (WebhookFirstSubscriber, or WebhookSubscriberNamed(name) for the
-// others).
-func (d *WebhookDispatcher) ParkedKeys(ctx context.Context) (map[WebhookSubscriberName][]runtime.ParkedKey[int64], error) {
-	keys, err := d.topic.ParkedKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
-	return webhookBySubscriber(keys), nil
-}
-
-// ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber (WebhookFirstSubscriber for the first one).
-func (d *WebhookDispatcher) ParkedEvents(ctx context.Context, subscriber WebhookSubscriberName, key int64) ([]runtime.ParkedEvent[WebhookEvent], error) {
-	s, ok := d.topic.Subscriber(string(subscriber))
-	if !ok {
-		return nil, d.unknownSubscriber(subscriber)
-	}
-	events, err := s.ParkedEvents(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
-	}
-	return events, nil
-}
-
-// Health returns nil when no subscriber has a key whose oldest pending event is
-// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
-// readiness probe or an alert can use it as it is.
-func (d *WebhookDispatcher) Health(age time.Duration) error {
-	return d.topic.Health(age)
-}
-
-// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
-// each subscriber that has any, with the age of their oldest pending event: a
-// rising age on steady traffic means a hot or stuck key.
-func (d *WebhookDispatcher) TopBacklog(n int) map[WebhookSubscriberName][]runtime.KeyBacklog[int64] {
-	return webhookBySubscriber(d.topic.TopBacklog(n))
-}
-
-// Stuck returns, by subscriber, the keys whose oldest pending event is older
-// than age, in each subscriber that has any (what Health reports).
-func (d *WebhookDispatcher) Stuck(age time.Duration) map[WebhookSubscriberName][]runtime.KeyBacklog[int64] {
-	return webhookBySubscriber(d.topic.Stuck(age))
-}
-
-// Stats returns a snapshot of the counters of each subscriber, by subscriber
-// (WebhookFirstSubscriber, or WebhookSubscriberNamed(name) for the others).
-// Every subscriber sees every published event, so counters are per subscriber;
-// add them up only knowing that.
-func (d *WebhookDispatcher) Stats() map[WebhookSubscriberName]runtime.Stats {
-	return webhookBySubscriber(d.topic.Stats())
-}
-
-// walletValue returns e as a value of its event type, dereferencing a pointer;
-// nil for a nil e or a nil pointer.
-func walletValue(e WalletEvent) WalletEvent {
-	switch e := e.(type) {
-	case *WalletOpened:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *Credited:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *Debited:
-		if e == nil {
-			return nil
-		}
-		return *e
-	}
-	return e
-}
-
-// WalletConfig configures one subscriber of a WalletDispatcher.
-// NewWalletDispatcher and Subscribe start from the schema's policies and apply
-// the options in order. A zero or nil field means the runtime's default.
-type WalletConfig struct {
-	// MaxActive is the number of keys handled at once (schema:
-	// lanes.max_active).
-	MaxActive int
-	// Backlog bounds the pending events (schema: backlog).
-	Backlog runtime.Backlog
-	// Retry is the in-lane retry policy (schema: retry).
-	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema:
-	// timeout).
-	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
-	OnExhausted runtime.ExhaustedPolicy
-	// MaxHeld bounds the events of one key held back on a version gap; a key
-	// that would hold more is parked (schema: resequencer.max_events).
-	MaxHeld int
-	// MaxHold bounds how long an event is held back on a version gap; then the
-	// key is parked (schema: resequencer.max_wait).
-	MaxHold time.Duration
-	// BatchSize is the most events of one key in one call of the batch handler
-	// (schema: batch.max_events).
-	BatchSize int
-	// Linger is how long a batch waits for more events of its key before the
-	// handler gets fewer than BatchSize; zero: no wait (schema: batch.linger).
-	Linger time.Duration
-	// Logger receives what an operator must see (a key parked, a replay). Nil:
-	// slog.Default().
-	Logger *slog.Logger
-	// MeterProvider, when set, receives the subscriber's metrics (see the
-	// runtime's Metric constants), with the entity as
-	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
-	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
-	// nothing is recorded.
-	MeterProvider meter.Provider
-	// Versions stores the last applied version of each Wallet. Nil: a new
-	// in-memory store. Give each subscriber its own store.
-	Versions runtime.VersionStore[string]
-	// Parks stores the parked events. Nil: the runtime's in-memory store.
-	Parks runtime.ParkStore[string, WalletEvent]
-	// DeadLetter receives the events that failed for good under the
-	// runtime.SendToDeadLetter policy; that policy requires it.
-	DeadLetter runtime.DeadLetterSink[string, WalletEvent]
-	// Store, when set, keeps the subscriber's versions, states and parked
-	// events durably (runtime/sqlstore), in the namespace of the subscriber's
-	// name ("Wallet", "Wallet/name"); Versions, States and Parks set here win
-	// over it. NewWalletTxDispatcher and SubscribeTx set it to their store.
-	Store durable.Store
-	// OnOutcome, when set, is told the outcome of each event the subscriber
-	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
-	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
-	// on every subscriber to learn when its records are finished; SubmitTagged
-	// refuses to run while a subscriber has none. It must be fast and must not
-	// block (see runtime.OutcomeFunc).
-	OnOutcome runtime.OutcomeFunc[string]
-	// OnSkip, when set, is told each event the subscriber's guards skip, with
-	// the guard's reason: a duplicate or stale version. An unimplemented
-	// event's acknowledgement is not a guard's skip. It is told when the guards
-	// decide, so an attempt that runs again (a failed batch, a group's work, a
-	// failed commit) may tell it again. The test kit's in-order run sets it, to
-	// fail on an event skipped in publication order (almost always a schema
-	// mistake). It is called from the subscriber's workers: it must be fast and
-	// must not block.
-	OnSkip func(key string, ev WalletEvent, reason string)
-}
-
-// WalletOption changes a WalletConfig before a subscriber starts.
-type WalletOption func(*WalletConfig)
-
-// defaultWalletConfig returns the schema's policies for Wallet.
-func defaultWalletConfig() WalletConfig {
-	return WalletConfig{
-		MaxActive: 256,
-		Backlog: runtime.Backlog{
-			PerKey:   1000,
-			Total:    100000,
-			WhenFull: runtime.Reject,
-		},
-		Retry: runtime.Retry{
-			Attempts:   5,
-			Initial:    10 * time.Millisecond,
-			Max:        2 * time.Second,
-			Multiplier: 2.0,
-		},
+// walletEntity describes Wallet to the generic wiring of runtime/genimpl: its
+// names, its states, its events' rules (kind, target state, in:, Go type) and
+// the schema's policies, which every WalletConfig starts from.
+var walletEntity = &genimpl.Entity[string, WalletEvent]{
+	Package: "ledger", Name: "Wallet", KeyField: "WalletID", VersionField: "Version",
+	Version: WalletEvent.EventVersion,
+	Events: []genimpl.EventRule[WalletEvent]{
+		{Name: "WalletOpened", Snapshot: true, Type: genimpl.Of[WalletOpened, WalletEvent]()},
+		{Name: "Credited", Type: genimpl.Of[Credited, WalletEvent]()},
+		{Name: "Debited", Type: genimpl.Of[Debited, WalletEvent]()},
+	},
+	Batch: true,
+	Defaults: WalletConfig{
+		MaxActive:   256,
+		Backlog:     runtime.Backlog{PerKey: 1000, Total: 100000, WhenFull: runtime.Reject},
+		Retry:       runtime.Retry{Attempts: 5, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
 		BatchSize:   64,
 		Linger:      2 * time.Millisecond,
-	}
+	},
 }
+
+// WalletConfig configures one subscriber of a WalletDispatcher:
+// NewWalletDispatcher and Subscribe start from the schema's policies
+// (walletEntity.Defaults) and apply the options in order. A zero or nil field
+// means the runtime's default. Its fields are genimpl.Config's.
+type WalletConfig = genimpl.Config[string, WalletEvent]
+
+// WalletOption changes a WalletConfig before a subscriber starts.
+type WalletOption = genimpl.Option[string, WalletEvent]
 
 // WalletDispatcher delivers Wallet events to per-key lanes: the events of one
-// key are handled in batches, one batch at a time, in publication order, events
-// of different keys in parallel. Each subscriber has its own lanes, guards and
-// stores, so a slow or parked subscriber delays no other. It is safe for
-// concurrent use.
+// key are handled in batches, one batch at a time, in publication order, behind
+// the schema's guards, events of different keys in parallel. Each subscriber
+// has its own lanes, guards and stores, so a slow or parked subscriber delays
+// no other. It is safe for concurrent use.
+//
+// Besides the methods below, it has those of the genimpl.Dispatcher it embeds,
+// documented there: Publish (any Wallet event), Flush, Close, Replay, Discard,
+// ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and Inspector,
+// and, for transports, SubmitTagged, Withdraw and Subscriptions; their maps are
+// keyed by WalletSubscriberName.
 type WalletDispatcher struct {
-	topic *runtime.Topic[string, WalletEvent]
-	mu    sync.Mutex                   // serialises subscribe (a name is taken once) and guards subs
-	subs  map[string]*walletSubscriber // by name
+	*walletDispatcher
 }
 
-// walletSubscriber is one subscriber of a WalletDispatcher: its name, its
-// handler and the stores of its guards.
-type walletSubscriber struct {
-	name     string
-	h        WalletHandler
-	tx       *walletTx
-	versions runtime.VersionStore[string]
-	onSkip   func(key string, ev WalletEvent, reason string) // the config's OnSkip
-}
+// walletDispatcher is the generic dispatcher that WalletDispatcher embeds.
+type walletDispatcher = genimpl.Dispatcher[string, WalletEvent, WalletSubscriberName]
 
 // NewWalletDispatcher returns a dispatcher whose first subscriber, named
 // "Wallet", is h, configured with the schema's policies changed by opts. Close
 // it when done.
 func NewWalletDispatcher(h WalletHandler, opts ...WalletOption) (*WalletDispatcher, error) {
-	d := &WalletDispatcher{topic: runtime.NewTopic[string, WalletEvent]()}
-	if err := d.subscribe("Wallet", h, nil, opts); err != nil {
+	d, err := genimpl.New[WalletSubscriberName](walletEntity, walletHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &WalletDispatcher{d}, nil
 }
 
 // Subscribe adds a subscriber: h receives every event published from now on, in
 // its own lanes, with its own guard stores. Its runtime name is "Wallet/"
 // followed by name; names must be unique.
 func (d *WalletDispatcher) Subscribe(name string, h WalletHandler, opts ...WalletOption) error {
-	if name == "" {
-		return fmt.Errorf("ledger: subscribe to Wallet: empty subscriber name")
-	}
-	return d.subscribe("Wallet/"+name, h, nil, opts)
+	return genimpl.Subscribe(d.walletDispatcher, name, walletHandler(h), opts)
 }
-func (d *WalletDispatcher) subscribe(name string, h WalletHandler, tx *walletTx, opts []WalletOption) error {
-	if h == nil && tx == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, taken := d.topic.Subscriber(name); taken {
-		return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
-	}
-	cfg := defaultWalletConfig()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
-	walletUseStore(&cfg, name, tx)
-	s := &walletSubscriber{
-		name:     name,
-		h:        h,
-		tx:       tx,
-		versions: cfg.Versions,
-		onSkip:   cfg.OnSkip,
-	}
-	if s.versions == nil {
-		s.versions = runtime.NewMemoryVersionStore[string]()
-	}
-	rc := runtime.Config[string, WalletEvent]{
-		Name:          name,
-		MaxActive:     cfg.MaxActive,
-		Backlog:       cfg.Backlog,
-		Retry:         cfg.Retry,
-		Timeout:       cfg.Timeout,
-		OnExhausted:   cfg.OnExhausted,
-		BatchSize:     cfg.BatchSize,
-		Linger:        cfg.Linger,
-		MaxHeld:       cfg.MaxHeld,
-		MaxHold:       cfg.MaxHold,
-		Parks:         cfg.Parks,
-		DeadLetter:    cfg.DeadLetter,
-		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Wallet",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}},
-		OnOutcome: cfg.OnOutcome,
-		Logger:    cfg.Logger,
-	}
-	if _, err := d.topic.SubscribeBatch(s.engineHandler(), rc); err != nil {
-		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
-	}
-	if d.subs == nil {
-		d.subs = make(map[string]*walletSubscriber)
-	}
-	d.subs[name] = s
-	return nil
+
+// Version returns the last version of key that the subscriber named subscriber
+// (WalletFirstSubscriber for the first one) applied, 0 when none yet, as its
+// version guard stores it.
+func (d *WalletDispatcher) Version(ctx context.Context, subscriber WalletSubscriberName, key string) (uint64, error) {
+	return genimpl.Version(ctx, d.walletDispatcher, subscriber, key)
 }
 
 // WalletSubscriberName names a subscriber of a WalletDispatcher:
@@ -1854,347 +491,67 @@ func WalletSubscriberNamed(name string) WalletSubscriberName {
 	return WalletSubscriberName("Wallet/" + name)
 }
 
-// walletBySubscriber returns m, a map of the runtime's by subscriber name,
-// keyed by WalletSubscriberName.
-func walletBySubscriber[V any](m map[string]V) map[WalletSubscriberName]V {
-	out := make(map[WalletSubscriberName]V, len(m))
-	for name, v := range m {
-		out[WalletSubscriberName(name)] = v
-	}
-	return out
-}
-
-// unknownSubscriber returns the error for a name that names no subscriber of d:
-// with the subscriber whose name differs from it only in case, or else with
-// every subscriber's name.
-func (d *WalletDispatcher) unknownSubscriber(name WalletSubscriberName) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	names := make([]string, 0, len(d.subs))
-	for known := range d.subs {
-		if strings.EqualFold(known, string(name)) {
-			return fmt.Errorf("ledger: no subscriber named %q (did you mean %s?)", name, known)
-		}
-		names = append(names, known)
-	}
-	slices.Sort(names)
-	return fmt.Errorf("ledger: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
-}
-
-// Flush waits until every event published before the call has an outcome, or is
-// held back on a version gap or parked, in every subscriber, or until ctx ends.
-func (d *WalletDispatcher) Flush(ctx context.Context) error {
-	if err := d.topic.Flush(ctx); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// Close stops accepting events, drains every subscriber and stops their
-// workers. It returns an error when ctx ends before everything finished.
-func (d *WalletDispatcher) Close(ctx context.Context) error {
-	return d.topic.Close(ctx)
-}
-
-// Replay re-runs, in order, the parked events of key in every subscriber where
-// key is parked, and unparks it where all succeed. It returns an error wrapping
-// runtime.ErrNotParked when key is parked nowhere.
-func (d *WalletDispatcher) Replay(ctx context.Context, key string) error {
-	if err := d.topic.Replay(ctx, key); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// Discard removes the parked events of key in every subscriber where key is
-// parked (their outcome: runtime.Discarded), unparks it, and returns how many
-// events it removed. It returns an error wrapping runtime.ErrNotParked when key
-// is parked nowhere.
-func (d *WalletDispatcher) Discard(ctx context.Context, key string) (int, error) {
-	n, err := d.topic.Discard(ctx, key)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// CancelAttempt ends, in every subscriber where a handler of key is in an
-// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
-// which the handler sees as context.Cause(ctx); the retry policy, then the
-// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
-// attempt of key runs anywhere.
-func (d *WalletDispatcher) CancelAttempt(key string, cause error) error {
-	if err := d.topic.CancelAttempt(key, cause); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// ParkNow parks key now with its pending events, in order, under reason (empty:
-// "parked by an operator"), in every subscriber where it has any, and returns
-// how many events it parked. A handler of key in an attempt is withdrawn: its
-// event parks first, and what it returns is ignored (see
-// runtime.Engine.ParkNow). It returns an error wrapping
-// runtime.ErrNothingPending when key has no pending event anywhere.
-func (d *WalletDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
-	n, err := d.topic.ParkNow(ctx, key, reason)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber (WalletFirstSubscriber, or WalletSubscriberNamed(name) for the
-// others).
-func (d *WalletDispatcher) ParkedKeys(ctx context.Context) (map[WalletSubscriberName][]runtime.ParkedKey[string], error) {
-	keys, err := d.topic.ParkedKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
-	return walletBySubscriber(keys), nil
-}
-
-// ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber (WalletFirstSubscriber for the first one).
-func (d *WalletDispatcher) ParkedEvents(ctx context.Context, subscriber WalletSubscriberName, key string) ([]runtime.ParkedEvent[WalletEvent], error) {
-	s, ok := d.topic.Subscriber(string(subscriber))
-	if !ok {
-		return nil, d.unknownSubscriber(subscriber)
-	}
-	events, err := s.ParkedEvents(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
-	}
-	return events, nil
-}
-
-// Health returns nil when no subscriber has a key whose oldest pending event is
-// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
-// readiness probe or an alert can use it as it is.
-func (d *WalletDispatcher) Health(age time.Duration) error {
-	return d.topic.Health(age)
-}
-
-// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
-// each subscriber that has any, with the age of their oldest pending event: a
-// rising age on steady traffic means a hot or stuck key.
-func (d *WalletDispatcher) TopBacklog(n int) map[WalletSubscriberName][]runtime.KeyBacklog[string] {
-	return walletBySubscriber(d.topic.TopBacklog(n))
-}
-
-// Stuck returns, by subscriber, the keys whose oldest pending event is older
-// than age, in each subscriber that has any (what Health reports).
-func (d *WalletDispatcher) Stuck(age time.Duration) map[WalletSubscriberName][]runtime.KeyBacklog[string] {
-	return walletBySubscriber(d.topic.Stuck(age))
-}
-
-// Version returns the last version of key that the subscriber named subscriber
-// (WalletFirstSubscriber for the first one) applied, 0 when none yet, as its
-// version guard stores it.
-func (d *WalletDispatcher) Version(ctx context.Context, subscriber WalletSubscriberName, key string) (uint64, error) {
-	s, err := d.subscriber(subscriber)
-	if err != nil {
-		return 0, err
-	}
-	v, err := s.versions.Version(ctx, key)
-	if err != nil {
-		return 0, fmt.Errorf("ledger: version of %v in %s: %w", key, subscriber, err)
-	}
-	return v, nil
-}
-
-// subscriber returns the subscriber named name.
-func (d *WalletDispatcher) subscriber(name WalletSubscriberName) (*walletSubscriber, error) {
-	d.mu.Lock()
-	s, ok := d.subs[string(name)]
-	d.mu.Unlock()
-	if !ok {
-		return nil, d.unknownSubscriber(name)
-	}
-	return s, nil
-}
-
-// Stats returns a snapshot of the counters of each subscriber, by subscriber
-// (WalletFirstSubscriber, or WalletSubscriberNamed(name) for the others). Every
-// subscriber sees every published event, so counters are per subscriber; add
-// them up only knowing that.
-func (d *WalletDispatcher) Stats() map[WalletSubscriberName]runtime.Stats {
-	return walletBySubscriber(d.topic.Stats())
-}
-
-// customerValue returns e as a value of its event type, dereferencing a
-// pointer; nil for a nil e or a nil pointer.
-func customerValue(e CustomerEvent) CustomerEvent {
-	switch e := e.(type) {
-	case *CustomerChanged:
-		if e == nil {
-			return nil
-		}
-		return *e
-	}
-	return e
-}
-
-// CustomerConfig configures one subscriber of a CustomerDispatcher.
-// NewCustomerDispatcher and Subscribe start from the schema's policies and
-// apply the options in order. A zero or nil field means the runtime's default.
-type CustomerConfig struct {
-	// MaxActive is the number of keys handled at once (schema:
-	// lanes.max_active).
-	MaxActive int
-	// Backlog bounds the pending events (schema: backlog).
-	Backlog runtime.Backlog
-	// Retry is the in-lane retry policy (schema: retry).
-	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema:
-	// timeout).
-	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
-	OnExhausted runtime.ExhaustedPolicy
-	// Logger receives what an operator must see (a key parked, a replay). Nil:
-	// slog.Default().
-	Logger *slog.Logger
-	// MeterProvider, when set, receives the subscriber's metrics (see the
-	// runtime's Metric constants), with the entity as
-	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
-	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
-	// nothing is recorded.
-	MeterProvider meter.Provider
-	// Parks stores the parked events. Nil: the runtime's in-memory store.
-	Parks runtime.ParkStore[string, CustomerEvent]
-	// DeadLetter receives the events that failed for good under the
-	// runtime.SendToDeadLetter policy; that policy requires it.
-	DeadLetter runtime.DeadLetterSink[string, CustomerEvent]
-	// Store, when set, keeps the subscriber's versions, states and parked
-	// events durably (runtime/sqlstore), in the namespace of the subscriber's
-	// name ("Customer", "Customer/name"); Versions, States and Parks set here
-	// win over it. NewCustomerTxDispatcher and SubscribeTx set it to their
-	// store.
-	Store durable.Store
-	// OnOutcome, when set, is told the outcome of each event the subscriber
-	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
-	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
-	// on every subscriber to learn when its records are finished; SubmitTagged
-	// refuses to run while a subscriber has none. It must be fast and must not
-	// block (see runtime.OutcomeFunc).
-	OnOutcome runtime.OutcomeFunc[string]
-}
-
-// CustomerOption changes a CustomerConfig before a subscriber starts.
-type CustomerOption func(*CustomerConfig)
-
-// defaultCustomerConfig returns the schema's policies for Customer.
-func defaultCustomerConfig() CustomerConfig {
-	return CustomerConfig{
-		MaxActive: 256,
-		Backlog: runtime.Backlog{
-			PerKey:   1000,
-			Total:    100000,
-			WhenFull: runtime.Reject,
-		},
-		Retry: runtime.Retry{
-			Attempts:   5,
-			Initial:    10 * time.Millisecond,
-			Max:        2 * time.Second,
-			Multiplier: 2.0,
-		},
+// customerEntity describes Customer to the generic wiring of runtime/genimpl:
+// its names, its states, its events' rules (kind, target state, in:, Go type)
+// and the schema's policies, which every CustomerConfig starts from.
+var customerEntity = &genimpl.Entity[string, CustomerEvent]{
+	Package: "ledger", Name: "Customer", KeyField: "CustomerID",
+	Events: []genimpl.EventRule[CustomerEvent]{
+		{Name: "CustomerChanged", Type: genimpl.Of[CustomerChanged, CustomerEvent]()},
+	},
+	Conflate: true, Notification: true,
+	Defaults: CustomerConfig{
+		MaxActive:   256,
+		Backlog:     runtime.Backlog{PerKey: 1000, Total: 100000, WhenFull: runtime.Reject},
+		Retry:       runtime.Retry{Attempts: 5, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
-	}
+	},
 }
+
+// CustomerConfig configures one subscriber of a CustomerDispatcher:
+// NewCustomerDispatcher and Subscribe start from the schema's policies
+// (customerEntity.Defaults) and apply the options in order. A zero or nil field
+// means the runtime's default. Its fields are genimpl.Config's.
+type CustomerConfig = genimpl.Config[string, CustomerEvent]
+
+// CustomerOption changes a CustomerConfig before a subscriber starts.
+type CustomerOption = genimpl.Option[string, CustomerEvent]
 
 // CustomerDispatcher delivers Customer events to per-key lanes: the
 // notifications of one key are handled one at a time, and those that arrive
 // while it is busy are coalesced into one call, events of different keys in
 // parallel. Each subscriber has its own lanes, guards and stores, so a slow or
 // parked subscriber delays no other. It is safe for concurrent use.
+//
+// Besides the methods below, it has those of the genimpl.Dispatcher it embeds,
+// documented there: Publish (any Customer event), Flush, Close, Replay,
+// Discard, ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and
+// Inspector, and, for transports, SubmitTagged, Withdraw and Subscriptions;
+// their maps are keyed by CustomerSubscriberName.
 type CustomerDispatcher struct {
-	topic *runtime.Topic[string, CustomerEvent]
-	mu    sync.Mutex                     // serialises subscribe (a name is taken once) and guards subs
-	subs  map[string]*customerSubscriber // by name
+	*customerDispatcher
 }
 
-// customerSubscriber is one subscriber of a CustomerDispatcher: its name, its
-// handler and the stores of its guards.
-type customerSubscriber struct {
-	name string
-	h    CustomerHandler
-	tx   *customerTx
-}
+// customerDispatcher is the generic dispatcher that CustomerDispatcher embeds.
+type customerDispatcher = genimpl.Dispatcher[string, CustomerEvent, CustomerSubscriberName]
 
 // NewCustomerDispatcher returns a dispatcher whose first subscriber, named
 // "Customer", is h, configured with the schema's policies changed by opts.
 // Close it when done.
 func NewCustomerDispatcher(h CustomerHandler, opts ...CustomerOption) (*CustomerDispatcher, error) {
-	d := &CustomerDispatcher{topic: runtime.NewTopic[string, CustomerEvent]()}
-	if err := d.subscribe("Customer", h, nil, opts); err != nil {
+	d, err := genimpl.New[CustomerSubscriberName](customerEntity, customerHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &CustomerDispatcher{d}, nil
 }
 
 // Subscribe adds a subscriber: h receives every event published from now on, in
 // its own lanes, with its own guard stores. Its runtime name is "Customer/"
 // followed by name; names must be unique.
 func (d *CustomerDispatcher) Subscribe(name string, h CustomerHandler, opts ...CustomerOption) error {
-	if name == "" {
-		return fmt.Errorf("ledger: subscribe to Customer: empty subscriber name")
-	}
-	return d.subscribe("Customer/"+name, h, nil, opts)
-}
-func (d *CustomerDispatcher) subscribe(name string, h CustomerHandler, tx *customerTx, opts []CustomerOption) error {
-	if h == nil && tx == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, taken := d.topic.Subscriber(name); taken {
-		return fmt.Errorf("ledger: subscribe %s: the name is taken", name)
-	}
-	cfg := defaultCustomerConfig()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
-	customerUseStore(&cfg, name, tx)
-	s := &customerSubscriber{
-		name: name,
-		h:    h,
-		tx:   tx,
-	}
-	rc := runtime.Config[string, CustomerEvent]{
-		Name:          name,
-		MaxActive:     cfg.MaxActive,
-		Backlog:       cfg.Backlog,
-		Retry:         cfg.Retry,
-		Timeout:       cfg.Timeout,
-		OnExhausted:   cfg.OnExhausted,
-		Conflate:      true,
-		Parks:         cfg.Parks,
-		DeadLetter:    cfg.DeadLetter,
-		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Customer",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}},
-		OnOutcome: cfg.OnOutcome,
-		Logger:    cfg.Logger,
-	}
-	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
-		return fmt.Errorf("ledger: subscribe %s: %w", name, err)
-	}
-	if d.subs == nil {
-		d.subs = make(map[string]*customerSubscriber)
-	}
-	d.subs[name] = s
-	return nil
+	return genimpl.Subscribe(d.customerDispatcher, name, customerHandler(h), opts)
 }
 
 // CustomerSubscriberName names a subscriber of a CustomerDispatcher:
@@ -2217,147 +574,4 @@ const CustomerFirstSubscriber CustomerSubscriberName = "Customer"
 // name.
 func CustomerSubscriberNamed(name string) CustomerSubscriberName {
 	return CustomerSubscriberName("Customer/" + name)
-}
-
-// customerBySubscriber returns m, a map of the runtime's by subscriber name,
-// keyed by CustomerSubscriberName.
-func customerBySubscriber[V any](m map[string]V) map[CustomerSubscriberName]V {
-	out := make(map[CustomerSubscriberName]V, len(m))
-	for name, v := range m {
-		out[CustomerSubscriberName(name)] = v
-	}
-	return out
-}
-
-// unknownSubscriber returns the error for a name that names no subscriber of d:
-// with the subscriber whose name differs from it only in case, or else with
-// every subscriber's name.
-func (d *CustomerDispatcher) unknownSubscriber(name CustomerSubscriberName) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	names := make([]string, 0, len(d.subs))
-	for known := range d.subs {
-		if strings.EqualFold(known, string(name)) {
-			return fmt.Errorf("ledger: no subscriber named %q (did you mean %s?)", name, known)
-		}
-		names = append(names, known)
-	}
-	slices.Sort(names)
-	return fmt.Errorf("ledger: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
-}
-
-// Flush waits until every event published before the call has an outcome, or is
-// held back on a version gap or parked, in every subscriber, or until ctx ends.
-func (d *CustomerDispatcher) Flush(ctx context.Context) error {
-	if err := d.topic.Flush(ctx); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// Close stops accepting events, drains every subscriber and stops their
-// workers. It returns an error when ctx ends before everything finished.
-func (d *CustomerDispatcher) Close(ctx context.Context) error {
-	return d.topic.Close(ctx)
-}
-
-// Replay re-runs, in order, the parked events of key in every subscriber where
-// key is parked, and unparks it where all succeed. It returns an error wrapping
-// runtime.ErrNotParked when key is parked nowhere.
-func (d *CustomerDispatcher) Replay(ctx context.Context, key string) error {
-	if err := d.topic.Replay(ctx, key); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// Discard removes the parked events of key in every subscriber where key is
-// parked (their outcome: runtime.Discarded), unparks it, and returns how many
-// events it removed. It returns an error wrapping runtime.ErrNotParked when key
-// is parked nowhere.
-func (d *CustomerDispatcher) Discard(ctx context.Context, key string) (int, error) {
-	n, err := d.topic.Discard(ctx, key)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// CancelAttempt ends, in every subscriber where a handler of key is in an
-// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
-// which the handler sees as context.Cause(ctx); the retry policy, then the
-// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
-// attempt of key runs anywhere.
-func (d *CustomerDispatcher) CancelAttempt(key string, cause error) error {
-	if err := d.topic.CancelAttempt(key, cause); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// ParkNow parks key now with its pending events, in order, under reason (empty:
-// "parked by an operator"), in every subscriber where it has any, and returns
-// how many events it parked. A handler of key in an attempt is withdrawn: its
-// event parks first, and what it returns is ignored (see
-// runtime.Engine.ParkNow). It returns an error wrapping
-// runtime.ErrNothingPending when key has no pending event anywhere.
-func (d *CustomerDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
-	n, err := d.topic.ParkNow(ctx, key, reason)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber (CustomerFirstSubscriber, or CustomerSubscriberNamed(name) for the
-// others).
-func (d *CustomerDispatcher) ParkedKeys(ctx context.Context) (map[CustomerSubscriberName][]runtime.ParkedKey[string], error) {
-	keys, err := d.topic.ParkedKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
-	return customerBySubscriber(keys), nil
-}
-
-// ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber (CustomerFirstSubscriber for the first one).
-func (d *CustomerDispatcher) ParkedEvents(ctx context.Context, subscriber CustomerSubscriberName, key string) ([]runtime.ParkedEvent[CustomerEvent], error) {
-	s, ok := d.topic.Subscriber(string(subscriber))
-	if !ok {
-		return nil, d.unknownSubscriber(subscriber)
-	}
-	events, err := s.ParkedEvents(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: parked events of %v in %s: %w", key, subscriber, err)
-	}
-	return events, nil
-}
-
-// Health returns nil when no subscriber has a key whose oldest pending event is
-// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
-// readiness probe or an alert can use it as it is.
-func (d *CustomerDispatcher) Health(age time.Duration) error {
-	return d.topic.Health(age)
-}
-
-// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
-// each subscriber that has any, with the age of their oldest pending event: a
-// rising age on steady traffic means a hot or stuck key.
-func (d *CustomerDispatcher) TopBacklog(n int) map[CustomerSubscriberName][]runtime.KeyBacklog[string] {
-	return customerBySubscriber(d.topic.TopBacklog(n))
-}
-
-// Stuck returns, by subscriber, the keys whose oldest pending event is older
-// than age, in each subscriber that has any (what Health reports).
-func (d *CustomerDispatcher) Stuck(age time.Duration) map[CustomerSubscriberName][]runtime.KeyBacklog[string] {
-	return customerBySubscriber(d.topic.Stuck(age))
-}
-
-// Stats returns a snapshot of the counters of each subscriber, by subscriber
-// (CustomerFirstSubscriber, or CustomerSubscriberNamed(name) for the others).
-// Every subscriber sees every published event, so counters are per subscriber;
-// add them up only knowing that.
-func (d *CustomerDispatcher) Stats() map[CustomerSubscriberName]runtime.Stats {
-	return customerBySubscriber(d.topic.Stats())
 }

@@ -5,13 +5,9 @@ package ledger
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
-	"strconv"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
-	"github.com/ordergen/ordergen/runtime/groupcommit"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // AccountTxHandler handles the events of entity Account inside a database
@@ -58,8 +54,8 @@ type AccountTxHandler interface {
 // that reaches one of its methods is acknowledged, not applied: the guards
 // still advance the key's version and state, so no gap is left behind, and the
 // event is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented). Its ResyncAccount fails permanently: a key
-// whose resequencer bound is hit is parked, as without a resync.
+// (Stats.Unimplemented). Its ResyncAccount fails permanently: a key whose
+// resequencer bound is hit is parked, as without a resync.
 type UnimplementedAccountTxHandler struct{}
 
 var _ AccountTxHandler = UnimplementedAccountTxHandler{}
@@ -94,12 +90,6 @@ func (UnimplementedAccountTxHandler) ResyncAccount(context.Context, *sql.Tx, str
 	return AccountSnapshot{}, runtime.ErrUnimplemented
 }
 
-// accountTx binds a transactional subscriber to its handler and store.
-type accountTx struct {
-	h     AccountTxHandler
-	store durable.TxStore[*sql.Tx]
-}
-
 // NewAccountTxDispatcher returns a dispatcher whose first subscriber, named
 // "Account", is the transactional handler h over store: the subscriber's
 // versions, states and parked events live in store under its name, and each
@@ -107,235 +97,49 @@ type accountTx struct {
 // the schema's policies. Close the dispatcher when done, then the store. The
 // schema asks for group commit (group:, the Config's Group): store must be a
 // durable.GroupTxStore[*sql.Tx] (runtime/sqlstore's is), or it is an error.
-func NewAccountTxDispatcher(store durable.TxStore[*sql.Tx], h AccountTxHandler, opts ...AccountOption) (*AccountDispatcher, error) {
-	d := &AccountDispatcher{topic: runtime.NewTopic[string, AccountEvent]()}
-	if err := d.subscribeTx("Account", store, h, opts); err != nil {
+func NewAccountTxDispatcher(store genimpl.TxStore, h AccountTxHandler, opts ...AccountOption) (*AccountDispatcher, error) {
+	d, err := genimpl.NewTx[AccountSubscriberName](accountEntity, store, accountTxHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &AccountDispatcher{d}, nil
 }
 
 // SubscribeTx adds a transactional subscriber: h receives every event published
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Account/" followed by name; names must be unique.
-func (d *AccountDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h AccountTxHandler, opts ...AccountOption) error {
-	if name == "" {
-		return fmt.Errorf("ledger: subscribe to Account: empty subscriber name")
-	}
-	return d.subscribeTx("Account/"+name, store, h, opts)
+func (d *AccountDispatcher) SubscribeTx(name string, store genimpl.TxStore, h AccountTxHandler, opts ...AccountOption) error {
+	return genimpl.SubscribeTx(d.accountDispatcher, name, store, accountTxHandler(h), opts)
 }
-func (d *AccountDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h AccountTxHandler, opts []AccountOption) error {
-	if store == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil store", name)
-	}
+
+// accountTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func accountTxHandler(h AccountTxHandler) *genimpl.TxHandler[string, AccountEvent] {
 	if h == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
+		return nil
 	}
-	return d.subscribe(name, nil, &accountTx{
-		h:     h,
-		store: store,
-	}, opts)
-}
-
-// accountUseStore fills in the stores that cfg leaves nil from cfg.Store (from
-// the transactional store of tx, when given), in the namespace name.
-func accountUseStore(cfg *AccountConfig, name string, tx *accountTx) {
-	if tx != nil {
-		cfg.Store = tx.store
-	}
-	if cfg.Store == nil {
-		return
-	}
-	if cfg.Versions == nil {
-		cfg.Versions = durable.EncodedVersions[string](cfg.Store.Versions(name))
-	}
-	if cfg.States == nil {
-		cfg.States = durable.EncodedStates[string](cfg.Store.States(name))
-	}
-	if cfg.Parks == nil {
-		cfg.Parks = durable.EncodedParks[string, AccountEvent](cfg.Store.Parks(name), AccountCodec{})
-	}
-}
-
-// engineHandler returns the engine handler of a subscriber that is not
-// transactional: a transactional one commits through its group (handleGroup).
-func (s *accountSubscriber) engineHandler() runtime.Handler[string, AccountEvent] {
-	return s.handle
-}
-
-// resyncer returns the subscriber's runtime.ResyncFunc: the transactional one
-// for a transactional subscriber.
-func (s *accountSubscriber) resyncer() runtime.ResyncFunc[string, AccountEvent] {
-	if s.tx != nil {
-		return s.resyncTx
-	}
-	return s.resync
-}
-
-// applyGroup applies ev, an event of key, in tx, the transaction of the key's
-// group, from the key's version and state at. The guards decide first, as
-// handle does: the verdict is a Skip or a Hold when they do not let ev through.
-// Otherwise the handler is called with tx, and at advances to ev (also for an
-// event the handler does not implement, whose verdict is runtime.SkipApplied).
-// err is a failure of ev: the work fails.
-func (s *accountSubscriber) applyGroup(ctx context.Context, tx *sql.Tx, key string, ev AccountEvent, at *durable.KeyState) (verdict, err error) {
-	var (
-		version  uint64
-		snapshot bool
-		target   AccountState
-	)
-	switch e := ev.(type) {
-	case AccountOpened:
-		version = e.Version
-		snapshot = true
-		target = AccountStateOpen
-	case Deposited:
-		version = e.Version
-	case Withdrew:
-		version = e.Version
-	case AccountFrozen:
-		version = e.Version
-		target = AccountStateFrozen
-	case AccountClosed:
-		version = e.Version
-		target = AccountStateClosed
-	default:
-		return nil, runtime.Permanent(fmt.Errorf("ledger: Account %v: unknown event %T", key, ev))
-	}
-	if v := runtime.CheckVersion(version, at.Version, snapshot); v != nil {
-		return s.skip(key, ev, v), nil
-	}
-	if target != "" {
-		current := AccountState(at.State)
-		if accountRank(current) == -2 {
-			return nil, runtime.Permanent(fmt.Errorf("ledger: Account %v: stored state %q is not a state of Account", key, current))
-		}
-		reason := accountTransition(current, target)
-		if reason != "" {
-			at.Version = version // a skipped event still uses up its version
-			return s.skip(key, ev, runtime.SkipApplied(reason)), nil
-		}
-	}
-	switch e := ev.(type) {
-	case AccountOpened:
-		err = s.tx.h.HandleAccountOpened(ctx, tx, e)
-	case Deposited:
-		err = s.tx.h.HandleDeposited(ctx, tx, e)
-	case Withdrew:
-		err = s.tx.h.HandleWithdrew(ctx, tx, e)
-	case AccountFrozen:
-		err = s.tx.h.HandleAccountFrozen(ctx, tx, e)
-	case AccountClosed:
-		err = s.tx.h.HandleAccountClosed(ctx, tx, e)
-	}
-	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
-	if err != nil && !unimplemented {
-		return nil, err
-	}
-	at.Version = version
-	if target != "" {
-		at.State = string(target)
-	}
-	if unimplemented {
-		return runtime.SkipApplied(runtime.ReasonUnimplemented), nil
-	}
-	return nil, nil
-}
-
-// handleGroup is the engine's batch handler of a transactional Account
-// subscriber, whose schema asks for group commit (group:). It hands the key's
-// batch to the subscriber's groupcommit.Committer as one work, run in a
-// transaction shared with other keys' work: the guards decide each event in
-// order, as handle does for one, against the version and state the group read,
-// and the handler is called for each event with the group's transaction
-// (applyGroup); the key's new version and state are written, and everything
-// committed, with the group. The engine learns each event's verdict
-// (runtime.Verdicts).
-//
-// A handler's failure fails the key's work: nothing of it commits. The events
-// before the failing one then commit without it, in a work of their own, and
-// the failing one comes first in the key's next batch, where the engine retries
-// it (or skips or holds it, for a handler's Skip or Hold) as for one event:
-// what a failure costs the events before it is one more run.
-func (s *accountSubscriber) handleGroup(ctx context.Context, key string, events []AccountEvent) error {
-	// failed is the event whose handler failed the work's last run, -1 for none:
-	// the work runs on Do's goroutine, never twice at once.
-	failed := -1
-	work := func(events []AccountEvent) groupcommit.Work[*sql.Tx] {
-		return func(ctx context.Context, tx *sql.Tx, read durable.KeyState) (groupcommit.Result, error) {
-			failed = -1
-			at := read
-			verdicts := make([]error, 0, len(events))
-			for i, ev := range events {
-				verdict, err := s.applyGroup(ctx, tx, key, ev, &at)
-				if err != nil {
-					failed = i
-					return groupcommit.Result{}, err
-				}
-				verdicts = append(verdicts, verdict)
+	return &genimpl.TxHandler[string, AccountEvent]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, e AccountEvent) error {
+			switch e := e.(type) {
+			case AccountOpened:
+				return h.HandleAccountOpened(ctx, tx, e)
+			case Deposited:
+				return h.HandleDeposited(ctx, tx, e)
+			case Withdrew:
+				return h.HandleWithdrew(ctx, tx, e)
+			case AccountFrozen:
+				return h.HandleAccountFrozen(ctx, tx, e)
+			case AccountClosed:
+				return h.HandleAccountClosed(ctx, tx, e)
 			}
-			return groupcommit.Result{
-				Write:   at,
-				Verdict: runtime.Verdicts(verdicts),
-			}, nil
-		}
+			return genimpl.ErrUnknownEvent
+		},
+		Resync: func(ctx context.Context, tx *sql.Tx, key string) (uint64, string, error) {
+			s, err := h.ResyncAccount(ctx, tx, key)
+			return s.Version, string(s.State), err
+		},
 	}
-	err := s.group.Do(ctx, key, len(events), work(events))
-	if err == nil || ctx.Err() != nil {
-		return err
-	}
-	if failed > 0 {
-		// The events before the failing one commit without it.
-		return s.group.Do(ctx, key, failed, work(events[:failed]))
-	}
-	// A handler's Skip or Hold decides its event alone, as for one event.
-	_, skip := runtime.IsSkip(err)
-	_, hold := runtime.IsHold(err)
-	if failed == 0 && (skip || hold) {
-		return runtime.Verdicts([]error{err})
-	}
-	return err
-}
-
-// resyncTx is the engine's Resync (runtime.ResyncFunc) of one Account
-// subscriber: when the resequencer bound of key is hit, it asks the handler for
-// the key's version and state at the source of truth (ResyncAccount) and
-// commits, in the transaction the handler wrote in, them as the key's. The
-// engine then offers the held events again: the guards skip the ones the new
-// version covers, whose number it returns, and apply the later ones in order. A
-// version that is not above the stored one is a failure (the source of truth is
-// behind the gap): the engine retries, then parks the key.
-func (s *accountSubscriber) resyncTx(ctx context.Context, key string, held []AccountEvent) (int, error) {
-	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
-	if err != nil {
-		return 0, fmt.Errorf("ledger: Account %v: %w", key, err)
-	}
-	defer tx.Rollback()
-	stored := tx.Version()
-	source, err := s.tx.h.ResyncAccount(ctx, tx.Tx(), key)
-	if errors.Is(err, runtime.ErrUnimplemented) {
-		return 0, runtime.Permanent(fmt.Errorf("ledger: Account %v: resync: %w", key, err))
-	}
-	if err != nil {
-		return 0, fmt.Errorf("ledger: Account %v: resync: %w", key, err)
-	}
-	if source.Version <= stored {
-		return 0, fmt.Errorf("ledger: Account %v: resync reached version %d, not above the stored %d: the source of truth is behind the gap", key, source.Version, stored)
-	}
-	if accountRank(source.State) == -2 {
-		return 0, runtime.Permanent(fmt.Errorf("ledger: Account %v: resync reached state %q, not a state of Account", key, source.State))
-	}
-	if err := tx.Commit(ctx, source.Version, string(source.State)); err != nil {
-		return 0, fmt.Errorf("ledger: Account %v: commit the resync: %w", key, err)
-	}
-	covered := 0
-	for _, ev := range held {
-		if ev.EventVersion() <= source.Version {
-			covered++
-		}
-	}
-	return covered, nil
 }
 
 // OrderTxHandler handles the events of entity Order inside a database
@@ -368,8 +172,7 @@ type OrderTxHandler interface {
 // every handler at compile time, which is the safe default. An event that
 // reaches one of its methods is acknowledged, not applied: the guards still
 // advance the key's version and state, so no gap is left behind, and the event
-// is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented).
+// is counted as skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedOrderTxHandler struct{}
 
 var _ OrderTxHandler = UnimplementedOrderTxHandler{}
@@ -404,150 +207,52 @@ func (UnimplementedOrderTxHandler) HandleOrderCancelled(context.Context, *sql.Tx
 	return runtime.ErrUnimplemented
 }
 
-// orderTx binds a transactional subscriber to its handler and store.
-type orderTx struct {
-	h     OrderTxHandler
-	store durable.TxStore[*sql.Tx]
-}
-
 // NewOrderTxDispatcher returns a dispatcher whose first subscriber, named
 // "Order", is the transactional handler h over store: the subscriber's
 // versions, states and parked events live in store under its name, and each
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
-func NewOrderTxDispatcher(store durable.TxStore[*sql.Tx], h OrderTxHandler, opts ...OrderOption) (*OrderDispatcher, error) {
-	d := &OrderDispatcher{topic: runtime.NewTopic[string, OrderEvent]()}
-	if err := d.subscribeTx("Order", store, h, opts); err != nil {
+func NewOrderTxDispatcher(store genimpl.TxStore, h OrderTxHandler, opts ...OrderOption) (*OrderDispatcher, error) {
+	d, err := genimpl.NewTx[OrderSubscriberName](orderEntity, store, orderTxHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &OrderDispatcher{d}, nil
 }
 
 // SubscribeTx adds a transactional subscriber: h receives every event published
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Order/" followed by name; names must be unique.
-func (d *OrderDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h OrderTxHandler, opts ...OrderOption) error {
-	if name == "" {
-		return fmt.Errorf("ledger: subscribe to Order: empty subscriber name")
-	}
-	return d.subscribeTx("Order/"+name, store, h, opts)
+func (d *OrderDispatcher) SubscribeTx(name string, store genimpl.TxStore, h OrderTxHandler, opts ...OrderOption) error {
+	return genimpl.SubscribeTx(d.orderDispatcher, name, store, orderTxHandler(h), opts)
 }
-func (d *OrderDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h OrderTxHandler, opts []OrderOption) error {
-	if store == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil store", name)
-	}
+
+// orderTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func orderTxHandler(h OrderTxHandler) *genimpl.TxHandler[string, OrderEvent] {
 	if h == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
+		return nil
 	}
-	return d.subscribe(name, nil, &orderTx{
-		h:     h,
-		store: store,
-	}, opts)
-}
-
-// orderUseStore fills in the stores that cfg leaves nil from cfg.Store (from
-// the transactional store of tx, when given), in the namespace name.
-func orderUseStore(cfg *OrderConfig, name string, tx *orderTx) {
-	if tx != nil {
-		cfg.Store = tx.store
-	}
-	if cfg.Store == nil {
-		return
-	}
-	if cfg.States == nil {
-		cfg.States = durable.EncodedStates[string](cfg.Store.States(name))
-	}
-	if cfg.Parks == nil {
-		cfg.Parks = durable.EncodedParks[string, OrderEvent](cfg.Store.Parks(name), OrderCodec{})
-	}
-}
-
-// engineHandler returns the subscriber's engine handler: the transactional
-// guard for a transactional subscriber.
-func (s *orderSubscriber) engineHandler() runtime.Handler[string, OrderEvent] {
-	if s.tx != nil {
-		return s.handleTx
-	}
-	return s.handle
-}
-
-// handleTx is the engine handler of a transactional Order subscriber. It begins
-// a transaction of the subscriber's store, in which the key's version and state
-// are read (and locked), applies the guards of handle, calls the handler with
-// the transaction and commits its writes together with the new version and
-// state. An event the handler does not implement (runtime.ErrUnimplemented)
-// commits the advance alone and is skipped; any other error rolls back.
-func (s *orderSubscriber) handleTx(ctx context.Context, key string, ev OrderEvent) error {
-	var (
-		target OrderState
-		within bool
-	)
-	switch ev.(type) {
-	case OrderPlaced:
-		target = OrderStatePlaced
-	case OrderPaid:
-		target = OrderStatePaid
-	case OrderShipped:
-		target = OrderStateShipped
-	case OrderTracked:
-		within = true
-	case OrderDelivered:
-		target = OrderStateDelivered
-	case OrderCancelled:
-		target = OrderStateCancelled
-	default:
-		return runtime.Permanent(fmt.Errorf("ledger: Order %v: unknown event %T", key, ev))
-	}
-	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
-	if err != nil {
-		return fmt.Errorf("ledger: Order %v: %w", key, err)
-	}
-	defer tx.Rollback()
-	current := OrderState(tx.State())
-	if target != "" || within {
-		if orderRank(current) == -2 {
-			return runtime.Permanent(fmt.Errorf("ledger: Order %v: stored state %q is not a state of Order", key, current))
-		}
-		reason := orderWithin(current, ev)
-		if target != "" {
-			reason = orderTransition(current, target)
-		}
-		if reason != "" {
-			if target != "" && current == target {
-				s.duplicate(ctx, key, ev, reason)
+	return &genimpl.TxHandler[string, OrderEvent]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, e OrderEvent) error {
+			switch e := e.(type) {
+			case OrderPlaced:
+				return h.HandleOrderPlaced(ctx, tx, e)
+			case OrderPaid:
+				return h.HandleOrderPaid(ctx, tx, e)
+			case OrderShipped:
+				return h.HandleOrderShipped(ctx, tx, e)
+			case OrderTracked:
+				return h.HandleOrderTracked(ctx, tx, e)
+			case OrderDelivered:
+				return h.HandleOrderDelivered(ctx, tx, e)
+			case OrderCancelled:
+				return h.HandleOrderCancelled(ctx, tx, e)
 			}
-			return s.skip(key, ev, runtime.Skip(reason))
-		}
+			return genimpl.ErrUnknownEvent
+		},
 	}
-	switch e := ev.(type) {
-	case OrderPlaced:
-		err = s.tx.h.HandleOrderPlaced(ctx, tx.Tx(), e)
-	case OrderPaid:
-		err = s.tx.h.HandleOrderPaid(ctx, tx.Tx(), e)
-	case OrderShipped:
-		err = s.tx.h.HandleOrderShipped(ctx, tx.Tx(), e)
-	case OrderTracked:
-		err = s.tx.h.HandleOrderTracked(ctx, tx.Tx(), e)
-	case OrderDelivered:
-		err = s.tx.h.HandleOrderDelivered(ctx, tx.Tx(), e)
-	case OrderCancelled:
-		err = s.tx.h.HandleOrderCancelled(ctx, tx.Tx(), e)
-	}
-	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
-	if err != nil && !unimplemented {
-		return err
-	}
-	if target != "" {
-		current = target
-	}
-	if err := tx.Commit(ctx, tx.Version(), string(current)); err != nil {
-		return fmt.Errorf("ledger: Order %v: commit: %w", key, err)
-	}
-	if unimplemented {
-		return runtime.SkipApplied(runtime.ReasonUnimplemented)
-	}
-	return nil
 }
 
 // RiderTxHandler handles the events of entity Rider inside a database
@@ -570,8 +275,7 @@ type RiderTxHandler interface {
 // every handler at compile time, which is the safe default. An event that
 // reaches one of its methods is acknowledged, not applied: the guards still
 // advance the key's version and state, so no gap is left behind, and the event
-// is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented).
+// is counted as skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedRiderTxHandler struct{}
 
 var _ RiderTxHandler = UnimplementedRiderTxHandler{}
@@ -581,100 +285,42 @@ func (UnimplementedRiderTxHandler) HandleLocationUpdated(context.Context, *sql.T
 	return runtime.ErrUnimplemented
 }
 
-// riderTx binds a transactional subscriber to its handler and store.
-type riderTx struct {
-	h     RiderTxHandler
-	store durable.TxStore[*sql.Tx]
-}
-
 // NewRiderTxDispatcher returns a dispatcher whose first subscriber, named
 // "Rider", is the transactional handler h over store: the subscriber's
 // versions, states and parked events live in store under its name, and each
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
-func NewRiderTxDispatcher(store durable.TxStore[*sql.Tx], h RiderTxHandler, opts ...RiderOption) (*RiderDispatcher, error) {
-	d := &RiderDispatcher{topic: runtime.NewTopic[string, RiderEvent]()}
-	if err := d.subscribeTx("Rider", store, h, opts); err != nil {
+func NewRiderTxDispatcher(store genimpl.TxStore, h RiderTxHandler, opts ...RiderOption) (*RiderDispatcher, error) {
+	d, err := genimpl.NewTx[RiderSubscriberName](riderEntity, store, riderTxHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &RiderDispatcher{d}, nil
 }
 
 // SubscribeTx adds a transactional subscriber: h receives every event published
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Rider/" followed by name; names must be unique.
-func (d *RiderDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h RiderTxHandler, opts ...RiderOption) error {
-	if name == "" {
-		return fmt.Errorf("ledger: subscribe to Rider: empty subscriber name")
-	}
-	return d.subscribeTx("Rider/"+name, store, h, opts)
+func (d *RiderDispatcher) SubscribeTx(name string, store genimpl.TxStore, h RiderTxHandler, opts ...RiderOption) error {
+	return genimpl.SubscribeTx(d.riderDispatcher, name, store, riderTxHandler(h), opts)
 }
-func (d *RiderDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h RiderTxHandler, opts []RiderOption) error {
-	if store == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil store", name)
-	}
+
+// riderTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func riderTxHandler(h RiderTxHandler) *genimpl.TxHandler[string, RiderEvent] {
 	if h == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
+		return nil
 	}
-	return d.subscribe(name, nil, &riderTx{
-		h:     h,
-		store: store,
-	}, opts)
-}
-
-// riderUseStore fills in the stores that cfg leaves nil from cfg.Store (from
-// the transactional store of tx, when given), in the namespace name.
-func riderUseStore(cfg *RiderConfig, name string, tx *riderTx) {
-	if tx != nil {
-		cfg.Store = tx.store
+	return &genimpl.TxHandler[string, RiderEvent]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, e RiderEvent) error {
+			switch e := e.(type) {
+			case LocationUpdated:
+				return h.HandleLocationUpdated(ctx, tx, e)
+			}
+			return genimpl.ErrUnknownEvent
+		},
 	}
-	if cfg.Store == nil {
-		return
-	}
-	if cfg.Parks == nil {
-		cfg.Parks = durable.EncodedParks[string, RiderEvent](cfg.Store.Parks(name), RiderCodec{})
-	}
-}
-
-// engineHandler returns the subscriber's engine handler: the transactional
-// guard for a transactional subscriber.
-func (s *riderSubscriber) engineHandler() runtime.Handler[string, RiderEvent] {
-	if s.tx != nil {
-		return s.handleTx
-	}
-	return s.handle
-}
-
-// handleTx is the engine handler of a transactional Rider subscriber. It begins
-// a transaction of the subscriber's store, in which the key's version and state
-// are read (and locked), calls the handler with the transaction and commits its
-// writes together with the new version and state. An event the handler does not
-// implement (runtime.ErrUnimplemented) commits the advance alone and is
-// skipped; any other error rolls back.
-func (s *riderSubscriber) handleTx(ctx context.Context, key string, ev RiderEvent) error {
-	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
-	if err != nil {
-		return fmt.Errorf("ledger: Rider %v: %w", key, err)
-	}
-	defer tx.Rollback()
-	switch e := ev.(type) {
-	case LocationUpdated:
-		err = s.tx.h.HandleLocationUpdated(ctx, tx.Tx(), e)
-	default:
-		return runtime.Permanent(fmt.Errorf("ledger: Rider %v: unknown event %T", key, ev))
-	}
-	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
-	if err != nil && !unimplemented {
-		return err
-	}
-	if err := tx.Commit(ctx, tx.Version(), tx.State()); err != nil {
-		return fmt.Errorf("ledger: Rider %v: commit: %w", key, err)
-	}
-	if unimplemented {
-		return runtime.SkipApplied(runtime.ReasonUnimplemented)
-	}
-	return nil
 }
 
 // WebhookTxHandler handles the events of entity Webhook inside a database
@@ -697,8 +343,7 @@ type WebhookTxHandler interface {
 // every handler at compile time, which is the safe default. An event that
 // reaches one of its methods is acknowledged, not applied: the guards still
 // advance the key's version and state, so no gap is left behind, and the event
-// is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented).
+// is counted as skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedWebhookTxHandler struct{}
 
 var _ WebhookTxHandler = UnimplementedWebhookTxHandler{}
@@ -708,100 +353,42 @@ func (UnimplementedWebhookTxHandler) HandleWebhookQueued(context.Context, *sql.T
 	return runtime.ErrUnimplemented
 }
 
-// webhookTx binds a transactional subscriber to its handler and store.
-type webhookTx struct {
-	h     WebhookTxHandler
-	store durable.TxStore[*sql.Tx]
-}
-
 // NewWebhookTxDispatcher returns a dispatcher whose first subscriber, named
 // "Webhook", is the transactional handler h over store: the subscriber's
 // versions, states and parked events live in store under its name, and each
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
-func NewWebhookTxDispatcher(store durable.TxStore[*sql.Tx], h WebhookTxHandler, opts ...WebhookOption) (*WebhookDispatcher, error) {
-	d := &WebhookDispatcher{topic: runtime.NewTopic[int64, WebhookEvent]()}
-	if err := d.subscribeTx("Webhook", store, h, opts); err != nil {
+func NewWebhookTxDispatcher(store genimpl.TxStore, h WebhookTxHandler, opts ...WebhookOption) (*WebhookDispatcher, error) {
+	d, err := genimpl.NewTx[WebhookSubscriberName](webhookEntity, store, webhookTxHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &WebhookDispatcher{d}, nil
 }
 
 // SubscribeTx adds a transactional subscriber: h receives every event published
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Webhook/" followed by name; names must be unique.
-func (d *WebhookDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h WebhookTxHandler, opts ...WebhookOption) error {
-	if name == "" {
-		return fmt.Errorf("ledger: subscribe to Webhook: empty subscriber name")
-	}
-	return d.subscribeTx("Webhook/"+name, store, h, opts)
+func (d *WebhookDispatcher) SubscribeTx(name string, store genimpl.TxStore, h WebhookTxHandler, opts ...WebhookOption) error {
+	return genimpl.SubscribeTx(d.webhookDispatcher, name, store, webhookTxHandler(h), opts)
 }
-func (d *WebhookDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h WebhookTxHandler, opts []WebhookOption) error {
-	if store == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil store", name)
-	}
+
+// webhookTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func webhookTxHandler(h WebhookTxHandler) *genimpl.TxHandler[int64, WebhookEvent] {
 	if h == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
+		return nil
 	}
-	return d.subscribe(name, nil, &webhookTx{
-		h:     h,
-		store: store,
-	}, opts)
-}
-
-// webhookUseStore fills in the stores that cfg leaves nil from cfg.Store (from
-// the transactional store of tx, when given), in the namespace name.
-func webhookUseStore(cfg *WebhookConfig, name string, tx *webhookTx) {
-	if tx != nil {
-		cfg.Store = tx.store
+	return &genimpl.TxHandler[int64, WebhookEvent]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ int64, e WebhookEvent) error {
+			switch e := e.(type) {
+			case WebhookQueued:
+				return h.HandleWebhookQueued(ctx, tx, e)
+			}
+			return genimpl.ErrUnknownEvent
+		},
 	}
-	if cfg.Store == nil {
-		return
-	}
-	if cfg.Parks == nil {
-		cfg.Parks = durable.EncodedParks[int64, WebhookEvent](cfg.Store.Parks(name), WebhookCodec{})
-	}
-}
-
-// engineHandler returns the subscriber's engine handler: the transactional
-// guard for a transactional subscriber.
-func (s *webhookSubscriber) engineHandler() runtime.Handler[int64, WebhookEvent] {
-	if s.tx != nil {
-		return s.handleTx
-	}
-	return s.handle
-}
-
-// handleTx is the engine handler of a transactional Webhook subscriber. It
-// begins a transaction of the subscriber's store, in which the key's version
-// and state are read (and locked), calls the handler with the transaction and
-// commits its writes together with the new version and state. An event the
-// handler does not implement (runtime.ErrUnimplemented) commits the advance
-// alone and is skipped; any other error rolls back.
-func (s *webhookSubscriber) handleTx(ctx context.Context, key int64, ev WebhookEvent) error {
-	tx, err := s.tx.store.BeginKey(ctx, s.name, strconv.FormatInt(key, 10))
-	if err != nil {
-		return fmt.Errorf("ledger: Webhook %v: %w", key, err)
-	}
-	defer tx.Rollback()
-	switch e := ev.(type) {
-	case WebhookQueued:
-		err = s.tx.h.HandleWebhookQueued(ctx, tx.Tx(), e)
-	default:
-		return runtime.Permanent(fmt.Errorf("ledger: Webhook %v: unknown event %T", key, ev))
-	}
-	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
-	if err != nil && !unimplemented {
-		return err
-	}
-	if err := tx.Commit(ctx, tx.Version(), tx.State()); err != nil {
-		return fmt.Errorf("ledger: Webhook %v: commit: %w", key, err)
-	}
-	if unimplemented {
-		return runtime.SkipApplied(runtime.ReasonUnimplemented)
-	}
-	return nil
 }
 
 // WalletTxHandler handles the events of entity Wallet inside a database
@@ -829,7 +416,7 @@ type WalletTxHandler interface {
 // every handler at compile time, which is the safe default. A batch that
 // reaches it is acknowledged, not applied: the guards still advance the key's
 // version and state, so no gap is left behind, and its events are counted as
-// skipped with the reason "unimplemented" (runtime.ReasonUnimplemented).
+// skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedWalletTxHandler struct{}
 
 var _ WalletTxHandler = UnimplementedWalletTxHandler{}
@@ -839,138 +426,36 @@ func (UnimplementedWalletTxHandler) HandleWalletBatch(context.Context, *sql.Tx, 
 	return runtime.ErrUnimplemented
 }
 
-// walletTx binds a transactional subscriber to its handler and store.
-type walletTx struct {
-	h     WalletTxHandler
-	store durable.TxStore[*sql.Tx]
-}
-
 // NewWalletTxDispatcher returns a dispatcher whose first subscriber, named
 // "Wallet", is the transactional handler h over store: the subscriber's
 // versions, states and parked events live in store under its name, and each
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
-func NewWalletTxDispatcher(store durable.TxStore[*sql.Tx], h WalletTxHandler, opts ...WalletOption) (*WalletDispatcher, error) {
-	d := &WalletDispatcher{topic: runtime.NewTopic[string, WalletEvent]()}
-	if err := d.subscribeTx("Wallet", store, h, opts); err != nil {
+func NewWalletTxDispatcher(store genimpl.TxStore, h WalletTxHandler, opts ...WalletOption) (*WalletDispatcher, error) {
+	d, err := genimpl.NewTx[WalletSubscriberName](walletEntity, store, walletTxHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &WalletDispatcher{d}, nil
 }
 
 // SubscribeTx adds a transactional subscriber: h receives every event published
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Wallet/" followed by name; names must be unique.
-func (d *WalletDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h WalletTxHandler, opts ...WalletOption) error {
-	if name == "" {
-		return fmt.Errorf("ledger: subscribe to Wallet: empty subscriber name")
-	}
-	return d.subscribeTx("Wallet/"+name, store, h, opts)
+func (d *WalletDispatcher) SubscribeTx(name string, store genimpl.TxStore, h WalletTxHandler, opts ...WalletOption) error {
+	return genimpl.SubscribeTx(d.walletDispatcher, name, store, walletTxHandler(h), opts)
 }
-func (d *WalletDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h WalletTxHandler, opts []WalletOption) error {
-	if store == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil store", name)
-	}
+
+// walletTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func walletTxHandler(h WalletTxHandler) *genimpl.TxHandler[string, WalletEvent] {
 	if h == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
+		return nil
 	}
-	return d.subscribe(name, nil, &walletTx{
-		h:     h,
-		store: store,
-	}, opts)
-}
-
-// walletUseStore fills in the stores that cfg leaves nil from cfg.Store (from
-// the transactional store of tx, when given), in the namespace name.
-func walletUseStore(cfg *WalletConfig, name string, tx *walletTx) {
-	if tx != nil {
-		cfg.Store = tx.store
+	return &genimpl.TxHandler[string, WalletEvent]{
+		Batch: h.HandleWalletBatch,
 	}
-	if cfg.Store == nil {
-		return
-	}
-	if cfg.Versions == nil {
-		cfg.Versions = durable.EncodedVersions[string](cfg.Store.Versions(name))
-	}
-	if cfg.Parks == nil {
-		cfg.Parks = durable.EncodedParks[string, WalletEvent](cfg.Store.Parks(name), WalletCodec{})
-	}
-}
-
-// engineHandler returns the subscriber's engine batch handler: the
-// transactional guard for a transactional subscriber.
-func (s *walletSubscriber) engineHandler() runtime.BatchHandler[string, WalletEvent] {
-	if s.tx != nil {
-		return s.handleBatchTx
-	}
-	return s.handleBatch
-}
-
-// handleBatchTx is the engine's batch handler of one transactional Wallet
-// subscriber. The guards decide each event of the batch in order, as handle
-// does for one: a duplicate or stale event is skipped, a delta after a version
-// gap is held back until the gap fills, and a snapshot across a gap ends the
-// batch (the rest comes in the next one), so that the batch never spans a gap.
-// The handler gets the others in one call, and the stores advance once, to the
-// last version decided, in the transaction the handler writes in. The engine
-// learns each event's verdict (runtime.Verdicts).
-func (s *walletSubscriber) handleBatchTx(ctx context.Context, key string, events []WalletEvent) error {
-	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
-	if err != nil {
-		return fmt.Errorf("ledger: Wallet %v: %w", key, err)
-	}
-	defer tx.Rollback()
-	stored := tx.Version()
-	last := stored
-	apply := make([]WalletEvent, 0, len(events))
-	verdicts := make([]error, 0, len(events))
-	for _, ev := range events {
-		var (
-			version  uint64
-			snapshot bool
-		)
-		switch e := ev.(type) {
-		case WalletOpened:
-			version = e.Version
-			snapshot = true
-		case Credited:
-			version = e.Version
-		case Debited:
-			version = e.Version
-		default:
-			return runtime.Permanent(fmt.Errorf("ledger: Wallet %v: unknown event %T", key, ev))
-		}
-		if err := runtime.CheckVersion(version, last, snapshot); err != nil {
-			verdicts = append(verdicts, s.skip(key, ev, err))
-			continue
-		}
-		if version > last+1 && len(apply) > 0 {
-			break // a snapshot across a gap starts the next batch
-		}
-		last = version
-		apply = append(apply, ev)
-		verdicts = append(verdicts, nil)
-	}
-	if len(apply) > 0 {
-		err := s.tx.h.HandleWalletBatch(ctx, tx.Tx(), key, apply)
-		if errors.Is(err, runtime.ErrUnimplemented) {
-			// Acknowledged, not applied: the stores still advance.
-			for i, v := range verdicts {
-				if v == nil {
-					verdicts[i] = runtime.Skip(runtime.ReasonUnimplemented)
-				}
-			}
-		} else if err != nil {
-			return err
-		}
-	}
-	if len(apply) > 0 || last != stored {
-		if err := tx.Commit(ctx, last, tx.State()); err != nil {
-			return fmt.Errorf("ledger: Wallet %v: commit: %w", key, err)
-		}
-	}
-	return runtime.Verdicts(verdicts)
 }
 
 // CustomerTxHandler handles the events of entity Customer inside a database
@@ -994,7 +479,7 @@ type CustomerTxHandler interface {
 // gains events, as gRPC's Unimplemented servers do. Without it, a new event
 // breaks every handler at compile time, which is the safe default. A
 // notification that reaches it is acknowledged and counted as skipped with the
-// reason "unimplemented" (runtime.ReasonUnimplemented).
+// reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedCustomerTxHandler struct{}
 
 var _ CustomerTxHandler = UnimplementedCustomerTxHandler{}
@@ -1004,98 +489,36 @@ func (UnimplementedCustomerTxHandler) HandleCustomerChanged(context.Context, *sq
 	return runtime.ErrUnimplemented
 }
 
-// customerTx binds a transactional subscriber to its handler and store.
-type customerTx struct {
-	h     CustomerTxHandler
-	store durable.TxStore[*sql.Tx]
-}
-
 // NewCustomerTxDispatcher returns a dispatcher whose first subscriber, named
 // "Customer", is the transactional handler h over store: the subscriber's
 // versions, states and parked events live in store under its name, and each
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
-func NewCustomerTxDispatcher(store durable.TxStore[*sql.Tx], h CustomerTxHandler, opts ...CustomerOption) (*CustomerDispatcher, error) {
-	d := &CustomerDispatcher{topic: runtime.NewTopic[string, CustomerEvent]()}
-	if err := d.subscribeTx("Customer", store, h, opts); err != nil {
+func NewCustomerTxDispatcher(store genimpl.TxStore, h CustomerTxHandler, opts ...CustomerOption) (*CustomerDispatcher, error) {
+	d, err := genimpl.NewTx[CustomerSubscriberName](customerEntity, store, customerTxHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &CustomerDispatcher{d}, nil
 }
 
 // SubscribeTx adds a transactional subscriber: h receives every event published
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Customer/" followed by name; names must be unique.
-func (d *CustomerDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h CustomerTxHandler, opts ...CustomerOption) error {
-	if name == "" {
-		return fmt.Errorf("ledger: subscribe to Customer: empty subscriber name")
-	}
-	return d.subscribeTx("Customer/"+name, store, h, opts)
+func (d *CustomerDispatcher) SubscribeTx(name string, store genimpl.TxStore, h CustomerTxHandler, opts ...CustomerOption) error {
+	return genimpl.SubscribeTx(d.customerDispatcher, name, store, customerTxHandler(h), opts)
 }
-func (d *CustomerDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h CustomerTxHandler, opts []CustomerOption) error {
-	if store == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil store", name)
-	}
+
+// customerTxHandler adapts h to the generic guards of runtime/genimpl; nil for
+// a nil h.
+func customerTxHandler(h CustomerTxHandler) *genimpl.TxHandler[string, CustomerEvent] {
 	if h == nil {
-		return fmt.Errorf("ledger: subscribe %s: nil handler", name)
+		return nil
 	}
-	return d.subscribe(name, nil, &customerTx{
-		h:     h,
-		store: store,
-	}, opts)
-}
-
-// customerUseStore fills in the stores that cfg leaves nil from cfg.Store (from
-// the transactional store of tx, when given), in the namespace name.
-func customerUseStore(cfg *CustomerConfig, name string, tx *customerTx) {
-	if tx != nil {
-		cfg.Store = tx.store
+	return &genimpl.TxHandler[string, CustomerEvent]{
+		Call: func(ctx context.Context, tx *sql.Tx, key string, _ CustomerEvent) error {
+			return h.HandleCustomerChanged(ctx, tx, key)
+		},
 	}
-	if cfg.Store == nil {
-		return
-	}
-	if cfg.Parks == nil {
-		cfg.Parks = durable.EncodedParks[string, CustomerEvent](cfg.Store.Parks(name), CustomerCodec{})
-	}
-}
-
-// engineHandler returns the subscriber's engine handler: the transactional
-// guard for a transactional subscriber.
-func (s *customerSubscriber) engineHandler() runtime.Handler[string, CustomerEvent] {
-	if s.tx != nil {
-		return s.handleTx
-	}
-	return s.handle
-}
-
-// handleTx is the engine handler of a transactional Customer subscriber. It
-// begins a transaction of the subscriber's store, in which the key's version
-// and state are read (and locked), calls the handler with the transaction and
-// commits its writes together with the new version and state. An event the
-// handler does not implement (runtime.ErrUnimplemented) commits the advance
-// alone and is skipped; any other error rolls back.
-func (s *customerSubscriber) handleTx(ctx context.Context, key string, ev CustomerEvent) error {
-	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
-	if err != nil {
-		return fmt.Errorf("ledger: Customer %v: %w", key, err)
-	}
-	defer tx.Rollback()
-	switch ev.(type) {
-	case CustomerChanged:
-		err = s.tx.h.HandleCustomerChanged(ctx, tx.Tx(), key)
-	default:
-		return runtime.Permanent(fmt.Errorf("ledger: Customer %v: unknown event %T", key, ev))
-	}
-	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
-	if err != nil && !unimplemented {
-		return err
-	}
-	if err := tx.Commit(ctx, tx.Version(), tx.State()); err != nil {
-		return fmt.Errorf("ledger: Customer %v: commit: %w", key, err)
-	}
-	if unimplemented {
-		return runtime.SkipApplied(runtime.ReasonUnimplemented)
-	}
-	return nil
 }

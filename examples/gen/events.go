@@ -84,19 +84,13 @@ type AccountOpened struct {
 }
 
 // EventName returns "AccountOpened".
-func (AccountOpened) EventName() string {
-	return "AccountOpened"
-}
+func (AccountOpened) EventName() string { return "AccountOpened" }
 
 // EventKey returns e.AccountID.
-func (e AccountOpened) EventKey() string {
-	return e.AccountID
-}
+func (e AccountOpened) EventKey() string { return e.AccountID }
 
 // EventVersion returns e.Version.
-func (e AccountOpened) EventVersion() uint64 {
-	return e.Version
-}
+func (e AccountOpened) EventVersion() uint64 { return e.Version }
 
 func (AccountOpened) isAccountEvent() {}
 
@@ -113,19 +107,13 @@ type Deposited struct {
 }
 
 // EventName returns "Deposited".
-func (Deposited) EventName() string {
-	return "Deposited"
-}
+func (Deposited) EventName() string { return "Deposited" }
 
 // EventKey returns e.AccountID.
-func (e Deposited) EventKey() string {
-	return e.AccountID
-}
+func (e Deposited) EventKey() string { return e.AccountID }
 
 // EventVersion returns e.Version.
-func (e Deposited) EventVersion() uint64 {
-	return e.Version
-}
+func (e Deposited) EventVersion() uint64 { return e.Version }
 
 func (Deposited) isAccountEvent() {}
 
@@ -142,19 +130,13 @@ type Withdrew struct {
 }
 
 // EventName returns "Withdrew".
-func (Withdrew) EventName() string {
-	return "Withdrew"
-}
+func (Withdrew) EventName() string { return "Withdrew" }
 
 // EventKey returns e.AccountID.
-func (e Withdrew) EventKey() string {
-	return e.AccountID
-}
+func (e Withdrew) EventKey() string { return e.AccountID }
 
 // EventVersion returns e.Version.
-func (e Withdrew) EventVersion() uint64 {
-	return e.Version
-}
+func (e Withdrew) EventVersion() uint64 { return e.Version }
 
 func (Withdrew) isAccountEvent() {}
 
@@ -174,19 +156,13 @@ type AccountFrozen struct {
 }
 
 // EventName returns "AccountFrozen".
-func (AccountFrozen) EventName() string {
-	return "AccountFrozen"
-}
+func (AccountFrozen) EventName() string { return "AccountFrozen" }
 
 // EventKey returns e.AccountID.
-func (e AccountFrozen) EventKey() string {
-	return e.AccountID
-}
+func (e AccountFrozen) EventKey() string { return e.AccountID }
 
 // EventVersion returns e.Version.
-func (e AccountFrozen) EventVersion() uint64 {
-	return e.Version
-}
+func (e AccountFrozen) EventVersion() uint64 { return e.Version }
 
 func (AccountFrozen) isAccountEvent() {}
 
@@ -203,19 +179,13 @@ type AccountClosed struct {
 }
 
 // EventName returns "AccountClosed".
-func (AccountClosed) EventName() string {
-	return "AccountClosed"
-}
+func (AccountClosed) EventName() string { return "AccountClosed" }
 
 // EventKey returns e.AccountID.
-func (e AccountClosed) EventKey() string {
-	return e.AccountID
-}
+func (e AccountClosed) EventKey() string { return e.AccountID }
 
 // EventVersion returns e.Version.
-func (e AccountClosed) EventVersion() uint64 {
-	return e.Version
-}
+func (e AccountClosed) EventVersion() uint64 { return e.Version }
 
 func (AccountClosed) isAccountEvent() {}
 
@@ -274,14 +244,10 @@ type OrderPlaced struct {
 }
 
 // EventName returns "OrderPlaced".
-func (OrderPlaced) EventName() string {
-	return "OrderPlaced"
-}
+func (OrderPlaced) EventName() string { return "OrderPlaced" }
 
 // EventKey returns e.OrderID.
-func (e OrderPlaced) EventKey() string {
-	return e.OrderID
-}
+func (e OrderPlaced) EventKey() string { return e.OrderID }
 
 func (OrderPlaced) isOrderEvent() {}
 
@@ -296,14 +262,10 @@ type OrderPaid struct {
 }
 
 // EventName returns "OrderPaid".
-func (OrderPaid) EventName() string {
-	return "OrderPaid"
-}
+func (OrderPaid) EventName() string { return "OrderPaid" }
 
 // EventKey returns e.OrderID.
-func (e OrderPaid) EventKey() string {
-	return e.OrderID
-}
+func (e OrderPaid) EventKey() string { return e.OrderID }
 
 func (OrderPaid) isOrderEvent() {}
 
@@ -322,14 +284,10 @@ type OrderShipped struct {
 }
 
 // EventName returns "OrderShipped".
-func (OrderShipped) EventName() string {
-	return "OrderShipped"
-}
+func (OrderShipped) EventName() string { return "OrderShipped" }
 
 // EventKey returns e.OrderID.
-func (e OrderShipped) EventKey() string {
-	return e.OrderID
-}
+func (e OrderShipped) EventKey() string { return e.OrderID }
 
 func (OrderShipped) isOrderEvent() {}
 
@@ -344,14 +302,10 @@ type OrderTracked struct {
 }
 
 // EventName returns "OrderTracked".
-func (OrderTracked) EventName() string {
-	return "OrderTracked"
-}
+func (OrderTracked) EventName() string { return "OrderTracked" }
 
 // EventKey returns e.OrderID.
-func (e OrderTracked) EventKey() string {
-	return e.OrderID
-}
+func (e OrderTracked) EventKey() string { return e.OrderID }
 
 func (OrderTracked) isOrderEvent() {}
 
@@ -365,14 +319,10 @@ type OrderDelivered struct {
 }
 
 // EventName returns "OrderDelivered".
-func (OrderDelivered) EventName() string {
-	return "OrderDelivered"
-}
+func (OrderDelivered) EventName() string { return "OrderDelivered" }
 
 // EventKey returns e.OrderID.
-func (e OrderDelivered) EventKey() string {
-	return e.OrderID
-}
+func (e OrderDelivered) EventKey() string { return e.OrderID }
 
 func (OrderDelivered) isOrderEvent() {}
 
@@ -388,14 +338,10 @@ type OrderCancelled struct {
 }
 
 // EventName returns "OrderCancelled".
-func (OrderCancelled) EventName() string {
-	return "OrderCancelled"
-}
+func (OrderCancelled) EventName() string { return "OrderCancelled" }
 
 // EventKey returns e.OrderID.
-func (e OrderCancelled) EventKey() string {
-	return e.OrderID
-}
+func (e OrderCancelled) EventKey() string { return e.OrderID }
 
 func (OrderCancelled) isOrderEvent() {}
 
@@ -423,14 +369,10 @@ type LocationUpdated struct {
 }
 
 // EventName returns "LocationUpdated".
-func (LocationUpdated) EventName() string {
-	return "LocationUpdated"
-}
+func (LocationUpdated) EventName() string { return "LocationUpdated" }
 
 // EventKey returns e.RiderID.
-func (e LocationUpdated) EventKey() string {
-	return e.RiderID
-}
+func (e LocationUpdated) EventKey() string { return e.RiderID }
 
 func (LocationUpdated) isRiderEvent() {}
 
@@ -462,14 +404,10 @@ type WebhookQueued struct {
 }
 
 // EventName returns "WebhookQueued".
-func (WebhookQueued) EventName() string {
-	return "WebhookQueued"
-}
+func (WebhookQueued) EventName() string { return "WebhookQueued" }
 
 // EventKey returns e.EndpointID.
-func (e WebhookQueued) EventKey() int64 {
-	return e.EndpointID
-}
+func (e WebhookQueued) EventKey() int64 { return e.EndpointID }
 
 func (WebhookQueued) isWebhookEvent() {}
 
@@ -501,19 +439,13 @@ type WalletOpened struct {
 }
 
 // EventName returns "WalletOpened".
-func (WalletOpened) EventName() string {
-	return "WalletOpened"
-}
+func (WalletOpened) EventName() string { return "WalletOpened" }
 
 // EventKey returns e.WalletID.
-func (e WalletOpened) EventKey() string {
-	return e.WalletID
-}
+func (e WalletOpened) EventKey() string { return e.WalletID }
 
 // EventVersion returns e.Version.
-func (e WalletOpened) EventVersion() uint64 {
-	return e.Version
-}
+func (e WalletOpened) EventVersion() uint64 { return e.Version }
 
 func (WalletOpened) isWalletEvent() {}
 
@@ -530,19 +462,13 @@ type Credited struct {
 }
 
 // EventName returns "Credited".
-func (Credited) EventName() string {
-	return "Credited"
-}
+func (Credited) EventName() string { return "Credited" }
 
 // EventKey returns e.WalletID.
-func (e Credited) EventKey() string {
-	return e.WalletID
-}
+func (e Credited) EventKey() string { return e.WalletID }
 
 // EventVersion returns e.Version.
-func (e Credited) EventVersion() uint64 {
-	return e.Version
-}
+func (e Credited) EventVersion() uint64 { return e.Version }
 
 func (Credited) isWalletEvent() {}
 
@@ -559,19 +485,13 @@ type Debited struct {
 }
 
 // EventName returns "Debited".
-func (Debited) EventName() string {
-	return "Debited"
-}
+func (Debited) EventName() string { return "Debited" }
 
 // EventKey returns e.WalletID.
-func (e Debited) EventKey() string {
-	return e.WalletID
-}
+func (e Debited) EventKey() string { return e.WalletID }
 
 // EventVersion returns e.Version.
-func (e Debited) EventVersion() uint64 {
-	return e.Version
-}
+func (e Debited) EventVersion() uint64 { return e.Version }
 
 func (Debited) isWalletEvent() {}
 
@@ -593,13 +513,9 @@ type CustomerChanged struct {
 }
 
 // EventName returns "CustomerChanged".
-func (CustomerChanged) EventName() string {
-	return "CustomerChanged"
-}
+func (CustomerChanged) EventName() string { return "CustomerChanged" }
 
 // EventKey returns e.CustomerID.
-func (e CustomerChanged) EventKey() string {
-	return e.CustomerID
-}
+func (e CustomerChanged) EventKey() string { return e.CustomerID }
 
 func (CustomerChanged) isCustomerEvent() {}

@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // AccountSnapshot is the current version and state of an Account as its source
@@ -52,9 +53,9 @@ type AccountHandler interface {
 // every handler at compile time, which is the safe default. An event that
 // reaches one of its methods is acknowledged, not applied: the guards still
 // advance the key's version and state, so no gap is left behind, and the event
-// is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented). Its ResyncAccount fails permanently: a key
-// whose resequencer bound is hit is parked, as without a resync.
+// is counted as skipped with the reason "unimplemented" (Stats.Unimplemented).
+// Its ResyncAccount fails permanently: a key whose resequencer bound is hit is
+// parked, as without a resync.
 type UnimplementedAccountHandler struct{}
 
 var _ AccountHandler = UnimplementedAccountHandler{}
@@ -89,6 +90,35 @@ func (UnimplementedAccountHandler) ResyncAccount(context.Context, string) (Accou
 	return AccountSnapshot{}, runtime.ErrUnimplemented
 }
 
+// accountHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func accountHandler(h AccountHandler) *genimpl.Handler[string, AccountEvent] {
+	if h == nil {
+		return nil
+	}
+	return &genimpl.Handler[string, AccountEvent]{
+		Call: func(ctx context.Context, _ string, e AccountEvent) error {
+			switch e := e.(type) {
+			case AccountOpened:
+				return h.HandleAccountOpened(ctx, e)
+			case Deposited:
+				return h.HandleDeposited(ctx, e)
+			case Withdrew:
+				return h.HandleWithdrew(ctx, e)
+			case AccountFrozen:
+				return h.HandleAccountFrozen(ctx, e)
+			case AccountClosed:
+				return h.HandleAccountClosed(ctx, e)
+			}
+			return genimpl.ErrUnknownEvent
+		},
+		Resync: func(ctx context.Context, key string) (uint64, string, error) {
+			s, err := h.ResyncAccount(ctx, key)
+			return s.Version, string(s.State), err
+		},
+	}
+}
+
 // OrderHandler handles the events of entity Order, one typed method per event.
 // An OrderDispatcher calls the methods of one Order in publication order, one
 // event at a time, after the generated guards let the event through. A method
@@ -115,7 +145,7 @@ type OrderHandler interface {
 // handler at compile time, which is the safe default. An event that reaches one
 // of its methods is acknowledged, not applied: the guards still advance the
 // key's version and state, so no gap is left behind, and the event is counted
-// as skipped with the reason "unimplemented" (runtime.ReasonUnimplemented).
+// as skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedOrderHandler struct{}
 
 var _ OrderHandler = UnimplementedOrderHandler{}
@@ -150,6 +180,33 @@ func (UnimplementedOrderHandler) HandleOrderCancelled(context.Context, OrderCanc
 	return runtime.ErrUnimplemented
 }
 
+// orderHandler adapts h to the generic guards of runtime/genimpl; nil for a nil
+// h.
+func orderHandler(h OrderHandler) *genimpl.Handler[string, OrderEvent] {
+	if h == nil {
+		return nil
+	}
+	return &genimpl.Handler[string, OrderEvent]{
+		Call: func(ctx context.Context, _ string, e OrderEvent) error {
+			switch e := e.(type) {
+			case OrderPlaced:
+				return h.HandleOrderPlaced(ctx, e)
+			case OrderPaid:
+				return h.HandleOrderPaid(ctx, e)
+			case OrderShipped:
+				return h.HandleOrderShipped(ctx, e)
+			case OrderTracked:
+				return h.HandleOrderTracked(ctx, e)
+			case OrderDelivered:
+				return h.HandleOrderDelivered(ctx, e)
+			case OrderCancelled:
+				return h.HandleOrderCancelled(ctx, e)
+			}
+			return genimpl.ErrUnknownEvent
+		},
+	}
+}
+
 // RiderHandler handles the events of entity Rider, one typed method per event.
 // A RiderDispatcher calls the methods of one Rider in publication order, one
 // event at a time, after the generated guards let the event through. A method
@@ -166,7 +223,7 @@ type RiderHandler interface {
 // handler at compile time, which is the safe default. An event that reaches one
 // of its methods is acknowledged, not applied: the guards still advance the
 // key's version and state, so no gap is left behind, and the event is counted
-// as skipped with the reason "unimplemented" (runtime.ReasonUnimplemented).
+// as skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedRiderHandler struct{}
 
 var _ RiderHandler = UnimplementedRiderHandler{}
@@ -174,6 +231,23 @@ var _ RiderHandler = UnimplementedRiderHandler{}
 // HandleLocationUpdated returns runtime.ErrUnimplemented.
 func (UnimplementedRiderHandler) HandleLocationUpdated(context.Context, LocationUpdated) error {
 	return runtime.ErrUnimplemented
+}
+
+// riderHandler adapts h to the generic guards of runtime/genimpl; nil for a nil
+// h.
+func riderHandler(h RiderHandler) *genimpl.Handler[string, RiderEvent] {
+	if h == nil {
+		return nil
+	}
+	return &genimpl.Handler[string, RiderEvent]{
+		Call: func(ctx context.Context, _ string, e RiderEvent) error {
+			switch e := e.(type) {
+			case LocationUpdated:
+				return h.HandleLocationUpdated(ctx, e)
+			}
+			return genimpl.ErrUnknownEvent
+		},
+	}
 }
 
 // WebhookHandler handles the events of entity Webhook, one typed method per
@@ -192,8 +266,7 @@ type WebhookHandler interface {
 // every handler at compile time, which is the safe default. An event that
 // reaches one of its methods is acknowledged, not applied: the guards still
 // advance the key's version and state, so no gap is left behind, and the event
-// is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented).
+// is counted as skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedWebhookHandler struct{}
 
 var _ WebhookHandler = UnimplementedWebhookHandler{}
@@ -201,6 +274,23 @@ var _ WebhookHandler = UnimplementedWebhookHandler{}
 // HandleWebhookQueued returns runtime.ErrUnimplemented.
 func (UnimplementedWebhookHandler) HandleWebhookQueued(context.Context, WebhookQueued) error {
 	return runtime.ErrUnimplemented
+}
+
+// webhookHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func webhookHandler(h WebhookHandler) *genimpl.Handler[int64, WebhookEvent] {
+	if h == nil {
+		return nil
+	}
+	return &genimpl.Handler[int64, WebhookEvent]{
+		Call: func(ctx context.Context, _ int64, e WebhookEvent) error {
+			switch e := e.(type) {
+			case WebhookQueued:
+				return h.HandleWebhookQueued(ctx, e)
+			}
+			return genimpl.ErrUnknownEvent
+		},
+	}
 }
 
 // WalletHandler handles the events of entity Wallet in batches: A
@@ -225,7 +315,7 @@ type WalletHandler interface {
 // handler at compile time, which is the safe default. A batch that reaches it
 // is acknowledged, not applied: the guards still advance the key's version and
 // state, so no gap is left behind, and its events are counted as skipped with
-// the reason "unimplemented" (runtime.ReasonUnimplemented).
+// the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedWalletHandler struct{}
 
 var _ WalletHandler = UnimplementedWalletHandler{}
@@ -233,6 +323,17 @@ var _ WalletHandler = UnimplementedWalletHandler{}
 // HandleWalletBatch returns runtime.ErrUnimplemented.
 func (UnimplementedWalletHandler) HandleWalletBatch(context.Context, string, []WalletEvent) error {
 	return runtime.ErrUnimplemented
+}
+
+// walletHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func walletHandler(h WalletHandler) *genimpl.Handler[string, WalletEvent] {
+	if h == nil {
+		return nil
+	}
+	return &genimpl.Handler[string, WalletEvent]{
+		Batch: h.HandleWalletBatch,
+	}
 }
 
 // CustomerHandler handles the events of entity Customer, which are
@@ -253,7 +354,7 @@ type CustomerHandler interface {
 // events, as gRPC's Unimplemented servers do. Without it, a new event breaks
 // every handler at compile time, which is the safe default. A notification that
 // reaches it is acknowledged and counted as skipped with the reason
-// "unimplemented" (runtime.ReasonUnimplemented).
+// "unimplemented" (Stats.Unimplemented).
 type UnimplementedCustomerHandler struct{}
 
 var _ CustomerHandler = UnimplementedCustomerHandler{}
@@ -261,4 +362,17 @@ var _ CustomerHandler = UnimplementedCustomerHandler{}
 // HandleCustomerChanged returns runtime.ErrUnimplemented.
 func (UnimplementedCustomerHandler) HandleCustomerChanged(context.Context, string) error {
 	return runtime.ErrUnimplemented
+}
+
+// customerHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func customerHandler(h CustomerHandler) *genimpl.Handler[string, CustomerEvent] {
+	if h == nil {
+		return nil
+	}
+	return &genimpl.Handler[string, CustomerEvent]{
+		Call: func(ctx context.Context, key string, _ CustomerEvent) error {
+			return h.HandleCustomerChanged(ctx, key)
+		},
+	}
 }

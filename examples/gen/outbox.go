@@ -5,761 +5,264 @@ package ledger
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"strconv"
 
-	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // AccountOutbox writes Account events into the transactional outbox of a
 // durable store, in the caller's own transaction: the change and the events
-// that announce it commit together or not at all, so neither a crash after the
-// commit loses an event nor a rollback publishes one. Each event gets its key's
-// next version from the outbox's own sequence (1, 2, 3... per key, never one
-// twice, however many writers), stamped into its Version field before it is
-// encoded. The relay of github.com/ordergen/ordergen/runtime/outbox (its
-// Config.Entity is "Account") ships them to a sink (a broker's producer, a
-// dispatcher) in per-key order.
-//
-// Concurrent transactions appending to one key take turns at its sequence row:
-// on PostgreSQL the second waits for the first to end (READ COMMITTED) or fails
-// with a serialization error to retry (REPEATABLE READ, SERIALIZABLE), and
-// transactions appending to the same keys in opposite orders can deadlock, as
-// with any rows: append in a consistent order.
+// that announce it commit together or not at all. Each event gets its key's
+// next version from the outbox's own sequence, stamped into its Version field
+// before it is encoded. The relay of
+// github.com/ordergen/ordergen/runtime/outbox (its Config.Entity is "Account")
+// ships them in per-key order. Its PublishTx (any Account event), Entity and
+// Seed are those of the genimpl.Outbox it embeds, which says more.
 type AccountOutbox struct {
-	store durable.OutboxStore[*sql.Tx]
+	*accountOutbox
 }
+
+// accountOutbox is the generic outbox that AccountOutbox embeds.
+type accountOutbox = genimpl.Outbox[string, AccountEvent]
 
 // NewAccountOutbox returns the outbox of Account events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
 // belong to); a nil store is refused with runtime.ErrInvalidConfig.
-func NewAccountOutbox(store durable.OutboxStore[*sql.Tx]) (*AccountOutbox, error) {
-	if store == nil {
-		return nil, fmt.Errorf("%w: AccountOutbox needs a store", runtime.ErrInvalidConfig)
+func NewAccountOutbox(store genimpl.OutboxStore) (*AccountOutbox, error) {
+	o, err := genimpl.NewOutbox(accountEntity, store)
+	if err != nil {
+		return nil, err
 	}
-	return &AccountOutbox{store: store}, nil
+	return &AccountOutbox{o}, nil
 }
 
-// Entity returns the name the outbox writes Account events under, "Account":
-// the Config.Entity of their relay.
-func (o *AccountOutbox) Entity() string {
-	return "Account"
-}
-
-// PublishAccountOpenedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with AccountCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishAccountOpenedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *AccountOutbox) PublishAccountOpenedTx(ctx context.Context, tx *sql.Tx, e AccountOpened) (uint64, error) {
-	if e.AccountID == "" {
-		return 0, fmt.Errorf("%w: Account event AccountOpened: key field AccountID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Account", e.AccountID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := AccountCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishDepositedTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with AccountCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishDepositedTx appends e to the outbox in tx and returns its version (see
+// PublishTx).
 func (o *AccountOutbox) PublishDepositedTx(ctx context.Context, tx *sql.Tx, e Deposited) (uint64, error) {
-	if e.AccountID == "" {
-		return 0, fmt.Errorf("%w: Account event Deposited: key field AccountID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Account", e.AccountID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := AccountCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishWithdrewTx appends e to the outbox in tx: it takes the next version of
-// e's key, sets e.Version to it, encodes e with AccountCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishWithdrewTx appends e to the outbox in tx and returns its version (see
+// PublishTx).
 func (o *AccountOutbox) PublishWithdrewTx(ctx context.Context, tx *sql.Tx, e Withdrew) (uint64, error) {
-	if e.AccountID == "" {
-		return 0, fmt.Errorf("%w: Account event Withdrew: key field AccountID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Account", e.AccountID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := AccountCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishAccountFrozenTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with AccountCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishAccountFrozenTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *AccountOutbox) PublishAccountFrozenTx(ctx context.Context, tx *sql.Tx, e AccountFrozen) (uint64, error) {
-	if e.AccountID == "" {
-		return 0, fmt.Errorf("%w: Account event AccountFrozen: key field AccountID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Account", e.AccountID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := AccountCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishAccountClosedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with AccountCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishAccountClosedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *AccountOutbox) PublishAccountClosedTx(ctx context.Context, tx *sql.Tx, e AccountClosed) (uint64, error) {
-	if e.AccountID == "" {
-		return 0, fmt.Errorf("%w: Account event AccountClosed: key field AccountID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Account", e.AccountID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := AccountCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
-}
-
-// PublishTx appends any Account event to the outbox in tx, through the
-// Publish...Tx method of its type, and returns its version. A nil e is refused
-// with runtime.ErrInvalidEvent.
-func (o *AccountOutbox) PublishTx(ctx context.Context, tx *sql.Tx, e AccountEvent) (uint64, error) {
-	switch e := e.(type) {
-	case AccountOpened:
-		return o.PublishAccountOpenedTx(ctx, tx, e)
-	case *AccountOpened:
-		if e != nil {
-			return o.PublishAccountOpenedTx(ctx, tx, *e)
-		}
-	case Deposited:
-		return o.PublishDepositedTx(ctx, tx, e)
-	case *Deposited:
-		if e != nil {
-			return o.PublishDepositedTx(ctx, tx, *e)
-		}
-	case Withdrew:
-		return o.PublishWithdrewTx(ctx, tx, e)
-	case *Withdrew:
-		if e != nil {
-			return o.PublishWithdrewTx(ctx, tx, *e)
-		}
-	case AccountFrozen:
-		return o.PublishAccountFrozenTx(ctx, tx, e)
-	case *AccountFrozen:
-		if e != nil {
-			return o.PublishAccountFrozenTx(ctx, tx, *e)
-		}
-	case AccountClosed:
-		return o.PublishAccountClosedTx(ctx, tx, e)
-	case *AccountClosed:
-		if e != nil {
-			return o.PublishAccountClosedTx(ctx, tx, *e)
-		}
-	}
-	return 0, fmt.Errorf("%w: nil Account event", runtime.ErrInvalidEvent)
-}
-
-// Seed sets, in tx (nil: a transaction of its own), the version that key's
-// first outbox event follows: its first event gets version+1. It is for a
-// service that adopts the outbox with Account keys it numbered before: seed
-// each with the last version its consumers saw, before its first outbox event.
-// Seeding a key again at the same version is harmless; a key whose sequence is
-// elsewhere (it has outbox events, or another seed) is refused
-// (sqlstore.ErrOutboxSeeded).
-func (o *AccountOutbox) Seed(ctx context.Context, tx *sql.Tx, key string, version uint64) error {
-	return o.store.SeedOutbox(ctx, tx, "Account", key, version)
+	return o.PublishTx(ctx, tx, e)
 }
 
 // OrderOutbox writes Order events into the transactional outbox of a durable
 // store, in the caller's own transaction: the change and the events that
-// announce it commit together or not at all, so neither a crash after the
-// commit loses an event nor a rollback publishes one. Each event gets its key's
-// next number from the outbox's own sequence (1, 2, 3... per key, never one
-// twice, however many writers): entity Order has no version field, so the
-// number only orders the key's events for the relay. The relay of
+// announce it commit together or not at all. Each event gets its key's next
+// number from the outbox's own sequence: entity Order has no version field, so
+// the number only orders the key's events for the relay. The relay of
 // github.com/ordergen/ordergen/runtime/outbox (its Config.Entity is "Order")
-// ships them to a sink (a broker's producer, a dispatcher) in per-key order.
-//
-// Concurrent transactions appending to one key take turns at its sequence row:
-// on PostgreSQL the second waits for the first to end (READ COMMITTED) or fails
-// with a serialization error to retry (REPEATABLE READ, SERIALIZABLE), and
-// transactions appending to the same keys in opposite orders can deadlock, as
-// with any rows: append in a consistent order.
+// ships them in per-key order. Its PublishTx (any Order event), Entity and Seed
+// are those of the genimpl.Outbox it embeds, which says more.
 type OrderOutbox struct {
-	store durable.OutboxStore[*sql.Tx]
+	*orderOutbox
 }
+
+// orderOutbox is the generic outbox that OrderOutbox embeds.
+type orderOutbox = genimpl.Outbox[string, OrderEvent]
 
 // NewOrderOutbox returns the outbox of Order events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
 // belong to); a nil store is refused with runtime.ErrInvalidConfig.
-func NewOrderOutbox(store durable.OutboxStore[*sql.Tx]) (*OrderOutbox, error) {
-	if store == nil {
-		return nil, fmt.Errorf("%w: OrderOutbox needs a store", runtime.ErrInvalidConfig)
+func NewOrderOutbox(store genimpl.OutboxStore) (*OrderOutbox, error) {
+	o, err := genimpl.NewOutbox(orderEntity, store)
+	if err != nil {
+		return nil, err
 	}
-	return &OrderOutbox{store: store}, nil
+	return &OrderOutbox{o}, nil
 }
 
-// Entity returns the name the outbox writes Order events under, "Order": the
-// Config.Entity of their relay.
-func (o *OrderOutbox) Entity() string {
-	return "Order"
-}
-
-// PublishOrderPlacedTx appends e to the outbox in tx: it takes the next number
-// of e's key, encodes e with OrderCodec and inserts it, all in tx, and returns
-// the number. The relay sends it once tx commits; if tx rolls back, neither the
-// event nor its number is left. It refuses an event with an empty key, with an
-// error wrapping runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishOrderPlacedTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *OrderOutbox) PublishOrderPlacedTx(ctx context.Context, tx *sql.Tx, e OrderPlaced) (uint64, error) {
-	if e.OrderID == "" {
-		return 0, fmt.Errorf("%w: Order event OrderPlaced: key field OrderID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Order", e.OrderID, func(v uint64) (durable.RawEvent, error) {
-		name, data, err := OrderCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishOrderPaidTx appends e to the outbox in tx: it takes the next number of
-// e's key, encodes e with OrderCodec and inserts it, all in tx, and returns the
-// number. The relay sends it once tx commits; if tx rolls back, neither the
-// event nor its number is left. It refuses an event with an empty key, with an
-// error wrapping runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishOrderPaidTx appends e to the outbox in tx and returns its number (see
+// PublishTx).
 func (o *OrderOutbox) PublishOrderPaidTx(ctx context.Context, tx *sql.Tx, e OrderPaid) (uint64, error) {
-	if e.OrderID == "" {
-		return 0, fmt.Errorf("%w: Order event OrderPaid: key field OrderID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Order", e.OrderID, func(v uint64) (durable.RawEvent, error) {
-		name, data, err := OrderCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishOrderShippedTx appends e to the outbox in tx: it takes the next number
-// of e's key, encodes e with OrderCodec and inserts it, all in tx, and returns
-// the number. The relay sends it once tx commits; if tx rolls back, neither the
-// event nor its number is left. It refuses an event with an empty key, with an
-// error wrapping runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishOrderShippedTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *OrderOutbox) PublishOrderShippedTx(ctx context.Context, tx *sql.Tx, e OrderShipped) (uint64, error) {
-	if e.OrderID == "" {
-		return 0, fmt.Errorf("%w: Order event OrderShipped: key field OrderID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Order", e.OrderID, func(v uint64) (durable.RawEvent, error) {
-		name, data, err := OrderCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishOrderTrackedTx appends e to the outbox in tx: it takes the next number
-// of e's key, encodes e with OrderCodec and inserts it, all in tx, and returns
-// the number. The relay sends it once tx commits; if tx rolls back, neither the
-// event nor its number is left. It refuses an event with an empty key, with an
-// error wrapping runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishOrderTrackedTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *OrderOutbox) PublishOrderTrackedTx(ctx context.Context, tx *sql.Tx, e OrderTracked) (uint64, error) {
-	if e.OrderID == "" {
-		return 0, fmt.Errorf("%w: Order event OrderTracked: key field OrderID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Order", e.OrderID, func(v uint64) (durable.RawEvent, error) {
-		name, data, err := OrderCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishOrderDeliveredTx appends e to the outbox in tx: it takes the next
-// number of e's key, encodes e with OrderCodec and inserts it, all in tx, and
-// returns the number. The relay sends it once tx commits; if tx rolls back,
-// neither the event nor its number is left. It refuses an event with an empty
-// key, with an error wrapping runtime.ErrInvalidEvent. After an error, roll tx
-// back.
+// PublishOrderDeliveredTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *OrderOutbox) PublishOrderDeliveredTx(ctx context.Context, tx *sql.Tx, e OrderDelivered) (uint64, error) {
-	if e.OrderID == "" {
-		return 0, fmt.Errorf("%w: Order event OrderDelivered: key field OrderID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Order", e.OrderID, func(v uint64) (durable.RawEvent, error) {
-		name, data, err := OrderCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishOrderCancelledTx appends e to the outbox in tx: it takes the next
-// number of e's key, encodes e with OrderCodec and inserts it, all in tx, and
-// returns the number. The relay sends it once tx commits; if tx rolls back,
-// neither the event nor its number is left. It refuses an event with an empty
-// key, with an error wrapping runtime.ErrInvalidEvent. After an error, roll tx
-// back.
+// PublishOrderCancelledTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *OrderOutbox) PublishOrderCancelledTx(ctx context.Context, tx *sql.Tx, e OrderCancelled) (uint64, error) {
-	if e.OrderID == "" {
-		return 0, fmt.Errorf("%w: Order event OrderCancelled: key field OrderID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Order", e.OrderID, func(v uint64) (durable.RawEvent, error) {
-		name, data, err := OrderCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
-}
-
-// PublishTx appends any Order event to the outbox in tx, through the
-// Publish...Tx method of its type, and returns its number. A nil e is refused
-// with runtime.ErrInvalidEvent.
-func (o *OrderOutbox) PublishTx(ctx context.Context, tx *sql.Tx, e OrderEvent) (uint64, error) {
-	switch e := e.(type) {
-	case OrderPlaced:
-		return o.PublishOrderPlacedTx(ctx, tx, e)
-	case *OrderPlaced:
-		if e != nil {
-			return o.PublishOrderPlacedTx(ctx, tx, *e)
-		}
-	case OrderPaid:
-		return o.PublishOrderPaidTx(ctx, tx, e)
-	case *OrderPaid:
-		if e != nil {
-			return o.PublishOrderPaidTx(ctx, tx, *e)
-		}
-	case OrderShipped:
-		return o.PublishOrderShippedTx(ctx, tx, e)
-	case *OrderShipped:
-		if e != nil {
-			return o.PublishOrderShippedTx(ctx, tx, *e)
-		}
-	case OrderTracked:
-		return o.PublishOrderTrackedTx(ctx, tx, e)
-	case *OrderTracked:
-		if e != nil {
-			return o.PublishOrderTrackedTx(ctx, tx, *e)
-		}
-	case OrderDelivered:
-		return o.PublishOrderDeliveredTx(ctx, tx, e)
-	case *OrderDelivered:
-		if e != nil {
-			return o.PublishOrderDeliveredTx(ctx, tx, *e)
-		}
-	case OrderCancelled:
-		return o.PublishOrderCancelledTx(ctx, tx, e)
-	case *OrderCancelled:
-		if e != nil {
-			return o.PublishOrderCancelledTx(ctx, tx, *e)
-		}
-	}
-	return 0, fmt.Errorf("%w: nil Order event", runtime.ErrInvalidEvent)
-}
-
-// Seed sets, in tx (nil: a transaction of its own), the number that key's first
-// outbox event follows: its first event gets version+1. It is for a service
-// that adopts the outbox with Order keys it numbered before: seed each with the
-// last version its consumers saw, before its first outbox event. Seeding a key
-// again at the same version is harmless; a key whose sequence is elsewhere (it
-// has outbox events, or another seed) is refused (sqlstore.ErrOutboxSeeded).
-func (o *OrderOutbox) Seed(ctx context.Context, tx *sql.Tx, key string, version uint64) error {
-	return o.store.SeedOutbox(ctx, tx, "Order", key, version)
+	return o.PublishTx(ctx, tx, e)
 }
 
 // RiderOutbox writes Rider events into the transactional outbox of a durable
 // store, in the caller's own transaction: the change and the events that
-// announce it commit together or not at all, so neither a crash after the
-// commit loses an event nor a rollback publishes one. Each event gets its key's
-// next number from the outbox's own sequence (1, 2, 3... per key, never one
-// twice, however many writers): entity Rider has no version field, so the
-// number only orders the key's events for the relay. The relay of
+// announce it commit together or not at all. Each event gets its key's next
+// number from the outbox's own sequence: entity Rider has no version field, so
+// the number only orders the key's events for the relay. The relay of
 // github.com/ordergen/ordergen/runtime/outbox (its Config.Entity is "Rider")
-// ships them to a sink (a broker's producer, a dispatcher) in per-key order.
-//
-// Concurrent transactions appending to one key take turns at its sequence row:
-// on PostgreSQL the second waits for the first to end (READ COMMITTED) or fails
-// with a serialization error to retry (REPEATABLE READ, SERIALIZABLE), and
-// transactions appending to the same keys in opposite orders can deadlock, as
-// with any rows: append in a consistent order.
+// ships them in per-key order. Its PublishTx (any Rider event), Entity and Seed
+// are those of the genimpl.Outbox it embeds, which says more.
 type RiderOutbox struct {
-	store durable.OutboxStore[*sql.Tx]
+	*riderOutbox
 }
+
+// riderOutbox is the generic outbox that RiderOutbox embeds.
+type riderOutbox = genimpl.Outbox[string, RiderEvent]
 
 // NewRiderOutbox returns the outbox of Rider events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
 // belong to); a nil store is refused with runtime.ErrInvalidConfig.
-func NewRiderOutbox(store durable.OutboxStore[*sql.Tx]) (*RiderOutbox, error) {
-	if store == nil {
-		return nil, fmt.Errorf("%w: RiderOutbox needs a store", runtime.ErrInvalidConfig)
+func NewRiderOutbox(store genimpl.OutboxStore) (*RiderOutbox, error) {
+	o, err := genimpl.NewOutbox(riderEntity, store)
+	if err != nil {
+		return nil, err
 	}
-	return &RiderOutbox{store: store}, nil
+	return &RiderOutbox{o}, nil
 }
 
-// Entity returns the name the outbox writes Rider events under, "Rider": the
-// Config.Entity of their relay.
-func (o *RiderOutbox) Entity() string {
-	return "Rider"
-}
-
-// PublishLocationUpdatedTx appends e to the outbox in tx: it takes the next
-// number of e's key, encodes e with RiderCodec and inserts it, all in tx, and
-// returns the number. The relay sends it once tx commits; if tx rolls back,
-// neither the event nor its number is left. It refuses an event with an empty
-// key, with an error wrapping runtime.ErrInvalidEvent. After an error, roll tx
-// back.
+// PublishLocationUpdatedTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *RiderOutbox) PublishLocationUpdatedTx(ctx context.Context, tx *sql.Tx, e LocationUpdated) (uint64, error) {
-	if e.RiderID == "" {
-		return 0, fmt.Errorf("%w: Rider event LocationUpdated: key field RiderID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Rider", e.RiderID, func(v uint64) (durable.RawEvent, error) {
-		name, data, err := RiderCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
-}
-
-// PublishTx appends any Rider event to the outbox in tx, through the
-// Publish...Tx method of its type, and returns its number. A nil e is refused
-// with runtime.ErrInvalidEvent.
-func (o *RiderOutbox) PublishTx(ctx context.Context, tx *sql.Tx, e RiderEvent) (uint64, error) {
-	switch e := e.(type) {
-	case LocationUpdated:
-		return o.PublishLocationUpdatedTx(ctx, tx, e)
-	case *LocationUpdated:
-		if e != nil {
-			return o.PublishLocationUpdatedTx(ctx, tx, *e)
-		}
-	}
-	return 0, fmt.Errorf("%w: nil Rider event", runtime.ErrInvalidEvent)
-}
-
-// Seed sets, in tx (nil: a transaction of its own), the number that key's first
-// outbox event follows: its first event gets version+1. It is for a service
-// that adopts the outbox with Rider keys it numbered before: seed each with the
-// last version its consumers saw, before its first outbox event. Seeding a key
-// again at the same version is harmless; a key whose sequence is elsewhere (it
-// has outbox events, or another seed) is refused (sqlstore.ErrOutboxSeeded).
-func (o *RiderOutbox) Seed(ctx context.Context, tx *sql.Tx, key string, version uint64) error {
-	return o.store.SeedOutbox(ctx, tx, "Rider", key, version)
+	return o.PublishTx(ctx, tx, e)
 }
 
 // WebhookOutbox writes Webhook events into the transactional outbox of a
 // durable store, in the caller's own transaction: the change and the events
-// that announce it commit together or not at all, so neither a crash after the
-// commit loses an event nor a rollback publishes one. Each event gets its key's
-// next number from the outbox's own sequence (1, 2, 3... per key, never one
-// twice, however many writers): entity Webhook has no version field, so the
-// number only orders the key's events for the relay. The relay of
+// that announce it commit together or not at all. Each event gets its key's
+// next number from the outbox's own sequence: entity Webhook has no version
+// field, so the number only orders the key's events for the relay. The relay of
 // github.com/ordergen/ordergen/runtime/outbox (its Config.Entity is "Webhook")
-// ships them to a sink (a broker's producer, a dispatcher) in per-key order.
-//
-// Concurrent transactions appending to one key take turns at its sequence row:
-// on PostgreSQL the second waits for the first to end (READ COMMITTED) or fails
-// with a serialization error to retry (REPEATABLE READ, SERIALIZABLE), and
-// transactions appending to the same keys in opposite orders can deadlock, as
-// with any rows: append in a consistent order.
+// ships them in per-key order. Its PublishTx (any Webhook event), Entity and
+// Seed are those of the genimpl.Outbox it embeds, which says more.
 type WebhookOutbox struct {
-	store durable.OutboxStore[*sql.Tx]
+	*webhookOutbox
 }
+
+// webhookOutbox is the generic outbox that WebhookOutbox embeds.
+type webhookOutbox = genimpl.Outbox[int64, WebhookEvent]
 
 // NewWebhookOutbox returns the outbox of Webhook events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
 // belong to); a nil store is refused with runtime.ErrInvalidConfig.
-func NewWebhookOutbox(store durable.OutboxStore[*sql.Tx]) (*WebhookOutbox, error) {
-	if store == nil {
-		return nil, fmt.Errorf("%w: WebhookOutbox needs a store", runtime.ErrInvalidConfig)
+func NewWebhookOutbox(store genimpl.OutboxStore) (*WebhookOutbox, error) {
+	o, err := genimpl.NewOutbox(webhookEntity, store)
+	if err != nil {
+		return nil, err
 	}
-	return &WebhookOutbox{store: store}, nil
+	return &WebhookOutbox{o}, nil
 }
 
-// Entity returns the name the outbox writes Webhook events under, "Webhook":
-// the Config.Entity of their relay.
-func (o *WebhookOutbox) Entity() string {
-	return "Webhook"
-}
-
-// PublishWebhookQueuedTx appends e to the outbox in tx: it takes the next
-// number of e's key, encodes e with WebhookCodec and inserts it, all in tx, and
-// returns the number. The relay sends it once tx commits; if tx rolls back,
-// neither the event nor its number is left. After an error, roll tx back.
+// PublishWebhookQueuedTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *WebhookOutbox) PublishWebhookQueuedTx(ctx context.Context, tx *sql.Tx, e WebhookQueued) (uint64, error) {
-	return o.store.AppendOutbox(ctx, tx, "Webhook", strconv.FormatInt(e.EndpointID, 10), func(v uint64) (durable.RawEvent, error) {
-		name, data, err := WebhookCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
-}
-
-// PublishTx appends any Webhook event to the outbox in tx, through the
-// Publish...Tx method of its type, and returns its number. A nil e is refused
-// with runtime.ErrInvalidEvent.
-func (o *WebhookOutbox) PublishTx(ctx context.Context, tx *sql.Tx, e WebhookEvent) (uint64, error) {
-	switch e := e.(type) {
-	case WebhookQueued:
-		return o.PublishWebhookQueuedTx(ctx, tx, e)
-	case *WebhookQueued:
-		if e != nil {
-			return o.PublishWebhookQueuedTx(ctx, tx, *e)
-		}
-	}
-	return 0, fmt.Errorf("%w: nil Webhook event", runtime.ErrInvalidEvent)
-}
-
-// Seed sets, in tx (nil: a transaction of its own), the number that key's first
-// outbox event follows: its first event gets version+1. It is for a service
-// that adopts the outbox with Webhook keys it numbered before: seed each with
-// the last version its consumers saw, before its first outbox event. Seeding a
-// key again at the same version is harmless; a key whose sequence is elsewhere
-// (it has outbox events, or another seed) is refused
-// (sqlstore.ErrOutboxSeeded).
-func (o *WebhookOutbox) Seed(ctx context.Context, tx *sql.Tx, key int64, version uint64) error {
-	return o.store.SeedOutbox(ctx, tx, "Webhook", strconv.FormatInt(key, 10), version)
+	return o.PublishTx(ctx, tx, e)
 }
 
 // WalletOutbox writes Wallet events into the transactional outbox of a durable
 // store, in the caller's own transaction: the change and the events that
-// announce it commit together or not at all, so neither a crash after the
-// commit loses an event nor a rollback publishes one. Each event gets its key's
-// next version from the outbox's own sequence (1, 2, 3... per key, never one
-// twice, however many writers), stamped into its Version field before it is
-// encoded. The relay of github.com/ordergen/ordergen/runtime/outbox (its
-// Config.Entity is "Wallet") ships them to a sink (a broker's producer, a
-// dispatcher) in per-key order.
-//
-// Concurrent transactions appending to one key take turns at its sequence row:
-// on PostgreSQL the second waits for the first to end (READ COMMITTED) or fails
-// with a serialization error to retry (REPEATABLE READ, SERIALIZABLE), and
-// transactions appending to the same keys in opposite orders can deadlock, as
-// with any rows: append in a consistent order.
+// announce it commit together or not at all. Each event gets its key's next
+// version from the outbox's own sequence, stamped into its Version field before
+// it is encoded. The relay of github.com/ordergen/ordergen/runtime/outbox (its
+// Config.Entity is "Wallet") ships them in per-key order. Its PublishTx (any
+// Wallet event), Entity and Seed are those of the genimpl.Outbox it embeds,
+// which says more.
 type WalletOutbox struct {
-	store durable.OutboxStore[*sql.Tx]
+	*walletOutbox
 }
+
+// walletOutbox is the generic outbox that WalletOutbox embeds.
+type walletOutbox = genimpl.Outbox[string, WalletEvent]
 
 // NewWalletOutbox returns the outbox of Wallet events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
 // belong to); a nil store is refused with runtime.ErrInvalidConfig.
-func NewWalletOutbox(store durable.OutboxStore[*sql.Tx]) (*WalletOutbox, error) {
-	if store == nil {
-		return nil, fmt.Errorf("%w: WalletOutbox needs a store", runtime.ErrInvalidConfig)
+func NewWalletOutbox(store genimpl.OutboxStore) (*WalletOutbox, error) {
+	o, err := genimpl.NewOutbox(walletEntity, store)
+	if err != nil {
+		return nil, err
 	}
-	return &WalletOutbox{store: store}, nil
+	return &WalletOutbox{o}, nil
 }
 
-// Entity returns the name the outbox writes Wallet events under, "Wallet": the
-// Config.Entity of their relay.
-func (o *WalletOutbox) Entity() string {
-	return "Wallet"
-}
-
-// PublishWalletOpenedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with WalletCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishWalletOpenedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *WalletOutbox) PublishWalletOpenedTx(ctx context.Context, tx *sql.Tx, e WalletOpened) (uint64, error) {
-	if e.WalletID == "" {
-		return 0, fmt.Errorf("%w: Wallet event WalletOpened: key field WalletID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Wallet", e.WalletID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := WalletCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishCreditedTx appends e to the outbox in tx: it takes the next version of
-// e's key, sets e.Version to it, encodes e with WalletCodec and inserts it, all
-// in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishCreditedTx appends e to the outbox in tx and returns its version (see
+// PublishTx).
 func (o *WalletOutbox) PublishCreditedTx(ctx context.Context, tx *sql.Tx, e Credited) (uint64, error) {
-	if e.WalletID == "" {
-		return 0, fmt.Errorf("%w: Wallet event Credited: key field WalletID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Wallet", e.WalletID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := WalletCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishDebitedTx appends e to the outbox in tx: it takes the next version of
-// e's key, sets e.Version to it, encodes e with WalletCodec and inserts it, all
-// in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishDebitedTx appends e to the outbox in tx and returns its version (see
+// PublishTx).
 func (o *WalletOutbox) PublishDebitedTx(ctx context.Context, tx *sql.Tx, e Debited) (uint64, error) {
-	if e.WalletID == "" {
-		return 0, fmt.Errorf("%w: Wallet event Debited: key field WalletID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Wallet", e.WalletID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := WalletCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
-}
-
-// PublishTx appends any Wallet event to the outbox in tx, through the
-// Publish...Tx method of its type, and returns its version. A nil e is refused
-// with runtime.ErrInvalidEvent.
-func (o *WalletOutbox) PublishTx(ctx context.Context, tx *sql.Tx, e WalletEvent) (uint64, error) {
-	switch e := e.(type) {
-	case WalletOpened:
-		return o.PublishWalletOpenedTx(ctx, tx, e)
-	case *WalletOpened:
-		if e != nil {
-			return o.PublishWalletOpenedTx(ctx, tx, *e)
-		}
-	case Credited:
-		return o.PublishCreditedTx(ctx, tx, e)
-	case *Credited:
-		if e != nil {
-			return o.PublishCreditedTx(ctx, tx, *e)
-		}
-	case Debited:
-		return o.PublishDebitedTx(ctx, tx, e)
-	case *Debited:
-		if e != nil {
-			return o.PublishDebitedTx(ctx, tx, *e)
-		}
-	}
-	return 0, fmt.Errorf("%w: nil Wallet event", runtime.ErrInvalidEvent)
-}
-
-// Seed sets, in tx (nil: a transaction of its own), the version that key's
-// first outbox event follows: its first event gets version+1. It is for a
-// service that adopts the outbox with Wallet keys it numbered before: seed each
-// with the last version its consumers saw, before its first outbox event.
-// Seeding a key again at the same version is harmless; a key whose sequence is
-// elsewhere (it has outbox events, or another seed) is refused
-// (sqlstore.ErrOutboxSeeded).
-func (o *WalletOutbox) Seed(ctx context.Context, tx *sql.Tx, key string, version uint64) error {
-	return o.store.SeedOutbox(ctx, tx, "Wallet", key, version)
+	return o.PublishTx(ctx, tx, e)
 }
 
 // CustomerOutbox writes Customer events into the transactional outbox of a
 // durable store, in the caller's own transaction: the change and the events
-// that announce it commit together or not at all, so neither a crash after the
-// commit loses an event nor a rollback publishes one. Each event gets its key's
-// next number from the outbox's own sequence (1, 2, 3... per key, never one
-// twice, however many writers): entity Customer has no version field, so the
-// number only orders the key's events for the relay. The relay of
+// that announce it commit together or not at all. Each event gets its key's
+// next number from the outbox's own sequence: entity Customer has no version
+// field, so the number only orders the key's events for the relay. The relay of
 // github.com/ordergen/ordergen/runtime/outbox (its Config.Entity is "Customer")
-// ships them to a sink (a broker's producer, a dispatcher) in per-key order.
-//
-// Concurrent transactions appending to one key take turns at its sequence row:
-// on PostgreSQL the second waits for the first to end (READ COMMITTED) or fails
-// with a serialization error to retry (REPEATABLE READ, SERIALIZABLE), and
-// transactions appending to the same keys in opposite orders can deadlock, as
-// with any rows: append in a consistent order.
+// ships them in per-key order. Its PublishTx (any Customer event), Entity and
+// Seed are those of the genimpl.Outbox it embeds, which says more.
 type CustomerOutbox struct {
-	store durable.OutboxStore[*sql.Tx]
+	*customerOutbox
 }
+
+// customerOutbox is the generic outbox that CustomerOutbox embeds.
+type customerOutbox = genimpl.Outbox[string, CustomerEvent]
 
 // NewCustomerOutbox returns the outbox of Customer events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
 // belong to); a nil store is refused with runtime.ErrInvalidConfig.
-func NewCustomerOutbox(store durable.OutboxStore[*sql.Tx]) (*CustomerOutbox, error) {
-	if store == nil {
-		return nil, fmt.Errorf("%w: CustomerOutbox needs a store", runtime.ErrInvalidConfig)
+func NewCustomerOutbox(store genimpl.OutboxStore) (*CustomerOutbox, error) {
+	o, err := genimpl.NewOutbox(customerEntity, store)
+	if err != nil {
+		return nil, err
 	}
-	return &CustomerOutbox{store: store}, nil
+	return &CustomerOutbox{o}, nil
 }
 
-// Entity returns the name the outbox writes Customer events under, "Customer":
-// the Config.Entity of their relay.
-func (o *CustomerOutbox) Entity() string {
-	return "Customer"
-}
-
-// PublishCustomerChangedTx appends e to the outbox in tx: it takes the next
-// number of e's key, encodes e with CustomerCodec and inserts it, all in tx,
-// and returns the number. The relay sends it once tx commits; if tx rolls back,
-// neither the event nor its number is left. It refuses an event with an empty
-// key, with an error wrapping runtime.ErrInvalidEvent. After an error, roll tx
-// back.
+// PublishCustomerChangedTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *CustomerOutbox) PublishCustomerChangedTx(ctx context.Context, tx *sql.Tx, e CustomerChanged) (uint64, error) {
-	if e.CustomerID == "" {
-		return 0, fmt.Errorf("%w: Customer event CustomerChanged: key field CustomerID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Customer", e.CustomerID, func(v uint64) (durable.RawEvent, error) {
-		name, data, err := CustomerCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
-}
-
-// PublishTx appends any Customer event to the outbox in tx, through the
-// Publish...Tx method of its type, and returns its number. A nil e is refused
-// with runtime.ErrInvalidEvent.
-func (o *CustomerOutbox) PublishTx(ctx context.Context, tx *sql.Tx, e CustomerEvent) (uint64, error) {
-	switch e := e.(type) {
-	case CustomerChanged:
-		return o.PublishCustomerChangedTx(ctx, tx, e)
-	case *CustomerChanged:
-		if e != nil {
-			return o.PublishCustomerChangedTx(ctx, tx, *e)
-		}
-	}
-	return 0, fmt.Errorf("%w: nil Customer event", runtime.ErrInvalidEvent)
-}
-
-// Seed sets, in tx (nil: a transaction of its own), the number that key's first
-// outbox event follows: its first event gets version+1. It is for a service
-// that adopts the outbox with Customer keys it numbered before: seed each with
-// the last version its consumers saw, before its first outbox event. Seeding a
-// key again at the same version is harmless; a key whose sequence is elsewhere
-// (it has outbox events, or another seed) is refused
-// (sqlstore.ErrOutboxSeeded).
-func (o *CustomerOutbox) Seed(ctx context.Context, tx *sql.Tx, key string, version uint64) error {
-	return o.store.SeedOutbox(ctx, tx, "Customer", key, version)
+	return o.PublishTx(ctx, tx, e)
 }

@@ -2,15 +2,11 @@
 
 package ledger
 
-import (
-	"context"
-	"fmt"
-
-	"github.com/ordergen/ordergen/runtime"
-)
+import "context"
 
 // AccountPublisher publishes Account events. AccountDispatcher implements it in
-// process; other implementations can carry the same events elsewhere.
+// process, AccountProducer through a transport; other implementations can carry
+// the same events elsewhere.
 type AccountPublisher interface {
 	// PublishAccountOpened publishes an AccountOpened event.
 	PublishAccountOpened(ctx context.Context, e AccountOpened) error
@@ -27,115 +23,46 @@ type AccountPublisher interface {
 var _ AccountPublisher = (*AccountDispatcher)(nil)
 
 // PublishAccountOpened hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *AccountDispatcher) PublishAccountOpened(ctx context.Context, e AccountOpened) error {
-	if e.AccountID == "" {
-		return fmt.Errorf("%w: Account event AccountOpened: key field AccountID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Account event AccountOpened: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.AccountID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishDeposited hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishDeposited hands e to every subscriber of the dispatcher. It refuses an
+// event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *AccountDispatcher) PublishDeposited(ctx context.Context, e Deposited) error {
-	if e.AccountID == "" {
-		return fmt.Errorf("%w: Account event Deposited: key field AccountID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Account event Deposited: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.AccountID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishWithdrew hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishWithdrew hands e to every subscriber of the dispatcher. It refuses an
+// event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *AccountDispatcher) PublishWithdrew(ctx context.Context, e Withdrew) error {
-	if e.AccountID == "" {
-		return fmt.Errorf("%w: Account event Withdrew: key field AccountID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Account event Withdrew: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.AccountID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishAccountFrozen hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *AccountDispatcher) PublishAccountFrozen(ctx context.Context, e AccountFrozen) error {
-	if e.AccountID == "" {
-		return fmt.Errorf("%w: Account event AccountFrozen: key field AccountID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Account event AccountFrozen: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.AccountID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishAccountClosed hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *AccountDispatcher) PublishAccountClosed(ctx context.Context, e AccountClosed) error {
-	if e.AccountID == "" {
-		return fmt.Errorf("%w: Account event AccountClosed: key field AccountID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Account event AccountClosed: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.AccountID, e)
-}
-
-// Publish hands any Account event to every subscriber, through the Publish
-// method of its type. A nil e is refused with runtime.ErrInvalidEvent.
-func (d *AccountDispatcher) Publish(ctx context.Context, e AccountEvent) error {
-	switch e := e.(type) {
-	case AccountOpened:
-		return d.PublishAccountOpened(ctx, e)
-	case *AccountOpened:
-		if e != nil {
-			return d.PublishAccountOpened(ctx, *e)
-		}
-	case Deposited:
-		return d.PublishDeposited(ctx, e)
-	case *Deposited:
-		if e != nil {
-			return d.PublishDeposited(ctx, *e)
-		}
-	case Withdrew:
-		return d.PublishWithdrew(ctx, e)
-	case *Withdrew:
-		if e != nil {
-			return d.PublishWithdrew(ctx, *e)
-		}
-	case AccountFrozen:
-		return d.PublishAccountFrozen(ctx, e)
-	case *AccountFrozen:
-		if e != nil {
-			return d.PublishAccountFrozen(ctx, *e)
-		}
-	case AccountClosed:
-		return d.PublishAccountClosed(ctx, e)
-	case *AccountClosed:
-		if e != nil {
-			return d.PublishAccountClosed(ctx, *e)
-		}
-	}
-	return fmt.Errorf("%w: nil Account event", runtime.ErrInvalidEvent)
+	return d.Publish(ctx, e)
 }
 
 // OrderPublisher publishes Order events. OrderDispatcher implements it in
-// process; other implementations can carry the same events elsewhere.
+// process, OrderProducer through a transport; other implementations can carry
+// the same events elsewhere.
 type OrderPublisher interface {
 	// PublishOrderPlaced publishes an OrderPlaced event.
 	PublishOrderPlaced(ctx context.Context, e OrderPlaced) error
@@ -153,118 +80,51 @@ type OrderPublisher interface {
 
 var _ OrderPublisher = (*OrderDispatcher)(nil)
 
-// PublishOrderPlaced hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key;
-// the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed) say why an
-// event was not accepted.
+// PublishOrderPlaced hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key with an error wrapping runtime.ErrInvalidEvent,
+// and returns the runtime's refusal (see Publish).
 func (d *OrderDispatcher) PublishOrderPlaced(ctx context.Context, e OrderPlaced) error {
-	if e.OrderID == "" {
-		return fmt.Errorf("%w: Order event OrderPlaced: key field OrderID is empty", runtime.ErrInvalidEvent)
-	}
-	return d.topic.Publish(ctx, e.OrderID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishOrderPaid hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key;
-// the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed) say why an
-// event was not accepted.
+// PublishOrderPaid hands e to every subscriber of the dispatcher. It refuses an
+// event with an empty key with an error wrapping runtime.ErrInvalidEvent, and
+// returns the runtime's refusal (see Publish).
 func (d *OrderDispatcher) PublishOrderPaid(ctx context.Context, e OrderPaid) error {
-	if e.OrderID == "" {
-		return fmt.Errorf("%w: Order event OrderPaid: key field OrderID is empty", runtime.ErrInvalidEvent)
-	}
-	return d.topic.Publish(ctx, e.OrderID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishOrderShipped hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
-// say why an event was not accepted.
+// PublishOrderShipped hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key with an error wrapping runtime.ErrInvalidEvent,
+// and returns the runtime's refusal (see Publish).
 func (d *OrderDispatcher) PublishOrderShipped(ctx context.Context, e OrderShipped) error {
-	if e.OrderID == "" {
-		return fmt.Errorf("%w: Order event OrderShipped: key field OrderID is empty", runtime.ErrInvalidEvent)
-	}
-	return d.topic.Publish(ctx, e.OrderID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishOrderTracked hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
-// say why an event was not accepted.
+// PublishOrderTracked hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key with an error wrapping runtime.ErrInvalidEvent,
+// and returns the runtime's refusal (see Publish).
 func (d *OrderDispatcher) PublishOrderTracked(ctx context.Context, e OrderTracked) error {
-	if e.OrderID == "" {
-		return fmt.Errorf("%w: Order event OrderTracked: key field OrderID is empty", runtime.ErrInvalidEvent)
-	}
-	return d.topic.Publish(ctx, e.OrderID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishOrderDelivered hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
-// say why an event was not accepted.
+// refuses an event with an empty key with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *OrderDispatcher) PublishOrderDelivered(ctx context.Context, e OrderDelivered) error {
-	if e.OrderID == "" {
-		return fmt.Errorf("%w: Order event OrderDelivered: key field OrderID is empty", runtime.ErrInvalidEvent)
-	}
-	return d.topic.Publish(ctx, e.OrderID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishOrderCancelled hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
-// say why an event was not accepted.
+// refuses an event with an empty key with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *OrderDispatcher) PublishOrderCancelled(ctx context.Context, e OrderCancelled) error {
-	if e.OrderID == "" {
-		return fmt.Errorf("%w: Order event OrderCancelled: key field OrderID is empty", runtime.ErrInvalidEvent)
-	}
-	return d.topic.Publish(ctx, e.OrderID, e)
-}
-
-// Publish hands any Order event to every subscriber, through the Publish method
-// of its type. A nil e is refused with runtime.ErrInvalidEvent.
-func (d *OrderDispatcher) Publish(ctx context.Context, e OrderEvent) error {
-	switch e := e.(type) {
-	case OrderPlaced:
-		return d.PublishOrderPlaced(ctx, e)
-	case *OrderPlaced:
-		if e != nil {
-			return d.PublishOrderPlaced(ctx, *e)
-		}
-	case OrderPaid:
-		return d.PublishOrderPaid(ctx, e)
-	case *OrderPaid:
-		if e != nil {
-			return d.PublishOrderPaid(ctx, *e)
-		}
-	case OrderShipped:
-		return d.PublishOrderShipped(ctx, e)
-	case *OrderShipped:
-		if e != nil {
-			return d.PublishOrderShipped(ctx, *e)
-		}
-	case OrderTracked:
-		return d.PublishOrderTracked(ctx, e)
-	case *OrderTracked:
-		if e != nil {
-			return d.PublishOrderTracked(ctx, *e)
-		}
-	case OrderDelivered:
-		return d.PublishOrderDelivered(ctx, e)
-	case *OrderDelivered:
-		if e != nil {
-			return d.PublishOrderDelivered(ctx, *e)
-		}
-	case OrderCancelled:
-		return d.PublishOrderCancelled(ctx, e)
-	case *OrderCancelled:
-		if e != nil {
-			return d.PublishOrderCancelled(ctx, *e)
-		}
-	}
-	return fmt.Errorf("%w: nil Order event", runtime.ErrInvalidEvent)
+	return d.Publish(ctx, e)
 }
 
 // RiderPublisher publishes Rider events. RiderDispatcher implements it in
-// process; other implementations can carry the same events elsewhere.
+// process, RiderProducer through a transport; other implementations can carry
+// the same events elsewhere.
 type RiderPublisher interface {
 	// PublishLocationUpdated publishes a LocationUpdated event.
 	PublishLocationUpdated(ctx context.Context, e LocationUpdated) error
@@ -273,32 +133,15 @@ type RiderPublisher interface {
 var _ RiderPublisher = (*RiderDispatcher)(nil)
 
 // PublishLocationUpdated hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
-// say why an event was not accepted.
+// refuses an event with an empty key with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *RiderDispatcher) PublishLocationUpdated(ctx context.Context, e LocationUpdated) error {
-	if e.RiderID == "" {
-		return fmt.Errorf("%w: Rider event LocationUpdated: key field RiderID is empty", runtime.ErrInvalidEvent)
-	}
-	return d.topic.Publish(ctx, e.RiderID, e)
-}
-
-// Publish hands any Rider event to every subscriber, through the Publish method
-// of its type. A nil e is refused with runtime.ErrInvalidEvent.
-func (d *RiderDispatcher) Publish(ctx context.Context, e RiderEvent) error {
-	switch e := e.(type) {
-	case LocationUpdated:
-		return d.PublishLocationUpdated(ctx, e)
-	case *LocationUpdated:
-		if e != nil {
-			return d.PublishLocationUpdated(ctx, *e)
-		}
-	}
-	return fmt.Errorf("%w: nil Rider event", runtime.ErrInvalidEvent)
+	return d.Publish(ctx, e)
 }
 
 // WebhookPublisher publishes Webhook events. WebhookDispatcher implements it in
-// process; other implementations can carry the same events elsewhere.
+// process, WebhookProducer through a transport; other implementations can carry
+// the same events elsewhere.
 type WebhookPublisher interface {
 	// PublishWebhookQueued publishes a WebhookQueued event.
 	PublishWebhookQueued(ctx context.Context, e WebhookQueued) error
@@ -306,30 +149,15 @@ type WebhookPublisher interface {
 
 var _ WebhookPublisher = (*WebhookDispatcher)(nil)
 
-// PublishWebhookQueued hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
-// say why an event was not accepted.
+// PublishWebhookQueued hands e to every subscriber of the dispatcher (see
+// Publish).
 func (d *WebhookDispatcher) PublishWebhookQueued(ctx context.Context, e WebhookQueued) error {
-	return d.topic.Publish(ctx, e.EndpointID, e)
-}
-
-// Publish hands any Webhook event to every subscriber, through the Publish
-// method of its type. A nil e is refused with runtime.ErrInvalidEvent.
-func (d *WebhookDispatcher) Publish(ctx context.Context, e WebhookEvent) error {
-	switch e := e.(type) {
-	case WebhookQueued:
-		return d.PublishWebhookQueued(ctx, e)
-	case *WebhookQueued:
-		if e != nil {
-			return d.PublishWebhookQueued(ctx, *e)
-		}
-	}
-	return fmt.Errorf("%w: nil Webhook event", runtime.ErrInvalidEvent)
+	return d.Publish(ctx, e)
 }
 
 // WalletPublisher publishes Wallet events. WalletDispatcher implements it in
-// process; other implementations can carry the same events elsewhere.
+// process, WalletProducer through a transport; other implementations can carry
+// the same events elsewhere.
 type WalletPublisher interface {
 	// PublishWalletOpened publishes a WalletOpened event.
 	PublishWalletOpened(ctx context.Context, e WalletOpened) error
@@ -341,76 +169,30 @@ type WalletPublisher interface {
 
 var _ WalletPublisher = (*WalletDispatcher)(nil)
 
-// PublishWalletOpened hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishWalletOpened hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *WalletDispatcher) PublishWalletOpened(ctx context.Context, e WalletOpened) error {
-	if e.WalletID == "" {
-		return fmt.Errorf("%w: Wallet event WalletOpened: key field WalletID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Wallet event WalletOpened: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.WalletID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishCredited hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishCredited hands e to every subscriber of the dispatcher. It refuses an
+// event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *WalletDispatcher) PublishCredited(ctx context.Context, e Credited) error {
-	if e.WalletID == "" {
-		return fmt.Errorf("%w: Wallet event Credited: key field WalletID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Wallet event Credited: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.WalletID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishDebited hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishDebited hands e to every subscriber of the dispatcher. It refuses an
+// event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *WalletDispatcher) PublishDebited(ctx context.Context, e Debited) error {
-	if e.WalletID == "" {
-		return fmt.Errorf("%w: Wallet event Debited: key field WalletID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Wallet event Debited: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.WalletID, e)
-}
-
-// Publish hands any Wallet event to every subscriber, through the Publish
-// method of its type. A nil e is refused with runtime.ErrInvalidEvent.
-func (d *WalletDispatcher) Publish(ctx context.Context, e WalletEvent) error {
-	switch e := e.(type) {
-	case WalletOpened:
-		return d.PublishWalletOpened(ctx, e)
-	case *WalletOpened:
-		if e != nil {
-			return d.PublishWalletOpened(ctx, *e)
-		}
-	case Credited:
-		return d.PublishCredited(ctx, e)
-	case *Credited:
-		if e != nil {
-			return d.PublishCredited(ctx, *e)
-		}
-	case Debited:
-		return d.PublishDebited(ctx, e)
-	case *Debited:
-		if e != nil {
-			return d.PublishDebited(ctx, *e)
-		}
-	}
-	return fmt.Errorf("%w: nil Wallet event", runtime.ErrInvalidEvent)
+	return d.Publish(ctx, e)
 }
 
 // CustomerPublisher publishes Customer events. CustomerDispatcher implements it
-// in process; other implementations can carry the same events elsewhere.
+// in process, CustomerProducer through a transport; other implementations can
+// carry the same events elsewhere.
 type CustomerPublisher interface {
 	// PublishCustomerChanged publishes a CustomerChanged event.
 	PublishCustomerChanged(ctx context.Context, e CustomerChanged) error
@@ -419,26 +201,8 @@ type CustomerPublisher interface {
 var _ CustomerPublisher = (*CustomerDispatcher)(nil)
 
 // PublishCustomerChanged hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
-// say why an event was not accepted.
+// refuses an event with an empty key with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *CustomerDispatcher) PublishCustomerChanged(ctx context.Context, e CustomerChanged) error {
-	if e.CustomerID == "" {
-		return fmt.Errorf("%w: Customer event CustomerChanged: key field CustomerID is empty", runtime.ErrInvalidEvent)
-	}
-	return d.topic.Publish(ctx, e.CustomerID, e)
-}
-
-// Publish hands any Customer event to every subscriber, through the Publish
-// method of its type. A nil e is refused with runtime.ErrInvalidEvent.
-func (d *CustomerDispatcher) Publish(ctx context.Context, e CustomerEvent) error {
-	switch e := e.(type) {
-	case CustomerChanged:
-		return d.PublishCustomerChanged(ctx, e)
-	case *CustomerChanged:
-		if e != nil {
-			return d.PublishCustomerChanged(ctx, *e)
-		}
-	}
-	return fmt.Errorf("%w: nil Customer event", runtime.ErrInvalidEvent)
+	return d.Publish(ctx, e)
 }

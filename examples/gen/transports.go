@@ -4,823 +4,243 @@ package ledger
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/transport"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // AccountProducer publishes Account events to a transport.Sink, such as the
 // Kafka producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
-// AccountID. It implements AccountPublisher and refuses what the dispatcher's
-// Publish methods refuse. Consumers in other processes feed the events to their
-// AccountDispatcher with SubmitTagged.
+// AccountID, and refuses what the dispatcher's Publish methods refuse.
+// Consumers in other processes feed the events to their AccountDispatcher with
+// SubmitTagged. Its Publish (any Account event) and PublishAsync are those of
+// the genimpl.Producer it embeds.
 type AccountProducer struct {
-	sink transport.Sink[string, AccountEvent]
+	*accountProducer
 }
+
+// accountProducer is the generic producer that AccountProducer embeds.
+type accountProducer = genimpl.Producer[string, AccountEvent]
 
 var _ AccountPublisher = (*AccountProducer)(nil)
 
 // NewAccountProducer returns a producer that sends to sink; a nil sink is
 // refused with runtime.ErrInvalidConfig.
-func NewAccountProducer(sink transport.Sink[string, AccountEvent]) (*AccountProducer, error) {
-	if sink == nil {
-		return nil, fmt.Errorf("%w: AccountProducer needs a sink", runtime.ErrInvalidConfig)
+func NewAccountProducer(sink genimpl.Sink[string, AccountEvent]) (*AccountProducer, error) {
+	p, err := genimpl.NewProducer(accountEntity, sink)
+	if err != nil {
+		return nil, err
 	}
-	return &AccountProducer{sink: sink}, nil
+	return &AccountProducer{p}, nil
 }
 
-// PublishAccountOpened sends e to the sink, keyed by e.AccountID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishAccountOpened sends e to the sink, keyed by e.AccountID (see Publish).
 func (p *AccountProducer) PublishAccountOpened(ctx context.Context, e AccountOpened) error {
-	if _, err := checkAccount(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.AccountID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishDeposited sends e to the sink, keyed by e.AccountID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishDeposited sends e to the sink, keyed by e.AccountID (see Publish).
 func (p *AccountProducer) PublishDeposited(ctx context.Context, e Deposited) error {
-	if _, err := checkAccount(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.AccountID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishWithdrew sends e to the sink, keyed by e.AccountID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishWithdrew sends e to the sink, keyed by e.AccountID (see Publish).
 func (p *AccountProducer) PublishWithdrew(ctx context.Context, e Withdrew) error {
-	if _, err := checkAccount(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.AccountID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishAccountFrozen sends e to the sink, keyed by e.AccountID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishAccountFrozen sends e to the sink, keyed by e.AccountID (see Publish).
 func (p *AccountProducer) PublishAccountFrozen(ctx context.Context, e AccountFrozen) error {
-	if _, err := checkAccount(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.AccountID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishAccountClosed sends e to the sink, keyed by e.AccountID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishAccountClosed sends e to the sink, keyed by e.AccountID (see Publish).
 func (p *AccountProducer) PublishAccountClosed(ctx context.Context, e AccountClosed) error {
-	if _, err := checkAccount(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.AccountID, e)
-}
-
-// Publish sends any Account event to the sink, as its Publish method does. A
-// nil e is refused with runtime.ErrInvalidEvent.
-func (p *AccountProducer) Publish(ctx context.Context, e AccountEvent) error {
-	ev, err := checkAccount(e)
-	if err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, ev.EventKey(), ev)
-}
-
-// PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a transport.AsyncSink (the Kafka producer is), and calls done once with
-// the answer, perhaps before it returns; with another sink it sends
-// synchronously, then calls done (transport.SendKeyed). A key's events keep the
-// order of the calls, and after a send of a key fails, the key's later sends
-// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
-// done, what the Publish methods refuse, with an error wrapping
-// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
-// fast and must not block; nil means the answer is not wanted.
-func (p *AccountProducer) PublishAsync(ctx context.Context, e AccountEvent, done func(error)) {
-	ev, err := checkAccount(e)
-	transport.SendKeyed(ctx, p.sink, ev, err, done)
-}
-
-// SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
-// the first, in subscription order), for transports such as the Kafka consumer
-// of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
-// outcome with tag to the OnOutcome of its AccountConfig, so a record is
-// finished when every subscriber that holds it reported. It returns how many
-// subscribers hold e afterwards. It stops at the first subscriber that refuses
-// e (runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the
-// refusal: call it again with from set to the number returned, so that no
-// subscriber gets e twice. It refuses, before any subscriber gets it, what the
-// Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything with
-// runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
-// would never learn that its events finished.
-func (d *AccountDispatcher) SubmitTagged(ctx context.Context, e AccountEvent, tag uint64, from int) (int, error) {
-	ev, err := checkAccount(e)
-	if err != nil {
-		return from, err
-	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-var _ transport.Target[AccountEvent] = (*AccountDispatcher)(nil)
-
-// Withdraw takes back, in every subscriber, the events given to SubmitTagged
-// whose tag match selects and that have not started, for a transport that no
-// longer owns where they came from (a Kafka partition that moved to another
-// consumer): they never start and report runtime.Withdrawn. It waits for the
-// selected events that running lanes took, and when ctx ends first it cancels
-// their attempts' contexts and returns ctx's error (see
-// runtime.Engine.Withdraw). It returns how many events it withdrew.
-func (d *AccountDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
-	n, err := d.topic.Withdraw(ctx, match)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// Subscriptions describes the subscribers, in subscription order, for the
-// checks a transport makes before it feeds the dispatcher
-// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
-// events, all park alike).
-func (d *AccountDispatcher) Subscriptions() []transport.Subscription {
-	return transport.TopicSubscriptions(d.topic)
-}
-
-// checkAccount returns e as a value (e may point to an event), or refuses, with
-// an error wrapping runtime.ErrInvalidEvent, a nil e or an Account event that
-// the dispatcher's Publish methods refuse.
-func checkAccount(e AccountEvent) (AccountEvent, error) {
-	e = accountValue(e)
-	if e == nil {
-		return nil, fmt.Errorf("%w: nil Account event", runtime.ErrInvalidEvent)
-	}
-	if e.EventKey() == "" {
-		return nil, fmt.Errorf("%w: Account event %s: key field AccountID is empty", runtime.ErrInvalidEvent, e.EventName())
-	}
-	if e.EventVersion() == 0 {
-		return nil, fmt.Errorf("%w: Account event %s: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.EventName(), e.EventVersion())
-	}
-	return e, nil
+	return p.Publish(ctx, e)
 }
 
 // OrderProducer publishes Order events to a transport.Sink, such as the Kafka
 // producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
-// OrderID. It implements OrderPublisher and refuses what the dispatcher's
-// Publish methods refuse. Consumers in other processes feed the events to their
-// OrderDispatcher with SubmitTagged.
+// OrderID, and refuses what the dispatcher's Publish methods refuse. Consumers
+// in other processes feed the events to their OrderDispatcher with
+// SubmitTagged. Its Publish (any Order event) and PublishAsync are those of the
+// genimpl.Producer it embeds.
 type OrderProducer struct {
-	sink transport.Sink[string, OrderEvent]
+	*orderProducer
 }
+
+// orderProducer is the generic producer that OrderProducer embeds.
+type orderProducer = genimpl.Producer[string, OrderEvent]
 
 var _ OrderPublisher = (*OrderProducer)(nil)
 
 // NewOrderProducer returns a producer that sends to sink; a nil sink is refused
 // with runtime.ErrInvalidConfig.
-func NewOrderProducer(sink transport.Sink[string, OrderEvent]) (*OrderProducer, error) {
-	if sink == nil {
-		return nil, fmt.Errorf("%w: OrderProducer needs a sink", runtime.ErrInvalidConfig)
+func NewOrderProducer(sink genimpl.Sink[string, OrderEvent]) (*OrderProducer, error) {
+	p, err := genimpl.NewProducer(orderEntity, sink)
+	if err != nil {
+		return nil, err
 	}
-	return &OrderProducer{sink: sink}, nil
+	return &OrderProducer{p}, nil
 }
 
-// PublishOrderPlaced sends e to the sink, keyed by e.OrderID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishOrderPlaced sends e to the sink, keyed by e.OrderID (see Publish).
 func (p *OrderProducer) PublishOrderPlaced(ctx context.Context, e OrderPlaced) error {
-	if _, err := checkOrder(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.OrderID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishOrderPaid sends e to the sink, keyed by e.OrderID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishOrderPaid sends e to the sink, keyed by e.OrderID (see Publish).
 func (p *OrderProducer) PublishOrderPaid(ctx context.Context, e OrderPaid) error {
-	if _, err := checkOrder(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.OrderID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishOrderShipped sends e to the sink, keyed by e.OrderID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishOrderShipped sends e to the sink, keyed by e.OrderID (see Publish).
 func (p *OrderProducer) PublishOrderShipped(ctx context.Context, e OrderShipped) error {
-	if _, err := checkOrder(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.OrderID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishOrderTracked sends e to the sink, keyed by e.OrderID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishOrderTracked sends e to the sink, keyed by e.OrderID (see Publish).
 func (p *OrderProducer) PublishOrderTracked(ctx context.Context, e OrderTracked) error {
-	if _, err := checkOrder(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.OrderID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishOrderDelivered sends e to the sink, keyed by e.OrderID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishOrderDelivered sends e to the sink, keyed by e.OrderID (see Publish).
 func (p *OrderProducer) PublishOrderDelivered(ctx context.Context, e OrderDelivered) error {
-	if _, err := checkOrder(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.OrderID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishOrderCancelled sends e to the sink, keyed by e.OrderID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishOrderCancelled sends e to the sink, keyed by e.OrderID (see Publish).
 func (p *OrderProducer) PublishOrderCancelled(ctx context.Context, e OrderCancelled) error {
-	if _, err := checkOrder(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.OrderID, e)
-}
-
-// Publish sends any Order event to the sink, as its Publish method does. A nil
-// e is refused with runtime.ErrInvalidEvent.
-func (p *OrderProducer) Publish(ctx context.Context, e OrderEvent) error {
-	ev, err := checkOrder(e)
-	if err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, ev.EventKey(), ev)
-}
-
-// PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a transport.AsyncSink (the Kafka producer is), and calls done once with
-// the answer, perhaps before it returns; with another sink it sends
-// synchronously, then calls done (transport.SendKeyed). A key's events keep the
-// order of the calls, and after a send of a key fails, the key's later sends
-// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
-// done, what the Publish methods refuse, with an error wrapping
-// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
-// fast and must not block; nil means the answer is not wanted.
-func (p *OrderProducer) PublishAsync(ctx context.Context, e OrderEvent, done func(error)) {
-	ev, err := checkOrder(e)
-	transport.SendKeyed(ctx, p.sink, ev, err, done)
-}
-
-// SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
-// the first, in subscription order), for transports such as the Kafka consumer
-// of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
-// outcome with tag to the OnOutcome of its OrderConfig, so a record is finished
-// when every subscriber that holds it reported. It returns how many subscribers
-// hold e afterwards. It stops at the first subscriber that refuses e
-// (runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the
-// refusal: call it again with from set to the number returned, so that no
-// subscriber gets e twice. It refuses, before any subscriber gets it, what the
-// Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything with
-// runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
-// would never learn that its events finished.
-func (d *OrderDispatcher) SubmitTagged(ctx context.Context, e OrderEvent, tag uint64, from int) (int, error) {
-	ev, err := checkOrder(e)
-	if err != nil {
-		return from, err
-	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-var _ transport.Target[OrderEvent] = (*OrderDispatcher)(nil)
-
-// Withdraw takes back, in every subscriber, the events given to SubmitTagged
-// whose tag match selects and that have not started, for a transport that no
-// longer owns where they came from (a Kafka partition that moved to another
-// consumer): they never start and report runtime.Withdrawn. It waits for the
-// selected events that running lanes took, and when ctx ends first it cancels
-// their attempts' contexts and returns ctx's error (see
-// runtime.Engine.Withdraw). It returns how many events it withdrew.
-func (d *OrderDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
-	n, err := d.topic.Withdraw(ctx, match)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// Subscriptions describes the subscribers, in subscription order, for the
-// checks a transport makes before it feeds the dispatcher
-// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
-// events, all park alike).
-func (d *OrderDispatcher) Subscriptions() []transport.Subscription {
-	return transport.TopicSubscriptions(d.topic)
-}
-
-// checkOrder returns e as a value (e may point to an event), or refuses, with
-// an error wrapping runtime.ErrInvalidEvent, a nil e or an Order event that the
-// dispatcher's Publish methods refuse.
-func checkOrder(e OrderEvent) (OrderEvent, error) {
-	e = orderValue(e)
-	if e == nil {
-		return nil, fmt.Errorf("%w: nil Order event", runtime.ErrInvalidEvent)
-	}
-	if e.EventKey() == "" {
-		return nil, fmt.Errorf("%w: Order event %s: key field OrderID is empty", runtime.ErrInvalidEvent, e.EventName())
-	}
-	return e, nil
+	return p.Publish(ctx, e)
 }
 
 // RiderProducer publishes Rider events to a transport.Sink, such as the Kafka
 // producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
-// RiderID. It implements RiderPublisher and refuses what the dispatcher's
-// Publish methods refuse. Consumers in other processes feed the events to their
-// RiderDispatcher with SubmitTagged.
+// RiderID, and refuses what the dispatcher's Publish methods refuse. Consumers
+// in other processes feed the events to their RiderDispatcher with
+// SubmitTagged. Its Publish (any Rider event) and PublishAsync are those of the
+// genimpl.Producer it embeds.
 type RiderProducer struct {
-	sink transport.Sink[string, RiderEvent]
+	*riderProducer
 }
+
+// riderProducer is the generic producer that RiderProducer embeds.
+type riderProducer = genimpl.Producer[string, RiderEvent]
 
 var _ RiderPublisher = (*RiderProducer)(nil)
 
 // NewRiderProducer returns a producer that sends to sink; a nil sink is refused
 // with runtime.ErrInvalidConfig.
-func NewRiderProducer(sink transport.Sink[string, RiderEvent]) (*RiderProducer, error) {
-	if sink == nil {
-		return nil, fmt.Errorf("%w: RiderProducer needs a sink", runtime.ErrInvalidConfig)
+func NewRiderProducer(sink genimpl.Sink[string, RiderEvent]) (*RiderProducer, error) {
+	p, err := genimpl.NewProducer(riderEntity, sink)
+	if err != nil {
+		return nil, err
 	}
-	return &RiderProducer{sink: sink}, nil
+	return &RiderProducer{p}, nil
 }
 
-// PublishLocationUpdated sends e to the sink, keyed by e.RiderID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishLocationUpdated sends e to the sink, keyed by e.RiderID (see Publish).
 func (p *RiderProducer) PublishLocationUpdated(ctx context.Context, e LocationUpdated) error {
-	if _, err := checkRider(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.RiderID, e)
-}
-
-// Publish sends any Rider event to the sink, as its Publish method does. A nil
-// e is refused with runtime.ErrInvalidEvent.
-func (p *RiderProducer) Publish(ctx context.Context, e RiderEvent) error {
-	ev, err := checkRider(e)
-	if err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, ev.EventKey(), ev)
-}
-
-// PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a transport.AsyncSink (the Kafka producer is), and calls done once with
-// the answer, perhaps before it returns; with another sink it sends
-// synchronously, then calls done (transport.SendKeyed). A key's events keep the
-// order of the calls, and after a send of a key fails, the key's later sends
-// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
-// done, what the Publish methods refuse, with an error wrapping
-// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
-// fast and must not block; nil means the answer is not wanted.
-func (p *RiderProducer) PublishAsync(ctx context.Context, e RiderEvent, done func(error)) {
-	ev, err := checkRider(e)
-	transport.SendKeyed(ctx, p.sink, ev, err, done)
-}
-
-// SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
-// the first, in subscription order), for transports such as the Kafka consumer
-// of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
-// outcome with tag to the OnOutcome of its RiderConfig, so a record is finished
-// when every subscriber that holds it reported. It returns how many subscribers
-// hold e afterwards. It stops at the first subscriber that refuses e
-// (runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the
-// refusal: call it again with from set to the number returned, so that no
-// subscriber gets e twice. It refuses, before any subscriber gets it, what the
-// Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything with
-// runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
-// would never learn that its events finished.
-func (d *RiderDispatcher) SubmitTagged(ctx context.Context, e RiderEvent, tag uint64, from int) (int, error) {
-	ev, err := checkRider(e)
-	if err != nil {
-		return from, err
-	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-var _ transport.Target[RiderEvent] = (*RiderDispatcher)(nil)
-
-// Withdraw takes back, in every subscriber, the events given to SubmitTagged
-// whose tag match selects and that have not started, for a transport that no
-// longer owns where they came from (a Kafka partition that moved to another
-// consumer): they never start and report runtime.Withdrawn. It waits for the
-// selected events that running lanes took, and when ctx ends first it cancels
-// their attempts' contexts and returns ctx's error (see
-// runtime.Engine.Withdraw). It returns how many events it withdrew.
-func (d *RiderDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
-	n, err := d.topic.Withdraw(ctx, match)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// Subscriptions describes the subscribers, in subscription order, for the
-// checks a transport makes before it feeds the dispatcher
-// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
-// events, all park alike).
-func (d *RiderDispatcher) Subscriptions() []transport.Subscription {
-	return transport.TopicSubscriptions(d.topic)
-}
-
-// checkRider returns e as a value (e may point to an event), or refuses, with
-// an error wrapping runtime.ErrInvalidEvent, a nil e or a Rider event that the
-// dispatcher's Publish methods refuse.
-func checkRider(e RiderEvent) (RiderEvent, error) {
-	e = riderValue(e)
-	if e == nil {
-		return nil, fmt.Errorf("%w: nil Rider event", runtime.ErrInvalidEvent)
-	}
-	if e.EventKey() == "" {
-		return nil, fmt.Errorf("%w: Rider event %s: key field RiderID is empty", runtime.ErrInvalidEvent, e.EventName())
-	}
-	return e, nil
+	return p.Publish(ctx, e)
 }
 
 // WebhookProducer publishes Webhook events to a transport.Sink, such as the
 // Kafka producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
-// EndpointID. It implements WebhookPublisher and refuses what the dispatcher's
-// Publish methods refuse. Consumers in other processes feed the events to their
-// WebhookDispatcher with SubmitTagged.
+// EndpointID, and refuses what the dispatcher's Publish methods refuse.
+// Consumers in other processes feed the events to their WebhookDispatcher with
+// SubmitTagged. Its Publish (any Webhook event) and PublishAsync are those of
+// the genimpl.Producer it embeds.
 type WebhookProducer struct {
-	sink transport.Sink[int64, WebhookEvent]
+	*webhookProducer
 }
+
+// webhookProducer is the generic producer that WebhookProducer embeds.
+type webhookProducer = genimpl.Producer[int64, WebhookEvent]
 
 var _ WebhookPublisher = (*WebhookProducer)(nil)
 
 // NewWebhookProducer returns a producer that sends to sink; a nil sink is
 // refused with runtime.ErrInvalidConfig.
-func NewWebhookProducer(sink transport.Sink[int64, WebhookEvent]) (*WebhookProducer, error) {
-	if sink == nil {
-		return nil, fmt.Errorf("%w: WebhookProducer needs a sink", runtime.ErrInvalidConfig)
+func NewWebhookProducer(sink genimpl.Sink[int64, WebhookEvent]) (*WebhookProducer, error) {
+	p, err := genimpl.NewProducer(webhookEntity, sink)
+	if err != nil {
+		return nil, err
 	}
-	return &WebhookProducer{sink: sink}, nil
+	return &WebhookProducer{p}, nil
 }
 
-// PublishWebhookQueued sends e to the sink, keyed by e.EndpointID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishWebhookQueued sends e to the sink, keyed by e.EndpointID (see
+// Publish).
 func (p *WebhookProducer) PublishWebhookQueued(ctx context.Context, e WebhookQueued) error {
-	if _, err := checkWebhook(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.EndpointID, e)
-}
-
-// Publish sends any Webhook event to the sink, as its Publish method does. A
-// nil e is refused with runtime.ErrInvalidEvent.
-func (p *WebhookProducer) Publish(ctx context.Context, e WebhookEvent) error {
-	ev, err := checkWebhook(e)
-	if err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, ev.EventKey(), ev)
-}
-
-// PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a transport.AsyncSink (the Kafka producer is), and calls done once with
-// the answer, perhaps before it returns; with another sink it sends
-// synchronously, then calls done (transport.SendKeyed). A key's events keep the
-// order of the calls, and after a send of a key fails, the key's later sends
-// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
-// done, what the Publish methods refuse, with an error wrapping
-// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
-// fast and must not block; nil means the answer is not wanted.
-func (p *WebhookProducer) PublishAsync(ctx context.Context, e WebhookEvent, done func(error)) {
-	ev, err := checkWebhook(e)
-	transport.SendKeyed(ctx, p.sink, ev, err, done)
-}
-
-// SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
-// the first, in subscription order), for transports such as the Kafka consumer
-// of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
-// outcome with tag to the OnOutcome of its WebhookConfig, so a record is
-// finished when every subscriber that holds it reported. It returns how many
-// subscribers hold e afterwards. It stops at the first subscriber that refuses
-// e (runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the
-// refusal: call it again with from set to the number returned, so that no
-// subscriber gets e twice. It refuses, before any subscriber gets it, what the
-// Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything with
-// runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
-// would never learn that its events finished.
-func (d *WebhookDispatcher) SubmitTagged(ctx context.Context, e WebhookEvent, tag uint64, from int) (int, error) {
-	ev, err := checkWebhook(e)
-	if err != nil {
-		return from, err
-	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-var _ transport.Target[WebhookEvent] = (*WebhookDispatcher)(nil)
-
-// Withdraw takes back, in every subscriber, the events given to SubmitTagged
-// whose tag match selects and that have not started, for a transport that no
-// longer owns where they came from (a Kafka partition that moved to another
-// consumer): they never start and report runtime.Withdrawn. It waits for the
-// selected events that running lanes took, and when ctx ends first it cancels
-// their attempts' contexts and returns ctx's error (see
-// runtime.Engine.Withdraw). It returns how many events it withdrew.
-func (d *WebhookDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
-	n, err := d.topic.Withdraw(ctx, match)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// Subscriptions describes the subscribers, in subscription order, for the
-// checks a transport makes before it feeds the dispatcher
-// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
-// events, all park alike).
-func (d *WebhookDispatcher) Subscriptions() []transport.Subscription {
-	return transport.TopicSubscriptions(d.topic)
-}
-
-// checkWebhook returns e as a value (e may point to an event), or refuses, with
-// an error wrapping runtime.ErrInvalidEvent, a nil e or a Webhook event that
-// the dispatcher's Publish methods refuse.
-func checkWebhook(e WebhookEvent) (WebhookEvent, error) {
-	e = webhookValue(e)
-	if e == nil {
-		return nil, fmt.Errorf("%w: nil Webhook event", runtime.ErrInvalidEvent)
-	}
-	return e, nil
+	return p.Publish(ctx, e)
 }
 
 // WalletProducer publishes Wallet events to a transport.Sink, such as the Kafka
 // producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
-// WalletID. It implements WalletPublisher and refuses what the dispatcher's
-// Publish methods refuse. Consumers in other processes feed the events to their
-// WalletDispatcher with SubmitTagged.
+// WalletID, and refuses what the dispatcher's Publish methods refuse. Consumers
+// in other processes feed the events to their WalletDispatcher with
+// SubmitTagged. Its Publish (any Wallet event) and PublishAsync are those of
+// the genimpl.Producer it embeds.
 type WalletProducer struct {
-	sink transport.Sink[string, WalletEvent]
+	*walletProducer
 }
+
+// walletProducer is the generic producer that WalletProducer embeds.
+type walletProducer = genimpl.Producer[string, WalletEvent]
 
 var _ WalletPublisher = (*WalletProducer)(nil)
 
 // NewWalletProducer returns a producer that sends to sink; a nil sink is
 // refused with runtime.ErrInvalidConfig.
-func NewWalletProducer(sink transport.Sink[string, WalletEvent]) (*WalletProducer, error) {
-	if sink == nil {
-		return nil, fmt.Errorf("%w: WalletProducer needs a sink", runtime.ErrInvalidConfig)
+func NewWalletProducer(sink genimpl.Sink[string, WalletEvent]) (*WalletProducer, error) {
+	p, err := genimpl.NewProducer(walletEntity, sink)
+	if err != nil {
+		return nil, err
 	}
-	return &WalletProducer{sink: sink}, nil
+	return &WalletProducer{p}, nil
 }
 
-// PublishWalletOpened sends e to the sink, keyed by e.WalletID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishWalletOpened sends e to the sink, keyed by e.WalletID (see Publish).
 func (p *WalletProducer) PublishWalletOpened(ctx context.Context, e WalletOpened) error {
-	if _, err := checkWallet(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.WalletID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishCredited sends e to the sink, keyed by e.WalletID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishCredited sends e to the sink, keyed by e.WalletID (see Publish).
 func (p *WalletProducer) PublishCredited(ctx context.Context, e Credited) error {
-	if _, err := checkWallet(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.WalletID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishDebited sends e to the sink, keyed by e.WalletID, and returns once the
-// sink took it. It refuses what the dispatcher's Publish methods refuse, with
-// an error wrapping runtime.ErrInvalidEvent.
+// PublishDebited sends e to the sink, keyed by e.WalletID (see Publish).
 func (p *WalletProducer) PublishDebited(ctx context.Context, e Debited) error {
-	if _, err := checkWallet(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.WalletID, e)
-}
-
-// Publish sends any Wallet event to the sink, as its Publish method does. A nil
-// e is refused with runtime.ErrInvalidEvent.
-func (p *WalletProducer) Publish(ctx context.Context, e WalletEvent) error {
-	ev, err := checkWallet(e)
-	if err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, ev.EventKey(), ev)
-}
-
-// PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a transport.AsyncSink (the Kafka producer is), and calls done once with
-// the answer, perhaps before it returns; with another sink it sends
-// synchronously, then calls done (transport.SendKeyed). A key's events keep the
-// order of the calls, and after a send of a key fails, the key's later sends
-// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
-// done, what the Publish methods refuse, with an error wrapping
-// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
-// fast and must not block; nil means the answer is not wanted.
-func (p *WalletProducer) PublishAsync(ctx context.Context, e WalletEvent, done func(error)) {
-	ev, err := checkWallet(e)
-	transport.SendKeyed(ctx, p.sink, ev, err, done)
-}
-
-// SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
-// the first, in subscription order), for transports such as the Kafka consumer
-// of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
-// outcome with tag to the OnOutcome of its WalletConfig, so a record is
-// finished when every subscriber that holds it reported. It returns how many
-// subscribers hold e afterwards. It stops at the first subscriber that refuses
-// e (runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the
-// refusal: call it again with from set to the number returned, so that no
-// subscriber gets e twice. It refuses, before any subscriber gets it, what the
-// Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything with
-// runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
-// would never learn that its events finished.
-func (d *WalletDispatcher) SubmitTagged(ctx context.Context, e WalletEvent, tag uint64, from int) (int, error) {
-	ev, err := checkWallet(e)
-	if err != nil {
-		return from, err
-	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-var _ transport.Target[WalletEvent] = (*WalletDispatcher)(nil)
-
-// Withdraw takes back, in every subscriber, the events given to SubmitTagged
-// whose tag match selects and that have not started, for a transport that no
-// longer owns where they came from (a Kafka partition that moved to another
-// consumer): they never start and report runtime.Withdrawn. It waits for the
-// selected events that running lanes took, and when ctx ends first it cancels
-// their attempts' contexts and returns ctx's error (see
-// runtime.Engine.Withdraw). It returns how many events it withdrew.
-func (d *WalletDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
-	n, err := d.topic.Withdraw(ctx, match)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// Subscriptions describes the subscribers, in subscription order, for the
-// checks a transport makes before it feeds the dispatcher
-// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
-// events, all park alike).
-func (d *WalletDispatcher) Subscriptions() []transport.Subscription {
-	return transport.TopicSubscriptions(d.topic)
-}
-
-// checkWallet returns e as a value (e may point to an event), or refuses, with
-// an error wrapping runtime.ErrInvalidEvent, a nil e or a Wallet event that the
-// dispatcher's Publish methods refuse.
-func checkWallet(e WalletEvent) (WalletEvent, error) {
-	e = walletValue(e)
-	if e == nil {
-		return nil, fmt.Errorf("%w: nil Wallet event", runtime.ErrInvalidEvent)
-	}
-	if e.EventKey() == "" {
-		return nil, fmt.Errorf("%w: Wallet event %s: key field WalletID is empty", runtime.ErrInvalidEvent, e.EventName())
-	}
-	if e.EventVersion() == 0 {
-		return nil, fmt.Errorf("%w: Wallet event %s: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.EventName(), e.EventVersion())
-	}
-	return e, nil
+	return p.Publish(ctx, e)
 }
 
 // CustomerProducer publishes Customer events to a transport.Sink, such as the
 // Kafka producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
-// CustomerID. It implements CustomerPublisher and refuses what the dispatcher's
-// Publish methods refuse. Consumers in other processes feed the events to their
-// CustomerDispatcher with SubmitTagged.
+// CustomerID, and refuses what the dispatcher's Publish methods refuse.
+// Consumers in other processes feed the events to their CustomerDispatcher with
+// SubmitTagged. Its Publish (any Customer event) and PublishAsync are those of
+// the genimpl.Producer it embeds.
 type CustomerProducer struct {
-	sink transport.Sink[string, CustomerEvent]
+	*customerProducer
 }
+
+// customerProducer is the generic producer that CustomerProducer embeds.
+type customerProducer = genimpl.Producer[string, CustomerEvent]
 
 var _ CustomerPublisher = (*CustomerProducer)(nil)
 
 // NewCustomerProducer returns a producer that sends to sink; a nil sink is
 // refused with runtime.ErrInvalidConfig.
-func NewCustomerProducer(sink transport.Sink[string, CustomerEvent]) (*CustomerProducer, error) {
-	if sink == nil {
-		return nil, fmt.Errorf("%w: CustomerProducer needs a sink", runtime.ErrInvalidConfig)
+func NewCustomerProducer(sink genimpl.Sink[string, CustomerEvent]) (*CustomerProducer, error) {
+	p, err := genimpl.NewProducer(customerEntity, sink)
+	if err != nil {
+		return nil, err
 	}
-	return &CustomerProducer{sink: sink}, nil
+	return &CustomerProducer{p}, nil
 }
 
-// PublishCustomerChanged sends e to the sink, keyed by e.CustomerID, and
-// returns once the sink took it. It refuses what the dispatcher's Publish
-// methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishCustomerChanged sends e to the sink, keyed by e.CustomerID (see
+// Publish).
 func (p *CustomerProducer) PublishCustomerChanged(ctx context.Context, e CustomerChanged) error {
-	if _, err := checkCustomer(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.CustomerID, e)
-}
-
-// Publish sends any Customer event to the sink, as its Publish method does. A
-// nil e is refused with runtime.ErrInvalidEvent.
-func (p *CustomerProducer) Publish(ctx context.Context, e CustomerEvent) error {
-	ev, err := checkCustomer(e)
-	if err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, ev.EventKey(), ev)
-}
-
-// PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a transport.AsyncSink (the Kafka producer is), and calls done once with
-// the answer, perhaps before it returns; with another sink it sends
-// synchronously, then calls done (transport.SendKeyed). A key's events keep the
-// order of the calls, and after a send of a key fails, the key's later sends
-// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
-// done, what the Publish methods refuse, with an error wrapping
-// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
-// fast and must not block; nil means the answer is not wanted.
-func (p *CustomerProducer) PublishAsync(ctx context.Context, e CustomerEvent, done func(error)) {
-	ev, err := checkCustomer(e)
-	transport.SendKeyed(ctx, p.sink, ev, err, done)
-}
-
-// SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
-// the first, in subscription order), for transports such as the Kafka consumer
-// of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
-// outcome with tag to the OnOutcome of its CustomerConfig, so a record is
-// finished when every subscriber that holds it reported. It returns how many
-// subscribers hold e afterwards. It stops at the first subscriber that refuses
-// e (runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the
-// refusal: call it again with from set to the number returned, so that no
-// subscriber gets e twice. It refuses, before any subscriber gets it, what the
-// Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything with
-// runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
-// would never learn that its events finished.
-func (d *CustomerDispatcher) SubmitTagged(ctx context.Context, e CustomerEvent, tag uint64, from int) (int, error) {
-	ev, err := checkCustomer(e)
-	if err != nil {
-		return from, err
-	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-var _ transport.Target[CustomerEvent] = (*CustomerDispatcher)(nil)
-
-// Withdraw takes back, in every subscriber, the events given to SubmitTagged
-// whose tag match selects and that have not started, for a transport that no
-// longer owns where they came from (a Kafka partition that moved to another
-// consumer): they never start and report runtime.Withdrawn. It waits for the
-// selected events that running lanes took, and when ctx ends first it cancels
-// their attempts' contexts and returns ctx's error (see
-// runtime.Engine.Withdraw). It returns how many events it withdrew.
-func (d *CustomerDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
-	n, err := d.topic.Withdraw(ctx, match)
-	if err != nil {
-		return n, fmt.Errorf("ledger: %w", err)
-	}
-	return n, nil
-}
-
-// Subscriptions describes the subscribers, in subscription order, for the
-// checks a transport makes before it feeds the dispatcher
-// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
-// events, all park alike).
-func (d *CustomerDispatcher) Subscriptions() []transport.Subscription {
-	return transport.TopicSubscriptions(d.topic)
-}
-
-// checkCustomer returns e as a value (e may point to an event), or refuses,
-// with an error wrapping runtime.ErrInvalidEvent, a nil e or a Customer event
-// that the dispatcher's Publish methods refuse.
-func checkCustomer(e CustomerEvent) (CustomerEvent, error) {
-	e = customerValue(e)
-	if e == nil {
-		return nil, fmt.Errorf("%w: nil Customer event", runtime.ErrInvalidEvent)
-	}
-	if e.EventKey() == "" {
-		return nil, fmt.Errorf("%w: Customer event %s: key field CustomerID is empty", runtime.ErrInvalidEvent, e.EventName())
-	}
-	return e, nil
+	return p.Publish(ctx, e)
 }

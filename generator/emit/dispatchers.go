@@ -1,158 +1,195 @@
 package emit
 
 import (
-	"reflect"
-
 	"github.com/dave/jennifer/jen"
 
 	"github.com/ordergen/ordergen/generator/ir"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 func dispatchers(f *jen.File, pkg *ir.Package) {
-	Doc(f, 0, "This line fails to compile when the runtime package is older or newer than "+
-		"the ordergen that generated this file. Regenerate with the ordergen of the "+
-		"github.com/ordergen/ordergen version in your go.mod (go generate ./...), or "+
-		"update that module (go get github.com/ordergen/ordergen@latest).")
-	f.Const().Id("_").Op("=").Add(rt("SupportPackageIsVersion3"))
+	handshake(f)
 	for _, e := range pkg.Entities {
 		n := namesOf(pkg.Name, e)
-		value(f, n)
+		entity(f, pkg.Name, n)
 		config(f, n)
 		dispatcher(f, n)
 		subscriberNames(f, n)
-		operations(f, n)
 	}
 }
 
-// value emits the function that gives the value the runtime carries for an
-// event: the event itself, a pointer's event, nil for nil. The runtime
-// carries each event as its interface value, which holds that event's
-// struct and no other: a queued event costs its own size however many
-// events the entity has (one allocation per publish, to box it).
-func value(f *jen.File, n names) {
-	e := n.e
-	Doc(f, 0, "%s returns e as a value of its event type, dereferencing a pointer; "+
-		"nil for a nil e or a nil pointer.", n.Value)
-	f.Func().Id(n.Value).Params(jen.Id("e").Id(n.Event)).Id(n.Event).Block(
-		jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
-			for _, ev := range e.Events {
-				g.Case(jen.Op("*").Id(ev.Name)).Block(
-					jen.If(jen.Id("e").Op("==").Nil()).Block(jen.Return(jen.Nil())),
-					jen.Return(jen.Op("*").Id("e")),
-				)
-			}
-		}),
-		jen.Return(jen.Id("e")),
+// handshake emits the compile-time check that the runtime runs code of
+// the version the generator writes (see runtime/genimpl's version.go).
+func handshake(f *jen.File) {
+	Doc(f, 0, "The handshake with the runtime: this code needs version %d of "+
+		"github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line "+
+		"below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module in "+
+		"go.mod is older than the ordergen that generated the code: upgrade it (go get "+
+		"github.com/ordergen/ordergen@latest). On the second (Regenerate...), the code is "+
+		"older than the module runs: generate it again with the module's ordergen (go "+
+		"generate ./...).", genimpl.GenVersion)
+	f.Const().Defs(
+		jen.Id("_").Op("=").Add(gi("MaxVersion")).Op("-").Lit(genimpl.GenVersion),
+		jen.Id("_").Op("=").Lit(genimpl.GenVersion).Op("-").Add(gi("MinVersion")),
 	)
 }
 
 func config(f *jen.File, n names) {
-	e := n.e
-	Doc(f, 0, "%s configures one subscriber of %s %s. %s and Subscribe "+
-		"start from the schema's policies and apply the options in order. A zero or "+
-		"nil field means the runtime's default.", n.Config, Article(n.Dispatcher), n.Dispatcher, n.NewDispatcher)
-	f.Type().Id(n.Config).StructFunc(func(g *jen.Group) {
-		for _, pf := range e.PolicyFields() {
-			Doc(g, 1, "%s", pf.Doc)
-			g.Id(pf.Name).Add(goType(reflect.TypeOf(pf.Value)))
-		}
-		if grouped(e) {
-			Doc(g, 1, "Group configures the group commit of a transactional subscriber "+
-				"(%s, SubscribeTx; schema: group): a groupcommit.Committer commits the "+
-				"work of many keys in one transaction, up to MaxEvents events, after "+
-				"waiting up to Linger for more keys. Name, MeterProvider and "+
-				"Logger default to the subscriber's; the subscriber's metric attributes "+
-				"come before MetricAttributes. Other subscribers ignore it.", n.NewTxDispatcher)
-			g.Id("Group").Add(gc("Config"))
-		}
-		Doc(g, 1, "Logger receives what an operator must see (a key parked, a replay). "+
-			"Nil: slog.Default().")
-		g.Id("Logger").Op("*").Qual("log/slog", "Logger")
-		Doc(g, 1, "MeterProvider, when set, receives the subscriber's metrics (see the "+
-			"runtime's Metric constants), with the entity as "+
-			"messaging.destination.name and the subscriber's name as "+
-			"messaging.consumer.group.name; for OpenTelemetry, wrap yours with "+
-			"github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. "+
-			"Nil: nothing is recorded.")
-		g.Id("MeterProvider").Add(mt("Provider"))
-		if e.Version != nil {
-			Doc(g, 1, "Versions stores the last applied version of each %s. Nil: a new "+
-				"in-memory store. Give each subscriber its own store.", e.Name)
-			g.Id("Versions").Add(rt("VersionStore")).Types(n.key())
-		}
-		if e.HasStateGuard() {
-			Doc(g, 1, "States stores the current state of each %s. Nil: a new in-memory "+
-				"store. Give each subscriber its own store.", e.Name)
-			g.Id("States").Add(rt("StateStore")).Types(n.key())
-		}
-		Doc(g, 1, "Parks stores the parked events. Nil: the runtime's in-memory store.")
-		g.Id("Parks").Add(rt("ParkStore")).Types(n.key(), jen.Id(n.Event))
-		Doc(g, 1, "DeadLetter receives the events that failed for good under the "+
-			"runtime.SendToDeadLetter policy; that policy requires it.")
-		g.Id("DeadLetter").Add(rt("DeadLetterSink")).Types(n.key(), jen.Id(n.Event))
-		Doc(g, 1, "Store, when set, keeps the subscriber's versions, states and parked "+
-			"events durably (runtime/sqlstore), in the namespace of the subscriber's "+
-			"name (%q, %q); Versions, States and Parks set here win "+
-			"over it. %s and SubscribeTx set it to their store.", e.Name, e.Name+"/name", n.NewTxDispatcher)
-		g.Id("Store").Add(du("Store"))
-		Doc(g, 1, "OnOutcome, when set, is told the outcome of each event the subscriber "+
-			"accepted, with the tag given to SubmitTagged (0 for Publish). A transport "+
-			"that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it on "+
-			"every subscriber to learn when its records are finished; SubmitTagged "+
-			"refuses to run while a subscriber has none. It must be fast and must not "+
-			"block (see runtime.OutcomeFunc).")
-		g.Id("OnOutcome").Add(rt("OutcomeFunc")).Types(n.key())
-		if guarded(e) {
-			Doc(g, 1, "OnSkip, when set, is told each event the subscriber's guards skip, "+
-				"with the guard's reason: %s. An unimplemented event's acknowledgement is "+
-				"not a guard's skip. It is told when the guards decide, so an attempt that "+
-				"runs again (a failed batch, a group's work, a failed commit) may tell it "+
-				"again. The test kit's in-order run sets it, to fail on an event skipped in "+
-				"publication order (almost always a schema mistake). It is called from the "+
-				"subscriber's workers: it must be fast and must not block.", skipKinds(e))
-			g.Id("OnSkip").Add(onSkipType(n))
-		}
-	})
+	Doc(f, 0, "%s configures one subscriber of %s %s: %s and Subscribe start from the "+
+		"schema's policies (%s.Defaults) and apply the options in order. A zero or nil "+
+		"field means the runtime's default. Its fields are genimpl.Config's.", n.Config, Article(n.Dispatcher), n.Dispatcher, n.NewDispatcher, n.Entity)
+	f.Type().Id(n.Config).Op("=").Add(gi("Config")).Types(n.key(), jen.Id(n.Event))
 	Doc(f, 0, "%s changes %s %s before a subscriber starts.", n.Option, Article(n.Config), n.Config)
-	f.Type().Id(n.Option).Func().Params(jen.Op("*").Id(n.Config))
-
-	var defaults []Field
-	for _, pf := range e.PolicyFields() {
-		defaults = append(defaults, Field{pf.Name, policyValue(reflect.ValueOf(pf.Value))})
-	}
-	if grouped(e) {
-		gp := e.Policy.Group
-		var linger jen.Code
-		if gp.Linger > 0 {
-			linger = duration(gp.Linger)
-		}
-		var maxEvents jen.Code
-		if gp.MaxEvents > 0 {
-			maxEvents = jen.Lit(gp.MaxEvents)
-		}
-		defaults = append(defaults, Field{"Group", gc("Config").Add(Keyed(Field{"MaxEvents", maxEvents}, Field{"Linger", linger}))})
-	}
-	Doc(f, 0, "%s returns the schema's policies for %s.", n.DefaultConfig, e.Name)
-	f.Func().Id(n.DefaultConfig).Params().Id(n.Config).Block(jen.Return(jen.Id(n.Config).Add(Keyed(defaults...))))
+	f.Type().Id(n.Option).Op("=").Add(gi("Option")).Types(n.key(), jen.Id(n.Event))
 }
 
-// skipKinds lists what the guards of e skip, for the comments.
-func skipKinds(e *ir.Entity) string {
-	var kinds []string
+func dispatcher(f *jen.File, n names) {
+	e := n.e
+	how := "the events of one key are handled one at a time in publication order"
+	switch {
+	case e.Batch:
+		how = "the events of one key are handled in batches, one batch at a time, in publication order"
+	case e.Notification:
+		how = "the notifications of one key are handled one at a time, and those that " +
+			"arrive while it is busy are coalesced into one call"
+	}
+	guards := ""
+	if e.Version != nil || e.HasStateGuard() {
+		guards = ", behind the schema's guards"
+	}
+	Doc(f, 0, "%s delivers %s events to per-key lanes: %s%s, events of different keys in "+
+		"parallel. Each subscriber has its own lanes, guards and stores, so a slow or "+
+		"parked subscriber delays no other. It is safe for concurrent use.\n\n"+
+		"Besides the methods below, it has those of the genimpl.Dispatcher it embeds, "+
+		"documented there: Publish (any %s event), Flush, Close, Replay, Discard, "+
+		"ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and Inspector, and, "+
+		"for transports, SubmitTagged, Withdraw and Subscriptions; their maps are keyed "+
+		"by %s.", n.Dispatcher, e.Name, how, guards, e.Name, n.SubscriberName)
+	f.Type().Id(n.Dispatcher).Struct(jen.Op("*").Id(n.Core))
+	Doc(f, 0, "%s is the generic dispatcher that %s embeds.", n.Core, n.Dispatcher)
+	f.Type().Id(n.Core).Op("=").Add(gi("Dispatcher")).Types(n.key(), jen.Id(n.Event), jen.Id(n.SubscriberName))
+
+	Doc(f, 0, "%s returns a dispatcher whose first subscriber, named %q, is h, "+
+		"configured with the schema's policies changed by opts. Close it when done.", n.NewDispatcher, e.Name)
+	f.Func().Id(n.NewDispatcher).Params(jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Params(jen.Op("*").Id(n.Dispatcher), jen.Error()).Block(
+		newCore(n, gi("New").Types(jen.Id(n.SubscriberName)).Call(jen.Id(n.Entity), jen.Id(n.HandlerAdapter).Call(jen.Id("h")), jen.Id("opts")))...,
+	)
+	Doc(f, 0, "Subscribe adds a subscriber: h receives every event published from now on, "+
+		"in its own lanes, with its own guard stores. Its runtime name is %q "+
+		"followed by name; names must be unique.", e.Name+"/")
+	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Subscribe").Params(jen.Id("name").String(), jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Error().Block(
+		jen.Return(gi("Subscribe").Call(jen.Id("d").Dot(n.Core), jen.Id("name"), jen.Id(n.HandlerAdapter).Call(jen.Id("h")), jen.Id("opts"))),
+	)
+	ctx := func() jen.Code { return jen.Id("ctx").Qual("context", "Context") }
+	params := func() []jen.Code {
+		return []jen.Code{ctx(), jen.Id("subscriber").Id(n.SubscriberName), jen.Id("key").Add(n.key())}
+	}
+	args := func() []jen.Code {
+		return []jen.Code{jen.Id("ctx"), jen.Id("d").Dot(n.Core), jen.Id("subscriber"), jen.Id("key")}
+	}
 	if e.Version != nil {
-		kinds = append(kinds, "a duplicate or stale version")
+		Doc(f, 0, "Version returns the last version of key that the subscriber named "+
+			"subscriber (%s for the first one) applied, 0 when none yet, as its version "+
+			"guard stores it.", n.FirstSubscriber)
+		f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Version").Params(params()...).Params(jen.Uint64(), jen.Error()).Block(
+			jen.Return(gi("Version").Call(args()...)),
+		)
 	}
 	if e.HasStateGuard() {
-		kinds = append(kinds, "a late transition")
-		if e.Version == nil {
-			kinds = append(kinds, "a move to the current state (a duplicate, without a version)")
-		}
-		if len(e.Branches) > 0 {
-			kinds = append(kinds, "a branch state entered from a state it does not list")
-		}
-		if e.HasWithin() {
-			kinds = append(kinds, "an event outside the states its in: lists")
-		}
+		Doc(f, 0, "State returns the current state of key in the subscriber named "+
+			"subscriber (%s for the first one), \"\" when no event set one yet, as its "+
+			"state guard stores it.", n.FirstSubscriber)
+		f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("State").Params(params()...).Params(jen.Id(n.State), jen.Error()).Block(
+			jen.Return(gi("State").Types(jen.Id(n.State)).Call(args()...)),
+		)
 	}
-	return list(kinds, "or")
+}
+
+// newCore returns the statements that return a dispatcher around what call
+// returns (a *genimpl.Dispatcher and an error).
+func newCore(n names, call jen.Code) []jen.Code {
+	return []jen.Code{
+		jen.List(jen.Id("d"), jen.Err()).Op(":=").Add(call),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.Return(jen.Op("&").Id(n.Dispatcher).Values(jen.Id("d")), jen.Nil()),
+	}
+}
+
+// subscriberNames emits the typed name of a subscriber: the type, the
+// constant of the first subscriber and the function that names the
+// others.
+func subscriberNames(f *jen.File, n names) {
+	e := n.e
+	Doc(f, 0, "%s names a subscriber of %s %s: %s for the subscriber that %s "+
+		"starts with, %s(name) for the one that Subscribe(name, ...) adds. Version, "+
+		"State and ParkedEvents take it, and Stats, ParkedKeys, TopBacklog and Stuck "+
+		"are keyed by it, so that a subscriber is named by a constant the compiler "+
+		"checks rather than by a string variable (a string literal still converts to "+
+		"it: a name that names no subscriber is an error that says which one it "+
+		"likely meant). It is also the subscriber's namespace in a durable store, "+
+		"as ordergen-parked shows it.",
+		n.SubscriberName, Article(n.Dispatcher), n.Dispatcher, n.FirstSubscriber, n.NewDispatcher, n.SubscriberNamed)
+	f.Type().Id(n.SubscriberName).String()
+	Doc(f, 0, "%s is the subscriber that %s and %s start with: the handler given to "+
+		"them.", n.FirstSubscriber, n.NewDispatcher, n.NewTxDispatcher)
+	f.Const().Id(n.FirstSubscriber).Id(n.SubscriberName).Op("=").Lit(e.Name)
+	Doc(f, 0, "%s returns the name of the subscriber that Subscribe(name, ...) or "+
+		"SubscribeTx(name, ...) adds: %q followed by name.", n.SubscriberNamed, e.Name+"/")
+	f.Func().Id(n.SubscriberNamed).Params(jen.Id("name").String()).Id(n.SubscriberName).Block(
+		jen.Return(jen.Id(n.SubscriberName).Call(jen.Lit(e.Name + "/").Op("+").Id("name"))),
+	)
+}
+
+// handlerAdapter emits the function that adapts the entity's handler (its
+// transactional handler, with tx) to genimpl's Handler (TxHandler): the
+// type switch that calls the method of each event, the batch method, the
+// resync. A nil handler gives nil.
+func handlerAdapter(f *jen.File, n names, tx bool) {
+	e := n.e
+	name, iface, typ := n.HandlerAdapter, n.Handler, "Handler"
+	var txParam, txArg []jen.Code
+	if tx {
+		name, iface, typ = n.TxHandlerAdapter, n.TxHandler, "TxHandler"
+		txParam, txArg = []jen.Code{jen.Id("tx").Add(sqlTx())}, []jen.Code{jen.Id("tx")}
+	}
+	adapted := gi(typ).Types(n.key(), jen.Id(n.Event))
+	params := func(rest ...jen.Code) []jen.Code {
+		return append(append([]jen.Code{jen.Id("ctx").Qual("context", "Context")}, txParam...), rest...)
+	}
+	callArgs := func(rest ...jen.Code) []jen.Code {
+		return append(append([]jen.Code{jen.Id("ctx")}, txArg...), rest...)
+	}
+	var fields []jen.Code
+	switch {
+	case e.Batch:
+		fields = append(fields, jen.Id("Batch").Op(":").Id("h").Dot(n.HandleBatch))
+	case e.Notification:
+		fields = append(fields, jen.Id("Call").Op(":").Func().Params(params(jen.Id("key").Add(n.key()), jen.Id("_").Id(n.Event))...).Error().Block(
+			jen.Return(jen.Id("h").Dot(n.HandleChanged).Call(callArgs(jen.Id("key"))...)),
+		))
+	default:
+		fields = append(fields, jen.Id("Call").Op(":").Func().Params(params(jen.Id("_").Add(n.key()), jen.Id("e").Id(n.Event))...).Error().Block(
+			jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
+				for _, ev := range e.Events {
+					g.Case(jen.Id(ev.Name)).Block(jen.Return(jen.Id("h").Dot(ev.Handle).Call(callArgs(jen.Id("e"))...)))
+				}
+			}),
+			jen.Return(gi("ErrUnknownEvent")),
+		))
+	}
+	if e.Resync {
+		state := jen.Lit("")
+		if e.HasStateGuard() {
+			state = jen.String().Call(jen.Id("s").Dot("State"))
+		}
+		fields = append(fields, jen.Id("Resync").Op(":").Func().Params(params(jen.Id("key").Add(n.key()))...).Params(jen.Uint64(), jen.String(), jen.Error()).Block(
+			jen.List(jen.Id("s"), jen.Err()).Op(":=").Id("h").Dot(n.Resync).Call(callArgs(jen.Id("key"))...),
+			jen.Return(jen.Id("s").Dot("Version"), state, jen.Err()),
+		))
+	}
+	Doc(f, 0, "%s adapts h to the generic guards of runtime/genimpl; nil for a nil h.", name)
+	f.Func().Id(name).Params(jen.Id("h").Id(iface)).Op("*").Add(adapted).Block(
+		jen.If(jen.Id("h").Op("==").Nil()).Block(jen.Return(jen.Nil())),
+		jen.Return(jen.Op("&").Add(adapted).Add(lines(fields...))),
+	)
 }

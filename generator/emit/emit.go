@@ -13,8 +13,9 @@ import (
 	"github.com/ordergen/ordergen/generator/write"
 )
 
-// The import paths of the runtime's packages that generated code uses: the
-// engine's, and the contracts for transports, metrics and durable stores.
+// The import paths of the runtime's packages that the emitters name: the
+// handler's door, which generated code imports with GenImplPath, and the
+// contracts the test kit and the policies' types come from.
 const (
 	RuntimePath   = "github.com/ordergen/ordergen/runtime"
 	TransportPath = RuntimePath + "/transport"
@@ -36,9 +37,7 @@ func Files(pkg *ir.Package) ([]write.File, error) {
 		{"dispatchers.go", dispatchers},
 		{"durable.go", durable},
 		{"events.go", events},
-		{"guards.go", guards},
 		{"handlers.go", handlers},
-		{"inspect.go", inspectors},
 		{"outbox.go", outboxes},
 		{"publishers.go", publishers},
 		{"transports.go", transports},

@@ -99,17 +99,23 @@ func event(f *jen.File, n names, ev *ir.Event) {
 	})
 	f.Line()
 	Doc(f, 0, "EventName returns %q.", ev.Name)
-	f.Func().Params(jen.Id(ev.Name)).Id("EventName").Params().String().Block(jen.Return(jen.Lit(ev.Name)))
+	f.Func().Params(jen.Id(ev.Name)).Id("EventName").Params().String().Add(oneLine(jen.Return(jen.Lit(ev.Name))))
 	f.Line()
 	Doc(f, 0, "EventKey returns e.%s.", e.Key.Name)
-	f.Func().Params(jen.Id("e").Id(ev.Name)).Id("EventKey").Params().Add(n.key()).Block(jen.Return(jen.Id("e").Dot(e.Key.Name)))
+	f.Func().Params(jen.Id("e").Id(ev.Name)).Id("EventKey").Params().Add(n.key()).Add(oneLine(jen.Return(jen.Id("e").Dot(e.Key.Name))))
 	if e.Version != nil {
 		f.Line()
 		Doc(f, 0, "EventVersion returns e.%s.", e.Version.Name)
-		f.Func().Params(jen.Id("e").Id(ev.Name)).Id("EventVersion").Params().Uint64().Block(jen.Return(versionExpr(e, jen.Id("e"))))
+		f.Func().Params(jen.Id("e").Id(ev.Name)).Id("EventVersion").Params().Uint64().Add(oneLine(jen.Return(versionExpr(e, jen.Id("e")))))
 	}
 	f.Line()
 	f.Func().Params(jen.Id(ev.Name)).Id(n.Seal).Params().Block()
+}
+
+// oneLine returns the body of a function of one statement, written on the
+// function's line, as gofmt keeps it.
+func oneLine(stmt jen.Code) *jen.Statement {
+	return jen.Custom(jen.Options{Open: "{ ", Close: " }"}, stmt)
 }
 
 // wireTag returns the struct tag that gives f its wire name in the JSON

@@ -19,7 +19,7 @@ func NewFile(name string) *jen.File {
 	f.ImportName(TransportPath, "transport")
 	f.ImportName(MeterPath, "meter")
 	f.ImportName(DurablePath, "durable")
-	f.ImportName(GroupCommitPath, "groupcommit")
+	f.ImportName(GenImplPath, "genimpl")
 	return f
 }
 

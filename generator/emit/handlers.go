@@ -36,6 +36,7 @@ func handlers(f *jen.File, pkg *ir.Package) {
 			"with runtime.Permanent to apply the exhaustion policy at once.", text)
 		f.Type().Id(n.Handler).InterfaceFunc(func(g *jen.Group) { handlerMethods(g, n, nil) })
 		unimplementedBase(f, n, n.Handler, n.UnimplementedHandler, nil)
+		handlerAdapter(f, n, false)
 	}
 }
 
@@ -126,18 +127,18 @@ func unimplementedBase(f *jen.File, n names, iface, base string, extra []jen.Cod
 	acknowledged := "An event that reaches one of its methods is acknowledged, not " +
 		"applied: the guards still advance the key's version and state, so no gap " +
 		"is left behind, and the event is counted as skipped with the reason " +
-		"\"unimplemented\" (runtime.ReasonUnimplemented)."
+		"\"unimplemented\" (Stats.Unimplemented)."
 	switch {
 	case e.Notification:
 		what = "implements nothing"
 		acknowledged = "A notification that reaches it is acknowledged and counted as " +
-			"skipped with the reason \"unimplemented\" (runtime.ReasonUnimplemented)."
+			"skipped with the reason \"unimplemented\" (Stats.Unimplemented)."
 	case e.Batch:
 		what = "implements nothing"
 		acknowledged = "A batch that reaches it is acknowledged, not applied: the guards " +
 			"still advance the key's version and state, so no gap is left behind, and " +
 			"its events are counted as skipped with the reason \"unimplemented\" " +
-			"(runtime.ReasonUnimplemented)."
+			"(Stats.Unimplemented)."
 	}
 	if e.Resync {
 		acknowledged += " Its " + n.Resync + " fails permanently: a key whose " +

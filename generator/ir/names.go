@@ -80,29 +80,19 @@ type Names struct {
 	// (HandleAccountChanged).
 	HandleChanged string
 
-	// Value gives an event's value, a pointer dereferenced (accountValue);
-	// the test kit declares a function of this name too.
+	// Value gives an event's value, a pointer dereferenced (accountValue):
+	// the test kit's.
 	Value string
-	// Subscriber is one subscriber of the dispatcher (accountSubscriber).
-	Subscriber string
-	// Rank ranks the states (accountRank).
-	Rank string
-	// Transition decides a state change (accountTransition).
-	Transition string
-	// Within decides whether an event that happens within states (in:)
-	// applies in the current one (accountWithin).
-	Within string
-	// DefaultConfig returns the schema's policies (defaultAccountConfig).
-	DefaultConfig string
-	// TxBinding binds a transactional subscriber to its store (accountTx).
-	TxBinding string
-	// UseStore fills a subscriber's stores from a durable one
-	// (accountUseStore).
-	UseStore string
-	// Check refuses the events the Publish methods refuse (checkAccount).
-	Check string
-	// BySubscriber keys a map by SubscriberName (accountBySubscriber).
-	BySubscriber string
+	// Entity describes the entity to runtime/genimpl (accountEntity).
+	Entity string
+	// Core is the alias of the genimpl.Dispatcher that the dispatcher
+	// embeds (accountDispatcher); ProducerCore and OutboxCore those of the
+	// genimpl.Producer and genimpl.Outbox the producer and the outbox
+	// embed (accountProducer, accountOutbox).
+	Core, ProducerCore, OutboxCore string
+	// HandlerAdapter adapts a Handler to genimpl.Handler (accountHandler);
+	// TxHandlerAdapter a TxHandler to genimpl.TxHandler (accountTxHandler).
+	HandlerAdapter, TxHandlerAdapter string
 
 	// Recorder is the test kit's recording handler (AccountRecorder).
 	Recorder string
@@ -154,16 +144,13 @@ func NamesOf(entity string) Names {
 		HandleBatch:   "Handle" + entity + "Batch",
 		HandleChanged: "Handle" + entity + "Changed",
 
-		Value:         lc + "Value",
-		Subscriber:    lc + "Subscriber",
-		Rank:          lc + "Rank",
-		Transition:    lc + "Transition",
-		Within:        lc + "Within",
-		DefaultConfig: "default" + entity + "Config",
-		TxBinding:     lc + "Tx",
-		UseStore:      lc + "UseStore",
-		Check:         "check" + entity,
-		BySubscriber:  lc + "BySubscriber",
+		Value:            lc + "Value",
+		Entity:           lc + "Entity",
+		Core:             lc + "Dispatcher",
+		ProducerCore:     lc + "Producer",
+		OutboxCore:       lc + "Outbox",
+		HandlerAdapter:   lc + "Handler",
+		TxHandlerAdapter: lc + "TxHandler",
 
 		Recorder:     entity + "Recorder",
 		NewRecorder:  "New" + entity + "Recorder",
@@ -230,16 +217,13 @@ func (n Names) Decls() []Decl {
 		{n.FirstSubscriber, "constant", Gen, "FirstSubscriber"},
 		{n.SubscriberNamed, "function", Gen, "SubscriberNamed"},
 		{n.SourceState, "type", Gen, "SourceState"},
-		{n.Value, "name", Gen | Kit, "Value"},
-		{n.Subscriber, "name", Gen, "Subscriber"},
-		{n.Rank, "name", Gen, "Rank"},
-		{n.Transition, "name", Gen, "Transition"},
-		{n.Within, "name", Gen, "Within"},
-		{n.DefaultConfig, "name", Gen, "DefaultConfig"},
-		{n.TxBinding, "name", Gen, "TxBinding"},
-		{n.UseStore, "name", Gen, "UseStore"},
-		{n.Check, "name", Gen, "Check"},
-		{n.BySubscriber, "name", Gen, "BySubscriber"},
+		{n.Value, "name", Kit, "Value"},
+		{n.Entity, "name", Gen, "Entity"},
+		{n.Core, "name", Gen, "Core"},
+		{n.ProducerCore, "name", Gen, "ProducerCore"},
+		{n.OutboxCore, "name", Gen, "OutboxCore"},
+		{n.HandlerAdapter, "name", Gen, "HandlerAdapter"},
+		{n.TxHandlerAdapter, "name", Gen, "TxHandlerAdapter"},
 		{n.Recorder, "type", Kit, "Recorder"},
 		{n.NewRecorder, "function", Kit, "NewRecorder"},
 		{n.Harness, "type", Kit, "Harness"},

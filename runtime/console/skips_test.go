@@ -8,6 +8,7 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/console"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 	"github.com/ordergen/ordergen/runtime/inspect"
 )
 
@@ -20,7 +21,7 @@ func TestGuardSkipsAndUnimplementedAreToldApart(t *testing.T) {
 		case 1:
 			return runtime.Skip("late transition: state Open ranks below Closed")
 		case 2:
-			return runtime.SkipApplied(runtime.ReasonUnimplemented)
+			return runtime.SkipApplied(genimpl.ReasonUnimplemented)
 		}
 		return nil
 	}, runtime.Config[string, deposit]{Name: "Account", Logger: quiet()})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 	"github.com/ordergen/ordergen/runtime/groupcommit"
 	"github.com/ordergen/ordergen/runtime/sqlstore"
 )
@@ -177,7 +178,7 @@ func benchGrouped(b *testing.B, s *sqlstore.Store, setup benchSetup, fail float6
 			var apply []uint64
 			v := read.Version
 			for i, e := range events {
-				if verdicts[i] = runtime.CheckVersion(e, v, false); verdicts[i] == nil {
+				if verdicts[i] = genimpl.CheckVersion(e, v, false); verdicts[i] == nil {
 					v = e
 					apply = append(apply, e)
 				}
@@ -190,7 +191,7 @@ func benchGrouped(b *testing.B, s *sqlstore.Store, setup benchSetup, fail float6
 			if fail > 0 && mrand.Float64() < fail {
 				return groupcommit.Result{}, errBenchFailure
 			}
-			return groupcommit.Result{Write: durable.KeyState{Version: v, State: read.State}, Verdict: runtime.Verdicts(verdicts)}, nil
+			return groupcommit.Result{Write: durable.KeyState{Version: v, State: read.State}, Verdict: genimpl.Verdicts(verdicts)}, nil
 		}
 	}
 	eng, err := runtime.NewBatch(func(ctx context.Context, key string, events []uint64) error {

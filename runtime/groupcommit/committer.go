@@ -114,7 +114,7 @@ type Result struct {
 	// what the work read, nothing is written for the key.
 	Write durable.KeyState
 	// Verdict is what Do returns once the group committed: nil, or the
-	// events' verdicts (runtime.Verdicts, runtime.Skip, runtime.SkipApplied).
+	// events' verdicts (runtime/genimpl's Verdicts, runtime.Skip, runtime.SkipApplied).
 	Verdict error
 }
 

@@ -13,8 +13,8 @@
 //	c, err := groupcommit.New[*sql.Tx](store, "Account", groupcommit.Config{Name: "Account"})
 //	eng, err := runtime.NewBatch(func(ctx context.Context, key string, events []Event) error {
 //		return c.Do(ctx, key, len(events), func(ctx context.Context, tx *sql.Tx, read durable.KeyState) (groupcommit.Result, error) {
-//			// the guards (runtime.CheckVersion per event) and the handler's writes in tx
-//			return groupcommit.Result{Write: newState, Verdict: runtime.Verdicts(verdicts)}, nil
+//			// the guards (genimpl.CheckVersion per event) and the handler's writes in tx
+//			return groupcommit.Result{Write: newState, Verdict: genimpl.Verdicts(verdicts)}, nil
 //		})
 //	}, cfg)
 //	defer c.Close() // after eng.Close

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 	"github.com/ordergen/ordergen/runtime/groupcommit"
 )
 
@@ -297,7 +298,7 @@ func stressWork[T any](ctx context.Context, b backend[T], tx T, ns, key string, 
 	verdicts := make([]error, len(evs))
 	v := read.Version
 	for i, e := range evs {
-		verdicts[i] = runtime.CheckVersion(e.version, v, false)
+		verdicts[i] = genimpl.CheckVersion(e.version, v, false)
 		if verdicts[i] != nil {
 			continue
 		}
@@ -321,5 +322,5 @@ func stressWork[T any](ctx context.Context, b backend[T], tx T, ns, key string, 
 			return groupcommit.Result{}, context.Cause(ctx)
 		}
 	}
-	return groupcommit.Result{Write: durable.KeyState{Version: v, State: read.State}, Verdict: runtime.Verdicts(verdicts)}, nil
+	return groupcommit.Result{Write: durable.KeyState{Version: v, State: read.State}, Verdict: genimpl.Verdicts(verdicts)}, nil
 }

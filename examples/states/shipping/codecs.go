@@ -2,13 +2,7 @@
 
 package shipping
 
-import (
-	"encoding/json"
-	"fmt"
-
-	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
-)
+import "github.com/ordergen/ordergen/runtime/genimpl"
 
 // ShipmentCodec encodes Shipment events as JSON objects, with the event's name
 // from the schema as its type name. It implements durable.Codec for the park
@@ -17,64 +11,17 @@ import (
 // decodes.
 type ShipmentCodec struct{}
 
-var _ durable.Codec[ShipmentEvent] = ShipmentCodec{}
-
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
 func (ShipmentCodec) Encode(e ShipmentEvent) (string, []byte, error) {
-	if e == nil {
-		return "", nil, fmt.Errorf("%w: nil Shipment event", runtime.ErrInvalidEvent)
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return "", nil, fmt.Errorf("shipping: encode Shipment event %s: %w", e.EventName(), err)
-	}
-	return e.EventName(), data, nil
+	return genimpl.Encode(shipmentEntity, e)
 }
 
 // Decode rebuilds the Shipment event named name from its JSON encoding. An
 // unknown name gives an error wrapping durable.ErrUnknownEventType, bytes that
 // do not decode one wrapping runtime.ErrInvalidEvent.
 func (ShipmentCodec) Decode(name string, data []byte) (ShipmentEvent, error) {
-	switch name {
-	case "ShipmentBooked":
-		var e ShipmentBooked
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Shipment event ShipmentBooked: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ShipmentScanned":
-		var e ShipmentScanned
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Shipment event ShipmentScanned: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ShipmentLocated":
-		var e ShipmentLocated
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Shipment event ShipmentLocated: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ShipmentOutForDelivery":
-		var e ShipmentOutForDelivery
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Shipment event ShipmentOutForDelivery: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ShipmentDelivered":
-		var e ShipmentDelivered
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Shipment event ShipmentDelivered: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ShipmentReturned":
-		var e ShipmentReturned
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Shipment event ShipmentReturned: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	}
-	return nil, fmt.Errorf("%w: entity Shipment has no event %q", durable.ErrUnknownEventType, name)
+	return genimpl.Decode(shipmentEntity, name, data)
 }
 
 // ParcelCodec encodes Parcel events as JSON objects, with the event's name from
@@ -83,52 +30,17 @@ func (ShipmentCodec) Decode(name string, data []byte) (ShipmentEvent, error) {
 // it does not know, so an event from a schema with added fields still decodes.
 type ParcelCodec struct{}
 
-var _ durable.Codec[ParcelEvent] = ParcelCodec{}
-
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
 func (ParcelCodec) Encode(e ParcelEvent) (string, []byte, error) {
-	if e == nil {
-		return "", nil, fmt.Errorf("%w: nil Parcel event", runtime.ErrInvalidEvent)
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return "", nil, fmt.Errorf("shipping: encode Parcel event %s: %w", e.EventName(), err)
-	}
-	return e.EventName(), data, nil
+	return genimpl.Encode(parcelEntity, e)
 }
 
 // Decode rebuilds the Parcel event named name from its JSON encoding. An
 // unknown name gives an error wrapping durable.ErrUnknownEventType, bytes that
 // do not decode one wrapping runtime.ErrInvalidEvent.
 func (ParcelCodec) Decode(name string, data []byte) (ParcelEvent, error) {
-	switch name {
-	case "ParcelBooked":
-		var e ParcelBooked
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Parcel event ParcelBooked: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ParcelScanned":
-		var e ParcelScanned
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Parcel event ParcelScanned: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ParcelLocated":
-		var e ParcelLocated
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Parcel event ParcelLocated: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ParcelDelivered":
-		var e ParcelDelivered
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Parcel event ParcelDelivered: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	}
-	return nil, fmt.Errorf("%w: entity Parcel has no event %q", durable.ErrUnknownEventType, name)
+	return genimpl.Decode(parcelEntity, name, data)
 }
 
 // ContainerCodec encodes Container events as JSON objects, with the event's
@@ -138,52 +50,17 @@ func (ParcelCodec) Decode(name string, data []byte) (ParcelEvent, error) {
 // still decodes.
 type ContainerCodec struct{}
 
-var _ durable.Codec[ContainerEvent] = ContainerCodec{}
-
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
 func (ContainerCodec) Encode(e ContainerEvent) (string, []byte, error) {
-	if e == nil {
-		return "", nil, fmt.Errorf("%w: nil Container event", runtime.ErrInvalidEvent)
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return "", nil, fmt.Errorf("shipping: encode Container event %s: %w", e.EventName(), err)
-	}
-	return e.EventName(), data, nil
+	return genimpl.Encode(containerEntity, e)
 }
 
 // Decode rebuilds the Container event named name from its JSON encoding. An
 // unknown name gives an error wrapping durable.ErrUnknownEventType, bytes that
 // do not decode one wrapping runtime.ErrInvalidEvent.
 func (ContainerCodec) Decode(name string, data []byte) (ContainerEvent, error) {
-	switch name {
-	case "ContainerLoaded":
-		var e ContainerLoaded
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Container event ContainerLoaded: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ContainerSailed":
-		var e ContainerSailed
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Container event ContainerSailed: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ContainerPositioned":
-		var e ContainerPositioned
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Container event ContainerPositioned: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ContainerUnloaded":
-		var e ContainerUnloaded
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Container event ContainerUnloaded: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	}
-	return nil, fmt.Errorf("%w: entity Container has no event %q", durable.ErrUnknownEventType, name)
+	return genimpl.Decode(containerEntity, name, data)
 }
 
 // CrateCodec encodes Crate events as JSON objects, with the event's name from
@@ -192,44 +69,15 @@ func (ContainerCodec) Decode(name string, data []byte) (ContainerEvent, error) {
 // it does not know, so an event from a schema with added fields still decodes.
 type CrateCodec struct{}
 
-var _ durable.Codec[CrateEvent] = CrateCodec{}
-
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
 func (CrateCodec) Encode(e CrateEvent) (string, []byte, error) {
-	if e == nil {
-		return "", nil, fmt.Errorf("%w: nil Crate event", runtime.ErrInvalidEvent)
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return "", nil, fmt.Errorf("shipping: encode Crate event %s: %w", e.EventName(), err)
-	}
-	return e.EventName(), data, nil
+	return genimpl.Encode(crateEntity, e)
 }
 
 // Decode rebuilds the Crate event named name from its JSON encoding. An unknown
 // name gives an error wrapping durable.ErrUnknownEventType, bytes that do not
 // decode one wrapping runtime.ErrInvalidEvent.
 func (CrateCodec) Decode(name string, data []byte) (CrateEvent, error) {
-	switch name {
-	case "CratePacked":
-		var e CratePacked
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Crate event CratePacked: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "CrateWeighed":
-		var e CrateWeighed
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Crate event CrateWeighed: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "CrateShipped":
-		var e CrateShipped
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Crate event CrateShipped: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	}
-	return nil, fmt.Errorf("%w: entity Crate has no event %q", durable.ErrUnknownEventType, name)
+	return genimpl.Decode(crateEntity, name, data)
 }

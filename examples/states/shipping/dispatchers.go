@@ -4,262 +4,108 @@ package shipping
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"log/slog"
-	"maps"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
-	"github.com/ordergen/ordergen/runtime/groupcommit"
-	"github.com/ordergen/ordergen/runtime/meter"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// This line fails to compile when the runtime package is older or newer than
-// the ordergen that generated this file. Regenerate with the ordergen of the
-// github.com/ordergen/ordergen version in your go.mod (go generate ./...), or
-// update that module (go get github.com/ordergen/ordergen@latest).
-const _ = runtime.SupportPackageIsVersion3
+// The handshake with the runtime: this code needs version 4 of
+// github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
+// below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
+// in go.mod is older than the ordergen that generated the code: upgrade it (go
+// get github.com/ordergen/ordergen@latest). On the second (Regenerate...), the
+// code is older than the module runs: generate it again with the module's
+// ordergen (go generate ./...).
+const (
+	_ = genimpl.MaxVersion - 4
+	_ = 4 - genimpl.MinVersion
+)
 
-// shipmentValue returns e as a value of its event type, dereferencing a
-// pointer; nil for a nil e or a nil pointer.
-func shipmentValue(e ShipmentEvent) ShipmentEvent {
-	switch e := e.(type) {
-	case *ShipmentBooked:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ShipmentScanned:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ShipmentLocated:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ShipmentOutForDelivery:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ShipmentDelivered:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ShipmentReturned:
-		if e == nil {
-			return nil
-		}
-		return *e
-	}
-	return e
-}
-
-// ShipmentConfig configures one subscriber of a ShipmentDispatcher.
-// NewShipmentDispatcher and Subscribe start from the schema's policies and
-// apply the options in order. A zero or nil field means the runtime's default.
-type ShipmentConfig struct {
-	// MaxActive is the number of keys handled at once (schema:
-	// lanes.max_active).
-	MaxActive int
-	// Backlog bounds the pending events (schema: backlog).
-	Backlog runtime.Backlog
-	// Retry is the in-lane retry policy (schema: retry).
-	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema:
-	// timeout).
-	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
-	OnExhausted runtime.ExhaustedPolicy
-	// MaxHeld bounds the events of one key held back on a version gap; a key
-	// that would hold more is parked (schema: resequencer.max_events).
-	MaxHeld int
-	// MaxHold bounds how long an event is held back on a version gap; then the
-	// key is parked (schema: resequencer.max_wait).
-	MaxHold time.Duration
-	// Logger receives what an operator must see (a key parked, a replay). Nil:
-	// slog.Default().
-	Logger *slog.Logger
-	// MeterProvider, when set, receives the subscriber's metrics (see the
-	// runtime's Metric constants), with the entity as
-	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
-	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
-	// nothing is recorded.
-	MeterProvider meter.Provider
-	// Versions stores the last applied version of each Shipment. Nil: a new
-	// in-memory store. Give each subscriber its own store.
-	Versions runtime.VersionStore[string]
-	// States stores the current state of each Shipment. Nil: a new in-memory
-	// store. Give each subscriber its own store.
-	States runtime.StateStore[string]
-	// Parks stores the parked events. Nil: the runtime's in-memory store.
-	Parks runtime.ParkStore[string, ShipmentEvent]
-	// DeadLetter receives the events that failed for good under the
-	// runtime.SendToDeadLetter policy; that policy requires it.
-	DeadLetter runtime.DeadLetterSink[string, ShipmentEvent]
-	// Store, when set, keeps the subscriber's versions, states and parked
-	// events durably (runtime/sqlstore), in the namespace of the subscriber's
-	// name ("Shipment", "Shipment/name"); Versions, States and Parks set here
-	// win over it. NewShipmentTxDispatcher and SubscribeTx set it to their
-	// store.
-	Store durable.Store
-	// OnOutcome, when set, is told the outcome of each event the subscriber
-	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
-	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
-	// on every subscriber to learn when its records are finished; SubmitTagged
-	// refuses to run while a subscriber has none. It must be fast and must not
-	// block (see runtime.OutcomeFunc).
-	OnOutcome runtime.OutcomeFunc[string]
-	// OnSkip, when set, is told each event the subscriber's guards skip, with
-	// the guard's reason: a duplicate or stale version, a late transition, a
-	// branch state entered from a state it does not list or an event outside
-	// the states its in: lists. An unimplemented event's acknowledgement is not
-	// a guard's skip. It is told when the guards decide, so an attempt that
-	// runs again (a failed batch, a group's work, a failed commit) may tell it
-	// again. The test kit's in-order run sets it, to fail on an event skipped
-	// in publication order (almost always a schema mistake). It is called from
-	// the subscriber's workers: it must be fast and must not block.
-	OnSkip func(key string, ev ShipmentEvent, reason string)
-}
-
-// ShipmentOption changes a ShipmentConfig before a subscriber starts.
-type ShipmentOption func(*ShipmentConfig)
-
-// defaultShipmentConfig returns the schema's policies for Shipment.
-func defaultShipmentConfig() ShipmentConfig {
-	return ShipmentConfig{
-		MaxActive: 256,
-		Backlog: runtime.Backlog{
-			PerKey:   1000,
-			Total:    100000,
-			WhenFull: runtime.Reject,
-		},
-		Retry: runtime.Retry{
-			Attempts:   5,
-			Initial:    10 * time.Millisecond,
-			Max:        2 * time.Second,
-			Multiplier: 2.0,
-		},
+// shipmentEntity describes Shipment to the generic wiring of runtime/genimpl:
+// its names, its states, its events' rules (kind, target state, in:, Go type)
+// and the schema's policies, which every ShipmentConfig starts from.
+var shipmentEntity = &genimpl.Entity[string, ShipmentEvent]{
+	Package: "shipping", Name: "Shipment", KeyField: "ShipmentID", VersionField: "Version",
+	Version:  ShipmentEvent.EventVersion,
+	States:   []string{"Booked", "InTransit", "OutForDelivery", "Delivered"},
+	Branches: []genimpl.Branch{{Name: "Returned", From: []string{"InTransit", "OutForDelivery"}}},
+	Events: []genimpl.EventRule[ShipmentEvent]{
+		{Name: "ShipmentBooked", Snapshot: true, To: "Booked", Type: genimpl.Of[ShipmentBooked, ShipmentEvent]()},
+		{Name: "ShipmentScanned", To: "InTransit", Type: genimpl.Of[ShipmentScanned, ShipmentEvent]()},
+		{Name: "ShipmentLocated", In: []string{"InTransit", "OutForDelivery"}, Type: genimpl.Of[ShipmentLocated, ShipmentEvent]()},
+		{Name: "ShipmentOutForDelivery", To: "OutForDelivery", Type: genimpl.Of[ShipmentOutForDelivery, ShipmentEvent]()},
+		{Name: "ShipmentDelivered", To: "Delivered", Type: genimpl.Of[ShipmentDelivered, ShipmentEvent]()},
+		{Name: "ShipmentReturned", To: "Returned", Type: genimpl.Of[ShipmentReturned, ShipmentEvent]()},
+	},
+	Defaults: ShipmentConfig{
+		MaxActive:   256,
+		Backlog:     runtime.Backlog{PerKey: 1000, Total: 100000, WhenFull: runtime.Reject},
+		Retry:       runtime.Retry{Attempts: 5, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
-	}
+	},
 }
+
+// ShipmentConfig configures one subscriber of a ShipmentDispatcher:
+// NewShipmentDispatcher and Subscribe start from the schema's policies
+// (shipmentEntity.Defaults) and apply the options in order. A zero or nil field
+// means the runtime's default. Its fields are genimpl.Config's.
+type ShipmentConfig = genimpl.Config[string, ShipmentEvent]
+
+// ShipmentOption changes a ShipmentConfig before a subscriber starts.
+type ShipmentOption = genimpl.Option[string, ShipmentEvent]
 
 // ShipmentDispatcher delivers Shipment events to per-key lanes: the events of
-// one key are handled one at a time in publication order, events of different
-// keys in parallel. Each subscriber has its own lanes, guards and stores, so a
-// slow or parked subscriber delays no other. It is safe for concurrent use.
+// one key are handled one at a time in publication order, behind the schema's
+// guards, events of different keys in parallel. Each subscriber has its own
+// lanes, guards and stores, so a slow or parked subscriber delays no other. It
+// is safe for concurrent use.
+//
+// Besides the methods below, it has those of the genimpl.Dispatcher it embeds,
+// documented there: Publish (any Shipment event), Flush, Close, Replay,
+// Discard, ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and
+// Inspector, and, for transports, SubmitTagged, Withdraw and Subscriptions;
+// their maps are keyed by ShipmentSubscriberName.
 type ShipmentDispatcher struct {
-	topic *runtime.Topic[string, ShipmentEvent]
-	mu    sync.Mutex                     // serialises subscribe (a name is taken once) and guards subs
-	subs  map[string]*shipmentSubscriber // by name
+	*shipmentDispatcher
 }
 
-// shipmentSubscriber is one subscriber of a ShipmentDispatcher: its name, its
-// handler and the stores of its guards.
-type shipmentSubscriber struct {
-	name     string
-	h        ShipmentHandler
-	tx       *shipmentTx
-	versions runtime.VersionStore[string]
-	states   runtime.StateStore[string]
-	onSkip   func(key string, ev ShipmentEvent, reason string) // the config's OnSkip
-}
+// shipmentDispatcher is the generic dispatcher that ShipmentDispatcher embeds.
+type shipmentDispatcher = genimpl.Dispatcher[string, ShipmentEvent, ShipmentSubscriberName]
 
 // NewShipmentDispatcher returns a dispatcher whose first subscriber, named
 // "Shipment", is h, configured with the schema's policies changed by opts.
 // Close it when done.
 func NewShipmentDispatcher(h ShipmentHandler, opts ...ShipmentOption) (*ShipmentDispatcher, error) {
-	d := &ShipmentDispatcher{topic: runtime.NewTopic[string, ShipmentEvent]()}
-	if err := d.subscribe("Shipment", h, nil, opts); err != nil {
+	d, err := genimpl.New[ShipmentSubscriberName](shipmentEntity, shipmentHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &ShipmentDispatcher{d}, nil
 }
 
 // Subscribe adds a subscriber: h receives every event published from now on, in
 // its own lanes, with its own guard stores. Its runtime name is "Shipment/"
 // followed by name; names must be unique.
 func (d *ShipmentDispatcher) Subscribe(name string, h ShipmentHandler, opts ...ShipmentOption) error {
-	if name == "" {
-		return fmt.Errorf("shipping: subscribe to Shipment: empty subscriber name")
-	}
-	return d.subscribe("Shipment/"+name, h, nil, opts)
+	return genimpl.Subscribe(d.shipmentDispatcher, name, shipmentHandler(h), opts)
 }
-func (d *ShipmentDispatcher) subscribe(name string, h ShipmentHandler, tx *shipmentTx, opts []ShipmentOption) error {
-	if h == nil && tx == nil {
-		return fmt.Errorf("shipping: subscribe %s: nil handler", name)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, taken := d.topic.Subscriber(name); taken {
-		return fmt.Errorf("shipping: subscribe %s: the name is taken", name)
-	}
-	cfg := defaultShipmentConfig()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
-	shipmentUseStore(&cfg, name, tx)
-	s := &shipmentSubscriber{
-		name:     name,
-		h:        h,
-		tx:       tx,
-		versions: cfg.Versions,
-		states:   cfg.States,
-		onSkip:   cfg.OnSkip,
-	}
-	if s.versions == nil {
-		s.versions = runtime.NewMemoryVersionStore[string]()
-	}
-	if s.states == nil {
-		s.states = runtime.NewMemoryStateStore[string]()
-	}
-	rc := runtime.Config[string, ShipmentEvent]{
-		Name:          name,
-		MaxActive:     cfg.MaxActive,
-		Backlog:       cfg.Backlog,
-		Retry:         cfg.Retry,
-		Timeout:       cfg.Timeout,
-		OnExhausted:   cfg.OnExhausted,
-		MaxHeld:       cfg.MaxHeld,
-		MaxHold:       cfg.MaxHold,
-		Parks:         cfg.Parks,
-		DeadLetter:    cfg.DeadLetter,
-		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Shipment",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}},
-		OnOutcome: cfg.OnOutcome,
-		Logger:    cfg.Logger,
-	}
-	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
-		return fmt.Errorf("shipping: subscribe %s: %w", name, err)
-	}
-	if d.subs == nil {
-		d.subs = make(map[string]*shipmentSubscriber)
-	}
-	d.subs[name] = s
-	return nil
+
+// Version returns the last version of key that the subscriber named subscriber
+// (ShipmentFirstSubscriber for the first one) applied, 0 when none yet, as its
+// version guard stores it.
+func (d *ShipmentDispatcher) Version(ctx context.Context, subscriber ShipmentSubscriberName, key string) (uint64, error) {
+	return genimpl.Version(ctx, d.shipmentDispatcher, subscriber, key)
+}
+
+// State returns the current state of key in the subscriber named subscriber
+// (ShipmentFirstSubscriber for the first one), "" when no event set one yet, as
+// its state guard stores it.
+func (d *ShipmentDispatcher) State(ctx context.Context, subscriber ShipmentSubscriberName, key string) (ShipmentState, error) {
+	return genimpl.State[ShipmentState](ctx, d.shipmentDispatcher, subscriber, key)
 }
 
 // ShipmentSubscriberName names a subscriber of a ShipmentDispatcher:
@@ -284,397 +130,77 @@ func ShipmentSubscriberNamed(name string) ShipmentSubscriberName {
 	return ShipmentSubscriberName("Shipment/" + name)
 }
 
-// shipmentBySubscriber returns m, a map of the runtime's by subscriber name,
-// keyed by ShipmentSubscriberName.
-func shipmentBySubscriber[V any](m map[string]V) map[ShipmentSubscriberName]V {
-	out := make(map[ShipmentSubscriberName]V, len(m))
-	for name, v := range m {
-		out[ShipmentSubscriberName(name)] = v
-	}
-	return out
-}
-
-// unknownSubscriber returns the error for a name that names no subscriber of d:
-// with the subscriber whose name differs from it only in case, or else with
-// every subscriber's name.
-func (d *ShipmentDispatcher) unknownSubscriber(name ShipmentSubscriberName) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	names := make([]string, 0, len(d.subs))
-	for known := range d.subs {
-		if strings.EqualFold(known, string(name)) {
-			return fmt.Errorf("shipping: no subscriber named %q (did you mean %s?)", name, known)
-		}
-		names = append(names, known)
-	}
-	slices.Sort(names)
-	return fmt.Errorf("shipping: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
-}
-
-// Flush waits until every event published before the call has an outcome, or is
-// held back on a version gap or parked, in every subscriber, or until ctx ends.
-func (d *ShipmentDispatcher) Flush(ctx context.Context) error {
-	if err := d.topic.Flush(ctx); err != nil {
-		return fmt.Errorf("shipping: %w", err)
-	}
-	return nil
-}
-
-// Close stops accepting events, drains every subscriber and stops their
-// workers. It returns an error when ctx ends before everything finished.
-func (d *ShipmentDispatcher) Close(ctx context.Context) error {
-	return d.topic.Close(ctx)
-}
-
-// Replay re-runs, in order, the parked events of key in every subscriber where
-// key is parked, and unparks it where all succeed. It returns an error wrapping
-// runtime.ErrNotParked when key is parked nowhere.
-func (d *ShipmentDispatcher) Replay(ctx context.Context, key string) error {
-	if err := d.topic.Replay(ctx, key); err != nil {
-		return fmt.Errorf("shipping: %w", err)
-	}
-	return nil
-}
-
-// Discard removes the parked events of key in every subscriber where key is
-// parked (their outcome: runtime.Discarded), unparks it, and returns how many
-// events it removed. It returns an error wrapping runtime.ErrNotParked when key
-// is parked nowhere.
-func (d *ShipmentDispatcher) Discard(ctx context.Context, key string) (int, error) {
-	n, err := d.topic.Discard(ctx, key)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-// CancelAttempt ends, in every subscriber where a handler of key is in an
-// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
-// which the handler sees as context.Cause(ctx); the retry policy, then the
-// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
-// attempt of key runs anywhere.
-func (d *ShipmentDispatcher) CancelAttempt(key string, cause error) error {
-	if err := d.topic.CancelAttempt(key, cause); err != nil {
-		return fmt.Errorf("shipping: %w", err)
-	}
-	return nil
-}
-
-// ParkNow parks key now with its pending events, in order, under reason (empty:
-// "parked by an operator"), in every subscriber where it has any, and returns
-// how many events it parked. A handler of key in an attempt is withdrawn: its
-// event parks first, and what it returns is ignored (see
-// runtime.Engine.ParkNow). It returns an error wrapping
-// runtime.ErrNothingPending when key has no pending event anywhere.
-func (d *ShipmentDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
-	n, err := d.topic.ParkNow(ctx, key, reason)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-// ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber (ShipmentFirstSubscriber, or ShipmentSubscriberNamed(name) for the
-// others).
-func (d *ShipmentDispatcher) ParkedKeys(ctx context.Context) (map[ShipmentSubscriberName][]runtime.ParkedKey[string], error) {
-	keys, err := d.topic.ParkedKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("shipping: %w", err)
-	}
-	return shipmentBySubscriber(keys), nil
-}
-
-// ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber (ShipmentFirstSubscriber for the first one).
-func (d *ShipmentDispatcher) ParkedEvents(ctx context.Context, subscriber ShipmentSubscriberName, key string) ([]runtime.ParkedEvent[ShipmentEvent], error) {
-	s, ok := d.topic.Subscriber(string(subscriber))
-	if !ok {
-		return nil, d.unknownSubscriber(subscriber)
-	}
-	events, err := s.ParkedEvents(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("shipping: parked events of %v in %s: %w", key, subscriber, err)
-	}
-	return events, nil
-}
-
-// Health returns nil when no subscriber has a key whose oldest pending event is
-// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
-// readiness probe or an alert can use it as it is.
-func (d *ShipmentDispatcher) Health(age time.Duration) error {
-	return d.topic.Health(age)
-}
-
-// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
-// each subscriber that has any, with the age of their oldest pending event: a
-// rising age on steady traffic means a hot or stuck key.
-func (d *ShipmentDispatcher) TopBacklog(n int) map[ShipmentSubscriberName][]runtime.KeyBacklog[string] {
-	return shipmentBySubscriber(d.topic.TopBacklog(n))
-}
-
-// Stuck returns, by subscriber, the keys whose oldest pending event is older
-// than age, in each subscriber that has any (what Health reports).
-func (d *ShipmentDispatcher) Stuck(age time.Duration) map[ShipmentSubscriberName][]runtime.KeyBacklog[string] {
-	return shipmentBySubscriber(d.topic.Stuck(age))
-}
-
-// Version returns the last version of key that the subscriber named subscriber
-// (ShipmentFirstSubscriber for the first one) applied, 0 when none yet, as its
-// version guard stores it.
-func (d *ShipmentDispatcher) Version(ctx context.Context, subscriber ShipmentSubscriberName, key string) (uint64, error) {
-	s, err := d.subscriber(subscriber)
-	if err != nil {
-		return 0, err
-	}
-	v, err := s.versions.Version(ctx, key)
-	if err != nil {
-		return 0, fmt.Errorf("shipping: version of %v in %s: %w", key, subscriber, err)
-	}
-	return v, nil
-}
-
-// State returns the current state of key in the subscriber named subscriber
-// (ShipmentFirstSubscriber for the first one), "" when no event set one yet, as
-// its state guard stores it.
-func (d *ShipmentDispatcher) State(ctx context.Context, subscriber ShipmentSubscriberName, key string) (ShipmentState, error) {
-	s, err := d.subscriber(subscriber)
-	if err != nil {
-		return "", err
-	}
-	state, err := s.states.State(ctx, key)
-	if err != nil {
-		return "", fmt.Errorf("shipping: state of %v in %s: %w", key, subscriber, err)
-	}
-	return ShipmentState(state), nil
-}
-
-// subscriber returns the subscriber named name.
-func (d *ShipmentDispatcher) subscriber(name ShipmentSubscriberName) (*shipmentSubscriber, error) {
-	d.mu.Lock()
-	s, ok := d.subs[string(name)]
-	d.mu.Unlock()
-	if !ok {
-		return nil, d.unknownSubscriber(name)
-	}
-	return s, nil
-}
-
-// Stats returns a snapshot of the counters of each subscriber, by subscriber
-// (ShipmentFirstSubscriber, or ShipmentSubscriberNamed(name) for the others).
-// Every subscriber sees every published event, so counters are per subscriber;
-// add them up only knowing that.
-func (d *ShipmentDispatcher) Stats() map[ShipmentSubscriberName]runtime.Stats {
-	return shipmentBySubscriber(d.topic.Stats())
-}
-
-// parcelValue returns e as a value of its event type, dereferencing a pointer;
-// nil for a nil e or a nil pointer.
-func parcelValue(e ParcelEvent) ParcelEvent {
-	switch e := e.(type) {
-	case *ParcelBooked:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ParcelScanned:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ParcelLocated:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ParcelDelivered:
-		if e == nil {
-			return nil
-		}
-		return *e
-	}
-	return e
-}
-
-// ParcelConfig configures one subscriber of a ParcelDispatcher.
-// NewParcelDispatcher and Subscribe start from the schema's policies and apply
-// the options in order. A zero or nil field means the runtime's default.
-type ParcelConfig struct {
-	// MaxActive is the number of keys handled at once (schema:
-	// lanes.max_active).
-	MaxActive int
-	// Backlog bounds the pending events (schema: backlog).
-	Backlog runtime.Backlog
-	// Retry is the in-lane retry policy (schema: retry).
-	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema:
-	// timeout).
-	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
-	OnExhausted runtime.ExhaustedPolicy
-	// Logger receives what an operator must see (a key parked, a replay). Nil:
-	// slog.Default().
-	Logger *slog.Logger
-	// MeterProvider, when set, receives the subscriber's metrics (see the
-	// runtime's Metric constants), with the entity as
-	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
-	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
-	// nothing is recorded.
-	MeterProvider meter.Provider
-	// States stores the current state of each Parcel. Nil: a new in-memory
-	// store. Give each subscriber its own store.
-	States runtime.StateStore[string]
-	// Parks stores the parked events. Nil: the runtime's in-memory store.
-	Parks runtime.ParkStore[string, ParcelEvent]
-	// DeadLetter receives the events that failed for good under the
-	// runtime.SendToDeadLetter policy; that policy requires it.
-	DeadLetter runtime.DeadLetterSink[string, ParcelEvent]
-	// Store, when set, keeps the subscriber's versions, states and parked
-	// events durably (runtime/sqlstore), in the namespace of the subscriber's
-	// name ("Parcel", "Parcel/name"); Versions, States and Parks set here win
-	// over it. NewParcelTxDispatcher and SubscribeTx set it to their store.
-	Store durable.Store
-	// OnOutcome, when set, is told the outcome of each event the subscriber
-	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
-	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
-	// on every subscriber to learn when its records are finished; SubmitTagged
-	// refuses to run while a subscriber has none. It must be fast and must not
-	// block (see runtime.OutcomeFunc).
-	OnOutcome runtime.OutcomeFunc[string]
-	// OnSkip, when set, is told each event the subscriber's guards skip, with
-	// the guard's reason: a late transition, a move to the current state (a
-	// duplicate, without a version) or an event outside the states its in:
-	// lists. An unimplemented event's acknowledgement is not a guard's skip. It
-	// is told when the guards decide, so an attempt that runs again (a failed
-	// batch, a group's work, a failed commit) may tell it again. The test kit's
-	// in-order run sets it, to fail on an event skipped in publication order
-	// (almost always a schema mistake). It is called from the subscriber's
-	// workers: it must be fast and must not block.
-	OnSkip func(key string, ev ParcelEvent, reason string)
-}
-
-// ParcelOption changes a ParcelConfig before a subscriber starts.
-type ParcelOption func(*ParcelConfig)
-
-// defaultParcelConfig returns the schema's policies for Parcel.
-func defaultParcelConfig() ParcelConfig {
-	return ParcelConfig{
-		MaxActive: 256,
-		Backlog: runtime.Backlog{
-			PerKey:   1000,
-			Total:    100000,
-			WhenFull: runtime.Reject,
-		},
-		Retry: runtime.Retry{
-			Attempts:   5,
-			Initial:    10 * time.Millisecond,
-			Max:        2 * time.Second,
-			Multiplier: 2.0,
-		},
+// parcelEntity describes Parcel to the generic wiring of runtime/genimpl: its
+// names, its states, its events' rules (kind, target state, in:, Go type) and
+// the schema's policies, which every ParcelConfig starts from.
+var parcelEntity = &genimpl.Entity[string, ParcelEvent]{
+	Package: "shipping", Name: "Parcel", KeyField: "ParcelID",
+	States: []string{"Booked", "InTransit", "Delivered"},
+	Events: []genimpl.EventRule[ParcelEvent]{
+		{Name: "ParcelBooked", To: "Booked", Type: genimpl.Of[ParcelBooked, ParcelEvent]()},
+		{Name: "ParcelScanned", To: "InTransit", Type: genimpl.Of[ParcelScanned, ParcelEvent]()},
+		{Name: "ParcelLocated", In: []string{"InTransit"}, Type: genimpl.Of[ParcelLocated, ParcelEvent]()},
+		{Name: "ParcelDelivered", To: "Delivered", Type: genimpl.Of[ParcelDelivered, ParcelEvent]()},
+	},
+	Defaults: ParcelConfig{
+		MaxActive:   256,
+		Backlog:     runtime.Backlog{PerKey: 1000, Total: 100000, WhenFull: runtime.Reject},
+		Retry:       runtime.Retry{Attempts: 5, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
-	}
+	},
 }
+
+// ParcelConfig configures one subscriber of a ParcelDispatcher:
+// NewParcelDispatcher and Subscribe start from the schema's policies
+// (parcelEntity.Defaults) and apply the options in order. A zero or nil field
+// means the runtime's default. Its fields are genimpl.Config's.
+type ParcelConfig = genimpl.Config[string, ParcelEvent]
+
+// ParcelOption changes a ParcelConfig before a subscriber starts.
+type ParcelOption = genimpl.Option[string, ParcelEvent]
 
 // ParcelDispatcher delivers Parcel events to per-key lanes: the events of one
-// key are handled one at a time in publication order, events of different keys
-// in parallel. Each subscriber has its own lanes, guards and stores, so a slow
-// or parked subscriber delays no other. It is safe for concurrent use.
+// key are handled one at a time in publication order, behind the schema's
+// guards, events of different keys in parallel. Each subscriber has its own
+// lanes, guards and stores, so a slow or parked subscriber delays no other. It
+// is safe for concurrent use.
+//
+// Besides the methods below, it has those of the genimpl.Dispatcher it embeds,
+// documented there: Publish (any Parcel event), Flush, Close, Replay, Discard,
+// ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and Inspector,
+// and, for transports, SubmitTagged, Withdraw and Subscriptions; their maps are
+// keyed by ParcelSubscriberName.
 type ParcelDispatcher struct {
-	topic *runtime.Topic[string, ParcelEvent]
-	mu    sync.Mutex                   // serialises subscribe (a name is taken once) and guards subs
-	subs  map[string]*parcelSubscriber // by name
+	*parcelDispatcher
 }
 
-// parcelSubscriber is one subscriber of a ParcelDispatcher: its name, its
-// handler and the stores of its guards.
-type parcelSubscriber struct {
-	name            string
-	h               ParcelHandler
-	tx              *parcelTx
-	states          runtime.StateStore[string]
-	onSkip          func(key string, ev ParcelEvent, reason string) // the config's OnSkip
-	log             *slog.Logger                                    // the config's Logger
-	duplicateLogged atomic.Bool                                     // set by the first skip of a move to the current state
-}
+// parcelDispatcher is the generic dispatcher that ParcelDispatcher embeds.
+type parcelDispatcher = genimpl.Dispatcher[string, ParcelEvent, ParcelSubscriberName]
 
 // NewParcelDispatcher returns a dispatcher whose first subscriber, named
 // "Parcel", is h, configured with the schema's policies changed by opts. Close
 // it when done.
 func NewParcelDispatcher(h ParcelHandler, opts ...ParcelOption) (*ParcelDispatcher, error) {
-	d := &ParcelDispatcher{topic: runtime.NewTopic[string, ParcelEvent]()}
-	if err := d.subscribe("Parcel", h, nil, opts); err != nil {
+	d, err := genimpl.New[ParcelSubscriberName](parcelEntity, parcelHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &ParcelDispatcher{d}, nil
 }
 
 // Subscribe adds a subscriber: h receives every event published from now on, in
 // its own lanes, with its own guard stores. Its runtime name is "Parcel/"
 // followed by name; names must be unique.
 func (d *ParcelDispatcher) Subscribe(name string, h ParcelHandler, opts ...ParcelOption) error {
-	if name == "" {
-		return fmt.Errorf("shipping: subscribe to Parcel: empty subscriber name")
-	}
-	return d.subscribe("Parcel/"+name, h, nil, opts)
+	return genimpl.Subscribe(d.parcelDispatcher, name, parcelHandler(h), opts)
 }
-func (d *ParcelDispatcher) subscribe(name string, h ParcelHandler, tx *parcelTx, opts []ParcelOption) error {
-	if h == nil && tx == nil {
-		return fmt.Errorf("shipping: subscribe %s: nil handler", name)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, taken := d.topic.Subscriber(name); taken {
-		return fmt.Errorf("shipping: subscribe %s: the name is taken", name)
-	}
-	cfg := defaultParcelConfig()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
-	parcelUseStore(&cfg, name, tx)
-	s := &parcelSubscriber{
-		name:   name,
-		h:      h,
-		tx:     tx,
-		states: cfg.States,
-		onSkip: cfg.OnSkip,
-		log:    cfg.Logger,
-	}
-	if s.states == nil {
-		s.states = runtime.NewMemoryStateStore[string]()
-	}
-	rc := runtime.Config[string, ParcelEvent]{
-		Name:          name,
-		MaxActive:     cfg.MaxActive,
-		Backlog:       cfg.Backlog,
-		Retry:         cfg.Retry,
-		Timeout:       cfg.Timeout,
-		OnExhausted:   cfg.OnExhausted,
-		Parks:         cfg.Parks,
-		DeadLetter:    cfg.DeadLetter,
-		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Parcel",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}},
-		OnOutcome: cfg.OnOutcome,
-		Logger:    cfg.Logger,
-	}
-	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
-		return fmt.Errorf("shipping: subscribe %s: %w", name, err)
-	}
-	if d.subs == nil {
-		d.subs = make(map[string]*parcelSubscriber)
-	}
-	d.subs[name] = s
-	return nil
+
+// State returns the current state of key in the subscriber named subscriber
+// (ParcelFirstSubscriber for the first one), "" when no event set one yet, as
+// its state guard stores it.
+func (d *ParcelDispatcher) State(ctx context.Context, subscriber ParcelSubscriberName, key string) (ParcelState, error) {
+	return genimpl.State[ParcelState](ctx, d.parcelDispatcher, subscriber, key)
 }
 
 // ParcelSubscriberName names a subscriber of a ParcelDispatcher:
@@ -698,460 +224,92 @@ func ParcelSubscriberNamed(name string) ParcelSubscriberName {
 	return ParcelSubscriberName("Parcel/" + name)
 }
 
-// parcelBySubscriber returns m, a map of the runtime's by subscriber name,
-// keyed by ParcelSubscriberName.
-func parcelBySubscriber[V any](m map[string]V) map[ParcelSubscriberName]V {
-	out := make(map[ParcelSubscriberName]V, len(m))
-	for name, v := range m {
-		out[ParcelSubscriberName(name)] = v
-	}
-	return out
-}
-
-// unknownSubscriber returns the error for a name that names no subscriber of d:
-// with the subscriber whose name differs from it only in case, or else with
-// every subscriber's name.
-func (d *ParcelDispatcher) unknownSubscriber(name ParcelSubscriberName) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	names := make([]string, 0, len(d.subs))
-	for known := range d.subs {
-		if strings.EqualFold(known, string(name)) {
-			return fmt.Errorf("shipping: no subscriber named %q (did you mean %s?)", name, known)
-		}
-		names = append(names, known)
-	}
-	slices.Sort(names)
-	return fmt.Errorf("shipping: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
-}
-
-// Flush waits until every event published before the call has an outcome, or is
-// held back on a version gap or parked, in every subscriber, or until ctx ends.
-func (d *ParcelDispatcher) Flush(ctx context.Context) error {
-	if err := d.topic.Flush(ctx); err != nil {
-		return fmt.Errorf("shipping: %w", err)
-	}
-	return nil
-}
-
-// Close stops accepting events, drains every subscriber and stops their
-// workers. It returns an error when ctx ends before everything finished.
-func (d *ParcelDispatcher) Close(ctx context.Context) error {
-	return d.topic.Close(ctx)
-}
-
-// Replay re-runs, in order, the parked events of key in every subscriber where
-// key is parked, and unparks it where all succeed. It returns an error wrapping
-// runtime.ErrNotParked when key is parked nowhere.
-func (d *ParcelDispatcher) Replay(ctx context.Context, key string) error {
-	if err := d.topic.Replay(ctx, key); err != nil {
-		return fmt.Errorf("shipping: %w", err)
-	}
-	return nil
-}
-
-// Discard removes the parked events of key in every subscriber where key is
-// parked (their outcome: runtime.Discarded), unparks it, and returns how many
-// events it removed. It returns an error wrapping runtime.ErrNotParked when key
-// is parked nowhere.
-func (d *ParcelDispatcher) Discard(ctx context.Context, key string) (int, error) {
-	n, err := d.topic.Discard(ctx, key)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-// CancelAttempt ends, in every subscriber where a handler of key is in an
-// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
-// which the handler sees as context.Cause(ctx); the retry policy, then the
-// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
-// attempt of key runs anywhere.
-func (d *ParcelDispatcher) CancelAttempt(key string, cause error) error {
-	if err := d.topic.CancelAttempt(key, cause); err != nil {
-		return fmt.Errorf("shipping: %w", err)
-	}
-	return nil
-}
-
-// ParkNow parks key now with its pending events, in order, under reason (empty:
-// "parked by an operator"), in every subscriber where it has any, and returns
-// how many events it parked. A handler of key in an attempt is withdrawn: its
-// event parks first, and what it returns is ignored (see
-// runtime.Engine.ParkNow). It returns an error wrapping
-// runtime.ErrNothingPending when key has no pending event anywhere.
-func (d *ParcelDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
-	n, err := d.topic.ParkNow(ctx, key, reason)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-// ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber (ParcelFirstSubscriber, or ParcelSubscriberNamed(name) for the
-// others).
-func (d *ParcelDispatcher) ParkedKeys(ctx context.Context) (map[ParcelSubscriberName][]runtime.ParkedKey[string], error) {
-	keys, err := d.topic.ParkedKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("shipping: %w", err)
-	}
-	return parcelBySubscriber(keys), nil
-}
-
-// ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber (ParcelFirstSubscriber for the first one).
-func (d *ParcelDispatcher) ParkedEvents(ctx context.Context, subscriber ParcelSubscriberName, key string) ([]runtime.ParkedEvent[ParcelEvent], error) {
-	s, ok := d.topic.Subscriber(string(subscriber))
-	if !ok {
-		return nil, d.unknownSubscriber(subscriber)
-	}
-	events, err := s.ParkedEvents(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("shipping: parked events of %v in %s: %w", key, subscriber, err)
-	}
-	return events, nil
-}
-
-// Health returns nil when no subscriber has a key whose oldest pending event is
-// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
-// readiness probe or an alert can use it as it is.
-func (d *ParcelDispatcher) Health(age time.Duration) error {
-	return d.topic.Health(age)
-}
-
-// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
-// each subscriber that has any, with the age of their oldest pending event: a
-// rising age on steady traffic means a hot or stuck key.
-func (d *ParcelDispatcher) TopBacklog(n int) map[ParcelSubscriberName][]runtime.KeyBacklog[string] {
-	return parcelBySubscriber(d.topic.TopBacklog(n))
-}
-
-// Stuck returns, by subscriber, the keys whose oldest pending event is older
-// than age, in each subscriber that has any (what Health reports).
-func (d *ParcelDispatcher) Stuck(age time.Duration) map[ParcelSubscriberName][]runtime.KeyBacklog[string] {
-	return parcelBySubscriber(d.topic.Stuck(age))
-}
-
-// State returns the current state of key in the subscriber named subscriber
-// (ParcelFirstSubscriber for the first one), "" when no event set one yet, as
-// its state guard stores it.
-func (d *ParcelDispatcher) State(ctx context.Context, subscriber ParcelSubscriberName, key string) (ParcelState, error) {
-	s, err := d.subscriber(subscriber)
-	if err != nil {
-		return "", err
-	}
-	state, err := s.states.State(ctx, key)
-	if err != nil {
-		return "", fmt.Errorf("shipping: state of %v in %s: %w", key, subscriber, err)
-	}
-	return ParcelState(state), nil
-}
-
-// subscriber returns the subscriber named name.
-func (d *ParcelDispatcher) subscriber(name ParcelSubscriberName) (*parcelSubscriber, error) {
-	d.mu.Lock()
-	s, ok := d.subs[string(name)]
-	d.mu.Unlock()
-	if !ok {
-		return nil, d.unknownSubscriber(name)
-	}
-	return s, nil
-}
-
-// Stats returns a snapshot of the counters of each subscriber, by subscriber
-// (ParcelFirstSubscriber, or ParcelSubscriberNamed(name) for the others). Every
-// subscriber sees every published event, so counters are per subscriber; add
-// them up only knowing that.
-func (d *ParcelDispatcher) Stats() map[ParcelSubscriberName]runtime.Stats {
-	return parcelBySubscriber(d.topic.Stats())
-}
-
-// containerValue returns e as a value of its event type, dereferencing a
-// pointer; nil for a nil e or a nil pointer.
-func containerValue(e ContainerEvent) ContainerEvent {
-	switch e := e.(type) {
-	case *ContainerLoaded:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ContainerSailed:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ContainerPositioned:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ContainerUnloaded:
-		if e == nil {
-			return nil
-		}
-		return *e
-	}
-	return e
-}
-
-// ContainerConfig configures one subscriber of a ContainerDispatcher.
-// NewContainerDispatcher and Subscribe start from the schema's policies and
-// apply the options in order. A zero or nil field means the runtime's default.
-type ContainerConfig struct {
-	// MaxActive is the number of keys handled at once (schema:
-	// lanes.max_active).
-	MaxActive int
-	// Backlog bounds the pending events (schema: backlog).
-	Backlog runtime.Backlog
-	// Retry is the in-lane retry policy (schema: retry).
-	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema:
-	// timeout).
-	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
-	OnExhausted runtime.ExhaustedPolicy
-	// MaxHeld bounds the events of one key held back on a version gap; a key
-	// that would hold more is parked (schema: resequencer.max_events).
-	MaxHeld int
-	// MaxHold bounds how long an event is held back on a version gap; then the
-	// key is parked (schema: resequencer.max_wait).
-	MaxHold time.Duration
-	// BatchSize is the most events of one key in one call of the batch handler
-	// (schema: batch.max_events).
-	BatchSize int
-	// Linger is how long a batch waits for more events of its key before the
-	// handler gets fewer than BatchSize; zero: no wait (schema: batch.linger).
-	Linger time.Duration
-	// Group configures the group commit of a transactional subscriber
-	// (NewContainerTxDispatcher, SubscribeTx; schema: group): a
-	// groupcommit.Committer commits the work of many keys in one transaction,
-	// up to MaxEvents events, after waiting up to Linger for more keys. Name,
-	// MeterProvider and Logger default to the subscriber's; the subscriber's
-	// metric attributes come before MetricAttributes. Other subscribers ignore
-	// it.
-	Group groupcommit.Config
-	// Logger receives what an operator must see (a key parked, a replay). Nil:
-	// slog.Default().
-	Logger *slog.Logger
-	// MeterProvider, when set, receives the subscriber's metrics (see the
-	// runtime's Metric constants), with the entity as
-	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
-	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
-	// nothing is recorded.
-	MeterProvider meter.Provider
-	// Versions stores the last applied version of each Container. Nil: a new
-	// in-memory store. Give each subscriber its own store.
-	Versions runtime.VersionStore[string]
-	// States stores the current state of each Container. Nil: a new in-memory
-	// store. Give each subscriber its own store.
-	States runtime.StateStore[string]
-	// Parks stores the parked events. Nil: the runtime's in-memory store.
-	Parks runtime.ParkStore[string, ContainerEvent]
-	// DeadLetter receives the events that failed for good under the
-	// runtime.SendToDeadLetter policy; that policy requires it.
-	DeadLetter runtime.DeadLetterSink[string, ContainerEvent]
-	// Store, when set, keeps the subscriber's versions, states and parked
-	// events durably (runtime/sqlstore), in the namespace of the subscriber's
-	// name ("Container", "Container/name"); Versions, States and Parks set here
-	// win over it. NewContainerTxDispatcher and SubscribeTx set it to their
-	// store.
-	Store durable.Store
-	// OnOutcome, when set, is told the outcome of each event the subscriber
-	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
-	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
-	// on every subscriber to learn when its records are finished; SubmitTagged
-	// refuses to run while a subscriber has none. It must be fast and must not
-	// block (see runtime.OutcomeFunc).
-	OnOutcome runtime.OutcomeFunc[string]
-	// OnSkip, when set, is told each event the subscriber's guards skip, with
-	// the guard's reason: a duplicate or stale version, a late transition or an
-	// event outside the states its in: lists. An unimplemented event's
-	// acknowledgement is not a guard's skip. It is told when the guards decide,
-	// so an attempt that runs again (a failed batch, a group's work, a failed
-	// commit) may tell it again. The test kit's in-order run sets it, to fail
-	// on an event skipped in publication order (almost always a schema
-	// mistake). It is called from the subscriber's workers: it must be fast and
-	// must not block.
-	OnSkip func(key string, ev ContainerEvent, reason string)
-}
-
-// ContainerOption changes a ContainerConfig before a subscriber starts.
-type ContainerOption func(*ContainerConfig)
-
-// defaultContainerConfig returns the schema's policies for Container.
-func defaultContainerConfig() ContainerConfig {
-	return ContainerConfig{
-		MaxActive: 256,
-		Backlog: runtime.Backlog{
-			PerKey:   1000,
-			Total:    100000,
-			WhenFull: runtime.Reject,
-		},
-		Retry: runtime.Retry{
-			Attempts:   5,
-			Initial:    10 * time.Millisecond,
-			Max:        2 * time.Second,
-			Multiplier: 2.0,
-		},
+// containerEntity describes Container to the generic wiring of runtime/genimpl:
+// its names, its states, its events' rules (kind, target state, in:, Go type)
+// and the schema's policies, which every ContainerConfig starts from.
+var containerEntity = &genimpl.Entity[string, ContainerEvent]{
+	Package: "shipping", Name: "Container", KeyField: "ContainerID", VersionField: "Version",
+	Version: ContainerEvent.EventVersion,
+	States:  []string{"Loading", "AtSea", "Unloaded"},
+	Events: []genimpl.EventRule[ContainerEvent]{
+		{Name: "ContainerLoaded", To: "Loading", Type: genimpl.Of[ContainerLoaded, ContainerEvent]()},
+		{Name: "ContainerSailed", To: "AtSea", Type: genimpl.Of[ContainerSailed, ContainerEvent]()},
+		{Name: "ContainerPositioned", In: []string{"AtSea"}, Type: genimpl.Of[ContainerPositioned, ContainerEvent]()},
+		{Name: "ContainerUnloaded", To: "Unloaded", Type: genimpl.Of[ContainerUnloaded, ContainerEvent]()},
+	},
+	Batch: true, Group: true,
+	Defaults: ContainerConfig{
+		MaxActive:   256,
+		Backlog:     runtime.Backlog{PerKey: 1000, Total: 100000, WhenFull: runtime.Reject},
+		Retry:       runtime.Retry{Attempts: 5, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
 		BatchSize:   16,
 		Linger:      0 * time.Hour,
-		Group:       groupcommit.Config{},
-	}
+		Group:       genimpl.GroupConfig{},
+	},
 }
+
+// ContainerConfig configures one subscriber of a ContainerDispatcher:
+// NewContainerDispatcher and Subscribe start from the schema's policies
+// (containerEntity.Defaults) and apply the options in order. A zero or nil
+// field means the runtime's default. Its fields are genimpl.Config's.
+type ContainerConfig = genimpl.Config[string, ContainerEvent]
+
+// ContainerOption changes a ContainerConfig before a subscriber starts.
+type ContainerOption = genimpl.Option[string, ContainerEvent]
 
 // ContainerDispatcher delivers Container events to per-key lanes: the events of
 // one key are handled in batches, one batch at a time, in publication order,
-// events of different keys in parallel. Each subscriber has its own lanes,
-// guards and stores, so a slow or parked subscriber delays no other. It is safe
-// for concurrent use.
+// behind the schema's guards, events of different keys in parallel. Each
+// subscriber has its own lanes, guards and stores, so a slow or parked
+// subscriber delays no other. It is safe for concurrent use.
+//
+// Besides the methods below, it has those of the genimpl.Dispatcher it embeds,
+// documented there: Publish (any Container event), Flush, Close, Replay,
+// Discard, ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and
+// Inspector, and, for transports, SubmitTagged, Withdraw and Subscriptions;
+// their maps are keyed by ContainerSubscriberName.
 type ContainerDispatcher struct {
-	topic *runtime.Topic[string, ContainerEvent]
-	mu    sync.Mutex                      // serialises subscribe (a name is taken once) and guards subs
-	subs  map[string]*containerSubscriber // by name
+	*containerDispatcher
 }
 
-// containerSubscriber is one subscriber of a ContainerDispatcher: its name, its
-// handler and the stores of its guards.
-type containerSubscriber struct {
-	name     string
-	h        ContainerHandler
-	tx       *containerTx
-	versions runtime.VersionStore[string]
-	states   runtime.StateStore[string]
-	group    *groupcommit.Committer[*sql.Tx]                    // a transactional subscriber's, nil for the others
-	onSkip   func(key string, ev ContainerEvent, reason string) // the config's OnSkip
-}
+// containerDispatcher is the generic dispatcher that ContainerDispatcher
+// embeds.
+type containerDispatcher = genimpl.Dispatcher[string, ContainerEvent, ContainerSubscriberName]
 
 // NewContainerDispatcher returns a dispatcher whose first subscriber, named
 // "Container", is h, configured with the schema's policies changed by opts.
 // Close it when done.
 func NewContainerDispatcher(h ContainerHandler, opts ...ContainerOption) (*ContainerDispatcher, error) {
-	d := &ContainerDispatcher{topic: runtime.NewTopic[string, ContainerEvent]()}
-	if err := d.subscribe("Container", h, nil, opts); err != nil {
+	d, err := genimpl.New[ContainerSubscriberName](containerEntity, containerHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &ContainerDispatcher{d}, nil
 }
 
 // Subscribe adds a subscriber: h receives every event published from now on, in
 // its own lanes, with its own guard stores. Its runtime name is "Container/"
 // followed by name; names must be unique.
 func (d *ContainerDispatcher) Subscribe(name string, h ContainerHandler, opts ...ContainerOption) error {
-	if name == "" {
-		return fmt.Errorf("shipping: subscribe to Container: empty subscriber name")
-	}
-	return d.subscribe("Container/"+name, h, nil, opts)
+	return genimpl.Subscribe(d.containerDispatcher, name, containerHandler(h), opts)
 }
-func (d *ContainerDispatcher) subscribe(name string, h ContainerHandler, tx *containerTx, opts []ContainerOption) error {
-	if h == nil && tx == nil {
-		return fmt.Errorf("shipping: subscribe %s: nil handler", name)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, taken := d.topic.Subscriber(name); taken {
-		return fmt.Errorf("shipping: subscribe %s: the name is taken", name)
-	}
-	cfg := defaultContainerConfig()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
-	containerUseStore(&cfg, name, tx)
-	s := &containerSubscriber{
-		name:     name,
-		h:        h,
-		tx:       tx,
-		versions: cfg.Versions,
-		states:   cfg.States,
-		onSkip:   cfg.OnSkip,
-	}
-	if s.versions == nil {
-		s.versions = runtime.NewMemoryVersionStore[string]()
-	}
-	if s.states == nil {
-		s.states = runtime.NewMemoryStateStore[string]()
-	}
-	if tx != nil {
-		store, ok := tx.store.(durable.GroupTxStore[*sql.Tx])
-		if !ok {
-			return fmt.Errorf("shipping: subscribe %s: the schema asks for group commit of Container (group:), and store %T is no durable.GroupTxStore[*sql.Tx]", name, tx.store)
-		}
-		gc := cfg.Group
-		if gc.Name == "" {
-			gc.Name = name
-		}
-		if gc.MeterProvider == nil {
-			gc.MeterProvider = cfg.MeterProvider
-		}
-		gc.MetricAttributes = append([]meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Container",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}}, gc.MetricAttributes...)
-		if gc.Logger == nil {
-			gc.Logger = cfg.Logger
-		}
-		group, err := groupcommit.New(store, name, gc)
-		if err != nil {
-			return fmt.Errorf("shipping: subscribe %s: %w", name, err)
-		}
-		s.group = group
-	}
-	rc := runtime.Config[string, ContainerEvent]{
-		Name:          name,
-		MaxActive:     cfg.MaxActive,
-		Backlog:       cfg.Backlog,
-		Retry:         cfg.Retry,
-		Timeout:       cfg.Timeout,
-		OnExhausted:   cfg.OnExhausted,
-		BatchSize:     cfg.BatchSize,
-		Linger:        cfg.Linger,
-		MaxHeld:       cfg.MaxHeld,
-		MaxHold:       cfg.MaxHold,
-		Parks:         cfg.Parks,
-		DeadLetter:    cfg.DeadLetter,
-		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Container",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}},
-		OnOutcome: cfg.OnOutcome,
-		Logger:    cfg.Logger,
-	}
-	var err error
-	if s.group != nil {
-		rc.Linger = 0
-		if limit := cfg.Group.MaxEvents; limit > 0 && rc.BatchSize > limit {
-			rc.BatchSize = limit
-		}
-		_, err = d.topic.SubscribeBatch(s.handleGroup, rc)
-	} else {
-		_, err = d.topic.SubscribeBatch(s.engineHandler(), rc)
-	}
-	if err != nil {
-		if s.group != nil {
-			s.group.Close()
-		}
-		return fmt.Errorf("shipping: subscribe %s: %w", name, err)
-	}
-	if d.subs == nil {
-		d.subs = make(map[string]*containerSubscriber)
-	}
-	d.subs[name] = s
-	return nil
+
+// Version returns the last version of key that the subscriber named subscriber
+// (ContainerFirstSubscriber for the first one) applied, 0 when none yet, as its
+// version guard stores it.
+func (d *ContainerDispatcher) Version(ctx context.Context, subscriber ContainerSubscriberName, key string) (uint64, error) {
+	return genimpl.Version(ctx, d.containerDispatcher, subscriber, key)
+}
+
+// State returns the current state of key in the subscriber named subscriber
+// (ContainerFirstSubscriber for the first one), "" when no event set one yet,
+// as its state guard stores it.
+func (d *ContainerDispatcher) State(ctx context.Context, subscriber ContainerSubscriberName, key string) (ContainerState, error) {
+	return genimpl.State[ContainerState](ctx, d.containerDispatcher, subscriber, key)
 }
 
 // ContainerSubscriberName names a subscriber of a ContainerDispatcher:
@@ -1176,454 +334,78 @@ func ContainerSubscriberNamed(name string) ContainerSubscriberName {
 	return ContainerSubscriberName("Container/" + name)
 }
 
-// containerBySubscriber returns m, a map of the runtime's by subscriber name,
-// keyed by ContainerSubscriberName.
-func containerBySubscriber[V any](m map[string]V) map[ContainerSubscriberName]V {
-	out := make(map[ContainerSubscriberName]V, len(m))
-	for name, v := range m {
-		out[ContainerSubscriberName(name)] = v
-	}
-	return out
-}
-
-// unknownSubscriber returns the error for a name that names no subscriber of d:
-// with the subscriber whose name differs from it only in case, or else with
-// every subscriber's name.
-func (d *ContainerDispatcher) unknownSubscriber(name ContainerSubscriberName) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	names := make([]string, 0, len(d.subs))
-	for known := range d.subs {
-		if strings.EqualFold(known, string(name)) {
-			return fmt.Errorf("shipping: no subscriber named %q (did you mean %s?)", name, known)
-		}
-		names = append(names, known)
-	}
-	slices.Sort(names)
-	return fmt.Errorf("shipping: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
-}
-
-// Flush waits until every event published before the call has an outcome, or is
-// held back on a version gap or parked, in every subscriber, or until ctx ends.
-func (d *ContainerDispatcher) Flush(ctx context.Context) error {
-	if err := d.topic.Flush(ctx); err != nil {
-		return fmt.Errorf("shipping: %w", err)
-	}
-	return nil
-}
-
-// Close stops accepting events, drains every subscriber and stops their
-// workers, then closes the transactional subscribers' committers (group
-// commit). It returns an error when ctx ends before everything finished.
-func (d *ContainerDispatcher) Close(ctx context.Context) error {
-	err := d.topic.Close(ctx)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, name := range slices.Sorted(maps.Keys(d.subs)) {
-		if s := d.subs[name]; s.group != nil {
-			if cerr := s.group.Close(); cerr != nil {
-				err = errors.Join(err, fmt.Errorf("shipping: close %s: %w", name, cerr))
-			}
-		}
-	}
-	return err
-}
-
-// Replay re-runs, in order, the parked events of key in every subscriber where
-// key is parked, and unparks it where all succeed. It returns an error wrapping
-// runtime.ErrNotParked when key is parked nowhere.
-func (d *ContainerDispatcher) Replay(ctx context.Context, key string) error {
-	if err := d.topic.Replay(ctx, key); err != nil {
-		return fmt.Errorf("shipping: %w", err)
-	}
-	return nil
-}
-
-// Discard removes the parked events of key in every subscriber where key is
-// parked (their outcome: runtime.Discarded), unparks it, and returns how many
-// events it removed. It returns an error wrapping runtime.ErrNotParked when key
-// is parked nowhere.
-func (d *ContainerDispatcher) Discard(ctx context.Context, key string) (int, error) {
-	n, err := d.topic.Discard(ctx, key)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-// CancelAttempt ends, in every subscriber where a handler of key is in an
-// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
-// which the handler sees as context.Cause(ctx); the retry policy, then the
-// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
-// attempt of key runs anywhere.
-func (d *ContainerDispatcher) CancelAttempt(key string, cause error) error {
-	if err := d.topic.CancelAttempt(key, cause); err != nil {
-		return fmt.Errorf("shipping: %w", err)
-	}
-	return nil
-}
-
-// ParkNow parks key now with its pending events, in order, under reason (empty:
-// "parked by an operator"), in every subscriber where it has any, and returns
-// how many events it parked. A handler of key in an attempt is withdrawn: its
-// event parks first, and what it returns is ignored (see
-// runtime.Engine.ParkNow). It returns an error wrapping
-// runtime.ErrNothingPending when key has no pending event anywhere.
-func (d *ContainerDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
-	n, err := d.topic.ParkNow(ctx, key, reason)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-// ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber (ContainerFirstSubscriber, or ContainerSubscriberNamed(name) for
-// the others).
-func (d *ContainerDispatcher) ParkedKeys(ctx context.Context) (map[ContainerSubscriberName][]runtime.ParkedKey[string], error) {
-	keys, err := d.topic.ParkedKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("shipping: %w", err)
-	}
-	return containerBySubscriber(keys), nil
-}
-
-// ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber (ContainerFirstSubscriber for the first one).
-func (d *ContainerDispatcher) ParkedEvents(ctx context.Context, subscriber ContainerSubscriberName, key string) ([]runtime.ParkedEvent[ContainerEvent], error) {
-	s, ok := d.topic.Subscriber(string(subscriber))
-	if !ok {
-		return nil, d.unknownSubscriber(subscriber)
-	}
-	events, err := s.ParkedEvents(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("shipping: parked events of %v in %s: %w", key, subscriber, err)
-	}
-	return events, nil
-}
-
-// Health returns nil when no subscriber has a key whose oldest pending event is
-// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
-// readiness probe or an alert can use it as it is.
-func (d *ContainerDispatcher) Health(age time.Duration) error {
-	return d.topic.Health(age)
-}
-
-// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
-// each subscriber that has any, with the age of their oldest pending event: a
-// rising age on steady traffic means a hot or stuck key.
-func (d *ContainerDispatcher) TopBacklog(n int) map[ContainerSubscriberName][]runtime.KeyBacklog[string] {
-	return containerBySubscriber(d.topic.TopBacklog(n))
-}
-
-// Stuck returns, by subscriber, the keys whose oldest pending event is older
-// than age, in each subscriber that has any (what Health reports).
-func (d *ContainerDispatcher) Stuck(age time.Duration) map[ContainerSubscriberName][]runtime.KeyBacklog[string] {
-	return containerBySubscriber(d.topic.Stuck(age))
-}
-
-// Version returns the last version of key that the subscriber named subscriber
-// (ContainerFirstSubscriber for the first one) applied, 0 when none yet, as its
-// version guard stores it.
-func (d *ContainerDispatcher) Version(ctx context.Context, subscriber ContainerSubscriberName, key string) (uint64, error) {
-	s, err := d.subscriber(subscriber)
-	if err != nil {
-		return 0, err
-	}
-	v, err := s.versions.Version(ctx, key)
-	if err != nil {
-		return 0, fmt.Errorf("shipping: version of %v in %s: %w", key, subscriber, err)
-	}
-	return v, nil
-}
-
-// State returns the current state of key in the subscriber named subscriber
-// (ContainerFirstSubscriber for the first one), "" when no event set one yet,
-// as its state guard stores it.
-func (d *ContainerDispatcher) State(ctx context.Context, subscriber ContainerSubscriberName, key string) (ContainerState, error) {
-	s, err := d.subscriber(subscriber)
-	if err != nil {
-		return "", err
-	}
-	state, err := s.states.State(ctx, key)
-	if err != nil {
-		return "", fmt.Errorf("shipping: state of %v in %s: %w", key, subscriber, err)
-	}
-	return ContainerState(state), nil
-}
-
-// subscriber returns the subscriber named name.
-func (d *ContainerDispatcher) subscriber(name ContainerSubscriberName) (*containerSubscriber, error) {
-	d.mu.Lock()
-	s, ok := d.subs[string(name)]
-	d.mu.Unlock()
-	if !ok {
-		return nil, d.unknownSubscriber(name)
-	}
-	return s, nil
-}
-
-// Stats returns a snapshot of the counters of each subscriber, by subscriber
-// (ContainerFirstSubscriber, or ContainerSubscriberNamed(name) for the others).
-// Every subscriber sees every published event, so counters are per subscriber;
-// add them up only knowing that.
-func (d *ContainerDispatcher) Stats() map[ContainerSubscriberName]runtime.Stats {
-	return containerBySubscriber(d.topic.Stats())
-}
-
-// crateValue returns e as a value of its event type, dereferencing a pointer;
-// nil for a nil e or a nil pointer.
-func crateValue(e CrateEvent) CrateEvent {
-	switch e := e.(type) {
-	case *CratePacked:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *CrateWeighed:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *CrateShipped:
-		if e == nil {
-			return nil
-		}
-		return *e
-	}
-	return e
-}
-
-// CrateConfig configures one subscriber of a CrateDispatcher.
-// NewCrateDispatcher and Subscribe start from the schema's policies and apply
-// the options in order. A zero or nil field means the runtime's default.
-type CrateConfig struct {
-	// MaxActive is the number of keys handled at once (schema:
-	// lanes.max_active).
-	MaxActive int
-	// Backlog bounds the pending events (schema: backlog).
-	Backlog runtime.Backlog
-	// Retry is the in-lane retry policy (schema: retry).
-	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema:
-	// timeout).
-	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
-	OnExhausted runtime.ExhaustedPolicy
-	// Group configures the group commit of a transactional subscriber
-	// (NewCrateTxDispatcher, SubscribeTx; schema: group): a
-	// groupcommit.Committer commits the work of many keys in one transaction,
-	// up to MaxEvents events, after waiting up to Linger for more keys. Name,
-	// MeterProvider and Logger default to the subscriber's; the subscriber's
-	// metric attributes come before MetricAttributes. Other subscribers ignore
-	// it.
-	Group groupcommit.Config
-	// Logger receives what an operator must see (a key parked, a replay). Nil:
-	// slog.Default().
-	Logger *slog.Logger
-	// MeterProvider, when set, receives the subscriber's metrics (see the
-	// runtime's Metric constants), with the entity as
-	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
-	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
-	// nothing is recorded.
-	MeterProvider meter.Provider
-	// States stores the current state of each Crate. Nil: a new in-memory
-	// store. Give each subscriber its own store.
-	States runtime.StateStore[int64]
-	// Parks stores the parked events. Nil: the runtime's in-memory store.
-	Parks runtime.ParkStore[int64, CrateEvent]
-	// DeadLetter receives the events that failed for good under the
-	// runtime.SendToDeadLetter policy; that policy requires it.
-	DeadLetter runtime.DeadLetterSink[int64, CrateEvent]
-	// Store, when set, keeps the subscriber's versions, states and parked
-	// events durably (runtime/sqlstore), in the namespace of the subscriber's
-	// name ("Crate", "Crate/name"); Versions, States and Parks set here win
-	// over it. NewCrateTxDispatcher and SubscribeTx set it to their store.
-	Store durable.Store
-	// OnOutcome, when set, is told the outcome of each event the subscriber
-	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
-	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
-	// on every subscriber to learn when its records are finished; SubmitTagged
-	// refuses to run while a subscriber has none. It must be fast and must not
-	// block (see runtime.OutcomeFunc).
-	OnOutcome runtime.OutcomeFunc[int64]
-	// OnSkip, when set, is told each event the subscriber's guards skip, with
-	// the guard's reason: a late transition, a move to the current state (a
-	// duplicate, without a version) or an event outside the states its in:
-	// lists. An unimplemented event's acknowledgement is not a guard's skip. It
-	// is told when the guards decide, so an attempt that runs again (a failed
-	// batch, a group's work, a failed commit) may tell it again. The test kit's
-	// in-order run sets it, to fail on an event skipped in publication order
-	// (almost always a schema mistake). It is called from the subscriber's
-	// workers: it must be fast and must not block.
-	OnSkip func(key int64, ev CrateEvent, reason string)
-}
-
-// CrateOption changes a CrateConfig before a subscriber starts.
-type CrateOption func(*CrateConfig)
-
-// defaultCrateConfig returns the schema's policies for Crate.
-func defaultCrateConfig() CrateConfig {
-	return CrateConfig{
-		MaxActive: 256,
-		Backlog: runtime.Backlog{
-			PerKey:   1000,
-			Total:    100000,
-			WhenFull: runtime.Reject,
-		},
-		Retry: runtime.Retry{
-			Attempts:   5,
-			Initial:    10 * time.Millisecond,
-			Max:        2 * time.Second,
-			Multiplier: 2.0,
-		},
+// crateEntity describes Crate to the generic wiring of runtime/genimpl: its
+// names, its states, its events' rules (kind, target state, in:, Go type) and
+// the schema's policies, which every CrateConfig starts from.
+var crateEntity = &genimpl.Entity[int64, CrateEvent]{
+	Package: "shipping", Name: "Crate", KeyField: "CrateID",
+	States: []string{"Packed", "Shipped"},
+	Events: []genimpl.EventRule[CrateEvent]{
+		{Name: "CratePacked", To: "Packed", Type: genimpl.Of[CratePacked, CrateEvent]()},
+		{Name: "CrateWeighed", In: []string{"Packed"}, Type: genimpl.Of[CrateWeighed, CrateEvent]()},
+		{Name: "CrateShipped", To: "Shipped", Type: genimpl.Of[CrateShipped, CrateEvent]()},
+	},
+	Group: true,
+	Defaults: CrateConfig{
+		MaxActive:   256,
+		Backlog:     runtime.Backlog{PerKey: 1000, Total: 100000, WhenFull: runtime.Reject},
+		Retry:       runtime.Retry{Attempts: 5, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
-		Group:       groupcommit.Config{},
-	}
+		Group:       genimpl.GroupConfig{},
+	},
 }
+
+// CrateConfig configures one subscriber of a CrateDispatcher:
+// NewCrateDispatcher and Subscribe start from the schema's policies
+// (crateEntity.Defaults) and apply the options in order. A zero or nil field
+// means the runtime's default. Its fields are genimpl.Config's.
+type CrateConfig = genimpl.Config[int64, CrateEvent]
+
+// CrateOption changes a CrateConfig before a subscriber starts.
+type CrateOption = genimpl.Option[int64, CrateEvent]
 
 // CrateDispatcher delivers Crate events to per-key lanes: the events of one key
-// are handled one at a time in publication order, events of different keys in
-// parallel. Each subscriber has its own lanes, guards and stores, so a slow or
-// parked subscriber delays no other. It is safe for concurrent use.
+// are handled one at a time in publication order, behind the schema's guards,
+// events of different keys in parallel. Each subscriber has its own lanes,
+// guards and stores, so a slow or parked subscriber delays no other. It is safe
+// for concurrent use.
+//
+// Besides the methods below, it has those of the genimpl.Dispatcher it embeds,
+// documented there: Publish (any Crate event), Flush, Close, Replay, Discard,
+// ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and Inspector,
+// and, for transports, SubmitTagged, Withdraw and Subscriptions; their maps are
+// keyed by CrateSubscriberName.
 type CrateDispatcher struct {
-	topic *runtime.Topic[int64, CrateEvent]
-	mu    sync.Mutex                  // serialises subscribe (a name is taken once) and guards subs
-	subs  map[string]*crateSubscriber // by name
+	*crateDispatcher
 }
 
-// crateSubscriber is one subscriber of a CrateDispatcher: its name, its handler
-// and the stores of its guards.
-type crateSubscriber struct {
-	name            string
-	h               CrateHandler
-	tx              *crateTx
-	states          runtime.StateStore[int64]
-	group           *groupcommit.Committer[*sql.Tx]               // a transactional subscriber's, nil for the others
-	onSkip          func(key int64, ev CrateEvent, reason string) // the config's OnSkip
-	log             *slog.Logger                                  // the config's Logger
-	duplicateLogged atomic.Bool                                   // set by the first skip of a move to the current state
-}
+// crateDispatcher is the generic dispatcher that CrateDispatcher embeds.
+type crateDispatcher = genimpl.Dispatcher[int64, CrateEvent, CrateSubscriberName]
 
 // NewCrateDispatcher returns a dispatcher whose first subscriber, named
 // "Crate", is h, configured with the schema's policies changed by opts. Close
 // it when done.
 func NewCrateDispatcher(h CrateHandler, opts ...CrateOption) (*CrateDispatcher, error) {
-	d := &CrateDispatcher{topic: runtime.NewTopic[int64, CrateEvent]()}
-	if err := d.subscribe("Crate", h, nil, opts); err != nil {
+	d, err := genimpl.New[CrateSubscriberName](crateEntity, crateHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &CrateDispatcher{d}, nil
 }
 
 // Subscribe adds a subscriber: h receives every event published from now on, in
 // its own lanes, with its own guard stores. Its runtime name is "Crate/"
 // followed by name; names must be unique.
 func (d *CrateDispatcher) Subscribe(name string, h CrateHandler, opts ...CrateOption) error {
-	if name == "" {
-		return fmt.Errorf("shipping: subscribe to Crate: empty subscriber name")
-	}
-	return d.subscribe("Crate/"+name, h, nil, opts)
+	return genimpl.Subscribe(d.crateDispatcher, name, crateHandler(h), opts)
 }
-func (d *CrateDispatcher) subscribe(name string, h CrateHandler, tx *crateTx, opts []CrateOption) error {
-	if h == nil && tx == nil {
-		return fmt.Errorf("shipping: subscribe %s: nil handler", name)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, taken := d.topic.Subscriber(name); taken {
-		return fmt.Errorf("shipping: subscribe %s: the name is taken", name)
-	}
-	cfg := defaultCrateConfig()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
-	crateUseStore(&cfg, name, tx)
-	s := &crateSubscriber{
-		name:   name,
-		h:      h,
-		tx:     tx,
-		states: cfg.States,
-		onSkip: cfg.OnSkip,
-		log:    cfg.Logger,
-	}
-	if s.states == nil {
-		s.states = runtime.NewMemoryStateStore[int64]()
-	}
-	if tx != nil {
-		store, ok := tx.store.(durable.GroupTxStore[*sql.Tx])
-		if !ok {
-			return fmt.Errorf("shipping: subscribe %s: the schema asks for group commit of Crate (group:), and store %T is no durable.GroupTxStore[*sql.Tx]", name, tx.store)
-		}
-		gc := cfg.Group
-		if gc.Name == "" {
-			gc.Name = name
-		}
-		if gc.MeterProvider == nil {
-			gc.MeterProvider = cfg.MeterProvider
-		}
-		gc.MetricAttributes = append([]meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Crate",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}}, gc.MetricAttributes...)
-		if gc.Logger == nil {
-			gc.Logger = cfg.Logger
-		}
-		group, err := groupcommit.New(store, name, gc)
-		if err != nil {
-			return fmt.Errorf("shipping: subscribe %s: %w", name, err)
-		}
-		s.group = group
-	}
-	rc := runtime.Config[int64, CrateEvent]{
-		Name:          name,
-		MaxActive:     cfg.MaxActive,
-		Backlog:       cfg.Backlog,
-		Retry:         cfg.Retry,
-		Timeout:       cfg.Timeout,
-		OnExhausted:   cfg.OnExhausted,
-		Parks:         cfg.Parks,
-		DeadLetter:    cfg.DeadLetter,
-		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Crate",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}},
-		OnOutcome: cfg.OnOutcome,
-		Logger:    cfg.Logger,
-	}
-	var err error
-	if s.group != nil {
-		rc.BatchSize = runtime.DefaultBatchSize
-		if limit := cfg.Group.MaxEvents; limit > 0 && rc.BatchSize > limit {
-			rc.BatchSize = limit
-		}
-		_, err = d.topic.SubscribeBatch(s.handleGroup, rc)
-	} else {
-		_, err = d.topic.Subscribe(s.engineHandler(), rc)
-	}
-	if err != nil {
-		if s.group != nil {
-			s.group.Close()
-		}
-		return fmt.Errorf("shipping: subscribe %s: %w", name, err)
-	}
-	if d.subs == nil {
-		d.subs = make(map[string]*crateSubscriber)
-	}
-	d.subs[name] = s
-	return nil
+
+// State returns the current state of key in the subscriber named subscriber
+// (CrateFirstSubscriber for the first one), "" when no event set one yet, as
+// its state guard stores it.
+func (d *CrateDispatcher) State(ctx context.Context, subscriber CrateSubscriberName, key int64) (CrateState, error) {
+	return genimpl.State[CrateState](ctx, d.crateDispatcher, subscriber, key)
 }
 
 // CrateSubscriberName names a subscriber of a CrateDispatcher:
@@ -1645,184 +427,4 @@ const CrateFirstSubscriber CrateSubscriberName = "Crate"
 // ...) or SubscribeTx(name, ...) adds: "Crate/" followed by name.
 func CrateSubscriberNamed(name string) CrateSubscriberName {
 	return CrateSubscriberName("Crate/" + name)
-}
-
-// crateBySubscriber returns m, a map of the runtime's by subscriber name, keyed
-// by CrateSubscriberName.
-func crateBySubscriber[V any](m map[string]V) map[CrateSubscriberName]V {
-	out := make(map[CrateSubscriberName]V, len(m))
-	for name, v := range m {
-		out[CrateSubscriberName(name)] = v
-	}
-	return out
-}
-
-// unknownSubscriber returns the error for a name that names no subscriber of d:
-// with the subscriber whose name differs from it only in case, or else with
-// every subscriber's name.
-func (d *CrateDispatcher) unknownSubscriber(name CrateSubscriberName) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	names := make([]string, 0, len(d.subs))
-	for known := range d.subs {
-		if strings.EqualFold(known, string(name)) {
-			return fmt.Errorf("shipping: no subscriber named %q (did you mean %s?)", name, known)
-		}
-		names = append(names, known)
-	}
-	slices.Sort(names)
-	return fmt.Errorf("shipping: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
-}
-
-// Flush waits until every event published before the call has an outcome, or is
-// held back on a version gap or parked, in every subscriber, or until ctx ends.
-func (d *CrateDispatcher) Flush(ctx context.Context) error {
-	if err := d.topic.Flush(ctx); err != nil {
-		return fmt.Errorf("shipping: %w", err)
-	}
-	return nil
-}
-
-// Close stops accepting events, drains every subscriber and stops their
-// workers, then closes the transactional subscribers' committers (group
-// commit). It returns an error when ctx ends before everything finished.
-func (d *CrateDispatcher) Close(ctx context.Context) error {
-	err := d.topic.Close(ctx)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, name := range slices.Sorted(maps.Keys(d.subs)) {
-		if s := d.subs[name]; s.group != nil {
-			if cerr := s.group.Close(); cerr != nil {
-				err = errors.Join(err, fmt.Errorf("shipping: close %s: %w", name, cerr))
-			}
-		}
-	}
-	return err
-}
-
-// Replay re-runs, in order, the parked events of key in every subscriber where
-// key is parked, and unparks it where all succeed. It returns an error wrapping
-// runtime.ErrNotParked when key is parked nowhere.
-func (d *CrateDispatcher) Replay(ctx context.Context, key int64) error {
-	if err := d.topic.Replay(ctx, key); err != nil {
-		return fmt.Errorf("shipping: %w", err)
-	}
-	return nil
-}
-
-// Discard removes the parked events of key in every subscriber where key is
-// parked (their outcome: runtime.Discarded), unparks it, and returns how many
-// events it removed. It returns an error wrapping runtime.ErrNotParked when key
-// is parked nowhere.
-func (d *CrateDispatcher) Discard(ctx context.Context, key int64) (int, error) {
-	n, err := d.topic.Discard(ctx, key)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-// CancelAttempt ends, in every subscriber where a handler of key is in an
-// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
-// which the handler sees as context.Cause(ctx); the retry policy, then the
-// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
-// attempt of key runs anywhere.
-func (d *CrateDispatcher) CancelAttempt(key int64, cause error) error {
-	if err := d.topic.CancelAttempt(key, cause); err != nil {
-		return fmt.Errorf("shipping: %w", err)
-	}
-	return nil
-}
-
-// ParkNow parks key now with its pending events, in order, under reason (empty:
-// "parked by an operator"), in every subscriber where it has any, and returns
-// how many events it parked. A handler of key in an attempt is withdrawn: its
-// event parks first, and what it returns is ignored (see
-// runtime.Engine.ParkNow). It returns an error wrapping
-// runtime.ErrNothingPending when key has no pending event anywhere.
-func (d *CrateDispatcher) ParkNow(ctx context.Context, key int64, reason string) (int, error) {
-	n, err := d.topic.ParkNow(ctx, key, reason)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-// ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber (CrateFirstSubscriber, or CrateSubscriberNamed(name) for the
-// others).
-func (d *CrateDispatcher) ParkedKeys(ctx context.Context) (map[CrateSubscriberName][]runtime.ParkedKey[int64], error) {
-	keys, err := d.topic.ParkedKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("shipping: %w", err)
-	}
-	return crateBySubscriber(keys), nil
-}
-
-// ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber (CrateFirstSubscriber for the first one).
-func (d *CrateDispatcher) ParkedEvents(ctx context.Context, subscriber CrateSubscriberName, key int64) ([]runtime.ParkedEvent[CrateEvent], error) {
-	s, ok := d.topic.Subscriber(string(subscriber))
-	if !ok {
-		return nil, d.unknownSubscriber(subscriber)
-	}
-	events, err := s.ParkedEvents(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("shipping: parked events of %v in %s: %w", key, subscriber, err)
-	}
-	return events, nil
-}
-
-// Health returns nil when no subscriber has a key whose oldest pending event is
-// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
-// readiness probe or an alert can use it as it is.
-func (d *CrateDispatcher) Health(age time.Duration) error {
-	return d.topic.Health(age)
-}
-
-// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
-// each subscriber that has any, with the age of their oldest pending event: a
-// rising age on steady traffic means a hot or stuck key.
-func (d *CrateDispatcher) TopBacklog(n int) map[CrateSubscriberName][]runtime.KeyBacklog[int64] {
-	return crateBySubscriber(d.topic.TopBacklog(n))
-}
-
-// Stuck returns, by subscriber, the keys whose oldest pending event is older
-// than age, in each subscriber that has any (what Health reports).
-func (d *CrateDispatcher) Stuck(age time.Duration) map[CrateSubscriberName][]runtime.KeyBacklog[int64] {
-	return crateBySubscriber(d.topic.Stuck(age))
-}
-
-// State returns the current state of key in the subscriber named subscriber
-// (CrateFirstSubscriber for the first one), "" when no event set one yet, as
-// its state guard stores it.
-func (d *CrateDispatcher) State(ctx context.Context, subscriber CrateSubscriberName, key int64) (CrateState, error) {
-	s, err := d.subscriber(subscriber)
-	if err != nil {
-		return "", err
-	}
-	state, err := s.states.State(ctx, key)
-	if err != nil {
-		return "", fmt.Errorf("shipping: state of %v in %s: %w", key, subscriber, err)
-	}
-	return CrateState(state), nil
-}
-
-// subscriber returns the subscriber named name.
-func (d *CrateDispatcher) subscriber(name CrateSubscriberName) (*crateSubscriber, error) {
-	d.mu.Lock()
-	s, ok := d.subs[string(name)]
-	d.mu.Unlock()
-	if !ok {
-		return nil, d.unknownSubscriber(name)
-	}
-	return s, nil
-}
-
-// Stats returns a snapshot of the counters of each subscriber, by subscriber
-// (CrateFirstSubscriber, or CrateSubscriberNamed(name) for the others). Every
-// subscriber sees every published event, so counters are per subscriber; add
-// them up only knowing that.
-func (d *CrateDispatcher) Stats() map[CrateSubscriberName]runtime.Stats {
-	return crateBySubscriber(d.topic.Stats())
 }

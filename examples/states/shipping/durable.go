@@ -5,13 +5,9 @@ package shipping
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
-	"strconv"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
-	"github.com/ordergen/ordergen/runtime/groupcommit"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // ShipmentTxHandler handles the events of entity Shipment inside a database
@@ -46,7 +42,7 @@ type ShipmentTxHandler interface {
 // that reaches one of its methods is acknowledged, not applied: the guards
 // still advance the key's version and state, so no gap is left behind, and the
 // event is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented).
+// (Stats.Unimplemented).
 type UnimplementedShipmentTxHandler struct{}
 
 var _ ShipmentTxHandler = UnimplementedShipmentTxHandler{}
@@ -81,167 +77,52 @@ func (UnimplementedShipmentTxHandler) HandleShipmentReturned(context.Context, *s
 	return runtime.ErrUnimplemented
 }
 
-// shipmentTx binds a transactional subscriber to its handler and store.
-type shipmentTx struct {
-	h     ShipmentTxHandler
-	store durable.TxStore[*sql.Tx]
-}
-
 // NewShipmentTxDispatcher returns a dispatcher whose first subscriber, named
 // "Shipment", is the transactional handler h over store: the subscriber's
 // versions, states and parked events live in store under its name, and each
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
-func NewShipmentTxDispatcher(store durable.TxStore[*sql.Tx], h ShipmentTxHandler, opts ...ShipmentOption) (*ShipmentDispatcher, error) {
-	d := &ShipmentDispatcher{topic: runtime.NewTopic[string, ShipmentEvent]()}
-	if err := d.subscribeTx("Shipment", store, h, opts); err != nil {
+func NewShipmentTxDispatcher(store genimpl.TxStore, h ShipmentTxHandler, opts ...ShipmentOption) (*ShipmentDispatcher, error) {
+	d, err := genimpl.NewTx[ShipmentSubscriberName](shipmentEntity, store, shipmentTxHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &ShipmentDispatcher{d}, nil
 }
 
 // SubscribeTx adds a transactional subscriber: h receives every event published
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Shipment/" followed by name; names must be unique.
-func (d *ShipmentDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h ShipmentTxHandler, opts ...ShipmentOption) error {
-	if name == "" {
-		return fmt.Errorf("shipping: subscribe to Shipment: empty subscriber name")
-	}
-	return d.subscribeTx("Shipment/"+name, store, h, opts)
+func (d *ShipmentDispatcher) SubscribeTx(name string, store genimpl.TxStore, h ShipmentTxHandler, opts ...ShipmentOption) error {
+	return genimpl.SubscribeTx(d.shipmentDispatcher, name, store, shipmentTxHandler(h), opts)
 }
-func (d *ShipmentDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h ShipmentTxHandler, opts []ShipmentOption) error {
-	if store == nil {
-		return fmt.Errorf("shipping: subscribe %s: nil store", name)
-	}
+
+// shipmentTxHandler adapts h to the generic guards of runtime/genimpl; nil for
+// a nil h.
+func shipmentTxHandler(h ShipmentTxHandler) *genimpl.TxHandler[string, ShipmentEvent] {
 	if h == nil {
-		return fmt.Errorf("shipping: subscribe %s: nil handler", name)
+		return nil
 	}
-	return d.subscribe(name, nil, &shipmentTx{
-		h:     h,
-		store: store,
-	}, opts)
-}
-
-// shipmentUseStore fills in the stores that cfg leaves nil from cfg.Store (from
-// the transactional store of tx, when given), in the namespace name.
-func shipmentUseStore(cfg *ShipmentConfig, name string, tx *shipmentTx) {
-	if tx != nil {
-		cfg.Store = tx.store
-	}
-	if cfg.Store == nil {
-		return
-	}
-	if cfg.Versions == nil {
-		cfg.Versions = durable.EncodedVersions[string](cfg.Store.Versions(name))
-	}
-	if cfg.States == nil {
-		cfg.States = durable.EncodedStates[string](cfg.Store.States(name))
-	}
-	if cfg.Parks == nil {
-		cfg.Parks = durable.EncodedParks[string, ShipmentEvent](cfg.Store.Parks(name), ShipmentCodec{})
-	}
-}
-
-// engineHandler returns the subscriber's engine handler: the transactional
-// guard for a transactional subscriber.
-func (s *shipmentSubscriber) engineHandler() runtime.Handler[string, ShipmentEvent] {
-	if s.tx != nil {
-		return s.handleTx
-	}
-	return s.handle
-}
-
-// handleTx is the engine handler of a transactional Shipment subscriber. It
-// begins a transaction of the subscriber's store, in which the key's version
-// and state are read (and locked), applies the guards of handle, calls the
-// handler with the transaction and commits its writes together with the new
-// version and state. An event the handler does not implement
-// (runtime.ErrUnimplemented) commits the advance alone and is skipped; any
-// other error rolls back.
-func (s *shipmentSubscriber) handleTx(ctx context.Context, key string, ev ShipmentEvent) error {
-	var (
-		version  uint64
-		snapshot bool
-		target   ShipmentState
-		within   bool
-	)
-	switch e := ev.(type) {
-	case ShipmentBooked:
-		version = e.Version
-		snapshot = true
-		target = ShipmentStateBooked
-	case ShipmentScanned:
-		version = e.Version
-		target = ShipmentStateInTransit
-	case ShipmentLocated:
-		version = e.Version
-		within = true
-	case ShipmentOutForDelivery:
-		version = e.Version
-		target = ShipmentStateOutForDelivery
-	case ShipmentDelivered:
-		version = e.Version
-		target = ShipmentStateDelivered
-	case ShipmentReturned:
-		version = e.Version
-		target = ShipmentStateReturned
-	default:
-		return runtime.Permanent(fmt.Errorf("shipping: Shipment %v: unknown event %T", key, ev))
-	}
-	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
-	if err != nil {
-		return fmt.Errorf("shipping: Shipment %v: %w", key, err)
-	}
-	defer tx.Rollback()
-	stored := tx.Version()
-	if err := runtime.CheckVersion(version, stored, snapshot); err != nil {
-		return s.skip(key, ev, err)
-	}
-	current := ShipmentState(tx.State())
-	if target != "" || within {
-		if shipmentRank(current) == -2 {
-			return runtime.Permanent(fmt.Errorf("shipping: Shipment %v: stored state %q is not a state of Shipment", key, current))
-		}
-		reason := shipmentWithin(current, ev)
-		if target != "" {
-			reason = shipmentTransition(current, target)
-		}
-		if reason != "" {
-			if err := tx.Commit(ctx, version, string(current)); err != nil {
-				return fmt.Errorf("shipping: Shipment %v: store version: %w", key, err)
+	return &genimpl.TxHandler[string, ShipmentEvent]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, e ShipmentEvent) error {
+			switch e := e.(type) {
+			case ShipmentBooked:
+				return h.HandleShipmentBooked(ctx, tx, e)
+			case ShipmentScanned:
+				return h.HandleShipmentScanned(ctx, tx, e)
+			case ShipmentLocated:
+				return h.HandleShipmentLocated(ctx, tx, e)
+			case ShipmentOutForDelivery:
+				return h.HandleShipmentOutForDelivery(ctx, tx, e)
+			case ShipmentDelivered:
+				return h.HandleShipmentDelivered(ctx, tx, e)
+			case ShipmentReturned:
+				return h.HandleShipmentReturned(ctx, tx, e)
 			}
-			return s.skip(key, ev, runtime.SkipApplied(reason))
-		}
+			return genimpl.ErrUnknownEvent
+		},
 	}
-	switch e := ev.(type) {
-	case ShipmentBooked:
-		err = s.tx.h.HandleShipmentBooked(ctx, tx.Tx(), e)
-	case ShipmentScanned:
-		err = s.tx.h.HandleShipmentScanned(ctx, tx.Tx(), e)
-	case ShipmentLocated:
-		err = s.tx.h.HandleShipmentLocated(ctx, tx.Tx(), e)
-	case ShipmentOutForDelivery:
-		err = s.tx.h.HandleShipmentOutForDelivery(ctx, tx.Tx(), e)
-	case ShipmentDelivered:
-		err = s.tx.h.HandleShipmentDelivered(ctx, tx.Tx(), e)
-	case ShipmentReturned:
-		err = s.tx.h.HandleShipmentReturned(ctx, tx.Tx(), e)
-	}
-	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
-	if err != nil && !unimplemented {
-		return err
-	}
-	if target != "" {
-		current = target
-	}
-	if err := tx.Commit(ctx, version, string(current)); err != nil {
-		return fmt.Errorf("shipping: Shipment %v: commit: %w", key, err)
-	}
-	if unimplemented {
-		return runtime.SkipApplied(runtime.ReasonUnimplemented)
-	}
-	return nil
 }
 
 // ParcelTxHandler handles the events of entity Parcel inside a database
@@ -270,8 +151,7 @@ type ParcelTxHandler interface {
 // every handler at compile time, which is the safe default. An event that
 // reaches one of its methods is acknowledged, not applied: the guards still
 // advance the key's version and state, so no gap is left behind, and the event
-// is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented).
+// is counted as skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedParcelTxHandler struct{}
 
 var _ ParcelTxHandler = UnimplementedParcelTxHandler{}
@@ -296,143 +176,48 @@ func (UnimplementedParcelTxHandler) HandleParcelDelivered(context.Context, *sql.
 	return runtime.ErrUnimplemented
 }
 
-// parcelTx binds a transactional subscriber to its handler and store.
-type parcelTx struct {
-	h     ParcelTxHandler
-	store durable.TxStore[*sql.Tx]
-}
-
 // NewParcelTxDispatcher returns a dispatcher whose first subscriber, named
 // "Parcel", is the transactional handler h over store: the subscriber's
 // versions, states and parked events live in store under its name, and each
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
-func NewParcelTxDispatcher(store durable.TxStore[*sql.Tx], h ParcelTxHandler, opts ...ParcelOption) (*ParcelDispatcher, error) {
-	d := &ParcelDispatcher{topic: runtime.NewTopic[string, ParcelEvent]()}
-	if err := d.subscribeTx("Parcel", store, h, opts); err != nil {
+func NewParcelTxDispatcher(store genimpl.TxStore, h ParcelTxHandler, opts ...ParcelOption) (*ParcelDispatcher, error) {
+	d, err := genimpl.NewTx[ParcelSubscriberName](parcelEntity, store, parcelTxHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &ParcelDispatcher{d}, nil
 }
 
 // SubscribeTx adds a transactional subscriber: h receives every event published
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Parcel/" followed by name; names must be unique.
-func (d *ParcelDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h ParcelTxHandler, opts ...ParcelOption) error {
-	if name == "" {
-		return fmt.Errorf("shipping: subscribe to Parcel: empty subscriber name")
-	}
-	return d.subscribeTx("Parcel/"+name, store, h, opts)
+func (d *ParcelDispatcher) SubscribeTx(name string, store genimpl.TxStore, h ParcelTxHandler, opts ...ParcelOption) error {
+	return genimpl.SubscribeTx(d.parcelDispatcher, name, store, parcelTxHandler(h), opts)
 }
-func (d *ParcelDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h ParcelTxHandler, opts []ParcelOption) error {
-	if store == nil {
-		return fmt.Errorf("shipping: subscribe %s: nil store", name)
-	}
+
+// parcelTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func parcelTxHandler(h ParcelTxHandler) *genimpl.TxHandler[string, ParcelEvent] {
 	if h == nil {
-		return fmt.Errorf("shipping: subscribe %s: nil handler", name)
+		return nil
 	}
-	return d.subscribe(name, nil, &parcelTx{
-		h:     h,
-		store: store,
-	}, opts)
-}
-
-// parcelUseStore fills in the stores that cfg leaves nil from cfg.Store (from
-// the transactional store of tx, when given), in the namespace name.
-func parcelUseStore(cfg *ParcelConfig, name string, tx *parcelTx) {
-	if tx != nil {
-		cfg.Store = tx.store
-	}
-	if cfg.Store == nil {
-		return
-	}
-	if cfg.States == nil {
-		cfg.States = durable.EncodedStates[string](cfg.Store.States(name))
-	}
-	if cfg.Parks == nil {
-		cfg.Parks = durable.EncodedParks[string, ParcelEvent](cfg.Store.Parks(name), ParcelCodec{})
-	}
-}
-
-// engineHandler returns the subscriber's engine handler: the transactional
-// guard for a transactional subscriber.
-func (s *parcelSubscriber) engineHandler() runtime.Handler[string, ParcelEvent] {
-	if s.tx != nil {
-		return s.handleTx
-	}
-	return s.handle
-}
-
-// handleTx is the engine handler of a transactional Parcel subscriber. It
-// begins a transaction of the subscriber's store, in which the key's version
-// and state are read (and locked), applies the guards of handle, calls the
-// handler with the transaction and commits its writes together with the new
-// version and state. An event the handler does not implement
-// (runtime.ErrUnimplemented) commits the advance alone and is skipped; any
-// other error rolls back.
-func (s *parcelSubscriber) handleTx(ctx context.Context, key string, ev ParcelEvent) error {
-	var (
-		target ParcelState
-		within bool
-	)
-	switch ev.(type) {
-	case ParcelBooked:
-		target = ParcelStateBooked
-	case ParcelScanned:
-		target = ParcelStateInTransit
-	case ParcelLocated:
-		within = true
-	case ParcelDelivered:
-		target = ParcelStateDelivered
-	default:
-		return runtime.Permanent(fmt.Errorf("shipping: Parcel %v: unknown event %T", key, ev))
-	}
-	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
-	if err != nil {
-		return fmt.Errorf("shipping: Parcel %v: %w", key, err)
-	}
-	defer tx.Rollback()
-	current := ParcelState(tx.State())
-	if target != "" || within {
-		if parcelRank(current) == -2 {
-			return runtime.Permanent(fmt.Errorf("shipping: Parcel %v: stored state %q is not a state of Parcel", key, current))
-		}
-		reason := parcelWithin(current, ev)
-		if target != "" {
-			reason = parcelTransition(current, target)
-		}
-		if reason != "" {
-			if target != "" && current == target {
-				s.duplicate(ctx, key, ev, reason)
+	return &genimpl.TxHandler[string, ParcelEvent]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, e ParcelEvent) error {
+			switch e := e.(type) {
+			case ParcelBooked:
+				return h.HandleParcelBooked(ctx, tx, e)
+			case ParcelScanned:
+				return h.HandleParcelScanned(ctx, tx, e)
+			case ParcelLocated:
+				return h.HandleParcelLocated(ctx, tx, e)
+			case ParcelDelivered:
+				return h.HandleParcelDelivered(ctx, tx, e)
 			}
-			return s.skip(key, ev, runtime.Skip(reason))
-		}
+			return genimpl.ErrUnknownEvent
+		},
 	}
-	switch e := ev.(type) {
-	case ParcelBooked:
-		err = s.tx.h.HandleParcelBooked(ctx, tx.Tx(), e)
-	case ParcelScanned:
-		err = s.tx.h.HandleParcelScanned(ctx, tx.Tx(), e)
-	case ParcelLocated:
-		err = s.tx.h.HandleParcelLocated(ctx, tx.Tx(), e)
-	case ParcelDelivered:
-		err = s.tx.h.HandleParcelDelivered(ctx, tx.Tx(), e)
-	}
-	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
-	if err != nil && !unimplemented {
-		return err
-	}
-	if target != "" {
-		current = target
-	}
-	if err := tx.Commit(ctx, tx.Version(), string(current)); err != nil {
-		return fmt.Errorf("shipping: Parcel %v: commit: %w", key, err)
-	}
-	if unimplemented {
-		return runtime.SkipApplied(runtime.ReasonUnimplemented)
-	}
-	return nil
 }
 
 // ContainerTxHandler handles the events of entity Container inside a database
@@ -469,7 +254,7 @@ type ContainerTxHandler interface {
 // breaks every handler at compile time, which is the safe default. A batch that
 // reaches it is acknowledged, not applied: the guards still advance the key's
 // version and state, so no gap is left behind, and its events are counted as
-// skipped with the reason "unimplemented" (runtime.ReasonUnimplemented).
+// skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedContainerTxHandler struct{}
 
 var _ ContainerTxHandler = UnimplementedContainerTxHandler{}
@@ -479,12 +264,6 @@ func (UnimplementedContainerTxHandler) HandleContainerBatch(context.Context, *sq
 	return runtime.ErrUnimplemented
 }
 
-// containerTx binds a transactional subscriber to its handler and store.
-type containerTx struct {
-	h     ContainerTxHandler
-	store durable.TxStore[*sql.Tx]
-}
-
 // NewContainerTxDispatcher returns a dispatcher whose first subscriber, named
 // "Container", is the transactional handler h over store: the subscriber's
 // versions, states and parked events live in store under its name, and each
@@ -492,155 +271,31 @@ type containerTx struct {
 // the schema's policies. Close the dispatcher when done, then the store. The
 // schema asks for group commit (group:, the Config's Group): store must be a
 // durable.GroupTxStore[*sql.Tx] (runtime/sqlstore's is), or it is an error.
-func NewContainerTxDispatcher(store durable.TxStore[*sql.Tx], h ContainerTxHandler, opts ...ContainerOption) (*ContainerDispatcher, error) {
-	d := &ContainerDispatcher{topic: runtime.NewTopic[string, ContainerEvent]()}
-	if err := d.subscribeTx("Container", store, h, opts); err != nil {
+func NewContainerTxDispatcher(store genimpl.TxStore, h ContainerTxHandler, opts ...ContainerOption) (*ContainerDispatcher, error) {
+	d, err := genimpl.NewTx[ContainerSubscriberName](containerEntity, store, containerTxHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &ContainerDispatcher{d}, nil
 }
 
 // SubscribeTx adds a transactional subscriber: h receives every event published
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Container/" followed by name; names must be unique.
-func (d *ContainerDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h ContainerTxHandler, opts ...ContainerOption) error {
-	if name == "" {
-		return fmt.Errorf("shipping: subscribe to Container: empty subscriber name")
-	}
-	return d.subscribeTx("Container/"+name, store, h, opts)
+func (d *ContainerDispatcher) SubscribeTx(name string, store genimpl.TxStore, h ContainerTxHandler, opts ...ContainerOption) error {
+	return genimpl.SubscribeTx(d.containerDispatcher, name, store, containerTxHandler(h), opts)
 }
-func (d *ContainerDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h ContainerTxHandler, opts []ContainerOption) error {
-	if store == nil {
-		return fmt.Errorf("shipping: subscribe %s: nil store", name)
-	}
+
+// containerTxHandler adapts h to the generic guards of runtime/genimpl; nil for
+// a nil h.
+func containerTxHandler(h ContainerTxHandler) *genimpl.TxHandler[string, ContainerEvent] {
 	if h == nil {
-		return fmt.Errorf("shipping: subscribe %s: nil handler", name)
+		return nil
 	}
-	return d.subscribe(name, nil, &containerTx{
-		h:     h,
-		store: store,
-	}, opts)
-}
-
-// containerUseStore fills in the stores that cfg leaves nil from cfg.Store
-// (from the transactional store of tx, when given), in the namespace name.
-func containerUseStore(cfg *ContainerConfig, name string, tx *containerTx) {
-	if tx != nil {
-		cfg.Store = tx.store
+	return &genimpl.TxHandler[string, ContainerEvent]{
+		Batch: h.HandleContainerBatch,
 	}
-	if cfg.Store == nil {
-		return
-	}
-	if cfg.Versions == nil {
-		cfg.Versions = durable.EncodedVersions[string](cfg.Store.Versions(name))
-	}
-	if cfg.States == nil {
-		cfg.States = durable.EncodedStates[string](cfg.Store.States(name))
-	}
-	if cfg.Parks == nil {
-		cfg.Parks = durable.EncodedParks[string, ContainerEvent](cfg.Store.Parks(name), ContainerCodec{})
-	}
-}
-
-// engineHandler returns the engine batch handler of a subscriber that is not
-// transactional: a transactional one commits through its group (handleGroup).
-func (s *containerSubscriber) engineHandler() runtime.BatchHandler[string, ContainerEvent] {
-	return s.handleBatch
-}
-
-// handleGroup is the engine's batch handler of one transactional Container
-// subscriber. The schema asks for group commit (group:): the batch is one work
-// of the subscriber's groupcommit.Committer, run in a transaction shared with
-// other keys' work, from the version and state the group read; the key's new
-// ones are written, and everything committed, with the group. A handler's
-// failure fails the batch: nothing of it commits. The guards decide each event
-// of the batch in order, as handle does for one: a duplicate or stale event is
-// skipped, a delta after a version gap is held back until the gap fills, the
-// state guard skips a move to a state ranked below the current one (late) and
-// an event with in: while the entity is in none of its states; a move to the
-// current state applies (its version is newer: the version guard skipped the
-// duplicates) (a skipped event still uses up its version), and a snapshot
-// across a gap ends the batch (the rest comes in the next one), so that the
-// batch never spans a gap. The handler gets the others in one call, and the
-// stores advance once, to the last version and state decided, in the
-// transaction the handler writes in, when the group commits. The engine learns
-// each event's verdict (runtime.Verdicts).
-func (s *containerSubscriber) handleGroup(ctx context.Context, key string, events []ContainerEvent) error {
-	return s.group.Do(ctx, key, len(events), func(ctx context.Context, tx *sql.Tx, read durable.KeyState) (groupcommit.Result, error) {
-		stored := read.Version
-		before := ContainerState(read.State)
-		if containerRank(before) == -2 {
-			return groupcommit.Result{}, runtime.Permanent(fmt.Errorf("shipping: Container %v: stored state %q is not a state of Container", key, before))
-		}
-		last, current := stored, before
-		apply := make([]ContainerEvent, 0, len(events))
-		verdicts := make([]error, 0, len(events))
-		for _, ev := range events {
-			var (
-				version uint64
-				target  ContainerState
-				within  bool
-			)
-			switch e := ev.(type) {
-			case ContainerLoaded:
-				version = e.Version
-				target = ContainerStateLoading
-			case ContainerSailed:
-				version = e.Version
-				target = ContainerStateAtSea
-			case ContainerPositioned:
-				version = e.Version
-				within = true
-			case ContainerUnloaded:
-				version = e.Version
-				target = ContainerStateUnloaded
-			default:
-				return groupcommit.Result{}, runtime.Permanent(fmt.Errorf("shipping: Container %v: unknown event %T", key, ev))
-			}
-			if err := runtime.CheckVersion(version, last, false); err != nil {
-				verdicts = append(verdicts, s.skip(key, ev, err))
-				continue
-			}
-			if target != "" || within {
-				reason := containerWithin(current, ev)
-				if target != "" {
-					reason = containerTransition(current, target)
-				}
-				if reason != "" {
-					last = version // a skipped event still uses up its version
-					verdicts = append(verdicts, s.skip(key, ev, runtime.Skip(reason)))
-					continue
-				}
-				if target != "" {
-					current = target
-				}
-			}
-			last = version
-			apply = append(apply, ev)
-			verdicts = append(verdicts, nil)
-		}
-		if len(apply) > 0 {
-			err := s.tx.h.HandleContainerBatch(ctx, tx, key, apply)
-			if errors.Is(err, runtime.ErrUnimplemented) {
-				// Acknowledged, not applied: the stores still advance.
-				for i, v := range verdicts {
-					if v == nil {
-						verdicts[i] = runtime.Skip(runtime.ReasonUnimplemented)
-					}
-				}
-			} else if err != nil {
-				return groupcommit.Result{}, err
-			}
-		}
-		return groupcommit.Result{
-			Write: durable.KeyState{
-				Version: last,
-				State:   string(current),
-			},
-			Verdict: runtime.Verdicts(verdicts),
-		}, nil
-	})
 }
 
 // CrateTxHandler handles the events of entity Crate inside a database
@@ -674,8 +329,7 @@ type CrateTxHandler interface {
 // every handler at compile time, which is the safe default. An event that
 // reaches one of its methods is acknowledged, not applied: the guards still
 // advance the key's version and state, so no gap is left behind, and the event
-// is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented).
+// is counted as skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedCrateTxHandler struct{}
 
 var _ CrateTxHandler = UnimplementedCrateTxHandler{}
@@ -695,12 +349,6 @@ func (UnimplementedCrateTxHandler) HandleCrateShipped(context.Context, *sql.Tx, 
 	return runtime.ErrUnimplemented
 }
 
-// crateTx binds a transactional subscriber to its handler and store.
-type crateTx struct {
-	h     CrateTxHandler
-	store durable.TxStore[*sql.Tx]
-}
-
 // NewCrateTxDispatcher returns a dispatcher whose first subscriber, named
 // "Crate", is the transactional handler h over store: the subscriber's
 // versions, states and parked events live in store under its name, and each
@@ -708,169 +356,39 @@ type crateTx struct {
 // the schema's policies. Close the dispatcher when done, then the store. The
 // schema asks for group commit (group:, the Config's Group): store must be a
 // durable.GroupTxStore[*sql.Tx] (runtime/sqlstore's is), or it is an error.
-func NewCrateTxDispatcher(store durable.TxStore[*sql.Tx], h CrateTxHandler, opts ...CrateOption) (*CrateDispatcher, error) {
-	d := &CrateDispatcher{topic: runtime.NewTopic[int64, CrateEvent]()}
-	if err := d.subscribeTx("Crate", store, h, opts); err != nil {
+func NewCrateTxDispatcher(store genimpl.TxStore, h CrateTxHandler, opts ...CrateOption) (*CrateDispatcher, error) {
+	d, err := genimpl.NewTx[CrateSubscriberName](crateEntity, store, crateTxHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &CrateDispatcher{d}, nil
 }
 
 // SubscribeTx adds a transactional subscriber: h receives every event published
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Crate/" followed by name; names must be unique.
-func (d *CrateDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h CrateTxHandler, opts ...CrateOption) error {
-	if name == "" {
-		return fmt.Errorf("shipping: subscribe to Crate: empty subscriber name")
-	}
-	return d.subscribeTx("Crate/"+name, store, h, opts)
+func (d *CrateDispatcher) SubscribeTx(name string, store genimpl.TxStore, h CrateTxHandler, opts ...CrateOption) error {
+	return genimpl.SubscribeTx(d.crateDispatcher, name, store, crateTxHandler(h), opts)
 }
-func (d *CrateDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h CrateTxHandler, opts []CrateOption) error {
-	if store == nil {
-		return fmt.Errorf("shipping: subscribe %s: nil store", name)
-	}
+
+// crateTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func crateTxHandler(h CrateTxHandler) *genimpl.TxHandler[int64, CrateEvent] {
 	if h == nil {
-		return fmt.Errorf("shipping: subscribe %s: nil handler", name)
+		return nil
 	}
-	return d.subscribe(name, nil, &crateTx{
-		h:     h,
-		store: store,
-	}, opts)
-}
-
-// crateUseStore fills in the stores that cfg leaves nil from cfg.Store (from
-// the transactional store of tx, when given), in the namespace name.
-func crateUseStore(cfg *CrateConfig, name string, tx *crateTx) {
-	if tx != nil {
-		cfg.Store = tx.store
-	}
-	if cfg.Store == nil {
-		return
-	}
-	if cfg.States == nil {
-		cfg.States = durable.EncodedStates[int64](cfg.Store.States(name))
-	}
-	if cfg.Parks == nil {
-		cfg.Parks = durable.EncodedParks[int64, CrateEvent](cfg.Store.Parks(name), CrateCodec{})
-	}
-}
-
-// engineHandler returns the engine handler of a subscriber that is not
-// transactional: a transactional one commits through its group (handleGroup).
-func (s *crateSubscriber) engineHandler() runtime.Handler[int64, CrateEvent] {
-	return s.handle
-}
-
-// applyGroup applies ev, an event of key, in tx, the transaction of the key's
-// group, from the key's state at. The guards decide first, as handle does: the
-// verdict is a Skip or a Hold when they do not let ev through. Otherwise the
-// handler is called with tx, and at advances to ev (also for an event the
-// handler does not implement, whose verdict is runtime.SkipApplied). err is a
-// failure of ev: the work fails.
-func (s *crateSubscriber) applyGroup(ctx context.Context, tx *sql.Tx, key int64, ev CrateEvent, at *durable.KeyState) (verdict, err error) {
-	var (
-		target CrateState
-		within bool
-	)
-	switch ev.(type) {
-	case CratePacked:
-		target = CrateStatePacked
-	case CrateWeighed:
-		within = true
-	case CrateShipped:
-		target = CrateStateShipped
-	default:
-		return nil, runtime.Permanent(fmt.Errorf("shipping: Crate %v: unknown event %T", key, ev))
-	}
-	if target != "" || within {
-		current := CrateState(at.State)
-		if crateRank(current) == -2 {
-			return nil, runtime.Permanent(fmt.Errorf("shipping: Crate %v: stored state %q is not a state of Crate", key, current))
-		}
-		reason := crateWithin(current, ev)
-		if target != "" {
-			reason = crateTransition(current, target)
-		}
-		if reason != "" {
-			if target != "" && current == target {
-				s.duplicate(ctx, key, ev, reason)
+	return &genimpl.TxHandler[int64, CrateEvent]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ int64, e CrateEvent) error {
+			switch e := e.(type) {
+			case CratePacked:
+				return h.HandleCratePacked(ctx, tx, e)
+			case CrateWeighed:
+				return h.HandleCrateWeighed(ctx, tx, e)
+			case CrateShipped:
+				return h.HandleCrateShipped(ctx, tx, e)
 			}
-			return s.skip(key, ev, runtime.Skip(reason)), nil
-		}
+			return genimpl.ErrUnknownEvent
+		},
 	}
-	switch e := ev.(type) {
-	case CratePacked:
-		err = s.tx.h.HandleCratePacked(ctx, tx, e)
-	case CrateWeighed:
-		err = s.tx.h.HandleCrateWeighed(ctx, tx, e)
-	case CrateShipped:
-		err = s.tx.h.HandleCrateShipped(ctx, tx, e)
-	}
-	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
-	if err != nil && !unimplemented {
-		return nil, err
-	}
-	if target != "" {
-		at.State = string(target)
-	}
-	if unimplemented {
-		return runtime.SkipApplied(runtime.ReasonUnimplemented), nil
-	}
-	return nil, nil
-}
-
-// handleGroup is the engine's batch handler of a transactional Crate
-// subscriber, whose schema asks for group commit (group:). It hands the key's
-// batch to the subscriber's groupcommit.Committer as one work, run in a
-// transaction shared with other keys' work: the guards decide each event in
-// order, as handle does for one, against the version and state the group read,
-// and the handler is called for each event with the group's transaction
-// (applyGroup); the key's new version and state are written, and everything
-// committed, with the group. The engine learns each event's verdict
-// (runtime.Verdicts).
-//
-// A handler's failure fails the key's work: nothing of it commits. The events
-// before the failing one then commit without it, in a work of their own, and
-// the failing one comes first in the key's next batch, where the engine retries
-// it (or skips or holds it, for a handler's Skip or Hold) as for one event:
-// what a failure costs the events before it is one more run.
-func (s *crateSubscriber) handleGroup(ctx context.Context, key int64, events []CrateEvent) error {
-	// failed is the event whose handler failed the work's last run, -1 for none:
-	// the work runs on Do's goroutine, never twice at once.
-	failed := -1
-	work := func(events []CrateEvent) groupcommit.Work[*sql.Tx] {
-		return func(ctx context.Context, tx *sql.Tx, read durable.KeyState) (groupcommit.Result, error) {
-			failed = -1
-			at := read
-			verdicts := make([]error, 0, len(events))
-			for i, ev := range events {
-				verdict, err := s.applyGroup(ctx, tx, key, ev, &at)
-				if err != nil {
-					failed = i
-					return groupcommit.Result{}, err
-				}
-				verdicts = append(verdicts, verdict)
-			}
-			return groupcommit.Result{
-				Write:   at,
-				Verdict: runtime.Verdicts(verdicts),
-			}, nil
-		}
-	}
-	err := s.group.Do(ctx, strconv.FormatInt(key, 10), len(events), work(events))
-	if err == nil || ctx.Err() != nil {
-		return err
-	}
-	if failed > 0 {
-		// The events before the failing one commit without it.
-		return s.group.Do(ctx, strconv.FormatInt(key, 10), failed, work(events[:failed]))
-	}
-	// A handler's Skip or Hold decides its event alone, as for one event.
-	_, skip := runtime.IsSkip(err)
-	_, hold := runtime.IsHold(err)
-	if failed == 0 && (skip || hold) {
-		return runtime.Verdicts([]error{err})
-	}
-	return err
 }

@@ -82,19 +82,13 @@ type ShipmentBooked struct {
 }
 
 // EventName returns "ShipmentBooked".
-func (ShipmentBooked) EventName() string {
-	return "ShipmentBooked"
-}
+func (ShipmentBooked) EventName() string { return "ShipmentBooked" }
 
 // EventKey returns e.ShipmentID.
-func (e ShipmentBooked) EventKey() string {
-	return e.ShipmentID
-}
+func (e ShipmentBooked) EventKey() string { return e.ShipmentID }
 
 // EventVersion returns e.Version.
-func (e ShipmentBooked) EventVersion() uint64 {
-	return e.Version
-}
+func (e ShipmentBooked) EventVersion() uint64 { return e.Version }
 
 func (ShipmentBooked) isShipmentEvent() {}
 
@@ -114,19 +108,13 @@ type ShipmentScanned struct {
 }
 
 // EventName returns "ShipmentScanned".
-func (ShipmentScanned) EventName() string {
-	return "ShipmentScanned"
-}
+func (ShipmentScanned) EventName() string { return "ShipmentScanned" }
 
 // EventKey returns e.ShipmentID.
-func (e ShipmentScanned) EventKey() string {
-	return e.ShipmentID
-}
+func (e ShipmentScanned) EventKey() string { return e.ShipmentID }
 
 // EventVersion returns e.Version.
-func (e ShipmentScanned) EventVersion() uint64 {
-	return e.Version
-}
+func (e ShipmentScanned) EventVersion() uint64 { return e.Version }
 
 func (ShipmentScanned) isShipmentEvent() {}
 
@@ -145,19 +133,13 @@ type ShipmentLocated struct {
 }
 
 // EventName returns "ShipmentLocated".
-func (ShipmentLocated) EventName() string {
-	return "ShipmentLocated"
-}
+func (ShipmentLocated) EventName() string { return "ShipmentLocated" }
 
 // EventKey returns e.ShipmentID.
-func (e ShipmentLocated) EventKey() string {
-	return e.ShipmentID
-}
+func (e ShipmentLocated) EventKey() string { return e.ShipmentID }
 
 // EventVersion returns e.Version.
-func (e ShipmentLocated) EventVersion() uint64 {
-	return e.Version
-}
+func (e ShipmentLocated) EventVersion() uint64 { return e.Version }
 
 func (ShipmentLocated) isShipmentEvent() {}
 
@@ -177,19 +159,13 @@ type ShipmentOutForDelivery struct {
 }
 
 // EventName returns "ShipmentOutForDelivery".
-func (ShipmentOutForDelivery) EventName() string {
-	return "ShipmentOutForDelivery"
-}
+func (ShipmentOutForDelivery) EventName() string { return "ShipmentOutForDelivery" }
 
 // EventKey returns e.ShipmentID.
-func (e ShipmentOutForDelivery) EventKey() string {
-	return e.ShipmentID
-}
+func (e ShipmentOutForDelivery) EventKey() string { return e.ShipmentID }
 
 // EventVersion returns e.Version.
-func (e ShipmentOutForDelivery) EventVersion() uint64 {
-	return e.Version
-}
+func (e ShipmentOutForDelivery) EventVersion() uint64 { return e.Version }
 
 func (ShipmentOutForDelivery) isShipmentEvent() {}
 
@@ -206,19 +182,13 @@ type ShipmentDelivered struct {
 }
 
 // EventName returns "ShipmentDelivered".
-func (ShipmentDelivered) EventName() string {
-	return "ShipmentDelivered"
-}
+func (ShipmentDelivered) EventName() string { return "ShipmentDelivered" }
 
 // EventKey returns e.ShipmentID.
-func (e ShipmentDelivered) EventKey() string {
-	return e.ShipmentID
-}
+func (e ShipmentDelivered) EventKey() string { return e.ShipmentID }
 
 // EventVersion returns e.Version.
-func (e ShipmentDelivered) EventVersion() uint64 {
-	return e.Version
-}
+func (e ShipmentDelivered) EventVersion() uint64 { return e.Version }
 
 func (ShipmentDelivered) isShipmentEvent() {}
 
@@ -237,19 +207,13 @@ type ShipmentReturned struct {
 }
 
 // EventName returns "ShipmentReturned".
-func (ShipmentReturned) EventName() string {
-	return "ShipmentReturned"
-}
+func (ShipmentReturned) EventName() string { return "ShipmentReturned" }
 
 // EventKey returns e.ShipmentID.
-func (e ShipmentReturned) EventKey() string {
-	return e.ShipmentID
-}
+func (e ShipmentReturned) EventKey() string { return e.ShipmentID }
 
 // EventVersion returns e.Version.
-func (e ShipmentReturned) EventVersion() uint64 {
-	return e.Version
-}
+func (e ShipmentReturned) EventVersion() uint64 { return e.Version }
 
 func (ShipmentReturned) isShipmentEvent() {}
 
@@ -300,14 +264,10 @@ type ParcelBooked struct {
 }
 
 // EventName returns "ParcelBooked".
-func (ParcelBooked) EventName() string {
-	return "ParcelBooked"
-}
+func (ParcelBooked) EventName() string { return "ParcelBooked" }
 
 // EventKey returns e.ParcelID.
-func (e ParcelBooked) EventKey() string {
-	return e.ParcelID
-}
+func (e ParcelBooked) EventKey() string { return e.ParcelID }
 
 func (ParcelBooked) isParcelEvent() {}
 
@@ -324,14 +284,10 @@ type ParcelScanned struct {
 }
 
 // EventName returns "ParcelScanned".
-func (ParcelScanned) EventName() string {
-	return "ParcelScanned"
-}
+func (ParcelScanned) EventName() string { return "ParcelScanned" }
 
 // EventKey returns e.ParcelID.
-func (e ParcelScanned) EventKey() string {
-	return e.ParcelID
-}
+func (e ParcelScanned) EventKey() string { return e.ParcelID }
 
 func (ParcelScanned) isParcelEvent() {}
 
@@ -346,14 +302,10 @@ type ParcelLocated struct {
 }
 
 // EventName returns "ParcelLocated".
-func (ParcelLocated) EventName() string {
-	return "ParcelLocated"
-}
+func (ParcelLocated) EventName() string { return "ParcelLocated" }
 
 // EventKey returns e.ParcelID.
-func (e ParcelLocated) EventKey() string {
-	return e.ParcelID
-}
+func (e ParcelLocated) EventKey() string { return e.ParcelID }
 
 func (ParcelLocated) isParcelEvent() {}
 
@@ -367,14 +319,10 @@ type ParcelDelivered struct {
 }
 
 // EventName returns "ParcelDelivered".
-func (ParcelDelivered) EventName() string {
-	return "ParcelDelivered"
-}
+func (ParcelDelivered) EventName() string { return "ParcelDelivered" }
 
 // EventKey returns e.ParcelID.
-func (e ParcelDelivered) EventKey() string {
-	return e.ParcelID
-}
+func (e ParcelDelivered) EventKey() string { return e.ParcelID }
 
 func (ParcelDelivered) isParcelEvent() {}
 
@@ -430,19 +378,13 @@ type ContainerLoaded struct {
 }
 
 // EventName returns "ContainerLoaded".
-func (ContainerLoaded) EventName() string {
-	return "ContainerLoaded"
-}
+func (ContainerLoaded) EventName() string { return "ContainerLoaded" }
 
 // EventKey returns e.ContainerID.
-func (e ContainerLoaded) EventKey() string {
-	return e.ContainerID
-}
+func (e ContainerLoaded) EventKey() string { return e.ContainerID }
 
 // EventVersion returns e.Version.
-func (e ContainerLoaded) EventVersion() uint64 {
-	return e.Version
-}
+func (e ContainerLoaded) EventVersion() uint64 { return e.Version }
 
 func (ContainerLoaded) isContainerEvent() {}
 
@@ -462,19 +404,13 @@ type ContainerSailed struct {
 }
 
 // EventName returns "ContainerSailed".
-func (ContainerSailed) EventName() string {
-	return "ContainerSailed"
-}
+func (ContainerSailed) EventName() string { return "ContainerSailed" }
 
 // EventKey returns e.ContainerID.
-func (e ContainerSailed) EventKey() string {
-	return e.ContainerID
-}
+func (e ContainerSailed) EventKey() string { return e.ContainerID }
 
 // EventVersion returns e.Version.
-func (e ContainerSailed) EventVersion() uint64 {
-	return e.Version
-}
+func (e ContainerSailed) EventVersion() uint64 { return e.Version }
 
 func (ContainerSailed) isContainerEvent() {}
 
@@ -495,19 +431,13 @@ type ContainerPositioned struct {
 }
 
 // EventName returns "ContainerPositioned".
-func (ContainerPositioned) EventName() string {
-	return "ContainerPositioned"
-}
+func (ContainerPositioned) EventName() string { return "ContainerPositioned" }
 
 // EventKey returns e.ContainerID.
-func (e ContainerPositioned) EventKey() string {
-	return e.ContainerID
-}
+func (e ContainerPositioned) EventKey() string { return e.ContainerID }
 
 // EventVersion returns e.Version.
-func (e ContainerPositioned) EventVersion() uint64 {
-	return e.Version
-}
+func (e ContainerPositioned) EventVersion() uint64 { return e.Version }
 
 func (ContainerPositioned) isContainerEvent() {}
 
@@ -526,19 +456,13 @@ type ContainerUnloaded struct {
 }
 
 // EventName returns "ContainerUnloaded".
-func (ContainerUnloaded) EventName() string {
-	return "ContainerUnloaded"
-}
+func (ContainerUnloaded) EventName() string { return "ContainerUnloaded" }
 
 // EventKey returns e.ContainerID.
-func (e ContainerUnloaded) EventKey() string {
-	return e.ContainerID
-}
+func (e ContainerUnloaded) EventKey() string { return e.ContainerID }
 
 // EventVersion returns e.Version.
-func (e ContainerUnloaded) EventVersion() uint64 {
-	return e.Version
-}
+func (e ContainerUnloaded) EventVersion() uint64 { return e.Version }
 
 func (ContainerUnloaded) isContainerEvent() {}
 
@@ -585,14 +509,10 @@ type CratePacked struct {
 }
 
 // EventName returns "CratePacked".
-func (CratePacked) EventName() string {
-	return "CratePacked"
-}
+func (CratePacked) EventName() string { return "CratePacked" }
 
 // EventKey returns e.CrateID.
-func (e CratePacked) EventKey() int64 {
-	return e.CrateID
-}
+func (e CratePacked) EventKey() int64 { return e.CrateID }
 
 func (CratePacked) isCrateEvent() {}
 
@@ -607,14 +527,10 @@ type CrateWeighed struct {
 }
 
 // EventName returns "CrateWeighed".
-func (CrateWeighed) EventName() string {
-	return "CrateWeighed"
-}
+func (CrateWeighed) EventName() string { return "CrateWeighed" }
 
 // EventKey returns e.CrateID.
-func (e CrateWeighed) EventKey() int64 {
-	return e.CrateID
-}
+func (e CrateWeighed) EventKey() int64 { return e.CrateID }
 
 func (CrateWeighed) isCrateEvent() {}
 
@@ -628,13 +544,9 @@ type CrateShipped struct {
 }
 
 // EventName returns "CrateShipped".
-func (CrateShipped) EventName() string {
-	return "CrateShipped"
-}
+func (CrateShipped) EventName() string { return "CrateShipped" }
 
 // EventKey returns e.CrateID.
-func (e CrateShipped) EventKey() int64 {
-	return e.CrateID
-}
+func (e CrateShipped) EventKey() int64 { return e.CrateID }
 
 func (CrateShipped) isCrateEvent() {}

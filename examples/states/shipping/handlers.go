@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // ShipmentHandler handles the events of entity Shipment, one typed method per
@@ -34,8 +35,7 @@ type ShipmentHandler interface {
 // every handler at compile time, which is the safe default. An event that
 // reaches one of its methods is acknowledged, not applied: the guards still
 // advance the key's version and state, so no gap is left behind, and the event
-// is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented).
+// is counted as skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedShipmentHandler struct{}
 
 var _ ShipmentHandler = UnimplementedShipmentHandler{}
@@ -70,6 +70,33 @@ func (UnimplementedShipmentHandler) HandleShipmentReturned(context.Context, Ship
 	return runtime.ErrUnimplemented
 }
 
+// shipmentHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func shipmentHandler(h ShipmentHandler) *genimpl.Handler[string, ShipmentEvent] {
+	if h == nil {
+		return nil
+	}
+	return &genimpl.Handler[string, ShipmentEvent]{
+		Call: func(ctx context.Context, _ string, e ShipmentEvent) error {
+			switch e := e.(type) {
+			case ShipmentBooked:
+				return h.HandleShipmentBooked(ctx, e)
+			case ShipmentScanned:
+				return h.HandleShipmentScanned(ctx, e)
+			case ShipmentLocated:
+				return h.HandleShipmentLocated(ctx, e)
+			case ShipmentOutForDelivery:
+				return h.HandleShipmentOutForDelivery(ctx, e)
+			case ShipmentDelivered:
+				return h.HandleShipmentDelivered(ctx, e)
+			case ShipmentReturned:
+				return h.HandleShipmentReturned(ctx, e)
+			}
+			return genimpl.ErrUnknownEvent
+		},
+	}
+}
+
 // ParcelHandler handles the events of entity Parcel, one typed method per
 // event. A ParcelDispatcher calls the methods of one Parcel in publication
 // order, one event at a time, after the generated guards let the event through.
@@ -92,7 +119,7 @@ type ParcelHandler interface {
 // handler at compile time, which is the safe default. An event that reaches one
 // of its methods is acknowledged, not applied: the guards still advance the
 // key's version and state, so no gap is left behind, and the event is counted
-// as skipped with the reason "unimplemented" (runtime.ReasonUnimplemented).
+// as skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedParcelHandler struct{}
 
 var _ ParcelHandler = UnimplementedParcelHandler{}
@@ -115,6 +142,29 @@ func (UnimplementedParcelHandler) HandleParcelLocated(context.Context, ParcelLoc
 // HandleParcelDelivered returns runtime.ErrUnimplemented.
 func (UnimplementedParcelHandler) HandleParcelDelivered(context.Context, ParcelDelivered) error {
 	return runtime.ErrUnimplemented
+}
+
+// parcelHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func parcelHandler(h ParcelHandler) *genimpl.Handler[string, ParcelEvent] {
+	if h == nil {
+		return nil
+	}
+	return &genimpl.Handler[string, ParcelEvent]{
+		Call: func(ctx context.Context, _ string, e ParcelEvent) error {
+			switch e := e.(type) {
+			case ParcelBooked:
+				return h.HandleParcelBooked(ctx, e)
+			case ParcelScanned:
+				return h.HandleParcelScanned(ctx, e)
+			case ParcelLocated:
+				return h.HandleParcelLocated(ctx, e)
+			case ParcelDelivered:
+				return h.HandleParcelDelivered(ctx, e)
+			}
+			return genimpl.ErrUnknownEvent
+		},
+	}
 }
 
 // ContainerHandler handles the events of entity Container in batches: A
@@ -141,7 +191,7 @@ type ContainerHandler interface {
 // every handler at compile time, which is the safe default. A batch that
 // reaches it is acknowledged, not applied: the guards still advance the key's
 // version and state, so no gap is left behind, and its events are counted as
-// skipped with the reason "unimplemented" (runtime.ReasonUnimplemented).
+// skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedContainerHandler struct{}
 
 var _ ContainerHandler = UnimplementedContainerHandler{}
@@ -149,6 +199,17 @@ var _ ContainerHandler = UnimplementedContainerHandler{}
 // HandleContainerBatch returns runtime.ErrUnimplemented.
 func (UnimplementedContainerHandler) HandleContainerBatch(context.Context, string, []ContainerEvent) error {
 	return runtime.ErrUnimplemented
+}
+
+// containerHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func containerHandler(h ContainerHandler) *genimpl.Handler[string, ContainerEvent] {
+	if h == nil {
+		return nil
+	}
+	return &genimpl.Handler[string, ContainerEvent]{
+		Batch: h.HandleContainerBatch,
+	}
 }
 
 // CrateHandler handles the events of entity Crate, one typed method per event.
@@ -171,7 +232,7 @@ type CrateHandler interface {
 // handler at compile time, which is the safe default. An event that reaches one
 // of its methods is acknowledged, not applied: the guards still advance the
 // key's version and state, so no gap is left behind, and the event is counted
-// as skipped with the reason "unimplemented" (runtime.ReasonUnimplemented).
+// as skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedCrateHandler struct{}
 
 var _ CrateHandler = UnimplementedCrateHandler{}
@@ -189,4 +250,25 @@ func (UnimplementedCrateHandler) HandleCrateWeighed(context.Context, CrateWeighe
 // HandleCrateShipped returns runtime.ErrUnimplemented.
 func (UnimplementedCrateHandler) HandleCrateShipped(context.Context, CrateShipped) error {
 	return runtime.ErrUnimplemented
+}
+
+// crateHandler adapts h to the generic guards of runtime/genimpl; nil for a nil
+// h.
+func crateHandler(h CrateHandler) *genimpl.Handler[int64, CrateEvent] {
+	if h == nil {
+		return nil
+	}
+	return &genimpl.Handler[int64, CrateEvent]{
+		Call: func(ctx context.Context, _ int64, e CrateEvent) error {
+			switch e := e.(type) {
+			case CratePacked:
+				return h.HandleCratePacked(ctx, e)
+			case CrateWeighed:
+				return h.HandleCrateWeighed(ctx, e)
+			case CrateShipped:
+				return h.HandleCrateShipped(ctx, e)
+			}
+			return genimpl.ErrUnknownEvent
+		},
+	}
 }

@@ -5,647 +5,213 @@ package shipping
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"strconv"
 
-	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // ShipmentOutbox writes Shipment events into the transactional outbox of a
 // durable store, in the caller's own transaction: the change and the events
-// that announce it commit together or not at all, so neither a crash after the
-// commit loses an event nor a rollback publishes one. Each event gets its key's
-// next version from the outbox's own sequence (1, 2, 3... per key, never one
-// twice, however many writers), stamped into its Version field before it is
-// encoded. The relay of github.com/ordergen/ordergen/runtime/outbox (its
-// Config.Entity is "Shipment") ships them to a sink (a broker's producer, a
-// dispatcher) in per-key order.
-//
-// Concurrent transactions appending to one key take turns at its sequence row:
-// on PostgreSQL the second waits for the first to end (READ COMMITTED) or fails
-// with a serialization error to retry (REPEATABLE READ, SERIALIZABLE), and
-// transactions appending to the same keys in opposite orders can deadlock, as
-// with any rows: append in a consistent order.
+// that announce it commit together or not at all. Each event gets its key's
+// next version from the outbox's own sequence, stamped into its Version field
+// before it is encoded. The relay of
+// github.com/ordergen/ordergen/runtime/outbox (its Config.Entity is "Shipment")
+// ships them in per-key order. Its PublishTx (any Shipment event), Entity and
+// Seed are those of the genimpl.Outbox it embeds, which says more.
 type ShipmentOutbox struct {
-	store durable.OutboxStore[*sql.Tx]
+	*shipmentOutbox
 }
+
+// shipmentOutbox is the generic outbox that ShipmentOutbox embeds.
+type shipmentOutbox = genimpl.Outbox[string, ShipmentEvent]
 
 // NewShipmentOutbox returns the outbox of Shipment events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
 // belong to); a nil store is refused with runtime.ErrInvalidConfig.
-func NewShipmentOutbox(store durable.OutboxStore[*sql.Tx]) (*ShipmentOutbox, error) {
-	if store == nil {
-		return nil, fmt.Errorf("%w: ShipmentOutbox needs a store", runtime.ErrInvalidConfig)
+func NewShipmentOutbox(store genimpl.OutboxStore) (*ShipmentOutbox, error) {
+	o, err := genimpl.NewOutbox(shipmentEntity, store)
+	if err != nil {
+		return nil, err
 	}
-	return &ShipmentOutbox{store: store}, nil
+	return &ShipmentOutbox{o}, nil
 }
 
-// Entity returns the name the outbox writes Shipment events under, "Shipment":
-// the Config.Entity of their relay.
-func (o *ShipmentOutbox) Entity() string {
-	return "Shipment"
-}
-
-// PublishShipmentBookedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with ShipmentCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishShipmentBookedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *ShipmentOutbox) PublishShipmentBookedTx(ctx context.Context, tx *sql.Tx, e ShipmentBooked) (uint64, error) {
-	if e.ShipmentID == "" {
-		return 0, fmt.Errorf("%w: Shipment event ShipmentBooked: key field ShipmentID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Shipment", e.ShipmentID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := ShipmentCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishShipmentScannedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with ShipmentCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishShipmentScannedTx appends e to the outbox in tx and returns its
+// version (see PublishTx).
 func (o *ShipmentOutbox) PublishShipmentScannedTx(ctx context.Context, tx *sql.Tx, e ShipmentScanned) (uint64, error) {
-	if e.ShipmentID == "" {
-		return 0, fmt.Errorf("%w: Shipment event ShipmentScanned: key field ShipmentID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Shipment", e.ShipmentID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := ShipmentCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishShipmentLocatedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with ShipmentCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishShipmentLocatedTx appends e to the outbox in tx and returns its
+// version (see PublishTx).
 func (o *ShipmentOutbox) PublishShipmentLocatedTx(ctx context.Context, tx *sql.Tx, e ShipmentLocated) (uint64, error) {
-	if e.ShipmentID == "" {
-		return 0, fmt.Errorf("%w: Shipment event ShipmentLocated: key field ShipmentID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Shipment", e.ShipmentID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := ShipmentCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishShipmentOutForDeliveryTx appends e to the outbox in tx: it takes the
-// next version of e's key, sets e.Version to it, encodes e with ShipmentCodec
-// and inserts it, all in tx, and returns the version. The relay sends it once
-// tx commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishShipmentOutForDeliveryTx appends e to the outbox in tx and returns its
+// version (see PublishTx).
 func (o *ShipmentOutbox) PublishShipmentOutForDeliveryTx(ctx context.Context, tx *sql.Tx, e ShipmentOutForDelivery) (uint64, error) {
-	if e.ShipmentID == "" {
-		return 0, fmt.Errorf("%w: Shipment event ShipmentOutForDelivery: key field ShipmentID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Shipment", e.ShipmentID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := ShipmentCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishShipmentDeliveredTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with ShipmentCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishShipmentDeliveredTx appends e to the outbox in tx and returns its
+// version (see PublishTx).
 func (o *ShipmentOutbox) PublishShipmentDeliveredTx(ctx context.Context, tx *sql.Tx, e ShipmentDelivered) (uint64, error) {
-	if e.ShipmentID == "" {
-		return 0, fmt.Errorf("%w: Shipment event ShipmentDelivered: key field ShipmentID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Shipment", e.ShipmentID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := ShipmentCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishShipmentReturnedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with ShipmentCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishShipmentReturnedTx appends e to the outbox in tx and returns its
+// version (see PublishTx).
 func (o *ShipmentOutbox) PublishShipmentReturnedTx(ctx context.Context, tx *sql.Tx, e ShipmentReturned) (uint64, error) {
-	if e.ShipmentID == "" {
-		return 0, fmt.Errorf("%w: Shipment event ShipmentReturned: key field ShipmentID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Shipment", e.ShipmentID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := ShipmentCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
-}
-
-// PublishTx appends any Shipment event to the outbox in tx, through the
-// Publish...Tx method of its type, and returns its version. A nil e is refused
-// with runtime.ErrInvalidEvent.
-func (o *ShipmentOutbox) PublishTx(ctx context.Context, tx *sql.Tx, e ShipmentEvent) (uint64, error) {
-	switch e := e.(type) {
-	case ShipmentBooked:
-		return o.PublishShipmentBookedTx(ctx, tx, e)
-	case *ShipmentBooked:
-		if e != nil {
-			return o.PublishShipmentBookedTx(ctx, tx, *e)
-		}
-	case ShipmentScanned:
-		return o.PublishShipmentScannedTx(ctx, tx, e)
-	case *ShipmentScanned:
-		if e != nil {
-			return o.PublishShipmentScannedTx(ctx, tx, *e)
-		}
-	case ShipmentLocated:
-		return o.PublishShipmentLocatedTx(ctx, tx, e)
-	case *ShipmentLocated:
-		if e != nil {
-			return o.PublishShipmentLocatedTx(ctx, tx, *e)
-		}
-	case ShipmentOutForDelivery:
-		return o.PublishShipmentOutForDeliveryTx(ctx, tx, e)
-	case *ShipmentOutForDelivery:
-		if e != nil {
-			return o.PublishShipmentOutForDeliveryTx(ctx, tx, *e)
-		}
-	case ShipmentDelivered:
-		return o.PublishShipmentDeliveredTx(ctx, tx, e)
-	case *ShipmentDelivered:
-		if e != nil {
-			return o.PublishShipmentDeliveredTx(ctx, tx, *e)
-		}
-	case ShipmentReturned:
-		return o.PublishShipmentReturnedTx(ctx, tx, e)
-	case *ShipmentReturned:
-		if e != nil {
-			return o.PublishShipmentReturnedTx(ctx, tx, *e)
-		}
-	}
-	return 0, fmt.Errorf("%w: nil Shipment event", runtime.ErrInvalidEvent)
-}
-
-// Seed sets, in tx (nil: a transaction of its own), the version that key's
-// first outbox event follows: its first event gets version+1. It is for a
-// service that adopts the outbox with Shipment keys it numbered before: seed
-// each with the last version its consumers saw, before its first outbox event.
-// Seeding a key again at the same version is harmless; a key whose sequence is
-// elsewhere (it has outbox events, or another seed) is refused
-// (sqlstore.ErrOutboxSeeded).
-func (o *ShipmentOutbox) Seed(ctx context.Context, tx *sql.Tx, key string, version uint64) error {
-	return o.store.SeedOutbox(ctx, tx, "Shipment", key, version)
+	return o.PublishTx(ctx, tx, e)
 }
 
 // ParcelOutbox writes Parcel events into the transactional outbox of a durable
 // store, in the caller's own transaction: the change and the events that
-// announce it commit together or not at all, so neither a crash after the
-// commit loses an event nor a rollback publishes one. Each event gets its key's
-// next number from the outbox's own sequence (1, 2, 3... per key, never one
-// twice, however many writers): entity Parcel has no version field, so the
-// number only orders the key's events for the relay. The relay of
+// announce it commit together or not at all. Each event gets its key's next
+// number from the outbox's own sequence: entity Parcel has no version field, so
+// the number only orders the key's events for the relay. The relay of
 // github.com/ordergen/ordergen/runtime/outbox (its Config.Entity is "Parcel")
-// ships them to a sink (a broker's producer, a dispatcher) in per-key order.
-//
-// Concurrent transactions appending to one key take turns at its sequence row:
-// on PostgreSQL the second waits for the first to end (READ COMMITTED) or fails
-// with a serialization error to retry (REPEATABLE READ, SERIALIZABLE), and
-// transactions appending to the same keys in opposite orders can deadlock, as
-// with any rows: append in a consistent order.
+// ships them in per-key order. Its PublishTx (any Parcel event), Entity and
+// Seed are those of the genimpl.Outbox it embeds, which says more.
 type ParcelOutbox struct {
-	store durable.OutboxStore[*sql.Tx]
+	*parcelOutbox
 }
+
+// parcelOutbox is the generic outbox that ParcelOutbox embeds.
+type parcelOutbox = genimpl.Outbox[string, ParcelEvent]
 
 // NewParcelOutbox returns the outbox of Parcel events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
 // belong to); a nil store is refused with runtime.ErrInvalidConfig.
-func NewParcelOutbox(store durable.OutboxStore[*sql.Tx]) (*ParcelOutbox, error) {
-	if store == nil {
-		return nil, fmt.Errorf("%w: ParcelOutbox needs a store", runtime.ErrInvalidConfig)
+func NewParcelOutbox(store genimpl.OutboxStore) (*ParcelOutbox, error) {
+	o, err := genimpl.NewOutbox(parcelEntity, store)
+	if err != nil {
+		return nil, err
 	}
-	return &ParcelOutbox{store: store}, nil
+	return &ParcelOutbox{o}, nil
 }
 
-// Entity returns the name the outbox writes Parcel events under, "Parcel": the
-// Config.Entity of their relay.
-func (o *ParcelOutbox) Entity() string {
-	return "Parcel"
-}
-
-// PublishParcelBookedTx appends e to the outbox in tx: it takes the next number
-// of e's key, encodes e with ParcelCodec and inserts it, all in tx, and returns
-// the number. The relay sends it once tx commits; if tx rolls back, neither the
-// event nor its number is left. It refuses an event with an empty key, with an
-// error wrapping runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishParcelBookedTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *ParcelOutbox) PublishParcelBookedTx(ctx context.Context, tx *sql.Tx, e ParcelBooked) (uint64, error) {
-	if e.ParcelID == "" {
-		return 0, fmt.Errorf("%w: Parcel event ParcelBooked: key field ParcelID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Parcel", e.ParcelID, func(v uint64) (durable.RawEvent, error) {
-		name, data, err := ParcelCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishParcelScannedTx appends e to the outbox in tx: it takes the next
-// number of e's key, encodes e with ParcelCodec and inserts it, all in tx, and
-// returns the number. The relay sends it once tx commits; if tx rolls back,
-// neither the event nor its number is left. It refuses an event with an empty
-// key, with an error wrapping runtime.ErrInvalidEvent. After an error, roll tx
-// back.
+// PublishParcelScannedTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *ParcelOutbox) PublishParcelScannedTx(ctx context.Context, tx *sql.Tx, e ParcelScanned) (uint64, error) {
-	if e.ParcelID == "" {
-		return 0, fmt.Errorf("%w: Parcel event ParcelScanned: key field ParcelID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Parcel", e.ParcelID, func(v uint64) (durable.RawEvent, error) {
-		name, data, err := ParcelCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishParcelLocatedTx appends e to the outbox in tx: it takes the next
-// number of e's key, encodes e with ParcelCodec and inserts it, all in tx, and
-// returns the number. The relay sends it once tx commits; if tx rolls back,
-// neither the event nor its number is left. It refuses an event with an empty
-// key, with an error wrapping runtime.ErrInvalidEvent. After an error, roll tx
-// back.
+// PublishParcelLocatedTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *ParcelOutbox) PublishParcelLocatedTx(ctx context.Context, tx *sql.Tx, e ParcelLocated) (uint64, error) {
-	if e.ParcelID == "" {
-		return 0, fmt.Errorf("%w: Parcel event ParcelLocated: key field ParcelID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Parcel", e.ParcelID, func(v uint64) (durable.RawEvent, error) {
-		name, data, err := ParcelCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishParcelDeliveredTx appends e to the outbox in tx: it takes the next
-// number of e's key, encodes e with ParcelCodec and inserts it, all in tx, and
-// returns the number. The relay sends it once tx commits; if tx rolls back,
-// neither the event nor its number is left. It refuses an event with an empty
-// key, with an error wrapping runtime.ErrInvalidEvent. After an error, roll tx
-// back.
+// PublishParcelDeliveredTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *ParcelOutbox) PublishParcelDeliveredTx(ctx context.Context, tx *sql.Tx, e ParcelDelivered) (uint64, error) {
-	if e.ParcelID == "" {
-		return 0, fmt.Errorf("%w: Parcel event ParcelDelivered: key field ParcelID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Parcel", e.ParcelID, func(v uint64) (durable.RawEvent, error) {
-		name, data, err := ParcelCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
-}
-
-// PublishTx appends any Parcel event to the outbox in tx, through the
-// Publish...Tx method of its type, and returns its number. A nil e is refused
-// with runtime.ErrInvalidEvent.
-func (o *ParcelOutbox) PublishTx(ctx context.Context, tx *sql.Tx, e ParcelEvent) (uint64, error) {
-	switch e := e.(type) {
-	case ParcelBooked:
-		return o.PublishParcelBookedTx(ctx, tx, e)
-	case *ParcelBooked:
-		if e != nil {
-			return o.PublishParcelBookedTx(ctx, tx, *e)
-		}
-	case ParcelScanned:
-		return o.PublishParcelScannedTx(ctx, tx, e)
-	case *ParcelScanned:
-		if e != nil {
-			return o.PublishParcelScannedTx(ctx, tx, *e)
-		}
-	case ParcelLocated:
-		return o.PublishParcelLocatedTx(ctx, tx, e)
-	case *ParcelLocated:
-		if e != nil {
-			return o.PublishParcelLocatedTx(ctx, tx, *e)
-		}
-	case ParcelDelivered:
-		return o.PublishParcelDeliveredTx(ctx, tx, e)
-	case *ParcelDelivered:
-		if e != nil {
-			return o.PublishParcelDeliveredTx(ctx, tx, *e)
-		}
-	}
-	return 0, fmt.Errorf("%w: nil Parcel event", runtime.ErrInvalidEvent)
-}
-
-// Seed sets, in tx (nil: a transaction of its own), the number that key's first
-// outbox event follows: its first event gets version+1. It is for a service
-// that adopts the outbox with Parcel keys it numbered before: seed each with
-// the last version its consumers saw, before its first outbox event. Seeding a
-// key again at the same version is harmless; a key whose sequence is elsewhere
-// (it has outbox events, or another seed) is refused
-// (sqlstore.ErrOutboxSeeded).
-func (o *ParcelOutbox) Seed(ctx context.Context, tx *sql.Tx, key string, version uint64) error {
-	return o.store.SeedOutbox(ctx, tx, "Parcel", key, version)
+	return o.PublishTx(ctx, tx, e)
 }
 
 // ContainerOutbox writes Container events into the transactional outbox of a
 // durable store, in the caller's own transaction: the change and the events
-// that announce it commit together or not at all, so neither a crash after the
-// commit loses an event nor a rollback publishes one. Each event gets its key's
-// next version from the outbox's own sequence (1, 2, 3... per key, never one
-// twice, however many writers), stamped into its Version field before it is
-// encoded. The relay of github.com/ordergen/ordergen/runtime/outbox (its
-// Config.Entity is "Container") ships them to a sink (a broker's producer, a
-// dispatcher) in per-key order.
-//
-// Concurrent transactions appending to one key take turns at its sequence row:
-// on PostgreSQL the second waits for the first to end (READ COMMITTED) or fails
-// with a serialization error to retry (REPEATABLE READ, SERIALIZABLE), and
-// transactions appending to the same keys in opposite orders can deadlock, as
-// with any rows: append in a consistent order.
+// that announce it commit together or not at all. Each event gets its key's
+// next version from the outbox's own sequence, stamped into its Version field
+// before it is encoded. The relay of
+// github.com/ordergen/ordergen/runtime/outbox (its Config.Entity is
+// "Container") ships them in per-key order. Its PublishTx (any Container
+// event), Entity and Seed are those of the genimpl.Outbox it embeds, which says
+// more.
 type ContainerOutbox struct {
-	store durable.OutboxStore[*sql.Tx]
+	*containerOutbox
 }
+
+// containerOutbox is the generic outbox that ContainerOutbox embeds.
+type containerOutbox = genimpl.Outbox[string, ContainerEvent]
 
 // NewContainerOutbox returns the outbox of Container events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
 // belong to); a nil store is refused with runtime.ErrInvalidConfig.
-func NewContainerOutbox(store durable.OutboxStore[*sql.Tx]) (*ContainerOutbox, error) {
-	if store == nil {
-		return nil, fmt.Errorf("%w: ContainerOutbox needs a store", runtime.ErrInvalidConfig)
+func NewContainerOutbox(store genimpl.OutboxStore) (*ContainerOutbox, error) {
+	o, err := genimpl.NewOutbox(containerEntity, store)
+	if err != nil {
+		return nil, err
 	}
-	return &ContainerOutbox{store: store}, nil
+	return &ContainerOutbox{o}, nil
 }
 
-// Entity returns the name the outbox writes Container events under,
-// "Container": the Config.Entity of their relay.
-func (o *ContainerOutbox) Entity() string {
-	return "Container"
-}
-
-// PublishContainerLoadedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with ContainerCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishContainerLoadedTx appends e to the outbox in tx and returns its
+// version (see PublishTx).
 func (o *ContainerOutbox) PublishContainerLoadedTx(ctx context.Context, tx *sql.Tx, e ContainerLoaded) (uint64, error) {
-	if e.ContainerID == "" {
-		return 0, fmt.Errorf("%w: Container event ContainerLoaded: key field ContainerID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Container", e.ContainerID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := ContainerCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishContainerSailedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with ContainerCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishContainerSailedTx appends e to the outbox in tx and returns its
+// version (see PublishTx).
 func (o *ContainerOutbox) PublishContainerSailedTx(ctx context.Context, tx *sql.Tx, e ContainerSailed) (uint64, error) {
-	if e.ContainerID == "" {
-		return 0, fmt.Errorf("%w: Container event ContainerSailed: key field ContainerID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Container", e.ContainerID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := ContainerCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishContainerPositionedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with ContainerCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishContainerPositionedTx appends e to the outbox in tx and returns its
+// version (see PublishTx).
 func (o *ContainerOutbox) PublishContainerPositionedTx(ctx context.Context, tx *sql.Tx, e ContainerPositioned) (uint64, error) {
-	if e.ContainerID == "" {
-		return 0, fmt.Errorf("%w: Container event ContainerPositioned: key field ContainerID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Container", e.ContainerID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := ContainerCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishContainerUnloadedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with ContainerCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishContainerUnloadedTx appends e to the outbox in tx and returns its
+// version (see PublishTx).
 func (o *ContainerOutbox) PublishContainerUnloadedTx(ctx context.Context, tx *sql.Tx, e ContainerUnloaded) (uint64, error) {
-	if e.ContainerID == "" {
-		return 0, fmt.Errorf("%w: Container event ContainerUnloaded: key field ContainerID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Container", e.ContainerID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := ContainerCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
-}
-
-// PublishTx appends any Container event to the outbox in tx, through the
-// Publish...Tx method of its type, and returns its version. A nil e is refused
-// with runtime.ErrInvalidEvent.
-func (o *ContainerOutbox) PublishTx(ctx context.Context, tx *sql.Tx, e ContainerEvent) (uint64, error) {
-	switch e := e.(type) {
-	case ContainerLoaded:
-		return o.PublishContainerLoadedTx(ctx, tx, e)
-	case *ContainerLoaded:
-		if e != nil {
-			return o.PublishContainerLoadedTx(ctx, tx, *e)
-		}
-	case ContainerSailed:
-		return o.PublishContainerSailedTx(ctx, tx, e)
-	case *ContainerSailed:
-		if e != nil {
-			return o.PublishContainerSailedTx(ctx, tx, *e)
-		}
-	case ContainerPositioned:
-		return o.PublishContainerPositionedTx(ctx, tx, e)
-	case *ContainerPositioned:
-		if e != nil {
-			return o.PublishContainerPositionedTx(ctx, tx, *e)
-		}
-	case ContainerUnloaded:
-		return o.PublishContainerUnloadedTx(ctx, tx, e)
-	case *ContainerUnloaded:
-		if e != nil {
-			return o.PublishContainerUnloadedTx(ctx, tx, *e)
-		}
-	}
-	return 0, fmt.Errorf("%w: nil Container event", runtime.ErrInvalidEvent)
-}
-
-// Seed sets, in tx (nil: a transaction of its own), the version that key's
-// first outbox event follows: its first event gets version+1. It is for a
-// service that adopts the outbox with Container keys it numbered before: seed
-// each with the last version its consumers saw, before its first outbox event.
-// Seeding a key again at the same version is harmless; a key whose sequence is
-// elsewhere (it has outbox events, or another seed) is refused
-// (sqlstore.ErrOutboxSeeded).
-func (o *ContainerOutbox) Seed(ctx context.Context, tx *sql.Tx, key string, version uint64) error {
-	return o.store.SeedOutbox(ctx, tx, "Container", key, version)
+	return o.PublishTx(ctx, tx, e)
 }
 
 // CrateOutbox writes Crate events into the transactional outbox of a durable
 // store, in the caller's own transaction: the change and the events that
-// announce it commit together or not at all, so neither a crash after the
-// commit loses an event nor a rollback publishes one. Each event gets its key's
-// next number from the outbox's own sequence (1, 2, 3... per key, never one
-// twice, however many writers): entity Crate has no version field, so the
-// number only orders the key's events for the relay. The relay of
+// announce it commit together or not at all. Each event gets its key's next
+// number from the outbox's own sequence: entity Crate has no version field, so
+// the number only orders the key's events for the relay. The relay of
 // github.com/ordergen/ordergen/runtime/outbox (its Config.Entity is "Crate")
-// ships them to a sink (a broker's producer, a dispatcher) in per-key order.
-//
-// Concurrent transactions appending to one key take turns at its sequence row:
-// on PostgreSQL the second waits for the first to end (READ COMMITTED) or fails
-// with a serialization error to retry (REPEATABLE READ, SERIALIZABLE), and
-// transactions appending to the same keys in opposite orders can deadlock, as
-// with any rows: append in a consistent order.
+// ships them in per-key order. Its PublishTx (any Crate event), Entity and Seed
+// are those of the genimpl.Outbox it embeds, which says more.
 type CrateOutbox struct {
-	store durable.OutboxStore[*sql.Tx]
+	*crateOutbox
 }
+
+// crateOutbox is the generic outbox that CrateOutbox embeds.
+type crateOutbox = genimpl.Outbox[int64, CrateEvent]
 
 // NewCrateOutbox returns the outbox of Crate events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
 // belong to); a nil store is refused with runtime.ErrInvalidConfig.
-func NewCrateOutbox(store durable.OutboxStore[*sql.Tx]) (*CrateOutbox, error) {
-	if store == nil {
-		return nil, fmt.Errorf("%w: CrateOutbox needs a store", runtime.ErrInvalidConfig)
+func NewCrateOutbox(store genimpl.OutboxStore) (*CrateOutbox, error) {
+	o, err := genimpl.NewOutbox(crateEntity, store)
+	if err != nil {
+		return nil, err
 	}
-	return &CrateOutbox{store: store}, nil
+	return &CrateOutbox{o}, nil
 }
 
-// Entity returns the name the outbox writes Crate events under, "Crate": the
-// Config.Entity of their relay.
-func (o *CrateOutbox) Entity() string {
-	return "Crate"
-}
-
-// PublishCratePackedTx appends e to the outbox in tx: it takes the next number
-// of e's key, encodes e with CrateCodec and inserts it, all in tx, and returns
-// the number. The relay sends it once tx commits; if tx rolls back, neither the
-// event nor its number is left. After an error, roll tx back.
+// PublishCratePackedTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *CrateOutbox) PublishCratePackedTx(ctx context.Context, tx *sql.Tx, e CratePacked) (uint64, error) {
-	return o.store.AppendOutbox(ctx, tx, "Crate", strconv.FormatInt(e.CrateID, 10), func(v uint64) (durable.RawEvent, error) {
-		name, data, err := CrateCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishCrateWeighedTx appends e to the outbox in tx: it takes the next number
-// of e's key, encodes e with CrateCodec and inserts it, all in tx, and returns
-// the number. The relay sends it once tx commits; if tx rolls back, neither the
-// event nor its number is left. After an error, roll tx back.
+// PublishCrateWeighedTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *CrateOutbox) PublishCrateWeighedTx(ctx context.Context, tx *sql.Tx, e CrateWeighed) (uint64, error) {
-	return o.store.AppendOutbox(ctx, tx, "Crate", strconv.FormatInt(e.CrateID, 10), func(v uint64) (durable.RawEvent, error) {
-		name, data, err := CrateCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishCrateShippedTx appends e to the outbox in tx: it takes the next number
-// of e's key, encodes e with CrateCodec and inserts it, all in tx, and returns
-// the number. The relay sends it once tx commits; if tx rolls back, neither the
-// event nor its number is left. After an error, roll tx back.
+// PublishCrateShippedTx appends e to the outbox in tx and returns its number
+// (see PublishTx).
 func (o *CrateOutbox) PublishCrateShippedTx(ctx context.Context, tx *sql.Tx, e CrateShipped) (uint64, error) {
-	return o.store.AppendOutbox(ctx, tx, "Crate", strconv.FormatInt(e.CrateID, 10), func(v uint64) (durable.RawEvent, error) {
-		name, data, err := CrateCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
-}
-
-// PublishTx appends any Crate event to the outbox in tx, through the
-// Publish...Tx method of its type, and returns its number. A nil e is refused
-// with runtime.ErrInvalidEvent.
-func (o *CrateOutbox) PublishTx(ctx context.Context, tx *sql.Tx, e CrateEvent) (uint64, error) {
-	switch e := e.(type) {
-	case CratePacked:
-		return o.PublishCratePackedTx(ctx, tx, e)
-	case *CratePacked:
-		if e != nil {
-			return o.PublishCratePackedTx(ctx, tx, *e)
-		}
-	case CrateWeighed:
-		return o.PublishCrateWeighedTx(ctx, tx, e)
-	case *CrateWeighed:
-		if e != nil {
-			return o.PublishCrateWeighedTx(ctx, tx, *e)
-		}
-	case CrateShipped:
-		return o.PublishCrateShippedTx(ctx, tx, e)
-	case *CrateShipped:
-		if e != nil {
-			return o.PublishCrateShippedTx(ctx, tx, *e)
-		}
-	}
-	return 0, fmt.Errorf("%w: nil Crate event", runtime.ErrInvalidEvent)
-}
-
-// Seed sets, in tx (nil: a transaction of its own), the number that key's first
-// outbox event follows: its first event gets version+1. It is for a service
-// that adopts the outbox with Crate keys it numbered before: seed each with the
-// last version its consumers saw, before its first outbox event. Seeding a key
-// again at the same version is harmless; a key whose sequence is elsewhere (it
-// has outbox events, or another seed) is refused (sqlstore.ErrOutboxSeeded).
-func (o *CrateOutbox) Seed(ctx context.Context, tx *sql.Tx, key int64, version uint64) error {
-	return o.store.SeedOutbox(ctx, tx, "Crate", strconv.FormatInt(key, 10), version)
+	return o.PublishTx(ctx, tx, e)
 }

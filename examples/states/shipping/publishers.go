@@ -2,15 +2,11 @@
 
 package shipping
 
-import (
-	"context"
-	"fmt"
-
-	"github.com/ordergen/ordergen/runtime"
-)
+import "context"
 
 // ShipmentPublisher publishes Shipment events. ShipmentDispatcher implements it
-// in process; other implementations can carry the same events elsewhere.
+// in process, ShipmentProducer through a transport; other implementations can
+// carry the same events elsewhere.
 type ShipmentPublisher interface {
 	// PublishShipmentBooked publishes a ShipmentBooked event.
 	PublishShipmentBooked(ctx context.Context, e ShipmentBooked) error
@@ -29,135 +25,56 @@ type ShipmentPublisher interface {
 var _ ShipmentPublisher = (*ShipmentDispatcher)(nil)
 
 // PublishShipmentBooked hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *ShipmentDispatcher) PublishShipmentBooked(ctx context.Context, e ShipmentBooked) error {
-	if e.ShipmentID == "" {
-		return fmt.Errorf("%w: Shipment event ShipmentBooked: key field ShipmentID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Shipment event ShipmentBooked: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.ShipmentID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishShipmentScanned hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *ShipmentDispatcher) PublishShipmentScanned(ctx context.Context, e ShipmentScanned) error {
-	if e.ShipmentID == "" {
-		return fmt.Errorf("%w: Shipment event ShipmentScanned: key field ShipmentID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Shipment event ShipmentScanned: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.ShipmentID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishShipmentLocated hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *ShipmentDispatcher) PublishShipmentLocated(ctx context.Context, e ShipmentLocated) error {
-	if e.ShipmentID == "" {
-		return fmt.Errorf("%w: Shipment event ShipmentLocated: key field ShipmentID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Shipment event ShipmentLocated: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.ShipmentID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishShipmentOutForDelivery hands e to every subscriber of the dispatcher.
-// It refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// It refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *ShipmentDispatcher) PublishShipmentOutForDelivery(ctx context.Context, e ShipmentOutForDelivery) error {
-	if e.ShipmentID == "" {
-		return fmt.Errorf("%w: Shipment event ShipmentOutForDelivery: key field ShipmentID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Shipment event ShipmentOutForDelivery: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.ShipmentID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishShipmentDelivered hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *ShipmentDispatcher) PublishShipmentDelivered(ctx context.Context, e ShipmentDelivered) error {
-	if e.ShipmentID == "" {
-		return fmt.Errorf("%w: Shipment event ShipmentDelivered: key field ShipmentID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Shipment event ShipmentDelivered: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.ShipmentID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishShipmentReturned hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *ShipmentDispatcher) PublishShipmentReturned(ctx context.Context, e ShipmentReturned) error {
-	if e.ShipmentID == "" {
-		return fmt.Errorf("%w: Shipment event ShipmentReturned: key field ShipmentID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Shipment event ShipmentReturned: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.ShipmentID, e)
-}
-
-// Publish hands any Shipment event to every subscriber, through the Publish
-// method of its type. A nil e is refused with runtime.ErrInvalidEvent.
-func (d *ShipmentDispatcher) Publish(ctx context.Context, e ShipmentEvent) error {
-	switch e := e.(type) {
-	case ShipmentBooked:
-		return d.PublishShipmentBooked(ctx, e)
-	case *ShipmentBooked:
-		if e != nil {
-			return d.PublishShipmentBooked(ctx, *e)
-		}
-	case ShipmentScanned:
-		return d.PublishShipmentScanned(ctx, e)
-	case *ShipmentScanned:
-		if e != nil {
-			return d.PublishShipmentScanned(ctx, *e)
-		}
-	case ShipmentLocated:
-		return d.PublishShipmentLocated(ctx, e)
-	case *ShipmentLocated:
-		if e != nil {
-			return d.PublishShipmentLocated(ctx, *e)
-		}
-	case ShipmentOutForDelivery:
-		return d.PublishShipmentOutForDelivery(ctx, e)
-	case *ShipmentOutForDelivery:
-		if e != nil {
-			return d.PublishShipmentOutForDelivery(ctx, *e)
-		}
-	case ShipmentDelivered:
-		return d.PublishShipmentDelivered(ctx, e)
-	case *ShipmentDelivered:
-		if e != nil {
-			return d.PublishShipmentDelivered(ctx, *e)
-		}
-	case ShipmentReturned:
-		return d.PublishShipmentReturned(ctx, e)
-	case *ShipmentReturned:
-		if e != nil {
-			return d.PublishShipmentReturned(ctx, *e)
-		}
-	}
-	return fmt.Errorf("%w: nil Shipment event", runtime.ErrInvalidEvent)
+	return d.Publish(ctx, e)
 }
 
 // ParcelPublisher publishes Parcel events. ParcelDispatcher implements it in
-// process; other implementations can carry the same events elsewhere.
+// process, ParcelProducer through a transport; other implementations can carry
+// the same events elsewhere.
 type ParcelPublisher interface {
 	// PublishParcelBooked publishes a ParcelBooked event.
 	PublishParcelBooked(ctx context.Context, e ParcelBooked) error
@@ -171,84 +88,37 @@ type ParcelPublisher interface {
 
 var _ ParcelPublisher = (*ParcelDispatcher)(nil)
 
-// PublishParcelBooked hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
-// say why an event was not accepted.
+// PublishParcelBooked hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key with an error wrapping runtime.ErrInvalidEvent,
+// and returns the runtime's refusal (see Publish).
 func (d *ParcelDispatcher) PublishParcelBooked(ctx context.Context, e ParcelBooked) error {
-	if e.ParcelID == "" {
-		return fmt.Errorf("%w: Parcel event ParcelBooked: key field ParcelID is empty", runtime.ErrInvalidEvent)
-	}
-	return d.topic.Publish(ctx, e.ParcelID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishParcelScanned hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
-// say why an event was not accepted.
+// refuses an event with an empty key with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *ParcelDispatcher) PublishParcelScanned(ctx context.Context, e ParcelScanned) error {
-	if e.ParcelID == "" {
-		return fmt.Errorf("%w: Parcel event ParcelScanned: key field ParcelID is empty", runtime.ErrInvalidEvent)
-	}
-	return d.topic.Publish(ctx, e.ParcelID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishParcelLocated hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
-// say why an event was not accepted.
+// refuses an event with an empty key with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *ParcelDispatcher) PublishParcelLocated(ctx context.Context, e ParcelLocated) error {
-	if e.ParcelID == "" {
-		return fmt.Errorf("%w: Parcel event ParcelLocated: key field ParcelID is empty", runtime.ErrInvalidEvent)
-	}
-	return d.topic.Publish(ctx, e.ParcelID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishParcelDelivered hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
-// say why an event was not accepted.
+// refuses an event with an empty key with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *ParcelDispatcher) PublishParcelDelivered(ctx context.Context, e ParcelDelivered) error {
-	if e.ParcelID == "" {
-		return fmt.Errorf("%w: Parcel event ParcelDelivered: key field ParcelID is empty", runtime.ErrInvalidEvent)
-	}
-	return d.topic.Publish(ctx, e.ParcelID, e)
-}
-
-// Publish hands any Parcel event to every subscriber, through the Publish
-// method of its type. A nil e is refused with runtime.ErrInvalidEvent.
-func (d *ParcelDispatcher) Publish(ctx context.Context, e ParcelEvent) error {
-	switch e := e.(type) {
-	case ParcelBooked:
-		return d.PublishParcelBooked(ctx, e)
-	case *ParcelBooked:
-		if e != nil {
-			return d.PublishParcelBooked(ctx, *e)
-		}
-	case ParcelScanned:
-		return d.PublishParcelScanned(ctx, e)
-	case *ParcelScanned:
-		if e != nil {
-			return d.PublishParcelScanned(ctx, *e)
-		}
-	case ParcelLocated:
-		return d.PublishParcelLocated(ctx, e)
-	case *ParcelLocated:
-		if e != nil {
-			return d.PublishParcelLocated(ctx, *e)
-		}
-	case ParcelDelivered:
-		return d.PublishParcelDelivered(ctx, e)
-	case *ParcelDelivered:
-		if e != nil {
-			return d.PublishParcelDelivered(ctx, *e)
-		}
-	}
-	return fmt.Errorf("%w: nil Parcel event", runtime.ErrInvalidEvent)
+	return d.Publish(ctx, e)
 }
 
 // ContainerPublisher publishes Container events. ContainerDispatcher implements
-// it in process; other implementations can carry the same events elsewhere.
+// it in process, ContainerProducer through a transport; other implementations
+// can carry the same events elsewhere.
 type ContainerPublisher interface {
 	// PublishContainerLoaded publishes a ContainerLoaded event.
 	PublishContainerLoaded(ctx context.Context, e ContainerLoaded) error
@@ -263,95 +133,40 @@ type ContainerPublisher interface {
 var _ ContainerPublisher = (*ContainerDispatcher)(nil)
 
 // PublishContainerLoaded hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *ContainerDispatcher) PublishContainerLoaded(ctx context.Context, e ContainerLoaded) error {
-	if e.ContainerID == "" {
-		return fmt.Errorf("%w: Container event ContainerLoaded: key field ContainerID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Container event ContainerLoaded: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.ContainerID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishContainerSailed hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *ContainerDispatcher) PublishContainerSailed(ctx context.Context, e ContainerSailed) error {
-	if e.ContainerID == "" {
-		return fmt.Errorf("%w: Container event ContainerSailed: key field ContainerID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Container event ContainerSailed: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.ContainerID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishContainerPositioned hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *ContainerDispatcher) PublishContainerPositioned(ctx context.Context, e ContainerPositioned) error {
-	if e.ContainerID == "" {
-		return fmt.Errorf("%w: Container event ContainerPositioned: key field ContainerID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Container event ContainerPositioned: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.ContainerID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishContainerUnloaded hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *ContainerDispatcher) PublishContainerUnloaded(ctx context.Context, e ContainerUnloaded) error {
-	if e.ContainerID == "" {
-		return fmt.Errorf("%w: Container event ContainerUnloaded: key field ContainerID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Container event ContainerUnloaded: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.ContainerID, e)
-}
-
-// Publish hands any Container event to every subscriber, through the Publish
-// method of its type. A nil e is refused with runtime.ErrInvalidEvent.
-func (d *ContainerDispatcher) Publish(ctx context.Context, e ContainerEvent) error {
-	switch e := e.(type) {
-	case ContainerLoaded:
-		return d.PublishContainerLoaded(ctx, e)
-	case *ContainerLoaded:
-		if e != nil {
-			return d.PublishContainerLoaded(ctx, *e)
-		}
-	case ContainerSailed:
-		return d.PublishContainerSailed(ctx, e)
-	case *ContainerSailed:
-		if e != nil {
-			return d.PublishContainerSailed(ctx, *e)
-		}
-	case ContainerPositioned:
-		return d.PublishContainerPositioned(ctx, e)
-	case *ContainerPositioned:
-		if e != nil {
-			return d.PublishContainerPositioned(ctx, *e)
-		}
-	case ContainerUnloaded:
-		return d.PublishContainerUnloaded(ctx, e)
-	case *ContainerUnloaded:
-		if e != nil {
-			return d.PublishContainerUnloaded(ctx, *e)
-		}
-	}
-	return fmt.Errorf("%w: nil Container event", runtime.ErrInvalidEvent)
+	return d.Publish(ctx, e)
 }
 
 // CratePublisher publishes Crate events. CrateDispatcher implements it in
-// process; other implementations can carry the same events elsewhere.
+// process, CrateProducer through a transport; other implementations can carry
+// the same events elsewhere.
 type CratePublisher interface {
 	// PublishCratePacked publishes a CratePacked event.
 	PublishCratePacked(ctx context.Context, e CratePacked) error
@@ -363,52 +178,20 @@ type CratePublisher interface {
 
 var _ CratePublisher = (*CrateDispatcher)(nil)
 
-// PublishCratePacked hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key;
-// the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed) say why an
-// event was not accepted.
+// PublishCratePacked hands e to every subscriber of the dispatcher (see
+// Publish).
 func (d *CrateDispatcher) PublishCratePacked(ctx context.Context, e CratePacked) error {
-	return d.topic.Publish(ctx, e.CrateID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishCrateWeighed hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
-// say why an event was not accepted.
+// PublishCrateWeighed hands e to every subscriber of the dispatcher (see
+// Publish).
 func (d *CrateDispatcher) PublishCrateWeighed(ctx context.Context, e CrateWeighed) error {
-	return d.topic.Publish(ctx, e.CrateID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishCrateShipped hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key; the runtime's errors (runtime.ErrBacklogFull, runtime.ErrClosed)
-// say why an event was not accepted.
+// PublishCrateShipped hands e to every subscriber of the dispatcher (see
+// Publish).
 func (d *CrateDispatcher) PublishCrateShipped(ctx context.Context, e CrateShipped) error {
-	return d.topic.Publish(ctx, e.CrateID, e)
-}
-
-// Publish hands any Crate event to every subscriber, through the Publish method
-// of its type. A nil e is refused with runtime.ErrInvalidEvent.
-func (d *CrateDispatcher) Publish(ctx context.Context, e CrateEvent) error {
-	switch e := e.(type) {
-	case CratePacked:
-		return d.PublishCratePacked(ctx, e)
-	case *CratePacked:
-		if e != nil {
-			return d.PublishCratePacked(ctx, *e)
-		}
-	case CrateWeighed:
-		return d.PublishCrateWeighed(ctx, e)
-	case *CrateWeighed:
-		if e != nil {
-			return d.PublishCrateWeighed(ctx, *e)
-		}
-	case CrateShipped:
-		return d.PublishCrateShipped(ctx, e)
-	case *CrateShipped:
-		if e != nil {
-			return d.PublishCrateShipped(ctx, *e)
-		}
-	}
-	return fmt.Errorf("%w: nil Crate event", runtime.ErrInvalidEvent)
+	return d.Publish(ctx, e)
 }

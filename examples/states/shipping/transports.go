@@ -4,609 +4,202 @@ package shipping
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/transport"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // ShipmentProducer publishes Shipment events to a transport.Sink, such as the
 // Kafka producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
-// ShipmentID. It implements ShipmentPublisher and refuses what the dispatcher's
-// Publish methods refuse. Consumers in other processes feed the events to their
-// ShipmentDispatcher with SubmitTagged.
+// ShipmentID, and refuses what the dispatcher's Publish methods refuse.
+// Consumers in other processes feed the events to their ShipmentDispatcher with
+// SubmitTagged. Its Publish (any Shipment event) and PublishAsync are those of
+// the genimpl.Producer it embeds.
 type ShipmentProducer struct {
-	sink transport.Sink[string, ShipmentEvent]
+	*shipmentProducer
 }
+
+// shipmentProducer is the generic producer that ShipmentProducer embeds.
+type shipmentProducer = genimpl.Producer[string, ShipmentEvent]
 
 var _ ShipmentPublisher = (*ShipmentProducer)(nil)
 
 // NewShipmentProducer returns a producer that sends to sink; a nil sink is
 // refused with runtime.ErrInvalidConfig.
-func NewShipmentProducer(sink transport.Sink[string, ShipmentEvent]) (*ShipmentProducer, error) {
-	if sink == nil {
-		return nil, fmt.Errorf("%w: ShipmentProducer needs a sink", runtime.ErrInvalidConfig)
+func NewShipmentProducer(sink genimpl.Sink[string, ShipmentEvent]) (*ShipmentProducer, error) {
+	p, err := genimpl.NewProducer(shipmentEntity, sink)
+	if err != nil {
+		return nil, err
 	}
-	return &ShipmentProducer{sink: sink}, nil
+	return &ShipmentProducer{p}, nil
 }
 
-// PublishShipmentBooked sends e to the sink, keyed by e.ShipmentID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishShipmentBooked sends e to the sink, keyed by e.ShipmentID (see
+// Publish).
 func (p *ShipmentProducer) PublishShipmentBooked(ctx context.Context, e ShipmentBooked) error {
-	if _, err := checkShipment(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.ShipmentID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishShipmentScanned sends e to the sink, keyed by e.ShipmentID, and
-// returns once the sink took it. It refuses what the dispatcher's Publish
-// methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishShipmentScanned sends e to the sink, keyed by e.ShipmentID (see
+// Publish).
 func (p *ShipmentProducer) PublishShipmentScanned(ctx context.Context, e ShipmentScanned) error {
-	if _, err := checkShipment(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.ShipmentID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishShipmentLocated sends e to the sink, keyed by e.ShipmentID, and
-// returns once the sink took it. It refuses what the dispatcher's Publish
-// methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishShipmentLocated sends e to the sink, keyed by e.ShipmentID (see
+// Publish).
 func (p *ShipmentProducer) PublishShipmentLocated(ctx context.Context, e ShipmentLocated) error {
-	if _, err := checkShipment(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.ShipmentID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishShipmentOutForDelivery sends e to the sink, keyed by e.ShipmentID, and
-// returns once the sink took it. It refuses what the dispatcher's Publish
-// methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishShipmentOutForDelivery sends e to the sink, keyed by e.ShipmentID (see
+// Publish).
 func (p *ShipmentProducer) PublishShipmentOutForDelivery(ctx context.Context, e ShipmentOutForDelivery) error {
-	if _, err := checkShipment(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.ShipmentID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishShipmentDelivered sends e to the sink, keyed by e.ShipmentID, and
-// returns once the sink took it. It refuses what the dispatcher's Publish
-// methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishShipmentDelivered sends e to the sink, keyed by e.ShipmentID (see
+// Publish).
 func (p *ShipmentProducer) PublishShipmentDelivered(ctx context.Context, e ShipmentDelivered) error {
-	if _, err := checkShipment(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.ShipmentID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishShipmentReturned sends e to the sink, keyed by e.ShipmentID, and
-// returns once the sink took it. It refuses what the dispatcher's Publish
-// methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishShipmentReturned sends e to the sink, keyed by e.ShipmentID (see
+// Publish).
 func (p *ShipmentProducer) PublishShipmentReturned(ctx context.Context, e ShipmentReturned) error {
-	if _, err := checkShipment(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.ShipmentID, e)
-}
-
-// Publish sends any Shipment event to the sink, as its Publish method does. A
-// nil e is refused with runtime.ErrInvalidEvent.
-func (p *ShipmentProducer) Publish(ctx context.Context, e ShipmentEvent) error {
-	ev, err := checkShipment(e)
-	if err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, ev.EventKey(), ev)
-}
-
-// PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a transport.AsyncSink (the Kafka producer is), and calls done once with
-// the answer, perhaps before it returns; with another sink it sends
-// synchronously, then calls done (transport.SendKeyed). A key's events keep the
-// order of the calls, and after a send of a key fails, the key's later sends
-// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
-// done, what the Publish methods refuse, with an error wrapping
-// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
-// fast and must not block; nil means the answer is not wanted.
-func (p *ShipmentProducer) PublishAsync(ctx context.Context, e ShipmentEvent, done func(error)) {
-	ev, err := checkShipment(e)
-	transport.SendKeyed(ctx, p.sink, ev, err, done)
-}
-
-// SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
-// the first, in subscription order), for transports such as the Kafka consumer
-// of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
-// outcome with tag to the OnOutcome of its ShipmentConfig, so a record is
-// finished when every subscriber that holds it reported. It returns how many
-// subscribers hold e afterwards. It stops at the first subscriber that refuses
-// e (runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the
-// refusal: call it again with from set to the number returned, so that no
-// subscriber gets e twice. It refuses, before any subscriber gets it, what the
-// Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything with
-// runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
-// would never learn that its events finished.
-func (d *ShipmentDispatcher) SubmitTagged(ctx context.Context, e ShipmentEvent, tag uint64, from int) (int, error) {
-	ev, err := checkShipment(e)
-	if err != nil {
-		return from, err
-	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-var _ transport.Target[ShipmentEvent] = (*ShipmentDispatcher)(nil)
-
-// Withdraw takes back, in every subscriber, the events given to SubmitTagged
-// whose tag match selects and that have not started, for a transport that no
-// longer owns where they came from (a Kafka partition that moved to another
-// consumer): they never start and report runtime.Withdrawn. It waits for the
-// selected events that running lanes took, and when ctx ends first it cancels
-// their attempts' contexts and returns ctx's error (see
-// runtime.Engine.Withdraw). It returns how many events it withdrew.
-func (d *ShipmentDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
-	n, err := d.topic.Withdraw(ctx, match)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-// Subscriptions describes the subscribers, in subscription order, for the
-// checks a transport makes before it feeds the dispatcher
-// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
-// events, all park alike).
-func (d *ShipmentDispatcher) Subscriptions() []transport.Subscription {
-	return transport.TopicSubscriptions(d.topic)
-}
-
-// checkShipment returns e as a value (e may point to an event), or refuses,
-// with an error wrapping runtime.ErrInvalidEvent, a nil e or a Shipment event
-// that the dispatcher's Publish methods refuse.
-func checkShipment(e ShipmentEvent) (ShipmentEvent, error) {
-	e = shipmentValue(e)
-	if e == nil {
-		return nil, fmt.Errorf("%w: nil Shipment event", runtime.ErrInvalidEvent)
-	}
-	if e.EventKey() == "" {
-		return nil, fmt.Errorf("%w: Shipment event %s: key field ShipmentID is empty", runtime.ErrInvalidEvent, e.EventName())
-	}
-	if e.EventVersion() == 0 {
-		return nil, fmt.Errorf("%w: Shipment event %s: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.EventName(), e.EventVersion())
-	}
-	return e, nil
+	return p.Publish(ctx, e)
 }
 
 // ParcelProducer publishes Parcel events to a transport.Sink, such as the Kafka
 // producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
-// ParcelID. It implements ParcelPublisher and refuses what the dispatcher's
-// Publish methods refuse. Consumers in other processes feed the events to their
-// ParcelDispatcher with SubmitTagged.
+// ParcelID, and refuses what the dispatcher's Publish methods refuse. Consumers
+// in other processes feed the events to their ParcelDispatcher with
+// SubmitTagged. Its Publish (any Parcel event) and PublishAsync are those of
+// the genimpl.Producer it embeds.
 type ParcelProducer struct {
-	sink transport.Sink[string, ParcelEvent]
+	*parcelProducer
 }
+
+// parcelProducer is the generic producer that ParcelProducer embeds.
+type parcelProducer = genimpl.Producer[string, ParcelEvent]
 
 var _ ParcelPublisher = (*ParcelProducer)(nil)
 
 // NewParcelProducer returns a producer that sends to sink; a nil sink is
 // refused with runtime.ErrInvalidConfig.
-func NewParcelProducer(sink transport.Sink[string, ParcelEvent]) (*ParcelProducer, error) {
-	if sink == nil {
-		return nil, fmt.Errorf("%w: ParcelProducer needs a sink", runtime.ErrInvalidConfig)
+func NewParcelProducer(sink genimpl.Sink[string, ParcelEvent]) (*ParcelProducer, error) {
+	p, err := genimpl.NewProducer(parcelEntity, sink)
+	if err != nil {
+		return nil, err
 	}
-	return &ParcelProducer{sink: sink}, nil
+	return &ParcelProducer{p}, nil
 }
 
-// PublishParcelBooked sends e to the sink, keyed by e.ParcelID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishParcelBooked sends e to the sink, keyed by e.ParcelID (see Publish).
 func (p *ParcelProducer) PublishParcelBooked(ctx context.Context, e ParcelBooked) error {
-	if _, err := checkParcel(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.ParcelID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishParcelScanned sends e to the sink, keyed by e.ParcelID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishParcelScanned sends e to the sink, keyed by e.ParcelID (see Publish).
 func (p *ParcelProducer) PublishParcelScanned(ctx context.Context, e ParcelScanned) error {
-	if _, err := checkParcel(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.ParcelID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishParcelLocated sends e to the sink, keyed by e.ParcelID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishParcelLocated sends e to the sink, keyed by e.ParcelID (see Publish).
 func (p *ParcelProducer) PublishParcelLocated(ctx context.Context, e ParcelLocated) error {
-	if _, err := checkParcel(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.ParcelID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishParcelDelivered sends e to the sink, keyed by e.ParcelID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishParcelDelivered sends e to the sink, keyed by e.ParcelID (see
+// Publish).
 func (p *ParcelProducer) PublishParcelDelivered(ctx context.Context, e ParcelDelivered) error {
-	if _, err := checkParcel(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.ParcelID, e)
-}
-
-// Publish sends any Parcel event to the sink, as its Publish method does. A nil
-// e is refused with runtime.ErrInvalidEvent.
-func (p *ParcelProducer) Publish(ctx context.Context, e ParcelEvent) error {
-	ev, err := checkParcel(e)
-	if err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, ev.EventKey(), ev)
-}
-
-// PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a transport.AsyncSink (the Kafka producer is), and calls done once with
-// the answer, perhaps before it returns; with another sink it sends
-// synchronously, then calls done (transport.SendKeyed). A key's events keep the
-// order of the calls, and after a send of a key fails, the key's later sends
-// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
-// done, what the Publish methods refuse, with an error wrapping
-// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
-// fast and must not block; nil means the answer is not wanted.
-func (p *ParcelProducer) PublishAsync(ctx context.Context, e ParcelEvent, done func(error)) {
-	ev, err := checkParcel(e)
-	transport.SendKeyed(ctx, p.sink, ev, err, done)
-}
-
-// SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
-// the first, in subscription order), for transports such as the Kafka consumer
-// of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
-// outcome with tag to the OnOutcome of its ParcelConfig, so a record is
-// finished when every subscriber that holds it reported. It returns how many
-// subscribers hold e afterwards. It stops at the first subscriber that refuses
-// e (runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the
-// refusal: call it again with from set to the number returned, so that no
-// subscriber gets e twice. It refuses, before any subscriber gets it, what the
-// Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything with
-// runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
-// would never learn that its events finished.
-func (d *ParcelDispatcher) SubmitTagged(ctx context.Context, e ParcelEvent, tag uint64, from int) (int, error) {
-	ev, err := checkParcel(e)
-	if err != nil {
-		return from, err
-	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-var _ transport.Target[ParcelEvent] = (*ParcelDispatcher)(nil)
-
-// Withdraw takes back, in every subscriber, the events given to SubmitTagged
-// whose tag match selects and that have not started, for a transport that no
-// longer owns where they came from (a Kafka partition that moved to another
-// consumer): they never start and report runtime.Withdrawn. It waits for the
-// selected events that running lanes took, and when ctx ends first it cancels
-// their attempts' contexts and returns ctx's error (see
-// runtime.Engine.Withdraw). It returns how many events it withdrew.
-func (d *ParcelDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
-	n, err := d.topic.Withdraw(ctx, match)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-// Subscriptions describes the subscribers, in subscription order, for the
-// checks a transport makes before it feeds the dispatcher
-// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
-// events, all park alike).
-func (d *ParcelDispatcher) Subscriptions() []transport.Subscription {
-	return transport.TopicSubscriptions(d.topic)
-}
-
-// checkParcel returns e as a value (e may point to an event), or refuses, with
-// an error wrapping runtime.ErrInvalidEvent, a nil e or a Parcel event that the
-// dispatcher's Publish methods refuse.
-func checkParcel(e ParcelEvent) (ParcelEvent, error) {
-	e = parcelValue(e)
-	if e == nil {
-		return nil, fmt.Errorf("%w: nil Parcel event", runtime.ErrInvalidEvent)
-	}
-	if e.EventKey() == "" {
-		return nil, fmt.Errorf("%w: Parcel event %s: key field ParcelID is empty", runtime.ErrInvalidEvent, e.EventName())
-	}
-	return e, nil
+	return p.Publish(ctx, e)
 }
 
 // ContainerProducer publishes Container events to a transport.Sink, such as the
 // Kafka producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
-// ContainerID. It implements ContainerPublisher and refuses what the
-// dispatcher's Publish methods refuse. Consumers in other processes feed the
-// events to their ContainerDispatcher with SubmitTagged.
+// ContainerID, and refuses what the dispatcher's Publish methods refuse.
+// Consumers in other processes feed the events to their ContainerDispatcher
+// with SubmitTagged. Its Publish (any Container event) and PublishAsync are
+// those of the genimpl.Producer it embeds.
 type ContainerProducer struct {
-	sink transport.Sink[string, ContainerEvent]
+	*containerProducer
 }
+
+// containerProducer is the generic producer that ContainerProducer embeds.
+type containerProducer = genimpl.Producer[string, ContainerEvent]
 
 var _ ContainerPublisher = (*ContainerProducer)(nil)
 
 // NewContainerProducer returns a producer that sends to sink; a nil sink is
 // refused with runtime.ErrInvalidConfig.
-func NewContainerProducer(sink transport.Sink[string, ContainerEvent]) (*ContainerProducer, error) {
-	if sink == nil {
-		return nil, fmt.Errorf("%w: ContainerProducer needs a sink", runtime.ErrInvalidConfig)
+func NewContainerProducer(sink genimpl.Sink[string, ContainerEvent]) (*ContainerProducer, error) {
+	p, err := genimpl.NewProducer(containerEntity, sink)
+	if err != nil {
+		return nil, err
 	}
-	return &ContainerProducer{sink: sink}, nil
+	return &ContainerProducer{p}, nil
 }
 
-// PublishContainerLoaded sends e to the sink, keyed by e.ContainerID, and
-// returns once the sink took it. It refuses what the dispatcher's Publish
-// methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishContainerLoaded sends e to the sink, keyed by e.ContainerID (see
+// Publish).
 func (p *ContainerProducer) PublishContainerLoaded(ctx context.Context, e ContainerLoaded) error {
-	if _, err := checkContainer(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.ContainerID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishContainerSailed sends e to the sink, keyed by e.ContainerID, and
-// returns once the sink took it. It refuses what the dispatcher's Publish
-// methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishContainerSailed sends e to the sink, keyed by e.ContainerID (see
+// Publish).
 func (p *ContainerProducer) PublishContainerSailed(ctx context.Context, e ContainerSailed) error {
-	if _, err := checkContainer(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.ContainerID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishContainerPositioned sends e to the sink, keyed by e.ContainerID, and
-// returns once the sink took it. It refuses what the dispatcher's Publish
-// methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishContainerPositioned sends e to the sink, keyed by e.ContainerID (see
+// Publish).
 func (p *ContainerProducer) PublishContainerPositioned(ctx context.Context, e ContainerPositioned) error {
-	if _, err := checkContainer(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.ContainerID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishContainerUnloaded sends e to the sink, keyed by e.ContainerID, and
-// returns once the sink took it. It refuses what the dispatcher's Publish
-// methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishContainerUnloaded sends e to the sink, keyed by e.ContainerID (see
+// Publish).
 func (p *ContainerProducer) PublishContainerUnloaded(ctx context.Context, e ContainerUnloaded) error {
-	if _, err := checkContainer(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.ContainerID, e)
-}
-
-// Publish sends any Container event to the sink, as its Publish method does. A
-// nil e is refused with runtime.ErrInvalidEvent.
-func (p *ContainerProducer) Publish(ctx context.Context, e ContainerEvent) error {
-	ev, err := checkContainer(e)
-	if err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, ev.EventKey(), ev)
-}
-
-// PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a transport.AsyncSink (the Kafka producer is), and calls done once with
-// the answer, perhaps before it returns; with another sink it sends
-// synchronously, then calls done (transport.SendKeyed). A key's events keep the
-// order of the calls, and after a send of a key fails, the key's later sends
-// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
-// done, what the Publish methods refuse, with an error wrapping
-// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
-// fast and must not block; nil means the answer is not wanted.
-func (p *ContainerProducer) PublishAsync(ctx context.Context, e ContainerEvent, done func(error)) {
-	ev, err := checkContainer(e)
-	transport.SendKeyed(ctx, p.sink, ev, err, done)
-}
-
-// SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
-// the first, in subscription order), for transports such as the Kafka consumer
-// of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
-// outcome with tag to the OnOutcome of its ContainerConfig, so a record is
-// finished when every subscriber that holds it reported. It returns how many
-// subscribers hold e afterwards. It stops at the first subscriber that refuses
-// e (runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the
-// refusal: call it again with from set to the number returned, so that no
-// subscriber gets e twice. It refuses, before any subscriber gets it, what the
-// Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything with
-// runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
-// would never learn that its events finished.
-func (d *ContainerDispatcher) SubmitTagged(ctx context.Context, e ContainerEvent, tag uint64, from int) (int, error) {
-	ev, err := checkContainer(e)
-	if err != nil {
-		return from, err
-	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-var _ transport.Target[ContainerEvent] = (*ContainerDispatcher)(nil)
-
-// Withdraw takes back, in every subscriber, the events given to SubmitTagged
-// whose tag match selects and that have not started, for a transport that no
-// longer owns where they came from (a Kafka partition that moved to another
-// consumer): they never start and report runtime.Withdrawn. It waits for the
-// selected events that running lanes took, and when ctx ends first it cancels
-// their attempts' contexts and returns ctx's error (see
-// runtime.Engine.Withdraw). It returns how many events it withdrew.
-func (d *ContainerDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
-	n, err := d.topic.Withdraw(ctx, match)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-// Subscriptions describes the subscribers, in subscription order, for the
-// checks a transport makes before it feeds the dispatcher
-// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
-// events, all park alike).
-func (d *ContainerDispatcher) Subscriptions() []transport.Subscription {
-	return transport.TopicSubscriptions(d.topic)
-}
-
-// checkContainer returns e as a value (e may point to an event), or refuses,
-// with an error wrapping runtime.ErrInvalidEvent, a nil e or a Container event
-// that the dispatcher's Publish methods refuse.
-func checkContainer(e ContainerEvent) (ContainerEvent, error) {
-	e = containerValue(e)
-	if e == nil {
-		return nil, fmt.Errorf("%w: nil Container event", runtime.ErrInvalidEvent)
-	}
-	if e.EventKey() == "" {
-		return nil, fmt.Errorf("%w: Container event %s: key field ContainerID is empty", runtime.ErrInvalidEvent, e.EventName())
-	}
-	if e.EventVersion() == 0 {
-		return nil, fmt.Errorf("%w: Container event %s: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.EventName(), e.EventVersion())
-	}
-	return e, nil
+	return p.Publish(ctx, e)
 }
 
 // CrateProducer publishes Crate events to a transport.Sink, such as the Kafka
 // producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
-// CrateID. It implements CratePublisher and refuses what the dispatcher's
-// Publish methods refuse. Consumers in other processes feed the events to their
-// CrateDispatcher with SubmitTagged.
+// CrateID, and refuses what the dispatcher's Publish methods refuse. Consumers
+// in other processes feed the events to their CrateDispatcher with
+// SubmitTagged. Its Publish (any Crate event) and PublishAsync are those of the
+// genimpl.Producer it embeds.
 type CrateProducer struct {
-	sink transport.Sink[int64, CrateEvent]
+	*crateProducer
 }
+
+// crateProducer is the generic producer that CrateProducer embeds.
+type crateProducer = genimpl.Producer[int64, CrateEvent]
 
 var _ CratePublisher = (*CrateProducer)(nil)
 
 // NewCrateProducer returns a producer that sends to sink; a nil sink is refused
 // with runtime.ErrInvalidConfig.
-func NewCrateProducer(sink transport.Sink[int64, CrateEvent]) (*CrateProducer, error) {
-	if sink == nil {
-		return nil, fmt.Errorf("%w: CrateProducer needs a sink", runtime.ErrInvalidConfig)
+func NewCrateProducer(sink genimpl.Sink[int64, CrateEvent]) (*CrateProducer, error) {
+	p, err := genimpl.NewProducer(crateEntity, sink)
+	if err != nil {
+		return nil, err
 	}
-	return &CrateProducer{sink: sink}, nil
+	return &CrateProducer{p}, nil
 }
 
-// PublishCratePacked sends e to the sink, keyed by e.CrateID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishCratePacked sends e to the sink, keyed by e.CrateID (see Publish).
 func (p *CrateProducer) PublishCratePacked(ctx context.Context, e CratePacked) error {
-	if _, err := checkCrate(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.CrateID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishCrateWeighed sends e to the sink, keyed by e.CrateID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishCrateWeighed sends e to the sink, keyed by e.CrateID (see Publish).
 func (p *CrateProducer) PublishCrateWeighed(ctx context.Context, e CrateWeighed) error {
-	if _, err := checkCrate(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.CrateID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishCrateShipped sends e to the sink, keyed by e.CrateID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishCrateShipped sends e to the sink, keyed by e.CrateID (see Publish).
 func (p *CrateProducer) PublishCrateShipped(ctx context.Context, e CrateShipped) error {
-	if _, err := checkCrate(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.CrateID, e)
-}
-
-// Publish sends any Crate event to the sink, as its Publish method does. A nil
-// e is refused with runtime.ErrInvalidEvent.
-func (p *CrateProducer) Publish(ctx context.Context, e CrateEvent) error {
-	ev, err := checkCrate(e)
-	if err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, ev.EventKey(), ev)
-}
-
-// PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a transport.AsyncSink (the Kafka producer is), and calls done once with
-// the answer, perhaps before it returns; with another sink it sends
-// synchronously, then calls done (transport.SendKeyed). A key's events keep the
-// order of the calls, and after a send of a key fails, the key's later sends
-// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
-// done, what the Publish methods refuse, with an error wrapping
-// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
-// fast and must not block; nil means the answer is not wanted.
-func (p *CrateProducer) PublishAsync(ctx context.Context, e CrateEvent, done func(error)) {
-	ev, err := checkCrate(e)
-	transport.SendKeyed(ctx, p.sink, ev, err, done)
-}
-
-// SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
-// the first, in subscription order), for transports such as the Kafka consumer
-// of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
-// outcome with tag to the OnOutcome of its CrateConfig, so a record is finished
-// when every subscriber that holds it reported. It returns how many subscribers
-// hold e afterwards. It stops at the first subscriber that refuses e
-// (runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the
-// refusal: call it again with from set to the number returned, so that no
-// subscriber gets e twice. It refuses, before any subscriber gets it, what the
-// Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything with
-// runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
-// would never learn that its events finished.
-func (d *CrateDispatcher) SubmitTagged(ctx context.Context, e CrateEvent, tag uint64, from int) (int, error) {
-	ev, err := checkCrate(e)
-	if err != nil {
-		return from, err
-	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-var _ transport.Target[CrateEvent] = (*CrateDispatcher)(nil)
-
-// Withdraw takes back, in every subscriber, the events given to SubmitTagged
-// whose tag match selects and that have not started, for a transport that no
-// longer owns where they came from (a Kafka partition that moved to another
-// consumer): they never start and report runtime.Withdrawn. It waits for the
-// selected events that running lanes took, and when ctx ends first it cancels
-// their attempts' contexts and returns ctx's error (see
-// runtime.Engine.Withdraw). It returns how many events it withdrew.
-func (d *CrateDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
-	n, err := d.topic.Withdraw(ctx, match)
-	if err != nil {
-		return n, fmt.Errorf("shipping: %w", err)
-	}
-	return n, nil
-}
-
-// Subscriptions describes the subscribers, in subscription order, for the
-// checks a transport makes before it feeds the dispatcher
-// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
-// events, all park alike).
-func (d *CrateDispatcher) Subscriptions() []transport.Subscription {
-	return transport.TopicSubscriptions(d.topic)
-}
-
-// checkCrate returns e as a value (e may point to an event), or refuses, with
-// an error wrapping runtime.ErrInvalidEvent, a nil e or a Crate event that the
-// dispatcher's Publish methods refuse.
-func checkCrate(e CrateEvent) (CrateEvent, error) {
-	e = crateValue(e)
-	if e == nil {
-		return nil, fmt.Errorf("%w: nil Crate event", runtime.ErrInvalidEvent)
-	}
-	return e, nil
+	return p.Publish(ctx, e)
 }

@@ -2,13 +2,7 @@
 
 package fleet
 
-import (
-	"encoding/json"
-	"fmt"
-
-	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
-)
+import "github.com/ordergen/ordergen/runtime/genimpl"
 
 // VehicleCodec encodes Vehicle events as JSON objects, with the event's name
 // from the schema as its type name. It implements durable.Codec for the park
@@ -17,206 +11,15 @@ import (
 // decodes.
 type VehicleCodec struct{}
 
-var _ durable.Codec[VehicleEvent] = VehicleCodec{}
-
 // Encode returns the event's name and its JSON encoding. A nil e is refused
 // with runtime.ErrInvalidEvent.
 func (VehicleCodec) Encode(e VehicleEvent) (string, []byte, error) {
-	if e == nil {
-		return "", nil, fmt.Errorf("%w: nil Vehicle event", runtime.ErrInvalidEvent)
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return "", nil, fmt.Errorf("fleet: encode Vehicle event %s: %w", e.EventName(), err)
-	}
-	return e.EventName(), data, nil
+	return genimpl.Encode(vehicleEntity, e)
 }
 
 // Decode rebuilds the Vehicle event named name from its JSON encoding. An
 // unknown name gives an error wrapping durable.ErrUnknownEventType, bytes that
 // do not decode one wrapping runtime.ErrInvalidEvent.
 func (VehicleCodec) Decode(name string, data []byte) (VehicleEvent, error) {
-	switch name {
-	case "TripRequested":
-		var e TripRequested
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event TripRequested: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "TripAccepted":
-		var e TripAccepted
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event TripAccepted: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "TripStarted":
-		var e TripStarted
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event TripStarted: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "TripPaused":
-		var e TripPaused
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event TripPaused: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "TripResumed":
-		var e TripResumed
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event TripResumed: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "TripEnded":
-		var e TripEnded
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event TripEnded: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "TripRated":
-		var e TripRated
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event TripRated: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "FareQuoted":
-		var e FareQuoted
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event FareQuoted: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "FareAdjusted":
-		var e FareAdjusted
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event FareAdjusted: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "TipAdded":
-		var e TipAdded
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event TipAdded: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "TollCharged":
-		var e TollCharged
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event TollCharged: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "FuelLogged":
-		var e FuelLogged
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event FuelLogged: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ServiceDue":
-		var e ServiceDue
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event ServiceDue: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ServiceDone":
-		var e ServiceDone
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event ServiceDone: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "TyreChecked":
-		var e TyreChecked
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event TyreChecked: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "DoorOpened":
-		var e DoorOpened
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event DoorOpened: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "DoorClosed":
-		var e DoorClosed
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event DoorClosed: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "EngineStarted":
-		var e EngineStarted
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event EngineStarted: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "EngineStopped":
-		var e EngineStopped
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event EngineStopped: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "SpeedReported":
-		var e SpeedReported
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event SpeedReported: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "BrakeAlert":
-		var e BrakeAlert
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event BrakeAlert: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "LaneAlert":
-		var e LaneAlert
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event LaneAlert: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "DriverAssigned":
-		var e DriverAssigned
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event DriverAssigned: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "DriverReleased":
-		var e DriverReleased
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event DriverReleased: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ShiftStarted":
-		var e ShiftStarted
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event ShiftStarted: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ShiftEnded":
-		var e ShiftEnded
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event ShiftEnded: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ZoneEntered":
-		var e ZoneEntered
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event ZoneEntered: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "ZoneLeft":
-		var e ZoneLeft
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event ZoneLeft: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "InspectionPassed":
-		var e InspectionPassed
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event InspectionPassed: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	case "VehicleRetired":
-		var e VehicleRetired
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: decode Vehicle event VehicleRetired: %v", runtime.ErrInvalidEvent, err)
-		}
-		return e, nil
-	}
-	return nil, fmt.Errorf("%w: entity Vehicle has no event %q", durable.ErrUnknownEventType, name)
+	return genimpl.Decode(vehicleEntity, name, data)
 }

@@ -4,375 +4,131 @@ package fleet
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
-	"github.com/ordergen/ordergen/runtime/meter"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// This line fails to compile when the runtime package is older or newer than
-// the ordergen that generated this file. Regenerate with the ordergen of the
-// github.com/ordergen/ordergen version in your go.mod (go generate ./...), or
-// update that module (go get github.com/ordergen/ordergen@latest).
-const _ = runtime.SupportPackageIsVersion3
+// The handshake with the runtime: this code needs version 4 of
+// github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
+// below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
+// in go.mod is older than the ordergen that generated the code: upgrade it (go
+// get github.com/ordergen/ordergen@latest). On the second (Regenerate...), the
+// code is older than the module runs: generate it again with the module's
+// ordergen (go generate ./...).
+const (
+	_ = genimpl.MaxVersion - 4
+	_ = 4 - genimpl.MinVersion
+)
 
-// vehicleValue returns e as a value of its event type, dereferencing a pointer;
-// nil for a nil e or a nil pointer.
-func vehicleValue(e VehicleEvent) VehicleEvent {
-	switch e := e.(type) {
-	case *TripRequested:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *TripAccepted:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *TripStarted:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *TripPaused:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *TripResumed:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *TripEnded:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *TripRated:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *FareQuoted:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *FareAdjusted:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *TipAdded:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *TollCharged:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *FuelLogged:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ServiceDue:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ServiceDone:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *TyreChecked:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *DoorOpened:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *DoorClosed:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *EngineStarted:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *EngineStopped:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *SpeedReported:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *BrakeAlert:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *LaneAlert:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *DriverAssigned:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *DriverReleased:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ShiftStarted:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ShiftEnded:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ZoneEntered:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *ZoneLeft:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *InspectionPassed:
-		if e == nil {
-			return nil
-		}
-		return *e
-	case *VehicleRetired:
-		if e == nil {
-			return nil
-		}
-		return *e
-	}
-	return e
-}
-
-// VehicleConfig configures one subscriber of a VehicleDispatcher.
-// NewVehicleDispatcher and Subscribe start from the schema's policies and apply
-// the options in order. A zero or nil field means the runtime's default.
-type VehicleConfig struct {
-	// MaxActive is the number of keys handled at once (schema:
-	// lanes.max_active).
-	MaxActive int
-	// Backlog bounds the pending events (schema: backlog).
-	Backlog runtime.Backlog
-	// Retry is the in-lane retry policy (schema: retry).
-	Retry runtime.Retry
-	// Timeout bounds each handler attempt through its context (schema:
-	// timeout).
-	Timeout time.Duration
-	// OnExhausted says what happens to an event that failed for good (schema:
-	// on_exhausted; runtime.DropEvent for delivery: at-most-once).
-	OnExhausted runtime.ExhaustedPolicy
-	// MaxHeld bounds the events of one key held back on a version gap; a key
-	// that would hold more is parked (schema: resequencer.max_events).
-	MaxHeld int
-	// MaxHold bounds how long an event is held back on a version gap; then the
-	// key is parked (schema: resequencer.max_wait).
-	MaxHold time.Duration
-	// Logger receives what an operator must see (a key parked, a replay). Nil:
-	// slog.Default().
-	Logger *slog.Logger
-	// MeterProvider, when set, receives the subscriber's metrics (see the
-	// runtime's Metric constants), with the entity as
-	// messaging.destination.name and the subscriber's name as
-	// messaging.consumer.group.name; for OpenTelemetry, wrap yours with
-	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider. Nil:
-	// nothing is recorded.
-	MeterProvider meter.Provider
-	// Versions stores the last applied version of each Vehicle. Nil: a new
-	// in-memory store. Give each subscriber its own store.
-	Versions runtime.VersionStore[string]
-	// States stores the current state of each Vehicle. Nil: a new in-memory
-	// store. Give each subscriber its own store.
-	States runtime.StateStore[string]
-	// Parks stores the parked events. Nil: the runtime's in-memory store.
-	Parks runtime.ParkStore[string, VehicleEvent]
-	// DeadLetter receives the events that failed for good under the
-	// runtime.SendToDeadLetter policy; that policy requires it.
-	DeadLetter runtime.DeadLetterSink[string, VehicleEvent]
-	// Store, when set, keeps the subscriber's versions, states and parked
-	// events durably (runtime/sqlstore), in the namespace of the subscriber's
-	// name ("Vehicle", "Vehicle/name"); Versions, States and Parks set here win
-	// over it. NewVehicleTxDispatcher and SubscribeTx set it to their store.
-	Store durable.Store
-	// OnOutcome, when set, is told the outcome of each event the subscriber
-	// accepted, with the tag given to SubmitTagged (0 for Publish). A transport
-	// that feeds the dispatcher (the Kafka consumer of runtime/kafka) sets it
-	// on every subscriber to learn when its records are finished; SubmitTagged
-	// refuses to run while a subscriber has none. It must be fast and must not
-	// block (see runtime.OutcomeFunc).
-	OnOutcome runtime.OutcomeFunc[string]
-	// OnSkip, when set, is told each event the subscriber's guards skip, with
-	// the guard's reason: a duplicate or stale version or a late transition. An
-	// unimplemented event's acknowledgement is not a guard's skip. It is told
-	// when the guards decide, so an attempt that runs again (a failed batch, a
-	// group's work, a failed commit) may tell it again. The test kit's in-order
-	// run sets it, to fail on an event skipped in publication order (almost
-	// always a schema mistake). It is called from the subscriber's workers: it
-	// must be fast and must not block.
-	OnSkip func(key string, ev VehicleEvent, reason string)
-}
-
-// VehicleOption changes a VehicleConfig before a subscriber starts.
-type VehicleOption func(*VehicleConfig)
-
-// defaultVehicleConfig returns the schema's policies for Vehicle.
-func defaultVehicleConfig() VehicleConfig {
-	return VehicleConfig{
-		MaxActive: 256,
-		Backlog: runtime.Backlog{
-			PerKey:   1000,
-			Total:    100000,
-			WhenFull: runtime.Reject,
-		},
-		Retry: runtime.Retry{
-			Attempts:   5,
-			Initial:    10 * time.Millisecond,
-			Max:        2 * time.Second,
-			Multiplier: 2.0,
-		},
+// vehicleEntity describes Vehicle to the generic wiring of runtime/genimpl: its
+// names, its states, its events' rules (kind, target state, in:, Go type) and
+// the schema's policies, which every VehicleConfig starts from.
+var vehicleEntity = &genimpl.Entity[string, VehicleEvent]{
+	Package: "fleet", Name: "Vehicle", KeyField: "VehicleID", VersionField: "Version",
+	Version: VehicleEvent.EventVersion,
+	States:  []string{"Registered", "Active", "Retired"},
+	Events: []genimpl.EventRule[VehicleEvent]{
+		{Name: "TripRequested", Snapshot: true, To: "Registered", Type: genimpl.Of[TripRequested, VehicleEvent]()},
+		{Name: "TripAccepted", Type: genimpl.Of[TripAccepted, VehicleEvent]()},
+		{Name: "TripStarted", Type: genimpl.Of[TripStarted, VehicleEvent]()},
+		{Name: "TripPaused", Type: genimpl.Of[TripPaused, VehicleEvent]()},
+		{Name: "TripResumed", Type: genimpl.Of[TripResumed, VehicleEvent]()},
+		{Name: "TripEnded", Type: genimpl.Of[TripEnded, VehicleEvent]()},
+		{Name: "TripRated", Type: genimpl.Of[TripRated, VehicleEvent]()},
+		{Name: "FareQuoted", Type: genimpl.Of[FareQuoted, VehicleEvent]()},
+		{Name: "FareAdjusted", Type: genimpl.Of[FareAdjusted, VehicleEvent]()},
+		{Name: "TipAdded", Type: genimpl.Of[TipAdded, VehicleEvent]()},
+		{Name: "TollCharged", Type: genimpl.Of[TollCharged, VehicleEvent]()},
+		{Name: "FuelLogged", Type: genimpl.Of[FuelLogged, VehicleEvent]()},
+		{Name: "ServiceDue", Type: genimpl.Of[ServiceDue, VehicleEvent]()},
+		{Name: "ServiceDone", Type: genimpl.Of[ServiceDone, VehicleEvent]()},
+		{Name: "TyreChecked", Type: genimpl.Of[TyreChecked, VehicleEvent]()},
+		{Name: "DoorOpened", Type: genimpl.Of[DoorOpened, VehicleEvent]()},
+		{Name: "DoorClosed", Type: genimpl.Of[DoorClosed, VehicleEvent]()},
+		{Name: "EngineStarted", Type: genimpl.Of[EngineStarted, VehicleEvent]()},
+		{Name: "EngineStopped", Type: genimpl.Of[EngineStopped, VehicleEvent]()},
+		{Name: "SpeedReported", Type: genimpl.Of[SpeedReported, VehicleEvent]()},
+		{Name: "BrakeAlert", Type: genimpl.Of[BrakeAlert, VehicleEvent]()},
+		{Name: "LaneAlert", Type: genimpl.Of[LaneAlert, VehicleEvent]()},
+		{Name: "DriverAssigned", To: "Active", Type: genimpl.Of[DriverAssigned, VehicleEvent]()},
+		{Name: "DriverReleased", Type: genimpl.Of[DriverReleased, VehicleEvent]()},
+		{Name: "ShiftStarted", Type: genimpl.Of[ShiftStarted, VehicleEvent]()},
+		{Name: "ShiftEnded", Type: genimpl.Of[ShiftEnded, VehicleEvent]()},
+		{Name: "ZoneEntered", Type: genimpl.Of[ZoneEntered, VehicleEvent]()},
+		{Name: "ZoneLeft", Type: genimpl.Of[ZoneLeft, VehicleEvent]()},
+		{Name: "InspectionPassed", Type: genimpl.Of[InspectionPassed, VehicleEvent]()},
+		{Name: "VehicleRetired", To: "Retired", Type: genimpl.Of[VehicleRetired, VehicleEvent]()},
+	},
+	Defaults: VehicleConfig{
+		MaxActive:   256,
+		Backlog:     runtime.Backlog{PerKey: 1000, Total: 100000, WhenFull: runtime.Reject},
+		Retry:       runtime.Retry{Attempts: 5, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
-	}
+	},
 }
+
+// VehicleConfig configures one subscriber of a VehicleDispatcher:
+// NewVehicleDispatcher and Subscribe start from the schema's policies
+// (vehicleEntity.Defaults) and apply the options in order. A zero or nil field
+// means the runtime's default. Its fields are genimpl.Config's.
+type VehicleConfig = genimpl.Config[string, VehicleEvent]
+
+// VehicleOption changes a VehicleConfig before a subscriber starts.
+type VehicleOption = genimpl.Option[string, VehicleEvent]
 
 // VehicleDispatcher delivers Vehicle events to per-key lanes: the events of one
-// key are handled one at a time in publication order, events of different keys
-// in parallel. Each subscriber has its own lanes, guards and stores, so a slow
-// or parked subscriber delays no other. It is safe for concurrent use.
+// key are handled one at a time in publication order, behind the schema's
+// guards, events of different keys in parallel. Each subscriber has its own
+// lanes, guards and stores, so a slow or parked subscriber delays no other. It
+// is safe for concurrent use.
+//
+// Besides the methods below, it has those of the genimpl.Dispatcher it embeds,
+// documented there: Publish (any Vehicle event), Flush, Close, Replay, Discard,
+// ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats and Inspector,
+// and, for transports, SubmitTagged, Withdraw and Subscriptions; their maps are
+// keyed by VehicleSubscriberName.
 type VehicleDispatcher struct {
-	topic *runtime.Topic[string, VehicleEvent]
-	mu    sync.Mutex                    // serialises subscribe (a name is taken once) and guards subs
-	subs  map[string]*vehicleSubscriber // by name
+	*vehicleDispatcher
 }
 
-// vehicleSubscriber is one subscriber of a VehicleDispatcher: its name, its
-// handler and the stores of its guards.
-type vehicleSubscriber struct {
-	name     string
-	h        VehicleHandler
-	tx       *vehicleTx
-	versions runtime.VersionStore[string]
-	states   runtime.StateStore[string]
-	onSkip   func(key string, ev VehicleEvent, reason string) // the config's OnSkip
-}
+// vehicleDispatcher is the generic dispatcher that VehicleDispatcher embeds.
+type vehicleDispatcher = genimpl.Dispatcher[string, VehicleEvent, VehicleSubscriberName]
 
 // NewVehicleDispatcher returns a dispatcher whose first subscriber, named
 // "Vehicle", is h, configured with the schema's policies changed by opts. Close
 // it when done.
 func NewVehicleDispatcher(h VehicleHandler, opts ...VehicleOption) (*VehicleDispatcher, error) {
-	d := &VehicleDispatcher{topic: runtime.NewTopic[string, VehicleEvent]()}
-	if err := d.subscribe("Vehicle", h, nil, opts); err != nil {
+	d, err := genimpl.New[VehicleSubscriberName](vehicleEntity, vehicleHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &VehicleDispatcher{d}, nil
 }
 
 // Subscribe adds a subscriber: h receives every event published from now on, in
 // its own lanes, with its own guard stores. Its runtime name is "Vehicle/"
 // followed by name; names must be unique.
 func (d *VehicleDispatcher) Subscribe(name string, h VehicleHandler, opts ...VehicleOption) error {
-	if name == "" {
-		return fmt.Errorf("fleet: subscribe to Vehicle: empty subscriber name")
-	}
-	return d.subscribe("Vehicle/"+name, h, nil, opts)
+	return genimpl.Subscribe(d.vehicleDispatcher, name, vehicleHandler(h), opts)
 }
-func (d *VehicleDispatcher) subscribe(name string, h VehicleHandler, tx *vehicleTx, opts []VehicleOption) error {
-	if h == nil && tx == nil {
-		return fmt.Errorf("fleet: subscribe %s: nil handler", name)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, taken := d.topic.Subscriber(name); taken {
-		return fmt.Errorf("fleet: subscribe %s: the name is taken", name)
-	}
-	cfg := defaultVehicleConfig()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
-	vehicleUseStore(&cfg, name, tx)
-	s := &vehicleSubscriber{
-		name:     name,
-		h:        h,
-		tx:       tx,
-		versions: cfg.Versions,
-		states:   cfg.States,
-		onSkip:   cfg.OnSkip,
-	}
-	if s.versions == nil {
-		s.versions = runtime.NewMemoryVersionStore[string]()
-	}
-	if s.states == nil {
-		s.states = runtime.NewMemoryStateStore[string]()
-	}
-	rc := runtime.Config[string, VehicleEvent]{
-		Name:          name,
-		MaxActive:     cfg.MaxActive,
-		Backlog:       cfg.Backlog,
-		Retry:         cfg.Retry,
-		Timeout:       cfg.Timeout,
-		OnExhausted:   cfg.OnExhausted,
-		MaxHeld:       cfg.MaxHeld,
-		MaxHold:       cfg.MaxHold,
-		Parks:         cfg.Parks,
-		DeadLetter:    cfg.DeadLetter,
-		MeterProvider: cfg.MeterProvider,
-		MetricAttributes: []meter.Attribute{{
-			Key:   meter.AttrDestination,
-			Value: "Vehicle",
-		}, {
-			Key:   meter.AttrConsumerGroup,
-			Value: name,
-		}},
-		OnOutcome: cfg.OnOutcome,
-		Logger:    cfg.Logger,
-	}
-	if _, err := d.topic.Subscribe(s.engineHandler(), rc); err != nil {
-		return fmt.Errorf("fleet: subscribe %s: %w", name, err)
-	}
-	if d.subs == nil {
-		d.subs = make(map[string]*vehicleSubscriber)
-	}
-	d.subs[name] = s
-	return nil
+
+// Version returns the last version of key that the subscriber named subscriber
+// (VehicleFirstSubscriber for the first one) applied, 0 when none yet, as its
+// version guard stores it.
+func (d *VehicleDispatcher) Version(ctx context.Context, subscriber VehicleSubscriberName, key string) (uint64, error) {
+	return genimpl.Version(ctx, d.vehicleDispatcher, subscriber, key)
+}
+
+// State returns the current state of key in the subscriber named subscriber
+// (VehicleFirstSubscriber for the first one), "" when no event set one yet, as
+// its state guard stores it.
+func (d *VehicleDispatcher) State(ctx context.Context, subscriber VehicleSubscriberName, key string) (VehicleState, error) {
+	return genimpl.State[VehicleState](ctx, d.vehicleDispatcher, subscriber, key)
 }
 
 // VehicleSubscriberName names a subscriber of a VehicleDispatcher:
@@ -395,188 +151,4 @@ const VehicleFirstSubscriber VehicleSubscriberName = "Vehicle"
 // name.
 func VehicleSubscriberNamed(name string) VehicleSubscriberName {
 	return VehicleSubscriberName("Vehicle/" + name)
-}
-
-// vehicleBySubscriber returns m, a map of the runtime's by subscriber name,
-// keyed by VehicleSubscriberName.
-func vehicleBySubscriber[V any](m map[string]V) map[VehicleSubscriberName]V {
-	out := make(map[VehicleSubscriberName]V, len(m))
-	for name, v := range m {
-		out[VehicleSubscriberName(name)] = v
-	}
-	return out
-}
-
-// unknownSubscriber returns the error for a name that names no subscriber of d:
-// with the subscriber whose name differs from it only in case, or else with
-// every subscriber's name.
-func (d *VehicleDispatcher) unknownSubscriber(name VehicleSubscriberName) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	names := make([]string, 0, len(d.subs))
-	for known := range d.subs {
-		if strings.EqualFold(known, string(name)) {
-			return fmt.Errorf("fleet: no subscriber named %q (did you mean %s?)", name, known)
-		}
-		names = append(names, known)
-	}
-	slices.Sort(names)
-	return fmt.Errorf("fleet: no subscriber named %q (subscribers: %s)", name, strings.Join(names, ", "))
-}
-
-// Flush waits until every event published before the call has an outcome, or is
-// held back on a version gap or parked, in every subscriber, or until ctx ends.
-func (d *VehicleDispatcher) Flush(ctx context.Context) error {
-	if err := d.topic.Flush(ctx); err != nil {
-		return fmt.Errorf("fleet: %w", err)
-	}
-	return nil
-}
-
-// Close stops accepting events, drains every subscriber and stops their
-// workers. It returns an error when ctx ends before everything finished.
-func (d *VehicleDispatcher) Close(ctx context.Context) error {
-	return d.topic.Close(ctx)
-}
-
-// Replay re-runs, in order, the parked events of key in every subscriber where
-// key is parked, and unparks it where all succeed. It returns an error wrapping
-// runtime.ErrNotParked when key is parked nowhere.
-func (d *VehicleDispatcher) Replay(ctx context.Context, key string) error {
-	if err := d.topic.Replay(ctx, key); err != nil {
-		return fmt.Errorf("fleet: %w", err)
-	}
-	return nil
-}
-
-// Discard removes the parked events of key in every subscriber where key is
-// parked (their outcome: runtime.Discarded), unparks it, and returns how many
-// events it removed. It returns an error wrapping runtime.ErrNotParked when key
-// is parked nowhere.
-func (d *VehicleDispatcher) Discard(ctx context.Context, key string) (int, error) {
-	n, err := d.topic.Discard(ctx, key)
-	if err != nil {
-		return n, fmt.Errorf("fleet: %w", err)
-	}
-	return n, nil
-}
-
-// CancelAttempt ends, in every subscriber where a handler of key is in an
-// attempt, that attempt's context with cause (nil: runtime.ErrOperatorCancel),
-// which the handler sees as context.Cause(ctx); the retry policy, then the
-// park, follow. It returns an error wrapping runtime.ErrNotRunning when no
-// attempt of key runs anywhere.
-func (d *VehicleDispatcher) CancelAttempt(key string, cause error) error {
-	if err := d.topic.CancelAttempt(key, cause); err != nil {
-		return fmt.Errorf("fleet: %w", err)
-	}
-	return nil
-}
-
-// ParkNow parks key now with its pending events, in order, under reason (empty:
-// "parked by an operator"), in every subscriber where it has any, and returns
-// how many events it parked. A handler of key in an attempt is withdrawn: its
-// event parks first, and what it returns is ignored (see
-// runtime.Engine.ParkNow). It returns an error wrapping
-// runtime.ErrNothingPending when key has no pending event anywhere.
-func (d *VehicleDispatcher) ParkNow(ctx context.Context, key string, reason string) (int, error) {
-	n, err := d.topic.ParkNow(ctx, key, reason)
-	if err != nil {
-		return n, fmt.Errorf("fleet: %w", err)
-	}
-	return n, nil
-}
-
-// ParkedKeys returns the parked keys of every subscriber that has any, by
-// subscriber (VehicleFirstSubscriber, or VehicleSubscriberNamed(name) for the
-// others).
-func (d *VehicleDispatcher) ParkedKeys(ctx context.Context) (map[VehicleSubscriberName][]runtime.ParkedKey[string], error) {
-	keys, err := d.topic.ParkedKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("fleet: %w", err)
-	}
-	return vehicleBySubscriber(keys), nil
-}
-
-// ParkedEvents returns, in order, the events parked for key in the subscriber
-// named subscriber (VehicleFirstSubscriber for the first one).
-func (d *VehicleDispatcher) ParkedEvents(ctx context.Context, subscriber VehicleSubscriberName, key string) ([]runtime.ParkedEvent[VehicleEvent], error) {
-	s, ok := d.topic.Subscriber(string(subscriber))
-	if !ok {
-		return nil, d.unknownSubscriber(subscriber)
-	}
-	events, err := s.ParkedEvents(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("fleet: parked events of %v in %s: %w", key, subscriber, err)
-	}
-	return events, nil
-}
-
-// Health returns nil when no subscriber has a key whose oldest pending event is
-// older than age, and otherwise the subscribers' *runtime.StuckError joined: a
-// readiness probe or an alert can use it as it is.
-func (d *VehicleDispatcher) Health(age time.Duration) error {
-	return d.topic.Health(age)
-}
-
-// TopBacklog returns, by subscriber, up to n keys with the largest backlog in
-// each subscriber that has any, with the age of their oldest pending event: a
-// rising age on steady traffic means a hot or stuck key.
-func (d *VehicleDispatcher) TopBacklog(n int) map[VehicleSubscriberName][]runtime.KeyBacklog[string] {
-	return vehicleBySubscriber(d.topic.TopBacklog(n))
-}
-
-// Stuck returns, by subscriber, the keys whose oldest pending event is older
-// than age, in each subscriber that has any (what Health reports).
-func (d *VehicleDispatcher) Stuck(age time.Duration) map[VehicleSubscriberName][]runtime.KeyBacklog[string] {
-	return vehicleBySubscriber(d.topic.Stuck(age))
-}
-
-// Version returns the last version of key that the subscriber named subscriber
-// (VehicleFirstSubscriber for the first one) applied, 0 when none yet, as its
-// version guard stores it.
-func (d *VehicleDispatcher) Version(ctx context.Context, subscriber VehicleSubscriberName, key string) (uint64, error) {
-	s, err := d.subscriber(subscriber)
-	if err != nil {
-		return 0, err
-	}
-	v, err := s.versions.Version(ctx, key)
-	if err != nil {
-		return 0, fmt.Errorf("fleet: version of %v in %s: %w", key, subscriber, err)
-	}
-	return v, nil
-}
-
-// State returns the current state of key in the subscriber named subscriber
-// (VehicleFirstSubscriber for the first one), "" when no event set one yet, as
-// its state guard stores it.
-func (d *VehicleDispatcher) State(ctx context.Context, subscriber VehicleSubscriberName, key string) (VehicleState, error) {
-	s, err := d.subscriber(subscriber)
-	if err != nil {
-		return "", err
-	}
-	state, err := s.states.State(ctx, key)
-	if err != nil {
-		return "", fmt.Errorf("fleet: state of %v in %s: %w", key, subscriber, err)
-	}
-	return VehicleState(state), nil
-}
-
-// subscriber returns the subscriber named name.
-func (d *VehicleDispatcher) subscriber(name VehicleSubscriberName) (*vehicleSubscriber, error) {
-	d.mu.Lock()
-	s, ok := d.subs[string(name)]
-	d.mu.Unlock()
-	if !ok {
-		return nil, d.unknownSubscriber(name)
-	}
-	return s, nil
-}
-
-// Stats returns a snapshot of the counters of each subscriber, by subscriber
-// (VehicleFirstSubscriber, or VehicleSubscriberNamed(name) for the others).
-// Every subscriber sees every published event, so counters are per subscriber;
-// add them up only knowing that.
-func (d *VehicleDispatcher) Stats() map[VehicleSubscriberName]runtime.Stats {
-	return vehicleBySubscriber(d.topic.Stats())
 }

@@ -5,11 +5,9 @@ package fleet
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // VehicleTxHandler handles the events of entity Vehicle inside a database
@@ -90,8 +88,7 @@ type VehicleTxHandler interface {
 // every handler at compile time, which is the safe default. An event that
 // reaches one of its methods is acknowledged, not applied: the guards still
 // advance the key's version and state, so no gap is left behind, and the event
-// is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented).
+// is counted as skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedVehicleTxHandler struct{}
 
 var _ VehicleTxHandler = UnimplementedVehicleTxHandler{}
@@ -246,254 +243,98 @@ func (UnimplementedVehicleTxHandler) HandleVehicleRetired(context.Context, *sql.
 	return runtime.ErrUnimplemented
 }
 
-// vehicleTx binds a transactional subscriber to its handler and store.
-type vehicleTx struct {
-	h     VehicleTxHandler
-	store durable.TxStore[*sql.Tx]
-}
-
 // NewVehicleTxDispatcher returns a dispatcher whose first subscriber, named
 // "Vehicle", is the transactional handler h over store: the subscriber's
 // versions, states and parked events live in store under its name, and each
 // event's handler writes commit together with its version advance. opts change
 // the schema's policies. Close the dispatcher when done, then the store.
-func NewVehicleTxDispatcher(store durable.TxStore[*sql.Tx], h VehicleTxHandler, opts ...VehicleOption) (*VehicleDispatcher, error) {
-	d := &VehicleDispatcher{topic: runtime.NewTopic[string, VehicleEvent]()}
-	if err := d.subscribeTx("Vehicle", store, h, opts); err != nil {
+func NewVehicleTxDispatcher(store genimpl.TxStore, h VehicleTxHandler, opts ...VehicleOption) (*VehicleDispatcher, error) {
+	d, err := genimpl.NewTx[VehicleSubscriberName](vehicleEntity, store, vehicleTxHandler(h), opts)
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	return &VehicleDispatcher{d}, nil
 }
 
 // SubscribeTx adds a transactional subscriber: h receives every event published
 // from now on, in its own lanes, inside transactions of store, with its
 // versions, states and parked events in store. Its runtime name (and its
 // namespace in store) is "Vehicle/" followed by name; names must be unique.
-func (d *VehicleDispatcher) SubscribeTx(name string, store durable.TxStore[*sql.Tx], h VehicleTxHandler, opts ...VehicleOption) error {
-	if name == "" {
-		return fmt.Errorf("fleet: subscribe to Vehicle: empty subscriber name")
-	}
-	return d.subscribeTx("Vehicle/"+name, store, h, opts)
+func (d *VehicleDispatcher) SubscribeTx(name string, store genimpl.TxStore, h VehicleTxHandler, opts ...VehicleOption) error {
+	return genimpl.SubscribeTx(d.vehicleDispatcher, name, store, vehicleTxHandler(h), opts)
 }
-func (d *VehicleDispatcher) subscribeTx(name string, store durable.TxStore[*sql.Tx], h VehicleTxHandler, opts []VehicleOption) error {
-	if store == nil {
-		return fmt.Errorf("fleet: subscribe %s: nil store", name)
-	}
+
+// vehicleTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func vehicleTxHandler(h VehicleTxHandler) *genimpl.TxHandler[string, VehicleEvent] {
 	if h == nil {
-		return fmt.Errorf("fleet: subscribe %s: nil handler", name)
+		return nil
 	}
-	return d.subscribe(name, nil, &vehicleTx{
-		h:     h,
-		store: store,
-	}, opts)
-}
-
-// vehicleUseStore fills in the stores that cfg leaves nil from cfg.Store (from
-// the transactional store of tx, when given), in the namespace name.
-func vehicleUseStore(cfg *VehicleConfig, name string, tx *vehicleTx) {
-	if tx != nil {
-		cfg.Store = tx.store
-	}
-	if cfg.Store == nil {
-		return
-	}
-	if cfg.Versions == nil {
-		cfg.Versions = durable.EncodedVersions[string](cfg.Store.Versions(name))
-	}
-	if cfg.States == nil {
-		cfg.States = durable.EncodedStates[string](cfg.Store.States(name))
-	}
-	if cfg.Parks == nil {
-		cfg.Parks = durable.EncodedParks[string, VehicleEvent](cfg.Store.Parks(name), VehicleCodec{})
-	}
-}
-
-// engineHandler returns the subscriber's engine handler: the transactional
-// guard for a transactional subscriber.
-func (s *vehicleSubscriber) engineHandler() runtime.Handler[string, VehicleEvent] {
-	if s.tx != nil {
-		return s.handleTx
-	}
-	return s.handle
-}
-
-// handleTx is the engine handler of a transactional Vehicle subscriber. It
-// begins a transaction of the subscriber's store, in which the key's version
-// and state are read (and locked), applies the guards of handle, calls the
-// handler with the transaction and commits its writes together with the new
-// version and state. An event the handler does not implement
-// (runtime.ErrUnimplemented) commits the advance alone and is skipped; any
-// other error rolls back.
-func (s *vehicleSubscriber) handleTx(ctx context.Context, key string, ev VehicleEvent) error {
-	var (
-		version  uint64
-		snapshot bool
-		target   VehicleState
-	)
-	switch e := ev.(type) {
-	case TripRequested:
-		version = e.Version
-		snapshot = true
-		target = VehicleStateRegistered
-	case TripAccepted:
-		version = e.Version
-	case TripStarted:
-		version = e.Version
-	case TripPaused:
-		version = e.Version
-	case TripResumed:
-		version = e.Version
-	case TripEnded:
-		version = e.Version
-	case TripRated:
-		version = e.Version
-	case FareQuoted:
-		version = e.Version
-	case FareAdjusted:
-		version = e.Version
-	case TipAdded:
-		version = e.Version
-	case TollCharged:
-		version = e.Version
-	case FuelLogged:
-		version = e.Version
-	case ServiceDue:
-		version = e.Version
-	case ServiceDone:
-		version = e.Version
-	case TyreChecked:
-		version = e.Version
-	case DoorOpened:
-		version = e.Version
-	case DoorClosed:
-		version = e.Version
-	case EngineStarted:
-		version = e.Version
-	case EngineStopped:
-		version = e.Version
-	case SpeedReported:
-		version = e.Version
-	case BrakeAlert:
-		version = e.Version
-	case LaneAlert:
-		version = e.Version
-	case DriverAssigned:
-		version = e.Version
-		target = VehicleStateActive
-	case DriverReleased:
-		version = e.Version
-	case ShiftStarted:
-		version = e.Version
-	case ShiftEnded:
-		version = e.Version
-	case ZoneEntered:
-		version = e.Version
-	case ZoneLeft:
-		version = e.Version
-	case InspectionPassed:
-		version = e.Version
-	case VehicleRetired:
-		version = e.Version
-		target = VehicleStateRetired
-	default:
-		return runtime.Permanent(fmt.Errorf("fleet: Vehicle %v: unknown event %T", key, ev))
-	}
-	tx, err := s.tx.store.BeginKey(ctx, s.name, key)
-	if err != nil {
-		return fmt.Errorf("fleet: Vehicle %v: %w", key, err)
-	}
-	defer tx.Rollback()
-	stored := tx.Version()
-	if err := runtime.CheckVersion(version, stored, snapshot); err != nil {
-		return s.skip(key, ev, err)
-	}
-	current := VehicleState(tx.State())
-	if target != "" {
-		if vehicleRank(current) == -2 {
-			return runtime.Permanent(fmt.Errorf("fleet: Vehicle %v: stored state %q is not a state of Vehicle", key, current))
-		}
-		reason := vehicleTransition(current, target)
-		if reason != "" {
-			if err := tx.Commit(ctx, version, string(current)); err != nil {
-				return fmt.Errorf("fleet: Vehicle %v: store version: %w", key, err)
+	return &genimpl.TxHandler[string, VehicleEvent]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, e VehicleEvent) error {
+			switch e := e.(type) {
+			case TripRequested:
+				return h.HandleTripRequested(ctx, tx, e)
+			case TripAccepted:
+				return h.HandleTripAccepted(ctx, tx, e)
+			case TripStarted:
+				return h.HandleTripStarted(ctx, tx, e)
+			case TripPaused:
+				return h.HandleTripPaused(ctx, tx, e)
+			case TripResumed:
+				return h.HandleTripResumed(ctx, tx, e)
+			case TripEnded:
+				return h.HandleTripEnded(ctx, tx, e)
+			case TripRated:
+				return h.HandleTripRated(ctx, tx, e)
+			case FareQuoted:
+				return h.HandleFareQuoted(ctx, tx, e)
+			case FareAdjusted:
+				return h.HandleFareAdjusted(ctx, tx, e)
+			case TipAdded:
+				return h.HandleTipAdded(ctx, tx, e)
+			case TollCharged:
+				return h.HandleTollCharged(ctx, tx, e)
+			case FuelLogged:
+				return h.HandleFuelLogged(ctx, tx, e)
+			case ServiceDue:
+				return h.HandleServiceDue(ctx, tx, e)
+			case ServiceDone:
+				return h.HandleServiceDone(ctx, tx, e)
+			case TyreChecked:
+				return h.HandleTyreChecked(ctx, tx, e)
+			case DoorOpened:
+				return h.HandleDoorOpened(ctx, tx, e)
+			case DoorClosed:
+				return h.HandleDoorClosed(ctx, tx, e)
+			case EngineStarted:
+				return h.HandleEngineStarted(ctx, tx, e)
+			case EngineStopped:
+				return h.HandleEngineStopped(ctx, tx, e)
+			case SpeedReported:
+				return h.HandleSpeedReported(ctx, tx, e)
+			case BrakeAlert:
+				return h.HandleBrakeAlert(ctx, tx, e)
+			case LaneAlert:
+				return h.HandleLaneAlert(ctx, tx, e)
+			case DriverAssigned:
+				return h.HandleDriverAssigned(ctx, tx, e)
+			case DriverReleased:
+				return h.HandleDriverReleased(ctx, tx, e)
+			case ShiftStarted:
+				return h.HandleShiftStarted(ctx, tx, e)
+			case ShiftEnded:
+				return h.HandleShiftEnded(ctx, tx, e)
+			case ZoneEntered:
+				return h.HandleZoneEntered(ctx, tx, e)
+			case ZoneLeft:
+				return h.HandleZoneLeft(ctx, tx, e)
+			case InspectionPassed:
+				return h.HandleInspectionPassed(ctx, tx, e)
+			case VehicleRetired:
+				return h.HandleVehicleRetired(ctx, tx, e)
 			}
-			return s.skip(key, ev, runtime.SkipApplied(reason))
-		}
+			return genimpl.ErrUnknownEvent
+		},
 	}
-	switch e := ev.(type) {
-	case TripRequested:
-		err = s.tx.h.HandleTripRequested(ctx, tx.Tx(), e)
-	case TripAccepted:
-		err = s.tx.h.HandleTripAccepted(ctx, tx.Tx(), e)
-	case TripStarted:
-		err = s.tx.h.HandleTripStarted(ctx, tx.Tx(), e)
-	case TripPaused:
-		err = s.tx.h.HandleTripPaused(ctx, tx.Tx(), e)
-	case TripResumed:
-		err = s.tx.h.HandleTripResumed(ctx, tx.Tx(), e)
-	case TripEnded:
-		err = s.tx.h.HandleTripEnded(ctx, tx.Tx(), e)
-	case TripRated:
-		err = s.tx.h.HandleTripRated(ctx, tx.Tx(), e)
-	case FareQuoted:
-		err = s.tx.h.HandleFareQuoted(ctx, tx.Tx(), e)
-	case FareAdjusted:
-		err = s.tx.h.HandleFareAdjusted(ctx, tx.Tx(), e)
-	case TipAdded:
-		err = s.tx.h.HandleTipAdded(ctx, tx.Tx(), e)
-	case TollCharged:
-		err = s.tx.h.HandleTollCharged(ctx, tx.Tx(), e)
-	case FuelLogged:
-		err = s.tx.h.HandleFuelLogged(ctx, tx.Tx(), e)
-	case ServiceDue:
-		err = s.tx.h.HandleServiceDue(ctx, tx.Tx(), e)
-	case ServiceDone:
-		err = s.tx.h.HandleServiceDone(ctx, tx.Tx(), e)
-	case TyreChecked:
-		err = s.tx.h.HandleTyreChecked(ctx, tx.Tx(), e)
-	case DoorOpened:
-		err = s.tx.h.HandleDoorOpened(ctx, tx.Tx(), e)
-	case DoorClosed:
-		err = s.tx.h.HandleDoorClosed(ctx, tx.Tx(), e)
-	case EngineStarted:
-		err = s.tx.h.HandleEngineStarted(ctx, tx.Tx(), e)
-	case EngineStopped:
-		err = s.tx.h.HandleEngineStopped(ctx, tx.Tx(), e)
-	case SpeedReported:
-		err = s.tx.h.HandleSpeedReported(ctx, tx.Tx(), e)
-	case BrakeAlert:
-		err = s.tx.h.HandleBrakeAlert(ctx, tx.Tx(), e)
-	case LaneAlert:
-		err = s.tx.h.HandleLaneAlert(ctx, tx.Tx(), e)
-	case DriverAssigned:
-		err = s.tx.h.HandleDriverAssigned(ctx, tx.Tx(), e)
-	case DriverReleased:
-		err = s.tx.h.HandleDriverReleased(ctx, tx.Tx(), e)
-	case ShiftStarted:
-		err = s.tx.h.HandleShiftStarted(ctx, tx.Tx(), e)
-	case ShiftEnded:
-		err = s.tx.h.HandleShiftEnded(ctx, tx.Tx(), e)
-	case ZoneEntered:
-		err = s.tx.h.HandleZoneEntered(ctx, tx.Tx(), e)
-	case ZoneLeft:
-		err = s.tx.h.HandleZoneLeft(ctx, tx.Tx(), e)
-	case InspectionPassed:
-		err = s.tx.h.HandleInspectionPassed(ctx, tx.Tx(), e)
-	case VehicleRetired:
-		err = s.tx.h.HandleVehicleRetired(ctx, tx.Tx(), e)
-	}
-	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
-	if err != nil && !unimplemented {
-		return err
-	}
-	if target != "" {
-		current = target
-	}
-	if err := tx.Commit(ctx, version, string(current)); err != nil {
-		return fmt.Errorf("fleet: Vehicle %v: commit: %w", key, err)
-	}
-	if unimplemented {
-		return runtime.SkipApplied(runtime.ReasonUnimplemented)
-	}
-	return nil
 }

@@ -81,19 +81,13 @@ type TripRequested struct {
 }
 
 // EventName returns "TripRequested".
-func (TripRequested) EventName() string {
-	return "TripRequested"
-}
+func (TripRequested) EventName() string { return "TripRequested" }
 
 // EventKey returns e.VehicleID.
-func (e TripRequested) EventKey() string {
-	return e.VehicleID
-}
+func (e TripRequested) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e TripRequested) EventVersion() uint64 {
-	return e.Version
-}
+func (e TripRequested) EventVersion() uint64 { return e.Version }
 
 func (TripRequested) isVehicleEvent() {}
 
@@ -120,19 +114,13 @@ type TripAccepted struct {
 }
 
 // EventName returns "TripAccepted".
-func (TripAccepted) EventName() string {
-	return "TripAccepted"
-}
+func (TripAccepted) EventName() string { return "TripAccepted" }
 
 // EventKey returns e.VehicleID.
-func (e TripAccepted) EventKey() string {
-	return e.VehicleID
-}
+func (e TripAccepted) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e TripAccepted) EventVersion() uint64 {
-	return e.Version
-}
+func (e TripAccepted) EventVersion() uint64 { return e.Version }
 
 func (TripAccepted) isVehicleEvent() {}
 
@@ -159,19 +147,13 @@ type TripStarted struct {
 }
 
 // EventName returns "TripStarted".
-func (TripStarted) EventName() string {
-	return "TripStarted"
-}
+func (TripStarted) EventName() string { return "TripStarted" }
 
 // EventKey returns e.VehicleID.
-func (e TripStarted) EventKey() string {
-	return e.VehicleID
-}
+func (e TripStarted) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e TripStarted) EventVersion() uint64 {
-	return e.Version
-}
+func (e TripStarted) EventVersion() uint64 { return e.Version }
 
 func (TripStarted) isVehicleEvent() {}
 
@@ -200,19 +182,13 @@ type TripPaused struct {
 }
 
 // EventName returns "TripPaused".
-func (TripPaused) EventName() string {
-	return "TripPaused"
-}
+func (TripPaused) EventName() string { return "TripPaused" }
 
 // EventKey returns e.VehicleID.
-func (e TripPaused) EventKey() string {
-	return e.VehicleID
-}
+func (e TripPaused) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e TripPaused) EventVersion() uint64 {
-	return e.Version
-}
+func (e TripPaused) EventVersion() uint64 { return e.Version }
 
 func (TripPaused) isVehicleEvent() {}
 
@@ -239,19 +215,13 @@ type TripResumed struct {
 }
 
 // EventName returns "TripResumed".
-func (TripResumed) EventName() string {
-	return "TripResumed"
-}
+func (TripResumed) EventName() string { return "TripResumed" }
 
 // EventKey returns e.VehicleID.
-func (e TripResumed) EventKey() string {
-	return e.VehicleID
-}
+func (e TripResumed) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e TripResumed) EventVersion() uint64 {
-	return e.Version
-}
+func (e TripResumed) EventVersion() uint64 { return e.Version }
 
 func (TripResumed) isVehicleEvent() {}
 
@@ -278,19 +248,13 @@ type TripEnded struct {
 }
 
 // EventName returns "TripEnded".
-func (TripEnded) EventName() string {
-	return "TripEnded"
-}
+func (TripEnded) EventName() string { return "TripEnded" }
 
 // EventKey returns e.VehicleID.
-func (e TripEnded) EventKey() string {
-	return e.VehicleID
-}
+func (e TripEnded) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e TripEnded) EventVersion() uint64 {
-	return e.Version
-}
+func (e TripEnded) EventVersion() uint64 { return e.Version }
 
 func (TripEnded) isVehicleEvent() {}
 
@@ -319,19 +283,13 @@ type TripRated struct {
 }
 
 // EventName returns "TripRated".
-func (TripRated) EventName() string {
-	return "TripRated"
-}
+func (TripRated) EventName() string { return "TripRated" }
 
 // EventKey returns e.VehicleID.
-func (e TripRated) EventKey() string {
-	return e.VehicleID
-}
+func (e TripRated) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e TripRated) EventVersion() uint64 {
-	return e.Version
-}
+func (e TripRated) EventVersion() uint64 { return e.Version }
 
 func (TripRated) isVehicleEvent() {}
 
@@ -358,19 +316,13 @@ type FareQuoted struct {
 }
 
 // EventName returns "FareQuoted".
-func (FareQuoted) EventName() string {
-	return "FareQuoted"
-}
+func (FareQuoted) EventName() string { return "FareQuoted" }
 
 // EventKey returns e.VehicleID.
-func (e FareQuoted) EventKey() string {
-	return e.VehicleID
-}
+func (e FareQuoted) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e FareQuoted) EventVersion() uint64 {
-	return e.Version
-}
+func (e FareQuoted) EventVersion() uint64 { return e.Version }
 
 func (FareQuoted) isVehicleEvent() {}
 
@@ -397,19 +349,13 @@ type FareAdjusted struct {
 }
 
 // EventName returns "FareAdjusted".
-func (FareAdjusted) EventName() string {
-	return "FareAdjusted"
-}
+func (FareAdjusted) EventName() string { return "FareAdjusted" }
 
 // EventKey returns e.VehicleID.
-func (e FareAdjusted) EventKey() string {
-	return e.VehicleID
-}
+func (e FareAdjusted) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e FareAdjusted) EventVersion() uint64 {
-	return e.Version
-}
+func (e FareAdjusted) EventVersion() uint64 { return e.Version }
 
 func (FareAdjusted) isVehicleEvent() {}
 
@@ -438,19 +384,13 @@ type TipAdded struct {
 }
 
 // EventName returns "TipAdded".
-func (TipAdded) EventName() string {
-	return "TipAdded"
-}
+func (TipAdded) EventName() string { return "TipAdded" }
 
 // EventKey returns e.VehicleID.
-func (e TipAdded) EventKey() string {
-	return e.VehicleID
-}
+func (e TipAdded) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e TipAdded) EventVersion() uint64 {
-	return e.Version
-}
+func (e TipAdded) EventVersion() uint64 { return e.Version }
 
 func (TipAdded) isVehicleEvent() {}
 
@@ -477,19 +417,13 @@ type TollCharged struct {
 }
 
 // EventName returns "TollCharged".
-func (TollCharged) EventName() string {
-	return "TollCharged"
-}
+func (TollCharged) EventName() string { return "TollCharged" }
 
 // EventKey returns e.VehicleID.
-func (e TollCharged) EventKey() string {
-	return e.VehicleID
-}
+func (e TollCharged) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e TollCharged) EventVersion() uint64 {
-	return e.Version
-}
+func (e TollCharged) EventVersion() uint64 { return e.Version }
 
 func (TollCharged) isVehicleEvent() {}
 
@@ -516,19 +450,13 @@ type FuelLogged struct {
 }
 
 // EventName returns "FuelLogged".
-func (FuelLogged) EventName() string {
-	return "FuelLogged"
-}
+func (FuelLogged) EventName() string { return "FuelLogged" }
 
 // EventKey returns e.VehicleID.
-func (e FuelLogged) EventKey() string {
-	return e.VehicleID
-}
+func (e FuelLogged) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e FuelLogged) EventVersion() uint64 {
-	return e.Version
-}
+func (e FuelLogged) EventVersion() uint64 { return e.Version }
 
 func (FuelLogged) isVehicleEvent() {}
 
@@ -557,19 +485,13 @@ type ServiceDue struct {
 }
 
 // EventName returns "ServiceDue".
-func (ServiceDue) EventName() string {
-	return "ServiceDue"
-}
+func (ServiceDue) EventName() string { return "ServiceDue" }
 
 // EventKey returns e.VehicleID.
-func (e ServiceDue) EventKey() string {
-	return e.VehicleID
-}
+func (e ServiceDue) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e ServiceDue) EventVersion() uint64 {
-	return e.Version
-}
+func (e ServiceDue) EventVersion() uint64 { return e.Version }
 
 func (ServiceDue) isVehicleEvent() {}
 
@@ -596,19 +518,13 @@ type ServiceDone struct {
 }
 
 // EventName returns "ServiceDone".
-func (ServiceDone) EventName() string {
-	return "ServiceDone"
-}
+func (ServiceDone) EventName() string { return "ServiceDone" }
 
 // EventKey returns e.VehicleID.
-func (e ServiceDone) EventKey() string {
-	return e.VehicleID
-}
+func (e ServiceDone) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e ServiceDone) EventVersion() uint64 {
-	return e.Version
-}
+func (e ServiceDone) EventVersion() uint64 { return e.Version }
 
 func (ServiceDone) isVehicleEvent() {}
 
@@ -635,19 +551,13 @@ type TyreChecked struct {
 }
 
 // EventName returns "TyreChecked".
-func (TyreChecked) EventName() string {
-	return "TyreChecked"
-}
+func (TyreChecked) EventName() string { return "TyreChecked" }
 
 // EventKey returns e.VehicleID.
-func (e TyreChecked) EventKey() string {
-	return e.VehicleID
-}
+func (e TyreChecked) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e TyreChecked) EventVersion() uint64 {
-	return e.Version
-}
+func (e TyreChecked) EventVersion() uint64 { return e.Version }
 
 func (TyreChecked) isVehicleEvent() {}
 
@@ -676,19 +586,13 @@ type DoorOpened struct {
 }
 
 // EventName returns "DoorOpened".
-func (DoorOpened) EventName() string {
-	return "DoorOpened"
-}
+func (DoorOpened) EventName() string { return "DoorOpened" }
 
 // EventKey returns e.VehicleID.
-func (e DoorOpened) EventKey() string {
-	return e.VehicleID
-}
+func (e DoorOpened) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e DoorOpened) EventVersion() uint64 {
-	return e.Version
-}
+func (e DoorOpened) EventVersion() uint64 { return e.Version }
 
 func (DoorOpened) isVehicleEvent() {}
 
@@ -715,19 +619,13 @@ type DoorClosed struct {
 }
 
 // EventName returns "DoorClosed".
-func (DoorClosed) EventName() string {
-	return "DoorClosed"
-}
+func (DoorClosed) EventName() string { return "DoorClosed" }
 
 // EventKey returns e.VehicleID.
-func (e DoorClosed) EventKey() string {
-	return e.VehicleID
-}
+func (e DoorClosed) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e DoorClosed) EventVersion() uint64 {
-	return e.Version
-}
+func (e DoorClosed) EventVersion() uint64 { return e.Version }
 
 func (DoorClosed) isVehicleEvent() {}
 
@@ -754,19 +652,13 @@ type EngineStarted struct {
 }
 
 // EventName returns "EngineStarted".
-func (EngineStarted) EventName() string {
-	return "EngineStarted"
-}
+func (EngineStarted) EventName() string { return "EngineStarted" }
 
 // EventKey returns e.VehicleID.
-func (e EngineStarted) EventKey() string {
-	return e.VehicleID
-}
+func (e EngineStarted) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e EngineStarted) EventVersion() uint64 {
-	return e.Version
-}
+func (e EngineStarted) EventVersion() uint64 { return e.Version }
 
 func (EngineStarted) isVehicleEvent() {}
 
@@ -795,19 +687,13 @@ type EngineStopped struct {
 }
 
 // EventName returns "EngineStopped".
-func (EngineStopped) EventName() string {
-	return "EngineStopped"
-}
+func (EngineStopped) EventName() string { return "EngineStopped" }
 
 // EventKey returns e.VehicleID.
-func (e EngineStopped) EventKey() string {
-	return e.VehicleID
-}
+func (e EngineStopped) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e EngineStopped) EventVersion() uint64 {
-	return e.Version
-}
+func (e EngineStopped) EventVersion() uint64 { return e.Version }
 
 func (EngineStopped) isVehicleEvent() {}
 
@@ -834,19 +720,13 @@ type SpeedReported struct {
 }
 
 // EventName returns "SpeedReported".
-func (SpeedReported) EventName() string {
-	return "SpeedReported"
-}
+func (SpeedReported) EventName() string { return "SpeedReported" }
 
 // EventKey returns e.VehicleID.
-func (e SpeedReported) EventKey() string {
-	return e.VehicleID
-}
+func (e SpeedReported) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e SpeedReported) EventVersion() uint64 {
-	return e.Version
-}
+func (e SpeedReported) EventVersion() uint64 { return e.Version }
 
 func (SpeedReported) isVehicleEvent() {}
 
@@ -873,19 +753,13 @@ type BrakeAlert struct {
 }
 
 // EventName returns "BrakeAlert".
-func (BrakeAlert) EventName() string {
-	return "BrakeAlert"
-}
+func (BrakeAlert) EventName() string { return "BrakeAlert" }
 
 // EventKey returns e.VehicleID.
-func (e BrakeAlert) EventKey() string {
-	return e.VehicleID
-}
+func (e BrakeAlert) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e BrakeAlert) EventVersion() uint64 {
-	return e.Version
-}
+func (e BrakeAlert) EventVersion() uint64 { return e.Version }
 
 func (BrakeAlert) isVehicleEvent() {}
 
@@ -914,19 +788,13 @@ type LaneAlert struct {
 }
 
 // EventName returns "LaneAlert".
-func (LaneAlert) EventName() string {
-	return "LaneAlert"
-}
+func (LaneAlert) EventName() string { return "LaneAlert" }
 
 // EventKey returns e.VehicleID.
-func (e LaneAlert) EventKey() string {
-	return e.VehicleID
-}
+func (e LaneAlert) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e LaneAlert) EventVersion() uint64 {
-	return e.Version
-}
+func (e LaneAlert) EventVersion() uint64 { return e.Version }
 
 func (LaneAlert) isVehicleEvent() {}
 
@@ -956,19 +824,13 @@ type DriverAssigned struct {
 }
 
 // EventName returns "DriverAssigned".
-func (DriverAssigned) EventName() string {
-	return "DriverAssigned"
-}
+func (DriverAssigned) EventName() string { return "DriverAssigned" }
 
 // EventKey returns e.VehicleID.
-func (e DriverAssigned) EventKey() string {
-	return e.VehicleID
-}
+func (e DriverAssigned) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e DriverAssigned) EventVersion() uint64 {
-	return e.Version
-}
+func (e DriverAssigned) EventVersion() uint64 { return e.Version }
 
 func (DriverAssigned) isVehicleEvent() {}
 
@@ -995,19 +857,13 @@ type DriverReleased struct {
 }
 
 // EventName returns "DriverReleased".
-func (DriverReleased) EventName() string {
-	return "DriverReleased"
-}
+func (DriverReleased) EventName() string { return "DriverReleased" }
 
 // EventKey returns e.VehicleID.
-func (e DriverReleased) EventKey() string {
-	return e.VehicleID
-}
+func (e DriverReleased) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e DriverReleased) EventVersion() uint64 {
-	return e.Version
-}
+func (e DriverReleased) EventVersion() uint64 { return e.Version }
 
 func (DriverReleased) isVehicleEvent() {}
 
@@ -1036,19 +892,13 @@ type ShiftStarted struct {
 }
 
 // EventName returns "ShiftStarted".
-func (ShiftStarted) EventName() string {
-	return "ShiftStarted"
-}
+func (ShiftStarted) EventName() string { return "ShiftStarted" }
 
 // EventKey returns e.VehicleID.
-func (e ShiftStarted) EventKey() string {
-	return e.VehicleID
-}
+func (e ShiftStarted) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e ShiftStarted) EventVersion() uint64 {
-	return e.Version
-}
+func (e ShiftStarted) EventVersion() uint64 { return e.Version }
 
 func (ShiftStarted) isVehicleEvent() {}
 
@@ -1075,19 +925,13 @@ type ShiftEnded struct {
 }
 
 // EventName returns "ShiftEnded".
-func (ShiftEnded) EventName() string {
-	return "ShiftEnded"
-}
+func (ShiftEnded) EventName() string { return "ShiftEnded" }
 
 // EventKey returns e.VehicleID.
-func (e ShiftEnded) EventKey() string {
-	return e.VehicleID
-}
+func (e ShiftEnded) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e ShiftEnded) EventVersion() uint64 {
-	return e.Version
-}
+func (e ShiftEnded) EventVersion() uint64 { return e.Version }
 
 func (ShiftEnded) isVehicleEvent() {}
 
@@ -1114,19 +958,13 @@ type ZoneEntered struct {
 }
 
 // EventName returns "ZoneEntered".
-func (ZoneEntered) EventName() string {
-	return "ZoneEntered"
-}
+func (ZoneEntered) EventName() string { return "ZoneEntered" }
 
 // EventKey returns e.VehicleID.
-func (e ZoneEntered) EventKey() string {
-	return e.VehicleID
-}
+func (e ZoneEntered) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e ZoneEntered) EventVersion() uint64 {
-	return e.Version
-}
+func (e ZoneEntered) EventVersion() uint64 { return e.Version }
 
 func (ZoneEntered) isVehicleEvent() {}
 
@@ -1155,19 +993,13 @@ type ZoneLeft struct {
 }
 
 // EventName returns "ZoneLeft".
-func (ZoneLeft) EventName() string {
-	return "ZoneLeft"
-}
+func (ZoneLeft) EventName() string { return "ZoneLeft" }
 
 // EventKey returns e.VehicleID.
-func (e ZoneLeft) EventKey() string {
-	return e.VehicleID
-}
+func (e ZoneLeft) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e ZoneLeft) EventVersion() uint64 {
-	return e.Version
-}
+func (e ZoneLeft) EventVersion() uint64 { return e.Version }
 
 func (ZoneLeft) isVehicleEvent() {}
 
@@ -1194,19 +1026,13 @@ type InspectionPassed struct {
 }
 
 // EventName returns "InspectionPassed".
-func (InspectionPassed) EventName() string {
-	return "InspectionPassed"
-}
+func (InspectionPassed) EventName() string { return "InspectionPassed" }
 
 // EventKey returns e.VehicleID.
-func (e InspectionPassed) EventKey() string {
-	return e.VehicleID
-}
+func (e InspectionPassed) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e InspectionPassed) EventVersion() uint64 {
-	return e.Version
-}
+func (e InspectionPassed) EventVersion() uint64 { return e.Version }
 
 func (InspectionPassed) isVehicleEvent() {}
 
@@ -1235,18 +1061,12 @@ type VehicleRetired struct {
 }
 
 // EventName returns "VehicleRetired".
-func (VehicleRetired) EventName() string {
-	return "VehicleRetired"
-}
+func (VehicleRetired) EventName() string { return "VehicleRetired" }
 
 // EventKey returns e.VehicleID.
-func (e VehicleRetired) EventKey() string {
-	return e.VehicleID
-}
+func (e VehicleRetired) EventKey() string { return e.VehicleID }
 
 // EventVersion returns e.Version.
-func (e VehicleRetired) EventVersion() uint64 {
-	return e.Version
-}
+func (e VehicleRetired) EventVersion() uint64 { return e.Version }
 
 func (VehicleRetired) isVehicleEvent() {}

@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // VehicleHandler handles the events of entity Vehicle, one typed method per
@@ -82,8 +83,7 @@ type VehicleHandler interface {
 // every handler at compile time, which is the safe default. An event that
 // reaches one of its methods is acknowledged, not applied: the guards still
 // advance the key's version and state, so no gap is left behind, and the event
-// is counted as skipped with the reason "unimplemented"
-// (runtime.ReasonUnimplemented).
+// is counted as skipped with the reason "unimplemented" (Stats.Unimplemented).
 type UnimplementedVehicleHandler struct{}
 
 var _ VehicleHandler = UnimplementedVehicleHandler{}
@@ -236,4 +236,79 @@ func (UnimplementedVehicleHandler) HandleInspectionPassed(context.Context, Inspe
 // HandleVehicleRetired returns runtime.ErrUnimplemented.
 func (UnimplementedVehicleHandler) HandleVehicleRetired(context.Context, VehicleRetired) error {
 	return runtime.ErrUnimplemented
+}
+
+// vehicleHandler adapts h to the generic guards of runtime/genimpl; nil for a
+// nil h.
+func vehicleHandler(h VehicleHandler) *genimpl.Handler[string, VehicleEvent] {
+	if h == nil {
+		return nil
+	}
+	return &genimpl.Handler[string, VehicleEvent]{
+		Call: func(ctx context.Context, _ string, e VehicleEvent) error {
+			switch e := e.(type) {
+			case TripRequested:
+				return h.HandleTripRequested(ctx, e)
+			case TripAccepted:
+				return h.HandleTripAccepted(ctx, e)
+			case TripStarted:
+				return h.HandleTripStarted(ctx, e)
+			case TripPaused:
+				return h.HandleTripPaused(ctx, e)
+			case TripResumed:
+				return h.HandleTripResumed(ctx, e)
+			case TripEnded:
+				return h.HandleTripEnded(ctx, e)
+			case TripRated:
+				return h.HandleTripRated(ctx, e)
+			case FareQuoted:
+				return h.HandleFareQuoted(ctx, e)
+			case FareAdjusted:
+				return h.HandleFareAdjusted(ctx, e)
+			case TipAdded:
+				return h.HandleTipAdded(ctx, e)
+			case TollCharged:
+				return h.HandleTollCharged(ctx, e)
+			case FuelLogged:
+				return h.HandleFuelLogged(ctx, e)
+			case ServiceDue:
+				return h.HandleServiceDue(ctx, e)
+			case ServiceDone:
+				return h.HandleServiceDone(ctx, e)
+			case TyreChecked:
+				return h.HandleTyreChecked(ctx, e)
+			case DoorOpened:
+				return h.HandleDoorOpened(ctx, e)
+			case DoorClosed:
+				return h.HandleDoorClosed(ctx, e)
+			case EngineStarted:
+				return h.HandleEngineStarted(ctx, e)
+			case EngineStopped:
+				return h.HandleEngineStopped(ctx, e)
+			case SpeedReported:
+				return h.HandleSpeedReported(ctx, e)
+			case BrakeAlert:
+				return h.HandleBrakeAlert(ctx, e)
+			case LaneAlert:
+				return h.HandleLaneAlert(ctx, e)
+			case DriverAssigned:
+				return h.HandleDriverAssigned(ctx, e)
+			case DriverReleased:
+				return h.HandleDriverReleased(ctx, e)
+			case ShiftStarted:
+				return h.HandleShiftStarted(ctx, e)
+			case ShiftEnded:
+				return h.HandleShiftEnded(ctx, e)
+			case ZoneEntered:
+				return h.HandleZoneEntered(ctx, e)
+			case ZoneLeft:
+				return h.HandleZoneLeft(ctx, e)
+			case InspectionPassed:
+				return h.HandleInspectionPassed(ctx, e)
+			case VehicleRetired:
+				return h.HandleVehicleRetired(ctx, e)
+			}
+			return genimpl.ErrUnknownEvent
+		},
+	}
 }

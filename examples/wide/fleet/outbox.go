@@ -5,843 +5,212 @@ package fleet
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
-	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // VehicleOutbox writes Vehicle events into the transactional outbox of a
 // durable store, in the caller's own transaction: the change and the events
-// that announce it commit together or not at all, so neither a crash after the
-// commit loses an event nor a rollback publishes one. Each event gets its key's
-// next version from the outbox's own sequence (1, 2, 3... per key, never one
-// twice, however many writers), stamped into its Version field before it is
-// encoded. The relay of github.com/ordergen/ordergen/runtime/outbox (its
-// Config.Entity is "Vehicle") ships them to a sink (a broker's producer, a
-// dispatcher) in per-key order.
-//
-// Concurrent transactions appending to one key take turns at its sequence row:
-// on PostgreSQL the second waits for the first to end (READ COMMITTED) or fails
-// with a serialization error to retry (REPEATABLE READ, SERIALIZABLE), and
-// transactions appending to the same keys in opposite orders can deadlock, as
-// with any rows: append in a consistent order.
+// that announce it commit together or not at all. Each event gets its key's
+// next version from the outbox's own sequence, stamped into its Version field
+// before it is encoded. The relay of
+// github.com/ordergen/ordergen/runtime/outbox (its Config.Entity is "Vehicle")
+// ships them in per-key order. Its PublishTx (any Vehicle event), Entity and
+// Seed are those of the genimpl.Outbox it embeds, which says more.
 type VehicleOutbox struct {
-	store durable.OutboxStore[*sql.Tx]
+	*vehicleOutbox
 }
+
+// vehicleOutbox is the generic outbox that VehicleOutbox embeds.
+type vehicleOutbox = genimpl.Outbox[string, VehicleEvent]
 
 // NewVehicleOutbox returns the outbox of Vehicle events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
 // belong to); a nil store is refused with runtime.ErrInvalidConfig.
-func NewVehicleOutbox(store durable.OutboxStore[*sql.Tx]) (*VehicleOutbox, error) {
-	if store == nil {
-		return nil, fmt.Errorf("%w: VehicleOutbox needs a store", runtime.ErrInvalidConfig)
+func NewVehicleOutbox(store genimpl.OutboxStore) (*VehicleOutbox, error) {
+	o, err := genimpl.NewOutbox(vehicleEntity, store)
+	if err != nil {
+		return nil, err
 	}
-	return &VehicleOutbox{store: store}, nil
+	return &VehicleOutbox{o}, nil
 }
 
-// Entity returns the name the outbox writes Vehicle events under, "Vehicle":
-// the Config.Entity of their relay.
-func (o *VehicleOutbox) Entity() string {
-	return "Vehicle"
-}
-
-// PublishTripRequestedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with VehicleCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishTripRequestedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishTripRequestedTx(ctx context.Context, tx *sql.Tx, e TripRequested) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event TripRequested: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishTripAcceptedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with VehicleCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishTripAcceptedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishTripAcceptedTx(ctx context.Context, tx *sql.Tx, e TripAccepted) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event TripAccepted: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishTripStartedTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishTripStartedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishTripStartedTx(ctx context.Context, tx *sql.Tx, e TripStarted) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event TripStarted: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishTripPausedTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishTripPausedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishTripPausedTx(ctx context.Context, tx *sql.Tx, e TripPaused) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event TripPaused: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishTripResumedTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishTripResumedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishTripResumedTx(ctx context.Context, tx *sql.Tx, e TripResumed) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event TripResumed: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishTripEndedTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishTripEndedTx appends e to the outbox in tx and returns its version (see
+// PublishTx).
 func (o *VehicleOutbox) PublishTripEndedTx(ctx context.Context, tx *sql.Tx, e TripEnded) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event TripEnded: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishTripRatedTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishTripRatedTx appends e to the outbox in tx and returns its version (see
+// PublishTx).
 func (o *VehicleOutbox) PublishTripRatedTx(ctx context.Context, tx *sql.Tx, e TripRated) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event TripRated: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishFareQuotedTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishFareQuotedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishFareQuotedTx(ctx context.Context, tx *sql.Tx, e FareQuoted) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event FareQuoted: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishFareAdjustedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with VehicleCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishFareAdjustedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishFareAdjustedTx(ctx context.Context, tx *sql.Tx, e FareAdjusted) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event FareAdjusted: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishTipAddedTx appends e to the outbox in tx: it takes the next version of
-// e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishTipAddedTx appends e to the outbox in tx and returns its version (see
+// PublishTx).
 func (o *VehicleOutbox) PublishTipAddedTx(ctx context.Context, tx *sql.Tx, e TipAdded) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event TipAdded: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishTollChargedTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishTollChargedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishTollChargedTx(ctx context.Context, tx *sql.Tx, e TollCharged) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event TollCharged: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishFuelLoggedTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishFuelLoggedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishFuelLoggedTx(ctx context.Context, tx *sql.Tx, e FuelLogged) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event FuelLogged: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishServiceDueTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishServiceDueTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishServiceDueTx(ctx context.Context, tx *sql.Tx, e ServiceDue) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event ServiceDue: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishServiceDoneTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishServiceDoneTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishServiceDoneTx(ctx context.Context, tx *sql.Tx, e ServiceDone) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event ServiceDone: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishTyreCheckedTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishTyreCheckedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishTyreCheckedTx(ctx context.Context, tx *sql.Tx, e TyreChecked) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event TyreChecked: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishDoorOpenedTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishDoorOpenedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishDoorOpenedTx(ctx context.Context, tx *sql.Tx, e DoorOpened) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event DoorOpened: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishDoorClosedTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishDoorClosedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishDoorClosedTx(ctx context.Context, tx *sql.Tx, e DoorClosed) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event DoorClosed: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishEngineStartedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with VehicleCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishEngineStartedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishEngineStartedTx(ctx context.Context, tx *sql.Tx, e EngineStarted) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event EngineStarted: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishEngineStoppedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with VehicleCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishEngineStoppedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishEngineStoppedTx(ctx context.Context, tx *sql.Tx, e EngineStopped) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event EngineStopped: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishSpeedReportedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with VehicleCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishSpeedReportedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishSpeedReportedTx(ctx context.Context, tx *sql.Tx, e SpeedReported) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event SpeedReported: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishBrakeAlertTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishBrakeAlertTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishBrakeAlertTx(ctx context.Context, tx *sql.Tx, e BrakeAlert) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event BrakeAlert: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishLaneAlertTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishLaneAlertTx appends e to the outbox in tx and returns its version (see
+// PublishTx).
 func (o *VehicleOutbox) PublishLaneAlertTx(ctx context.Context, tx *sql.Tx, e LaneAlert) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event LaneAlert: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishDriverAssignedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with VehicleCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishDriverAssignedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishDriverAssignedTx(ctx context.Context, tx *sql.Tx, e DriverAssigned) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event DriverAssigned: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishDriverReleasedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with VehicleCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishDriverReleasedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishDriverReleasedTx(ctx context.Context, tx *sql.Tx, e DriverReleased) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event DriverReleased: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishShiftStartedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with VehicleCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishShiftStartedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishShiftStartedTx(ctx context.Context, tx *sql.Tx, e ShiftStarted) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event ShiftStarted: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishShiftEndedTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishShiftEndedTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishShiftEndedTx(ctx context.Context, tx *sql.Tx, e ShiftEnded) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event ShiftEnded: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishZoneEnteredTx appends e to the outbox in tx: it takes the next version
-// of e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishZoneEnteredTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishZoneEnteredTx(ctx context.Context, tx *sql.Tx, e ZoneEntered) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event ZoneEntered: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishZoneLeftTx appends e to the outbox in tx: it takes the next version of
-// e's key, sets e.Version to it, encodes e with VehicleCodec and inserts it,
-// all in tx, and returns the version. The relay sends it once tx commits; if tx
-// rolls back, neither the event nor its version is left. It refuses an event
-// with an empty key, with an error wrapping runtime.ErrInvalidEvent. After an
-// error, roll tx back.
+// PublishZoneLeftTx appends e to the outbox in tx and returns its version (see
+// PublishTx).
 func (o *VehicleOutbox) PublishZoneLeftTx(ctx context.Context, tx *sql.Tx, e ZoneLeft) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event ZoneLeft: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishInspectionPassedTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with VehicleCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishInspectionPassedTx appends e to the outbox in tx and returns its
+// version (see PublishTx).
 func (o *VehicleOutbox) PublishInspectionPassedTx(ctx context.Context, tx *sql.Tx, e InspectionPassed) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event InspectionPassed: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
+	return o.PublishTx(ctx, tx, e)
 }
 
-// PublishVehicleRetiredTx appends e to the outbox in tx: it takes the next
-// version of e's key, sets e.Version to it, encodes e with VehicleCodec and
-// inserts it, all in tx, and returns the version. The relay sends it once tx
-// commits; if tx rolls back, neither the event nor its version is left. It
-// refuses an event with an empty key, with an error wrapping
-// runtime.ErrInvalidEvent. After an error, roll tx back.
+// PublishVehicleRetiredTx appends e to the outbox in tx and returns its version
+// (see PublishTx).
 func (o *VehicleOutbox) PublishVehicleRetiredTx(ctx context.Context, tx *sql.Tx, e VehicleRetired) (uint64, error) {
-	if e.VehicleID == "" {
-		return 0, fmt.Errorf("%w: Vehicle event VehicleRetired: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	return o.store.AppendOutbox(ctx, tx, "Vehicle", e.VehicleID, func(v uint64) (durable.RawEvent, error) {
-		e.Version = v
-		name, data, err := VehicleCodec{}.Encode(e)
-		return durable.RawEvent{
-			Name: name,
-			Data: data,
-		}, err
-	})
-}
-
-// PublishTx appends any Vehicle event to the outbox in tx, through the
-// Publish...Tx method of its type, and returns its version. A nil e is refused
-// with runtime.ErrInvalidEvent.
-func (o *VehicleOutbox) PublishTx(ctx context.Context, tx *sql.Tx, e VehicleEvent) (uint64, error) {
-	switch e := e.(type) {
-	case TripRequested:
-		return o.PublishTripRequestedTx(ctx, tx, e)
-	case *TripRequested:
-		if e != nil {
-			return o.PublishTripRequestedTx(ctx, tx, *e)
-		}
-	case TripAccepted:
-		return o.PublishTripAcceptedTx(ctx, tx, e)
-	case *TripAccepted:
-		if e != nil {
-			return o.PublishTripAcceptedTx(ctx, tx, *e)
-		}
-	case TripStarted:
-		return o.PublishTripStartedTx(ctx, tx, e)
-	case *TripStarted:
-		if e != nil {
-			return o.PublishTripStartedTx(ctx, tx, *e)
-		}
-	case TripPaused:
-		return o.PublishTripPausedTx(ctx, tx, e)
-	case *TripPaused:
-		if e != nil {
-			return o.PublishTripPausedTx(ctx, tx, *e)
-		}
-	case TripResumed:
-		return o.PublishTripResumedTx(ctx, tx, e)
-	case *TripResumed:
-		if e != nil {
-			return o.PublishTripResumedTx(ctx, tx, *e)
-		}
-	case TripEnded:
-		return o.PublishTripEndedTx(ctx, tx, e)
-	case *TripEnded:
-		if e != nil {
-			return o.PublishTripEndedTx(ctx, tx, *e)
-		}
-	case TripRated:
-		return o.PublishTripRatedTx(ctx, tx, e)
-	case *TripRated:
-		if e != nil {
-			return o.PublishTripRatedTx(ctx, tx, *e)
-		}
-	case FareQuoted:
-		return o.PublishFareQuotedTx(ctx, tx, e)
-	case *FareQuoted:
-		if e != nil {
-			return o.PublishFareQuotedTx(ctx, tx, *e)
-		}
-	case FareAdjusted:
-		return o.PublishFareAdjustedTx(ctx, tx, e)
-	case *FareAdjusted:
-		if e != nil {
-			return o.PublishFareAdjustedTx(ctx, tx, *e)
-		}
-	case TipAdded:
-		return o.PublishTipAddedTx(ctx, tx, e)
-	case *TipAdded:
-		if e != nil {
-			return o.PublishTipAddedTx(ctx, tx, *e)
-		}
-	case TollCharged:
-		return o.PublishTollChargedTx(ctx, tx, e)
-	case *TollCharged:
-		if e != nil {
-			return o.PublishTollChargedTx(ctx, tx, *e)
-		}
-	case FuelLogged:
-		return o.PublishFuelLoggedTx(ctx, tx, e)
-	case *FuelLogged:
-		if e != nil {
-			return o.PublishFuelLoggedTx(ctx, tx, *e)
-		}
-	case ServiceDue:
-		return o.PublishServiceDueTx(ctx, tx, e)
-	case *ServiceDue:
-		if e != nil {
-			return o.PublishServiceDueTx(ctx, tx, *e)
-		}
-	case ServiceDone:
-		return o.PublishServiceDoneTx(ctx, tx, e)
-	case *ServiceDone:
-		if e != nil {
-			return o.PublishServiceDoneTx(ctx, tx, *e)
-		}
-	case TyreChecked:
-		return o.PublishTyreCheckedTx(ctx, tx, e)
-	case *TyreChecked:
-		if e != nil {
-			return o.PublishTyreCheckedTx(ctx, tx, *e)
-		}
-	case DoorOpened:
-		return o.PublishDoorOpenedTx(ctx, tx, e)
-	case *DoorOpened:
-		if e != nil {
-			return o.PublishDoorOpenedTx(ctx, tx, *e)
-		}
-	case DoorClosed:
-		return o.PublishDoorClosedTx(ctx, tx, e)
-	case *DoorClosed:
-		if e != nil {
-			return o.PublishDoorClosedTx(ctx, tx, *e)
-		}
-	case EngineStarted:
-		return o.PublishEngineStartedTx(ctx, tx, e)
-	case *EngineStarted:
-		if e != nil {
-			return o.PublishEngineStartedTx(ctx, tx, *e)
-		}
-	case EngineStopped:
-		return o.PublishEngineStoppedTx(ctx, tx, e)
-	case *EngineStopped:
-		if e != nil {
-			return o.PublishEngineStoppedTx(ctx, tx, *e)
-		}
-	case SpeedReported:
-		return o.PublishSpeedReportedTx(ctx, tx, e)
-	case *SpeedReported:
-		if e != nil {
-			return o.PublishSpeedReportedTx(ctx, tx, *e)
-		}
-	case BrakeAlert:
-		return o.PublishBrakeAlertTx(ctx, tx, e)
-	case *BrakeAlert:
-		if e != nil {
-			return o.PublishBrakeAlertTx(ctx, tx, *e)
-		}
-	case LaneAlert:
-		return o.PublishLaneAlertTx(ctx, tx, e)
-	case *LaneAlert:
-		if e != nil {
-			return o.PublishLaneAlertTx(ctx, tx, *e)
-		}
-	case DriverAssigned:
-		return o.PublishDriverAssignedTx(ctx, tx, e)
-	case *DriverAssigned:
-		if e != nil {
-			return o.PublishDriverAssignedTx(ctx, tx, *e)
-		}
-	case DriverReleased:
-		return o.PublishDriverReleasedTx(ctx, tx, e)
-	case *DriverReleased:
-		if e != nil {
-			return o.PublishDriverReleasedTx(ctx, tx, *e)
-		}
-	case ShiftStarted:
-		return o.PublishShiftStartedTx(ctx, tx, e)
-	case *ShiftStarted:
-		if e != nil {
-			return o.PublishShiftStartedTx(ctx, tx, *e)
-		}
-	case ShiftEnded:
-		return o.PublishShiftEndedTx(ctx, tx, e)
-	case *ShiftEnded:
-		if e != nil {
-			return o.PublishShiftEndedTx(ctx, tx, *e)
-		}
-	case ZoneEntered:
-		return o.PublishZoneEnteredTx(ctx, tx, e)
-	case *ZoneEntered:
-		if e != nil {
-			return o.PublishZoneEnteredTx(ctx, tx, *e)
-		}
-	case ZoneLeft:
-		return o.PublishZoneLeftTx(ctx, tx, e)
-	case *ZoneLeft:
-		if e != nil {
-			return o.PublishZoneLeftTx(ctx, tx, *e)
-		}
-	case InspectionPassed:
-		return o.PublishInspectionPassedTx(ctx, tx, e)
-	case *InspectionPassed:
-		if e != nil {
-			return o.PublishInspectionPassedTx(ctx, tx, *e)
-		}
-	case VehicleRetired:
-		return o.PublishVehicleRetiredTx(ctx, tx, e)
-	case *VehicleRetired:
-		if e != nil {
-			return o.PublishVehicleRetiredTx(ctx, tx, *e)
-		}
-	}
-	return 0, fmt.Errorf("%w: nil Vehicle event", runtime.ErrInvalidEvent)
-}
-
-// Seed sets, in tx (nil: a transaction of its own), the version that key's
-// first outbox event follows: its first event gets version+1. It is for a
-// service that adopts the outbox with Vehicle keys it numbered before: seed
-// each with the last version its consumers saw, before its first outbox event.
-// Seeding a key again at the same version is harmless; a key whose sequence is
-// elsewhere (it has outbox events, or another seed) is refused
-// (sqlstore.ErrOutboxSeeded).
-func (o *VehicleOutbox) Seed(ctx context.Context, tx *sql.Tx, key string, version uint64) error {
-	return o.store.SeedOutbox(ctx, tx, "Vehicle", key, version)
+	return o.PublishTx(ctx, tx, e)
 }

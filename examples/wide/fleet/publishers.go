@@ -2,15 +2,11 @@
 
 package fleet
 
-import (
-	"context"
-	"fmt"
-
-	"github.com/ordergen/ordergen/runtime"
-)
+import "context"
 
 // VehiclePublisher publishes Vehicle events. VehicleDispatcher implements it in
-// process; other implementations can carry the same events elsewhere.
+// process, VehicleProducer through a transport; other implementations can carry
+// the same events elsewhere.
 type VehiclePublisher interface {
 	// PublishTripRequested publishes a TripRequested event.
 	PublishTripRequested(ctx context.Context, e TripRequested) error
@@ -77,609 +73,219 @@ type VehiclePublisher interface {
 var _ VehiclePublisher = (*VehicleDispatcher)(nil)
 
 // PublishTripRequested hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *VehicleDispatcher) PublishTripRequested(ctx context.Context, e TripRequested) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event TripRequested: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event TripRequested: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishTripAccepted hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishTripAccepted hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishTripAccepted(ctx context.Context, e TripAccepted) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event TripAccepted: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event TripAccepted: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishTripStarted hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishTripStarted hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishTripStarted(ctx context.Context, e TripStarted) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event TripStarted: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event TripStarted: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishTripPaused hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishTripPaused hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishTripPaused(ctx context.Context, e TripPaused) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event TripPaused: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event TripPaused: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishTripResumed hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishTripResumed hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishTripResumed(ctx context.Context, e TripResumed) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event TripResumed: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event TripResumed: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishTripEnded hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishTripEnded hands e to every subscriber of the dispatcher. It refuses an
+// event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishTripEnded(ctx context.Context, e TripEnded) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event TripEnded: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event TripEnded: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishTripRated hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishTripRated hands e to every subscriber of the dispatcher. It refuses an
+// event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishTripRated(ctx context.Context, e TripRated) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event TripRated: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event TripRated: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishFareQuoted hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishFareQuoted hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishFareQuoted(ctx context.Context, e FareQuoted) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event FareQuoted: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event FareQuoted: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishFareAdjusted hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishFareAdjusted hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishFareAdjusted(ctx context.Context, e FareAdjusted) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event FareAdjusted: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event FareAdjusted: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishTipAdded hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishTipAdded hands e to every subscriber of the dispatcher. It refuses an
+// event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishTipAdded(ctx context.Context, e TipAdded) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event TipAdded: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event TipAdded: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishTollCharged hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishTollCharged hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishTollCharged(ctx context.Context, e TollCharged) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event TollCharged: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event TollCharged: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishFuelLogged hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishFuelLogged hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishFuelLogged(ctx context.Context, e FuelLogged) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event FuelLogged: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event FuelLogged: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishServiceDue hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishServiceDue hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishServiceDue(ctx context.Context, e ServiceDue) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event ServiceDue: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event ServiceDue: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishServiceDone hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishServiceDone hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishServiceDone(ctx context.Context, e ServiceDone) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event ServiceDone: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event ServiceDone: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishTyreChecked hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishTyreChecked hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishTyreChecked(ctx context.Context, e TyreChecked) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event TyreChecked: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event TyreChecked: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishDoorOpened hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishDoorOpened hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishDoorOpened(ctx context.Context, e DoorOpened) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event DoorOpened: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event DoorOpened: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishDoorClosed hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishDoorClosed hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishDoorClosed(ctx context.Context, e DoorClosed) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event DoorClosed: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event DoorClosed: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishEngineStarted hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *VehicleDispatcher) PublishEngineStarted(ctx context.Context, e EngineStarted) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event EngineStarted: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event EngineStarted: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishEngineStopped hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *VehicleDispatcher) PublishEngineStopped(ctx context.Context, e EngineStopped) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event EngineStopped: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event EngineStopped: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishSpeedReported hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *VehicleDispatcher) PublishSpeedReported(ctx context.Context, e SpeedReported) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event SpeedReported: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event SpeedReported: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishBrakeAlert hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishBrakeAlert hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishBrakeAlert(ctx context.Context, e BrakeAlert) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event BrakeAlert: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event BrakeAlert: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishLaneAlert hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishLaneAlert hands e to every subscriber of the dispatcher. It refuses an
+// event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishLaneAlert(ctx context.Context, e LaneAlert) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event LaneAlert: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event LaneAlert: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishDriverAssigned hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *VehicleDispatcher) PublishDriverAssigned(ctx context.Context, e DriverAssigned) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event DriverAssigned: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event DriverAssigned: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishDriverReleased hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *VehicleDispatcher) PublishDriverReleased(ctx context.Context, e DriverReleased) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event DriverReleased: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event DriverReleased: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishShiftStarted hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishShiftStarted hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishShiftStarted(ctx context.Context, e ShiftStarted) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event ShiftStarted: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event ShiftStarted: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishShiftEnded hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishShiftEnded hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishShiftEnded(ctx context.Context, e ShiftEnded) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event ShiftEnded: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event ShiftEnded: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishZoneEntered hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishZoneEntered hands e to every subscriber of the dispatcher. It refuses
+// an event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishZoneEntered(ctx context.Context, e ZoneEntered) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event ZoneEntered: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event ZoneEntered: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
-// PublishZoneLeft hands e to every subscriber of the dispatcher. It refuses,
-// with an error wrapping runtime.ErrInvalidEvent, an event with an empty key or
-// a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// PublishZoneLeft hands e to every subscriber of the dispatcher. It refuses an
+// event with an empty key or a version below 1 with an error wrapping
+// runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *VehicleDispatcher) PublishZoneLeft(ctx context.Context, e ZoneLeft) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event ZoneLeft: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event ZoneLeft: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishInspectionPassed hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *VehicleDispatcher) PublishInspectionPassed(ctx context.Context, e InspectionPassed) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event InspectionPassed: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event InspectionPassed: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
+	return d.Publish(ctx, e)
 }
 
 // PublishVehicleRetired hands e to every subscriber of the dispatcher. It
-// refuses, with an error wrapping runtime.ErrInvalidEvent, an event with an
-// empty key or a version below 1; the runtime's errors (runtime.ErrBacklogFull,
-// runtime.ErrClosed) say why an event was not accepted.
+// refuses an event with an empty key or a version below 1 with an error
+// wrapping runtime.ErrInvalidEvent, and returns the runtime's refusal (see
+// Publish).
 func (d *VehicleDispatcher) PublishVehicleRetired(ctx context.Context, e VehicleRetired) error {
-	if e.VehicleID == "" {
-		return fmt.Errorf("%w: Vehicle event VehicleRetired: key field VehicleID is empty", runtime.ErrInvalidEvent)
-	}
-	if e.Version == 0 {
-		return fmt.Errorf("%w: Vehicle event VehicleRetired: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.Version)
-	}
-	return d.topic.Publish(ctx, e.VehicleID, e)
-}
-
-// Publish hands any Vehicle event to every subscriber, through the Publish
-// method of its type. A nil e is refused with runtime.ErrInvalidEvent.
-func (d *VehicleDispatcher) Publish(ctx context.Context, e VehicleEvent) error {
-	switch e := e.(type) {
-	case TripRequested:
-		return d.PublishTripRequested(ctx, e)
-	case *TripRequested:
-		if e != nil {
-			return d.PublishTripRequested(ctx, *e)
-		}
-	case TripAccepted:
-		return d.PublishTripAccepted(ctx, e)
-	case *TripAccepted:
-		if e != nil {
-			return d.PublishTripAccepted(ctx, *e)
-		}
-	case TripStarted:
-		return d.PublishTripStarted(ctx, e)
-	case *TripStarted:
-		if e != nil {
-			return d.PublishTripStarted(ctx, *e)
-		}
-	case TripPaused:
-		return d.PublishTripPaused(ctx, e)
-	case *TripPaused:
-		if e != nil {
-			return d.PublishTripPaused(ctx, *e)
-		}
-	case TripResumed:
-		return d.PublishTripResumed(ctx, e)
-	case *TripResumed:
-		if e != nil {
-			return d.PublishTripResumed(ctx, *e)
-		}
-	case TripEnded:
-		return d.PublishTripEnded(ctx, e)
-	case *TripEnded:
-		if e != nil {
-			return d.PublishTripEnded(ctx, *e)
-		}
-	case TripRated:
-		return d.PublishTripRated(ctx, e)
-	case *TripRated:
-		if e != nil {
-			return d.PublishTripRated(ctx, *e)
-		}
-	case FareQuoted:
-		return d.PublishFareQuoted(ctx, e)
-	case *FareQuoted:
-		if e != nil {
-			return d.PublishFareQuoted(ctx, *e)
-		}
-	case FareAdjusted:
-		return d.PublishFareAdjusted(ctx, e)
-	case *FareAdjusted:
-		if e != nil {
-			return d.PublishFareAdjusted(ctx, *e)
-		}
-	case TipAdded:
-		return d.PublishTipAdded(ctx, e)
-	case *TipAdded:
-		if e != nil {
-			return d.PublishTipAdded(ctx, *e)
-		}
-	case TollCharged:
-		return d.PublishTollCharged(ctx, e)
-	case *TollCharged:
-		if e != nil {
-			return d.PublishTollCharged(ctx, *e)
-		}
-	case FuelLogged:
-		return d.PublishFuelLogged(ctx, e)
-	case *FuelLogged:
-		if e != nil {
-			return d.PublishFuelLogged(ctx, *e)
-		}
-	case ServiceDue:
-		return d.PublishServiceDue(ctx, e)
-	case *ServiceDue:
-		if e != nil {
-			return d.PublishServiceDue(ctx, *e)
-		}
-	case ServiceDone:
-		return d.PublishServiceDone(ctx, e)
-	case *ServiceDone:
-		if e != nil {
-			return d.PublishServiceDone(ctx, *e)
-		}
-	case TyreChecked:
-		return d.PublishTyreChecked(ctx, e)
-	case *TyreChecked:
-		if e != nil {
-			return d.PublishTyreChecked(ctx, *e)
-		}
-	case DoorOpened:
-		return d.PublishDoorOpened(ctx, e)
-	case *DoorOpened:
-		if e != nil {
-			return d.PublishDoorOpened(ctx, *e)
-		}
-	case DoorClosed:
-		return d.PublishDoorClosed(ctx, e)
-	case *DoorClosed:
-		if e != nil {
-			return d.PublishDoorClosed(ctx, *e)
-		}
-	case EngineStarted:
-		return d.PublishEngineStarted(ctx, e)
-	case *EngineStarted:
-		if e != nil {
-			return d.PublishEngineStarted(ctx, *e)
-		}
-	case EngineStopped:
-		return d.PublishEngineStopped(ctx, e)
-	case *EngineStopped:
-		if e != nil {
-			return d.PublishEngineStopped(ctx, *e)
-		}
-	case SpeedReported:
-		return d.PublishSpeedReported(ctx, e)
-	case *SpeedReported:
-		if e != nil {
-			return d.PublishSpeedReported(ctx, *e)
-		}
-	case BrakeAlert:
-		return d.PublishBrakeAlert(ctx, e)
-	case *BrakeAlert:
-		if e != nil {
-			return d.PublishBrakeAlert(ctx, *e)
-		}
-	case LaneAlert:
-		return d.PublishLaneAlert(ctx, e)
-	case *LaneAlert:
-		if e != nil {
-			return d.PublishLaneAlert(ctx, *e)
-		}
-	case DriverAssigned:
-		return d.PublishDriverAssigned(ctx, e)
-	case *DriverAssigned:
-		if e != nil {
-			return d.PublishDriverAssigned(ctx, *e)
-		}
-	case DriverReleased:
-		return d.PublishDriverReleased(ctx, e)
-	case *DriverReleased:
-		if e != nil {
-			return d.PublishDriverReleased(ctx, *e)
-		}
-	case ShiftStarted:
-		return d.PublishShiftStarted(ctx, e)
-	case *ShiftStarted:
-		if e != nil {
-			return d.PublishShiftStarted(ctx, *e)
-		}
-	case ShiftEnded:
-		return d.PublishShiftEnded(ctx, e)
-	case *ShiftEnded:
-		if e != nil {
-			return d.PublishShiftEnded(ctx, *e)
-		}
-	case ZoneEntered:
-		return d.PublishZoneEntered(ctx, e)
-	case *ZoneEntered:
-		if e != nil {
-			return d.PublishZoneEntered(ctx, *e)
-		}
-	case ZoneLeft:
-		return d.PublishZoneLeft(ctx, e)
-	case *ZoneLeft:
-		if e != nil {
-			return d.PublishZoneLeft(ctx, *e)
-		}
-	case InspectionPassed:
-		return d.PublishInspectionPassed(ctx, e)
-	case *InspectionPassed:
-		if e != nil {
-			return d.PublishInspectionPassed(ctx, *e)
-		}
-	case VehicleRetired:
-		return d.PublishVehicleRetired(ctx, e)
-	case *VehicleRetired:
-		if e != nil {
-			return d.PublishVehicleRetired(ctx, *e)
-		}
-	}
-	return fmt.Errorf("%w: nil Vehicle event", runtime.ErrInvalidEvent)
+	return d.Publish(ctx, e)
 }

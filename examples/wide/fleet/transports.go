@@ -4,418 +4,185 @@ package fleet
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/transport"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 // VehicleProducer publishes Vehicle events to a transport.Sink, such as the
 // Kafka producer of github.com/ordergen/ordergen/runtime/kafka, keyed by their
-// VehicleID. It implements VehiclePublisher and refuses what the dispatcher's
-// Publish methods refuse. Consumers in other processes feed the events to their
-// VehicleDispatcher with SubmitTagged.
+// VehicleID, and refuses what the dispatcher's Publish methods refuse.
+// Consumers in other processes feed the events to their VehicleDispatcher with
+// SubmitTagged. Its Publish (any Vehicle event) and PublishAsync are those of
+// the genimpl.Producer it embeds.
 type VehicleProducer struct {
-	sink transport.Sink[string, VehicleEvent]
+	*vehicleProducer
 }
+
+// vehicleProducer is the generic producer that VehicleProducer embeds.
+type vehicleProducer = genimpl.Producer[string, VehicleEvent]
 
 var _ VehiclePublisher = (*VehicleProducer)(nil)
 
 // NewVehicleProducer returns a producer that sends to sink; a nil sink is
 // refused with runtime.ErrInvalidConfig.
-func NewVehicleProducer(sink transport.Sink[string, VehicleEvent]) (*VehicleProducer, error) {
-	if sink == nil {
-		return nil, fmt.Errorf("%w: VehicleProducer needs a sink", runtime.ErrInvalidConfig)
+func NewVehicleProducer(sink genimpl.Sink[string, VehicleEvent]) (*VehicleProducer, error) {
+	p, err := genimpl.NewProducer(vehicleEntity, sink)
+	if err != nil {
+		return nil, err
 	}
-	return &VehicleProducer{sink: sink}, nil
+	return &VehicleProducer{p}, nil
 }
 
-// PublishTripRequested sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishTripRequested sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishTripRequested(ctx context.Context, e TripRequested) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishTripAccepted sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishTripAccepted sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishTripAccepted(ctx context.Context, e TripAccepted) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishTripStarted sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishTripStarted sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishTripStarted(ctx context.Context, e TripStarted) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishTripPaused sends e to the sink, keyed by e.VehicleID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishTripPaused sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishTripPaused(ctx context.Context, e TripPaused) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishTripResumed sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishTripResumed sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishTripResumed(ctx context.Context, e TripResumed) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishTripEnded sends e to the sink, keyed by e.VehicleID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishTripEnded sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishTripEnded(ctx context.Context, e TripEnded) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishTripRated sends e to the sink, keyed by e.VehicleID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishTripRated sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishTripRated(ctx context.Context, e TripRated) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishFareQuoted sends e to the sink, keyed by e.VehicleID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishFareQuoted sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishFareQuoted(ctx context.Context, e FareQuoted) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishFareAdjusted sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishFareAdjusted sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishFareAdjusted(ctx context.Context, e FareAdjusted) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishTipAdded sends e to the sink, keyed by e.VehicleID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishTipAdded sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishTipAdded(ctx context.Context, e TipAdded) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishTollCharged sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishTollCharged sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishTollCharged(ctx context.Context, e TollCharged) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishFuelLogged sends e to the sink, keyed by e.VehicleID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishFuelLogged sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishFuelLogged(ctx context.Context, e FuelLogged) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishServiceDue sends e to the sink, keyed by e.VehicleID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishServiceDue sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishServiceDue(ctx context.Context, e ServiceDue) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishServiceDone sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishServiceDone sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishServiceDone(ctx context.Context, e ServiceDone) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishTyreChecked sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishTyreChecked sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishTyreChecked(ctx context.Context, e TyreChecked) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishDoorOpened sends e to the sink, keyed by e.VehicleID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishDoorOpened sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishDoorOpened(ctx context.Context, e DoorOpened) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishDoorClosed sends e to the sink, keyed by e.VehicleID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishDoorClosed sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishDoorClosed(ctx context.Context, e DoorClosed) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishEngineStarted sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishEngineStarted sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishEngineStarted(ctx context.Context, e EngineStarted) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishEngineStopped sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishEngineStopped sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishEngineStopped(ctx context.Context, e EngineStopped) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishSpeedReported sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishSpeedReported sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishSpeedReported(ctx context.Context, e SpeedReported) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishBrakeAlert sends e to the sink, keyed by e.VehicleID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishBrakeAlert sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishBrakeAlert(ctx context.Context, e BrakeAlert) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishLaneAlert sends e to the sink, keyed by e.VehicleID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishLaneAlert sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishLaneAlert(ctx context.Context, e LaneAlert) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishDriverAssigned sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishDriverAssigned sends e to the sink, keyed by e.VehicleID (see
+// Publish).
 func (p *VehicleProducer) PublishDriverAssigned(ctx context.Context, e DriverAssigned) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishDriverReleased sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishDriverReleased sends e to the sink, keyed by e.VehicleID (see
+// Publish).
 func (p *VehicleProducer) PublishDriverReleased(ctx context.Context, e DriverReleased) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishShiftStarted sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishShiftStarted sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishShiftStarted(ctx context.Context, e ShiftStarted) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishShiftEnded sends e to the sink, keyed by e.VehicleID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishShiftEnded sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishShiftEnded(ctx context.Context, e ShiftEnded) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishZoneEntered sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishZoneEntered sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishZoneEntered(ctx context.Context, e ZoneEntered) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishZoneLeft sends e to the sink, keyed by e.VehicleID, and returns once
-// the sink took it. It refuses what the dispatcher's Publish methods refuse,
-// with an error wrapping runtime.ErrInvalidEvent.
+// PublishZoneLeft sends e to the sink, keyed by e.VehicleID (see Publish).
 func (p *VehicleProducer) PublishZoneLeft(ctx context.Context, e ZoneLeft) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishInspectionPassed sends e to the sink, keyed by e.VehicleID, and
-// returns once the sink took it. It refuses what the dispatcher's Publish
-// methods refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishInspectionPassed sends e to the sink, keyed by e.VehicleID (see
+// Publish).
 func (p *VehicleProducer) PublishInspectionPassed(ctx context.Context, e InspectionPassed) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
+	return p.Publish(ctx, e)
 }
 
-// PublishVehicleRetired sends e to the sink, keyed by e.VehicleID, and returns
-// once the sink took it. It refuses what the dispatcher's Publish methods
-// refuse, with an error wrapping runtime.ErrInvalidEvent.
+// PublishVehicleRetired sends e to the sink, keyed by e.VehicleID (see
+// Publish).
 func (p *VehicleProducer) PublishVehicleRetired(ctx context.Context, e VehicleRetired) error {
-	if _, err := checkVehicle(e); err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, e.VehicleID, e)
-}
-
-// Publish sends any Vehicle event to the sink, as its Publish method does. A
-// nil e is refused with runtime.ErrInvalidEvent.
-func (p *VehicleProducer) Publish(ctx context.Context, e VehicleEvent) error {
-	ev, err := checkVehicle(e)
-	if err != nil {
-		return err
-	}
-	return p.sink.Send(ctx, ev.EventKey(), ev)
-}
-
-// PublishAsync sends e to the sink without waiting for the broker when the sink
-// is a transport.AsyncSink (the Kafka producer is), and calls done once with
-// the answer, perhaps before it returns; with another sink it sends
-// synchronously, then calls done (transport.SendKeyed). A key's events keep the
-// order of the calls, and after a send of a key fails, the key's later sends
-// fail with transport.ErrKeyPaused until the sink's Resume. It refuses, through
-// done, what the Publish methods refuse, with an error wrapping
-// runtime.ErrInvalidEvent. done runs on the transport's goroutine: it must be
-// fast and must not block; nil means the answer is not wanted.
-func (p *VehicleProducer) PublishAsync(ctx context.Context, e VehicleEvent, done func(error)) {
-	ev, err := checkVehicle(e)
-	transport.SendKeyed(ctx, p.sink, ev, err, done)
-}
-
-// SubmitTagged hands e, with tag, to the subscribers numbered from and up (0 is
-// the first, in subscription order), for transports such as the Kafka consumer
-// of github.com/ordergen/ordergen/runtime/kafka: each subscriber reports e's
-// outcome with tag to the OnOutcome of its VehicleConfig, so a record is
-// finished when every subscriber that holds it reported. It returns how many
-// subscribers hold e afterwards. It stops at the first subscriber that refuses
-// e (runtime.ErrBacklogFull, runtime.ErrClosed, ctx's error) and returns the
-// refusal: call it again with from set to the number returned, so that no
-// subscriber gets e twice. It refuses, before any subscriber gets it, what the
-// Publish methods refuse (runtime.ErrInvalidEvent), and refuses everything with
-// runtime.ErrInvalidConfig while a subscriber has no OnOutcome: its transport
-// would never learn that its events finished.
-func (d *VehicleDispatcher) SubmitTagged(ctx context.Context, e VehicleEvent, tag uint64, from int) (int, error) {
-	ev, err := checkVehicle(e)
-	if err != nil {
-		return from, err
-	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
-	if err != nil {
-		return n, fmt.Errorf("fleet: %w", err)
-	}
-	return n, nil
-}
-
-var _ transport.Target[VehicleEvent] = (*VehicleDispatcher)(nil)
-
-// Withdraw takes back, in every subscriber, the events given to SubmitTagged
-// whose tag match selects and that have not started, for a transport that no
-// longer owns where they came from (a Kafka partition that moved to another
-// consumer): they never start and report runtime.Withdrawn. It waits for the
-// selected events that running lanes took, and when ctx ends first it cancels
-// their attempts' contexts and returns ctx's error (see
-// runtime.Engine.Withdraw). It returns how many events it withdrew.
-func (d *VehicleDispatcher) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
-	n, err := d.topic.Withdraw(ctx, match)
-	if err != nil {
-		return n, fmt.Errorf("fleet: %w", err)
-	}
-	return n, nil
-}
-
-// Subscriptions describes the subscribers, in subscription order, for the
-// checks a transport makes before it feeds the dispatcher
-// (transport.CheckSubscriptions: every subscriber reports outcomes, none drops
-// events, all park alike).
-func (d *VehicleDispatcher) Subscriptions() []transport.Subscription {
-	return transport.TopicSubscriptions(d.topic)
-}
-
-// checkVehicle returns e as a value (e may point to an event), or refuses, with
-// an error wrapping runtime.ErrInvalidEvent, a nil e or a Vehicle event that
-// the dispatcher's Publish methods refuse.
-func checkVehicle(e VehicleEvent) (VehicleEvent, error) {
-	e = vehicleValue(e)
-	if e == nil {
-		return nil, fmt.Errorf("%w: nil Vehicle event", runtime.ErrInvalidEvent)
-	}
-	if e.EventKey() == "" {
-		return nil, fmt.Errorf("%w: Vehicle event %s: key field VehicleID is empty", runtime.ErrInvalidEvent, e.EventName())
-	}
-	if e.EventVersion() == 0 {
-		return nil, fmt.Errorf("%w: Vehicle event %s: version field Version is %d, below 1", runtime.ErrInvalidEvent, e.EventName(), e.EventVersion())
-	}
-	return e, nil
+	return p.Publish(ctx, e)
 }

@@ -1,9 +1,10 @@
-package runtime_test
+package genimpl_test
 
 import (
 	"testing"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
 func TestCheckVersion(t *testing.T) {
@@ -19,7 +20,7 @@ func TestCheckVersion(t *testing.T) {
 		{6, 4, false, "hold: version gap: waiting for version 5"},
 		{6, 4, true, "apply"},
 	} {
-		err := runtime.CheckVersion(tc.version, tc.stored, tc.snapshot)
+		err := genimpl.CheckVersion(tc.version, tc.stored, tc.snapshot)
 		got := "apply"
 		if reason, ok := runtime.IsSkip(err); ok {
 			got = "skip: " + reason
