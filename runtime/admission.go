@@ -30,14 +30,12 @@ const (
 // handlers (ctx is, or derives from, the handler's context): it would wait
 // for itself. Both fail at once with ErrBacklogFull, saying why.
 func (e *Engine[K, E]) Submit(ctx context.Context, key K, event E) error {
-	return e.SubmitTagged(ctx, key, event, 0)
+	return e.submitTagged(ctx, key, event, 0)
 }
 
-// SubmitTagged is Submit with a tag that Config.OnOutcome receives with the
-// event's outcome. Transports tag each event with where it came from (a
-// partition and offset) to learn when it is finished, and Withdraw selects
-// events by their tags.
-func (e *Engine[K, E]) SubmitTagged(ctx context.Context, key K, event E, tag uint64) error {
+// submitTagged is Submit with a tag that Config.OnOutcome receives with the
+// event's outcome (TransportEngine.SubmitTagged).
+func (e *Engine[K, E]) submitTagged(ctx context.Context, key K, event E, tag uint64) error {
 	sh := e.shardFor(key)
 	sh.mu.Lock()
 	err, wait := e.enqueue(sh, key, event, tag)

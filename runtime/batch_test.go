@@ -268,14 +268,14 @@ func TestBatchVerdictsStandWhenWithdrawCancels(t *testing.T) {
 	e := mustNewBatch(t, h, cfg)
 	ctx := context.Background()
 	for seq := 1; seq <= 2; seq++ { // a full batch: no lingering
-		if err := e.SubmitTagged(ctx, "a", ev{Seq: seq}, uint64(seq)); err != nil {
+		if err := runtime.EngineForTransport(e).SubmitTagged(ctx, "a", ev{Seq: seq}, uint64(seq)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	<-started
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := e.Withdraw(ended, func(uint64) bool { return true }); !errors.Is(err, context.Canceled) {
+	if _, err := runtime.EngineForTransport(e).Withdraw(ended, func(uint64) bool { return true }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Withdraw: %v", err)
 	}
 	flush(t, e)

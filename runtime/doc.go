@@ -182,8 +182,9 @@
 // Across processes, partition by key at the source (a Kafka partition) and
 // run an engine in each consumer: runtime/kafka does. The contract that
 // transports are built on (sinks, sources, ownerships, settlement) is in
-// runtime/transport; what it asks of the engine is [Engine.SubmitTagged],
-// Config.OnOutcome and [Engine.Withdraw].
+// runtime/transport; what it asks of the engine is Config.OnOutcome and
+// the engine's side for transports ([EngineForTransport]):
+// [TransportEngine.SubmitTagged] and [TransportEngine.Withdraw].
 //
 // # Words
 //

@@ -207,12 +207,6 @@ func (e *Engine[K, E]) now() int64 { return e.clock.precise() }
 // and do not in a store outside the process, where they hold no memory.
 func (e *Engine[K, E]) parksCount() bool { return e.memParks != nil }
 
-// ParksInMemory reports whether the engine keeps parked events in its own
-// memory (Config.Parks was nil). Then they count against the backlog
-// limits, and are lost with the process: a transport must not treat a
-// parked record as finished.
-func (e *Engine[K, E]) ParksInMemory() bool { return e.parksCount() }
-
 // Config returns the engine's configuration as it runs it: the one New was
 // given, with every default filled in.
 func (e *Engine[K, E]) Config() Config[K, E] { return e.cfg }

@@ -265,7 +265,7 @@ func TestWithdrawWaitsForAnUnreportedOutcome(t *testing.T) {
 	// behind it: the worker handles key 1's event (tag 1) and holds its
 	// outcome back until it claims key 2's (tag 2), and reports it then.
 	for i, k := range keys {
-		if err := e.SubmitTagged(ctx, k, i, uint64(i)); err != nil {
+		if err := e.submitTagged(ctx, k, i, uint64(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -273,7 +273,7 @@ func TestWithdrawWaitsForAnUnreportedOutcome(t *testing.T) {
 	<-inReport // the worker reports tag 1, after it claimed tag 2
 	withdrawn := make(chan bool, 1)
 	go func() {
-		_, err := e.Withdraw(ctx, func(tag uint64) bool { return tag == 1 })
+		_, err := e.withdraw(ctx, func(tag uint64) bool { return tag == 1 })
 		if err != nil {
 			t.Error(err)
 		}

@@ -326,7 +326,7 @@ func (s *opSchedule) submitter(rng *rand.Rand, keys []string, n int) {
 		s.mu.Lock()
 		s.seqOf[tag], s.keyOf[tag] = x.Seq, key
 		s.mu.Unlock()
-		err := s.e.SubmitTagged(context.Background(), key, x, tag)
+		err := runtime.EngineForTransport(s.e).SubmitTagged(context.Background(), key, x, tag)
 		switch {
 		case err == nil:
 			s.mu.Lock()
@@ -390,7 +390,7 @@ func (s *opSchedule) operate(rng *rand.Rand, stop chan struct{}) {
 		case 7:
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rng.IntN(2000))*time.Microsecond)
 			r := rng.Uint64N(7)
-			if _, err := s.e.Withdraw(ctx, func(tag uint64) bool { return tag%7 == r }); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			if _, err := runtime.EngineForTransport(s.e).Withdraw(ctx, func(tag uint64) bool { return tag%7 == r }); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 				s.fail("Withdraw: %v", err)
 			}
 			cancel()

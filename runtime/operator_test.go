@@ -118,7 +118,7 @@ func startStuck(t *testing.T, mode string, s *stuckKey, n int, cfg runtime.Confi
 		e.Close(ctx)
 	})
 	for i := 1; i <= n; i++ {
-		if err := e.SubmitTagged(context.Background(), "stuck", ev{Seq: i}, uint64(i)); err != nil {
+		if err := runtime.EngineForTransport(e).SubmitTagged(context.Background(), "stuck", ev{Seq: i}, uint64(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -312,7 +312,7 @@ func TestParkNowWithdrawsAHandlerThatNeverReturns(t *testing.T) {
 				t.Fatalf("parked keys %+v", keys)
 			}
 			// Another key goes on while the handler still hangs.
-			if err := e.SubmitTagged(ctx, "other", ev{Seq: 1}, 100); err != nil {
+			if err := runtime.EngineForTransport(e).SubmitTagged(ctx, "other", ev{Seq: 1}, 100); err != nil {
 				t.Fatal(err)
 			}
 			if key := advanceUntil(clk, s.done); key != "other" {
@@ -475,7 +475,7 @@ func TestASeizedLaneInterruptsNoOtherKey(t *testing.T) {
 	// gives up.
 	wctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := e.Withdraw(wctx, func(tag uint64) bool { return tag == 3 }); !errors.Is(err, context.Canceled) {
+	if _, err := runtime.EngineForTransport(e).Withdraw(wctx, func(tag uint64) bool { return tag == 3 }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("withdraw: %v", err)
 	}
 	if n, err := e.ParkNow(t.Context(), "stuck", ""); err != nil || n != 2 {
@@ -492,7 +492,7 @@ func TestASeizedLaneInterruptsNoOtherKey(t *testing.T) {
 			next = k
 		}
 	}
-	if err := e.SubmitTagged(t.Context(), next, ev{Seq: 1}, 10); err != nil {
+	if err := runtime.EngineForTransport(e).SubmitTagged(t.Context(), next, ev{Seq: 1}, 10); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

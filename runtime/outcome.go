@@ -20,8 +20,8 @@ const (
 	Dropped
 	// Conflated: a newer pending event of its key replaced it.
 	Conflated
-	// Withdrawn: Engine.Withdraw took it back before it started (a
-	// transport no longer owns its source).
+	// Withdrawn: a transport's TransportEngine.Withdraw took it back
+	// before it started (the transport no longer owns its source).
 	Withdrawn
 	// Discarded: it was parked, and an operator's Engine.Discard removed
 	// it from the park.

@@ -22,7 +22,7 @@ func TestOutcomesAreReportedWithTags(t *testing.T) {
 	ctx := context.Background()
 	submit := func(key string, x ev, tag uint64) {
 		t.Helper()
-		if err := e.SubmitTagged(ctx, key, x, tag); err != nil {
+		if err := runtime.EngineForTransport(e).SubmitTagged(ctx, key, x, tag); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,8 +51,8 @@ func TestParkedOutcome(t *testing.T) {
 		OnOutcome: func(_ string, tag uint64, o runtime.Outcome) { mu.Lock(); got[tag] = o; mu.Unlock() },
 	})
 	ctx := context.Background()
-	_ = e.SubmitTagged(ctx, "a", ev{Seq: 1, Permanent: true}, 7)
-	_ = e.SubmitTagged(ctx, "a", ev{Seq: 2}, 8)
+	_ = runtime.EngineForTransport(e).SubmitTagged(ctx, "a", ev{Seq: 1, Permanent: true}, 7)
+	_ = runtime.EngineForTransport(e).SubmitTagged(ctx, "a", ev{Seq: 2}, 8)
 	flush(t, e)
 	mu.Lock()
 	defer mu.Unlock()
@@ -73,9 +73,9 @@ func TestTagsSurviveTheMemoryPark(t *testing.T) {
 		},
 	})
 	ctx := context.Background()
-	_ = e.SubmitTagged(ctx, "a", ev{Seq: 1, Permanent: true}, 1)
-	_ = e.SubmitTagged(ctx, "a", ev{Seq: 2}, 2)
-	_ = e.SubmitTagged(ctx, "b", ev{Seq: 1, Permanent: true}, 3)
+	_ = runtime.EngineForTransport(e).SubmitTagged(ctx, "a", ev{Seq: 1, Permanent: true}, 1)
+	_ = runtime.EngineForTransport(e).SubmitTagged(ctx, "a", ev{Seq: 2}, 2)
+	_ = runtime.EngineForTransport(e).SubmitTagged(ctx, "b", ev{Seq: 1, Permanent: true}, 3)
 	flush(t, e)
 	r.fix("a")
 	if err := e.Replay(ctx, "a"); err != nil {

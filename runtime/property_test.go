@@ -100,7 +100,7 @@ func TestPropertyLanes(t *testing.T) {
 					failing[key] = true
 				}
 				tag := uint64(i + 1)
-				if err := e.SubmitTagged(ctx, key, x, tag); err != nil {
+				if err := runtime.EngineForTransport(e).SubmitTagged(ctx, key, x, tag); err != nil {
 					rt.Fatalf("submit: %v", err)
 				}
 				tags = append(tags, tag)

@@ -84,7 +84,7 @@ func TestRoomIsGivenBackBeforeTheOutcomeIsReported(t *testing.T) {
 			ctx := context.Background()
 			for i := 0; i < 5000; i++ {
 				submitted.Add(1) // before: the event may be reported before Submit returns
-				if err := e.SubmitTagged(ctx, fmt.Sprintf("k%d", i%50), ev{Seq: i / 50}, uint64(i)); err != nil {
+				if err := runtime.EngineForTransport(e).SubmitTagged(ctx, fmt.Sprintf("k%d", i%50), ev{Seq: i / 50}, uint64(i)); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -517,7 +517,7 @@ func (s *schedule) submit(ctx context.Context, key string, x sev) bool {
 	s.mu.Lock()
 	before := s.accKey[key] - s.finalKey[key]
 	s.mu.Unlock()
-	err := s.e.SubmitTagged(ctx, key, x, tag)
+	err := runtime.EngineForTransport(s.e).SubmitTagged(ctx, key, x, tag)
 	if err == nil {
 		s.mu.Lock()
 		s.accTags[tag] = true
@@ -569,7 +569,7 @@ func (s *schedule) operate(rng *rand.Rand, stop chan struct{}) {
 			s.okOrExpected("Discard", err)
 		case 2:
 			r := rng.Uint64N(5)
-			_, err := s.e.Withdraw(ctx, func(tag uint64) bool { return tag%5 == r })
+			_, err := runtime.EngineForTransport(s.e).Withdraw(ctx, func(tag uint64) bool { return tag%5 == r })
 			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 				s.fail("Withdraw: %v", err)
 			}

@@ -84,7 +84,7 @@ func (t *Topic[K, E]) Publish(ctx context.Context, key K, event E) error {
 	return errors.Join(errs...)
 }
 
-// SubmitTagged hands event, with tag, to the subscribers numbered from and
+// submitTagged hands event, with tag, to the subscribers numbered from and
 // up (0 is the first, in subscription order), for a transport that learns
 // from each subscriber's Config.OnOutcome when its record is finished. It
 // returns how many subscribers have accepted the event. It stops at the
@@ -93,7 +93,7 @@ func (t *Topic[K, E]) Publish(ctx context.Context, key K, event E) error {
 // twice. While a subscriber has no OnOutcome it refuses everything with
 // ErrInvalidConfig, since the transport would never learn that its events
 // finished.
-func (t *Topic[K, E]) SubmitTagged(ctx context.Context, key K, event E, tag uint64, from int) (int, error) {
+func (t *Topic[K, E]) submitTagged(ctx context.Context, key K, event E, tag uint64, from int) (int, error) {
 	subs := t.Subscribers()
 	for _, s := range subs {
 		if s.cfg.OnOutcome == nil {
@@ -101,7 +101,7 @@ func (t *Topic[K, E]) SubmitTagged(ctx context.Context, key K, event E, tag uint
 		}
 	}
 	for i := from; i < len(subs); i++ {
-		if err := subs[i].SubmitTagged(ctx, key, event, tag); err != nil {
+		if err := subs[i].submitTagged(ctx, key, event, tag); err != nil {
 			return i, fmt.Errorf("submit to %s: %w", subs[i].cfg.Name, err)
 		}
 	}

@@ -125,7 +125,7 @@ func TestTopicSubmitTaggedResumes(t *testing.T) {
 	if _, err := silent.Subscribe(newRecorder().handle, runtime.Config[string, ev]{Name: "silent", Logger: discardLogger()}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := silent.SubmitTagged(ctx, "k", ev{Seq: 1}, 1, 0); n != 0 || !errors.Is(err, runtime.ErrInvalidConfig) {
+	if n, err := runtime.TopicForTransport(silent).SubmitTagged(ctx, "k", ev{Seq: 1}, 1, 0); n != 0 || !errors.Is(err, runtime.ErrInvalidConfig) {
 		t.Fatalf("submit to a subscriber without OnOutcome: %d, %v", n, err)
 	}
 	if err := silent.Close(ctx); err != nil {
@@ -144,17 +144,17 @@ func TestTopicSubmitTaggedResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := topic.SubmitTagged(ctx, "k", ev{Seq: 1}, 1, 0); n != 2 || err != nil {
+	if n, err := runtime.TopicForTransport(topic).SubmitTagged(ctx, "k", ev{Seq: 1}, 1, 0); n != 2 || err != nil {
 		t.Fatalf("first event: %d, %v", n, err)
 	}
 	<-rb.started // b/1 runs and fills b's room for k
-	n, err := topic.SubmitTagged(ctx, "k", ev{Seq: 2}, 2, 0)
+	n, err := runtime.TopicForTransport(topic).SubmitTagged(ctx, "k", ev{Seq: 2}, 2, 0)
 	if n != 1 || !errors.Is(err, runtime.ErrBacklogFull) || !errContains(err, "submit to b: ") {
 		t.Fatalf("second event while b is full: %d, %v", n, err)
 	}
 	rb.release(1)
 	flush(t, b)
-	if n, err := topic.SubmitTagged(ctx, "k", ev{Seq: 2}, 2, n); n != 2 || err != nil {
+	if n, err := runtime.TopicForTransport(topic).SubmitTagged(ctx, "k", ev{Seq: 2}, 2, n); n != 2 || err != nil {
 		t.Fatalf("second event resumed at b: %d, %v", n, err)
 	}
 	<-rb.started

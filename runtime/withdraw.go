@@ -12,7 +12,7 @@ type withdrawal struct {
 	done  chan int // buffered: the worker never blocks
 }
 
-// Withdraw removes the accepted events whose tag match selects and that have
+// withdraw removes the accepted events whose tag match selects and that have
 // not started: queued (inline or in a lane), waiting for a retry, held for a
 // gap, and parked in the engine's memory (Config.Parks nil). They never
 // start; each is counted as withdrawn (Stats.Withdrawn) and reported to
@@ -39,7 +39,7 @@ type withdrawal struct {
 // workers are gone, and what they left stays unfinished (the CloseError
 // counted it). match is called under internal locks: it must be fast and
 // must not call the engine.
-func (e *Engine[K, E]) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
+func (e *Engine[K, E]) withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
 	n := 0
 	var waits []*withdrawal
 	var ready []*lane[K, E]

@@ -56,7 +56,7 @@ func TestWithdrawTakesBackQueuedEvents(t *testing.T) {
 	ctx := context.Background()
 	submit := func(key string, seq int, tag uint64) {
 		t.Helper()
-		if err := e.SubmitTagged(ctx, key, ev{Seq: seq}, tag); err != nil {
+		if err := runtime.EngineForTransport(e).SubmitTagged(ctx, key, ev{Seq: seq}, tag); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,7 +71,7 @@ func TestWithdrawTakesBackQueuedEvents(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		submit(fmt.Sprintf("k%d", i%3), i, uint64(7+i)) // odd and even tags, in the inbox
 	}
-	n, err := e.Withdraw(ctx, odd)
+	n, err := runtime.EngineForTransport(e).Withdraw(ctx, odd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,12 +108,12 @@ func TestWithdrawBeforeTheNextEventStarts(t *testing.T) {
 	ctx := context.Background()
 	// The first event fails once, so the key runs in a lane, several taken
 	// at a time.
-	if err := e.SubmitTagged(ctx, "k", ev{Seq: 0, Fail: 1}, 1); err != nil {
+	if err := runtime.EngineForTransport(e).SubmitTagged(ctx, "k", ev{Seq: 0, Fail: 1}, 1); err != nil {
 		t.Fatal(err)
 	}
 	<-r.started
 	for seq := 1; seq <= 50; seq++ {
-		if err := e.SubmitTagged(ctx, "k", ev{Seq: seq}, uint64(seq+1)); err != nil {
+		if err := runtime.EngineForTransport(e).SubmitTagged(ctx, "k", ev{Seq: seq}, uint64(seq+1)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -125,7 +125,7 @@ func TestWithdrawBeforeTheNextEventStarts(t *testing.T) {
 	// cancelled).
 	wctx, cancel := context.WithTimeout(ctx, time.Millisecond)
 	defer cancel()
-	if _, err := e.Withdraw(wctx, func(tag uint64) bool { return tag > 1 }); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := runtime.EngineForTransport(e).Withdraw(wctx, func(tag uint64) bool { return tag > 1 }); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Withdraw while the lane's worker is in a handler: %v", err)
 	}
 	r.release(1)
@@ -157,16 +157,16 @@ func TestWithdrawCancelsRunningAttemptsAtItsDeadline(t *testing.T) {
 	}
 	e := mustNew(t, h, runtime.Config[string, ev]{OnOutcome: log.on, Retry: runtime.Retry{Attempts: 1}, OnExhausted: runtime.DropEvent})
 	ctx := context.Background()
-	if err := e.SubmitTagged(ctx, "slow", ev{}, 1); err != nil {
+	if err := runtime.EngineForTransport(e).SubmitTagged(ctx, "slow", ev{}, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SubmitTagged(ctx, "slow", ev{Seq: 1}, 3); err != nil {
+	if err := runtime.EngineForTransport(e).SubmitTagged(ctx, "slow", ev{Seq: 1}, 3); err != nil {
 		t.Fatal(err)
 	}
 	<-started
 	wctx, cancel := context.WithTimeout(ctx, time.Millisecond)
 	defer cancel()
-	n, err := e.Withdraw(wctx, odd)
+	n, err := runtime.EngineForTransport(e).Withdraw(wctx, odd)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Withdraw: %d, %v", n, err)
 	}
@@ -186,11 +186,11 @@ func TestWithdrawLeavesADurablePark(t *testing.T) {
 	r := newRecorder()
 	e := mustNew(t, r.handle, runtime.Config[string, ev]{Parks: store, OnOutcome: log.on})
 	ctx := context.Background()
-	if err := e.SubmitTagged(ctx, "p", ev{Seq: 1, Permanent: true}, 1); err != nil {
+	if err := runtime.EngineForTransport(e).SubmitTagged(ctx, "p", ev{Seq: 1, Permanent: true}, 1); err != nil {
 		t.Fatal(err)
 	}
 	flush(t, e)
-	if n, err := e.Withdraw(ctx, odd); n != 0 || err != nil {
+	if n, err := runtime.EngineForTransport(e).Withdraw(ctx, odd); n != 0 || err != nil {
 		t.Fatalf("Withdraw: %d, %v", n, err)
 	}
 	if s := e.Stats(); s.Parked != 1 || s.Withdrawn != 0 {
@@ -232,7 +232,7 @@ func TestWithdrawLeavesADurableReplayRunning(t *testing.T) {
 	<-started
 	done, cancel := context.WithCancel(ctx)
 	cancel() // Withdraw gives up at once and cancels what it takes
-	_, _ = e.Withdraw(done, odd)
+	_, _ = runtime.EngineForTransport(e).Withdraw(done, odd)
 	close(release)
 	mustHappen(t, replayed, "the replay")
 	flush(t, e)
@@ -270,17 +270,17 @@ func withdrawHeldOfRunningLane(t *testing.T) {
 	}
 	e := mustNew(t, h, runtime.Config[string, ev]{OnOutcome: log.on, MaxHold: time.Hour})
 	ctx := context.Background()
-	if err := e.SubmitTagged(ctx, "k", ev{Seq: 1}, 1); err != nil {
+	if err := runtime.EngineForTransport(e).SubmitTagged(ctx, "k", ev{Seq: 1}, 1); err != nil {
 		t.Fatal(err)
 	}
 	flush(t, e) // held
-	if err := e.SubmitTagged(ctx, "k", ev{Seq: 2}, 2); err != nil {
+	if err := runtime.EngineForTransport(e).SubmitTagged(ctx, "k", ev{Seq: 2}, 2); err != nil {
 		t.Fatal(err)
 	}
 	<-started
 	withdrawn := make(chan int, 1)
 	go func() {
-		n, err := e.Withdraw(ctx, odd)
+		n, err := runtime.EngineForTransport(e).Withdraw(ctx, odd)
 		if err != nil {
 			t.Error(err)
 		}
@@ -320,7 +320,7 @@ func TestWithdrawDoesNotWaitForABackoff(t *testing.T) {
 			e := mustNew(t, h, runtime.Config[string, ev]{OnOutcome: log.on,
 				Retry: runtime.Retry{Attempts: 2, Initial: time.Hour, Max: time.Hour, NoJitter: true}})
 			ctx := context.Background()
-			if err := e.SubmitTagged(ctx, "k", ev{}, 1); err != nil {
+			if err := runtime.EngineForTransport(e).SubmitTagged(ctx, "k", ev{}, 1); err != nil {
 				t.Fatal(err)
 			}
 			<-started
@@ -329,14 +329,14 @@ func TestWithdrawDoesNotWaitForABackoff(t *testing.T) {
 				// Withdraw's wait (the handler ignores the cancellation).
 				wctx, cancel := context.WithTimeout(ctx, time.Millisecond)
 				defer cancel()
-				if _, err := e.Withdraw(wctx, odd); !errors.Is(err, context.DeadlineExceeded) {
+				if _, err := runtime.EngineForTransport(e).Withdraw(wctx, odd); !errors.Is(err, context.DeadlineExceeded) {
 					t.Fatalf("Withdraw: %v", err)
 				}
 				close(release)
 			} else {
 				close(release)
 				waitUntil(t, func() bool { return e.Stats().Retried == 1 }, "the event waiting for its retry")
-				if n, err := e.Withdraw(ctx, odd); n != 1 || err != nil {
+				if n, err := runtime.EngineForTransport(e).Withdraw(ctx, odd); n != 1 || err != nil {
 					t.Fatalf("Withdraw: %d, %v", n, err)
 				}
 			}
@@ -369,16 +369,16 @@ func TestWithdrawnAttemptDoesNotParkItsKey(t *testing.T) {
 	}
 	e := mustNew(t, h, runtime.Config[string, ev]{OnOutcome: log.on, Retry: runtime.Retry{Attempts: 1}})
 	ctx := context.Background()
-	if err := e.SubmitTagged(ctx, "k", ev{Seq: 1}, 1); err != nil {
+	if err := runtime.EngineForTransport(e).SubmitTagged(ctx, "k", ev{Seq: 1}, 1); err != nil {
 		t.Fatal(err)
 	}
 	<-started
-	if err := e.SubmitTagged(ctx, "k", ev{Seq: 2}, 2); err != nil {
+	if err := runtime.EngineForTransport(e).SubmitTagged(ctx, "k", ev{Seq: 2}, 2); err != nil {
 		t.Fatal(err)
 	}
 	done, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := e.Withdraw(done, func(tag uint64) bool { return tag == 1 }); !errors.Is(err, context.Canceled) {
+	if _, err := runtime.EngineForTransport(e).Withdraw(done, func(tag uint64) bool { return tag == 1 }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Withdraw: %v", err)
 	}
 	flush(t, e)

@@ -44,13 +44,13 @@ func TestWithdrawCancelsWithItsCause(t *testing.T) {
 				got <- seen{ctx.Err(), context.Cause(ctx), context.Cause(child), context.Cause(later), value}
 				return ctx.Err()
 			}, runtime.Config[string, ev]{OnOutcome: log.on})
-			if err := e.SubmitTagged(context.Background(), "k", ev{Seq: 1}, 7); err != nil {
+			if err := runtime.EngineForTransport(e).SubmitTagged(context.Background(), "k", ev{Seq: 1}, 7); err != nil {
 				t.Fatal(err)
 			}
 			<-started
 			ctx, cancel := context.WithCancelCause(context.Background())
 			cancel(tc.cause)
-			if _, err := e.Withdraw(ctx, func(tag uint64) bool { return tag == 7 }); !errors.Is(err, context.Canceled) {
+			if _, err := runtime.EngineForTransport(e).Withdraw(ctx, func(tag uint64) bool { return tag == 7 }); !errors.Is(err, context.Canceled) {
 				t.Errorf("Withdraw returned %v, want context.Canceled", err)
 			}
 			s := <-got
@@ -84,13 +84,13 @@ func TestWithdrawCauseAfterTheEndIsIgnored(t *testing.T) {
 		got <- context.Cause(ctx)
 		return ctx.Err()
 	}, runtime.Config[string, ev]{OnOutcome: log.on, Timeout: time.Millisecond, Retry: runtime.Retry{Attempts: 1}})
-	if err := e.SubmitTagged(context.Background(), "k", ev{Seq: 1}, 7); err != nil {
+	if err := runtime.EngineForTransport(e).SubmitTagged(context.Background(), "k", ev{Seq: 1}, 7); err != nil {
 		t.Fatal(err)
 	}
 	<-expired
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errors.New("too late"))
-	if _, err := e.Withdraw(ctx, func(tag uint64) bool { return tag == 7 }); !errors.Is(err, context.Canceled) {
+	if _, err := runtime.EngineForTransport(e).Withdraw(ctx, func(tag uint64) bool { return tag == 7 }); !errors.Is(err, context.Canceled) {
 		t.Errorf("Withdraw returned %v, want context.Canceled", err)
 	}
 	close(release)

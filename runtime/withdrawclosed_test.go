@@ -24,10 +24,10 @@ func TestWithdrawAfterAbortedCloseReturnsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SubmitTagged(context.Background(), "k", ev{Seq: 1}, 1); err != nil {
+	if err := runtime.EngineForTransport(e).SubmitTagged(context.Background(), "k", ev{Seq: 1}, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SubmitTagged(context.Background(), "k", ev{Seq: 2}, 3); err != nil {
+	if err := runtime.EngineForTransport(e).SubmitTagged(context.Background(), "k", ev{Seq: 2}, 3); err != nil {
 		t.Fatal(err)
 	}
 	<-started
@@ -41,7 +41,7 @@ func TestWithdrawAfterAbortedCloseReturnsAtOnce(t *testing.T) {
 	// context.DeadlineExceeded.
 	ctx, stop := context.WithTimeout(context.Background(), time.Minute)
 	defer stop()
-	if _, err := e.Withdraw(ctx, func(uint64) bool { return true }); err != nil {
+	if _, err := runtime.EngineForTransport(e).Withdraw(ctx, func(uint64) bool { return true }); err != nil {
 		t.Fatalf("Withdraw after Close returned %v, want nil at once", err)
 	}
 }

@@ -225,7 +225,7 @@ func (d *Dispatcher[K, E, N]) SubmitTagged(ctx context.Context, e E, tag uint64,
 	if err != nil {
 		return from, err
 	}
-	n, err := d.topic.SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
+	n, err := runtime.TopicForTransport(d.topic).SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
 	if err != nil {
 		return n, fmt.Errorf("%s: %w", d.en.Package, err)
 	}
@@ -238,10 +238,10 @@ func (d *Dispatcher[K, E, N]) SubmitTagged(ctx context.Context, e E, tag uint64,
 // that moved to another consumer): they never start and report
 // runtime.Withdrawn. It waits for the selected events that running lanes
 // took, and when ctx ends first it cancels their attempts' contexts and
-// returns ctx's error (see runtime.Engine.Withdraw). It returns how many
+// returns ctx's error (see runtime.TransportEngine.Withdraw). It returns how many
 // events it withdrew.
 func (d *Dispatcher[K, E, N]) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
-	n, err := d.topic.Withdraw(ctx, match)
+	n, err := runtime.TopicForTransport(d.topic).Withdraw(ctx, match)
 	if err != nil {
 		return n, fmt.Errorf("%s: %w", d.en.Package, err)
 	}

@@ -215,7 +215,7 @@ func stressPhase[T any](t *testing.T, rnd *mrand.Rand, b backend[T], ns string, 
 				}
 				i := mrand.IntN(len(mine))
 				key := mine[i]
-				if err := eng.SubmitTagged(context.Background(), key, stressEvent{next[key]}, next[key]); err != nil {
+				if err := runtime.EngineForTransport(eng).SubmitTagged(context.Background(), key, stressEvent{next[key]}, next[key]); err != nil {
 					return // closed
 				}
 				if next[key]++; next[key] > n {

@@ -98,7 +98,7 @@ func (v Engines[K, E]) Subscribers(_ context.Context, q Query) ([]Subscriber, er
 				Total:         cfg.Backlog.Total,
 				WhenFull:      cfg.Backlog.WhenFull.String(),
 				OnExhausted:   cfg.OnExhausted.String(),
-				ParksInMemory: e.ParksInMemory(),
+				ParksInMemory: cfg.Parks == nil,
 			},
 			ParkedKeys:   int(st.ParkedKeys),
 			ParkedEvents: int(st.Parked),

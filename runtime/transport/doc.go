@@ -67,7 +67,7 @@
 // a park store is finished once it is there. Messages are taken under an
 // Ownership (a partition from assignment to revocation, a key, a
 // subscription); when it ends (Source.End), the target withdraws the
-// events of its messages that have not started (runtime.Engine.Withdraw).
+// events of its messages that have not started (runtime.TransportEngine.Withdraw).
 // CheckSubscriptions refuses the subscribers a transport cannot settle for
 // (the drop backlog policies, among others). Outcome reports may arrive out
 // of handling order (an inline batch reports an event once its worker moved

@@ -31,7 +31,7 @@ type Target[E any] interface {
 	// the number returned, so that no subscriber gets an event twice.
 	SubmitTagged(ctx context.Context, event E, tag uint64, from int) (int, error)
 	// Withdraw takes back, in every subscriber, the events whose tag match
-	// selects and that have not started (see Engine.Withdraw); it cancels
+	// selects and that have not started (see runtime.TransportEngine.Withdraw); it cancels
 	// the running attempts of selected events when ctx ends first.
 	Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error)
 	// Subscriptions describes the subscribers, in subscription order, for
@@ -61,7 +61,7 @@ func SubscriptionOf[K comparable, E any](engine *runtime.Engine[K, E]) Subscript
 	return Subscription{
 		Name:            cfg.Name,
 		WhenFull:        cfg.Backlog.WhenFull,
-		ParksInMemory:   engine.ParksInMemory(),
+		ParksInMemory:   runtime.EngineForTransport(engine).ParksInMemory(),
 		ReportsOutcomes: cfg.OnOutcome != nil,
 	}
 }
@@ -123,14 +123,14 @@ func (t engineTarget[K, E]) SubmitTagged(ctx context.Context, event E, tag uint6
 	if from >= 1 {
 		return 1, nil
 	}
-	if err := t.e.SubmitTagged(ctx, event.EventKey(), event, tag); err != nil {
+	if err := runtime.EngineForTransport(t.e).SubmitTagged(ctx, event.EventKey(), event, tag); err != nil {
 		return 0, err
 	}
 	return 1, nil
 }
 
 func (t engineTarget[K, E]) Withdraw(ctx context.Context, match func(uint64) bool) (int, error) {
-	return t.e.Withdraw(ctx, match)
+	return runtime.EngineForTransport(t.e).Withdraw(ctx, match)
 }
 
 func (t engineTarget[K, E]) Subscriptions() []Subscription {
@@ -147,11 +147,11 @@ func TopicTarget[K comparable, E Keyed[K]](topic *runtime.Topic[K, E]) Target[E]
 type topicTarget[K comparable, E Keyed[K]] struct{ t *runtime.Topic[K, E] }
 
 func (t topicTarget[K, E]) SubmitTagged(ctx context.Context, event E, tag uint64, from int) (int, error) {
-	return t.t.SubmitTagged(ctx, event.EventKey(), event, tag, from)
+	return runtime.TopicForTransport(t.t).SubmitTagged(ctx, event.EventKey(), event, tag, from)
 }
 
 func (t topicTarget[K, E]) Withdraw(ctx context.Context, match func(uint64) bool) (int, error) {
-	return t.t.Withdraw(ctx, match)
+	return runtime.TopicForTransport(t.t).Withdraw(ctx, match)
 }
 
 func (t topicTarget[K, E]) Subscriptions() []Subscription { return TopicSubscriptions(t.t) }

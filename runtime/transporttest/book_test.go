@@ -75,7 +75,7 @@ func TestWatchedCountsHeldEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w = watch(transport.EngineTarget(e), e.ParksInMemory())
+	w = watch(transport.EngineTarget(e), runtime.EngineForTransport(e).ParksInMemory())
 	ctx := context.Background()
 	for tag, ev := range []Event{{"a", 1}, {"a", 2}, {"park", 1}} {
 		if _, err := w.SubmitTagged(ctx, ev, uint64(tag+1), 0); err != nil {

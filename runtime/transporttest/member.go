@@ -103,7 +103,7 @@ func (s *suite) start(t *testing.T, st Stream, b *book, spec memberSpec) *member
 		t.Fatalf("engine: %v", err)
 	}
 	m.engine = e
-	target = watch(transport.EngineTarget(e), e.ParksInMemory())
+	target = watch(transport.EngineTarget(e), runtime.EngineForTransport(e).ParksInMemory())
 	m.target = target
 	go func() {
 		m.runErr = m.c.Run(context.Background(), target)
