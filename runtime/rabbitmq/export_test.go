@@ -1,5 +1,7 @@
 package rabbitmq
 
+import "context"
+
 // Exported for the tests of package rabbitmq_test.
 
 // Ledger exposes an acknowledgement ledger to the tests.
@@ -18,3 +20,20 @@ func (f Frame) Multiple() bool                   { return f.multiple }
 func (f Frame) Reject() bool                     { return f.reject }
 
 var Jump = jump
+
+// NewWriter returns the write a Producer's OrderedSink drives, without the
+// sink: a test can then write a key's event that the sink let through
+// before its predecessor's failure was answered.
+func NewWriter[K comparable, E any](cfg ProducerConfig[E]) (write func(ctx context.Context, key K, event E) error, resume func(K), closeIt func(), err error) {
+	pub, topo, err := newPublisher[K](cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	w := &writer[K, E]{pub: pub, topo: topo, codec: cfg.Codec}
+	write = func(ctx context.Context, key K, event E) error {
+		ch := make(chan error, 1)
+		w.Write(ctx, key, event, func(err error) { ch <- err })
+		return <-ch
+	}
+	return write, w.Resume, pub.close, nil
+}

@@ -128,20 +128,62 @@ func newPublisher[K comparable, E any](cfg ProducerConfig[E]) (*publisher, Topol
 }
 
 // writer is the RabbitMQ write an OrderedSink drives.
+//
+// The OrderedSink pauses a key when one of its sends fails, but the sends
+// of the key it let through before that failure was answered are in the
+// writer already: several sends of a key are in flight at once. Were one
+// of them published after its predecessor failed (on a new channel, after
+// the old one closed with the predecessor unconfirmed), it would arrive
+// before the predecessor's send again. So the writer keeps its own record
+// of the keys whose sends failed and fails their later writes until
+// Resume, and the publisher opens no new channel while the closed one still
+// has sends to answer.
 type writer[K comparable, E any] struct {
 	pub   *publisher
 	topo  Topology
 	codec durable.Codec[E]
+
+	// mu guards failed: the keys with a failed send since their Resume.
+	mu     sync.Mutex
+	failed map[K]error
 }
 
 // Write publishes event and calls done with the broker's confirm.
 func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(error)) {
+	w.mu.Lock()
+	failed := w.failed[key]
+	w.mu.Unlock()
+	if failed != nil {
+		done(fmt.Errorf("rabbitmq: an earlier send of key %v failed (%w): its later sends fail until Resume, or they would overtake it", key, failed))
+		return
+	}
 	msg, exchange, routingKey, err := encode(w.topo, w.codec, key, event)
 	if err != nil {
 		done(err)
 		return
 	}
-	w.pub.publish(ctx, exchange, routingKey, msg, done)
+	w.pub.publish(ctx, exchange, routingKey, msg, func(err error) {
+		if err != nil {
+			w.mu.Lock()
+			if w.failed == nil {
+				w.failed = map[K]error{}
+			}
+			if w.failed[key] == nil {
+				w.failed[key] = err
+			}
+			w.mu.Unlock()
+		}
+		done(err)
+	})
+}
+
+var _ transport.ResumingWriter[string, any] = (*writer[string, any])(nil)
+
+// Resume lets key's writes through again (OrderedSink.Resume calls it).
+func (w *writer[K, E]) Resume(key K) {
+	w.mu.Lock()
+	delete(w.failed, key)
+	w.mu.Unlock()
 }
 
 // Close closes the producer's channel, and its connection if it dialled
@@ -200,6 +242,8 @@ type confirmChannel struct {
 	waiting  map[uint64]func(error)
 	returned map[uint64]amqp.Return
 	dead     error // set once the channel closed
+
+	answered chan struct{} // closed once the channel closed and its sends were answered
 }
 
 // declare declares topo on a channel of its own.
@@ -228,6 +272,13 @@ func (p *publisher) channel() (*confirmChannel, error) {
 		if dead == nil && !p.cur.ch.IsClosed() {
 			return p.cur, nil
 		}
+		select {
+		case <-p.cur.answered:
+		default:
+			// Sends on the closed channel wait for their answers (failures):
+			// a send on a new channel now could overtake one of its key's.
+			return nil, errors.New("rabbitmq: the channel closed and its sends are not answered yet")
+		}
 		p.cur = nil
 	}
 	conn, err := p.connection()
@@ -242,7 +293,7 @@ func (p *publisher) channel() (*confirmChannel, error) {
 		_ = ch.Close()
 		return nil, fmt.Errorf("rabbitmq: confirm mode: %w", err)
 	}
-	cc := &confirmChannel{ch: ch, next: 1, waiting: map[uint64]func(error){}, returned: map[uint64]amqp.Return{}}
+	cc := &confirmChannel{ch: ch, next: 1, waiting: map[uint64]func(error){}, returned: map[uint64]amqp.Return{}, answered: make(chan struct{})}
 	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, 256))
 	returns := ch.NotifyReturn(make(chan amqp.Return)) // unbuffered: a return is taken before the next confirm is passed on
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
@@ -300,6 +351,7 @@ func (cc *confirmChannel) listen(confirms <-chan amqp.Confirmation, returns <-ch
 	for _, done := range waiting {
 		done(err)
 	}
+	close(cc.answered)
 }
 
 // publish publishes msg, mandatory, and calls done with the broker's
