@@ -41,8 +41,8 @@ const (
 )
 
 // WriteMarkdown writes the report: the run's description, the dispatch
-// table with the ratios, the chart, the hot-key table, the Kafka figures
-// and the raw output.
+// table with the ratios, the chart, the same table in CPU time, the hot-key
+// table, the Kafka figures and the raw output.
 func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 	var b strings.Builder
 	b.WriteString("# Benchmarks\n\n")
@@ -113,6 +113,7 @@ func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n![ns/event per workload and peer](benchmarks.svg)\n")
+	writeCPU(&b, s, f, rows, cols, ratios)
 
 	peers := f.Names(hotKeyBench, s.Peers)
 	b.WriteString("\n## Hot key\n\n")
@@ -148,6 +149,60 @@ func WriteMarkdown(w io.Writer, m Meta, s Suite, f Figures, raw string) error {
 		return fmt.Errorf("write markdown: %w", err)
 	}
 	return nil
+}
+
+// cpuUnit is the dispatch benchmarks' CPU time per event: the whole
+// process's, submitters and peer together.
+const cpuUnit = "cpu-ns/op"
+
+// writeCPU writes the dispatch table again in CPU time per event, with the
+// same ratios, when the output has it. Wall time alone flatters a peer that
+// leaves a core idle and blames one that another process's work delayed;
+// the gates of the engine (issue 39) hold in both units.
+func writeCPU(b *strings.Builder, s Suite, f Figures, rows, cols []string, ratios [][2]string) {
+	var found bool
+	for _, r := range rows {
+		for _, c := range cols {
+			if _, ok := f.Get(dispatchBench+"/"+r+"/"+c, cpuUnit); ok {
+				found = true
+			}
+		}
+	}
+	if !found {
+		return
+	}
+	b.WriteString("\n### CPU per event\n\n")
+	fmt.Fprintf(b, "cpu-ns/event: the CPU time of the whole process (submitters and peer) over the same span, "+
+		"per event; lower is better. It counts what a peer costs in all, including the core time a "+
+		"peer spends spinning or waking, and other work on a shared machine disturbs it less than "+
+		"ns/event. The ratios divide the first peer's cpu-ns/event by the second's; `%s` is the "+
+		"ceiling here too.\n\n", s.Reference)
+	b.WriteString("| workload |")
+	for _, c := range cols {
+		fmt.Fprintf(b, " %s |", c)
+	}
+	for _, r := range ratios {
+		fmt.Fprintf(b, " %s/%s |", r[0], r[1])
+	}
+	b.WriteString("\n|---|")
+	for range len(cols) + len(ratios) {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s |", r)
+		for _, c := range cols {
+			if v, ok := f.Get(dispatchBench+"/"+r+"/"+c, cpuUnit); ok {
+				fmt.Fprintf(b, " %s |", formatNs(v))
+			} else {
+				b.WriteString(" – |")
+			}
+		}
+		for _, q := range ratios {
+			fmt.Fprintf(b, " %s |", ratio(f, dispatchBench+"/"+r+"/"+q[0], dispatchBench+"/"+r+"/"+q[1], cpuUnit))
+		}
+		b.WriteString("\n")
+	}
 }
 
 // writeKafka writes the Kafka no-op section, when the output has it.

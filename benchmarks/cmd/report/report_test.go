@@ -103,6 +103,9 @@ func TestMarkdown(t *testing.T) {
 		"| generated | 36.1 ms | 70.1 ms | 0.29× |",
 		"Last cold event: ordergen/striped 0.19×, generated/ordergen 1.50×.",
 		"![ns/event per workload and peer](benchmarks.svg)",
+		"### CPU per event",
+		"| uniform-noop | 800 | – | 60.0 | 120 | – | – | 13.33× | 6.67× | – |",
+		"| skewed-1us | – | – | – | – | – | – | – | – | – |",
 		"## Kafka end to end",
 		"| 163,359 records/s | 444,750 records/s | 0.37× |",
 	} {
@@ -230,5 +233,21 @@ func TestReportFromInput(t *testing.T) {
 		if fi, err := os.Stat(dir + "/" + name); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestMarkdownWithoutCPU leaves the CPU table out when the output has no
+// cpu-ns/op (output saved before the benchmarks reported it).
+func TestMarkdownWithoutCPU(t *testing.T) {
+	out, raw := sample(t)
+	for _, r := range out.Results {
+		delete(r.Metrics, cpuUnit)
+	}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, testMeta(), defaultSuite(), Reduce(out.Results, Median), raw); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "CPU per event") {
+		t.Error("a CPU table without CPU figures")
 	}
 }
