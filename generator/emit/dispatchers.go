@@ -19,7 +19,8 @@ func dispatchers(f *jen.File, pkg *ir.Package) {
 }
 
 // handshake emits the compile-time check that the runtime runs code of
-// the version the generator writes (see runtime/genimpl's version.go).
+// the version the generator writes: genimpl.GenVersion against MinVersion
+// and MaxVersion (runtime/genimpl/version.go).
 func handshake(f *jen.File) {
 	Doc(f, 0, "The handshake with the runtime: this code needs version %d of "+
 		"github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line "+
