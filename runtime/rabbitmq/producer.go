@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -143,17 +144,17 @@ type writer[K comparable, E any] struct {
 	topo  Topology
 	codec durable.Codec[E]
 
-	// mu guards failed: the keys with a failed send since their Resume.
-	mu     sync.Mutex
-	failed map[K]error
+	// mu guards failed: the keys with a failed send since their Resume;
+	// nfailed is its size, so that a write takes no lock while no key
+	// failed (the OrderedSink's rule).
+	mu      sync.Mutex
+	failed  map[K]error
+	nfailed atomic.Int64
 }
 
 // Write publishes event and calls done with the broker's confirm.
 func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(error)) {
-	w.mu.Lock()
-	failed := w.failed[key]
-	w.mu.Unlock()
-	if failed != nil {
+	if failed := w.failedOf(key); failed != nil {
 		done(fmt.Errorf("rabbitmq: an earlier send of key %v failed (%w): its later sends fail until Resume, or they would overtake it", key, failed))
 		return
 	}
@@ -164,17 +165,33 @@ func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(erro
 	}
 	w.pub.publish(ctx, exchange, routingKey, msg, func(err error) {
 		if err != nil {
-			w.mu.Lock()
-			if w.failed == nil {
-				w.failed = map[K]error{}
-			}
-			if w.failed[key] == nil {
-				w.failed[key] = err
-			}
-			w.mu.Unlock()
+			w.fail(key, err)
 		}
 		done(err)
 	})
+}
+
+// failedOf returns the failure that stops key's writes, or nil.
+func (w *writer[K, E]) failedOf(key K) error {
+	if w.nfailed.Load() == 0 {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failed[key]
+}
+
+// fail stops key's writes after one failed with err, until Resume.
+func (w *writer[K, E]) fail(key K, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed == nil {
+		w.failed = map[K]error{}
+	}
+	if _, ok := w.failed[key]; !ok {
+		w.failed[key] = err
+		w.nfailed.Add(1)
+	}
 }
 
 var _ transport.ResumingWriter[string, any] = (*writer[string, any])(nil)
@@ -182,8 +199,11 @@ var _ transport.ResumingWriter[string, any] = (*writer[string, any])(nil)
 // Resume lets key's writes through again (OrderedSink.Resume calls it).
 func (w *writer[K, E]) Resume(key K) {
 	w.mu.Lock()
-	delete(w.failed, key)
-	w.mu.Unlock()
+	defer w.mu.Unlock()
+	if _, ok := w.failed[key]; ok {
+		delete(w.failed, key)
+		w.nfailed.Add(-1)
+	}
 }
 
 // Close closes the producer's channel, and its connection if it dialled
