@@ -12,33 +12,7 @@ type withdrawal struct {
 	done  chan int // buffered: the worker never blocks
 }
 
-// withdraw removes the accepted events whose tag match selects and that have
-// not started: queued (inline or in a lane), waiting for a retry, held for a
-// gap, and parked in the engine's memory (Config.Parks nil). They never
-// start; each is counted as withdrawn (Stats.Withdrawn) and reported to
-// Config.OnOutcome as Withdrawn, its final outcome. Events whose handler is
-// running are not withdrawn: they reach their own outcome. Events in a park
-// store outside the process are not withdrawn either: they are safe there.
-//
-// A transport calls it when it no longer owns the source of some events (a
-// Kafka partition that moved to another consumer): selecting them by the
-// tags it submitted them with (SubmitTagged), it keeps them from running
-// twice. Withdraw returns how many events it withdrew once every lane has
-// been looked at and every outcome a worker had not reported yet (an inline
-// event's, reported once its worker claimed the next) has been reported;
-// for a lane whose worker is in a handler, it waits until that worker has
-// served the withdrawal (it does before the lane's next event starts), or
-// until ctx ends. When ctx ends first and Config.OnOutcome is set (a
-// transport tracks the engine's events, and each attempt gets a context of
-// its own), Withdraw cancels the contexts of the running attempts of
-// selected events, with ctx's cause as theirs (context.Cause: a transport
-// says so why it took the events back), and returns ctx's error; the
-// withdrawal is still served later. A handler that ignores its context
-// goes on regardless. A Close that gives up (its ctx ended) answers the
-// withdrawals waiting then, and after it Withdraw returns at once: its
-// workers are gone, and what they left stays unfinished (the CloseError
-// counted it). match is called under internal locks: it must be fast and
-// must not call the engine.
+// withdraw is TransportEngine.Withdraw, whose comment says what it does.
 func (e *Engine[K, E]) withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
 	n := 0
 	var waits []*withdrawal
