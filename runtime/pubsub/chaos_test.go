@@ -96,6 +96,7 @@ func (g *guarded) handle(ctx context.Context, key string, e ev) error {
 // elsewhere. At the end every event is applied (nothing lost) and every bad
 // message was dead-lettered.
 func TestConsumerChaos(t *testing.T) {
+	t.Parallel() // its own pstest server, beside the tests that wait on ack deadlines
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d (run long with -pubsub.chaos=10m)", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))

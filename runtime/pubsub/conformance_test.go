@@ -23,6 +23,7 @@ import (
 // TestConformance runs the transport conformance suite on an in-process
 // pstest server per test, with message ordering on.
 func TestConformance(t *testing.T) {
+	t.Parallel() // its own pstest server: it waits on ack deadlines, not on the CPU
 	transporttest.Run(t, conformanceHarness())
 }
 
@@ -31,6 +32,7 @@ var stressFor = flag.Duration("pubsub.stress", 3*time.Second, "how long TestConf
 // TestConformanceStress kills, closes, parks and replays at random on
 // pstest (see transporttest.Stress).
 func TestConformanceStress(t *testing.T) {
+	t.Parallel()                                                                                     // its own pstest server, beside the tests that wait on ack deadlines
 	transporttest.Stress(t, conformanceHarness(), transporttest.StressOptions{Duration: *stressFor}) // it logs its figures
 }
 
@@ -39,6 +41,7 @@ func TestConformanceStress(t *testing.T) {
 // lost or reordered, and every stop returns (overlaps are counted: the
 // client does not tell whether a lease was extended).
 func TestConformanceStressNetFaults(t *testing.T) {
+	t.Parallel() // its own pstest server, beside the tests that wait on ack deadlines
 	transporttest.Stress(t, conformanceHarness(), transporttest.StressOptions{Duration: *stressFor, NetFaults: true})
 }
 
@@ -52,6 +55,8 @@ func conformanceHarness() transporttest.Harness {
 		// The stream's ack deadline: the client extends it (at most
 		// MaxDurationPerAckExtension, 10s, the least it takes, at a time).
 		Lease: 10 * time.Second,
+		// Each stream has a pstest server of its own.
+		Parallel: true,
 		ParkBlocked: func(m metricstest.Metrics) bool {
 			v, _ := m.Sum("ordergen.pubsub.blocked", meter.Attribute{Key: "ordergen.pubsub.blocked.reason", Value: "parked"})
 			return v > 0

@@ -9,6 +9,7 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 
 	ps "github.com/ordergen/ordergen/runtime/pubsub"
@@ -27,6 +28,15 @@ func (f *fake) clientVia(t *testing.T, n *netfault.Net) *pubsub.Client {
 		option.WithEndpoint(addr),
 		option.WithoutAuthentication(),
 		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
+		// gRPC waits longer between reconnections the longer a network
+		// stays down (up to 2 minutes by default): the tests' outages
+		// would leave the client waiting on that clock, not on the
+		// network. A backoff of at most a second keeps what they check
+		// and not the wait.
+		option.WithGRPCDialOption(grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: time.Second,
+		})),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -58,9 +68,11 @@ const hang = 30 * time.Second
 // (ReceiveSettings.ShutdownOptions nil), which retried its acknowledgements
 // for minutes: Close returned its deadline's error and Run did not return.
 func TestCloseAndRunWhileCutOff(t *testing.T) {
+	t.Parallel() // its own pstest server: it waits on ack deadlines, not on the CPU
 	for _, fault := range []string{"cut", "stall"} {
 		for _, stop := range []string{"close", "context"} {
 			t.Run(fault+"/"+stop, func(t *testing.T) {
+				t.Parallel()
 				f := newFake(t)
 				n := newNet(t)
 				ks := keys(4)

@@ -58,6 +58,7 @@ func (s *suite) leaseLostWhileCutOff(t *testing.T) {
 	s.skipNetwork(t)
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
+			s.parallel(t)
 			st := s.stream(t, 1)
 			b := newBook()
 			n := s.net(t)
@@ -121,10 +122,16 @@ func (s *suite) stopWhileCutOff(t *testing.T) {
 	s.skipNetwork(t)
 	for _, f := range faults {
 		for _, stop := range []string{"Close", "RunContext"} {
-			t.Run(f.name+"/"+stop, func(t *testing.T) { s.stopCutOff(t, f, stop) })
+			t.Run(f.name+"/"+stop, func(t *testing.T) {
+				s.parallel(t)
+				s.stopCutOff(t, f, stop)
+			})
 		}
 	}
-	t.Run("StalledAtStart/Close", s.closeStalledAtStart)
+	t.Run("StalledAtStart/Close", func(t *testing.T) {
+		s.parallel(t)
+		s.closeStalledAtStart(t)
+	})
 }
 
 // closeStalledAtStart: a consumer whose network stalls before it reached

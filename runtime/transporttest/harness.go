@@ -45,6 +45,12 @@ type Harness struct {
 	// Scale multiplies the number of keys and messages of each test.
 	// Zero: 1.
 	Scale float64
+	// Parallel runs the suite's tests, and the variants within a test, at
+	// the same time (t.Parallel). For a broker whose streams share nothing
+	// (each on a server of its own, as pstest's are), where the tests
+	// spend their time waiting for leases and deadlines to pass rather
+	// than on the CPU. Each test's checks are the same either way.
+	Parallel bool
 }
 
 // Limits are what a broker cannot do. The zero value claims everything;

@@ -37,7 +37,18 @@ func Run(t *testing.T, h Harness) {
 		{"StopWhileCutOff", s.stopWhileCutOff},
 		{"ProducerConnectionKilled", s.producerCut},
 	} {
-		t.Run(tc.name, tc.fn)
+		t.Run(tc.name, func(t *testing.T) {
+			s.parallel(t)
+			tc.fn(t)
+		})
+	}
+}
+
+// parallel lets t run beside its siblings when the harness allows it
+// (Harness.Parallel).
+func (s *suite) parallel(t *testing.T) {
+	if s.h.Parallel {
+		t.Parallel()
 	}
 }
 
