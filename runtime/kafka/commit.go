@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ordergen/ordergen/runtime/transport/offsets"
 )
 
 // commitLoop commits every Config.CommitInterval until ctx ends.
@@ -56,11 +58,11 @@ func (c *Consumer[K, E]) commit(ctx context.Context, cl *kgo.Client, ps []*parti
 	var parts []commitPart[K, E]
 	c.mu.Lock()
 	for _, p := range ps {
-		if p.state == gone || !p.trk.known {
+		if p.state == gone || !p.trk.Known() {
 			continue
 		}
-		offset, spans := p.trk.commitPoint()
-		meta, kept := encodeMetadata(offset, spans, c.cfg.MaxMetadataBytes)
+		offset, spans := p.trk.CommitPoint()
+		meta, kept := offsets.Encode(offset, spans, c.cfg.MaxMetadataBytes)
 		if kept < len(spans) {
 			c.stats.MetadataTruncated++
 		}

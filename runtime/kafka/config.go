@@ -114,3 +114,12 @@ func (c Config[E]) withDefaults() (Config[E], error) {
 	}
 	return c, nil
 }
+
+// DefaultMaxMetadataBytes is the default bound of the commit metadata of one
+// partition, in bytes of its base64 text: 75% of offset.metadata.max.bytes,
+// whose default on Kafka brokers is 4096.
+const DefaultMaxMetadataBytes = 3072
+
+// minMetadataBytes is the smallest bound a Config may set: room for the
+// header and a few runs.
+const minMetadataBytes = 64

@@ -117,16 +117,16 @@ func (c *Consumer[K, E]) admit(r record[K, E]) transport.Admission {
 	defer c.mu.Unlock()
 	p, o := r.p, r.offset
 	switch {
-	case p.state != active, p.trk.seen(o):
+	case p.state != active, p.trk.Seen(o):
 		return transport.AdmitSkip
-	case p.trk.inheritedDone(o):
-		p.trk.skip(o)
+	case p.trk.InheritedDone(o):
+		p.trk.Skip(o)
 		c.stats.SkippedFinished++
 		return transport.AdmitSkip
-	case !p.trk.fits(o, c.cfg.MaxMetadataBytes):
+	case !p.trk.Fits(o, c.cfg.MaxMetadataBytes):
 		return transport.AdmitHold
 	}
-	p.trk.add(o, c.takenAt)
+	p.trk.Add(o, c.takenAt)
 	return transport.AdmitTake
 }
 
@@ -138,7 +138,7 @@ func (c *Consumer[K, E]) settled(r record[K, E], st transport.Settlement) {
 	}
 	c.mu.Lock()
 	if r.p.state != gone {
-		r.p.trk.finish(r.offset)
+		r.p.trk.Finish(r.offset)
 	}
 	c.mu.Unlock()
 }

@@ -102,7 +102,7 @@ func (c *Consumer[K, E]) retry() error {
 // Admit checks.
 func (c *Consumer[K, E]) take(p *partition[K, E], ms []transport.Message[E, record[K, E]], retry bool) error {
 	c.mu.Lock()
-	p.trk.measure()
+	p.trk.Measure()
 	c.takenAt = now()
 	c.mu.Unlock()
 	if retry {

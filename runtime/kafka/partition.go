@@ -7,6 +7,7 @@ import (
 
 	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/transport"
+	"github.com/ordergen/ordergen/runtime/transport/offsets"
 )
 
 // partState is where an assigned partition is in its life.
@@ -52,7 +53,7 @@ type partition[K comparable, E any] struct {
 	tp
 	stream        *transport.Stream[K, E, record[K, E]]
 	state         partState
-	trk           tracker
+	trk           offsets.Tracker
 	pause         PauseReason // why fetching is paused; notPaused when it is not
 	highWatermark int64       // from the last fetch; -1 before one
 	attrs         meter.AttributeSet
@@ -105,7 +106,7 @@ func (c *Consumer[K, E]) pauseFetch(p *partition[K, E], why PauseReason) {
 			level = slog.LevelWarn
 			msg = "ordergen/kafka: partition paused: its commit metadata could pass MaxMetadataBytes; it resumes when its unfinished records finish (replay or discard the parked keys, see the dispatcher's ParkedKeys)"
 		}
-		n, oldest := p.trk.unfinished()
+		n, oldest := p.trk.Unfinished()
 		c.cfg.Logger.Log(context.Background(), level, msg, "topic", p.topic, "partition", p.partition,
 			"reason", why.String(), "unfinished", n, "committed", p.lastOffset, "oldest_unfinished_age", ageOf(oldest))
 	}

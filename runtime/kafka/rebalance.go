@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/ordergen/ordergen/runtime/transport"
+	"github.com/ordergen/ordergen/runtime/transport/offsets"
 )
 
 // onAssigned starts an ownership for each new partition. franz-go calls it
@@ -68,18 +69,18 @@ func (c *Consumer[K, E]) onFetched(_ context.Context, _ *kgo.Client, resp *kmsg.
 	defer c.mu.Unlock()
 	for _, cm := range commits {
 		p := c.parts[cm.t]
-		if p == nil || p.state != active || p.trk.known || cm.offset < 0 {
+		if p == nil || p.state != active || p.trk.Known() || cm.offset < 0 {
 			continue
 		}
-		var spans []span
+		var spans []offsets.Span
 		if cm.meta != nil && *cm.meta != "" {
 			var err error
-			if spans, err = decodeMetadata(*cm.meta, cm.offset); err != nil {
+			if spans, err = offsets.Decode(*cm.meta, cm.offset); err != nil {
 				c.cfg.Logger.Debug("ordergen/kafka: commit metadata ignored", "topic", p.topic, "partition", p.partition, "error", err)
 				spans = nil
 			}
 		}
-		p.trk.start(cm.offset, spans)
+		p.trk.Start(cm.offset, spans)
 		p.lastOffset, p.lastMeta, p.committed = cm.offset, "", true
 		if cm.meta != nil {
 			p.lastMeta = *cm.meta

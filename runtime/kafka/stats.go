@@ -123,7 +123,7 @@ func (c *Consumer[K, E]) Partitions() []PartitionStatus {
 			st.Lag = max(st.HighWatermark-st.Committed, 0)
 		}
 		var oldest int64
-		st.Unfinished, oldest = p.trk.unfinished()
+		st.Unfinished, oldest = p.trk.Unfinished()
 		st.OldestUnfinishedAge = ageOf(oldest)
 		out = append(out, st)
 		ps = append(ps, p)

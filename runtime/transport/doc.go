@@ -50,6 +50,11 @@
 //     its messages goes back to the broker or its lease nears its end;
 //     receivers reserve room (Reserve) before they take from the broker.
 //
+// A broker that commits one offset per partition (Kafka) keeps each
+// partition's books with runtime/transport/offsets: records finish in any
+// order, the commit moves only past the lowest unfinished one, and the
+// finished ones above it travel in the commit's metadata.
+//
 // Leases keeps what a broker lends for a time (SQS's visibility, NATS's
 // AckWait): it extends what is due, trusts only what the broker confirmed,
 // and says when a lease was refused (Lost) or is about to lapse (Lapsed),

@@ -1,11 +1,11 @@
-package kafka_test
+package offsets_test
 
 import (
 	"testing"
 
 	"pgregory.net/rapid"
 
-	"github.com/ordergen/ordergen/runtime/kafka"
+	"github.com/ordergen/ordergen/runtime/transport/offsets"
 )
 
 // The tracker against a model: records taken in offset order (with gaps)
@@ -13,7 +13,7 @@ import (
 // offset and the spans are exactly the finished offsets above it.
 func TestTrackerModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var tr kafka.Tracker
+		var tr offsets.Tracker
 		start := rapid.Int64Range(0, 1000).Draw(t, "start")
 		tr.Start(start, nil)
 		next := start
@@ -22,7 +22,7 @@ func TestTrackerModel(t *testing.T) {
 		for range rapid.IntRange(1, 300).Draw(t, "steps") {
 			if len(taken) == 0 || rapid.Bool().Draw(t, "take") {
 				next += rapid.Int64Range(0, 3).Draw(t, "gap")
-				tr.Add(next)
+				tr.Add(next, 0)
 				unfinished[next] = true
 				taken = append(taken, next)
 				next++
@@ -62,8 +62,8 @@ func TestTrackerModel(t *testing.T) {
 // The previous owner's finished offsets are skipped and kept in the
 // metadata until consumed again.
 func TestTrackerInherited(t *testing.T) {
-	var tr kafka.Tracker
-	tr.Start(10, []kafka.Span{{From: 11, To: 15}, {From: 20, To: 22}})
+	var tr offsets.Tracker
+	tr.Start(10, []offsets.Span{{From: 11, To: 15}, {From: 20, To: 22}})
 	if !tr.InheritedDone(12) || tr.InheritedDone(10) || tr.InheritedDone(15) {
 		t.Fatal("inherited spans misread")
 	}
@@ -71,12 +71,12 @@ func TestTrackerInherited(t *testing.T) {
 	if base != 10 || len(spans) != 2 {
 		t.Fatalf("before consuming: %d %v", base, spans)
 	}
-	tr.Add(10)
+	tr.Add(10, 0)
 	for o := int64(11); o < 15; o++ {
 		tr.Skip(o)
 	}
 	base, spans = tr.CommitPoint()
-	if base != 10 || len(spans) != 2 || spans[0] != (kafka.Span{From: 11, To: 15}) || spans[1] != (kafka.Span{From: 20, To: 22}) {
+	if base != 10 || len(spans) != 2 || spans[0] != (offsets.Span{From: 11, To: 15}) || spans[1] != (offsets.Span{From: 20, To: 22}) {
 		t.Fatalf("after skipping: %d %v", base, spans)
 	}
 	tr.Finish(10)
@@ -92,14 +92,14 @@ func TestTrackerInherited(t *testing.T) {
 // fits bounds the metadata however the taken records finish.
 func TestTrackerFits(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var tr kafka.Tracker
+		var tr offsets.Tracker
 		tr.Start(0, nil)
 		max := rapid.IntRange(16, 120).Draw(t, "max")
 		var taken []int64
 		next := int64(0)
 		tr.Measure()
 		for tr.Fits(next, max) && len(taken) < 5000 {
-			tr.Add(next)
+			tr.Add(next, 0)
 			taken = append(taken, next)
 			next += rapid.Int64Range(1, 3).Draw(t, "step")
 		}
@@ -110,7 +110,7 @@ func TestTrackerFits(t *testing.T) {
 			}
 		}
 		base, spans := tr.CommitPoint()
-		meta, kept := kafka.EncodeMetadata(base, spans, 1<<30)
+		meta, kept := offsets.Encode(base, spans, 1<<30)
 		if len(meta) > max || kept != len(spans) {
 			t.Fatalf("metadata %d bytes after fits allowed %d records; bound %d", len(meta), len(taken), max)
 		}

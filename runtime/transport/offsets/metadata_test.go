@@ -1,4 +1,4 @@
-package kafka_test
+package offsets_test
 
 import (
 	"slices"
@@ -7,15 +7,15 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/ordergen/ordergen/runtime/kafka"
+	"github.com/ordergen/ordergen/runtime/transport/offsets"
 )
 
 // genSpans draws a committed offset and sorted, disjoint, non-touching
 // finished spans above it.
-func genSpans(t *rapid.T) (int64, []kafka.Span) {
+func genSpans(t *rapid.T) (int64, []offsets.Span) {
 	c := rapid.Int64Range(0, 1<<40).Draw(t, "committed")
 	n := rapid.IntRange(0, 40).Draw(t, "spans")
-	var spans []kafka.Span
+	var spans []offsets.Span
 	next := c + 1
 	for i := range n {
 		from := next + rapid.Int64Range(0, 50).Draw(t, "gap")
@@ -23,7 +23,7 @@ func genSpans(t *rapid.T) (int64, []kafka.Span) {
 			from++ // spans never touch
 		}
 		to := from + rapid.Int64Range(1, 300).Draw(t, "len")
-		spans = append(spans, kafka.Span{From: from, To: to})
+		spans = append(spans, offsets.Span{From: from, To: to})
 		next = to
 	}
 	return c, spans
@@ -32,11 +32,11 @@ func genSpans(t *rapid.T) (int64, []kafka.Span) {
 func TestMetadataRoundTrip(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c, spans := genSpans(t)
-		meta, kept := kafka.EncodeMetadata(c, spans, 1<<30)
+		meta, kept := offsets.Encode(c, spans, 1<<30)
 		if kept != len(spans) {
 			t.Fatalf("kept %d of %d spans without a bound", kept, len(spans))
 		}
-		got, err := kafka.DecodeMetadata(meta, c)
+		got, err := offsets.Decode(meta, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func TestMetadataRoundTrip(t *testing.T) {
 			t.Fatalf("decoded %v, want %v", got, spans)
 		}
 		if len(spans) > 0 {
-			if _, err := kafka.DecodeMetadata(meta, c+1); err == nil {
+			if _, err := offsets.Decode(meta, c+1); err == nil {
 				t.Fatal("a map decoded for another committed offset")
 			}
 		}
@@ -57,11 +57,11 @@ func TestMetadataBound(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c, spans := genSpans(t)
 		max := rapid.IntRange(8, 200).Draw(t, "max")
-		meta, kept := kafka.EncodeMetadata(c, spans, max)
+		meta, kept := offsets.Encode(c, spans, max)
 		if len(meta) > max {
 			t.Fatalf("metadata of %d bytes passes the bound %d", len(meta), max)
 		}
-		got, err := kafka.DecodeMetadata(meta, c)
+		got, err := offsets.Decode(meta, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,13 +73,13 @@ func TestMetadataBound(t *testing.T) {
 
 // The encoder picks the smaller of the bitset and the runs.
 func TestMetadataPicksSmaller(t *testing.T) {
-	dense := []kafka.Span{} // every other offset finished: the bitset wins
+	dense := []offsets.Span{} // every other offset finished: the bitset wins
 	for o := int64(2); o < 2000; o += 2 {
-		dense = append(dense, kafka.Span{From: o, To: o + 1})
+		dense = append(dense, offsets.Span{From: o, To: o + 1})
 	}
-	sparse := []kafka.Span{{From: 2, To: 100000}} // one long run: the runs win
-	d, _ := kafka.EncodeMetadata(0, dense, 1<<20)
-	s, _ := kafka.EncodeMetadata(0, sparse, 1<<20)
+	sparse := []offsets.Span{{From: 2, To: 100000}} // one long run: the runs win
+	d, _ := offsets.Encode(0, dense, 1<<20)
+	s, _ := offsets.Encode(0, sparse, 1<<20)
 	if len(d) > 400 {
 		t.Errorf("dense map is %d bytes; a bitset of 2000 offsets is 250", len(d))
 	}
@@ -90,7 +90,7 @@ func TestMetadataPicksSmaller(t *testing.T) {
 
 func TestMetadataRefusesForeignText(t *testing.T) {
 	for _, meta := range []string{"member-1", "EQ", "!!!", "EwAB", strings.Repeat("A", 12)} {
-		if spans, err := kafka.DecodeMetadata(meta, 0); err == nil && len(spans) > 0 {
+		if spans, err := offsets.Decode(meta, 0); err == nil && len(spans) > 0 {
 			t.Errorf("%q decoded to %v", meta, spans)
 		}
 	}

@@ -1,11 +1,12 @@
-package kafka
+package offsets
 
 import "sort"
 
-// tracker follows the offsets of one assigned partition: which records were
+// Tracker follows the offsets of one partition of a log: which records were
 // taken and are not finished yet, so that the partition is committed only
 // up to the lowest unfinished offset, with the finished offsets above it in
-// the commit metadata.
+// the commit metadata (Encode). The zero Tracker is ready; it is not safe
+// for concurrent use (its partition's owner guards it).
 //
 // It keeps only the unfinished offsets (in taken order, which is offset
 // order; finished ones become tombstones until compacted) and end, one past
@@ -14,35 +15,36 @@ import "sort"
 // transaction markers). inherited are the finished spans, at or above end,
 // that the previous owner's commit metadata listed and that were not seen
 // again yet.
-type tracker struct {
+type Tracker struct {
 	offs      []int64
 	at        []int64 // when each was taken (unix nanoseconds)
 	done      []bool
 	head      int // entries before head are finished
-	live      int // unfinished entries
+	live      int // Unfinished entries
 	end       int64
 	known     bool // end is known: a commit was fetched or a record seen
-	inherited []span
+	inherited []Span
 
-	// Set by measure, for fits.
+	// Set by Measure, for Fits.
 	mBase  int64
-	mRuns  int // raw bytes of the runs encoding at measure
-	mLive  int // unfinished entries at measure
-	mAdded int // entries added since measure
+	mRuns  int // raw bytes of the runs encoding at Measure
+	mLive  int // unfinished entries at Measure
+	mAdded int // entries added since Measure
 }
 
-// start sets where consuming starts: the committed offset and the finished
+// Start sets where consuming starts: the committed offset and the finished
 // spans its metadata listed.
-func (t *tracker) start(committed int64, inherited []span) {
+func (t *Tracker) Start(committed int64, inherited []Span) {
 	t.end, t.known, t.inherited = committed, true, inherited
 }
 
-// seen reports whether offset is below end: a record already taken.
-func (t *tracker) seen(offset int64) bool { return t.known && offset < t.end }
+// Seen reports whether offset is below the end of what was taken or
+// skipped: a record already taken (a fetch may return it again).
+func (t *Tracker) Seen(offset int64) bool { return t.known && offset < t.end }
 
-// inheritedDone reports whether the previous owner listed offset as
+// InheritedDone reports whether the previous owner listed offset as
 // finished.
-func (t *tracker) inheritedDone(offset int64) bool {
+func (t *Tracker) InheritedDone(offset int64) bool {
 	for _, s := range t.inherited {
 		if offset < s.From {
 			return false
@@ -54,11 +56,11 @@ func (t *tracker) inheritedDone(offset int64) bool {
 	return false
 }
 
-// skip records offset as seen and finished.
-func (t *tracker) skip(offset int64) { t.advance(offset + 1) }
+// Skip records offset as seen and finished.
+func (t *Tracker) Skip(offset int64) { t.advance(offset + 1) }
 
-// add records offset as taken, at the time at, and unfinished.
-func (t *tracker) add(offset, at int64) {
+// Add records offset as taken, at the time at, and unfinished.
+func (t *Tracker) Add(offset, at int64) {
 	t.advance(offset + 1)
 	t.offs = append(t.offs, offset)
 	t.at = append(t.at, at)
@@ -67,7 +69,7 @@ func (t *tracker) add(offset, at int64) {
 	t.mAdded++
 }
 
-func (t *tracker) advance(end int64) {
+func (t *Tracker) advance(end int64) {
 	t.end, t.known = end, true
 	for len(t.inherited) > 0 && t.inherited[0].To <= end {
 		t.inherited = t.inherited[1:]
@@ -77,8 +79,8 @@ func (t *tracker) advance(end int64) {
 	}
 }
 
-// finish marks offset finished.
-func (t *tracker) finish(offset int64) {
+// Finish marks offset finished.
+func (t *Tracker) Finish(offset int64) {
 	live := t.offs[t.head:]
 	i := t.head + sort.Search(len(live), func(i int) bool { return live[i] >= offset })
 	if i == len(t.offs) || t.offs[i] != offset || t.done[i] {
@@ -93,7 +95,7 @@ func (t *tracker) finish(offset int64) {
 }
 
 // compact drops tombstones once they are most of the list.
-func (t *tracker) compact() {
+func (t *Tracker) compact() {
 	n := len(t.offs) - t.head
 	if n < 1024 && t.head < 1024 {
 		if t.head == len(t.offs) {
@@ -114,20 +116,20 @@ func (t *tracker) compact() {
 	t.offs, t.at, t.done, t.head = t.offs[:k], t.at[:k], t.done[:k], 0
 }
 
-// unfinished returns the number of offsets taken and not finished, and
-// when the oldest of them was taken (offsets are taken in order, so it is
-// the lowest).
-func (t *tracker) unfinished() (n int, oldest int64) {
+// Unfinished returns the number of offsets taken and not finished, and
+// when the oldest of them was taken, as Add was told (offsets are taken in
+// order, so it is the lowest's); 0 and 0 when none is unfinished.
+func (t *Tracker) Unfinished() (n int, oldest int64) {
 	if t.live == 0 {
 		return 0, 0
 	}
 	return t.live, t.at[t.head]
 }
 
-// commitPoint returns the offset to commit, the lowest one not finished,
+// CommitPoint returns the offset to commit, the lowest one not finished,
 // and the finished spans above it.
-func (t *tracker) commitPoint() (int64, []span) {
-	var spans []span
+func (t *Tracker) CommitPoint() (int64, []Span) {
+	var spans []Span
 	add := func(from, to int64) {
 		if from >= to {
 			return
@@ -136,7 +138,7 @@ func (t *tracker) commitPoint() (int64, []span) {
 			spans[k-1].To = to
 			return
 		}
-		spans = append(spans, span{From: from, To: to})
+		spans = append(spans, Span{From: from, To: to})
 	}
 	base := t.end
 	first := true
@@ -171,9 +173,10 @@ func (t *tracker) commitPoint() (int64, []span) {
 	return base, spans
 }
 
-// measure takes the size of the current map, for fits.
-func (t *tracker) measure() {
-	base, spans := t.commitPoint()
+// Measure takes the size of the current map, for Fits: call it before each
+// batch of records is taken.
+func (t *Tracker) Measure() {
+	base, spans := t.CommitPoint()
 	t.mBase, t.mLive, t.mAdded = base, t.live, 0
 	if len(spans) == 0 {
 		t.mRuns = 1 + uvarintLen(uint64(max(base, 0))) + 1
@@ -182,12 +185,12 @@ func (t *tracker) measure() {
 	_, t.mRuns = sizes(base, spans)
 }
 
-// fits reports whether the commit metadata stays within limit bytes, however
+// Fits reports whether the commit metadata stays within limit bytes, however
 // the unfinished records finish, if offset is taken too. The bitset of every
 // offset from the committed one to offset bounds it; so do the runs measured
 // plus two runs for each unfinished record (finishing one splits at most one
 // unfinished run in three).
-func (t *tracker) fits(offset int64, limit int) bool {
+func (t *Tracker) Fits(offset int64, limit int) bool {
 	if offset <= t.mBase {
 		return true
 	}
@@ -199,3 +202,7 @@ func (t *tracker) fits(offset int64, limit int) bool {
 }
 
 func b64Len(raw int) int { return (raw*4 + 2) / 3 }
+
+// Known reports whether where the partition starts is known: Start was
+// called or an offset was taken or skipped.
+func (t *Tracker) Known() bool { return t.known }

@@ -1,4 +1,4 @@
-package kafka
+package offsets
 
 import (
 	"encoding/base64"
@@ -27,22 +27,13 @@ const (
 	formatRuns   byte = 0x12
 )
 
-// DefaultMaxMetadataBytes is the default bound of the commit metadata of one
-// partition, in bytes of its base64 text: 75% of offset.metadata.max.bytes,
-// whose default on Kafka brokers is 4096.
-const DefaultMaxMetadataBytes = 3072
+// Span is the half-open range of offsets [From, To).
+type Span struct{ From, To int64 }
 
-// minMetadataBytes is the smallest bound a Config may set: room for the
-// header and a few runs.
-const minMetadataBytes = 64
-
-// span is the half-open range of offsets [from, to).
-type span struct{ From, To int64 }
-
-// encodeMetadata returns the metadata for committed offset c and the finished
+// Encode returns the metadata for committed offset c and the finished
 // spans above it (sorted, disjoint, not touching, all above c), the longest
 // prefix of them whose text fits in max bytes, and how many spans it kept.
-func encodeMetadata(c int64, spans []span, max int) (string, int) {
+func Encode(c int64, spans []Span, max int) (string, int) {
 	n := len(spans)
 	if metadataLen(c, spans) > max {
 		// Keep the most spans that fit: the length grows with the spans kept.
@@ -95,21 +86,21 @@ func encodeMetadata(c int64, spans []span, max int) (string, int) {
 	return base64.RawStdEncoding.EncodeToString(raw), n
 }
 
-// metadataLen is the length of the text encodeMetadata writes for spans.
-func metadataLen(c int64, spans []span) int {
+// metadataLen is the length of the text Encode writes for spans.
+func metadataLen(c int64, spans []Span) int {
 	if len(spans) == 0 {
 		return 0
 	}
 	return base64.RawStdEncoding.EncodedLen(rawLen(c, spans))
 }
 
-func rawLen(c int64, spans []span) int {
+func rawLen(c int64, spans []Span) int {
 	b, r := sizes(c, spans)
 	return min(b, r)
 }
 
 // sizes returns the raw lengths of the bitset and the runs encodings.
-func sizes(c int64, spans []span) (bitset, runs int) {
+func sizes(c int64, spans []Span) (bitset, runs int) {
 	span := uint64(spans[len(spans)-1].To - c - 1)
 	header := 1 + uvarintLen(uint64(c)) + uvarintLen(span)
 	bitset = header + int((span+7)/8)
@@ -130,45 +121,47 @@ func sizes(c int64, spans []span) (bitset, runs int) {
 
 func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
-var errMetadata = errors.New("not ordergen commit metadata")
+// ErrMetadata is the error of Decode for text that is not a map of
+// finished offsets.
+var ErrMetadata = errors.New("not ordergen commit metadata")
 
-// decodeMetadata returns the finished spans that meta lists above committed
+// Decode returns the finished spans that meta lists above committed
 // offset c. It fails for text that is not such a map, or a map of another
 // committed offset.
-func decodeMetadata(meta string, c int64) ([]span, error) {
+func Decode(meta string, c int64) ([]Span, error) {
 	if meta == "" {
 		return nil, nil
 	}
 	raw, err := base64.RawStdEncoding.DecodeString(meta)
 	if err != nil || len(raw) == 0 {
-		return nil, errMetadata
+		return nil, ErrMetadata
 	}
 	format, rest := raw[0], raw[1:]
 	mc, n := binary.Uvarint(rest)
 	if n <= 0 {
-		return nil, errMetadata
+		return nil, ErrMetadata
 	}
 	rest = rest[n:]
 	if int64(mc) != c || c < 0 {
-		return nil, fmt.Errorf("%w: the map is for offset %d, the commit is %d", errMetadata, mc, c)
+		return nil, fmt.Errorf("%w: the map is for offset %d, the commit is %d", ErrMetadata, mc, c)
 	}
 	length, n := binary.Uvarint(rest)
 	if n <= 0 || length > 1<<40 {
-		return nil, errMetadata
+		return nil, ErrMetadata
 	}
 	rest = rest[n:]
-	var spans []span
+	var spans []Span
 	add := func(from, to int64) {
 		if k := len(spans); k > 0 && spans[k-1].To == from {
 			spans[k-1].To = to
 			return
 		}
-		spans = append(spans, span{From: from, To: to})
+		spans = append(spans, Span{From: from, To: to})
 	}
 	switch format {
 	case formatBitset:
 		if uint64(len(rest)) != (length+7)/8 {
-			return nil, errMetadata
+			return nil, ErrMetadata
 		}
 		for i := uint64(0); i < length; i++ {
 			if rest[i/8]&(1<<(i%8)) != 0 {
@@ -181,11 +174,11 @@ func decodeMetadata(meta string, c int64) ([]span, error) {
 		for len(rest) > 0 {
 			run, n := binary.Uvarint(rest)
 			if n <= 0 || run > length {
-				return nil, errMetadata
+				return nil, ErrMetadata
 			}
 			rest = rest[n:]
 			if next+int64(run) > c+1+int64(length) {
-				return nil, errMetadata
+				return nil, ErrMetadata
 			}
 			if finished && run > 0 {
 				add(next, next+int64(run))
@@ -194,7 +187,7 @@ func decodeMetadata(meta string, c int64) ([]span, error) {
 			finished = !finished
 		}
 	default:
-		return nil, fmt.Errorf("%w: unknown format byte %#x", errMetadata, format)
+		return nil, fmt.Errorf("%w: unknown format byte %#x", ErrMetadata, format)
 	}
 	return spans, nil
 }
