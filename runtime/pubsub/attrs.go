@@ -1,11 +1,6 @@
 package pubsub
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-
-	"github.com/ordergen/ordergen/runtime/transport"
-)
+import "github.com/ordergen/ordergen/runtime/transport"
 
 // A message carries one event: its ordering key is the event's key
 // (OrderingKey), its data the codec's encoding, and its transport.HeaderType
@@ -37,8 +32,7 @@ func OrderingKey[K comparable](key K) (string, error) {
 		return "", err
 	}
 	if len(text) > maxOrderingKey {
-		sum := sha256.Sum256([]byte(text))
-		return "sha256:" + hex.EncodeToString(sum[:]), nil
+		return transport.DigestKey(text), nil
 	}
 	return text, nil
 }

@@ -1,8 +1,6 @@
 package sqs
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"strconv"
 
 	"github.com/ordergen/ordergen/runtime/transport"
@@ -39,8 +37,7 @@ func MessageGroupID[K comparable](key K) (string, error) {
 		return "", err
 	}
 	if len(text) > maxID || !validID(text) {
-		sum := sha256.Sum256([]byte(text))
-		return "sha256:" + hex.EncodeToString(sum[:]), nil
+		return transport.DigestKey(text), nil
 	}
 	return text, nil
 }
@@ -50,8 +47,7 @@ func MessageGroupID[K comparable](key K) (string, error) {
 func deduplicationID(group string, version uint64) string {
 	id := group + ":" + strconv.FormatUint(version, 10)
 	if len(id) > maxID {
-		sum := sha256.Sum256([]byte(group))
-		id = "sha256:" + hex.EncodeToString(sum[:]) + ":" + strconv.FormatUint(version, 10)
+		id = transport.DigestKey(group) + ":" + strconv.FormatUint(version, 10)
 	}
 	return id
 }

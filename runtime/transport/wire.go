@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -105,6 +107,15 @@ func KeyText[K comparable](key K) (string, error) {
 		return s, nil
 	}
 	return durable.EncodeKey(key)
+}
+
+// DigestKey is what a broker keys a message by when a key's text is not a
+// key it takes (too long, or with characters it refuses): "sha256:" and the
+// hex SHA-256 of the text. It is the same in every process and release, as
+// a broker key must be, and keys that differ keep differing.
+func DigestKey(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // Decoder turns the messages of one entity into its events, or says why a

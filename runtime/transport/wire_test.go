@@ -120,3 +120,15 @@ func TestDeadLetterHeaders(t *testing.T) {
 		t.Errorf("headers %v: want an empty error and 3 attempts", hs)
 	}
 }
+
+// A digest is the SHA-256 of the key's text (FIPS 180-2's example for
+// "abc"), so that every process and release keys a message alike.
+func TestDigestKey(t *testing.T) {
+	const want = "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+	if got := transport.DigestKey("abc"); got != want {
+		t.Errorf("DigestKey(abc) = %s, want %s", got, want)
+	}
+	if transport.DigestKey("abd") == transport.DigestKey("abc") {
+		t.Error("two keys got one digest")
+	}
+}
