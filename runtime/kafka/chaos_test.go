@@ -2,10 +2,8 @@ package kafka_test
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -15,72 +13,10 @@ import (
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/kafka"
+	"github.com/ordergen/ordergen/runtime/transporttest"
 )
 
 var chaosFor = flag.Duration("kafka.chaos", 3*time.Second, "how long TestConsumerChaos attacks the consumers (run long with e.g. -kafka.chaos=2m)")
-
-// guarded is the shared database of the chaos test: per key the last
-// applied Seq, applied only when it is the next one (the version guard).
-// It records what must never happen: an event handled before its
-// predecessor was applied (order broken or an event lost), and a handler
-// starting for a key while another member's handler of that key runs with
-// a context nobody cancelled (a partition's work not fenced).
-type guarded struct {
-	mu         sync.Mutex
-	last       map[string]int
-	running    map[string][]context.Context
-	dups       int
-	violations []string
-	fixedUpTo  map[string]int // per key, the poison events up to this Seq are fixed
-}
-
-// poison reports whether the event fails for good until the operator
-// fixes it: about one in forty.
-func poison(e ev) bool {
-	h := fnv.New32a()
-	fmt.Fprintf(h, "%s/%d", e.Key, e.Seq)
-	return h.Sum32()%40 == 0
-}
-
-func (g *guarded) handle(ctx context.Context, key string, e ev) error {
-	g.mu.Lock()
-	for _, other := range g.running[key] {
-		if other.Err() == nil {
-			g.violations = append(g.violations, fmt.Sprintf("key %s: event %d started while an unfenced handler of the key ran", key, e.Seq))
-		}
-	}
-	g.running[key] = append(g.running[key], ctx)
-	broken := poison(e) && e.Seq > g.fixedUpTo[key]
-	g.mu.Unlock()
-	defer func() {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		rs := g.running[key]
-		for i, c := range rs {
-			if c == ctx {
-				g.running[key] = append(rs[:i], rs[i+1:]...)
-				break
-			}
-		}
-	}()
-	if broken {
-		return runtime.Permanent(errors.New("poison"))
-	}
-	if err := ctx.Err(); err != nil {
-		return err // fenced: apply nothing
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	switch last := g.last[key]; {
-	case e.Seq == last+1:
-		g.last[key] = e.Seq
-	case e.Seq <= last:
-		g.dups++ // delivered again after a crash: the guard skips it
-	default:
-		g.violations = append(g.violations, fmt.Sprintf("key %s: event %d handled after %d", key, e.Seq, last))
-	}
-	return nil
-}
 
 // The consumers attacked at random moments: members join, leave cleanly
 // and crash; poison events park their keys and the operator fixes and
@@ -98,7 +34,7 @@ func TestConsumerChaos(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	c := newCluster(t, 6)
 	ks := keys(20)
-	g := &guarded{last: map[string]int{}, running: map[string][]context.Context{}, fixedUpTo: map[string]int{}}
+	g := transporttest.NewGuarded()
 	produced := map[string]int{}
 
 	var mu sync.Mutex // guards members and born
@@ -109,7 +45,7 @@ func TestConsumerChaos(t *testing.T) {
 		born++
 		name := fmt.Sprint("m", born)
 		mu.Unlock()
-		m := startMember(t, c, "g", memberOpts{handler: g.handle, engine: func(rc *runtime.Config[string, ev]) {
+		m := startMember(t, c, "g", memberOpts{handler: func(ctx context.Context, key string, e ev) error { return g.Handle(ctx, key, e.Seq) }, engine: func(rc *runtime.Config[string, ev]) {
 			rc.Retry = runtime.Retry{Attempts: 2, Initial: time.Millisecond, Max: time.Millisecond}
 		}, cfg: func(cfg *kafka.Config[ev]) { cfg.RevokeTimeout = time.Second }})
 		mu.Lock()
@@ -148,9 +84,7 @@ func TestConsumerChaos(t *testing.T) {
 			}
 			for _, pk := range parked {
 				if fix { // the poison sent so far
-					g.mu.Lock()
-					g.fixedUpTo[pk.Key] = produced[pk.Key]
-					g.mu.Unlock()
+					g.Fix(pk.Key, produced[pk.Key])
 				}
 				_ = m.engine.Replay(ctx, pk.Key) // may park again, or find the key gone
 			}
@@ -230,19 +164,11 @@ func TestConsumerChaos(t *testing.T) {
 	// The storm ends: the operator fixes and replays until everything is
 	// applied.
 	done := func() bool {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		for k, n := range produced {
-			if g.last[k] != n {
-				return false
-			}
-		}
-		return true
+		return g.Done(produced)
 	}
 	for !done() {
 		if ctx.Err() != nil {
-			g.mu.Lock()
-			t.Fatalf("not everything applied: last %v, produced %v", g.last, produced)
+			t.Fatalf("not everything applied: last %v, produced %v", g.Applied(), produced)
 		}
 		operate(true)
 		wait, stop := context.WithTimeout(ctx, 100*time.Millisecond) // the operator's pace
@@ -263,18 +189,10 @@ func TestConsumerChaos(t *testing.T) {
 	if dead < badOffsets {
 		t.Errorf("%d dead letters for %d bad records", dead, badOffsets)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for i, v := range g.violations {
-		if i == 20 {
-			t.Errorf("... %d more", len(g.violations)-20)
-			break
-		}
-		t.Error(v)
-	}
+	g.Report(t)
 	total := 0
 	for _, n := range produced {
 		total += n
 	}
-	t.Logf("%d events, %d bad records; operations %v; %d events delivered again after crashes (skipped by the guard)", total, badOffsets, ops, g.dups)
+	t.Logf("%d events, %d bad records; operations %v; %d events delivered again after crashes (skipped by the guard)", total, badOffsets, ops, g.Dups())
 }

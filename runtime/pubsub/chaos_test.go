@@ -2,10 +2,8 @@ package pubsub_test
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -16,76 +14,10 @@ import (
 	"github.com/ordergen/ordergen/runtime"
 	ps "github.com/ordergen/ordergen/runtime/pubsub"
 	"github.com/ordergen/ordergen/runtime/transport"
+	"github.com/ordergen/ordergen/runtime/transporttest"
 )
 
 var chaosFor = flag.Duration("pubsub.chaos", 3*time.Second, "how long TestConsumerChaos attacks the consumers (run long with e.g. -pubsub.chaos=10m)")
-
-// guarded is the shared database of the chaos test: per key the last
-// applied Seq, applied only when it is the next one (the version guard).
-// It records what must never happen: an event handled before its
-// predecessor was applied (order broken or an event lost), and a handler
-// starting for a key while another one of that key runs with a context
-// nobody cancelled (a key's work not fenced).
-type guarded struct {
-	mu         sync.Mutex
-	last       map[string]int
-	running    map[string][]context.Context
-	dups       int
-	violations []string
-	fixedUpTo  map[string]int // per key, the poison events up to this Seq are fixed
-}
-
-func newGuarded() *guarded {
-	return &guarded{last: map[string]int{}, running: map[string][]context.Context{}, fixedUpTo: map[string]int{}}
-}
-
-// poison reports whether the event fails for good until the operator
-// fixes it: about one in forty.
-func poison(e ev) bool {
-	h := fnv.New32a()
-	fmt.Fprintf(h, "%s/%d", e.Key, e.Seq)
-	return h.Sum32()%40 == 0
-}
-
-func (g *guarded) handle(ctx context.Context, key string, e ev) error {
-	g.mu.Lock()
-	for _, other := range g.running[key] {
-		if other.Err() == nil {
-			g.violations = append(g.violations, fmt.Sprintf("key %s: event %d started while an unfenced handler of the key ran", key, e.Seq))
-		}
-	}
-	g.running[key] = append(g.running[key], ctx)
-	broken := poison(e) && e.Seq > g.fixedUpTo[key]
-	g.mu.Unlock()
-	defer func() {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		rs := g.running[key]
-		for i, c := range rs {
-			if c == ctx {
-				g.running[key] = append(rs[:i], rs[i+1:]...)
-				break
-			}
-		}
-	}()
-	if broken {
-		return runtime.Permanent(errors.New("poison"))
-	}
-	if err := ctx.Err(); err != nil {
-		return err // fenced: apply nothing
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	switch last := g.last[key]; {
-	case e.Seq == last+1:
-		g.last[key] = e.Seq
-	case e.Seq <= last:
-		g.dups++ // delivered again: the guard skips it
-	default:
-		g.violations = append(g.violations, fmt.Sprintf("key %s: event %d handled after %d", key, e.Seq, last))
-	}
-	return nil
-}
 
 // The consumers attacked at random moments: members join, close cleanly
 // and crash; poison events park their keys and the operator fixes and
@@ -102,7 +34,7 @@ func TestConsumerChaos(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	f := newFake(t)
 	ks := keys(20)
-	g := newGuarded()
+	g := transporttest.NewGuarded()
 	produced := map[string]int{}
 
 	var mu sync.Mutex // guards members and born
@@ -113,7 +45,7 @@ func TestConsumerChaos(t *testing.T) {
 		born++
 		name := fmt.Sprint("m", born)
 		mu.Unlock()
-		m := f.start(t, memberOpts{handler: g.handle,
+		m := f.start(t, memberOpts{handler: func(ctx context.Context, key string, e ev) error { return g.Handle(ctx, key, e.Seq) },
 			engine: func(rc *runtime.Config[string, ev]) {
 				rc.Retry = runtime.Retry{Attempts: 2, Initial: time.Millisecond, Max: time.Millisecond}
 			},
@@ -156,9 +88,7 @@ func TestConsumerChaos(t *testing.T) {
 			}
 			for _, pk := range parked {
 				if fix {
-					g.mu.Lock()
-					g.fixedUpTo[pk.Key] = produced[pk.Key]
-					g.mu.Unlock()
+					g.Fix(pk.Key, produced[pk.Key])
 				}
 				_ = m.engine.Replay(ctx, pk.Key) // may park again, or find the key gone
 			}
@@ -175,13 +105,7 @@ func TestConsumerChaos(t *testing.T) {
 	// storm publishes only while it stays small, so that a long run
 	// attacks the consumers instead of outrunning the broker.
 	backlog := func() int {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		n := 0
-		for k, p := range produced {
-			n += p - g.last[k]
-		}
-		return n
+		return g.Backlog(produced)
 	}
 	produceSome := func() {
 		if backlog() > 400 {
@@ -253,20 +177,11 @@ func TestConsumerChaos(t *testing.T) {
 	// The storm ends: the operator fixes and replays until everything is
 	// applied.
 	done := func() bool {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		for k, n := range produced {
-			if g.last[k] != n {
-				return false
-			}
-		}
-		return true
+		return g.Done(produced)
 	}
 	for !done() {
 		if ctx.Err() != nil {
-			g.mu.Lock()
-			t.Errorf("not everything applied: last %v, produced %v; violations %v", g.last, produced, g.violations)
-			g.mu.Unlock()
+			t.Errorf("not everything applied: last %v, produced %v", g.Applied(), produced)
 			break
 		}
 		operate(true)
@@ -281,15 +196,7 @@ func TestConsumerChaos(t *testing.T) {
 	if bad > 0 {
 		f.dead(t, bad)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for i, v := range g.violations {
-		if i == 20 {
-			t.Errorf("... %d more", len(g.violations)-20)
-			break
-		}
-		t.Error(v)
-	}
+	g.Report(t)
 	total := 0
 	for _, n := range produced {
 		total += n
@@ -301,5 +208,5 @@ func TestConsumerChaos(t *testing.T) {
 		givenBack.Stale += s.Stale
 	}
 	t.Logf("%d events, %d bad messages; operations %v; %d events delivered again (skipped by the guard); members gave back keys %+v, %d stale messages",
-		total, bad, ops, g.dups, givenBack.KeysGivenBack, givenBack.Stale)
+		total, bad, ops, g.Dups(), givenBack.KeysGivenBack, givenBack.Stale)
 }
