@@ -80,9 +80,6 @@ type Names struct {
 	// (HandleAccountChanged).
 	HandleChanged string
 
-	// Value gives an event's value, a pointer dereferenced (accountValue):
-	// the test kit's.
-	Value string
 	// Entity describes the entity to runtime/genimpl (accountEntity).
 	Entity string
 	// Core is the alias of the genimpl.Dispatcher that the dispatcher
@@ -144,7 +141,6 @@ func NamesOf(entity string) Names {
 		HandleBatch:   "Handle" + entity + "Batch",
 		HandleChanged: "Handle" + entity + "Changed",
 
-		Value:            lc + "Value",
 		Entity:           lc + "Entity",
 		Core:             lc + "Dispatcher",
 		ProducerCore:     lc + "Producer",
@@ -217,7 +213,6 @@ func (n Names) Decls() []Decl {
 		{n.FirstSubscriber, "constant", Gen, "FirstSubscriber"},
 		{n.SubscriberNamed, "function", Gen, "SubscriberNamed"},
 		{n.SourceState, "type", Gen, "SourceState"},
-		{n.Value, "name", Kit, "Value"},
 		{n.Entity, "name", Gen, "Entity"},
 		{n.Core, "name", Gen, "Core"},
 		{n.ProducerCore, "name", Gen, "ProducerCore"},

@@ -15,6 +15,13 @@
 // events of one key keep the plan's order, which the dispatcher's lanes
 // preserve.
 //
+// A Harness drives a plan through a real dispatcher: each generated kit
+// names it for an entity (the <Entity>Harness types are aliases of its
+// instances) and starts it with NewHarness, saying what the entity's
+// guards repair (a HarnessSpec). Value and Sequence are the kits'
+// helpers for events given as values or pointers and for numbering a
+// stream's versions.
+//
 // Run publishes a plan and waits until every event has an outcome. Skips
 // records what the dispatcher's guards skip (through its OnSkip), for the
 // Report; InOrder checks the skips of a delivery in publication order, the

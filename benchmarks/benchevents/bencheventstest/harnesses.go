@@ -4,8 +4,6 @@ package bencheventstest
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/ordergen/ordergen/benchmarks/benchevents"
@@ -22,12 +20,9 @@ type ItemDelivery = delivery.Report[benchevents.ItemEvent]
 // order a Chaos plan gives. The version guard skips duplicates and stale
 // redeliveries and the resequencer holds early events until their gap fills, so
 // every Chaos within the resequencer's bound (MaxHeld) reaches the state that
-// in-order application reaches.
-type ItemHarness struct {
-	d     *benchevents.ItemDispatcher
-	guard delivery.Guard
-	skips delivery.Skips[benchevents.ItemEvent] // what the guards skipped, told by OnSkip
-}
+// in-order application reaches. Its methods (Deliver, ApplyInOrder, Dispatcher,
+// Close) are delivery.Harness's.
+type ItemHarness = delivery.Harness[string, benchevents.ItemEvent, *benchevents.ItemDispatcher]
 
 // NewItemHarness starts a dispatcher for handler, configured with the schema's
 // policies changed by opts, except that a full backlog blocks the harness
@@ -35,90 +30,16 @@ type ItemHarness struct {
 // the guards' skips for the reports (an OnSkip of opts is still told). Close it
 // when done.
 func NewItemHarness(handler benchevents.ItemHandler, opts ...benchevents.ItemOption) (*ItemHarness, error) {
-	h := &ItemHarness{guard: delivery.Guard{Versioned: true}}
-	opts = append(slices.Clip(opts), func(c *benchevents.ItemConfig) {
-		c.Backlog.WhenFull = runtime.Block
-		told := c.OnSkip
-		c.OnSkip = func(key string, ev benchevents.ItemEvent, reason string) {
-			h.skips.Add(ev, reason)
-			if told != nil {
-				told(key, ev, reason)
-			}
-		}
-		h.guard.MaxHeld = c.MaxHeld
+	return delivery.NewHarness(delivery.HarnessSpec[string, benchevents.ItemEvent, *benchevents.ItemDispatcher]{
+		Kit:    "bencheventstest",
+		Entity: "Item",
+		Guard:  delivery.Guard{Versioned: true},
+		Stats: func(d *benchevents.ItemDispatcher) runtime.Stats {
+			return d.Stats()[benchevents.ItemFirstSubscriber]
+		},
+	}, func(o benchevents.ItemOption) (*benchevents.ItemDispatcher, error) {
+		return benchevents.NewItemDispatcher(handler, append(slices.Clip(opts), o)...)
 	})
-	d, err := benchevents.NewItemDispatcher(handler, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("bencheventstest: new ItemHarness: %w", err)
-	}
-	h.d = d
-	return h, nil
-}
-
-// Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,
-// Replay and the rest.
-func (h *ItemHarness) Dispatcher() *benchevents.ItemDispatcher {
-	return h.d
-}
-
-// Deliver plans a delivery of events, given in publication order, with c,
-// publishes it from the calling goroutine, and waits until every event has an
-// outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. The report
-// holds what was sent, the subscriber's Stats and what the guards skipped. It
-// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
-// cannot repair, and an error for a nil event or a failed publish.
-func (h *ItemHarness) Deliver(ctx context.Context, events []benchevents.ItemEvent, c Chaos) (ItemDelivery, error) {
-	values := make([]benchevents.ItemEvent, len(events))
-	for i, e := range events {
-		v, ok := itemValue(e)
-		if !ok {
-			return ItemDelivery{}, fmt.Errorf("bencheventstest: deliver Item events: event %d is nil", i)
-		}
-		values[i] = v
-	}
-	plan, err := delivery.Plan(values, benchevents.ItemEvent.EventKey, nil, h.guard, c)
-	if err != nil {
-		return ItemDelivery{}, fmt.Errorf("bencheventstest: deliver Item events: %w", err)
-	}
-	h.skips.Take() // an earlier delivery's
-	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
-		return ItemDelivery{Sent: plan}, fmt.Errorf("bencheventstest: deliver Item events with %v: %w", c, err)
-	}
-	return ItemDelivery{
-		Sent:  plan,
-		Stats: h.d.Stats()[benchevents.ItemFirstSubscriber],
-		Skips: h.skips.Take(),
-	}, nil
-}
-
-// ApplyInOrder delivers events once each, in publication order (Deliver with
-// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
-// names each event with its key, version and the guard's reason, when the
-// guards skip any of them but for a reason in allow. In publication order a
-// skip is almost always a schema mistake (an event that happens within a state
-// moving to it with to: instead of taking in:), and a delivery with any Chaos
-// goes through the same guards, skips the same event and so agrees with it: the
-// in-order run is the oracle, so it catches the mistake here. A test names the
-// reasons of the skips it means in allow (a repeated version published on
-// purpose: "duplicate or stale version").
-func (h *ItemHarness) ApplyInOrder(ctx context.Context, events []benchevents.ItemEvent, allow ...string) (ItemDelivery, error) {
-	report, err := h.Deliver(ctx, events, Chaos{})
-	if err != nil {
-		return report, err
-	}
-	describe := func(e benchevents.ItemEvent) string {
-		return fmt.Sprintf("%s (key %#v, version %d)", e.EventName(), e.EventKey(), e.EventVersion())
-	}
-	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
-		return report, fmt.Errorf("bencheventstest: apply Item events in order: %w", err)
-	}
-	return report, nil
-}
-
-// Close closes the harness's dispatcher (see its Close).
-func (h *ItemHarness) Close(ctx context.Context) error {
-	return h.d.Close(ctx)
 }
 
 // ApplyItemInOrder delivers events to h once each, in publication order,
@@ -127,49 +48,17 @@ func (h *ItemHarness) Close(ctx context.Context) error {
 // when every event has an outcome, and closes the dispatcher. It fails, with an
 // error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
 // ItemHarness.ApplyInOrder, which can allow skips by their reasons).
-func ApplyItemInOrder(ctx context.Context, h benchevents.ItemHandler, events []benchevents.ItemEvent, opts ...benchevents.ItemOption) (err error) {
+func ApplyItemInOrder(ctx context.Context, h benchevents.ItemHandler, events []benchevents.ItemEvent, opts ...benchevents.ItemOption) error {
 	hs, err := NewItemHarness(h, opts...)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		err = errors.Join(err, hs.Close(ctx))
-	}()
-	_, err = hs.ApplyInOrder(ctx, events)
-	return err
-}
-
-// itemValue returns e as a value, dereferencing a pointer; false for nil.
-func itemValue(e benchevents.ItemEvent) (benchevents.ItemEvent, bool) {
-	switch e := e.(type) {
-	case benchevents.Submitted:
-		return e, true
-	case *benchevents.Submitted:
-		if e != nil {
-			return *e, true
-		}
-	}
-	return nil, false
+	return hs.ApplyInOrderAndClose(ctx, events)
 }
 
 // SequenceItem returns copies of events with their Seq set to 1, 2, 3 and on
 // for each key, in the order given: the versions the single writer of each Item
 // gives. Pointers become values; nil events are left out.
 func SequenceItem(events ...benchevents.ItemEvent) []benchevents.ItemEvent {
-	next := make(map[string]uint64)
-	out := make([]benchevents.ItemEvent, 0, len(events))
-	for _, e := range events {
-		v, ok := itemValue(e)
-		if !ok {
-			continue
-		}
-		key := v.EventKey()
-		next[key]++
-		switch v := v.(type) {
-		case benchevents.Submitted:
-			v.Seq = next[key]
-			out = append(out, v)
-		}
-	}
-	return out
+	return delivery.Sequence[string, benchevents.ItemEvent]("Seq", events)
 }

@@ -4,8 +4,6 @@ package ledgertest
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/ordergen/ordergen/examples/gen"
@@ -25,12 +23,9 @@ type AccountDelivery = delivery.Report[ledger.AccountEvent]
 // (MaxHeld) reaches the state that in-order application reaches. A lost event
 // (Chaos.Losses) holds its key's later events until the bound is hit; the
 // handler's ResyncAccount then brings the key up to date from the source of
-// truth, and the state reached is the source's.
-type AccountHarness struct {
-	d     *ledger.AccountDispatcher
-	guard delivery.Guard
-	skips delivery.Skips[ledger.AccountEvent] // what the guards skipped, told by OnSkip
-}
+// truth, and the state reached is the source's. Its methods (Deliver,
+// ApplyInOrder, Dispatcher, Close) are delivery.Harness's.
+type AccountHarness = delivery.Harness[string, ledger.AccountEvent, *ledger.AccountDispatcher]
 
 // NewAccountHarness starts a dispatcher for handler, configured with the
 // schema's policies changed by opts, except that a full backlog blocks the
@@ -38,93 +33,20 @@ type AccountHarness struct {
 // records the guards' skips for the reports (an OnSkip of opts is still told).
 // Close it when done.
 func NewAccountHarness(handler ledger.AccountHandler, opts ...ledger.AccountOption) (*AccountHarness, error) {
-	h := &AccountHarness{guard: delivery.Guard{
-		Versioned: true,
-		Resyncs:   true,
-	}}
-	opts = append(slices.Clip(opts), func(c *ledger.AccountConfig) {
-		c.Backlog.WhenFull = runtime.Block
-		told := c.OnSkip
-		c.OnSkip = func(key string, ev ledger.AccountEvent, reason string) {
-			h.skips.Add(ev, reason)
-			if told != nil {
-				told(key, ev, reason)
-			}
-		}
-		h.guard.MaxHeld = c.MaxHeld
+	return delivery.NewHarness(delivery.HarnessSpec[string, ledger.AccountEvent, *ledger.AccountDispatcher]{
+		Kit:    "ledgertest",
+		Entity: "Account",
+		Guard: delivery.Guard{
+			Versioned: true,
+			Resyncs:   true,
+		},
+		Snapshot: accountSnapshot,
+		Stats: func(d *ledger.AccountDispatcher) runtime.Stats {
+			return d.Stats()[ledger.AccountFirstSubscriber]
+		},
+	}, func(o ledger.AccountOption) (*ledger.AccountDispatcher, error) {
+		return ledger.NewAccountDispatcher(handler, append(slices.Clip(opts), o)...)
 	})
-	d, err := ledger.NewAccountDispatcher(handler, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("ledgertest: new AccountHarness: %w", err)
-	}
-	h.d = d
-	return h, nil
-}
-
-// Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,
-// Replay and the rest.
-func (h *AccountHarness) Dispatcher() *ledger.AccountDispatcher {
-	return h.d
-}
-
-// Deliver plans a delivery of events, given in publication order, with c,
-// publishes it from the calling goroutine, and waits until every event has an
-// outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. The report
-// holds what was sent, the subscriber's Stats and what the guards skipped. It
-// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
-// cannot repair, and an error for a nil event or a failed publish.
-func (h *AccountHarness) Deliver(ctx context.Context, events []ledger.AccountEvent, c Chaos) (AccountDelivery, error) {
-	values := make([]ledger.AccountEvent, len(events))
-	for i, e := range events {
-		v, ok := accountValue(e)
-		if !ok {
-			return AccountDelivery{}, fmt.Errorf("ledgertest: deliver Account events: event %d is nil", i)
-		}
-		values[i] = v
-	}
-	plan, err := delivery.Plan(values, ledger.AccountEvent.EventKey, accountSnapshot, h.guard, c)
-	if err != nil {
-		return AccountDelivery{}, fmt.Errorf("ledgertest: deliver Account events: %w", err)
-	}
-	h.skips.Take() // an earlier delivery's
-	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
-		return AccountDelivery{Sent: plan}, fmt.Errorf("ledgertest: deliver Account events with %v: %w", c, err)
-	}
-	return AccountDelivery{
-		Sent:  plan,
-		Stats: h.d.Stats()[ledger.AccountFirstSubscriber],
-		Skips: h.skips.Take(),
-	}, nil
-}
-
-// ApplyInOrder delivers events once each, in publication order (Deliver with
-// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
-// names each event with its key, version and the guard's reason, when the
-// guards skip any of them but for a reason in allow. In publication order a
-// skip is almost always a schema mistake (an event that happens within a state
-// moving to it with to: instead of taking in:), and a delivery with any Chaos
-// goes through the same guards, skips the same event and so agrees with it: the
-// in-order run is the oracle, so it catches the mistake here. A test names the
-// reasons of the skips it means in allow (a late event published on purpose:
-// "late transition: state Open ranks below Frozen").
-func (h *AccountHarness) ApplyInOrder(ctx context.Context, events []ledger.AccountEvent, allow ...string) (AccountDelivery, error) {
-	report, err := h.Deliver(ctx, events, Chaos{})
-	if err != nil {
-		return report, err
-	}
-	describe := func(e ledger.AccountEvent) string {
-		return fmt.Sprintf("%s (key %#v, version %d)", e.EventName(), e.EventKey(), e.EventVersion())
-	}
-	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
-		return report, fmt.Errorf("ledgertest: apply Account events in order: %w", err)
-	}
-	return report, nil
-}
-
-// Close closes the harness's dispatcher (see its Close).
-func (h *AccountHarness) Close(ctx context.Context) error {
-	return h.d.Close(ctx)
 }
 
 // ApplyAccountInOrder delivers events to h once each, in publication order,
@@ -133,87 +55,19 @@ func (h *AccountHarness) Close(ctx context.Context) error {
 // when every event has an outcome, and closes the dispatcher. It fails, with an
 // error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
 // AccountHarness.ApplyInOrder, which can allow skips by their reasons).
-func ApplyAccountInOrder(ctx context.Context, h ledger.AccountHandler, events []ledger.AccountEvent, opts ...ledger.AccountOption) (err error) {
+func ApplyAccountInOrder(ctx context.Context, h ledger.AccountHandler, events []ledger.AccountEvent, opts ...ledger.AccountOption) error {
 	hs, err := NewAccountHarness(h, opts...)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		err = errors.Join(err, hs.Close(ctx))
-	}()
-	_, err = hs.ApplyInOrder(ctx, events)
-	return err
-}
-
-// accountValue returns e as a value, dereferencing a pointer; false for nil.
-func accountValue(e ledger.AccountEvent) (ledger.AccountEvent, bool) {
-	switch e := e.(type) {
-	case ledger.AccountOpened:
-		return e, true
-	case *ledger.AccountOpened:
-		if e != nil {
-			return *e, true
-		}
-	case ledger.Deposited:
-		return e, true
-	case *ledger.Deposited:
-		if e != nil {
-			return *e, true
-		}
-	case ledger.Withdrew:
-		return e, true
-	case *ledger.Withdrew:
-		if e != nil {
-			return *e, true
-		}
-	case ledger.AccountFrozen:
-		return e, true
-	case *ledger.AccountFrozen:
-		if e != nil {
-			return *e, true
-		}
-	case ledger.AccountClosed:
-		return e, true
-	case *ledger.AccountClosed:
-		if e != nil {
-			return *e, true
-		}
-	}
-	return nil, false
+	return hs.ApplyInOrderAndClose(ctx, events)
 }
 
 // SequenceAccount returns copies of events with their Version set to 1, 2, 3
 // and on for each key, in the order given: the versions the single writer of
 // each Account gives. Pointers become values; nil events are left out.
 func SequenceAccount(events ...ledger.AccountEvent) []ledger.AccountEvent {
-	next := make(map[string]uint64)
-	out := make([]ledger.AccountEvent, 0, len(events))
-	for _, e := range events {
-		v, ok := accountValue(e)
-		if !ok {
-			continue
-		}
-		key := v.EventKey()
-		next[key]++
-		switch v := v.(type) {
-		case ledger.AccountOpened:
-			v.Version = next[key]
-			out = append(out, v)
-		case ledger.Deposited:
-			v.Version = next[key]
-			out = append(out, v)
-		case ledger.Withdrew:
-			v.Version = next[key]
-			out = append(out, v)
-		case ledger.AccountFrozen:
-			v.Version = next[key]
-			out = append(out, v)
-		case ledger.AccountClosed:
-			v.Version = next[key]
-			out = append(out, v)
-		}
-	}
-	return out
+	return delivery.Sequence[string, ledger.AccountEvent]("Version", events)
 }
 
 // accountSnapshot reports whether e carries the full state of its Account (a
@@ -234,12 +88,9 @@ type OrderDelivery = delivery.Report[ledger.OrderEvent]
 // lanes, and its state guard, in the order a Chaos plan gives. The entity has
 // no version: the harness refuses reorderings and gaps; the state guard skips
 // duplicated and late transitions, and every other duplicate or redelivery
-// reaches the handler again.
-type OrderHarness struct {
-	d     *ledger.OrderDispatcher
-	guard delivery.Guard
-	skips delivery.Skips[ledger.OrderEvent] // what the guards skipped, told by OnSkip
-}
+// reaches the handler again. Its methods (Deliver, ApplyInOrder, Dispatcher,
+// Close) are delivery.Harness's.
+type OrderHarness = delivery.Harness[string, ledger.OrderEvent, *ledger.OrderDispatcher]
 
 // NewOrderHarness starts a dispatcher for handler, configured with the schema's
 // policies changed by opts, except that a full backlog blocks the harness
@@ -247,89 +98,16 @@ type OrderHarness struct {
 // the guards' skips for the reports (an OnSkip of opts is still told). Close it
 // when done.
 func NewOrderHarness(handler ledger.OrderHandler, opts ...ledger.OrderOption) (*OrderHarness, error) {
-	h := &OrderHarness{guard: delivery.Guard{}}
-	opts = append(slices.Clip(opts), func(c *ledger.OrderConfig) {
-		c.Backlog.WhenFull = runtime.Block
-		told := c.OnSkip
-		c.OnSkip = func(key string, ev ledger.OrderEvent, reason string) {
-			h.skips.Add(ev, reason)
-			if told != nil {
-				told(key, ev, reason)
-			}
-		}
+	return delivery.NewHarness(delivery.HarnessSpec[string, ledger.OrderEvent, *ledger.OrderDispatcher]{
+		Kit:    "ledgertest",
+		Entity: "Order",
+		Guard:  delivery.Guard{},
+		Stats: func(d *ledger.OrderDispatcher) runtime.Stats {
+			return d.Stats()[ledger.OrderFirstSubscriber]
+		},
+	}, func(o ledger.OrderOption) (*ledger.OrderDispatcher, error) {
+		return ledger.NewOrderDispatcher(handler, append(slices.Clip(opts), o)...)
 	})
-	d, err := ledger.NewOrderDispatcher(handler, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("ledgertest: new OrderHarness: %w", err)
-	}
-	h.d = d
-	return h, nil
-}
-
-// Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,
-// Replay and the rest.
-func (h *OrderHarness) Dispatcher() *ledger.OrderDispatcher {
-	return h.d
-}
-
-// Deliver plans a delivery of events, given in publication order, with c,
-// publishes it from the calling goroutine, and waits until every event has an
-// outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. The report
-// holds what was sent, the subscriber's Stats and what the guards skipped. It
-// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
-// cannot repair, and an error for a nil event or a failed publish.
-func (h *OrderHarness) Deliver(ctx context.Context, events []ledger.OrderEvent, c Chaos) (OrderDelivery, error) {
-	values := make([]ledger.OrderEvent, len(events))
-	for i, e := range events {
-		v, ok := orderValue(e)
-		if !ok {
-			return OrderDelivery{}, fmt.Errorf("ledgertest: deliver Order events: event %d is nil", i)
-		}
-		values[i] = v
-	}
-	plan, err := delivery.Plan(values, ledger.OrderEvent.EventKey, nil, h.guard, c)
-	if err != nil {
-		return OrderDelivery{}, fmt.Errorf("ledgertest: deliver Order events: %w", err)
-	}
-	h.skips.Take() // an earlier delivery's
-	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
-		return OrderDelivery{Sent: plan}, fmt.Errorf("ledgertest: deliver Order events with %v: %w", c, err)
-	}
-	return OrderDelivery{
-		Sent:  plan,
-		Stats: h.d.Stats()[ledger.OrderFirstSubscriber],
-		Skips: h.skips.Take(),
-	}, nil
-}
-
-// ApplyInOrder delivers events once each, in publication order (Deliver with
-// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
-// names each event with its key and the guard's reason, when the guards skip
-// any of them but for a reason in allow. In publication order a skip is almost
-// always a schema mistake (an event that happens within a state moving to it
-// with to: instead of taking in:), and a delivery with any Chaos goes through
-// the same guards, skips the same event and so agrees with it: the in-order run
-// is the oracle, so it catches the mistake here. A test names the reasons of
-// the skips it means in allow (a repeated event of an entity without a version:
-// "duplicate: already in state Placed").
-func (h *OrderHarness) ApplyInOrder(ctx context.Context, events []ledger.OrderEvent, allow ...string) (OrderDelivery, error) {
-	report, err := h.Deliver(ctx, events, Chaos{})
-	if err != nil {
-		return report, err
-	}
-	describe := func(e ledger.OrderEvent) string {
-		return fmt.Sprintf("%s (key %#v)", e.EventName(), e.EventKey())
-	}
-	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
-		return report, fmt.Errorf("ledgertest: apply Order events in order: %w", err)
-	}
-	return report, nil
-}
-
-// Close closes the harness's dispatcher (see its Close).
-func (h *OrderHarness) Close(ctx context.Context) error {
-	return h.d.Close(ctx)
 }
 
 // ApplyOrderInOrder delivers events to h once each, in publication order,
@@ -338,59 +116,12 @@ func (h *OrderHarness) Close(ctx context.Context) error {
 // when every event has an outcome, and closes the dispatcher. It fails, with an
 // error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
 // OrderHarness.ApplyInOrder, which can allow skips by their reasons).
-func ApplyOrderInOrder(ctx context.Context, h ledger.OrderHandler, events []ledger.OrderEvent, opts ...ledger.OrderOption) (err error) {
+func ApplyOrderInOrder(ctx context.Context, h ledger.OrderHandler, events []ledger.OrderEvent, opts ...ledger.OrderOption) error {
 	hs, err := NewOrderHarness(h, opts...)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		err = errors.Join(err, hs.Close(ctx))
-	}()
-	_, err = hs.ApplyInOrder(ctx, events)
-	return err
-}
-
-// orderValue returns e as a value, dereferencing a pointer; false for nil.
-func orderValue(e ledger.OrderEvent) (ledger.OrderEvent, bool) {
-	switch e := e.(type) {
-	case ledger.OrderPlaced:
-		return e, true
-	case *ledger.OrderPlaced:
-		if e != nil {
-			return *e, true
-		}
-	case ledger.OrderPaid:
-		return e, true
-	case *ledger.OrderPaid:
-		if e != nil {
-			return *e, true
-		}
-	case ledger.OrderShipped:
-		return e, true
-	case *ledger.OrderShipped:
-		if e != nil {
-			return *e, true
-		}
-	case ledger.OrderTracked:
-		return e, true
-	case *ledger.OrderTracked:
-		if e != nil {
-			return *e, true
-		}
-	case ledger.OrderDelivered:
-		return e, true
-	case *ledger.OrderDelivered:
-		if e != nil {
-			return *e, true
-		}
-	case ledger.OrderCancelled:
-		return e, true
-	case *ledger.OrderCancelled:
-		if e != nil {
-			return *e, true
-		}
-	}
-	return nil, false
+	return hs.ApplyInOrderAndClose(ctx, events)
 }
 
 // RiderDelivery is the report of a delivery: what was sent, in order, and the
@@ -400,88 +131,26 @@ type RiderDelivery = delivery.Report[ledger.RiderEvent]
 // RiderHarness delivers Rider events through a real ledger.RiderDispatcher: its
 // lanes, in the order a Chaos plan gives. The entity has no version and no
 // states: the harness refuses reorderings and gaps, and every duplicate and
-// redelivery reaches the handler again.
-type RiderHarness struct {
-	d     *ledger.RiderDispatcher
-	guard delivery.Guard
-	skips delivery.Skips[ledger.RiderEvent] // what the guards skipped, told by OnSkip
-}
+// redelivery reaches the handler again. Its methods (Deliver, ApplyInOrder,
+// Dispatcher, Close) are delivery.Harness's.
+type RiderHarness = delivery.Harness[string, ledger.RiderEvent, *ledger.RiderDispatcher]
 
 // NewRiderHarness starts a dispatcher for handler, configured with the schema's
 // policies changed by opts, except that a full backlog blocks the harness
-// (runtime.Block), so that every delivery is accepted. Close it when done.
+// (runtime.Block), so that every delivery is accepted. Its OnSkip also records
+// the guards' skips for the reports (an OnSkip of opts is still told). Close it
+// when done.
 func NewRiderHarness(handler ledger.RiderHandler, opts ...ledger.RiderOption) (*RiderHarness, error) {
-	h := &RiderHarness{guard: delivery.Guard{}}
-	opts = append(slices.Clip(opts), func(c *ledger.RiderConfig) {
-		c.Backlog.WhenFull = runtime.Block
+	return delivery.NewHarness(delivery.HarnessSpec[string, ledger.RiderEvent, *ledger.RiderDispatcher]{
+		Kit:    "ledgertest",
+		Entity: "Rider",
+		Guard:  delivery.Guard{},
+		Stats: func(d *ledger.RiderDispatcher) runtime.Stats {
+			return d.Stats()[ledger.RiderFirstSubscriber]
+		},
+	}, func(o ledger.RiderOption) (*ledger.RiderDispatcher, error) {
+		return ledger.NewRiderDispatcher(handler, append(slices.Clip(opts), o)...)
 	})
-	d, err := ledger.NewRiderDispatcher(handler, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("ledgertest: new RiderHarness: %w", err)
-	}
-	h.d = d
-	return h, nil
-}
-
-// Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,
-// Replay and the rest.
-func (h *RiderHarness) Dispatcher() *ledger.RiderDispatcher {
-	return h.d
-}
-
-// Deliver plans a delivery of events, given in publication order, with c,
-// publishes it from the calling goroutine, and waits until every event has an
-// outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. The report
-// holds what was sent, the subscriber's Stats and what the guards skipped. It
-// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
-// cannot repair, and an error for a nil event or a failed publish.
-func (h *RiderHarness) Deliver(ctx context.Context, events []ledger.RiderEvent, c Chaos) (RiderDelivery, error) {
-	values := make([]ledger.RiderEvent, len(events))
-	for i, e := range events {
-		v, ok := riderValue(e)
-		if !ok {
-			return RiderDelivery{}, fmt.Errorf("ledgertest: deliver Rider events: event %d is nil", i)
-		}
-		values[i] = v
-	}
-	plan, err := delivery.Plan(values, ledger.RiderEvent.EventKey, nil, h.guard, c)
-	if err != nil {
-		return RiderDelivery{}, fmt.Errorf("ledgertest: deliver Rider events: %w", err)
-	}
-	h.skips.Take() // an earlier delivery's
-	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
-		return RiderDelivery{Sent: plan}, fmt.Errorf("ledgertest: deliver Rider events with %v: %w", c, err)
-	}
-	return RiderDelivery{
-		Sent:  plan,
-		Stats: h.d.Stats()[ledger.RiderFirstSubscriber],
-		Skips: h.skips.Take(),
-	}, nil
-}
-
-// ApplyInOrder delivers events once each, in publication order (Deliver with
-// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
-// names each event with its key and the guard's reason, when the guards skip
-// any of them but for a reason in allow. The entity has no guards, so nothing
-// is skipped and allow does not matter.
-func (h *RiderHarness) ApplyInOrder(ctx context.Context, events []ledger.RiderEvent, allow ...string) (RiderDelivery, error) {
-	report, err := h.Deliver(ctx, events, Chaos{})
-	if err != nil {
-		return report, err
-	}
-	describe := func(e ledger.RiderEvent) string {
-		return fmt.Sprintf("%s (key %#v)", e.EventName(), e.EventKey())
-	}
-	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
-		return report, fmt.Errorf("ledgertest: apply Rider events in order: %w", err)
-	}
-	return report, nil
-}
-
-// Close closes the harness's dispatcher (see its Close).
-func (h *RiderHarness) Close(ctx context.Context) error {
-	return h.d.Close(ctx)
 }
 
 // ApplyRiderInOrder delivers events to h once each, in publication order,
@@ -490,29 +159,12 @@ func (h *RiderHarness) Close(ctx context.Context) error {
 // when every event has an outcome, and closes the dispatcher. It fails, with an
 // error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
 // RiderHarness.ApplyInOrder, which can allow skips by their reasons).
-func ApplyRiderInOrder(ctx context.Context, h ledger.RiderHandler, events []ledger.RiderEvent, opts ...ledger.RiderOption) (err error) {
+func ApplyRiderInOrder(ctx context.Context, h ledger.RiderHandler, events []ledger.RiderEvent, opts ...ledger.RiderOption) error {
 	hs, err := NewRiderHarness(h, opts...)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		err = errors.Join(err, hs.Close(ctx))
-	}()
-	_, err = hs.ApplyInOrder(ctx, events)
-	return err
-}
-
-// riderValue returns e as a value, dereferencing a pointer; false for nil.
-func riderValue(e ledger.RiderEvent) (ledger.RiderEvent, bool) {
-	switch e := e.(type) {
-	case ledger.LocationUpdated:
-		return e, true
-	case *ledger.LocationUpdated:
-		if e != nil {
-			return *e, true
-		}
-	}
-	return nil, false
+	return hs.ApplyInOrderAndClose(ctx, events)
 }
 
 // WebhookDelivery is the report of a delivery: what was sent, in order, and the
@@ -522,89 +174,26 @@ type WebhookDelivery = delivery.Report[ledger.WebhookEvent]
 // WebhookHarness delivers Webhook events through a real
 // ledger.WebhookDispatcher: its lanes, in the order a Chaos plan gives. The
 // entity has no version and no states: the harness refuses reorderings and
-// gaps, and every duplicate and redelivery reaches the handler again.
-type WebhookHarness struct {
-	d     *ledger.WebhookDispatcher
-	guard delivery.Guard
-	skips delivery.Skips[ledger.WebhookEvent] // what the guards skipped, told by OnSkip
-}
+// gaps, and every duplicate and redelivery reaches the handler again. Its
+// methods (Deliver, ApplyInOrder, Dispatcher, Close) are delivery.Harness's.
+type WebhookHarness = delivery.Harness[int64, ledger.WebhookEvent, *ledger.WebhookDispatcher]
 
 // NewWebhookHarness starts a dispatcher for handler, configured with the
 // schema's policies changed by opts, except that a full backlog blocks the
-// harness (runtime.Block), so that every delivery is accepted. Close it when
-// done.
+// harness (runtime.Block), so that every delivery is accepted. Its OnSkip also
+// records the guards' skips for the reports (an OnSkip of opts is still told).
+// Close it when done.
 func NewWebhookHarness(handler ledger.WebhookHandler, opts ...ledger.WebhookOption) (*WebhookHarness, error) {
-	h := &WebhookHarness{guard: delivery.Guard{}}
-	opts = append(slices.Clip(opts), func(c *ledger.WebhookConfig) {
-		c.Backlog.WhenFull = runtime.Block
+	return delivery.NewHarness(delivery.HarnessSpec[int64, ledger.WebhookEvent, *ledger.WebhookDispatcher]{
+		Kit:    "ledgertest",
+		Entity: "Webhook",
+		Guard:  delivery.Guard{},
+		Stats: func(d *ledger.WebhookDispatcher) runtime.Stats {
+			return d.Stats()[ledger.WebhookFirstSubscriber]
+		},
+	}, func(o ledger.WebhookOption) (*ledger.WebhookDispatcher, error) {
+		return ledger.NewWebhookDispatcher(handler, append(slices.Clip(opts), o)...)
 	})
-	d, err := ledger.NewWebhookDispatcher(handler, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("ledgertest: new WebhookHarness: %w", err)
-	}
-	h.d = d
-	return h, nil
-}
-
-// Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,
-// Replay and the rest.
-func (h *WebhookHarness) Dispatcher() *ledger.WebhookDispatcher {
-	return h.d
-}
-
-// Deliver plans a delivery of events, given in publication order, with c,
-// publishes it from the calling goroutine, and waits until every event has an
-// outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. The report
-// holds what was sent, the subscriber's Stats and what the guards skipped. It
-// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
-// cannot repair, and an error for a nil event or a failed publish.
-func (h *WebhookHarness) Deliver(ctx context.Context, events []ledger.WebhookEvent, c Chaos) (WebhookDelivery, error) {
-	values := make([]ledger.WebhookEvent, len(events))
-	for i, e := range events {
-		v, ok := webhookValue(e)
-		if !ok {
-			return WebhookDelivery{}, fmt.Errorf("ledgertest: deliver Webhook events: event %d is nil", i)
-		}
-		values[i] = v
-	}
-	plan, err := delivery.Plan(values, ledger.WebhookEvent.EventKey, nil, h.guard, c)
-	if err != nil {
-		return WebhookDelivery{}, fmt.Errorf("ledgertest: deliver Webhook events: %w", err)
-	}
-	h.skips.Take() // an earlier delivery's
-	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
-		return WebhookDelivery{Sent: plan}, fmt.Errorf("ledgertest: deliver Webhook events with %v: %w", c, err)
-	}
-	return WebhookDelivery{
-		Sent:  plan,
-		Stats: h.d.Stats()[ledger.WebhookFirstSubscriber],
-		Skips: h.skips.Take(),
-	}, nil
-}
-
-// ApplyInOrder delivers events once each, in publication order (Deliver with
-// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
-// names each event with its key and the guard's reason, when the guards skip
-// any of them but for a reason in allow. The entity has no guards, so nothing
-// is skipped and allow does not matter.
-func (h *WebhookHarness) ApplyInOrder(ctx context.Context, events []ledger.WebhookEvent, allow ...string) (WebhookDelivery, error) {
-	report, err := h.Deliver(ctx, events, Chaos{})
-	if err != nil {
-		return report, err
-	}
-	describe := func(e ledger.WebhookEvent) string {
-		return fmt.Sprintf("%s (key %#v)", e.EventName(), e.EventKey())
-	}
-	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
-		return report, fmt.Errorf("ledgertest: apply Webhook events in order: %w", err)
-	}
-	return report, nil
-}
-
-// Close closes the harness's dispatcher (see its Close).
-func (h *WebhookHarness) Close(ctx context.Context) error {
-	return h.d.Close(ctx)
 }
 
 // ApplyWebhookInOrder delivers events to h once each, in publication order,
@@ -613,29 +202,12 @@ func (h *WebhookHarness) Close(ctx context.Context) error {
 // when every event has an outcome, and closes the dispatcher. It fails, with an
 // error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
 // WebhookHarness.ApplyInOrder, which can allow skips by their reasons).
-func ApplyWebhookInOrder(ctx context.Context, h ledger.WebhookHandler, events []ledger.WebhookEvent, opts ...ledger.WebhookOption) (err error) {
+func ApplyWebhookInOrder(ctx context.Context, h ledger.WebhookHandler, events []ledger.WebhookEvent, opts ...ledger.WebhookOption) error {
 	hs, err := NewWebhookHarness(h, opts...)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		err = errors.Join(err, hs.Close(ctx))
-	}()
-	_, err = hs.ApplyInOrder(ctx, events)
-	return err
-}
-
-// webhookValue returns e as a value, dereferencing a pointer; false for nil.
-func webhookValue(e ledger.WebhookEvent) (ledger.WebhookEvent, bool) {
-	switch e := e.(type) {
-	case ledger.WebhookQueued:
-		return e, true
-	case *ledger.WebhookQueued:
-		if e != nil {
-			return *e, true
-		}
-	}
-	return nil, false
+	return hs.ApplyInOrderAndClose(ctx, events)
 }
 
 // WalletDelivery is the report of a delivery: what was sent, in order, and the
@@ -647,12 +219,9 @@ type WalletDelivery = delivery.Report[ledger.WalletEvent]
 // order a Chaos plan gives. The version guard skips duplicates and stale
 // redeliveries and the resequencer holds early events until their gap fills, so
 // every Chaos within the resequencer's bound (MaxHeld) reaches the state that
-// in-order application reaches.
-type WalletHarness struct {
-	d     *ledger.WalletDispatcher
-	guard delivery.Guard
-	skips delivery.Skips[ledger.WalletEvent] // what the guards skipped, told by OnSkip
-}
+// in-order application reaches. Its methods (Deliver, ApplyInOrder, Dispatcher,
+// Close) are delivery.Harness's.
+type WalletHarness = delivery.Harness[string, ledger.WalletEvent, *ledger.WalletDispatcher]
 
 // NewWalletHarness starts a dispatcher for handler, configured with the
 // schema's policies changed by opts, except that a full backlog blocks the
@@ -660,90 +229,17 @@ type WalletHarness struct {
 // records the guards' skips for the reports (an OnSkip of opts is still told).
 // Close it when done.
 func NewWalletHarness(handler ledger.WalletHandler, opts ...ledger.WalletOption) (*WalletHarness, error) {
-	h := &WalletHarness{guard: delivery.Guard{Versioned: true}}
-	opts = append(slices.Clip(opts), func(c *ledger.WalletConfig) {
-		c.Backlog.WhenFull = runtime.Block
-		told := c.OnSkip
-		c.OnSkip = func(key string, ev ledger.WalletEvent, reason string) {
-			h.skips.Add(ev, reason)
-			if told != nil {
-				told(key, ev, reason)
-			}
-		}
-		h.guard.MaxHeld = c.MaxHeld
+	return delivery.NewHarness(delivery.HarnessSpec[string, ledger.WalletEvent, *ledger.WalletDispatcher]{
+		Kit:      "ledgertest",
+		Entity:   "Wallet",
+		Guard:    delivery.Guard{Versioned: true},
+		Snapshot: walletSnapshot,
+		Stats: func(d *ledger.WalletDispatcher) runtime.Stats {
+			return d.Stats()[ledger.WalletFirstSubscriber]
+		},
+	}, func(o ledger.WalletOption) (*ledger.WalletDispatcher, error) {
+		return ledger.NewWalletDispatcher(handler, append(slices.Clip(opts), o)...)
 	})
-	d, err := ledger.NewWalletDispatcher(handler, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("ledgertest: new WalletHarness: %w", err)
-	}
-	h.d = d
-	return h, nil
-}
-
-// Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,
-// Replay and the rest.
-func (h *WalletHarness) Dispatcher() *ledger.WalletDispatcher {
-	return h.d
-}
-
-// Deliver plans a delivery of events, given in publication order, with c,
-// publishes it from the calling goroutine, and waits until every event has an
-// outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. The report
-// holds what was sent, the subscriber's Stats and what the guards skipped. It
-// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
-// cannot repair, and an error for a nil event or a failed publish.
-func (h *WalletHarness) Deliver(ctx context.Context, events []ledger.WalletEvent, c Chaos) (WalletDelivery, error) {
-	values := make([]ledger.WalletEvent, len(events))
-	for i, e := range events {
-		v, ok := walletValue(e)
-		if !ok {
-			return WalletDelivery{}, fmt.Errorf("ledgertest: deliver Wallet events: event %d is nil", i)
-		}
-		values[i] = v
-	}
-	plan, err := delivery.Plan(values, ledger.WalletEvent.EventKey, walletSnapshot, h.guard, c)
-	if err != nil {
-		return WalletDelivery{}, fmt.Errorf("ledgertest: deliver Wallet events: %w", err)
-	}
-	h.skips.Take() // an earlier delivery's
-	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
-		return WalletDelivery{Sent: plan}, fmt.Errorf("ledgertest: deliver Wallet events with %v: %w", c, err)
-	}
-	return WalletDelivery{
-		Sent:  plan,
-		Stats: h.d.Stats()[ledger.WalletFirstSubscriber],
-		Skips: h.skips.Take(),
-	}, nil
-}
-
-// ApplyInOrder delivers events once each, in publication order (Deliver with
-// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
-// names each event with its key, version and the guard's reason, when the
-// guards skip any of them but for a reason in allow. In publication order a
-// skip is almost always a schema mistake (an event that happens within a state
-// moving to it with to: instead of taking in:), and a delivery with any Chaos
-// goes through the same guards, skips the same event and so agrees with it: the
-// in-order run is the oracle, so it catches the mistake here. A test names the
-// reasons of the skips it means in allow (a repeated version published on
-// purpose: "duplicate or stale version").
-func (h *WalletHarness) ApplyInOrder(ctx context.Context, events []ledger.WalletEvent, allow ...string) (WalletDelivery, error) {
-	report, err := h.Deliver(ctx, events, Chaos{})
-	if err != nil {
-		return report, err
-	}
-	describe := func(e ledger.WalletEvent) string {
-		return fmt.Sprintf("%s (key %#v, version %d)", e.EventName(), e.EventKey(), e.EventVersion())
-	}
-	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
-		return report, fmt.Errorf("ledgertest: apply Wallet events in order: %w", err)
-	}
-	return report, nil
-}
-
-// Close closes the harness's dispatcher (see its Close).
-func (h *WalletHarness) Close(ctx context.Context) error {
-	return h.d.Close(ctx)
 }
 
 // ApplyWalletInOrder delivers events to h once each, in publication order,
@@ -752,69 +248,19 @@ func (h *WalletHarness) Close(ctx context.Context) error {
 // when every event has an outcome, and closes the dispatcher. It fails, with an
 // error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
 // WalletHarness.ApplyInOrder, which can allow skips by their reasons).
-func ApplyWalletInOrder(ctx context.Context, h ledger.WalletHandler, events []ledger.WalletEvent, opts ...ledger.WalletOption) (err error) {
+func ApplyWalletInOrder(ctx context.Context, h ledger.WalletHandler, events []ledger.WalletEvent, opts ...ledger.WalletOption) error {
 	hs, err := NewWalletHarness(h, opts...)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		err = errors.Join(err, hs.Close(ctx))
-	}()
-	_, err = hs.ApplyInOrder(ctx, events)
-	return err
-}
-
-// walletValue returns e as a value, dereferencing a pointer; false for nil.
-func walletValue(e ledger.WalletEvent) (ledger.WalletEvent, bool) {
-	switch e := e.(type) {
-	case ledger.WalletOpened:
-		return e, true
-	case *ledger.WalletOpened:
-		if e != nil {
-			return *e, true
-		}
-	case ledger.Credited:
-		return e, true
-	case *ledger.Credited:
-		if e != nil {
-			return *e, true
-		}
-	case ledger.Debited:
-		return e, true
-	case *ledger.Debited:
-		if e != nil {
-			return *e, true
-		}
-	}
-	return nil, false
+	return hs.ApplyInOrderAndClose(ctx, events)
 }
 
 // SequenceWallet returns copies of events with their Version set to 1, 2, 3 and
 // on for each key, in the order given: the versions the single writer of each
 // Wallet gives. Pointers become values; nil events are left out.
 func SequenceWallet(events ...ledger.WalletEvent) []ledger.WalletEvent {
-	next := make(map[string]uint64)
-	out := make([]ledger.WalletEvent, 0, len(events))
-	for _, e := range events {
-		v, ok := walletValue(e)
-		if !ok {
-			continue
-		}
-		key := v.EventKey()
-		next[key]++
-		switch v := v.(type) {
-		case ledger.WalletOpened:
-			v.Version = next[key]
-			out = append(out, v)
-		case ledger.Credited:
-			v.Version = next[key]
-			out = append(out, v)
-		case ledger.Debited:
-			v.Version = next[key]
-			out = append(out, v)
-		}
-	}
-	return out
+	return delivery.Sequence[string, ledger.WalletEvent]("Version", events)
 }
 
 // walletSnapshot reports whether e carries the full state of its Wallet (a
@@ -835,89 +281,26 @@ type CustomerDelivery = delivery.Report[ledger.CustomerEvent]
 // ledger.CustomerDispatcher: its lanes, in the order a Chaos plan gives. The
 // entity's events are notifications, whose order does not matter: the harness
 // takes reorderings (but not gaps, which need a version), and the notifications
-// of a key that arrive while its handler is busy make one call.
-type CustomerHarness struct {
-	d     *ledger.CustomerDispatcher
-	guard delivery.Guard
-	skips delivery.Skips[ledger.CustomerEvent] // what the guards skipped, told by OnSkip
-}
+// of a key that arrive while its handler is busy make one call. Its methods
+// (Deliver, ApplyInOrder, Dispatcher, Close) are delivery.Harness's.
+type CustomerHarness = delivery.Harness[string, ledger.CustomerEvent, *ledger.CustomerDispatcher]
 
 // NewCustomerHarness starts a dispatcher for handler, configured with the
 // schema's policies changed by opts, except that a full backlog blocks the
-// harness (runtime.Block), so that every delivery is accepted. Close it when
-// done.
+// harness (runtime.Block), so that every delivery is accepted. Its OnSkip also
+// records the guards' skips for the reports (an OnSkip of opts is still told).
+// Close it when done.
 func NewCustomerHarness(handler ledger.CustomerHandler, opts ...ledger.CustomerOption) (*CustomerHarness, error) {
-	h := &CustomerHarness{guard: delivery.Guard{Unordered: true}}
-	opts = append(slices.Clip(opts), func(c *ledger.CustomerConfig) {
-		c.Backlog.WhenFull = runtime.Block
+	return delivery.NewHarness(delivery.HarnessSpec[string, ledger.CustomerEvent, *ledger.CustomerDispatcher]{
+		Kit:    "ledgertest",
+		Entity: "Customer",
+		Guard:  delivery.Guard{Unordered: true},
+		Stats: func(d *ledger.CustomerDispatcher) runtime.Stats {
+			return d.Stats()[ledger.CustomerFirstSubscriber]
+		},
+	}, func(o ledger.CustomerOption) (*ledger.CustomerDispatcher, error) {
+		return ledger.NewCustomerDispatcher(handler, append(slices.Clip(opts), o)...)
 	})
-	d, err := ledger.NewCustomerDispatcher(handler, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("ledgertest: new CustomerHarness: %w", err)
-	}
-	h.d = d
-	return h, nil
-}
-
-// Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,
-// Replay and the rest.
-func (h *CustomerHarness) Dispatcher() *ledger.CustomerDispatcher {
-	return h.d
-}
-
-// Deliver plans a delivery of events, given in publication order, with c,
-// publishes it from the calling goroutine, and waits until every event has an
-// outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. The report
-// holds what was sent, the subscriber's Stats and what the guards skipped. It
-// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
-// cannot repair, and an error for a nil event or a failed publish.
-func (h *CustomerHarness) Deliver(ctx context.Context, events []ledger.CustomerEvent, c Chaos) (CustomerDelivery, error) {
-	values := make([]ledger.CustomerEvent, len(events))
-	for i, e := range events {
-		v, ok := customerValue(e)
-		if !ok {
-			return CustomerDelivery{}, fmt.Errorf("ledgertest: deliver Customer events: event %d is nil", i)
-		}
-		values[i] = v
-	}
-	plan, err := delivery.Plan(values, ledger.CustomerEvent.EventKey, nil, h.guard, c)
-	if err != nil {
-		return CustomerDelivery{}, fmt.Errorf("ledgertest: deliver Customer events: %w", err)
-	}
-	h.skips.Take() // an earlier delivery's
-	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
-		return CustomerDelivery{Sent: plan}, fmt.Errorf("ledgertest: deliver Customer events with %v: %w", c, err)
-	}
-	return CustomerDelivery{
-		Sent:  plan,
-		Stats: h.d.Stats()[ledger.CustomerFirstSubscriber],
-		Skips: h.skips.Take(),
-	}, nil
-}
-
-// ApplyInOrder delivers events once each, in publication order (Deliver with
-// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
-// names each event with its key and the guard's reason, when the guards skip
-// any of them but for a reason in allow. The entity has no guards, so nothing
-// is skipped and allow does not matter.
-func (h *CustomerHarness) ApplyInOrder(ctx context.Context, events []ledger.CustomerEvent, allow ...string) (CustomerDelivery, error) {
-	report, err := h.Deliver(ctx, events, Chaos{})
-	if err != nil {
-		return report, err
-	}
-	describe := func(e ledger.CustomerEvent) string {
-		return fmt.Sprintf("%s (key %#v)", e.EventName(), e.EventKey())
-	}
-	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
-		return report, fmt.Errorf("ledgertest: apply Customer events in order: %w", err)
-	}
-	return report, nil
-}
-
-// Close closes the harness's dispatcher (see its Close).
-func (h *CustomerHarness) Close(ctx context.Context) error {
-	return h.d.Close(ctx)
 }
 
 // ApplyCustomerInOrder delivers events to h once each, in publication order,
@@ -926,27 +309,10 @@ func (h *CustomerHarness) Close(ctx context.Context) error {
 // when every event has an outcome, and closes the dispatcher. It fails, with an
 // error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
 // CustomerHarness.ApplyInOrder, which can allow skips by their reasons).
-func ApplyCustomerInOrder(ctx context.Context, h ledger.CustomerHandler, events []ledger.CustomerEvent, opts ...ledger.CustomerOption) (err error) {
+func ApplyCustomerInOrder(ctx context.Context, h ledger.CustomerHandler, events []ledger.CustomerEvent, opts ...ledger.CustomerOption) error {
 	hs, err := NewCustomerHarness(h, opts...)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		err = errors.Join(err, hs.Close(ctx))
-	}()
-	_, err = hs.ApplyInOrder(ctx, events)
-	return err
-}
-
-// customerValue returns e as a value, dereferencing a pointer; false for nil.
-func customerValue(e ledger.CustomerEvent) (ledger.CustomerEvent, bool) {
-	switch e := e.(type) {
-	case ledger.CustomerChanged:
-		return e, true
-	case *ledger.CustomerChanged:
-		if e != nil {
-			return *e, true
-		}
-	}
-	return nil, false
+	return hs.ApplyInOrderAndClose(ctx, events)
 }

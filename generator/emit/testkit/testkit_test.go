@@ -49,11 +49,13 @@ entities:
 		"package shoptest",
 		`"example.com/shop/gen"`,
 		"func NewOrderHarness(handler shop.OrderHandler, opts ...shop.OrderOption) (*OrderHarness, error) {",
-		"h.guard.MaxHeld = c.MaxHeld",
-		"v.Rev = uint16(next[key])",
+		"Versioned: true",
+		"Snapshot: orderSnapshot,",
+		`return delivery.Sequence[int32, shop.OrderEvent]("Rev", events)`,
 		"func SequenceOrder(events ...shop.OrderEvent) []shop.OrderEvent {",
 		"func (r *OrderRecorder) EventsOf(key int32) []shop.OrderEvent {",
-		"plan, err := delivery.Plan(values, shop.PingEvent.EventKey, nil, h.guard, c)",
+		"type PingHarness = delivery.Harness[string, shop.PingEvent, *shop.PingDispatcher]",
+		"Guard:  delivery.Guard{},",
 		"case shop.OrderPlaced:\n\t\treturn true",
 	} {
 		if !bytes.Contains(all.Bytes(), []byte(want)) {

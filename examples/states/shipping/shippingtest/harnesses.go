@@ -4,8 +4,6 @@ package shippingtest
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/ordergen/ordergen/examples/states/shipping"
@@ -22,12 +20,9 @@ type ShipmentDelivery = delivery.Report[shipping.ShipmentEvent]
 // and its state guard, in the order a Chaos plan gives. The version guard skips
 // duplicates and stale redeliveries and the resequencer holds early events
 // until their gap fills, so every Chaos within the resequencer's bound
-// (MaxHeld) reaches the state that in-order application reaches.
-type ShipmentHarness struct {
-	d     *shipping.ShipmentDispatcher
-	guard delivery.Guard
-	skips delivery.Skips[shipping.ShipmentEvent] // what the guards skipped, told by OnSkip
-}
+// (MaxHeld) reaches the state that in-order application reaches. Its methods
+// (Deliver, ApplyInOrder, Dispatcher, Close) are delivery.Harness's.
+type ShipmentHarness = delivery.Harness[string, shipping.ShipmentEvent, *shipping.ShipmentDispatcher]
 
 // NewShipmentHarness starts a dispatcher for handler, configured with the
 // schema's policies changed by opts, except that a full backlog blocks the
@@ -35,90 +30,17 @@ type ShipmentHarness struct {
 // records the guards' skips for the reports (an OnSkip of opts is still told).
 // Close it when done.
 func NewShipmentHarness(handler shipping.ShipmentHandler, opts ...shipping.ShipmentOption) (*ShipmentHarness, error) {
-	h := &ShipmentHarness{guard: delivery.Guard{Versioned: true}}
-	opts = append(slices.Clip(opts), func(c *shipping.ShipmentConfig) {
-		c.Backlog.WhenFull = runtime.Block
-		told := c.OnSkip
-		c.OnSkip = func(key string, ev shipping.ShipmentEvent, reason string) {
-			h.skips.Add(ev, reason)
-			if told != nil {
-				told(key, ev, reason)
-			}
-		}
-		h.guard.MaxHeld = c.MaxHeld
+	return delivery.NewHarness(delivery.HarnessSpec[string, shipping.ShipmentEvent, *shipping.ShipmentDispatcher]{
+		Kit:      "shippingtest",
+		Entity:   "Shipment",
+		Guard:    delivery.Guard{Versioned: true},
+		Snapshot: shipmentSnapshot,
+		Stats: func(d *shipping.ShipmentDispatcher) runtime.Stats {
+			return d.Stats()[shipping.ShipmentFirstSubscriber]
+		},
+	}, func(o shipping.ShipmentOption) (*shipping.ShipmentDispatcher, error) {
+		return shipping.NewShipmentDispatcher(handler, append(slices.Clip(opts), o)...)
 	})
-	d, err := shipping.NewShipmentDispatcher(handler, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("shippingtest: new ShipmentHarness: %w", err)
-	}
-	h.d = d
-	return h, nil
-}
-
-// Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,
-// Replay and the rest.
-func (h *ShipmentHarness) Dispatcher() *shipping.ShipmentDispatcher {
-	return h.d
-}
-
-// Deliver plans a delivery of events, given in publication order, with c,
-// publishes it from the calling goroutine, and waits until every event has an
-// outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. The report
-// holds what was sent, the subscriber's Stats and what the guards skipped. It
-// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
-// cannot repair, and an error for a nil event or a failed publish.
-func (h *ShipmentHarness) Deliver(ctx context.Context, events []shipping.ShipmentEvent, c Chaos) (ShipmentDelivery, error) {
-	values := make([]shipping.ShipmentEvent, len(events))
-	for i, e := range events {
-		v, ok := shipmentValue(e)
-		if !ok {
-			return ShipmentDelivery{}, fmt.Errorf("shippingtest: deliver Shipment events: event %d is nil", i)
-		}
-		values[i] = v
-	}
-	plan, err := delivery.Plan(values, shipping.ShipmentEvent.EventKey, shipmentSnapshot, h.guard, c)
-	if err != nil {
-		return ShipmentDelivery{}, fmt.Errorf("shippingtest: deliver Shipment events: %w", err)
-	}
-	h.skips.Take() // an earlier delivery's
-	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
-		return ShipmentDelivery{Sent: plan}, fmt.Errorf("shippingtest: deliver Shipment events with %v: %w", c, err)
-	}
-	return ShipmentDelivery{
-		Sent:  plan,
-		Stats: h.d.Stats()[shipping.ShipmentFirstSubscriber],
-		Skips: h.skips.Take(),
-	}, nil
-}
-
-// ApplyInOrder delivers events once each, in publication order (Deliver with
-// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
-// names each event with its key, version and the guard's reason, when the
-// guards skip any of them but for a reason in allow. In publication order a
-// skip is almost always a schema mistake (an event that happens within a state
-// moving to it with to: instead of taking in:), and a delivery with any Chaos
-// goes through the same guards, skips the same event and so agrees with it: the
-// in-order run is the oracle, so it catches the mistake here. A test names the
-// reasons of the skips it means in allow (a late event published on purpose:
-// "late transition: state Booked ranks below InTransit").
-func (h *ShipmentHarness) ApplyInOrder(ctx context.Context, events []shipping.ShipmentEvent, allow ...string) (ShipmentDelivery, error) {
-	report, err := h.Deliver(ctx, events, Chaos{})
-	if err != nil {
-		return report, err
-	}
-	describe := func(e shipping.ShipmentEvent) string {
-		return fmt.Sprintf("%s (key %#v, version %d)", e.EventName(), e.EventKey(), e.EventVersion())
-	}
-	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
-		return report, fmt.Errorf("shippingtest: apply Shipment events in order: %w", err)
-	}
-	return report, nil
-}
-
-// Close closes the harness's dispatcher (see its Close).
-func (h *ShipmentHarness) Close(ctx context.Context) error {
-	return h.d.Close(ctx)
 }
 
 // ApplyShipmentInOrder delivers events to h once each, in publication order,
@@ -127,96 +49,19 @@ func (h *ShipmentHarness) Close(ctx context.Context) error {
 // when every event has an outcome, and closes the dispatcher. It fails, with an
 // error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
 // ShipmentHarness.ApplyInOrder, which can allow skips by their reasons).
-func ApplyShipmentInOrder(ctx context.Context, h shipping.ShipmentHandler, events []shipping.ShipmentEvent, opts ...shipping.ShipmentOption) (err error) {
+func ApplyShipmentInOrder(ctx context.Context, h shipping.ShipmentHandler, events []shipping.ShipmentEvent, opts ...shipping.ShipmentOption) error {
 	hs, err := NewShipmentHarness(h, opts...)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		err = errors.Join(err, hs.Close(ctx))
-	}()
-	_, err = hs.ApplyInOrder(ctx, events)
-	return err
-}
-
-// shipmentValue returns e as a value, dereferencing a pointer; false for nil.
-func shipmentValue(e shipping.ShipmentEvent) (shipping.ShipmentEvent, bool) {
-	switch e := e.(type) {
-	case shipping.ShipmentBooked:
-		return e, true
-	case *shipping.ShipmentBooked:
-		if e != nil {
-			return *e, true
-		}
-	case shipping.ShipmentScanned:
-		return e, true
-	case *shipping.ShipmentScanned:
-		if e != nil {
-			return *e, true
-		}
-	case shipping.ShipmentLocated:
-		return e, true
-	case *shipping.ShipmentLocated:
-		if e != nil {
-			return *e, true
-		}
-	case shipping.ShipmentOutForDelivery:
-		return e, true
-	case *shipping.ShipmentOutForDelivery:
-		if e != nil {
-			return *e, true
-		}
-	case shipping.ShipmentDelivered:
-		return e, true
-	case *shipping.ShipmentDelivered:
-		if e != nil {
-			return *e, true
-		}
-	case shipping.ShipmentReturned:
-		return e, true
-	case *shipping.ShipmentReturned:
-		if e != nil {
-			return *e, true
-		}
-	}
-	return nil, false
+	return hs.ApplyInOrderAndClose(ctx, events)
 }
 
 // SequenceShipment returns copies of events with their Version set to 1, 2, 3
 // and on for each key, in the order given: the versions the single writer of
 // each Shipment gives. Pointers become values; nil events are left out.
 func SequenceShipment(events ...shipping.ShipmentEvent) []shipping.ShipmentEvent {
-	next := make(map[string]uint64)
-	out := make([]shipping.ShipmentEvent, 0, len(events))
-	for _, e := range events {
-		v, ok := shipmentValue(e)
-		if !ok {
-			continue
-		}
-		key := v.EventKey()
-		next[key]++
-		switch v := v.(type) {
-		case shipping.ShipmentBooked:
-			v.Version = next[key]
-			out = append(out, v)
-		case shipping.ShipmentScanned:
-			v.Version = next[key]
-			out = append(out, v)
-		case shipping.ShipmentLocated:
-			v.Version = next[key]
-			out = append(out, v)
-		case shipping.ShipmentOutForDelivery:
-			v.Version = next[key]
-			out = append(out, v)
-		case shipping.ShipmentDelivered:
-			v.Version = next[key]
-			out = append(out, v)
-		case shipping.ShipmentReturned:
-			v.Version = next[key]
-			out = append(out, v)
-		}
-	}
-	return out
+	return delivery.Sequence[string, shipping.ShipmentEvent]("Version", events)
 }
 
 // shipmentSnapshot reports whether e carries the full state of its Shipment (a
@@ -237,12 +82,9 @@ type ParcelDelivery = delivery.Report[shipping.ParcelEvent]
 // shipping.ParcelDispatcher: its lanes, and its state guard, in the order a
 // Chaos plan gives. The entity has no version: the harness refuses reorderings
 // and gaps; the state guard skips duplicated and late transitions, and every
-// other duplicate or redelivery reaches the handler again.
-type ParcelHarness struct {
-	d     *shipping.ParcelDispatcher
-	guard delivery.Guard
-	skips delivery.Skips[shipping.ParcelEvent] // what the guards skipped, told by OnSkip
-}
+// other duplicate or redelivery reaches the handler again. Its methods
+// (Deliver, ApplyInOrder, Dispatcher, Close) are delivery.Harness's.
+type ParcelHarness = delivery.Harness[string, shipping.ParcelEvent, *shipping.ParcelDispatcher]
 
 // NewParcelHarness starts a dispatcher for handler, configured with the
 // schema's policies changed by opts, except that a full backlog blocks the
@@ -250,89 +92,16 @@ type ParcelHarness struct {
 // records the guards' skips for the reports (an OnSkip of opts is still told).
 // Close it when done.
 func NewParcelHarness(handler shipping.ParcelHandler, opts ...shipping.ParcelOption) (*ParcelHarness, error) {
-	h := &ParcelHarness{guard: delivery.Guard{}}
-	opts = append(slices.Clip(opts), func(c *shipping.ParcelConfig) {
-		c.Backlog.WhenFull = runtime.Block
-		told := c.OnSkip
-		c.OnSkip = func(key string, ev shipping.ParcelEvent, reason string) {
-			h.skips.Add(ev, reason)
-			if told != nil {
-				told(key, ev, reason)
-			}
-		}
+	return delivery.NewHarness(delivery.HarnessSpec[string, shipping.ParcelEvent, *shipping.ParcelDispatcher]{
+		Kit:    "shippingtest",
+		Entity: "Parcel",
+		Guard:  delivery.Guard{},
+		Stats: func(d *shipping.ParcelDispatcher) runtime.Stats {
+			return d.Stats()[shipping.ParcelFirstSubscriber]
+		},
+	}, func(o shipping.ParcelOption) (*shipping.ParcelDispatcher, error) {
+		return shipping.NewParcelDispatcher(handler, append(slices.Clip(opts), o)...)
 	})
-	d, err := shipping.NewParcelDispatcher(handler, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("shippingtest: new ParcelHarness: %w", err)
-	}
-	h.d = d
-	return h, nil
-}
-
-// Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,
-// Replay and the rest.
-func (h *ParcelHarness) Dispatcher() *shipping.ParcelDispatcher {
-	return h.d
-}
-
-// Deliver plans a delivery of events, given in publication order, with c,
-// publishes it from the calling goroutine, and waits until every event has an
-// outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. The report
-// holds what was sent, the subscriber's Stats and what the guards skipped. It
-// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
-// cannot repair, and an error for a nil event or a failed publish.
-func (h *ParcelHarness) Deliver(ctx context.Context, events []shipping.ParcelEvent, c Chaos) (ParcelDelivery, error) {
-	values := make([]shipping.ParcelEvent, len(events))
-	for i, e := range events {
-		v, ok := parcelValue(e)
-		if !ok {
-			return ParcelDelivery{}, fmt.Errorf("shippingtest: deliver Parcel events: event %d is nil", i)
-		}
-		values[i] = v
-	}
-	plan, err := delivery.Plan(values, shipping.ParcelEvent.EventKey, nil, h.guard, c)
-	if err != nil {
-		return ParcelDelivery{}, fmt.Errorf("shippingtest: deliver Parcel events: %w", err)
-	}
-	h.skips.Take() // an earlier delivery's
-	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
-		return ParcelDelivery{Sent: plan}, fmt.Errorf("shippingtest: deliver Parcel events with %v: %w", c, err)
-	}
-	return ParcelDelivery{
-		Sent:  plan,
-		Stats: h.d.Stats()[shipping.ParcelFirstSubscriber],
-		Skips: h.skips.Take(),
-	}, nil
-}
-
-// ApplyInOrder delivers events once each, in publication order (Deliver with
-// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
-// names each event with its key and the guard's reason, when the guards skip
-// any of them but for a reason in allow. In publication order a skip is almost
-// always a schema mistake (an event that happens within a state moving to it
-// with to: instead of taking in:), and a delivery with any Chaos goes through
-// the same guards, skips the same event and so agrees with it: the in-order run
-// is the oracle, so it catches the mistake here. A test names the reasons of
-// the skips it means in allow (a repeated event of an entity without a version:
-// "duplicate: already in state Booked").
-func (h *ParcelHarness) ApplyInOrder(ctx context.Context, events []shipping.ParcelEvent, allow ...string) (ParcelDelivery, error) {
-	report, err := h.Deliver(ctx, events, Chaos{})
-	if err != nil {
-		return report, err
-	}
-	describe := func(e shipping.ParcelEvent) string {
-		return fmt.Sprintf("%s (key %#v)", e.EventName(), e.EventKey())
-	}
-	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
-		return report, fmt.Errorf("shippingtest: apply Parcel events in order: %w", err)
-	}
-	return report, nil
-}
-
-// Close closes the harness's dispatcher (see its Close).
-func (h *ParcelHarness) Close(ctx context.Context) error {
-	return h.d.Close(ctx)
 }
 
 // ApplyParcelInOrder delivers events to h once each, in publication order,
@@ -341,47 +110,12 @@ func (h *ParcelHarness) Close(ctx context.Context) error {
 // when every event has an outcome, and closes the dispatcher. It fails, with an
 // error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
 // ParcelHarness.ApplyInOrder, which can allow skips by their reasons).
-func ApplyParcelInOrder(ctx context.Context, h shipping.ParcelHandler, events []shipping.ParcelEvent, opts ...shipping.ParcelOption) (err error) {
+func ApplyParcelInOrder(ctx context.Context, h shipping.ParcelHandler, events []shipping.ParcelEvent, opts ...shipping.ParcelOption) error {
 	hs, err := NewParcelHarness(h, opts...)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		err = errors.Join(err, hs.Close(ctx))
-	}()
-	_, err = hs.ApplyInOrder(ctx, events)
-	return err
-}
-
-// parcelValue returns e as a value, dereferencing a pointer; false for nil.
-func parcelValue(e shipping.ParcelEvent) (shipping.ParcelEvent, bool) {
-	switch e := e.(type) {
-	case shipping.ParcelBooked:
-		return e, true
-	case *shipping.ParcelBooked:
-		if e != nil {
-			return *e, true
-		}
-	case shipping.ParcelScanned:
-		return e, true
-	case *shipping.ParcelScanned:
-		if e != nil {
-			return *e, true
-		}
-	case shipping.ParcelLocated:
-		return e, true
-	case *shipping.ParcelLocated:
-		if e != nil {
-			return *e, true
-		}
-	case shipping.ParcelDelivered:
-		return e, true
-	case *shipping.ParcelDelivered:
-		if e != nil {
-			return *e, true
-		}
-	}
-	return nil, false
+	return hs.ApplyInOrderAndClose(ctx, events)
 }
 
 // ContainerDelivery is the report of a delivery: what was sent, in order, and
@@ -393,12 +127,9 @@ type ContainerDelivery = delivery.Report[shipping.ContainerEvent]
 // and its state guard, in the order a Chaos plan gives. The version guard skips
 // duplicates and stale redeliveries and the resequencer holds early events
 // until their gap fills, so every Chaos within the resequencer's bound
-// (MaxHeld) reaches the state that in-order application reaches.
-type ContainerHarness struct {
-	d     *shipping.ContainerDispatcher
-	guard delivery.Guard
-	skips delivery.Skips[shipping.ContainerEvent] // what the guards skipped, told by OnSkip
-}
+// (MaxHeld) reaches the state that in-order application reaches. Its methods
+// (Deliver, ApplyInOrder, Dispatcher, Close) are delivery.Harness's.
+type ContainerHarness = delivery.Harness[string, shipping.ContainerEvent, *shipping.ContainerDispatcher]
 
 // NewContainerHarness starts a dispatcher for handler, configured with the
 // schema's policies changed by opts, except that a full backlog blocks the
@@ -406,90 +137,16 @@ type ContainerHarness struct {
 // records the guards' skips for the reports (an OnSkip of opts is still told).
 // Close it when done.
 func NewContainerHarness(handler shipping.ContainerHandler, opts ...shipping.ContainerOption) (*ContainerHarness, error) {
-	h := &ContainerHarness{guard: delivery.Guard{Versioned: true}}
-	opts = append(slices.Clip(opts), func(c *shipping.ContainerConfig) {
-		c.Backlog.WhenFull = runtime.Block
-		told := c.OnSkip
-		c.OnSkip = func(key string, ev shipping.ContainerEvent, reason string) {
-			h.skips.Add(ev, reason)
-			if told != nil {
-				told(key, ev, reason)
-			}
-		}
-		h.guard.MaxHeld = c.MaxHeld
+	return delivery.NewHarness(delivery.HarnessSpec[string, shipping.ContainerEvent, *shipping.ContainerDispatcher]{
+		Kit:    "shippingtest",
+		Entity: "Container",
+		Guard:  delivery.Guard{Versioned: true},
+		Stats: func(d *shipping.ContainerDispatcher) runtime.Stats {
+			return d.Stats()[shipping.ContainerFirstSubscriber]
+		},
+	}, func(o shipping.ContainerOption) (*shipping.ContainerDispatcher, error) {
+		return shipping.NewContainerDispatcher(handler, append(slices.Clip(opts), o)...)
 	})
-	d, err := shipping.NewContainerDispatcher(handler, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("shippingtest: new ContainerHarness: %w", err)
-	}
-	h.d = d
-	return h, nil
-}
-
-// Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,
-// Replay and the rest.
-func (h *ContainerHarness) Dispatcher() *shipping.ContainerDispatcher {
-	return h.d
-}
-
-// Deliver plans a delivery of events, given in publication order, with c,
-// publishes it from the calling goroutine, and waits until every event has an
-// outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. The report
-// holds what was sent, the subscriber's Stats and what the guards skipped. It
-// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
-// cannot repair, and an error for a nil event or a failed publish.
-func (h *ContainerHarness) Deliver(ctx context.Context, events []shipping.ContainerEvent, c Chaos) (ContainerDelivery, error) {
-	values := make([]shipping.ContainerEvent, len(events))
-	for i, e := range events {
-		v, ok := containerValue(e)
-		if !ok {
-			return ContainerDelivery{}, fmt.Errorf("shippingtest: deliver Container events: event %d is nil", i)
-		}
-		values[i] = v
-	}
-	plan, err := delivery.Plan(values, shipping.ContainerEvent.EventKey, nil, h.guard, c)
-	if err != nil {
-		return ContainerDelivery{}, fmt.Errorf("shippingtest: deliver Container events: %w", err)
-	}
-	h.skips.Take() // an earlier delivery's
-	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
-		return ContainerDelivery{Sent: plan}, fmt.Errorf("shippingtest: deliver Container events with %v: %w", c, err)
-	}
-	return ContainerDelivery{
-		Sent:  plan,
-		Stats: h.d.Stats()[shipping.ContainerFirstSubscriber],
-		Skips: h.skips.Take(),
-	}, nil
-}
-
-// ApplyInOrder delivers events once each, in publication order (Deliver with
-// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
-// names each event with its key, version and the guard's reason, when the
-// guards skip any of them but for a reason in allow. In publication order a
-// skip is almost always a schema mistake (an event that happens within a state
-// moving to it with to: instead of taking in:), and a delivery with any Chaos
-// goes through the same guards, skips the same event and so agrees with it: the
-// in-order run is the oracle, so it catches the mistake here. A test names the
-// reasons of the skips it means in allow (a late event published on purpose:
-// "late transition: state Loading ranks below AtSea").
-func (h *ContainerHarness) ApplyInOrder(ctx context.Context, events []shipping.ContainerEvent, allow ...string) (ContainerDelivery, error) {
-	report, err := h.Deliver(ctx, events, Chaos{})
-	if err != nil {
-		return report, err
-	}
-	describe := func(e shipping.ContainerEvent) string {
-		return fmt.Sprintf("%s (key %#v, version %d)", e.EventName(), e.EventKey(), e.EventVersion())
-	}
-	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
-		return report, fmt.Errorf("shippingtest: apply Container events in order: %w", err)
-	}
-	return report, nil
-}
-
-// Close closes the harness's dispatcher (see its Close).
-func (h *ContainerHarness) Close(ctx context.Context) error {
-	return h.d.Close(ctx)
 }
 
 // ApplyContainerInOrder delivers events to h once each, in publication order,
@@ -499,78 +156,19 @@ func (h *ContainerHarness) Close(ctx context.Context) error {
 // with an error wrapping ErrSkippedInOrder, when the guards skip any of the
 // events (see ContainerHarness.ApplyInOrder, which can allow skips by their
 // reasons).
-func ApplyContainerInOrder(ctx context.Context, h shipping.ContainerHandler, events []shipping.ContainerEvent, opts ...shipping.ContainerOption) (err error) {
+func ApplyContainerInOrder(ctx context.Context, h shipping.ContainerHandler, events []shipping.ContainerEvent, opts ...shipping.ContainerOption) error {
 	hs, err := NewContainerHarness(h, opts...)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		err = errors.Join(err, hs.Close(ctx))
-	}()
-	_, err = hs.ApplyInOrder(ctx, events)
-	return err
-}
-
-// containerValue returns e as a value, dereferencing a pointer; false for nil.
-func containerValue(e shipping.ContainerEvent) (shipping.ContainerEvent, bool) {
-	switch e := e.(type) {
-	case shipping.ContainerLoaded:
-		return e, true
-	case *shipping.ContainerLoaded:
-		if e != nil {
-			return *e, true
-		}
-	case shipping.ContainerSailed:
-		return e, true
-	case *shipping.ContainerSailed:
-		if e != nil {
-			return *e, true
-		}
-	case shipping.ContainerPositioned:
-		return e, true
-	case *shipping.ContainerPositioned:
-		if e != nil {
-			return *e, true
-		}
-	case shipping.ContainerUnloaded:
-		return e, true
-	case *shipping.ContainerUnloaded:
-		if e != nil {
-			return *e, true
-		}
-	}
-	return nil, false
+	return hs.ApplyInOrderAndClose(ctx, events)
 }
 
 // SequenceContainer returns copies of events with their Version set to 1, 2, 3
 // and on for each key, in the order given: the versions the single writer of
 // each Container gives. Pointers become values; nil events are left out.
 func SequenceContainer(events ...shipping.ContainerEvent) []shipping.ContainerEvent {
-	next := make(map[string]uint64)
-	out := make([]shipping.ContainerEvent, 0, len(events))
-	for _, e := range events {
-		v, ok := containerValue(e)
-		if !ok {
-			continue
-		}
-		key := v.EventKey()
-		next[key]++
-		switch v := v.(type) {
-		case shipping.ContainerLoaded:
-			v.Version = next[key]
-			out = append(out, v)
-		case shipping.ContainerSailed:
-			v.Version = next[key]
-			out = append(out, v)
-		case shipping.ContainerPositioned:
-			v.Version = next[key]
-			out = append(out, v)
-		case shipping.ContainerUnloaded:
-			v.Version = next[key]
-			out = append(out, v)
-		}
-	}
-	return out
+	return delivery.Sequence[string, shipping.ContainerEvent]("Version", events)
 }
 
 // CrateDelivery is the report of a delivery: what was sent, in order, and the
@@ -581,12 +179,9 @@ type CrateDelivery = delivery.Report[shipping.CrateEvent]
 // its lanes, and its state guard, in the order a Chaos plan gives. The entity
 // has no version: the harness refuses reorderings and gaps; the state guard
 // skips duplicated and late transitions, and every other duplicate or
-// redelivery reaches the handler again.
-type CrateHarness struct {
-	d     *shipping.CrateDispatcher
-	guard delivery.Guard
-	skips delivery.Skips[shipping.CrateEvent] // what the guards skipped, told by OnSkip
-}
+// redelivery reaches the handler again. Its methods (Deliver, ApplyInOrder,
+// Dispatcher, Close) are delivery.Harness's.
+type CrateHarness = delivery.Harness[int64, shipping.CrateEvent, *shipping.CrateDispatcher]
 
 // NewCrateHarness starts a dispatcher for handler, configured with the schema's
 // policies changed by opts, except that a full backlog blocks the harness
@@ -594,89 +189,16 @@ type CrateHarness struct {
 // the guards' skips for the reports (an OnSkip of opts is still told). Close it
 // when done.
 func NewCrateHarness(handler shipping.CrateHandler, opts ...shipping.CrateOption) (*CrateHarness, error) {
-	h := &CrateHarness{guard: delivery.Guard{}}
-	opts = append(slices.Clip(opts), func(c *shipping.CrateConfig) {
-		c.Backlog.WhenFull = runtime.Block
-		told := c.OnSkip
-		c.OnSkip = func(key int64, ev shipping.CrateEvent, reason string) {
-			h.skips.Add(ev, reason)
-			if told != nil {
-				told(key, ev, reason)
-			}
-		}
+	return delivery.NewHarness(delivery.HarnessSpec[int64, shipping.CrateEvent, *shipping.CrateDispatcher]{
+		Kit:    "shippingtest",
+		Entity: "Crate",
+		Guard:  delivery.Guard{},
+		Stats: func(d *shipping.CrateDispatcher) runtime.Stats {
+			return d.Stats()[shipping.CrateFirstSubscriber]
+		},
+	}, func(o shipping.CrateOption) (*shipping.CrateDispatcher, error) {
+		return shipping.NewCrateDispatcher(handler, append(slices.Clip(opts), o)...)
 	})
-	d, err := shipping.NewCrateDispatcher(handler, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("shippingtest: new CrateHarness: %w", err)
-	}
-	h.d = d
-	return h, nil
-}
-
-// Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,
-// Replay and the rest.
-func (h *CrateHarness) Dispatcher() *shipping.CrateDispatcher {
-	return h.d
-}
-
-// Deliver plans a delivery of events, given in publication order, with c,
-// publishes it from the calling goroutine, and waits until every event has an
-// outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. The report
-// holds what was sent, the subscriber's Stats and what the guards skipped. It
-// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
-// cannot repair, and an error for a nil event or a failed publish.
-func (h *CrateHarness) Deliver(ctx context.Context, events []shipping.CrateEvent, c Chaos) (CrateDelivery, error) {
-	values := make([]shipping.CrateEvent, len(events))
-	for i, e := range events {
-		v, ok := crateValue(e)
-		if !ok {
-			return CrateDelivery{}, fmt.Errorf("shippingtest: deliver Crate events: event %d is nil", i)
-		}
-		values[i] = v
-	}
-	plan, err := delivery.Plan(values, shipping.CrateEvent.EventKey, nil, h.guard, c)
-	if err != nil {
-		return CrateDelivery{}, fmt.Errorf("shippingtest: deliver Crate events: %w", err)
-	}
-	h.skips.Take() // an earlier delivery's
-	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
-		return CrateDelivery{Sent: plan}, fmt.Errorf("shippingtest: deliver Crate events with %v: %w", c, err)
-	}
-	return CrateDelivery{
-		Sent:  plan,
-		Stats: h.d.Stats()[shipping.CrateFirstSubscriber],
-		Skips: h.skips.Take(),
-	}, nil
-}
-
-// ApplyInOrder delivers events once each, in publication order (Deliver with
-// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
-// names each event with its key and the guard's reason, when the guards skip
-// any of them but for a reason in allow. In publication order a skip is almost
-// always a schema mistake (an event that happens within a state moving to it
-// with to: instead of taking in:), and a delivery with any Chaos goes through
-// the same guards, skips the same event and so agrees with it: the in-order run
-// is the oracle, so it catches the mistake here. A test names the reasons of
-// the skips it means in allow (a repeated event of an entity without a version:
-// "duplicate: already in state Packed").
-func (h *CrateHarness) ApplyInOrder(ctx context.Context, events []shipping.CrateEvent, allow ...string) (CrateDelivery, error) {
-	report, err := h.Deliver(ctx, events, Chaos{})
-	if err != nil {
-		return report, err
-	}
-	describe := func(e shipping.CrateEvent) string {
-		return fmt.Sprintf("%s (key %#v)", e.EventName(), e.EventKey())
-	}
-	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
-		return report, fmt.Errorf("shippingtest: apply Crate events in order: %w", err)
-	}
-	return report, nil
-}
-
-// Close closes the harness's dispatcher (see its Close).
-func (h *CrateHarness) Close(ctx context.Context) error {
-	return h.d.Close(ctx)
 }
 
 // ApplyCrateInOrder delivers events to h once each, in publication order,
@@ -685,39 +207,10 @@ func (h *CrateHarness) Close(ctx context.Context) error {
 // when every event has an outcome, and closes the dispatcher. It fails, with an
 // error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
 // CrateHarness.ApplyInOrder, which can allow skips by their reasons).
-func ApplyCrateInOrder(ctx context.Context, h shipping.CrateHandler, events []shipping.CrateEvent, opts ...shipping.CrateOption) (err error) {
+func ApplyCrateInOrder(ctx context.Context, h shipping.CrateHandler, events []shipping.CrateEvent, opts ...shipping.CrateOption) error {
 	hs, err := NewCrateHarness(h, opts...)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		err = errors.Join(err, hs.Close(ctx))
-	}()
-	_, err = hs.ApplyInOrder(ctx, events)
-	return err
-}
-
-// crateValue returns e as a value, dereferencing a pointer; false for nil.
-func crateValue(e shipping.CrateEvent) (shipping.CrateEvent, bool) {
-	switch e := e.(type) {
-	case shipping.CratePacked:
-		return e, true
-	case *shipping.CratePacked:
-		if e != nil {
-			return *e, true
-		}
-	case shipping.CrateWeighed:
-		return e, true
-	case *shipping.CrateWeighed:
-		if e != nil {
-			return *e, true
-		}
-	case shipping.CrateShipped:
-		return e, true
-	case *shipping.CrateShipped:
-		if e != nil {
-			return *e, true
-		}
-	}
-	return nil, false
+	return hs.ApplyInOrderAndClose(ctx, events)
 }

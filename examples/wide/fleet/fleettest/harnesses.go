@@ -4,8 +4,6 @@ package fleettest
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/ordergen/ordergen/examples/wide/fleet"
@@ -22,12 +20,9 @@ type VehicleDelivery = delivery.Report[fleet.VehicleEvent]
 // its state guard, in the order a Chaos plan gives. The version guard skips
 // duplicates and stale redeliveries and the resequencer holds early events
 // until their gap fills, so every Chaos within the resequencer's bound
-// (MaxHeld) reaches the state that in-order application reaches.
-type VehicleHarness struct {
-	d     *fleet.VehicleDispatcher
-	guard delivery.Guard
-	skips delivery.Skips[fleet.VehicleEvent] // what the guards skipped, told by OnSkip
-}
+// (MaxHeld) reaches the state that in-order application reaches. Its methods
+// (Deliver, ApplyInOrder, Dispatcher, Close) are delivery.Harness's.
+type VehicleHarness = delivery.Harness[string, fleet.VehicleEvent, *fleet.VehicleDispatcher]
 
 // NewVehicleHarness starts a dispatcher for handler, configured with the
 // schema's policies changed by opts, except that a full backlog blocks the
@@ -35,90 +30,17 @@ type VehicleHarness struct {
 // records the guards' skips for the reports (an OnSkip of opts is still told).
 // Close it when done.
 func NewVehicleHarness(handler fleet.VehicleHandler, opts ...fleet.VehicleOption) (*VehicleHarness, error) {
-	h := &VehicleHarness{guard: delivery.Guard{Versioned: true}}
-	opts = append(slices.Clip(opts), func(c *fleet.VehicleConfig) {
-		c.Backlog.WhenFull = runtime.Block
-		told := c.OnSkip
-		c.OnSkip = func(key string, ev fleet.VehicleEvent, reason string) {
-			h.skips.Add(ev, reason)
-			if told != nil {
-				told(key, ev, reason)
-			}
-		}
-		h.guard.MaxHeld = c.MaxHeld
+	return delivery.NewHarness(delivery.HarnessSpec[string, fleet.VehicleEvent, *fleet.VehicleDispatcher]{
+		Kit:      "fleettest",
+		Entity:   "Vehicle",
+		Guard:    delivery.Guard{Versioned: true},
+		Snapshot: vehicleSnapshot,
+		Stats: func(d *fleet.VehicleDispatcher) runtime.Stats {
+			return d.Stats()[fleet.VehicleFirstSubscriber]
+		},
+	}, func(o fleet.VehicleOption) (*fleet.VehicleDispatcher, error) {
+		return fleet.NewVehicleDispatcher(handler, append(slices.Clip(opts), o)...)
 	})
-	d, err := fleet.NewVehicleDispatcher(handler, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("fleettest: new VehicleHarness: %w", err)
-	}
-	h.d = d
-	return h, nil
-}
-
-// Dispatcher returns the harness's dispatcher, for its Stats, ParkedKeys,
-// Replay and the rest.
-func (h *VehicleHarness) Dispatcher() *fleet.VehicleDispatcher {
-	return h.d
-}
-
-// Deliver plans a delivery of events, given in publication order, with c,
-// publishes it from the calling goroutine, and waits until every event has an
-// outcome (or is parked). The same events and c always give the same delivery.
-// Pointers to events are delivered as the events they point to. The report
-// holds what was sent, the subscriber's Stats and what the guards skipped. It
-// returns an error wrapping ErrUnrepairable for a Chaos the entity's guards
-// cannot repair, and an error for a nil event or a failed publish.
-func (h *VehicleHarness) Deliver(ctx context.Context, events []fleet.VehicleEvent, c Chaos) (VehicleDelivery, error) {
-	values := make([]fleet.VehicleEvent, len(events))
-	for i, e := range events {
-		v, ok := vehicleValue(e)
-		if !ok {
-			return VehicleDelivery{}, fmt.Errorf("fleettest: deliver Vehicle events: event %d is nil", i)
-		}
-		values[i] = v
-	}
-	plan, err := delivery.Plan(values, fleet.VehicleEvent.EventKey, vehicleSnapshot, h.guard, c)
-	if err != nil {
-		return VehicleDelivery{}, fmt.Errorf("fleettest: deliver Vehicle events: %w", err)
-	}
-	h.skips.Take() // an earlier delivery's
-	if err := delivery.Run(ctx, plan, h.d.Publish, h.d.Flush); err != nil {
-		return VehicleDelivery{Sent: plan}, fmt.Errorf("fleettest: deliver Vehicle events with %v: %w", c, err)
-	}
-	return VehicleDelivery{
-		Sent:  plan,
-		Stats: h.d.Stats()[fleet.VehicleFirstSubscriber],
-		Skips: h.skips.Take(),
-	}, nil
-}
-
-// ApplyInOrder delivers events once each, in publication order (Deliver with
-// the zero Chaos), and fails with an error wrapping ErrSkippedInOrder, which
-// names each event with its key, version and the guard's reason, when the
-// guards skip any of them but for a reason in allow. In publication order a
-// skip is almost always a schema mistake (an event that happens within a state
-// moving to it with to: instead of taking in:), and a delivery with any Chaos
-// goes through the same guards, skips the same event and so agrees with it: the
-// in-order run is the oracle, so it catches the mistake here. A test names the
-// reasons of the skips it means in allow (a late event published on purpose:
-// "late transition: state Registered ranks below Active").
-func (h *VehicleHarness) ApplyInOrder(ctx context.Context, events []fleet.VehicleEvent, allow ...string) (VehicleDelivery, error) {
-	report, err := h.Deliver(ctx, events, Chaos{})
-	if err != nil {
-		return report, err
-	}
-	describe := func(e fleet.VehicleEvent) string {
-		return fmt.Sprintf("%s (key %#v, version %d)", e.EventName(), e.EventKey(), e.EventVersion())
-	}
-	if err := delivery.InOrder(report.Skips, allow, describe); err != nil {
-		return report, fmt.Errorf("fleettest: apply Vehicle events in order: %w", err)
-	}
-	return report, nil
-}
-
-// Close closes the harness's dispatcher (see its Close).
-func (h *VehicleHarness) Close(ctx context.Context) error {
-	return h.d.Close(ctx)
 }
 
 // ApplyVehicleInOrder delivers events to h once each, in publication order,
@@ -127,312 +49,19 @@ func (h *VehicleHarness) Close(ctx context.Context) error {
 // when every event has an outcome, and closes the dispatcher. It fails, with an
 // error wrapping ErrSkippedInOrder, when the guards skip any of the events (see
 // VehicleHarness.ApplyInOrder, which can allow skips by their reasons).
-func ApplyVehicleInOrder(ctx context.Context, h fleet.VehicleHandler, events []fleet.VehicleEvent, opts ...fleet.VehicleOption) (err error) {
+func ApplyVehicleInOrder(ctx context.Context, h fleet.VehicleHandler, events []fleet.VehicleEvent, opts ...fleet.VehicleOption) error {
 	hs, err := NewVehicleHarness(h, opts...)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		err = errors.Join(err, hs.Close(ctx))
-	}()
-	_, err = hs.ApplyInOrder(ctx, events)
-	return err
-}
-
-// vehicleValue returns e as a value, dereferencing a pointer; false for nil.
-func vehicleValue(e fleet.VehicleEvent) (fleet.VehicleEvent, bool) {
-	switch e := e.(type) {
-	case fleet.TripRequested:
-		return e, true
-	case *fleet.TripRequested:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.TripAccepted:
-		return e, true
-	case *fleet.TripAccepted:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.TripStarted:
-		return e, true
-	case *fleet.TripStarted:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.TripPaused:
-		return e, true
-	case *fleet.TripPaused:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.TripResumed:
-		return e, true
-	case *fleet.TripResumed:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.TripEnded:
-		return e, true
-	case *fleet.TripEnded:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.TripRated:
-		return e, true
-	case *fleet.TripRated:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.FareQuoted:
-		return e, true
-	case *fleet.FareQuoted:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.FareAdjusted:
-		return e, true
-	case *fleet.FareAdjusted:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.TipAdded:
-		return e, true
-	case *fleet.TipAdded:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.TollCharged:
-		return e, true
-	case *fleet.TollCharged:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.FuelLogged:
-		return e, true
-	case *fleet.FuelLogged:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.ServiceDue:
-		return e, true
-	case *fleet.ServiceDue:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.ServiceDone:
-		return e, true
-	case *fleet.ServiceDone:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.TyreChecked:
-		return e, true
-	case *fleet.TyreChecked:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.DoorOpened:
-		return e, true
-	case *fleet.DoorOpened:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.DoorClosed:
-		return e, true
-	case *fleet.DoorClosed:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.EngineStarted:
-		return e, true
-	case *fleet.EngineStarted:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.EngineStopped:
-		return e, true
-	case *fleet.EngineStopped:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.SpeedReported:
-		return e, true
-	case *fleet.SpeedReported:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.BrakeAlert:
-		return e, true
-	case *fleet.BrakeAlert:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.LaneAlert:
-		return e, true
-	case *fleet.LaneAlert:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.DriverAssigned:
-		return e, true
-	case *fleet.DriverAssigned:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.DriverReleased:
-		return e, true
-	case *fleet.DriverReleased:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.ShiftStarted:
-		return e, true
-	case *fleet.ShiftStarted:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.ShiftEnded:
-		return e, true
-	case *fleet.ShiftEnded:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.ZoneEntered:
-		return e, true
-	case *fleet.ZoneEntered:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.ZoneLeft:
-		return e, true
-	case *fleet.ZoneLeft:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.InspectionPassed:
-		return e, true
-	case *fleet.InspectionPassed:
-		if e != nil {
-			return *e, true
-		}
-	case fleet.VehicleRetired:
-		return e, true
-	case *fleet.VehicleRetired:
-		if e != nil {
-			return *e, true
-		}
-	}
-	return nil, false
+	return hs.ApplyInOrderAndClose(ctx, events)
 }
 
 // SequenceVehicle returns copies of events with their Version set to 1, 2, 3
 // and on for each key, in the order given: the versions the single writer of
 // each Vehicle gives. Pointers become values; nil events are left out.
 func SequenceVehicle(events ...fleet.VehicleEvent) []fleet.VehicleEvent {
-	next := make(map[string]uint64)
-	out := make([]fleet.VehicleEvent, 0, len(events))
-	for _, e := range events {
-		v, ok := vehicleValue(e)
-		if !ok {
-			continue
-		}
-		key := v.EventKey()
-		next[key]++
-		switch v := v.(type) {
-		case fleet.TripRequested:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.TripAccepted:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.TripStarted:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.TripPaused:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.TripResumed:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.TripEnded:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.TripRated:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.FareQuoted:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.FareAdjusted:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.TipAdded:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.TollCharged:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.FuelLogged:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.ServiceDue:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.ServiceDone:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.TyreChecked:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.DoorOpened:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.DoorClosed:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.EngineStarted:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.EngineStopped:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.SpeedReported:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.BrakeAlert:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.LaneAlert:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.DriverAssigned:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.DriverReleased:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.ShiftStarted:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.ShiftEnded:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.ZoneEntered:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.ZoneLeft:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.InspectionPassed:
-			v.Version = next[key]
-			out = append(out, v)
-		case fleet.VehicleRetired:
-			v.Version = next[key]
-			out = append(out, v)
-		}
-	}
-	return out
+	return delivery.Sequence[string, fleet.VehicleEvent]("Version", events)
 }
 
 // vehicleSnapshot reports whether e carries the full state of its Vehicle (a
