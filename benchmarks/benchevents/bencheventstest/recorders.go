@@ -4,20 +4,19 @@ package bencheventstest
 
 import (
 	"context"
-	"slices"
-	"sync"
 
 	"github.com/ordergen/ordergen/benchmarks/benchevents"
+	"github.com/ordergen/ordergen/runtime/delivery"
 )
 
 // ItemRecorder is a benchevents.ItemHandler that records every event it
 // handled, in handling order. It passes each event to its next handler first,
-// when it has one, and records the event only when that handler returns nil. It
-// is safe for concurrent use.
+// when it has one, and records the event only when that handler returns nil.
+// Its Events, EventsOf and Reset are delivery.Recording's. It is safe for
+// concurrent use.
 type ItemRecorder struct {
-	next   benchevents.ItemHandler
-	mu     sync.Mutex
-	events []benchevents.ItemEvent
+	delivery.Recording[string, benchevents.ItemEvent]
+	next benchevents.ItemHandler
 }
 
 var _ benchevents.ItemHandler = (*ItemRecorder)(nil)
@@ -30,45 +29,5 @@ func NewItemRecorder(next benchevents.ItemHandler) *ItemRecorder {
 
 // HandleSubmitted implements benchevents.ItemHandler.
 func (r *ItemRecorder) HandleSubmitted(ctx context.Context, e benchevents.Submitted) error {
-	if r.next != nil {
-		if err := r.next.HandleSubmitted(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
-}
-
-func (r *ItemRecorder) record(e ...benchevents.ItemEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e...)
-}
-
-// Events returns the events handled so far, in handling order.
-func (r *ItemRecorder) Events() []benchevents.ItemEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.events)
-}
-
-// EventsOf returns the events of the Item with key key handled so far, in
-// handling order.
-func (r *ItemRecorder) EventsOf(key string) []benchevents.ItemEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []benchevents.ItemEvent
-	for _, e := range r.events {
-		if e.EventKey() == key {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Reset forgets the events recorded so far.
-func (r *ItemRecorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleSubmitted(ctx, e) }, e)
 }

@@ -4,21 +4,20 @@ package ledgertest
 
 import (
 	"context"
-	"slices"
-	"sync"
 
 	"github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/delivery"
 )
 
 // AccountRecorder is a ledger.AccountHandler that records every event it
 // handled, in handling order. It passes each event to its next handler first,
-// when it has one, and records the event only when that handler returns nil. It
-// is safe for concurrent use.
+// when it has one, and records the event only when that handler returns nil.
+// Its Events, EventsOf and Reset are delivery.Recording's. It is safe for
+// concurrent use.
 type AccountRecorder struct {
-	next   ledger.AccountHandler
-	mu     sync.Mutex
-	events []ledger.AccountEvent
+	delivery.Recording[string, ledger.AccountEvent]
+	next ledger.AccountHandler
 }
 
 var _ ledger.AccountHandler = (*AccountRecorder)(nil)
@@ -31,57 +30,27 @@ func NewAccountRecorder(next ledger.AccountHandler) *AccountRecorder {
 
 // HandleAccountOpened implements ledger.AccountHandler.
 func (r *AccountRecorder) HandleAccountOpened(ctx context.Context, e ledger.AccountOpened) error {
-	if r.next != nil {
-		if err := r.next.HandleAccountOpened(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleAccountOpened(ctx, e) }, e)
 }
 
 // HandleDeposited implements ledger.AccountHandler.
 func (r *AccountRecorder) HandleDeposited(ctx context.Context, e ledger.Deposited) error {
-	if r.next != nil {
-		if err := r.next.HandleDeposited(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleDeposited(ctx, e) }, e)
 }
 
 // HandleWithdrew implements ledger.AccountHandler.
 func (r *AccountRecorder) HandleWithdrew(ctx context.Context, e ledger.Withdrew) error {
-	if r.next != nil {
-		if err := r.next.HandleWithdrew(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleWithdrew(ctx, e) }, e)
 }
 
 // HandleAccountFrozen implements ledger.AccountHandler.
 func (r *AccountRecorder) HandleAccountFrozen(ctx context.Context, e ledger.AccountFrozen) error {
-	if r.next != nil {
-		if err := r.next.HandleAccountFrozen(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleAccountFrozen(ctx, e) }, e)
 }
 
 // HandleAccountClosed implements ledger.AccountHandler.
 func (r *AccountRecorder) HandleAccountClosed(ctx context.Context, e ledger.AccountClosed) error {
-	if r.next != nil {
-		if err := r.next.HandleAccountClosed(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleAccountClosed(ctx, e) }, e)
 }
 
 // ResyncAccount implements ledger.AccountHandler: it returns what the next
@@ -94,48 +63,14 @@ func (r *AccountRecorder) ResyncAccount(ctx context.Context, key string) (ledger
 	return r.next.ResyncAccount(ctx, key)
 }
 
-func (r *AccountRecorder) record(e ...ledger.AccountEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e...)
-}
-
-// Events returns the events handled so far, in handling order.
-func (r *AccountRecorder) Events() []ledger.AccountEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.events)
-}
-
-// EventsOf returns the events of the Account with key key handled so far, in
-// handling order.
-func (r *AccountRecorder) EventsOf(key string) []ledger.AccountEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []ledger.AccountEvent
-	for _, e := range r.events {
-		if e.EventKey() == key {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Reset forgets the events recorded so far.
-func (r *AccountRecorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = nil
-}
-
 // OrderRecorder is a ledger.OrderHandler that records every event it handled,
 // in handling order. It passes each event to its next handler first, when it
-// has one, and records the event only when that handler returns nil. It is safe
-// for concurrent use.
+// has one, and records the event only when that handler returns nil. Its
+// Events, EventsOf and Reset are delivery.Recording's. It is safe for
+// concurrent use.
 type OrderRecorder struct {
-	next   ledger.OrderHandler
-	mu     sync.Mutex
-	events []ledger.OrderEvent
+	delivery.Recording[string, ledger.OrderEvent]
+	next ledger.OrderHandler
 }
 
 var _ ledger.OrderHandler = (*OrderRecorder)(nil)
@@ -148,112 +83,42 @@ func NewOrderRecorder(next ledger.OrderHandler) *OrderRecorder {
 
 // HandleOrderPlaced implements ledger.OrderHandler.
 func (r *OrderRecorder) HandleOrderPlaced(ctx context.Context, e ledger.OrderPlaced) error {
-	if r.next != nil {
-		if err := r.next.HandleOrderPlaced(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleOrderPlaced(ctx, e) }, e)
 }
 
 // HandleOrderPaid implements ledger.OrderHandler.
 func (r *OrderRecorder) HandleOrderPaid(ctx context.Context, e ledger.OrderPaid) error {
-	if r.next != nil {
-		if err := r.next.HandleOrderPaid(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleOrderPaid(ctx, e) }, e)
 }
 
 // HandleOrderShipped implements ledger.OrderHandler.
 func (r *OrderRecorder) HandleOrderShipped(ctx context.Context, e ledger.OrderShipped) error {
-	if r.next != nil {
-		if err := r.next.HandleOrderShipped(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleOrderShipped(ctx, e) }, e)
 }
 
 // HandleOrderTracked implements ledger.OrderHandler.
 func (r *OrderRecorder) HandleOrderTracked(ctx context.Context, e ledger.OrderTracked) error {
-	if r.next != nil {
-		if err := r.next.HandleOrderTracked(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleOrderTracked(ctx, e) }, e)
 }
 
 // HandleOrderDelivered implements ledger.OrderHandler.
 func (r *OrderRecorder) HandleOrderDelivered(ctx context.Context, e ledger.OrderDelivered) error {
-	if r.next != nil {
-		if err := r.next.HandleOrderDelivered(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleOrderDelivered(ctx, e) }, e)
 }
 
 // HandleOrderCancelled implements ledger.OrderHandler.
 func (r *OrderRecorder) HandleOrderCancelled(ctx context.Context, e ledger.OrderCancelled) error {
-	if r.next != nil {
-		if err := r.next.HandleOrderCancelled(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
-}
-
-func (r *OrderRecorder) record(e ...ledger.OrderEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e...)
-}
-
-// Events returns the events handled so far, in handling order.
-func (r *OrderRecorder) Events() []ledger.OrderEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.events)
-}
-
-// EventsOf returns the events of the Order with key key handled so far, in
-// handling order.
-func (r *OrderRecorder) EventsOf(key string) []ledger.OrderEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []ledger.OrderEvent
-	for _, e := range r.events {
-		if e.EventKey() == key {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Reset forgets the events recorded so far.
-func (r *OrderRecorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleOrderCancelled(ctx, e) }, e)
 }
 
 // RiderRecorder is a ledger.RiderHandler that records every event it handled,
 // in handling order. It passes each event to its next handler first, when it
-// has one, and records the event only when that handler returns nil. It is safe
-// for concurrent use.
+// has one, and records the event only when that handler returns nil. Its
+// Events, EventsOf and Reset are delivery.Recording's. It is safe for
+// concurrent use.
 type RiderRecorder struct {
-	next   ledger.RiderHandler
-	mu     sync.Mutex
-	events []ledger.RiderEvent
+	delivery.Recording[string, ledger.RiderEvent]
+	next ledger.RiderHandler
 }
 
 var _ ledger.RiderHandler = (*RiderRecorder)(nil)
@@ -266,57 +131,17 @@ func NewRiderRecorder(next ledger.RiderHandler) *RiderRecorder {
 
 // HandleLocationUpdated implements ledger.RiderHandler.
 func (r *RiderRecorder) HandleLocationUpdated(ctx context.Context, e ledger.LocationUpdated) error {
-	if r.next != nil {
-		if err := r.next.HandleLocationUpdated(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
-}
-
-func (r *RiderRecorder) record(e ...ledger.RiderEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e...)
-}
-
-// Events returns the events handled so far, in handling order.
-func (r *RiderRecorder) Events() []ledger.RiderEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.events)
-}
-
-// EventsOf returns the events of the Rider with key key handled so far, in
-// handling order.
-func (r *RiderRecorder) EventsOf(key string) []ledger.RiderEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []ledger.RiderEvent
-	for _, e := range r.events {
-		if e.EventKey() == key {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Reset forgets the events recorded so far.
-func (r *RiderRecorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleLocationUpdated(ctx, e) }, e)
 }
 
 // WebhookRecorder is a ledger.WebhookHandler that records every event it
 // handled, in handling order. It passes each event to its next handler first,
-// when it has one, and records the event only when that handler returns nil. It
-// is safe for concurrent use.
+// when it has one, and records the event only when that handler returns nil.
+// Its Events, EventsOf and Reset are delivery.Recording's. It is safe for
+// concurrent use.
 type WebhookRecorder struct {
-	next   ledger.WebhookHandler
-	mu     sync.Mutex
-	events []ledger.WebhookEvent
+	delivery.Recording[int64, ledger.WebhookEvent]
+	next ledger.WebhookHandler
 }
 
 var _ ledger.WebhookHandler = (*WebhookRecorder)(nil)
@@ -329,57 +154,17 @@ func NewWebhookRecorder(next ledger.WebhookHandler) *WebhookRecorder {
 
 // HandleWebhookQueued implements ledger.WebhookHandler.
 func (r *WebhookRecorder) HandleWebhookQueued(ctx context.Context, e ledger.WebhookQueued) error {
-	if r.next != nil {
-		if err := r.next.HandleWebhookQueued(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
-}
-
-func (r *WebhookRecorder) record(e ...ledger.WebhookEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e...)
-}
-
-// Events returns the events handled so far, in handling order.
-func (r *WebhookRecorder) Events() []ledger.WebhookEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.events)
-}
-
-// EventsOf returns the events of the Webhook with key key handled so far, in
-// handling order.
-func (r *WebhookRecorder) EventsOf(key int64) []ledger.WebhookEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []ledger.WebhookEvent
-	for _, e := range r.events {
-		if e.EventKey() == key {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Reset forgets the events recorded so far.
-func (r *WebhookRecorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleWebhookQueued(ctx, e) }, e)
 }
 
 // WalletRecorder is a ledger.WalletHandler that records every event it handled,
 // in handling order. It passes each event to its next handler first, when it
-// has one, and records the event only when that handler returns nil. It is safe
-// for concurrent use.
+// has one, and records the event only when that handler returns nil. Its
+// Events, EventsOf and Reset are delivery.Recording's. It is safe for
+// concurrent use.
 type WalletRecorder struct {
-	next   ledger.WalletHandler
-	mu     sync.Mutex
-	events []ledger.WalletEvent
+	delivery.Recording[string, ledger.WalletEvent]
+	next ledger.WalletHandler
 }
 
 var _ ledger.WalletHandler = (*WalletRecorder)(nil)
@@ -392,58 +177,18 @@ func NewWalletRecorder(next ledger.WalletHandler) *WalletRecorder {
 
 // HandleWalletBatch implements ledger.WalletHandler.
 func (r *WalletRecorder) HandleWalletBatch(ctx context.Context, key string, events []ledger.WalletEvent) error {
-	if r.next != nil {
-		if err := r.next.HandleWalletBatch(ctx, key, events); err != nil {
-			return err
-		}
-	}
-	r.record(events...)
-	return nil
-}
-
-func (r *WalletRecorder) record(e ...ledger.WalletEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e...)
-}
-
-// Events returns the events handled so far, in handling order.
-func (r *WalletRecorder) Events() []ledger.WalletEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.events)
-}
-
-// EventsOf returns the events of the Wallet with key key handled so far, in
-// handling order.
-func (r *WalletRecorder) EventsOf(key string) []ledger.WalletEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []ledger.WalletEvent
-	for _, e := range r.events {
-		if e.EventKey() == key {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Reset forgets the events recorded so far.
-func (r *WalletRecorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleWalletBatch(ctx, key, events) }, events...)
 }
 
 // CustomerRecorder is a ledger.CustomerHandler that records the key of every
 // notification it handled, in handling order: one per call, however many
 // notifications of the key the call stands for. It passes each call to its next
 // handler first, when it has one, and records the key only when that handler
-// returns nil. It is safe for concurrent use.
+// returns nil. Its Keys, CallsOf and Reset are delivery.Calls'. It is safe for
+// concurrent use.
 type CustomerRecorder struct {
+	delivery.Calls[string]
 	next ledger.CustomerHandler
-	mu   sync.Mutex
-	keys []string
 }
 
 var _ ledger.CustomerHandler = (*CustomerRecorder)(nil)
@@ -456,40 +201,5 @@ func NewCustomerRecorder(next ledger.CustomerHandler) *CustomerRecorder {
 
 // HandleCustomerChanged implements ledger.CustomerHandler.
 func (r *CustomerRecorder) HandleCustomerChanged(ctx context.Context, key string) error {
-	if r.next != nil {
-		if err := r.next.HandleCustomerChanged(ctx, key); err != nil {
-			return err
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.keys = append(r.keys, key)
-	return nil
-}
-
-// Keys returns the keys of the calls handled so far, in handling order.
-func (r *CustomerRecorder) Keys() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.keys)
-}
-
-// CallsOf returns how many calls for key were handled so far.
-func (r *CustomerRecorder) CallsOf(key string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, k := range r.keys {
-		if k == key {
-			n++
-		}
-	}
-	return n
-}
-
-// Reset forgets the calls recorded so far.
-func (r *CustomerRecorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.keys = nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleCustomerChanged(ctx, key) }, key)
 }

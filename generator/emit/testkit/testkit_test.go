@@ -53,7 +53,7 @@ entities:
 		"Snapshot: orderSnapshot,",
 		`return delivery.Sequence[int32, shop.OrderEvent]("Rev", events)`,
 		"func SequenceOrder(events ...shop.OrderEvent) []shop.OrderEvent {",
-		"func (r *OrderRecorder) EventsOf(key int32) []shop.OrderEvent {",
+		"delivery.Recording[int32, shop.OrderEvent]",
 		"type PingHarness = delivery.Harness[string, shop.PingEvent, *shop.PingDispatcher]",
 		"Guard:  delivery.Guard{},",
 		"case shop.OrderPlaced:\n\t\treturn true",

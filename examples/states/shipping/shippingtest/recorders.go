@@ -4,20 +4,19 @@ package shippingtest
 
 import (
 	"context"
-	"slices"
-	"sync"
 
 	"github.com/ordergen/ordergen/examples/states/shipping"
+	"github.com/ordergen/ordergen/runtime/delivery"
 )
 
 // ShipmentRecorder is a shipping.ShipmentHandler that records every event it
 // handled, in handling order. It passes each event to its next handler first,
-// when it has one, and records the event only when that handler returns nil. It
-// is safe for concurrent use.
+// when it has one, and records the event only when that handler returns nil.
+// Its Events, EventsOf and Reset are delivery.Recording's. It is safe for
+// concurrent use.
 type ShipmentRecorder struct {
-	next   shipping.ShipmentHandler
-	mu     sync.Mutex
-	events []shipping.ShipmentEvent
+	delivery.Recording[string, shipping.ShipmentEvent]
+	next shipping.ShipmentHandler
 }
 
 var _ shipping.ShipmentHandler = (*ShipmentRecorder)(nil)
@@ -30,112 +29,42 @@ func NewShipmentRecorder(next shipping.ShipmentHandler) *ShipmentRecorder {
 
 // HandleShipmentBooked implements shipping.ShipmentHandler.
 func (r *ShipmentRecorder) HandleShipmentBooked(ctx context.Context, e shipping.ShipmentBooked) error {
-	if r.next != nil {
-		if err := r.next.HandleShipmentBooked(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleShipmentBooked(ctx, e) }, e)
 }
 
 // HandleShipmentScanned implements shipping.ShipmentHandler.
 func (r *ShipmentRecorder) HandleShipmentScanned(ctx context.Context, e shipping.ShipmentScanned) error {
-	if r.next != nil {
-		if err := r.next.HandleShipmentScanned(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleShipmentScanned(ctx, e) }, e)
 }
 
 // HandleShipmentLocated implements shipping.ShipmentHandler.
 func (r *ShipmentRecorder) HandleShipmentLocated(ctx context.Context, e shipping.ShipmentLocated) error {
-	if r.next != nil {
-		if err := r.next.HandleShipmentLocated(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleShipmentLocated(ctx, e) }, e)
 }
 
 // HandleShipmentOutForDelivery implements shipping.ShipmentHandler.
 func (r *ShipmentRecorder) HandleShipmentOutForDelivery(ctx context.Context, e shipping.ShipmentOutForDelivery) error {
-	if r.next != nil {
-		if err := r.next.HandleShipmentOutForDelivery(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleShipmentOutForDelivery(ctx, e) }, e)
 }
 
 // HandleShipmentDelivered implements shipping.ShipmentHandler.
 func (r *ShipmentRecorder) HandleShipmentDelivered(ctx context.Context, e shipping.ShipmentDelivered) error {
-	if r.next != nil {
-		if err := r.next.HandleShipmentDelivered(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleShipmentDelivered(ctx, e) }, e)
 }
 
 // HandleShipmentReturned implements shipping.ShipmentHandler.
 func (r *ShipmentRecorder) HandleShipmentReturned(ctx context.Context, e shipping.ShipmentReturned) error {
-	if r.next != nil {
-		if err := r.next.HandleShipmentReturned(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
-}
-
-func (r *ShipmentRecorder) record(e ...shipping.ShipmentEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e...)
-}
-
-// Events returns the events handled so far, in handling order.
-func (r *ShipmentRecorder) Events() []shipping.ShipmentEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.events)
-}
-
-// EventsOf returns the events of the Shipment with key key handled so far, in
-// handling order.
-func (r *ShipmentRecorder) EventsOf(key string) []shipping.ShipmentEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []shipping.ShipmentEvent
-	for _, e := range r.events {
-		if e.EventKey() == key {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Reset forgets the events recorded so far.
-func (r *ShipmentRecorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleShipmentReturned(ctx, e) }, e)
 }
 
 // ParcelRecorder is a shipping.ParcelHandler that records every event it
 // handled, in handling order. It passes each event to its next handler first,
-// when it has one, and records the event only when that handler returns nil. It
-// is safe for concurrent use.
+// when it has one, and records the event only when that handler returns nil.
+// Its Events, EventsOf and Reset are delivery.Recording's. It is safe for
+// concurrent use.
 type ParcelRecorder struct {
-	next   shipping.ParcelHandler
-	mu     sync.Mutex
-	events []shipping.ParcelEvent
+	delivery.Recording[string, shipping.ParcelEvent]
+	next shipping.ParcelHandler
 }
 
 var _ shipping.ParcelHandler = (*ParcelRecorder)(nil)
@@ -148,90 +77,32 @@ func NewParcelRecorder(next shipping.ParcelHandler) *ParcelRecorder {
 
 // HandleParcelBooked implements shipping.ParcelHandler.
 func (r *ParcelRecorder) HandleParcelBooked(ctx context.Context, e shipping.ParcelBooked) error {
-	if r.next != nil {
-		if err := r.next.HandleParcelBooked(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleParcelBooked(ctx, e) }, e)
 }
 
 // HandleParcelScanned implements shipping.ParcelHandler.
 func (r *ParcelRecorder) HandleParcelScanned(ctx context.Context, e shipping.ParcelScanned) error {
-	if r.next != nil {
-		if err := r.next.HandleParcelScanned(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleParcelScanned(ctx, e) }, e)
 }
 
 // HandleParcelLocated implements shipping.ParcelHandler.
 func (r *ParcelRecorder) HandleParcelLocated(ctx context.Context, e shipping.ParcelLocated) error {
-	if r.next != nil {
-		if err := r.next.HandleParcelLocated(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleParcelLocated(ctx, e) }, e)
 }
 
 // HandleParcelDelivered implements shipping.ParcelHandler.
 func (r *ParcelRecorder) HandleParcelDelivered(ctx context.Context, e shipping.ParcelDelivered) error {
-	if r.next != nil {
-		if err := r.next.HandleParcelDelivered(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
-}
-
-func (r *ParcelRecorder) record(e ...shipping.ParcelEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e...)
-}
-
-// Events returns the events handled so far, in handling order.
-func (r *ParcelRecorder) Events() []shipping.ParcelEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.events)
-}
-
-// EventsOf returns the events of the Parcel with key key handled so far, in
-// handling order.
-func (r *ParcelRecorder) EventsOf(key string) []shipping.ParcelEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []shipping.ParcelEvent
-	for _, e := range r.events {
-		if e.EventKey() == key {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Reset forgets the events recorded so far.
-func (r *ParcelRecorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleParcelDelivered(ctx, e) }, e)
 }
 
 // ContainerRecorder is a shipping.ContainerHandler that records every event it
 // handled, in handling order. It passes each event to its next handler first,
-// when it has one, and records the event only when that handler returns nil. It
-// is safe for concurrent use.
+// when it has one, and records the event only when that handler returns nil.
+// Its Events, EventsOf and Reset are delivery.Recording's. It is safe for
+// concurrent use.
 type ContainerRecorder struct {
-	next   shipping.ContainerHandler
-	mu     sync.Mutex
-	events []shipping.ContainerEvent
+	delivery.Recording[string, shipping.ContainerEvent]
+	next shipping.ContainerHandler
 }
 
 var _ shipping.ContainerHandler = (*ContainerRecorder)(nil)
@@ -244,57 +115,17 @@ func NewContainerRecorder(next shipping.ContainerHandler) *ContainerRecorder {
 
 // HandleContainerBatch implements shipping.ContainerHandler.
 func (r *ContainerRecorder) HandleContainerBatch(ctx context.Context, key string, events []shipping.ContainerEvent) error {
-	if r.next != nil {
-		if err := r.next.HandleContainerBatch(ctx, key, events); err != nil {
-			return err
-		}
-	}
-	r.record(events...)
-	return nil
-}
-
-func (r *ContainerRecorder) record(e ...shipping.ContainerEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e...)
-}
-
-// Events returns the events handled so far, in handling order.
-func (r *ContainerRecorder) Events() []shipping.ContainerEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.events)
-}
-
-// EventsOf returns the events of the Container with key key handled so far, in
-// handling order.
-func (r *ContainerRecorder) EventsOf(key string) []shipping.ContainerEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []shipping.ContainerEvent
-	for _, e := range r.events {
-		if e.EventKey() == key {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Reset forgets the events recorded so far.
-func (r *ContainerRecorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleContainerBatch(ctx, key, events) }, events...)
 }
 
 // CrateRecorder is a shipping.CrateHandler that records every event it handled,
 // in handling order. It passes each event to its next handler first, when it
-// has one, and records the event only when that handler returns nil. It is safe
-// for concurrent use.
+// has one, and records the event only when that handler returns nil. Its
+// Events, EventsOf and Reset are delivery.Recording's. It is safe for
+// concurrent use.
 type CrateRecorder struct {
-	next   shipping.CrateHandler
-	mu     sync.Mutex
-	events []shipping.CrateEvent
+	delivery.Recording[int64, shipping.CrateEvent]
+	next shipping.CrateHandler
 }
 
 var _ shipping.CrateHandler = (*CrateRecorder)(nil)
@@ -307,67 +138,15 @@ func NewCrateRecorder(next shipping.CrateHandler) *CrateRecorder {
 
 // HandleCratePacked implements shipping.CrateHandler.
 func (r *CrateRecorder) HandleCratePacked(ctx context.Context, e shipping.CratePacked) error {
-	if r.next != nil {
-		if err := r.next.HandleCratePacked(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleCratePacked(ctx, e) }, e)
 }
 
 // HandleCrateWeighed implements shipping.CrateHandler.
 func (r *CrateRecorder) HandleCrateWeighed(ctx context.Context, e shipping.CrateWeighed) error {
-	if r.next != nil {
-		if err := r.next.HandleCrateWeighed(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleCrateWeighed(ctx, e) }, e)
 }
 
 // HandleCrateShipped implements shipping.CrateHandler.
 func (r *CrateRecorder) HandleCrateShipped(ctx context.Context, e shipping.CrateShipped) error {
-	if r.next != nil {
-		if err := r.next.HandleCrateShipped(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
-}
-
-func (r *CrateRecorder) record(e ...shipping.CrateEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e...)
-}
-
-// Events returns the events handled so far, in handling order.
-func (r *CrateRecorder) Events() []shipping.CrateEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.events)
-}
-
-// EventsOf returns the events of the Crate with key key handled so far, in
-// handling order.
-func (r *CrateRecorder) EventsOf(key int64) []shipping.CrateEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []shipping.CrateEvent
-	for _, e := range r.events {
-		if e.EventKey() == key {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Reset forgets the events recorded so far.
-func (r *CrateRecorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleCrateShipped(ctx, e) }, e)
 }

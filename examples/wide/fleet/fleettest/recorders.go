@@ -4,20 +4,19 @@ package fleettest
 
 import (
 	"context"
-	"slices"
-	"sync"
 
 	"github.com/ordergen/ordergen/examples/wide/fleet"
+	"github.com/ordergen/ordergen/runtime/delivery"
 )
 
 // VehicleRecorder is a fleet.VehicleHandler that records every event it
 // handled, in handling order. It passes each event to its next handler first,
-// when it has one, and records the event only when that handler returns nil. It
-// is safe for concurrent use.
+// when it has one, and records the event only when that handler returns nil.
+// Its Events, EventsOf and Reset are delivery.Recording's. It is safe for
+// concurrent use.
 type VehicleRecorder struct {
-	next   fleet.VehicleHandler
-	mu     sync.Mutex
-	events []fleet.VehicleEvent
+	delivery.Recording[string, fleet.VehicleEvent]
+	next fleet.VehicleHandler
 }
 
 var _ fleet.VehicleHandler = (*VehicleRecorder)(nil)
@@ -30,364 +29,150 @@ func NewVehicleRecorder(next fleet.VehicleHandler) *VehicleRecorder {
 
 // HandleTripRequested implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleTripRequested(ctx context.Context, e fleet.TripRequested) error {
-	if r.next != nil {
-		if err := r.next.HandleTripRequested(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleTripRequested(ctx, e) }, e)
 }
 
 // HandleTripAccepted implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleTripAccepted(ctx context.Context, e fleet.TripAccepted) error {
-	if r.next != nil {
-		if err := r.next.HandleTripAccepted(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleTripAccepted(ctx, e) }, e)
 }
 
 // HandleTripStarted implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleTripStarted(ctx context.Context, e fleet.TripStarted) error {
-	if r.next != nil {
-		if err := r.next.HandleTripStarted(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleTripStarted(ctx, e) }, e)
 }
 
 // HandleTripPaused implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleTripPaused(ctx context.Context, e fleet.TripPaused) error {
-	if r.next != nil {
-		if err := r.next.HandleTripPaused(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleTripPaused(ctx, e) }, e)
 }
 
 // HandleTripResumed implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleTripResumed(ctx context.Context, e fleet.TripResumed) error {
-	if r.next != nil {
-		if err := r.next.HandleTripResumed(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleTripResumed(ctx, e) }, e)
 }
 
 // HandleTripEnded implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleTripEnded(ctx context.Context, e fleet.TripEnded) error {
-	if r.next != nil {
-		if err := r.next.HandleTripEnded(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleTripEnded(ctx, e) }, e)
 }
 
 // HandleTripRated implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleTripRated(ctx context.Context, e fleet.TripRated) error {
-	if r.next != nil {
-		if err := r.next.HandleTripRated(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleTripRated(ctx, e) }, e)
 }
 
 // HandleFareQuoted implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleFareQuoted(ctx context.Context, e fleet.FareQuoted) error {
-	if r.next != nil {
-		if err := r.next.HandleFareQuoted(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleFareQuoted(ctx, e) }, e)
 }
 
 // HandleFareAdjusted implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleFareAdjusted(ctx context.Context, e fleet.FareAdjusted) error {
-	if r.next != nil {
-		if err := r.next.HandleFareAdjusted(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleFareAdjusted(ctx, e) }, e)
 }
 
 // HandleTipAdded implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleTipAdded(ctx context.Context, e fleet.TipAdded) error {
-	if r.next != nil {
-		if err := r.next.HandleTipAdded(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleTipAdded(ctx, e) }, e)
 }
 
 // HandleTollCharged implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleTollCharged(ctx context.Context, e fleet.TollCharged) error {
-	if r.next != nil {
-		if err := r.next.HandleTollCharged(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleTollCharged(ctx, e) }, e)
 }
 
 // HandleFuelLogged implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleFuelLogged(ctx context.Context, e fleet.FuelLogged) error {
-	if r.next != nil {
-		if err := r.next.HandleFuelLogged(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleFuelLogged(ctx, e) }, e)
 }
 
 // HandleServiceDue implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleServiceDue(ctx context.Context, e fleet.ServiceDue) error {
-	if r.next != nil {
-		if err := r.next.HandleServiceDue(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleServiceDue(ctx, e) }, e)
 }
 
 // HandleServiceDone implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleServiceDone(ctx context.Context, e fleet.ServiceDone) error {
-	if r.next != nil {
-		if err := r.next.HandleServiceDone(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleServiceDone(ctx, e) }, e)
 }
 
 // HandleTyreChecked implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleTyreChecked(ctx context.Context, e fleet.TyreChecked) error {
-	if r.next != nil {
-		if err := r.next.HandleTyreChecked(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleTyreChecked(ctx, e) }, e)
 }
 
 // HandleDoorOpened implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleDoorOpened(ctx context.Context, e fleet.DoorOpened) error {
-	if r.next != nil {
-		if err := r.next.HandleDoorOpened(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleDoorOpened(ctx, e) }, e)
 }
 
 // HandleDoorClosed implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleDoorClosed(ctx context.Context, e fleet.DoorClosed) error {
-	if r.next != nil {
-		if err := r.next.HandleDoorClosed(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleDoorClosed(ctx, e) }, e)
 }
 
 // HandleEngineStarted implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleEngineStarted(ctx context.Context, e fleet.EngineStarted) error {
-	if r.next != nil {
-		if err := r.next.HandleEngineStarted(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleEngineStarted(ctx, e) }, e)
 }
 
 // HandleEngineStopped implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleEngineStopped(ctx context.Context, e fleet.EngineStopped) error {
-	if r.next != nil {
-		if err := r.next.HandleEngineStopped(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleEngineStopped(ctx, e) }, e)
 }
 
 // HandleSpeedReported implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleSpeedReported(ctx context.Context, e fleet.SpeedReported) error {
-	if r.next != nil {
-		if err := r.next.HandleSpeedReported(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleSpeedReported(ctx, e) }, e)
 }
 
 // HandleBrakeAlert implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleBrakeAlert(ctx context.Context, e fleet.BrakeAlert) error {
-	if r.next != nil {
-		if err := r.next.HandleBrakeAlert(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleBrakeAlert(ctx, e) }, e)
 }
 
 // HandleLaneAlert implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleLaneAlert(ctx context.Context, e fleet.LaneAlert) error {
-	if r.next != nil {
-		if err := r.next.HandleLaneAlert(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleLaneAlert(ctx, e) }, e)
 }
 
 // HandleDriverAssigned implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleDriverAssigned(ctx context.Context, e fleet.DriverAssigned) error {
-	if r.next != nil {
-		if err := r.next.HandleDriverAssigned(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleDriverAssigned(ctx, e) }, e)
 }
 
 // HandleDriverReleased implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleDriverReleased(ctx context.Context, e fleet.DriverReleased) error {
-	if r.next != nil {
-		if err := r.next.HandleDriverReleased(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleDriverReleased(ctx, e) }, e)
 }
 
 // HandleShiftStarted implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleShiftStarted(ctx context.Context, e fleet.ShiftStarted) error {
-	if r.next != nil {
-		if err := r.next.HandleShiftStarted(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleShiftStarted(ctx, e) }, e)
 }
 
 // HandleShiftEnded implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleShiftEnded(ctx context.Context, e fleet.ShiftEnded) error {
-	if r.next != nil {
-		if err := r.next.HandleShiftEnded(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleShiftEnded(ctx, e) }, e)
 }
 
 // HandleZoneEntered implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleZoneEntered(ctx context.Context, e fleet.ZoneEntered) error {
-	if r.next != nil {
-		if err := r.next.HandleZoneEntered(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleZoneEntered(ctx, e) }, e)
 }
 
 // HandleZoneLeft implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleZoneLeft(ctx context.Context, e fleet.ZoneLeft) error {
-	if r.next != nil {
-		if err := r.next.HandleZoneLeft(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleZoneLeft(ctx, e) }, e)
 }
 
 // HandleInspectionPassed implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleInspectionPassed(ctx context.Context, e fleet.InspectionPassed) error {
-	if r.next != nil {
-		if err := r.next.HandleInspectionPassed(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleInspectionPassed(ctx, e) }, e)
 }
 
 // HandleVehicleRetired implements fleet.VehicleHandler.
 func (r *VehicleRecorder) HandleVehicleRetired(ctx context.Context, e fleet.VehicleRetired) error {
-	if r.next != nil {
-		if err := r.next.HandleVehicleRetired(ctx, e); err != nil {
-			return err
-		}
-	}
-	r.record(e)
-	return nil
-}
-
-func (r *VehicleRecorder) record(e ...fleet.VehicleEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e...)
-}
-
-// Events returns the events handled so far, in handling order.
-func (r *VehicleRecorder) Events() []fleet.VehicleEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.events)
-}
-
-// EventsOf returns the events of the Vehicle with key key handled so far, in
-// handling order.
-func (r *VehicleRecorder) EventsOf(key string) []fleet.VehicleEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []fleet.VehicleEvent
-	for _, e := range r.events {
-		if e.EventKey() == key {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Reset forgets the events recorded so far.
-func (r *VehicleRecorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = nil
+	return r.Pass(r.next != nil, func() error { return r.next.HandleVehicleRetired(ctx, e) }, e)
 }
