@@ -7,8 +7,8 @@ package genimpl
 // The generated code's two constants
 //
 //	const (
-//		_ = genimpl.MaxVersion - 4 // 4: the version it needs
-//		_ = 4 - genimpl.MinVersion
+//		_ = genimpl.MaxVersion - 5 // 5: the version it needs
+//		_ = 5 - genimpl.MinVersion
 //	)
 //
 // do not compile when it needs a newer version than MaxVersion, or an
@@ -16,8 +16,8 @@ package genimpl
 // unsigned type, and the compiler's message names the type, which says
 // what to do, and the versions:
 //
-//	genimpl.MaxVersion - 5 (constant -1 of uint type
-//	genimpl.UpgradeOrdergenToRunCodeGeneratedAboveVersion4) overflows uint
+//	genimpl.MaxVersion - 6 (constant -1 of uint type
+//	genimpl.UpgradeOrdergenToRunCodeGeneratedAboveVersion5) overflows uint
 //
 // means the github.com/ordergen/ordergen module in go.mod is older than
 // the ordergen that generated the code: upgrade it (go get
@@ -38,12 +38,12 @@ package genimpl
 
 // GenVersion is the version the generator of this module writes into the
 // code it generates: the version that code needs.
-const GenVersion = 4
+const GenVersion = 5
 
-// UpgradeOrdergenToRunCodeGeneratedAboveVersion4 is MaxVersion's type: its
+// UpgradeOrdergenToRunCodeGeneratedAboveVersion5 is MaxVersion's type: its
 // name is what the compiler's message says when generated code needs a
 // newer version than this package runs.
-type UpgradeOrdergenToRunCodeGeneratedAboveVersion4 uint
+type UpgradeOrdergenToRunCodeGeneratedAboveVersion5 uint
 
 // RegenerateCodeGeneratedBelowVersion4 is MinVersion's type: its name is
 // what the compiler's message says when generated code is older than this
@@ -53,7 +53,7 @@ type RegenerateCodeGeneratedBelowVersion4 uint
 const (
 	// MaxVersion is the newest version of generated code this package
 	// runs: always GenVersion, the generator's own.
-	MaxVersion UpgradeOrdergenToRunCodeGeneratedAboveVersion4 = GenVersion
+	MaxVersion UpgradeOrdergenToRunCodeGeneratedAboveVersion5 = GenVersion
 	// MinVersion is the oldest version of generated code this package
 	// runs.
 	MinVersion RegenerateCodeGeneratedBelowVersion4 = 4

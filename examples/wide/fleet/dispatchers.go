@@ -10,7 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// The handshake with the runtime: this code needs version 4 of
+// The handshake with the runtime: this code needs version 5 of
 // github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
 // below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
 // in go.mod is older than the ordergen that generated the code: upgrade it (go
@@ -18,8 +18,8 @@ import (
 // code is older than the module runs: generate it again with the module's
 // ordergen (go generate ./...).
 const (
-	_ = genimpl.MaxVersion - 4
-	_ = 4 - genimpl.MinVersion
+	_ = genimpl.MaxVersion - 5
+	_ = 5 - genimpl.MinVersion
 )
 
 // vehicleEntity describes Vehicle to the generic wiring of runtime/genimpl: its
