@@ -72,6 +72,7 @@ func (w *worker[K, E]) loop() {
 	if lanes {
 		steal = w.stealWork
 	}
+	inBatch := false // the last task was an inline batch (runQueue.inBatch)
 	for {
 		if lanes {
 			if l := w.local.popFront(); l != nil {
@@ -83,7 +84,8 @@ func (w *worker[K, E]) loop() {
 				continue
 			}
 		}
-		t, ok := w.e.rq.pop(steal)
+		t, ok := w.e.rq.pop(steal, inBatch)
+		inBatch = ok && t.s != nil && w.e.inline
 		if !ok || w.e.aborted.Load() {
 			// Close gave up: no new task starts. (A batch the worker left
 			// when it gave up stays its shard's current one, for Close's
