@@ -113,6 +113,14 @@ func (r *runQueue[K, E]) comingBack() bool {
 		!r.draining
 }
 
+// leaveBatch takes out of inBatch a worker whose inline batch handed it a
+// lane to run.
+func (r *runQueue[K, E]) leaveBatch() {
+	r.mu.Lock()
+	r.inBatch--
+	r.mu.Unlock()
+}
+
 // wakeWaiting is the tick's fallback for tasks queued without a wake
 // (pushInbox): while such tasks wait, it wakes a sleeping worker, or starts
 // one, for each, as far as there are workers to wake or start.
