@@ -204,7 +204,9 @@ func (e *Engine[K, E]) enqueue(sh *shard[K, E], key K, event E, tag uint64) (err
 	sh.inbox = append(sh.inbox, entry[K, E]{key: key, it: it})
 	push := sh.claimTask()
 	sh.mu.Unlock()
-	if push {
+	if push && e.inline {
+		e.rq.pushInbox(task[K, E]{s: sh})
+	} else if push {
 		e.rq.push(task[K, E]{s: sh})
 	}
 	return nil, false

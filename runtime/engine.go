@@ -180,7 +180,7 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 	e.clock.manual = cfg.clock
 	e.clock.onTick = e.watch
 	e.clock.start()
-	e.rq.init(cfg.MaxActive, e.startWorker, &e.clock)
+	e.rq.init(cfg.MaxActive, e.startWorker, &e.clock, e.inline)
 	if err := e.restore(); err != nil {
 		e.clock.close()
 		e.stop()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"hash/maphash"
 	"sync"
+
+	"github.com/ordergen/ordergen/runtime/internal/versions"
 )
 
 // VersionStore keeps the last applied version of each key, for generated
@@ -32,24 +34,25 @@ type StateStore[K comparable] interface {
 // every key it has seen, for the life of the process: its entries grow with
 // the number of keys. It never evicts one, since a forgotten key would take
 // a stale or duplicate event for a new one. Keep the versions of an
-// unbounded key space in a durable store (runtime/sqlstore). Its keys are
-// spread over stripes, each with its own lock for writers, so that workers
-// guarding different keys seldom meet; Version takes no lock.
-type MemoryVersionStore[K comparable] struct{ s versionStripes[K] }
+// unbounded key space in a durable store (runtime/sqlstore). Version takes
+// no lock, nor does CompareAndSet for a key the store holds; inserting a
+// new key takes the lock of one of its stripes, so that workers guarding
+// different keys seldom meet.
+type MemoryVersionStore[K comparable] struct{ s *versions.Table[K] }
 
 // NewMemoryVersionStore returns an empty in-memory version store.
 func NewMemoryVersionStore[K comparable]() *MemoryVersionStore[K] {
-	return &MemoryVersionStore[K]{s: newVersionStripes[K]()}
+	return &MemoryVersionStore[K]{s: versions.New[K]()}
 }
 
 // Version implements VersionStore.
 func (s *MemoryVersionStore[K]) Version(_ context.Context, key K) (uint64, error) {
-	return s.s.get(key), nil
+	return s.s.Get(key), nil
 }
 
 // CompareAndSet implements VersionStore.
 func (s *MemoryVersionStore[K]) CompareAndSet(_ context.Context, key K, old, next uint64) (bool, error) {
-	return s.s.compareAndSet(key, old, next), nil
+	return s.s.CompareAndSet(key, old, next), nil
 }
 
 // MemoryStateStore is the in-memory StateStore. Like MemoryVersionStore it

@@ -213,8 +213,9 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 	sh.mu.Unlock()
 	if push {
 		// More arrived meanwhile: the shard goes to the back of the ready
-		// tasks (it stays tasked and busy), behind those that waited.
-		e.rq.push(task[K, E]{s: sh})
+		// tasks (it stays tasked and busy), behind those that waited;
+		// this worker, back for a task next, may be the one to take it.
+		e.rq.pushInbox(task[K, E]{s: sh})
 	}
 	return nil
 }

@@ -34,6 +34,9 @@ type runQueue[K comparable, E any] struct {
 	max   int
 	start func() // starts a worker; called with mu held (it takes Engine.wmu)
 	clock *clock
+	// inline: the engine runs its inboxes inline, and a shard's task is
+	// an inline batch (see pushInbox).
+	inline bool
 
 	// queued and asleep mirror the queues' length and sleepy for readers
 	// without the lock (written under it).
@@ -48,16 +51,24 @@ type runQueue[K comparable, E any] struct {
 	workers        int // workers started
 	// draining: workers exit once the queues are empty; aborting: at once.
 	draining, aborting bool
+	// inBatch counts the workers running an inline batch, who come back
+	// for a task when it ends; returnedAt is the coarse time at which a
+	// worker last came back (pop). skipped says that a task was queued
+	// without a wake (pushInbox), for the tick's fallback (wakeWaiting).
+	inBatch    int
+	returnedAt int64
+	skipped    bool
 	// onPick, set by the runtime's own tests, sees every task a worker
 	// takes, at the moment it is taken.
 	onPick func(task[K, E])
 }
 
-func (r *runQueue[K, E]) init(max int, start func(), c *clock) {
+func (r *runQueue[K, E]) init(max int, start func(), c *clock, inline bool) {
 	r.cond.L = &r.mu
 	r.max = max
 	r.start = start
 	r.clock = c
+	r.inline = inline
 }
 
 // push appends a ready task.
@@ -66,6 +77,64 @@ func (r *runQueue[K, E]) push(t task[K, E]) {
 	r.ready.pushBack(t)
 	r.changed()
 	r.wakeOne()
+	r.mu.Unlock()
+}
+
+// pushInbox appends the task of a shard whose inbox an inline engine runs.
+// It wakes nobody while the workers in inline batches are at least as many
+// as the tasks waiting and one of them came back for a task within the
+// last tick: they take the task when their batch ends, which, for batches
+// that end that often, is about when a woken worker would (a wake-up costs
+// a thread woken in the kernel, and was most of what separated the engine
+// from a plain worker pool on fast handlers). A batch whose handler
+// blocks does not come back: once no worker came back for a tick, every
+// task wakes a worker again, and the tick's fallback (wakeWaiting) wakes
+// sleeping workers for the tasks queued without a wake that still wait, so
+// a new key waits at most about a tick behind blocked handlers.
+func (r *runQueue[K, E]) pushInbox(t task[K, E]) {
+	r.mu.Lock()
+	r.ready.pushBack(t)
+	r.changed()
+	if r.comingBack() {
+		r.skipped = true
+	} else {
+		r.wakeOne()
+	}
+	r.mu.Unlock()
+}
+
+// comingBack reports whether workers in inline batches will take the
+// tasks waiting: they are at least as many, one came back within the last
+// tick, and a worker is awake to see the queue (not under a test's manual
+// clock, whose time stands still); r.mu is held.
+func (r *runQueue[K, E]) comingBack() bool {
+	return r.inBatch > 0 && r.ready.len()+r.yielded.len() <= r.inBatch &&
+		r.clock.manual == nil && r.clock.coarse()-r.returnedAt <= int64(tick) &&
+		!r.draining
+}
+
+// leaveBatch takes out of inBatch a worker whose inline batch handed it a
+// lane to run.
+func (r *runQueue[K, E]) leaveBatch() {
+	r.mu.Lock()
+	r.inBatch--
+	r.mu.Unlock()
+}
+
+// wakeWaiting is the tick's fallback for tasks queued without a wake
+// (pushInbox): while such tasks wait, it wakes a sleeping worker, or starts
+// one, for each, as far as there are workers to wake or start.
+func (r *runQueue[K, E]) wakeWaiting() {
+	if r.queued.Load() == 0 {
+		return
+	}
+	r.mu.Lock()
+	if r.skipped {
+		r.skipped = false
+		for n := r.ready.len() + r.yielded.len(); n > 0 && (r.sleepy > 0 || r.workers < r.max && !r.draining); n-- {
+			r.wakeOne()
+		}
+	}
 	r.mu.Unlock()
 }
 
@@ -149,16 +218,24 @@ func (r *runQueue[K, E]) pick() (task[K, E], bool) {
 // pop returns the next task, sleeping while there is none; false when the
 // worker must exit. Before it sleeps it calls steal, if not nil, without
 // the lock; when steal found work elsewhere (lanes stolen into the
-// worker's deque), pop returns the zero task and true.
-func (r *runQueue[K, E]) pop(steal func() bool) (task[K, E], bool) {
+// worker's deque), pop returns the zero task and true. fromBatch says
+// that the worker comes back from an inline batch (inBatch).
+func (r *runQueue[K, E]) pop(steal func() bool, fromBatch bool) (task[K, E], bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if fromBatch {
+		r.inBatch--
+	}
+	r.returnedAt = r.clock.coarse()
 	looked := false
 	for {
 		if r.aborting {
 			return task[K, E]{}, false
 		}
 		if t, ok := r.pick(); ok {
+			if t.s != nil && r.inline {
+				r.inBatch++
+			}
 			return t, true
 		}
 		if !looked && steal != nil {

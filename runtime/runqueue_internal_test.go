@@ -10,7 +10,7 @@ import (
 func newTestQueue(max int) (*runQueue[string, int], *int) {
 	started := new(int)
 	rq := &runQueue[string, int]{}
-	rq.init(max, func() { *started++ }, &clock{manual: &manualClock{}})
+	rq.init(max, func() { *started++ }, &clock{manual: &manualClock{}}, false)
 	return rq, started
 }
 
@@ -111,15 +111,15 @@ func TestRunQueueStopDrainsOrAborts(t *testing.T) {
 	rq, _ := newTestQueue(1)
 	rq.push(laneTask("last"))
 	rq.stop(false)
-	if tk, ok := rq.pop(noSteal); !ok || tk.l.key != "last" {
+	if tk, ok := rq.pop(noSteal, false); !ok || tk.l.key != "last" {
 		t.Fatalf("draining: the queued task still runs, got %v %v", tk.l, ok)
 	}
-	if _, ok := rq.pop(noSteal); ok {
+	if _, ok := rq.pop(noSteal, false); ok {
 		t.Fatal("draining and empty: the worker exits")
 	}
 	rq.push(laneTask("late"))
 	rq.stop(true)
-	if _, ok := rq.pop(noSteal); ok {
+	if _, ok := rq.pop(noSteal, false); ok {
 		t.Fatal("aborting: the worker exits at once")
 	}
 }
@@ -204,7 +204,7 @@ func TestDequeOwnerAndThief(t *testing.T) {
 func TestRunQueuePopStealsBeforeSleeping(t *testing.T) {
 	rq, _ := newTestQueue(1)
 	stole := 0
-	tk, ok := rq.pop(func() bool { stole++; return true })
+	tk, ok := rq.pop(func() bool { stole++; return true }, false)
 	if !ok || tk.l != nil || tk.s != nil || stole != 1 {
 		t.Fatalf("pop with work to steal: %v %v, looked %d times", tk, ok, stole)
 	}

@@ -7,7 +7,8 @@ package runtime
 //	shard.go      shards: the inbox, the lanes' map, the per-key counts
 //	headroom.go   the per-key limit of keys without a lane: a count of the
 //	              shard's keys, and the headroom it leaves
-//	runqueue.go   the run queue: ready tasks ahead of yielded ones
+//	runqueue.go   the run queue: ready tasks ahead of yielded ones, and
+//	              when a task wakes a worker (pushInbox)
 //	worker.go     the worker loop, its deque, and stealing between workers
 //	turn.go       a turn of a lane: take, run, end the take
 //	attempt.go    one attempt: its context, timeout, panics, cancellation
@@ -36,7 +37,13 @@ package runtime
 //     ready task, ahead of tasks that already used a whole turn (yielded).
 //     In an engine whose keys run in lanes (a batch handler, conflation) a
 //     ready lane goes to its shard's ready list instead, and the shard
-//     becomes the task.
+//     becomes the task. A task wakes a sleeping worker, or starts one,
+//     except an inbox's task while the workers in inline batches are at
+//     least as many as the tasks waiting and one came back for a task
+//     within the last tick: they take it when their batch ends. The tick
+//     wakes workers for such tasks that still wait (pushInbox,
+//     wakeWaiting), so a new key waits at most about a tick behind
+//     handlers that block.
 //  3. A worker takes the task. An inbox is run inline, in order, without
 //     lanes (inline.go). In an engine whose keys run in lanes, the shard's
 //     task hands its inbox, moved into lanes, and its ready lanes to the
@@ -91,8 +98,8 @@ package runtime
 // a time), a notifier's (room and quiet, signalled under a shard's lock),
 // an attempt context's (its waiters), a worker's skip counter's, a rate
 // limit's, the engine's own memory park store's (Withdraw calls it under a
-// shard's lock), a guard store's stripe's (handlers call them without a
-// lock of the engine's), the manual test clock's (timers are armed and
+// shard's lock), a guard store's stripe's (runtime/internal/versions and
+// guard.go's; handlers call them without a lock of the engine's), the manual test clock's (timers are armed and
 // stopped under a shard's lock).
 //
 // What runs under which lock:
@@ -117,7 +124,9 @@ package runtime
 //
 //	locks       1 shard lock to submit; per batch (1/B each): the run
 //	            queue's to push the shard's task and to pop it, and 2 shard
-//	            locks to take the inbox and to end the batch
+//	            locks to take the inbox and to end the batch; the push
+//	            wakes a worker only when no worker in a batch comes back
+//	            for it (pushInbox)
 //	atomics     submit: 1 load and 1 compare-and-swap to take room
 //	            (takeRoom, on a cache line of its own), 2 loads for the
 //	            coarse time (clock.coarse); run: 1 compare-and-swap of the

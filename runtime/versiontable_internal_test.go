@@ -5,28 +5,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ordergen/ordergen/runtime/internal/versions"
 )
 
 // The version table agrees with a Go map under random reads and
 // compare-and-sets, across its growth.
 func TestVersionTableAgreesWithAMap(t *testing.T) {
-	s := newVersionStripes[string]()
-	agreesWithAMap(t, 3, s.get, s.compareAndSet)
-	// Collisions: keys with the same hash, across a growth.
-	tb := (*versionTable[string])(nil).grown()
-	for i := range 12 {
-		tb.place(43, strconv.Itoa(i), uint64(i))
-	}
-	tb.n = 12
-	tb = tb.grown()
-	for i := range 12 {
-		if sl := tb.find(42, strconv.Itoa(i)); sl == nil || sl.val.Load() != uint64(i) {
-			t.Fatalf("key %d lost among colliding hashes", i)
-		}
-	}
-	if tb.find(42, "12") != nil {
-		t.Fatal("found a key never placed")
-	}
+	s := versions.New[string]()
+	agreesWithAMap(t, 3, s.Get, s.CompareAndSet)
 }
 
 // Reads without the lock, while writers insert keys and grow the tables:
@@ -34,7 +21,7 @@ func TestVersionTableAgreesWithAMap(t *testing.T) {
 // key's previous event set), and a reader of another writer's keys never
 // sees a version go back. Run under -race.
 func TestVersionTableReadsWhileItGrows(t *testing.T) {
-	s := newVersionStripes[string]()
+	s := versions.New[string]()
 	const writers, keysEach, rounds = 4, 3000, 3
 	var wg sync.WaitGroup
 	errs := make(chan string, writers*2)
@@ -43,11 +30,11 @@ func TestVersionTableReadsWhileItGrows(t *testing.T) {
 			for r := range uint64(rounds) {
 				for i := range keysEach {
 					key := strconv.Itoa(w) + "/" + strconv.Itoa(i)
-					if got := s.get(key); got != r {
+					if got := s.Get(key); got != r {
 						errs <- key + ": read " + strconv.FormatUint(got, 10) + ", its writer set " + strconv.FormatUint(r, 10)
 						return
 					}
-					if !s.compareAndSet(key, r, r+1) {
+					if !s.CompareAndSet(key, r, r+1) {
 						errs <- key + ": compare-and-set failed with its own last version"
 						return
 					}
@@ -59,7 +46,7 @@ func TestVersionTableReadsWhileItGrows(t *testing.T) {
 			other := strconv.Itoa((w + 1) % writers)
 			for range rounds * 4 {
 				for i := range keysEach {
-					v := s.get(other + "/" + strconv.Itoa(i))
+					v := s.Get(other + "/" + strconv.Itoa(i))
 					if v < seen[i] {
 						errs <- "a version went back from " + strconv.FormatUint(seen[i], 10) + " to " + strconv.FormatUint(v, 10)
 						return
@@ -100,8 +87,8 @@ func BenchmarkGuardStore(b *testing.B) {
 		})
 	}
 	b.Run("versions", func(b *testing.B) {
-		s := newVersionStripes[string]()
-		run(b, s.get, s.compareAndSet)
+		s := versions.New[string]()
+		run(b, s.Get, s.CompareAndSet)
 	})
 	b.Run("striped", func(b *testing.B) {
 		s := newStriped[string, uint64]()

@@ -34,6 +34,7 @@ func (e *Engine[K, E]) watch() {
 		e.watchWorkers()
 		return
 	}
+	e.rq.wakeWaiting()
 	sleepers := e.rq.sleepers()
 	contended := e.clock.contended.Load()
 	var ready []*lane[K, E]

@@ -47,6 +47,10 @@ type worker[K comparable, E any] struct {
 	// ctxs is what is left of the slab the worker cuts its attempts'
 	// contexts from (newAttemptCtx).
 	ctxs []attemptCtx
+	// inBatch says that the worker's task is an inline batch, counted in
+	// the run queue's inBatch until it comes back for a task or leaves the
+	// batch for a lane.
+	inBatch bool
 	// timing and skips serve the metrics.
 	timing timing
 	skips  skipCounter
@@ -83,7 +87,8 @@ func (w *worker[K, E]) loop() {
 				continue
 			}
 		}
-		t, ok := w.e.rq.pop(steal)
+		t, ok := w.e.rq.pop(steal, w.inBatch)
+		w.inBatch = ok && t.s != nil && w.e.inline
 		if !ok || w.e.aborted.Load() {
 			// Close gave up: no new task starts. (A batch the worker left
 			// when it gave up stays its shard's current one, for Close's
@@ -130,6 +135,10 @@ func (w *worker[K, E]) runTask(t task[K, E]) {
 		if l = w.dispatchInline(t.s); l == nil {
 			return
 		}
+		// The batch handed this worker a lane, whose turn may be long: it
+		// is no longer a worker that comes back soon.
+		w.inBatch = false
+		w.e.rq.leaveBatch()
 	}
 	w.runLane(l)
 }

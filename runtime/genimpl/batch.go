@@ -103,11 +103,13 @@ func (s *subscriber[K, E]) handleBatch(ctx context.Context, key K, events []E) e
 		return acknowledge(s.h.Batch(ctx, key, events))
 	}
 	var read durable.KeyState
+	var stored storedVersion[K]
 	var err error
 	if s.versions != nil {
-		if read.Version, err = s.versions.Version(ctx, key); err != nil {
-			return s.en.errorf(key, "read version: %w", err)
+		if stored, err = s.readVersion(ctx, key); err != nil {
+			return err
 		}
+		read.Version = stored.v
 	}
 	if s.states != nil {
 		if read.State, err = s.states.State(ctx, key); err != nil {
@@ -129,7 +131,7 @@ func (s *subscriber[K, E]) handleBatch(ctx context.Context, key K, events []E) e
 		}
 	}
 	if b.at.Version != read.Version {
-		if err := s.setVersion(ctx, key, read.Version, b.at.Version); err != nil {
+		if err := s.setVersion(ctx, key, stored, b.at.Version); err != nil {
 			return err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/groupcommit"
+	"github.com/ordergen/ordergen/runtime/internal/versions"
 )
 
 // Dispatcher is the generic part of a generated dispatcher
@@ -44,10 +45,13 @@ type subscriber[K comparable, E Event[K]] struct {
 	// store is a transactional subscriber's store.
 	store    durable.TxStore[*sql.Tx]
 	versions runtime.VersionStore[K] // nil without a version
-	states   runtime.StateStore[K]   // nil without states
-	group    *groupcommit.Committer[*sql.Tx]
-	onSkip   func(key K, ev E, reason string)
-	log      *slog.Logger
+	// mem is versions' table when it is the subscriber's own in-memory
+	// store (memoryVersions), which the guards use directly; nil otherwise.
+	mem    *versions.Table[K]
+	states runtime.StateStore[K] // nil without states
+	group  *groupcommit.Committer[*sql.Tx]
+	onSkip func(key K, ev E, reason string)
+	log    *slog.Logger
 	// duplicateLogged is set by the first skip of a move to the current
 	// state (an entity without a version; see duplicate).
 	duplicateLogged atomic.Bool
@@ -129,7 +133,8 @@ func (d *Dispatcher[K, E, N]) subscribe(name string, h *Handler[K, E], tx *TxHan
 	// (configure's), which its guards read in their transactions.
 	s := &subscriber[K, E]{en: en, name: name, h: h, tx: tx, store: store, versions: cfg.Versions, states: cfg.States, onSkip: cfg.OnSkip, log: cfg.Logger}
 	if s.versions == nil && en.versioned() {
-		s.versions = runtime.NewMemoryVersionStore[K]()
+		s.mem = versions.New[K]()
+		s.versions = memoryVersions[K]{s.mem}
 	}
 	if s.states == nil && en.stated() {
 		s.states = runtime.NewMemoryStateStore[K]()

@@ -32,14 +32,15 @@ func (s *subscriber[K, E]) handle(ctx context.Context, key K, ev E) error {
 		}
 		return err
 	}
-	var stored, version uint64
+	var stored storedVersion[K]
+	var version uint64
 	if s.versions != nil {
 		version = en.Version(ev)
 		var err error
-		if stored, err = s.versions.Version(ctx, key); err != nil {
-			return en.errorf(key, "read version: %w", err)
+		if stored, err = s.readVersion(ctx, key); err != nil {
+			return err
 		}
-		if v := CheckVersion(version, stored, r.Snapshot); v != nil {
+		if v := CheckVersion(version, stored.v, r.Snapshot); v != nil {
 			return s.skip(key, ev, v)
 		}
 	}
@@ -91,19 +92,6 @@ func (s *subscriber[K, E]) handle(ctx context.Context, key K, ev E) error {
 func acknowledged(unimplemented bool) error {
 	if unimplemented {
 		return runtime.SkipApplied(ReasonUnimplemented)
-	}
-	return nil
-}
-
-// setVersion stores version as the last applied version of key, if stored
-// is still stored.
-func (s *subscriber[K, E]) setVersion(ctx context.Context, key K, stored, version uint64) error {
-	ok, err := s.versions.CompareAndSet(ctx, key, stored, version)
-	if err != nil {
-		return s.en.errorf(key, "store version %d: %w", version, err)
-	}
-	if !ok {
-		return s.en.errorf(key, "version moved from %d by another writer", stored)
 	}
 	return nil
 }
@@ -163,9 +151,9 @@ func (s *subscriber[K, E]) duplicate(ctx context.Context, key K, ev E, r *EventR
 // engine retries, then parks the key.
 func (s *subscriber[K, E]) resync(ctx context.Context, key K, held []E) (int, error) {
 	en := s.en
-	stored, err := s.versions.Version(ctx, key)
+	stored, err := s.readVersion(ctx, key)
 	if err != nil {
-		return 0, en.errorf(key, "read version: %w", err)
+		return 0, err
 	}
 	var state string
 	if s.states != nil {
@@ -174,7 +162,7 @@ func (s *subscriber[K, E]) resync(ctx context.Context, key K, held []E) (int, er
 		}
 	}
 	version, source, err := s.h.Resync(ctx, key)
-	if err := s.checkResync(key, stored, version, source, err); err != nil {
+	if err := s.checkResync(key, stored.v, version, source, err); err != nil {
 		return 0, err
 	}
 	if s.states != nil && source != state {
