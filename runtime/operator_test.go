@@ -430,6 +430,50 @@ func TestParkNowOfWaitingKeys(t *testing.T) {
 	}
 }
 
+// A ParkNow that waits for a key's handler (its attempt has no context to
+// take) is served when the handler fails, before the retry's backoff: the
+// backoff would end only with its timer (an hour here), and ParkNow with
+// it. (TestParkNowOfWaitingKeys met this, once in about a hundred runs,
+// when its wait for the first attempt ended before that attempt began.)
+func TestParkNowWaitingForAFailingHandlerIsServedBeforeTheBackoff(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	h := func(ctx context.Context, key string, x ev) error {
+		if x.Seq == 1 {
+			close(started)
+			<-release
+		}
+		return errors.New("database down")
+	}
+	e := mustNew(t, h, runtime.Config[string, ev]{MaxActive: 2, Logger: discardLogger(),
+		Retry: runtime.Retry{Attempts: 5, Initial: time.Hour, Max: time.Hour, NoJitter: true}})
+	defer e.Close(context.Background())
+	for i := 1; i <= 3; i++ {
+		if err := e.Submit(t.Context(), "k", ev{Seq: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-started
+	parked := make(chan error, 1)
+	go func() {
+		n, err := e.ParkNow(t.Context(), "k", "")
+		if err == nil && n != 3 {
+			err = fmt.Errorf("parked %d events, want 3", n)
+		}
+		parked <- err
+	}()
+	for !runtime.HasRequest(e, "k") {
+		goruntime.Gosched() // until ParkNow left its request for the worker
+	}
+	close(release) // the attempt fails: its retry would wait an hour
+	if err := <-parked; err != nil {
+		t.Fatal(err)
+	}
+	if !e.KeyStatus("k").Parked {
+		t.Fatal("the key is not parked")
+	}
+	checkInvariant(t, e.Stats())
+}
+
 // An engine whose attempts have no context cannot take a running event
 // from its handler: ParkNow waits for the handler to return, and parks
 // what follows.

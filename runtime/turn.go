@@ -265,6 +265,13 @@ func (w *worker[K, E]) endTake(l *lane[K, E], res result) turnStep {
 				return keepRunning
 			}
 		}
+		if l.req != nil {
+			// An operator's ParkNow came during the attempt and waits for
+			// this worker: serve it now (drive does, before the next
+			// event) rather than after the backoff, which nobody would
+			// end.
+			return keepRunning
+		}
 		w.c.retried.Add(1)
 		w.armTimer(l, e.cfg.Retry.delay(int(l.q.front().attempts)))
 		return waitForTimer
