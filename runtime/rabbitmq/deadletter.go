@@ -38,7 +38,7 @@ func DeadLetters[K comparable, E any](conn *amqp.Connection, topo Topology, code
 			msg.Headers[h.Key] = h.Value
 		}
 		ch := make(chan error, 1)
-		pub.publish(ctx, topo.DeadLetterExchange(), "", msg, func(err error) { ch <- err })
+		pub.publish(ctx, topo.DeadLetterExchange(), "", msg, nil, func(err error) { ch <- err })
 		select {
 		case err = <-ch:
 		case <-ctx.Done():

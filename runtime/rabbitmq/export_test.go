@@ -1,6 +1,9 @@
 package rabbitmq
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Exported for the tests of package rabbitmq_test.
 
@@ -36,4 +39,23 @@ func NewWriter[K comparable, E any](cfg ProducerConfig[E]) (write func(ctx conte
 		return <-ch
 	}
 	return write, w.Resume, pub.close, nil
+}
+
+// NewRacingWriter is NewWriter whose write of key calls between(fail)
+// after its first check of the key's failures and before it publishes:
+// fail records a failed send of key, as a send that failed meanwhile on
+// the channel would.
+func NewRacingWriter[K comparable, E any](cfg ProducerConfig[E], between func(fail func(K))) (write func(ctx context.Context, key K, event E) error, closeIt func(), err error) {
+	pub, topo, err := newPublisher[K](cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := &writer[K, E]{pub: pub, topo: topo, codec: cfg.Codec}
+	w.checked = func() { between(func(k K) { w.fail(k, errors.New("a send failed meanwhile")) }) }
+	write = func(ctx context.Context, key K, event E) error {
+		ch := make(chan error, 1)
+		w.Write(ctx, key, event, func(err error) { ch <- err })
+		return <-ch
+	}
+	return write, pub.close, nil
 }

@@ -150,6 +150,9 @@ type writer[K comparable, E any] struct {
 	mu      sync.Mutex
 	failed  map[K]error
 	nfailed atomic.Int64
+	// checked, set by the package's tests, runs after Write's first check
+	// of the key, before it publishes.
+	checked func()
 }
 
 // Write publishes event and calls done with the broker's confirm.
@@ -158,12 +161,24 @@ func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(erro
 		done(fmt.Errorf("rabbitmq: an earlier send of key %v failed (%w): its later sends fail until Resume, or they would overtake it", key, failed))
 		return
 	}
+	if w.checked != nil {
+		w.checked()
+	}
 	msg, exchange, routingKey, err := encode(w.topo, w.codec, key, event)
 	if err != nil {
 		done(err)
 		return
 	}
-	w.pub.publish(ctx, exchange, routingKey, msg, func(err error) {
+	// The check above may pass while an earlier send of key is failing on
+	// the channel this one would have used; publish checks again once it
+	// holds a channel, when every failure of the channels before it is
+	// known (see publish).
+	w.pub.publish(ctx, exchange, routingKey, msg, func() error {
+		if failed := w.failedOf(key); failed != nil {
+			return fmt.Errorf("rabbitmq: an earlier send of key %v failed (%w): its later sends fail until Resume, or they would overtake it", key, failed)
+		}
+		return nil
+	}, func(err error) {
 		if err != nil {
 			w.fail(key, err)
 		}
@@ -375,14 +390,24 @@ func (cc *confirmChannel) listen(confirms <-chan amqp.Confirmation, returns <-ch
 }
 
 // publish publishes msg, mandatory, and calls done with the broker's
-// confirm.
-func (p *publisher) publish(ctx context.Context, exchange, routingKey string, msg amqp.Publishing, done func(error)) {
+// confirm. admit, when not nil, says whether the send may still go once
+// publish holds a channel: by then every send that failed before it on
+// this channel or a closed one has been answered (a synchronous failure
+// under p.mu, a closed channel's before it lets a new one open), so a
+// writer's record of failed keys is complete for it.
+func (p *publisher) publish(ctx context.Context, exchange, routingKey string, msg amqp.Publishing, admit func() error, done func(error)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	cc, err := p.channel()
 	if err != nil {
 		done(err)
 		return
+	}
+	if admit != nil {
+		if err := admit(); err != nil {
+			done(err)
+			return
+		}
 	}
 	cc.mu.Lock()
 	if cc.dead != nil {

@@ -216,3 +216,23 @@ func TestWriterFailsAKeysLaterWritesUntilResume(t *testing.T) {
 		t.Errorf("the queue holds %d messages, want 2 (b 1 and a 2)", q.Messages)
 	}
 }
+
+// A key's send that failed while a later send of the key was between its
+// first check and its publish stops that later send too: publish checks
+// again once it holds a channel. (Found by the clean-clone CI:
+// TestConformancePublisherHash/ProducerConnectionKilled applied a key's
+// 21 after its 10, the 11 to 20 having failed on a killed connection
+// while 21 waited for the publisher's lock.)
+func TestWriterChecksAKeysFailuresAgainWhenItPublishes(t *testing.T) {
+	topo := topology(t, 1)
+	declared(t, topo)
+	write, closeIt, err := rabbitmq.NewRacingWriter[string, event](rabbitmq.ProducerConfig[event]{URL: brokerURL(t), Topology: topo, Codec: codec},
+		func(fail func(string)) { fail("a") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeIt()
+	if err := write(within(t, 30*time.Second), "a", event{Key: "a", Seq: 2}); err == nil {
+		t.Fatal("a key's write was published after an earlier send of the key failed: it would overtake it")
+	}
+}
