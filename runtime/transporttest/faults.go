@@ -188,6 +188,8 @@ func (s *suite) stopCutOff(t *testing.T, f fault, stop string) {
 	p := s.publisher(t, st)
 	p.publish(t, ks, 1, 3)
 	s.await(t, started, "the slow handler to start")
+	// The handler may start before the submit that counts it returns.
+	s.await(t, a.target.holding(1), "the consumer to count the slow event as held")
 	held, _, _, _ := a.target.counts()
 	f.apply(n)
 	switch stop {

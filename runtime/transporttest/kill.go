@@ -43,6 +43,8 @@ func (s *suite) killMidStream(t *testing.T) {
 	blockA.Store(true)
 	p.publish(t, ks, third+1, 2*third)
 	s.await(t, blocked, "a handler of the first consumer to run in the second third")
+	// The handler may start before the submit that counts it returns.
+	s.await(t, a.target.holding(1), "the first consumer to count its running event as held")
 	held, _, _, _ := a.target.counts()
 	a.kill(t, s.timeout)
 	p.publish(t, ks, 2*third+1, perKey)
