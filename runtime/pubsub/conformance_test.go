@@ -55,8 +55,6 @@ func conformanceHarness() transporttest.Harness {
 		// The stream's ack deadline: the client extends it (at most
 		// MaxDurationPerAckExtension, 10s, the least it takes, at a time).
 		Lease: 10 * time.Second,
-		// Each stream has a pstest server of its own.
-		Parallel: true,
 		ParkBlocked: func(m metricstest.Metrics) bool {
 			v, _ := m.Sum("ordergen.pubsub.blocked", meter.Attribute{Key: "ordergen.pubsub.blocked.reason", Value: "parked"})
 			return v > 0
