@@ -55,10 +55,15 @@ const (
 	// ReasonHandlerFailed: a handler failed for good under the
 	// runtime.SendToDeadLetter policy (a transport's DeadLetters sink).
 	ReasonHandlerFailed Reason = "handler-failed"
+	// ReasonMaxDeliveries: the broker delivered the message as often as
+	// it is configured to (NATS JetStream's MaxDeliver) and gave up on it;
+	// the transport copied it to the dead-letter destination.
+	ReasonMaxDeliveries Reason = "max-deliveries"
 )
 
 // Reasons returns the reasons a consumer sets a message aside for: all
-// but ReasonHandlerFailed, which is the engine's.
+// but ReasonHandlerFailed, which is the engine's, and ReasonMaxDeliveries,
+// which is the broker's.
 func Reasons() []Reason {
 	return []Reason{ReasonMissingKey, ReasonMissingType, ReasonUnknownType, ReasonUndecodable, ReasonKeyMismatch, ReasonInvalidEvent}
 }
