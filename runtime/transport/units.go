@@ -127,6 +127,11 @@ type UnitConfig[E any, M any] struct {
 	Meter      meter.Provider
 	Scope      string
 	Attributes []meter.Attribute
+	// Leased says that the broker lends each delivery for a time (NATS's
+	// AckWait) and gives it to another consumer when that ends: the
+	// handlers of a unit lost with its connection or subscription see a
+	// cause wrapping ErrLeaseLost.
+	Leased bool
 }
 
 // unitFeed is one subscription of a unit: one stream of the intake.
@@ -276,7 +281,7 @@ func (u *UnitConsumer[K, E, M, D]) session(ctx context.Context, conn UnitConn[E,
 		// The supervisors end the feeds they see lost; those that saw the
 		// stop first end here.
 		feeds := u.current()
-		_, _ = u.in.End(u.ended("the connection was lost: the broker delivers its messages again"), streamsOf(feeds)...)
+		_, _ = u.in.End(u.lost("the connection was lost: the broker delivers its messages again"), streamsOf(feeds)...)
 		for _, f := range feeds {
 			f.finish(false)
 		}
@@ -324,6 +329,15 @@ func (u *UnitConsumer[K, E, M, D]) ended(why string) context.Context {
 	return Ended(fmt.Errorf("%w: %s: %s", ErrOwnershipEnded, u.cfg.System, why))
 }
 
+// lost is ended for a unit that was lost: the cause wraps ErrLeaseLost
+// when the broker's deliveries are leased.
+func (u *UnitConsumer[K, E, M, D]) lost(why string) context.Context {
+	if u.cfg.Leased {
+		return Ended(fmt.Errorf("%w: %s: %s", ErrLeaseLost, u.cfg.System, why))
+	}
+	return u.ended(why)
+}
+
 // supervise keeps unit i subscribed until the session stops or the
 // connection is lost.
 func (u *UnitConsumer[K, E, M, D]) supervise(s *session[E, M, D], i int) {
@@ -346,7 +360,7 @@ func (u *UnitConsumer[K, E, M, D]) supervise(s *session[E, M, D], i int) {
 			}
 			// What has not started here must not start: the broker
 			// delivers it again.
-			_, _ = u.in.End(u.ended("the "+u.cfg.Unit+"'s subscription was lost: the broker delivers its messages again"), f.stream)
+			_, _ = u.in.End(u.lost("the "+u.cfg.Unit+"'s subscription was lost: the broker delivers its messages again"), f.stream)
 			f.finish(false)
 			err = feed.Err()
 		}
