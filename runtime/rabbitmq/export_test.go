@@ -51,7 +51,7 @@ func NewRacingWriter[K comparable, E any](cfg ProducerConfig[E], between func(fa
 		return nil, nil, err
 	}
 	w := &writer[K, E]{pub: pub, topo: topo, codec: cfg.Codec}
-	w.checked = func() { between(func(k K) { w.fail(k, errors.New("a send failed meanwhile")) }) }
+	w.checked = func() { between(func(k K) { w.failed.Fail(k, errors.New("a send failed meanwhile")) }) }
 	write = func(ctx context.Context, key K, event E) error {
 		ch := make(chan error, 1)
 		w.Write(ctx, key, event, func(err error) { ch <- err })

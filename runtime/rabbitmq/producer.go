@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -128,28 +127,16 @@ func newPublisher[K comparable, E any](cfg ProducerConfig[E]) (*publisher, Topol
 	return pub, topo, nil
 }
 
-// writer is the RabbitMQ write an OrderedSink drives.
-//
-// The OrderedSink pauses a key when one of its sends fails, but the sends
-// of the key it let through before that failure was answered are in the
-// writer already: several sends of a key are in flight at once. Were one
-// of them published after its predecessor failed (on a new channel, after
-// the old one closed with the predecessor unconfirmed), it would arrive
-// before the predecessor's send again. So the writer keeps its own record
-// of the keys whose sends failed and fails their later writes until
-// Resume, and the publisher opens no new channel while the closed one still
-// has sends to answer.
+// writer is the RabbitMQ write an OrderedSink drives. Several sends of a
+// key are in flight at once; were one published on a new channel after its
+// predecessor failed on the closed one, it would arrive first. So the
+// writer records the failed keys (transport.FailedKeys) and the publisher
+// opens no new channel while the closed one still has sends to answer.
 type writer[K comparable, E any] struct {
-	pub   *publisher
-	topo  Topology
-	codec durable.Codec[E]
-
-	// mu guards failed: the keys with a failed send since their Resume;
-	// nfailed is its size, so that a write takes no lock while no key
-	// failed (the OrderedSink's rule).
-	mu      sync.Mutex
-	failed  map[K]error
-	nfailed atomic.Int64
+	pub    *publisher
+	topo   Topology
+	codec  durable.Codec[E]
+	failed transport.FailedKeys[K]
 	// checked, set by the package's tests, runs after Write's first check
 	// of the key, before it publishes.
 	checked func()
@@ -157,8 +144,8 @@ type writer[K comparable, E any] struct {
 
 // Write publishes event and calls done with the broker's confirm.
 func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(error)) {
-	if failed := w.failedOf(key); failed != nil {
-		done(fmt.Errorf("rabbitmq: an earlier send of key %v failed (%w): its later sends fail until Resume, or they would overtake it", key, failed))
+	if err := w.failed.Err(key); err != nil {
+		done(fmt.Errorf("rabbitmq: %w", err))
 		return
 	}
 	if w.checked != nil {
@@ -174,52 +161,22 @@ func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(erro
 	// holds a channel, when every failure of the channels before it is
 	// known (see publish).
 	w.pub.publish(ctx, exchange, routingKey, msg, func() error {
-		if failed := w.failedOf(key); failed != nil {
-			return fmt.Errorf("rabbitmq: an earlier send of key %v failed (%w): its later sends fail until Resume, or they would overtake it", key, failed)
+		if err := w.failed.Err(key); err != nil {
+			return fmt.Errorf("rabbitmq: %w", err)
 		}
 		return nil
 	}, func(err error) {
 		if err != nil {
-			w.fail(key, err)
+			w.failed.Fail(key, err)
 		}
 		done(err)
 	})
 }
 
-// failedOf returns the failure that stops key's writes, or nil.
-func (w *writer[K, E]) failedOf(key K) error {
-	if w.nfailed.Load() == 0 {
-		return nil
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.failed[key]
-}
-
-// fail stops key's writes after one failed with err, until Resume.
-func (w *writer[K, E]) fail(key K, err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.failed == nil {
-		w.failed = map[K]error{}
-	}
-	if _, ok := w.failed[key]; !ok {
-		w.failed[key] = err
-		w.nfailed.Add(1)
-	}
-}
-
 var _ transport.ResumingWriter[string, any] = (*writer[string, any])(nil)
 
 // Resume lets key's writes through again (OrderedSink.Resume calls it).
-func (w *writer[K, E]) Resume(key K) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, ok := w.failed[key]; ok {
-		delete(w.failed, key)
-		w.nfailed.Add(-1)
-	}
-}
+func (w *writer[K, E]) Resume(key K) { w.failed.Resume(key) }
 
 // Close closes the producer's channel, and its connection if it dialled
 // it.
