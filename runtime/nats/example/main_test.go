@@ -1,0 +1,28 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The example's verdict holds: after one consumer is killed mid-stream, the
+// balances equal in-order application.
+func TestExample(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	if err := run(ctx, &out, config{accounts: 30, events: 8, seed: 3, slow: time.Millisecond}); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "verdict    OK") {
+		t.Fatalf("no OK verdict:\n%s", out.String())
+	}
+	t.Log("\n" + out.String())
+}

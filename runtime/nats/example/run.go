@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/ordergen/ordergen/examples/brokerdemo"
+	ledger "github.com/ordergen/ordergen/examples/gen"
+	"github.com/ordergen/ordergen/runtime"
+	ogn "github.com/ordergen/ordergen/runtime/nats"
+	"github.com/ordergen/ordergen/runtime/transport"
+)
+
+// topo is the example's topology: the stream ledger-accounts, its subjects
+// mapped to 8 partitions by the account's ID.
+var topo = ogn.Topology{Name: "ledger-accounts", Partitions: 8}
+
+// run plays the scenario and writes the report to out. It returns an error
+// when a guarantee did not hold.
+func run(ctx context.Context, out io.Writer, cfg config) error {
+	start := time.Now()
+	dir, err := os.MkdirTemp("", "ordergen-nats-example-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoSigs: true, NoLog: true})
+	if err != nil {
+		return err
+	}
+	go srv.Start()
+	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		return errors.New("the NATS server did not start")
+	}
+	url := srv.ClientURL()
+
+	sink, err := ogn.NewProducer[string, ledger.AccountEvent](ogn.ProducerConfig[ledger.AccountEvent]{URL: url, Topology: topo, Codec: ledger.AccountCodec{}})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = sink.Close(context.Background()) }()
+	producer, err := ledger.NewAccountProducer(sink)
+	if err != nil {
+		return err
+	}
+	accounts := brokerdemo.Stream(cfg.seed, 0x6f72646572, cfg.accounts, cfg.events)
+	total := cfg.accounts * cfg.events
+	b := brokerdemo.NewBook(total)
+	versions := runtime.NewMemoryVersionStore[string]()
+	states := runtime.NewMemoryStateStore[string]()
+	a, err := startProcess(url, "a", b, cfg.slow, versions, states)
+	if err != nil {
+		return err
+	}
+	// b starts once a pulls every partition: the server pins each to a,
+	// and b stands by until a's pins lapse.
+	for a.consumer.Stats().Subscribed < topo.Partitions {
+		select {
+		case <-ctx.Done():
+			a.kill()
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	c, err := startProcess(url, "b", b, cfg.slow, versions, states)
+	if err != nil {
+		a.kill()
+		return err
+	}
+
+	// A message that does not decode: it goes to the dead-letter stream and
+	// its key goes on.
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	poison := nats.NewMsg(topo.SubjectOf("acct-000"))
+	poison.Header.Set(transport.HeaderType, "Deposited")
+	poison.Header.Set(transport.HeaderKey, "acct-000")
+	poison.Data = []byte("{not json")
+	if err := nc.PublishMsg(poison); err != nil {
+		return err
+	}
+	published := make(chan error, 1)
+	go func() { published <- brokerdemo.Publish(ctx, producer, accounts) }()
+	select {
+	case <-b.After(total / 3):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	unsettled := a.consumer.Stats().InFlight
+	abandoned := a.kill()
+	_, appliedAtKill, _ := b.Snapshot()
+	if err := <-published; err != nil {
+		return err
+	}
+	select {
+	case <-b.Done():
+	case <-ctx.Done():
+		_, applied, _ := b.Snapshot()
+		return fmt.Errorf("only %d of %d events applied: %w", applied, total, ctx.Err())
+	}
+	if err := c.stop(ctx); err != nil {
+		return err
+	}
+
+	tally := brokerdemo.Check(ctx, b, versions, accounts, cfg.events)
+	as, cs := a.consumer.Stats(), c.consumer.Stats()
+	skipped := c.dispatcher.Stats()["Account"].Skipped + a.dispatcher.Stats()["Account"].Skipped
+	fmt.Fprintln(out, "ordergen nats example: the ledger schema across two consumer processes (in-process nats-server, JetStream)")
+	fmt.Fprintf(out, "stream     %d accounts, %d events, published by AccountProducer to stream %s, %d partitions by AccountID\n", cfg.accounts, total, topo.Name, topo.Partitions)
+	fmt.Fprintf(out, "consumers  a, then b, pull every partition: the server pins each to a, b stands by; 64 keys in progress each\n")
+	fmt.Fprintf(out, "kill       a killed mid-stream (%d of %d events applied): %d messages unsettled, %d accepted events abandoned\n", appliedAtKill, total, unsettled, abandoned)
+	fmt.Fprintf(out, "takeover   b took a's partitions once their pins lapsed: %d re-delivered events skipped by the version guard;\n", skipped)
+	fmt.Fprintf(out, "           a applied %d events, b %d\n", tally.By["a"], tally.By["b"])
+	fmt.Fprintf(out, "dead letter 1 undecodable message sent to %s (%d publish(es)); its key kept flowing\n", topo.DeadLetterStream(), as.DeadLettered+cs.DeadLettered)
+	fmt.Fprintf(out, "balances   %d of %d accounts equal in-order application; %d at their last version; %d events applied once each\n", tally.Equal, tally.Accounts, tally.Complete, tally.Applied)
+	ok := tally.OK(total) && as.DeadLettered+cs.DeadLettered >= 1
+	verdict := "OK: nothing lost, nothing applied twice"
+	if !ok {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(out, "verdict    %s (%v)\n", verdict, time.Since(start).Round(10*time.Millisecond))
+	if !ok {
+		return fmt.Errorf("the balances do not equal in-order application")
+	}
+	return nil
+}
+
+// process is one consumer process: a NATS consumer feeding a generated
+// dispatcher. The version and state stores are shared between processes,
+// as a database would be.
+type process struct {
+	name       string
+	consumer   *ogn.Consumer[string, ledger.AccountEvent]
+	dispatcher *ledger.AccountDispatcher
+	cancel     context.CancelFunc
+	done       chan error
+}
+
+func startProcess(url, name string, b *brokerdemo.Book, slow time.Duration, versions runtime.VersionStore[string], states runtime.StateStore[string]) (*process, error) {
+	quiet := slog.New(slog.DiscardHandler)
+	c, err := ogn.NewConsumer[string, ledger.AccountEvent](ogn.Config[ledger.AccountEvent]{
+		URL: url, Topology: topo, Codec: ledger.AccountCodec{},
+		// What a crashed consumer held comes back after AckWait, and its
+		// partitions go to the other consumer after PinnedTTL: short here.
+		AckWait: 2 * time.Second, PinnedTTL: 2 * time.Second, Name: name, Logger: quiet,
+	})
+	if err != nil {
+		return nil, err
+	}
+	d, err := ledger.NewAccountDispatcher(brokerdemo.Handler{Who: name, Book: b, Slow: slow}, func(cfg *ledger.AccountConfig) {
+		cfg.OnOutcome = c.OnOutcome
+		cfg.Versions = versions
+		cfg.States = states
+		cfg.MaxActive = 64
+		cfg.Logger = quiet
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &process{name: name, consumer: c, dispatcher: d, cancel: cancel, done: make(chan error, 1)}
+	go func() { p.done <- c.Run(ctx, d) }()
+	return p, nil
+}
+
+// kill stops the process as a crash would: its lanes stop at once, then its
+// consumer stops without draining. It returns how many accepted events were
+// left without an outcome.
+func (p *process) kill() int64 {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var ce *runtime.CloseError
+	var left int64
+	if err := p.dispatcher.Close(ctx); errors.As(err, &ce) {
+		left = ce.Pending
+	}
+	p.cancel()
+	<-p.done
+	return left
+}
+
+// stop stops the process cleanly: the consumer drains, then the dispatcher
+// closes.
+func (p *process) stop(ctx context.Context) error {
+	if err := p.consumer.Close(ctx); err != nil {
+		return fmt.Errorf("close consumer %s: %w", p.name, err)
+	}
+	if err := p.dispatcher.Close(ctx); err != nil {
+		return fmt.Errorf("close dispatcher %s: %w", p.name, err)
+	}
+	p.cancel()
+	return nil
+}

@@ -1,0 +1,3 @@
+package nats_test
+
+const childEnv = "ORDERGEN_NATS_CHILD"
