@@ -2,6 +2,7 @@ package nats_test
 
 import (
 	"context"
+	"flag"
 	"log/slog"
 	"net"
 	"sync"
@@ -29,8 +30,21 @@ const (
 
 // TestConformance runs the transport conformance suite against the
 // server started in the test process.
-func TestConformance(t *testing.T) {
-	transporttest.Run(t, transporttest.Harness{
+func TestConformance(t *testing.T) { transporttest.Run(t, harness()) }
+
+var stressFor = flag.Duration("nats.stress", 3*time.Second, "how long TestConformanceStress injects faults (run long with e.g. -nats.stress=10m)")
+
+// TestConformanceStress kills, closes, parks and replays at random, and
+// cuts and stalls the consumers' networks (see transporttest.Stress):
+// nothing is lost or reordered, every stop returns, and no handler of a
+// key begins while another runs with a live context (the in-progress acks
+// are requests the server answers).
+func TestConformanceStress(t *testing.T) {
+	transporttest.Stress(t, harness(), transporttest.StressOptions{Duration: *stressFor, NetFaults: true})
+}
+
+func harness() transporttest.Harness {
+	return transporttest.Harness{
 		NewStream: func(t *testing.T, spec transporttest.StreamSpec) transporttest.Stream {
 			return newStream(t, ogn.Topology{Name: spec.Name, Partitions: max(spec.Units, 1)})
 		},
@@ -39,7 +53,7 @@ func TestConformance(t *testing.T) {
 			v, _ := m.Sum("ordergen.nats.blocked", meter.Attribute{Key: "ordergen.nats.blocked.reason", Value: "parked"})
 			return v > 0
 		},
-	})
+	}
 }
 
 // stream is a topology on the test server.

@@ -102,7 +102,7 @@ func (cn *conn[K, E]) declare(ctx context.Context) error {
 		return err
 	}
 	for _, p := range cfg.Partitions {
-		if _, err := cn.stream.CreateConsumer(ctx, cfg.consumerConfig(p)); err != nil {
+		if _, err := cn.stream.CreateOrUpdateConsumer(ctx, cfg.consumerConfig(p)); err != nil { // the last process to start sets AckWait and the like
 			return fmt.Errorf("nats: declare consumer %s: %w", cfg.Topology.ConsumerName(p), err)
 		}
 	}
