@@ -90,6 +90,11 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, batch bool) (err 
 // metrics; c, when not nil, is ctx's attemptCtx, which says whether the
 // attempt timed out.
 func (w *worker[K, E]) run(ctx context.Context, key K, it *item[E], batch bool, c *attemptCtx) (err error) {
+	if w.e.cfg.Tracer != nil { // before the recover below, to see its error
+		var end func(error)
+		ctx, end = w.e.traceAttempt(ctx, key, it)
+		defer func() { end(err) }()
+	}
 	if w.e.metrics != nil && w.timing.sample() {
 		start := time.Now()
 		defer func() {
