@@ -252,3 +252,11 @@ func (c *carrier) Set(key, value string) {
 func (c *carrier) Keys() []string {
 	return []string{transport.HeaderTraceParent, transport.HeaderTraceState}
 }
+
+// W3C returns the W3C trace context (traceparent, tracestate) of ctx's
+// span, "" without one: a sqlstore.TraceFunc, for the outbox to store the
+// writer's trace context with each row (store.Trace(tr.W3C)).
+func (t *Tracer) W3C(ctx context.Context) (parent, state string) {
+	tr := t.Inject(ctx)
+	return tr.Parent, tr.State
+}
