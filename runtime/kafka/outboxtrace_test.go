@@ -171,5 +171,6 @@ func outboxTrace(t *testing.T, open func(context.Context) (*sqlstore.Store, erro
 // sinkFunc is a transport.Sink from a function.
 type sinkFunc func(ctx context.Context, key string, e transporttest.Event) error
 
-func (f sinkFunc) Send(ctx context.Context, key string, e transporttest.Event) error { return f(ctx, key, e) }
-
+func (f sinkFunc) Send(ctx context.Context, key string, e transporttest.Event) error {
+	return f(ctx, key, e)
+}
