@@ -17,11 +17,11 @@ type Tracer interface {
 	// context the handler would get; the handler gets the context it
 	// returns (one carrying the attempt's span).
 	StartAttempt(ctx context.Context, a Attempt) context.Context
-	// EndAttempt is called when the handler of the attempt StartAttempt
-	// returned ctx for has returned, with its error (a PanicError for a
-	// panic). After an error, the event's fate is told by the next
-	// StartAttempt of its key (a retry) or by Retired.
-	EndAttempt(ctx context.Context, err error)
+	// EndAttempt is called when the handler of attempt a, which
+	// StartAttempt returned ctx for, has returned, with its error (a
+	// PanicError for a panic). After an error, the event's fate is told by
+	// the next StartAttempt of its key (a retry) or by Retired.
+	EndAttempt(ctx context.Context, a Attempt, err error)
 	// Retired is called when an event of key reaches its final outcome
 	// (see Outcome), with the tag it was submitted with. An engine without
 	// Config.OnOutcome may leave out the Handled and Skipped outcomes of an
@@ -46,15 +46,12 @@ type Attempt struct {
 	Replayed bool
 }
 
-// traceAttempt starts the attempt of it for the engine's tracer and returns
-// the handler's context and the function that ends the attempt.
-func (e *Engine[K, E]) traceAttempt(ctx context.Context, key K, it *item[E]) (context.Context, func(error)) {
-	tr := e.cfg.Tracer
-	ctx = tr.StartAttempt(ctx, Attempt{
+// attemptOf describes the attempt of it for the engine's tracer.
+func (e *Engine[K, E]) attemptOf(key K, it *item[E]) Attempt {
+	return Attempt{
 		Engine: e.cfg.Name, Key: key, Event: it.ev, Tag: it.tag,
 		Number: int(it.attempts), Replayed: it.replayed,
-	})
-	return ctx, func(err error) { tr.EndAttempt(ctx, err) }
+	}
 }
 
 // traceRetired tells the engine's tracer, if any, the outcomes of done.

@@ -55,6 +55,8 @@ type Tracer struct {
 	// yet, by key: a key has one event in its attempts at a time.
 	open  map[any]trace.Span
 	nopen atomic.Int64 // len(open), read without mu
+
+	name atomic.Pointer[[2]string] // the last engine's name and its spans' (spanName)
 }
 
 var (
@@ -114,32 +116,40 @@ func (t *Tracer) Unlink(tag uint64) {
 	t.mu.Unlock()
 }
 
-// attemptKey keys the attempt's state in the handler's context.
-type attemptKey struct{}
-
-type attemptState struct {
-	span trace.Span
-	key  any
-}
-
 // StartAttempt starts the attempt's span, a child of (and linked to) the
-// trace context of the event's message, and returns ctx carrying it.
+// trace context of the event's message, and returns ctx carrying it. The
+// attributes are set once the span is known to record: a sampler does not
+// see them, and a dropped span costs less.
 func (t *Tracer) StartAttempt(ctx context.Context, a runtime.Attempt) context.Context {
 	var link trace.SpanContext
 	if a.Tag != 0 || t.nopen.Load() != 0 {
+		var prev trace.Span
 		t.mu.Lock()
-		link = t.links[a.Tag]
-		prev, ok := t.open[a.Key]
-		if ok {
-			delete(t.open, a.Key)
-			t.nopen.Add(-1)
+		if a.Tag != 0 {
+			link = t.links[a.Tag]
+		}
+		if t.nopen.Load() != 0 {
+			if p, ok := t.open[a.Key]; ok {
+				prev = p
+				delete(t.open, a.Key)
+				t.nopen.Add(-1)
+			}
 		}
 		t.mu.Unlock()
-		if ok {
+		if prev != nil {
 			prev.AddEvent(EventRetry, trace.WithAttributes(AttrAttempt.Int(a.Number)))
 			prev.SetAttributes(AttrOutcome.String("retried"))
 			prev.End()
 		}
+	}
+	parent, opts := ctx, consumerSpan
+	if link.IsValid() {
+		opts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(trace.Link{SpanContext: link})}
+		parent = trace.ContextWithRemoteSpanContext(ctx, link)
+	}
+	ctx, span := t.tr.Start(parent, t.spanName(a.Engine), opts...)
+	if !span.IsRecording() {
+		return ctx
 	}
 	attrs := make([]attribute.KeyValue, 0, 6)
 	attrs = append(attrs, AttrEntity.String(a.Engine), AttrKey.String(keyText(a.Key)), AttrAttempt.Int(a.Number))
@@ -152,36 +162,44 @@ func (t *Tracer) StartAttempt(ctx context.Context, a runtime.Attempt) context.Co
 	if a.Replayed {
 		attrs = append(attrs, AttrReplayed.Bool(true))
 	}
-	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...)}
-	parent := ctx
-	if link.IsValid() {
-		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: link}))
-		parent = trace.ContextWithRemoteSpanContext(ctx, link)
-	}
-	ctx, span := t.tr.Start(parent, "process "+a.Engine, opts...)
+	span.SetAttributes(attrs...)
 	if a.Replayed {
 		span.AddEvent(EventReplay)
 	}
-	return context.WithValue(ctx, attemptKey{}, &attemptState{span, a.Key})
+	return ctx
+}
+
+// consumerSpan is the start option of an attempt's span without a link.
+var consumerSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
+
+// spanName returns the name of engine's attempts' spans, "process
+// <engine>", without building it for each attempt.
+func (t *Tracer) spanName(engine string) string {
+	if n := t.name.Load(); n != nil && n[0] == engine {
+		return n[1]
+	}
+	n := &[2]string{engine, "process " + engine}
+	t.name.Store(n)
+	return n[1]
 }
 
 // EndAttempt ends the attempt's span when it succeeded; a failed one stays
 // open until its event's fate is known (the next attempt, or Retired).
-func (t *Tracer) EndAttempt(ctx context.Context, err error) {
-	st, _ := ctx.Value(attemptKey{}).(*attemptState)
-	if st == nil {
-		return
+func (t *Tracer) EndAttempt(ctx context.Context, a runtime.Attempt, err error) {
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return // nothing to record, nor to end
 	}
 	if err == nil {
-		st.span.SetAttributes(AttrOutcome.String(runtime.Handled.String()))
-		st.span.End()
+		span.SetAttributes(AttrOutcome.String(runtime.Handled.String()))
+		span.End()
 		return
 	}
-	st.span.RecordError(err)
-	st.span.SetStatus(codes.Error, err.Error())
+	span.RecordError(err)
+	span.SetStatus(codes.Error, err.Error())
 	t.mu.Lock()
-	prev, ok := t.open[st.key]
-	t.open[st.key] = st.span
+	prev, ok := t.open[a.Key]
+	t.open[a.Key] = span
 	if !ok {
 		t.nopen.Add(1)
 	}

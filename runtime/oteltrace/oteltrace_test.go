@@ -202,8 +202,9 @@ func TestInjectAndLink(t *testing.T) {
 	tr.Link(1, w)
 	tr.Link(2, transport.Trace{Parent: "not a traceparent"})
 	start := func(tag uint64) sdktrace.ReadOnlySpan {
-		c := tr.StartAttempt(context.Background(), runtime.Attempt{Engine: "E", Key: "k", Tag: tag, Number: 1})
-		tr.EndAttempt(c, nil)
+		a := runtime.Attempt{Engine: "E", Key: "k", Tag: tag, Number: 1}
+		c := tr.StartAttempt(context.Background(), a)
+		tr.EndAttempt(c, a, nil)
 		return trace.SpanFromContext(c).(sdktrace.ReadOnlySpan)
 	}
 	if got := start(1); got.Parent().SpanID() != span.SpanContext().SpanID() || len(got.Links()) != 1 {
