@@ -53,10 +53,16 @@ type Tracer struct {
 	links map[uint64]trace.SpanContext
 	// open are the spans of failed attempts whose event's fate is not known
 	// yet, by key: a key has one event in its attempts at a time.
-	open  map[any]trace.Span
+	open  map[any]failed
 	nopen atomic.Int64 // len(open), read without mu
 
 	name atomic.Pointer[[2]string] // the last engine's name and its spans' (spanName)
+}
+
+// failed is the span of a failed attempt, and its event's tag.
+type failed struct {
+	span trace.Span
+	tag  uint64
 }
 
 var (
@@ -75,7 +81,7 @@ func New(tp trace.TracerProvider) *Tracer {
 		tr:    tp.Tracer(ScopeName),
 		prop:  propagation.TraceContext{},
 		links: make(map[uint64]trace.SpanContext),
-		open:  make(map[any]trace.Span),
+		open:  make(map[any]failed),
 	}
 }
 
@@ -130,7 +136,7 @@ func (t *Tracer) StartAttempt(ctx context.Context, a runtime.Attempt) context.Co
 		}
 		if t.nopen.Load() != 0 {
 			if p, ok := t.open[a.Key]; ok {
-				prev = p
+				prev = p.span
 				delete(t.open, a.Key)
 				t.nopen.Add(-1)
 			}
@@ -199,32 +205,40 @@ func (t *Tracer) EndAttempt(ctx context.Context, a runtime.Attempt, err error) {
 	span.SetStatus(codes.Error, err.Error())
 	t.mu.Lock()
 	prev, ok := t.open[a.Key]
-	t.open[a.Key] = span
+	t.open[a.Key] = failed{span, a.Tag}
 	if !ok {
 		t.nopen.Add(1)
 	}
 	t.mu.Unlock()
 	if ok { // not expected: a key's attempts are one at a time
-		prev.End()
+		prev.span.End()
 	}
 }
 
 // Retired records the fate of a failed attempt's event on its span and
-// ends it.
-func (t *Tracer) Retired(key any, _ uint64, o runtime.Outcome) {
-	if t.nopen.Load() == 0 {
+// ends it. The outcomes of the key's other events leave it open: the
+// event before it, whose outcome an inline run reports once its worker
+// moved past it, and those behind it (parked with it, conflated). Events a
+// transport submitted are told apart by their tags; without tags (Submit),
+// only an outcome that can follow a failed attempt ends it.
+func (t *Tracer) Retired(key any, tag uint64, o runtime.Outcome) {
+	switch {
+	case t.nopen.Load() == 0:
 		return
+	case o == runtime.Handled, o == runtime.Skipped, o == runtime.Conflated:
+		return // a failed attempt is tried again before its event gets these
 	}
 	t.mu.Lock()
-	span, ok := t.open[key]
-	if ok {
+	f, ok := t.open[key]
+	if ok && f.tag == tag {
 		delete(t.open, key)
 		t.nopen.Add(-1)
 	}
 	t.mu.Unlock()
-	if !ok {
+	if !ok || f.tag != tag {
 		return
 	}
+	span := f.span
 	name := EventFate
 	if o == runtime.Parked {
 		name = EventPark

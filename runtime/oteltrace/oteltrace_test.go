@@ -221,3 +221,28 @@ func TestInjectAndLink(t *testing.T) {
 		t.Errorf("%d spans ended, want 4", n)
 	}
 }
+
+// TestRetiredOfAnotherEventKeepsTheFailedSpan: while a failed attempt's
+// span waits for its event's fate, the outcome of another event of its key
+// (an inline run reports an event's outcome once its worker moved past
+// it) does not end it. TestTracerStress found the failed attempt's span
+// ended as handled.
+func TestRetiredOfAnotherEventKeepsTheFailedSpan(t *testing.T) {
+	rec, tp := newRecorder(t)
+	tr := oteltrace.New(tp)
+	a := runtime.Attempt{Engine: "E", Key: "k", Tag: 2, Number: 1}
+	ctx := tr.StartAttempt(context.Background(), a)
+	tr.EndAttempt(ctx, a, errors.New("down"))
+	tr.Retired("k", 1, runtime.Handled) // the key's event before
+	tr.Retired("k", 3, runtime.Parked)  // an event behind it, parked first
+	a.Number = 2
+	ctx = tr.StartAttempt(context.Background(), a)
+	tr.EndAttempt(ctx, a, nil)
+	spans := rec.Ended()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans, want 2", len(spans))
+	}
+	if o, _ := attr(spans[0], "ordergen.outcome"); o != "retried" {
+		t.Errorf("the failed attempt's outcome %q, want retried", o)
+	}
+}
