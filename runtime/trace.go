@@ -57,12 +57,13 @@ func (e *Engine[K, E]) attemptOf(key K, it *item[E]) Attempt {
 // traceRetired tells the engine's tracer, if any, the outcomes of done.
 func (e *Engine[K, E]) traceRetired(key K, done []item[E]) {
 	tr := e.cfg.Tracer
-	if tr == nil {
+	if tr == nil || len(done) == 0 {
 		return
 	}
+	var k any = key // boxed once for the run of events
 	for i := range done {
 		if o := done[i].out; o != 0 {
-			tr.Retired(key, done[i].tag, o)
+			tr.Retired(k, done[i].tag, o)
 		}
 	}
 }
