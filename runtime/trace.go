@@ -23,10 +23,11 @@ type Tracer interface {
 	// the next StartAttempt of its key (a retry) or by Retired.
 	EndAttempt(ctx context.Context, a Attempt, err error)
 	// Retired is called when an event of key reaches its final outcome
-	// (see Outcome), with the tag it was submitted with. An engine without
-	// Config.OnOutcome may leave out the Handled and Skipped outcomes of an
-	// inline run; an event that ends in another way is always retired.
-	Retired(key any, tag uint64, o Outcome)
+	// (see Outcome) in the engine named engine (Config.Name), with the tag
+	// it was submitted with. An engine without Config.OnOutcome may leave
+	// out the Handled and Skipped outcomes of an inline run; an event that
+	// ends in another way is always retired.
+	Retired(engine string, key any, tag uint64, o Outcome)
 }
 
 // Attempt describes one attempt for a Tracer.
@@ -63,7 +64,7 @@ func (e *Engine[K, E]) traceRetired(key K, done []item[E]) {
 	var k any = key // boxed once for the run of events
 	for i := range done {
 		if o := done[i].out; o != 0 {
-			tr.Retired(k, done[i].tag, o)
+			tr.Retired(e.cfg.Name, k, done[i].tag, o)
 		}
 	}
 }

@@ -52,11 +52,18 @@ type Tracer struct {
 	// links are the trace contexts of the messages in flight, by tag.
 	links map[uint64]trace.SpanContext
 	// open are the spans of failed attempts whose event's fate is not known
-	// yet, by key: a key has one event in its attempts at a time.
-	open  map[any]failed
+	// yet, by engine and key: a key has one event in its attempts at a time
+	// in an engine (the subscribers of a topic may share a Tracer).
+	open  map[engineKey]failed
 	nopen atomic.Int64 // len(open), read without mu
 
 	name atomic.Pointer[[2]string] // the last engine's name and its spans' (spanName)
+}
+
+// engineKey is a key of an engine.
+type engineKey struct {
+	engine string
+	key    any
 }
 
 // failed is the span of a failed attempt, and its event's tag.
@@ -81,7 +88,7 @@ func New(tp trace.TracerProvider) *Tracer {
 		tr:    tp.Tracer(ScopeName),
 		prop:  propagation.TraceContext{},
 		links: make(map[uint64]trace.SpanContext),
-		open:  make(map[any]failed),
+		open:  make(map[engineKey]failed),
 	}
 }
 
@@ -135,9 +142,9 @@ func (t *Tracer) StartAttempt(ctx context.Context, a runtime.Attempt) context.Co
 			link = t.links[a.Tag]
 		}
 		if t.nopen.Load() != 0 {
-			if p, ok := t.open[a.Key]; ok {
+			if p, ok := t.open[engineKey{a.Engine, a.Key}]; ok {
 				prev = p.span
-				delete(t.open, a.Key)
+				delete(t.open, engineKey{a.Engine, a.Key})
 				t.nopen.Add(-1)
 			}
 		}
@@ -204,8 +211,9 @@ func (t *Tracer) EndAttempt(ctx context.Context, a runtime.Attempt, err error) {
 	span.RecordError(err)
 	span.SetStatus(codes.Error, err.Error())
 	t.mu.Lock()
-	prev, ok := t.open[a.Key]
-	t.open[a.Key] = failed{span, a.Tag}
+	ek := engineKey{a.Engine, a.Key}
+	prev, ok := t.open[ek]
+	t.open[ek] = failed{span, a.Tag}
 	if !ok {
 		t.nopen.Add(1)
 	}
@@ -221,17 +229,18 @@ func (t *Tracer) EndAttempt(ctx context.Context, a runtime.Attempt, err error) {
 // moved past it, and those behind it (parked with it, conflated). Events a
 // transport submitted are told apart by their tags; without tags (Submit),
 // only an outcome that can follow a failed attempt ends it.
-func (t *Tracer) Retired(key any, tag uint64, o runtime.Outcome) {
+func (t *Tracer) Retired(engine string, key any, tag uint64, o runtime.Outcome) {
 	switch {
 	case t.nopen.Load() == 0:
 		return
 	case o == runtime.Handled, o == runtime.Skipped, o == runtime.Conflated:
 		return // a failed attempt is tried again before its event gets these
 	}
+	ek := engineKey{engine, key}
 	t.mu.Lock()
-	f, ok := t.open[key]
+	f, ok := t.open[ek]
 	if ok && f.tag == tag {
-		delete(t.open, key)
+		delete(t.open, ek)
 		t.nopen.Add(-1)
 	}
 	t.mu.Unlock()

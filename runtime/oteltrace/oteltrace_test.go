@@ -233,8 +233,8 @@ func TestRetiredOfAnotherEventKeepsTheFailedSpan(t *testing.T) {
 	a := runtime.Attempt{Engine: "E", Key: "k", Tag: 2, Number: 1}
 	ctx := tr.StartAttempt(context.Background(), a)
 	tr.EndAttempt(ctx, a, errors.New("down"))
-	tr.Retired("k", 1, runtime.Handled) // the key's event before
-	tr.Retired("k", 3, runtime.Parked)  // an event behind it, parked first
+	tr.Retired("E", "k", 1, runtime.Handled) // the key's event before
+	tr.Retired("E", "k", 3, runtime.Parked)  // an event behind it, parked first
 	a.Number = 2
 	ctx = tr.StartAttempt(context.Background(), a)
 	tr.EndAttempt(ctx, a, nil)
@@ -244,5 +244,33 @@ func TestRetiredOfAnotherEventKeepsTheFailedSpan(t *testing.T) {
 	}
 	if o, _ := attr(spans[0], "ordergen.outcome"); o != "retried" {
 		t.Errorf("the failed attempt's outcome %q, want retried", o)
+	}
+}
+
+// TestSubscribersSharingATracer: the subscribers of a topic may share a
+// Tracer; one's attempt of a key does not end another's failed attempt of
+// the same key.
+func TestSubscribersSharingATracer(t *testing.T) {
+	rec, tp := newRecorder(t)
+	tr := oteltrace.New(tp)
+	a := runtime.Attempt{Engine: "A", Key: "k", Tag: 1, Number: 1}
+	ctx := tr.StartAttempt(context.Background(), a)
+	tr.EndAttempt(ctx, a, errors.New("down"))
+	b := runtime.Attempt{Engine: "B", Key: "k", Tag: 1, Number: 1}
+	ctx = tr.StartAttempt(context.Background(), b)
+	tr.EndAttempt(ctx, b, nil)
+	tr.Retired("B", "k", 1, runtime.Parked) // not A's fate
+	if n := len(rec.Ended()); n != 1 {
+		t.Fatalf("%d spans ended, want B's only: A's failed attempt waits for its fate", n)
+	}
+	a.Number = 2
+	ctx = tr.StartAttempt(context.Background(), a)
+	tr.EndAttempt(ctx, a, nil)
+	spans := rec.Ended()
+	if len(spans) != 3 {
+		t.Fatalf("%d spans, want 3", len(spans))
+	}
+	if o, _ := attr(spans[1], "ordergen.outcome"); o != "retried" || spans[1].Name() != "process A" {
+		t.Errorf("%s's first attempt: outcome %q, want retried", spans[1].Name(), o)
 	}
 }
