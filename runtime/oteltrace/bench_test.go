@@ -18,7 +18,7 @@ import (
 // a processor that counts them). Compare the three within one run, on a
 // quiet machine:
 //
-//	go test -run '^$' -bench Tracing -benchtime 300000x -count 3 ./runtime/oteltrace
+//	go test -run '^$' -bench Tracing -benchtime 300000x -count 5 ./runtime/oteltrace
 func BenchmarkTracing(b *testing.B) {
 	var ended atomic.Int64
 	for _, c := range []struct {
