@@ -90,6 +90,11 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, batch bool) (err 
 // metrics; c, when not nil, is ctx's attemptCtx, which says whether the
 // attempt timed out.
 func (w *worker[K, E]) run(ctx context.Context, key K, it *item[E], batch bool, c *attemptCtx) (err error) {
+	if tr := w.e.cfg.Tracer; tr != nil { // before the recover below, to see its error
+		a := w.e.attemptOf(key, it)
+		ctx = tr.StartAttempt(ctx, a)
+		defer func() { tr.EndAttempt(ctx, a, err) }()
+	}
 	if w.e.metrics != nil && w.timing.sample() {
 		start := time.Now()
 		defer func() {

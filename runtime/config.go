@@ -191,6 +191,10 @@ type Config[K comparable, E any] struct {
 	// OnOutcome, when set, is told the outcome of every accepted event; see
 	// OutcomeFunc.
 	OnOutcome OutcomeFunc[K]
+	// Tracer, when set, is told of each attempt and outcome, and gives the
+	// handler's context (runtime/oteltrace: OpenTelemetry spans). Nil: no
+	// tracing, and the hot path pays one nil check.
+	Tracer Tracer
 	// Logger receives the events an operator must see (a key parked, a
 	// replay, a discard). Nil: slog.Default().
 	Logger *slog.Logger

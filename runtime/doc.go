@@ -171,6 +171,11 @@
 // runtime/metricstest is an in-memory one for tests. Without a provider the
 // hot path pays one nil check; with one, recording allocates nothing.
 //
+// Config.Tracer is told where each attempt starts and ends and where each
+// event retires, and gives the handler its context (trace.go): the
+// runtime imports no tracing library either. runtime/oteltrace makes each
+// attempt an OpenTelemetry span of the trace its event was sent in.
+//
 // # Shutdown
 //
 // [Engine.Close] stops accepting, drains, and stops every goroutine it

@@ -89,6 +89,7 @@ func (e *Engine[K, E]) retire(to books[K, E], t *tally, room int64, key K, done 
 		to.sh.withdrawn += t.withdrawn
 	}
 	addNonZero(&e.parkedTotal, t.parked)
+	e.traceRetired(key, done)
 	if e.cfg.OnOutcome != nil {
 		for i := range done {
 			if o := done[i].out; o != 0 {

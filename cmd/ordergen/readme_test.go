@@ -34,6 +34,7 @@ var flowDocs = map[string][]string{
 	"quickstart": {"README.md", "docs/quickstart.md", "docs/operating.md"},
 	"published":  {"docs/quickstart.md", "docs/operating.md"},
 	"example":    {"README.md"},
+	"tracing":    {"docs/tracing.md"},
 }
 
 // step is one marked block of a document.

@@ -117,6 +117,12 @@ func TestFirstServiceOutsideTheRepository(t *testing.T) {
 			t.Errorf("%s names OpenTelemetry although the service records no metrics:\n%s", name, b)
 		}
 	}
+	// Nor does its build: the runtime traces through its own interface
+	// (runtime.Tracer), which only runtime/oteltrace implements with
+	// OpenTelemetry.
+	if deps := r.run("go", "list", "-deps", "./..."); strings.Contains(deps, "go.opentelemetry.io") {
+		t.Errorf("the service's packages import OpenTelemetry although it neither traces nor records metrics:\n%s", deps)
+	}
 	// The schema's doc: is in the generated comments, the package has its
 	// comment.
 	events, err := os.ReadFile(filepath.Join(r.dir, "rides", "events.go"))

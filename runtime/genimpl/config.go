@@ -64,6 +64,12 @@ type Config[K comparable, E any] struct {
 	// github.com/ordergen/ordergen/runtime/otelmetrics.NewMeterProvider.
 	// Nil: nothing is recorded.
 	MeterProvider meter.Provider
+	// Tracer, when set, makes each attempt of the subscriber a span and
+	// gives the handler its context (runtime.Config.Tracer); for
+	// OpenTelemetry, github.com/ordergen/ordergen/runtime/oteltrace.New.
+	// Give the subscribers that one consumer feeds a tracer of their own.
+	// Nil: nothing is traced.
+	Tracer runtime.Tracer
 	// Versions stores the last applied version of each key (entities with
 	// a version). Nil: a new in-memory store. Give each subscriber its own
 	// store.

@@ -210,6 +210,7 @@ func engineConfig[K comparable, E Event[K]](en *Entity[K, E], name string, cfg C
 		MeterProvider:    cfg.MeterProvider,
 		MetricAttributes: attributes(en.Name, name),
 		OnOutcome:        cfg.OnOutcome,
+		Tracer:           cfg.Tracer,
 		Logger:           cfg.Logger,
 	}
 }

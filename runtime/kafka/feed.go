@@ -192,6 +192,7 @@ func (c *Consumer[K, E]) decode(p *partition[K, E], r *kgo.Record, m *transport.
 		}
 	}
 	m.Event, m.Bad = c.dec.DecodeBytes(typ, r.Key, r.Value)
+	m.Trace = traceOf(r.Headers)
 	if m.Bad != nil {
 		m.Key, m.ID = string(r.Key), fmt.Sprintf("%s[%d]@%d", r.Topic, r.Partition, r.Offset)
 	}

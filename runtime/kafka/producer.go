@@ -137,6 +137,7 @@ func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(erro
 		done(err)
 		return
 	}
+	sr.rec.Headers = appendTrace(sr.rec.Headers, transport.TraceOf(ctx))
 	sr.ctx = sendContext{Context: ctx, done: done}
 	sr.rec.Context = &sr.ctx
 	w.cl.Produce(ctx, &sr.rec, answer)
@@ -172,6 +173,7 @@ func (w *writer[K, E]) WriteSync(ctx context.Context, key K, event E) error {
 	if err := w.fill(r, key, event); err != nil {
 		return err
 	}
+	r.Headers = appendTrace(r.Headers, transport.TraceOf(ctx))
 	return sendError(r, w.cl.ProduceSync(ctx, r).FirstErr())
 }
 

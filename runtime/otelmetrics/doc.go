@@ -1,9 +1,10 @@
 // Package otelmetrics is for services on OpenTelemetry: it records the metrics
-// of ordergen's runtime, and of its transports, through OpenTelemetry. It is
-// the only package of ordergen that imports OpenTelemetry: the runtime records
-// through its own small interface (meter.Provider), so a service that records
-// no metrics has no OpenTelemetry module in its go.mod, as franz-go's kotel
-// plugin keeps OpenTelemetry out of franz-go.
+// of ordergen's runtime, and of its transports, through OpenTelemetry. It is,
+// with runtime/oteltrace, the only package of ordergen that imports
+// OpenTelemetry: the runtime records through its own small interface
+// (meter.Provider), so a service that records no metrics has no
+// OpenTelemetry module in its go.mod, as franz-go's kotel plugin keeps
+// OpenTelemetry out of franz-go.
 //
 // Give a generated dispatcher (or a runtime.Config) the provider it makes
 // from yours:

@@ -74,6 +74,11 @@
 // sqlstore's RetryOutboxKey and DiscardOutboxKey. A discard drops the
 // key's unsent events, so its consumers find a gap in its versions.
 //
+// Tracing: a store given a trace function (sqlstore.Store.Trace, with
+// runtime/oteltrace's W3C) keeps the writer's W3C trace context with each
+// row, and the relay sends the row under it (transport.WithTrace), so the
+// handlers' spans join the writer's trace through a relay's crash too.
+//
 // Wake-ups: on PostgreSQL a trigger notifies every new row (LISTEN/NOTIFY,
 // through the store's Listener, which postgres.Open sets), so an idle relay
 // wakes when rows commit and polls only every 5 seconds against lost

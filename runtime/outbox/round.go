@@ -210,7 +210,7 @@ func (r *Relay[K, E]) sendKey(ctx context.Context, hold *holdCheck, k sqlstore.O
 		if o, lost := r.confirm(ctx, hold, k, i); lost {
 			return o
 		}
-		err = r.send(ctx, key, e)
+		err = r.send(traced(ctx, ev), key, e)
 		if errors.Is(err, transport.ErrKeyPaused) && r.resumer != nil {
 			// A failure of this key before (in this round's process) paused
 			// it in the sink; the relay deals with it by sending from the
@@ -219,7 +219,7 @@ func (r *Relay[K, E]) sendKey(ctx context.Context, hold *holdCheck, k sqlstore.O
 			if o, lost := r.confirm(ctx, hold, k, i); lost {
 				return o
 			}
-			err = r.send(ctx, key, e)
+			err = r.send(traced(ctx, ev), key, e)
 		}
 		if err != nil {
 			return r.failed(ctx, k, i, err)

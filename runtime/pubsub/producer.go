@@ -110,6 +110,7 @@ func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(erro
 		done(err)
 		return
 	}
+	addTrace(msg.Attributes, transport.TraceOf(ctx))
 	r := w.pub.Publish(ctx, msg)
 	go func() {
 		<-r.Ready()
@@ -125,6 +126,7 @@ func (w *writer[K, E]) WriteSync(ctx context.Context, key K, event E) error {
 	if err != nil {
 		return err
 	}
+	addTrace(msg.Attributes, transport.TraceOf(ctx))
 	r := w.pub.Publish(ctx, msg)
 	<-r.Ready()
 	_, err = r.Get(context.Background())

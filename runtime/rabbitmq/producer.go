@@ -156,6 +156,7 @@ func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(erro
 		done(err)
 		return
 	}
+	addTrace(msg.Headers, transport.TraceOf(ctx))
 	// The check above may pass while an earlier send of key is failing on
 	// the channel this one would have used; publish checks again once it
 	// holds a channel, when every failure of the channels before it is

@@ -71,7 +71,7 @@ func (sb *sub[K, E]) Decode(d amqp.Delivery) transport.Message[E, delivery[K, E]
 	sb.led.deliver(d.DeliveryTag)
 	sb.mu.Unlock()
 	key, _ := d.Headers[transport.HeaderKey].(string)
-	m := transport.Message[E, delivery[K, E]]{Handle: delivery[K, E]{sb, d.DeliveryTag}}
+	m := transport.Message[E, delivery[K, E]]{Handle: delivery[K, E]{sb, d.DeliveryTag}, Trace: traceOf(d.Headers)}
 	if m.Event, m.Bad = sb.c.dec.Decode(d.Type, key, d.Body); m.Bad != nil {
 		m.Key, m.ID = key, sb.name+"#"+strconv.FormatUint(d.DeliveryTag, 10)
 	}

@@ -12,7 +12,7 @@ import (
 // SchemaVersion is the version of the tables this package creates and
 // reads. A database migrated by a newer ordergen (a higher version) is
 // refused rather than misread.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations returns the statements that take a database from version i to
 // i+1, for i from 0.
@@ -58,7 +58,7 @@ func (d Dialect) migrations() [][]string {
 			done_ns {integer},
 			result TEXT NOT NULL DEFAULT '')`),
 		`CREATE INDEX ordergen_requests_pending ON ordergen_requests (namespace, done_ns)`,
-	}, d.outboxMigration(r)}
+	}, d.outboxMigration(r), outboxTraceMigration}
 }
 
 // outboxMigration is schema version 2: the transactional outbox (see

@@ -71,8 +71,9 @@ func (s *Store) AppendOutbox(ctx context.Context, tx *sql.Tx, entity, key string
 	if data == nil {
 		data = []byte{}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO ordergen_outbox (entity, key, version, name, data, created_ns) VALUES ($1, $2, $3, $4, $5, $6)`,
-		entity, key, v, raw.Name, data, time.Now().UnixNano()); err != nil {
+	parent, state := s.traceOf(ctx)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO ordergen_outbox (entity, key, version, name, data, created_ns, trace_parent, trace_state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		entity, key, v, raw.Name, data, time.Now().UnixNano(), parent, state); err != nil {
 		return 0, fmt.Errorf("sqlstore: insert the outbox event of %s %q at version %d: %w", entity, key, version, err)
 	}
 	s.outboxWritten(entity)
@@ -145,13 +146,16 @@ type OutboxEvent struct {
 	Event durable.RawEvent
 	// Created is when it was appended.
 	Created time.Time
+	// TraceParent and TraceState are the W3C trace context its writer
+	// appended it under (see Store.Trace): empty for none.
+	TraceParent, TraceState string
 }
 
 // OutboxEvents returns up to limit of key's unsent events in entity's
 // outbox (all of them when limit is 0 or less) whose version is above
 // after, in version order.
 func (s *Store) OutboxEvents(ctx context.Context, entity, key string, after uint64, limit int) ([]OutboxEvent, error) {
-	query := `SELECT id, key, version, name, data, created_ns FROM ordergen_outbox
+	query := `SELECT id, key, version, name, data, created_ns, trace_parent, trace_state FROM ordergen_outbox
 		WHERE entity = $1 AND key = $2 AND sent_ns IS NULL AND version > $3 ORDER BY version`
 	args := []any{entity, key, toSQL(after)}
 	if limit > 0 {
@@ -170,8 +174,8 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// queryOutboxEvents runs query, which selects id, key, version, name, data
-// and created_ns.
+// queryOutboxEvents runs query, which selects id, key, version, name, data,
+// created_ns, trace_parent and trace_state.
 func queryOutboxEvents(ctx context.Context, q querier, query string, args ...any) ([]OutboxEvent, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -182,7 +186,7 @@ func queryOutboxEvents(ctx context.Context, q querier, query string, args ...any
 	for rows.Next() {
 		var ev OutboxEvent
 		var version, created int64
-		if err := rows.Scan(&ev.ID, &ev.Key, &version, &ev.Event.Name, &ev.Event.Data, &created); err != nil {
+		if err := rows.Scan(&ev.ID, &ev.Key, &version, &ev.Event.Name, &ev.Event.Data, &created, &ev.TraceParent, &ev.TraceState); err != nil {
 			return nil, err
 		}
 		ev.Version, ev.Created = fromSQL(version), timeFromSQL(created)

@@ -126,7 +126,7 @@ func (s *Store) claimSQLite(ctx context.Context, entity string, limit int) (*Out
 		return nil, fmt.Errorf("begin: %w", err)
 	}
 	c := &OutboxClaim{s: s, tx: tx, entity: entity}
-	events, err := queryOutboxEvents(ctx, tx, `SELECT o.id, o.key, o.version, o.name, o.data, o.created_ns`+scanOutbox,
+	events, err := queryOutboxEvents(ctx, tx, `SELECT o.id, o.key, o.version, o.name, o.data, o.created_ns, o.trace_parent, o.trace_state`+scanOutbox,
 		entity, 0, time.Now().UnixNano(), limit)
 	if err != nil {
 		c.Rollback()
@@ -300,9 +300,9 @@ func (s *Store) lockKeys(ctx context.Context, entity string, keys []string, coun
 	if len(ready) == 0 {
 		return c, nil
 	}
-	events, err := queryOutboxEvents(ctx, tx, `SELECT o.id, o.key, o.version, o.name, o.data, o.created_ns
+	events, err := queryOutboxEvents(ctx, tx, `SELECT o.id, o.key, o.version, o.name, o.data, o.created_ns, o.trace_parent, o.trace_state
 		FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS k(key, n, i)
-		CROSS JOIN LATERAL (SELECT id, key, version, name, data, created_ns FROM ordergen_outbox
+		CROSS JOIN LATERAL (SELECT id, key, version, name, data, created_ns, trace_parent, trace_state FROM ordergen_outbox
 			WHERE entity = $1 AND key = k.key AND sent_ns IS NULL ORDER BY version LIMIT k.n) o
 		ORDER BY k.i, o.version`, entity, ready, readyCounts)
 	if err != nil {

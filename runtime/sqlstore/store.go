@@ -26,6 +26,8 @@ type Store struct {
 	wakeMu sync.Mutex
 	wakers map[string]map[chan<- struct{}]struct{}
 
+	trace TraceFunc // the outbox writers' trace context (outboxtrace.go)
+
 	closeOnce sync.Once
 	closeErr  error
 }

@@ -136,12 +136,13 @@ type outgoing struct {
 	done  func(error)
 }
 
-func (w *writer[K, E]) Write(_ context.Context, key K, event E, done func(error)) {
+func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(error)) {
 	entry, group, err := w.entry(key, event)
 	if err != nil {
 		done(err)
 		return
 	}
+	addTrace(entry.MessageAttributes, transport.TraceOf(ctx))
 	sh := &w.shards[maphash.Comparable(w.seed, key)%senders]
 	sh.mu.Lock()
 	sh.seq++

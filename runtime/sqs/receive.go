@@ -89,7 +89,7 @@ func (c *Consumer[K, E]) decode(m types.Message, received time.Time) transport.M
 	// SQS started the visibility when it answered, a moment before the
 	// answer came: the leases' margin covers that moment.
 	c.leases.Hold(h, received)
-	km := transport.Message[E, *handle]{Key: h.group, ID: h.id, Handle: h, Lease: received.Add(c.cfg.maxHold)}
+	km := transport.Message[E, *handle]{Key: h.group, ID: h.id, Handle: h, Lease: received.Add(c.cfg.maxHold), Trace: traceOf(m.MessageAttributes)}
 	data := []byte(h.body)
 	if enc := m.MessageAttributes[AttrEncoding].StringValue; enc != nil {
 		var err error

@@ -93,7 +93,10 @@
 // Every transport carries an event the same way: its key as the broker's
 // key (KeyText), its type in HeaderType (HeaderKey when the broker's key is
 // not the event's), the codec's encoding as payload; a dead letter carries
-// HeaderReason, HeaderError and HeaderAttempts. runtime/transporttest is the
+// HeaderReason, HeaderError and HeaderAttempts. The W3C trace context of a
+// send travels in HeaderTraceParent and HeaderTraceState (trace.go): an
+// adapter writes TraceOf(ctx) and reads Message.Trace (TraceFrom), and the
+// kit does the rest. runtime/transporttest is the
 // conformance suite every transport passes, faults at the broker's edge
 // included.
 package transport

@@ -280,7 +280,8 @@ func (c *KeyIntake[K, E, M]) receive(m Message[E, M], slot bool) error {
 		c.useSlot(&slot)
 		c.mu.Unlock()
 
-		tag, err := c.src.Load().Take(h.own, e)
+		src := c.src.Load()
+		tag, err := src.Take(h.own, e)
 		if err != nil { // the ownership ended meanwhile: look again
 			c.mu.Lock()
 			e.st = Unfinished // never taken: not settled by the source
@@ -294,6 +295,7 @@ func (c *KeyIntake[K, E, M]) receive(m Message[E, M], slot bool) error {
 			continue
 		}
 		e.tag = tag
+		src.Link(tag, m.Trace)
 		if m.Bad != nil {
 			c.deadLetter(e, m)
 			return nil

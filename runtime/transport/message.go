@@ -30,6 +30,9 @@ type Message[E any, M any] struct {
 	// it only while the message waits to be offered, so that a message in
 	// the lanes does not hold the broker's buffers.
 	Raw any
+	// Trace is the trace context the message carries (TraceFrom its
+	// headers), which the Source links to its event's attempts.
+	Trace Trace
 
 	tag uint64 // its tag in the source once taken (StreamIntake)
 }

@@ -109,6 +109,7 @@ type OrderedSink[K comparable, E any] struct {
 	closed  atomic.Bool
 	drained notify.Notifier // signalled when pending reaches zero (Flush)
 	closing sync.Once       // the writer's Close, once
+	inject  Injector        // writes each send's trace context (Trace)
 	wclose  error           // its result, set in closing
 }
 
@@ -147,7 +148,7 @@ func (s *OrderedSink[K, E]) SendAsync(ctx context.Context, key K, event E, done 
 		s.answered()
 		return
 	}
-	s.w.Write(ctx, key, event, func(err error) {
+	s.w.Write(s.traced(ctx), key, event, func(err error) {
 		if err != nil {
 			s.pause(key, err)
 		}
@@ -169,7 +170,7 @@ func (s *OrderedSink[K, E]) Send(ctx context.Context, key K, event E) error {
 	}
 	err := s.admit(key)
 	if err == nil {
-		if err = sw.WriteSync(ctx, key, event); err != nil {
+		if err = sw.WriteSync(s.traced(ctx), key, event); err != nil {
 			s.pause(key, err)
 		}
 	}

@@ -80,6 +80,7 @@ type Source[K comparable, E any, M any] struct {
 	settle        func(M, Settlement)
 	parksInMemory bool
 	subscribers   atomic.Int64 // subscribers checked; more means a new one to check
+	links         []Linker     // the subscribers' tracers (trace.go)
 
 	// mu guards the fields below, every field of the slots and of the
 	// ownerships, and is held while settle runs.
@@ -123,7 +124,7 @@ func NewSource[K comparable, E any, M any](target Target[E], settle func(M, Sett
 	if err != nil {
 		return nil, err
 	}
-	s := &Source[K, E, M]{target: target, settle: settle, parksInMemory: inMemory}
+	s := &Source[K, E, M]{target: target, settle: settle, parksInMemory: inMemory, links: linkersOf(subs)}
 	s.subscribers.Store(int64(len(subs)))
 	return s, nil
 }
@@ -331,6 +332,7 @@ func (s *Source[K, E, M]) finish(tag uint64, sl *sourceSlot[M], st Settlement) {
 	gen := sl.gen
 	*sl = sourceSlot[M]{gen: gen}
 	s.free = append(s.free, int32(tag&0xffffffff)-1)
+	s.unlink(tag)
 	s.settle(msg, st)
 }
 

@@ -296,6 +296,7 @@ func (s *Stream[K, E, M]) feed(ms []Message[E, M]) error {
 				return nil // the ownership ended: the rest goes to the next owner
 			}
 			m.tag = tag
+			src.Link(tag, m.Trace)
 		}
 		if m.Bad != nil {
 			s.deadLetter(m)

@@ -53,6 +53,9 @@ type Subscription struct {
 	ParksInMemory bool
 	// ReportsOutcomes reports that Config.OnOutcome is set.
 	ReportsOutcomes bool
+	// Tracer is its Config.Tracer: a Source links its messages' trace
+	// contexts into it when it is a Linker.
+	Tracer runtime.Tracer
 }
 
 // SubscriptionOf describes engine as a subscriber of a transport.
@@ -63,6 +66,7 @@ func SubscriptionOf[K comparable, E any](engine *runtime.Engine[K, E]) Subscript
 		WhenFull:        cfg.Backlog.WhenFull,
 		ParksInMemory:   runtime.EngineForTransport(engine).ParksInMemory(),
 		ReportsOutcomes: cfg.OnOutcome != nil,
+		Tracer:          cfg.Tracer,
 	}
 }
 

@@ -36,6 +36,7 @@ func Run(t *testing.T, h Harness) {
 		{"LeaseLostWhileCutOff", s.leaseLostWhileCutOff},
 		{"StopWhileCutOff", s.stopWhileCutOff},
 		{"ProducerConnectionKilled", s.producerCut},
+		{"TraceFromWriterToHandler", s.traceAcross},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s.parallel(t)
