@@ -119,7 +119,7 @@ func (b broker[K, E]) Connect(ctx context.Context) (transport.UnitConn[E, *held[
 func (f *feed[K, E]) Decode(h *held[K, E]) transport.Message[E, *held[K, E]] {
 	msg := h.msg
 	key := msg.Headers().Get(transport.HeaderKey)
-	m := transport.Message[E, *held[K, E]]{Handle: h}
+	m := transport.Message[E, *held[K, E]]{Handle: h, Trace: transport.TraceFrom(msg.Headers().Get)}
 	if m.Event, m.Bad = f.cn.c.dec.Decode(msg.Headers().Get(transport.HeaderType), key, msg.Data()); m.Bad != nil {
 		m.Key, m.ID = key, f.name+"#"+strconv.FormatUint(h.seq, 10)
 	}

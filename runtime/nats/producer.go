@@ -148,11 +148,14 @@ func (w *writer[K, E]) answer(m *nats.Msg, err error) {
 }
 
 // Write publishes event asynchronously; done gets the server's answer.
-func (w *writer[K, E]) Write(_ context.Context, key K, event E, done func(error)) {
+func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(error)) {
 	msg, err := encode(w.topo, w.cfg.Codec, key, event, false)
 	if err != nil {
 		done(err) // nothing was sent: the key's order is whole
 		return
+	}
+	for _, h := range transport.TraceOf(ctx).Headers() { // the send's trace context
+		msg.Header.Set(h.Key, h.Value)
 	}
 	js, err := w.conn()
 	w.mu.Lock()
