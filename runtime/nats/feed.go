@@ -22,19 +22,17 @@ type held[K comparable, E transport.Keyed[K]] struct {
 	msg jetstream.Msg // acks go to its reply subject
 }
 
-// feed is one partition's pull (a transport.UnitFeed); the server's
-// deliveries pass a gate before the intake sees them.
+// feed is one partition's pull (a transport.UnitFeed). One goroutine (run)
+// passes the server's deliveries on and sends the acknowledgements.
 //
-// The gate keeps each key's order across a change of hands. JetStream
-// gives a message the partition's last holder did not acknowledge to the
-// next one only when its AckWait ends (or the holder gives it back), while
-// new messages come at once: handled first, they would overtake their
-// keys' earlier ones. So a new feed holds its first deliveries back until
-// every message pending at the server is one it holds (the consumer's
+// It keeps each key's order across a change of hands: JetStream gives the
+// last holder's unacknowledged messages to the next one only when their
+// AckWait ends, while new messages come at once and would overtake their
+// keys' earlier ones. So a new feed holds its deliveries back until every
+// message pending at the server is one it holds (the consumer's
 // NumAckPending), then lets them through in stream order, and the rest as
-// they come. A delivery under another pin (the server pinned another
-// client) or a lapsed lease gives the partition up, and the next feed
-// gates again.
+// they come. A delivery under another pin or of a message it holds (its
+// lease lapsed) gives the partition up; the next feed gates again.
 type feed[K comparable, E transport.Keyed[K]] struct {
 	name  string
 	cn    *conn[K, E]
@@ -43,17 +41,15 @@ type feed[K comparable, E transport.Keyed[K]] struct {
 	in    chan jetstream.Msg // from the client's callback
 	out   chan *held[K, E]   // to the intake, in order
 	stop  chan struct{}      // closed by Close
-	gated chan struct{}      // the gate returned
-	acked chan struct{}      // the acker returned
+	ran   chan struct{}      // run returned
 	lost  chan struct{}      // closed by lose, cause set before
 	once  sync.Once
 	cause error
+	wake  chan struct{} // acks to send
 
-	// mu guards what follows; it is taken under the intake's locks.
-	mu   sync.Mutex
-	held map[uint64]*held[K, E] // by stream sequence
+	mu   sync.Mutex // guards what follows; taken under the intake's locks
+	held map[uint64]*held[K, E]
 	acks []*held[K, E]
-	wake chan struct{}
 	pin  string // the pin of the first delivery
 }
 
@@ -72,8 +68,7 @@ func (cn *conn[K, E]) subscribe(p int) (*feed[K, E], error) {
 	}
 	batch := min(cfg.MaxAckPending, 256)
 	f := &feed[K, E]{name: name, cn: cn, cons: cons, in: make(chan jetstream.Msg, cfg.MaxAckPending+batch), out: make(chan *held[K, E]),
-		stop: make(chan struct{}), gated: make(chan struct{}), acked: make(chan struct{}), lost: make(chan struct{}),
-		held: map[uint64]*held[K, E]{}, wake: make(chan struct{}, 1)}
+		stop: make(chan struct{}), ran: make(chan struct{}), lost: make(chan struct{}), wake: make(chan struct{}, 1), held: map[uint64]*held[K, E]{}}
 	f.cc, err = cons.Consume(func(m jetstream.Msg) {
 		select {
 		case f.in <- m:
@@ -88,8 +83,7 @@ func (cn *conn[K, E]) subscribe(p int) (*feed[K, E], error) {
 	if err != nil {
 		return nil, fmt.Errorf("nats: consume %s: %w", name, err)
 	}
-	go f.gate()
-	go f.acker()
+	go f.run()
 	return f, nil
 }
 
@@ -105,21 +99,18 @@ func (f *feed[K, E]) lose(cause error) {
 	})
 }
 
-// Cause is why the feed gave the partition up (transport.FeedCause).
-func (f *feed[K, E]) Cause() error {
+// Err says why the deliveries closed.
+func (f *feed[K, E]) Err() error {
 	if transport.IsClosed(f.lost) {
 		return f.cause
 	}
-	return nil
+	return errors.New("nats: the pull ended")
 }
 
-// Err says why the deliveries closed.
-func (f *feed[K, E]) Err() error { return cmp.Or(f.Cause(), errors.New("nats: the pull ended")) }
-
-// gate passes the deliveries on once every message pending at the server
-// is one the feed holds (see feed).
-func (f *feed[K, E]) gate() {
-	defer close(f.gated)
+// run passes the deliveries on, once the gate is open (see feed), and
+// sends the acknowledgements, until Close or a loss.
+func (f *feed[K, E]) run() {
+	defer close(f.ran)
 	defer close(f.out)
 	var buf []*held[K, E]
 	open := false
@@ -131,6 +122,8 @@ func (f *feed[K, E]) gate() {
 			return
 		case <-f.lost:
 			return
+		case <-f.wake:
+			f.sendAcks()
 		case m := <-f.in:
 			h, err := f.take(m)
 			if err != nil {
@@ -157,7 +150,6 @@ func (f *feed[K, E]) gate() {
 		}
 	}
 }
-
 // take records a fresh delivery. A delivery of a message the feed holds
 // (its lease lapsed) or under another pin than the first (the server
 // pinned another client) is an error: the partition is lost.
@@ -196,14 +188,20 @@ func (f *feed[K, E]) othersSettled() bool {
 	return info.NumAckPending <= len(f.held)
 }
 
+// send passes h on, sending acknowledgements meanwhile.
 func (f *feed[K, E]) send(h *held[K, E]) bool {
-	select {
-	case f.out <- h:
-		return true
-	case <-f.stop:
-	case <-f.lost:
+	for {
+		select {
+		case f.out <- h:
+			return true
+		case <-f.wake:
+			f.sendAcks()
+		case <-f.stop:
+			return false
+		case <-f.lost:
+			return false
+		}
 	}
-	return false
 }
 
 // ack queues h's acknowledgement; it runs under the intake's locks.
@@ -216,19 +214,6 @@ func (f *feed[K, E]) ack(h *held[K, E]) {
 	select {
 	case f.wake <- struct{}{}:
 	default:
-	}
-}
-
-// acker sends the acknowledgements until Close.
-func (f *feed[K, E]) acker() {
-	defer close(f.acked)
-	for {
-		select {
-		case <-f.wake:
-			f.sendAcks()
-		case <-f.stop:
-			return
-		}
 	}
 }
 
@@ -253,8 +238,7 @@ func (f *feed[K, E]) sendAcks() {
 func (f *feed[K, E]) Close(flush bool) {
 	close(f.stop)
 	f.cc.Stop()
-	<-f.gated
-	<-f.acked
+	<-f.ran
 	if flush {
 		f.sendAcks()
 		for len(f.in) > 0 {
