@@ -150,6 +150,7 @@ func (f *feed[K, E]) run() {
 		}
 	}
 }
+
 // take records a fresh delivery. A delivery of a message the feed holds
 // (its lease lapsed) or under another pin than the first (the server
 // pinned another client) is an error: the partition is lost.
