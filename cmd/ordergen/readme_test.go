@@ -212,6 +212,7 @@ func TestReadmeFlowsAreMarked(t *testing.T) {
 		"quickstart": {"run", "file schema.yaml", "run", "file fares.go", "file fares_test.go", "run", "run"},
 		"published":  {"run", "run"},
 		"example":    {"run", "run"},
+		"tracing":    {"run", "file main.go", "run"},
 	} {
 		var got []string
 		for _, s := range docFlow(t, flow) {
