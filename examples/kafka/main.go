@@ -11,32 +11,11 @@
 package main
 
 import (
-	"context"
-	"flag"
-	"fmt"
-	"os"
 	"time"
+
+	"github.com/ordergen/ordergen/examples/brokerdemo"
 )
 
 func main() {
-	var cfg config
-	flag.IntVar(&cfg.accounts, "accounts", 200, "number of accounts")
-	flag.IntVar(&cfg.events, "events", 25, "events per account")
-	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the generated stream")
-	flag.DurationVar(&cfg.slow, "slow", 2*time.Millisecond, "handler latency of every seventh account (the others take none)")
-	flag.Parse()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := run(ctx, os.Stdout, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "kafka example:", err)
-		os.Exit(1)
-	}
-}
-
-// config sizes the example's run.
-type config struct {
-	accounts int
-	events   int
-	seed     uint64
-	slow     time.Duration
+	brokerdemo.Main("kafka", brokerdemo.Config{Accounts: 200, Events: 25, Seed: 1, Slow: 2 * time.Millisecond}, run)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordergen/ordergen/examples/brokerdemo"
 	"go.uber.org/goleak"
 )
 
@@ -20,7 +21,7 @@ func TestExample(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	if err := run(ctx, &out, config{accounts: 60, events: 20, seed: 3, slow: time.Millisecond}); err != nil {
+	if err := run(ctx, &out, brokerdemo.Config{Accounts: 60, Events: 20, Seed: 3, Slow: time.Millisecond}); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "verdict    OK") {

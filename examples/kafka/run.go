@@ -11,7 +11,6 @@ import (
 
 	"github.com/ordergen/ordergen/examples/brokerdemo"
 	ledger "github.com/ordergen/ordergen/examples/gen"
-	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/kafka"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
@@ -25,31 +24,30 @@ const (
 
 // run plays the scenario and writes the report to out. It returns an error
 // when a guarantee did not hold.
-func run(ctx context.Context, out io.Writer, cfg config) error {
+func run(ctx context.Context, out io.Writer, cfg brokerdemo.Config) error {
 	start := time.Now()
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topic), kfake.SeedTopics(1, deadLetters))
 	if err != nil {
 		return fmt.Errorf("start the cluster: %w", err)
 	}
 	defer cluster.Close()
-	accounts := brokerdemo.Stream(cfg.seed, 0x6b61666b61, cfg.accounts, cfg.events)
-	total := cfg.accounts * cfg.events
-	b := brokerdemo.NewBook(total)
-	versions := runtime.NewMemoryVersionStore[string]()
-	states := runtime.NewMemoryStateStore[string]()
+	accounts := brokerdemo.Stream(cfg.Seed, 0x6b61666b61, cfg.Accounts, cfg.Events)
+	total := cfg.Accounts * cfg.Events
+	sh := brokerdemo.NewShared(total, cfg.Slow)
+	b, versions := sh.Book, sh.Versions
 
-	a, err := startProcess(cluster, "a", b, cfg.slow, versions, states)
+	a, err := startProcess(cluster, "a", sh)
 	if err != nil {
 		return err
 	}
-	c, err := startProcess(cluster, "b", b, cfg.slow, versions, states)
+	c, err := startProcess(cluster, "b", sh)
 	if err != nil {
-		a.kill()
+		a.Kill()
 		return err
 	}
 	if _, err := cluster.WaitGroupStable(ctx, group, 2); err != nil {
-		a.kill()
-		c.kill()
+		a.Kill()
+		c.Kill()
 		return fmt.Errorf("wait for the group: %w", err)
 	}
 
@@ -86,8 +84,8 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	inflight := a.consumer.Stats().InFlight
-	abandoned := a.kill()
+	inflight := a.Consumer.Stats().InFlight
+	abandoned := a.Kill()
 	_, appliedAtKill, _ := b.Snapshot()
 	if err := <-published; err != nil {
 		return err
@@ -98,15 +96,15 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		_, applied, _ := b.Snapshot()
 		return fmt.Errorf("only %d of %d events applied: %w", applied, total, ctx.Err())
 	}
-	if err := c.stop(ctx); err != nil {
+	if err := c.Stop(ctx); err != nil {
 		return err
 	}
 
-	tally := brokerdemo.Check(ctx, b, versions, accounts, cfg.events)
-	as, cs := a.consumer.Stats(), c.consumer.Stats()
-	skipped := c.dispatcher.Stats()["Account"].Skipped + a.dispatcher.Stats()["Account"].Skipped
+	tally := brokerdemo.Check(ctx, b, versions, accounts, cfg.Events)
+	as, cs := a.Consumer.Stats(), c.Consumer.Stats()
+	skipped := brokerdemo.Skipped(a, c)
 	fmt.Fprintln(out, "ordergen kafka example: the ledger schema across two consumer processes (in-process kfake cluster)")
-	fmt.Fprintf(out, "stream     %d accounts, %d events, published by AccountProducer to %s (%d partitions), keyed by AccountID\n", cfg.accounts, total, topic, partitions)
+	fmt.Fprintf(out, "stream     %d accounts, %d events, published by AccountProducer to %s (%d partitions), keyed by AccountID\n", cfg.Accounts, total, topic, partitions)
 	fmt.Fprintf(out, "consumers  a and b in group %s, 64 keys in progress each, committing every 100ms\n", group)
 	fmt.Fprintf(out, "kill       a killed mid-stream (%d of %d events applied): %d records in flight, %d accepted events abandoned\n", appliedAtKill, total, inflight, abandoned)
 	fmt.Fprintf(out, "rebalance  b took over a's partitions from a's last commit: %d offsets skipped by the commit metadata,\n", cs.SkippedFinished)

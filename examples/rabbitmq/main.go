@@ -22,37 +22,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
-	"fmt"
+	"io"
 	"os"
 	"time"
+
+	"github.com/ordergen/ordergen/examples/brokerdemo"
 )
 
 func main() {
-	var cfg config
-	flag.StringVar(&cfg.url, "url", os.Getenv("ORDERGEN_TEST_RABBITMQ"), "the broker's amqp:// URL (default $ORDERGEN_TEST_RABBITMQ)")
-	flag.IntVar(&cfg.accounts, "accounts", 200, "number of accounts")
-	flag.IntVar(&cfg.events, "events", 25, "events per account")
-	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the generated stream")
-	flag.DurationVar(&cfg.slow, "slow", 2*time.Millisecond, "handler latency of every seventh account (the others take none)")
-	flag.Parse()
-	if cfg.url == "" {
-		fmt.Fprintln(os.Stderr, "rabbitmq example: no broker: pass -url amqp://... or set ORDERGEN_TEST_RABBITMQ (.ci/rabbitmq start DIR starts one)")
-		os.Exit(2)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := run(ctx, os.Stdout, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "rabbitmq example:", err)
-		os.Exit(1)
-	}
-}
-
-// config sizes the example's run.
-type config struct {
-	url      string
-	accounts int
-	events   int
-	seed     uint64
-	slow     time.Duration
+	url := flag.String("url", os.Getenv("ORDERGEN_TEST_RABBITMQ"), "the broker's amqp:// URL (default $ORDERGEN_TEST_RABBITMQ)")
+	brokerdemo.Main("rabbitmq", brokerdemo.Config{Accounts: 200, Events: 25, Seed: 1, Slow: 2 * time.Millisecond}, func(ctx context.Context, out io.Writer, cfg brokerdemo.Config) error {
+		if *url == "" {
+			return errors.New("no broker: pass -url amqp://... or set ORDERGEN_TEST_RABBITMQ (.ci/rabbitmq start DIR starts one)")
+		}
+		return run(ctx, out, *url, cfg)
+	})
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/ordergen/ordergen/examples/brokerdemo"
 	ledger "github.com/ordergen/ordergen/examples/gen"
-	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/rabbitmq"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
@@ -19,11 +18,11 @@ const queues = 4
 
 // run plays the scenario and writes the report to out. It returns an error
 // when a guarantee did not hold.
-func run(ctx context.Context, out io.Writer, cfg config) error {
+func run(ctx context.Context, out io.Writer, url string, cfg brokerdemo.Config) error {
 	start := time.Now()
-	conn, err := amqp.Dial(cfg.url)
+	conn, err := amqp.Dial(url)
 	if err != nil {
-		return fmt.Errorf("dial %s: %w", cfg.url, err)
+		return fmt.Errorf("dial %s: %w", url, err)
 	}
 	defer func() { _ = conn.Close() }()
 	topo := rabbitmq.Topology{Name: fmt.Sprintf("ledger-example-%d", time.Now().UnixNano()), Queues: queues, Transient: true}
@@ -36,34 +35,37 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	}
 	defer func() { _ = topo.Delete(admin) }()
 
-	accounts := brokerdemo.Stream(cfg.seed, 0x7261626269, cfg.accounts, cfg.events)
-	total := cfg.accounts * cfg.events
-	b := brokerdemo.NewBook(total)
-	versions := runtime.NewMemoryVersionStore[string]()
-	states := runtime.NewMemoryStateStore[string]()
+	accounts := brokerdemo.Stream(cfg.Seed, 0x7261626269, cfg.Accounts, cfg.Events)
+	total := cfg.Accounts * cfg.Events
+	sh := brokerdemo.NewShared(total, cfg.Slow)
+	b, versions := sh.Book, sh.Versions
 
 	// a subscribes first: it is every queue's single active consumer, and
 	// b stands by.
-	a, err := startProcess(cfg.url, topo, "a", b, cfg.slow, versions, states)
+	a, err := startProcess(url, topo, "a", sh)
 	if err != nil {
 		return err
 	}
-	if err := a.subscribed(ctx, topo); err != nil {
-		a.kill()
+	if err := a.Await(ctx, "subscribe to every queue", func(c *rabbitmq.Consumer[string, ledger.AccountEvent]) bool {
+		return c.Stats().Subscribed >= topo.Queues
+	}); err != nil {
+		a.Kill()
 		return err
 	}
-	c, err := startProcess(cfg.url, topo, "b", b, cfg.slow, versions, states)
+	c, err := startProcess(url, topo, "b", sh)
 	if err != nil {
-		a.kill()
+		a.Kill()
 		return err
 	}
-	if err := c.subscribed(ctx, topo); err != nil {
-		a.kill()
-		c.kill()
+	if err := c.Await(ctx, "subscribe to every queue", func(c *rabbitmq.Consumer[string, ledger.AccountEvent]) bool {
+		return c.Stats().Subscribed >= topo.Queues
+	}); err != nil {
+		a.Kill()
+		c.Kill()
 		return err
 	}
 
-	sink, err := rabbitmq.NewProducer[string, ledger.AccountEvent](rabbitmq.ProducerConfig[ledger.AccountEvent]{URL: cfg.url, Topology: topo, Codec: ledger.AccountCodec{}})
+	sink, err := rabbitmq.NewProducer[string, ledger.AccountEvent](rabbitmq.ProducerConfig[ledger.AccountEvent]{URL: url, Topology: topo, Codec: ledger.AccountCodec{}})
 	if err != nil {
 		return err
 	}
@@ -86,8 +88,8 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	inflight := a.consumer.Stats().InFlight
-	abandoned := a.kill()
+	inflight := a.Consumer.Stats().InFlight
+	abandoned := a.Kill()
 	_, appliedAtKill, _ := b.Snapshot()
 	if err := <-published; err != nil {
 		return err
@@ -98,7 +100,7 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		_, applied, _ := b.Snapshot()
 		return fmt.Errorf("only %d of %d events applied: %w", applied, total, ctx.Err())
 	}
-	if err := c.stop(ctx); err != nil {
+	if err := c.Stop(ctx); err != nil {
 		return err
 	}
 	dead, err := deadLetters(admin, topo)
@@ -106,11 +108,11 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		return err
 	}
 
-	tally := brokerdemo.Check(ctx, b, versions, accounts, cfg.events)
-	as, cs := a.consumer.Stats(), c.consumer.Stats()
-	skipped := c.dispatcher.Stats()["Account"].Skipped + a.dispatcher.Stats()["Account"].Skipped
+	tally := brokerdemo.Check(ctx, b, versions, accounts, cfg.Events)
+	as, cs := a.Consumer.Stats(), c.Consumer.Stats()
+	skipped := brokerdemo.Skipped(a, c)
 	fmt.Fprintln(out, "ordergen rabbitmq example: the ledger schema across two consumer processes (RabbitMQ, single active consumer)")
-	fmt.Fprintf(out, "stream     %d accounts, %d events, published by AccountProducer (publisher confirms) to the consistent-hash exchange %s over %d queues\n", cfg.accounts, total, topo.Name, queues)
+	fmt.Fprintf(out, "stream     %d accounts, %d events, published by AccountProducer (publisher confirms) to the consistent-hash exchange %s over %d queues\n", cfg.Accounts, total, topo.Name, queues)
 	fmt.Fprintf(out, "consumers  a active on every queue, b standing by; 64 keys in progress each, prefetch 64 per queue, acks as messages finish\n")
 	fmt.Fprintf(out, "kill       a killed mid-stream (%d of %d events applied): %d messages unacknowledged, %d accepted events abandoned\n", appliedAtKill, total, inflight, abandoned)
 	fmt.Fprintf(out, "failover   the broker returned a's unacknowledged messages, in order, and made b active:\n")

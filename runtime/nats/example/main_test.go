@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/ordergen/ordergen/examples/brokerdemo"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -18,7 +20,7 @@ func TestExample(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	if err := run(ctx, &out, config{accounts: 30, events: 8, seed: 3, slow: time.Millisecond}); err != nil {
+	if err := run(ctx, &out, brokerdemo.Config{Accounts: 30, Events: 8, Seed: 3, Slow: time.Millisecond}); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "verdict    OK") {

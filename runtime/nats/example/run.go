@@ -14,7 +14,6 @@ import (
 
 	"github.com/ordergen/ordergen/examples/brokerdemo"
 	ledger "github.com/ordergen/ordergen/examples/gen"
-	"github.com/ordergen/ordergen/runtime"
 	ogn "github.com/ordergen/ordergen/runtime/nats"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
@@ -25,7 +24,7 @@ var topo = ogn.Topology{Name: "ledger-accounts", Partitions: 8}
 
 // run plays the scenario and writes the report to out. It returns an error
 // when a guarantee did not hold.
-func run(ctx context.Context, out io.Writer, cfg config) error {
+func run(ctx context.Context, out io.Writer, cfg brokerdemo.Config) error {
 	start := time.Now()
 	dir, err := os.MkdirTemp("", "ordergen-nats-example-")
 	if err != nil {
@@ -52,28 +51,25 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	if err != nil {
 		return err
 	}
-	accounts := brokerdemo.Stream(cfg.seed, 0x6f72646572, cfg.accounts, cfg.events)
-	total := cfg.accounts * cfg.events
-	b := brokerdemo.NewBook(total)
-	versions := runtime.NewMemoryVersionStore[string]()
-	states := runtime.NewMemoryStateStore[string]()
-	a, err := startProcess(url, "a", b, cfg.slow, versions, states)
+	accounts := brokerdemo.Stream(cfg.Seed, 0x6f72646572, cfg.Accounts, cfg.Events)
+	total := cfg.Accounts * cfg.Events
+	sh := brokerdemo.NewShared(total, cfg.Slow)
+	b, versions := sh.Book, sh.Versions
+	a, err := startProcess(url, "a", sh)
 	if err != nil {
 		return err
 	}
 	// b starts once a pulls every partition: the server pins each to a,
 	// and b stands by until a's pins lapse.
-	for a.consumer.Stats().Subscribed < topo.Partitions {
-		select {
-		case <-ctx.Done():
-			a.kill()
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
+	if err := a.Await(ctx, "pull every partition", func(c *ogn.Consumer[string, ledger.AccountEvent]) bool {
+		return c.Stats().Subscribed >= topo.Partitions
+	}); err != nil {
+		a.Kill()
+		return err
 	}
-	c, err := startProcess(url, "b", b, cfg.slow, versions, states)
+	c, err := startProcess(url, "b", sh)
 	if err != nil {
-		a.kill()
+		a.Kill()
 		return err
 	}
 
@@ -98,8 +94,8 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	unsettled := a.consumer.Stats().InFlight
-	abandoned := a.kill()
+	unsettled := a.Consumer.Stats().InFlight
+	abandoned := a.Kill()
 	_, appliedAtKill, _ := b.Snapshot()
 	if err := <-published; err != nil {
 		return err
@@ -110,15 +106,15 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		_, applied, _ := b.Snapshot()
 		return fmt.Errorf("only %d of %d events applied: %w", applied, total, ctx.Err())
 	}
-	if err := c.stop(ctx); err != nil {
+	if err := c.Stop(ctx); err != nil {
 		return err
 	}
 
-	tally := brokerdemo.Check(ctx, b, versions, accounts, cfg.events)
-	as, cs := a.consumer.Stats(), c.consumer.Stats()
-	skipped := c.dispatcher.Stats()["Account"].Skipped + a.dispatcher.Stats()["Account"].Skipped
+	tally := brokerdemo.Check(ctx, b, versions, accounts, cfg.Events)
+	as, cs := a.Consumer.Stats(), c.Consumer.Stats()
+	skipped := brokerdemo.Skipped(a, c)
 	fmt.Fprintln(out, "ordergen nats example: the ledger schema across two consumer processes (in-process nats-server, JetStream)")
-	fmt.Fprintf(out, "stream     %d accounts, %d events, published by AccountProducer to stream %s, %d partitions by AccountID\n", cfg.accounts, total, topo.Name, topo.Partitions)
+	fmt.Fprintf(out, "stream     %d accounts, %d events, published by AccountProducer to stream %s, %d partitions by AccountID\n", cfg.Accounts, total, topo.Name, topo.Partitions)
 	fmt.Fprintf(out, "consumers  a, then b, pull every partition: the server pins each to a, b stands by; 64 keys in progress each\n")
 	fmt.Fprintf(out, "kill       a killed mid-stream (%d of %d events applied): %d messages unsettled, %d accepted events abandoned\n", appliedAtKill, total, unsettled, abandoned)
 	fmt.Fprintf(out, "takeover   b took a's partitions once their pins lapsed: %d re-delivered events skipped by the version guard;\n", skipped)
@@ -137,69 +133,18 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	return nil
 }
 
-// process is one consumer process: a NATS consumer feeding a generated
-// dispatcher. The version and state stores are shared between processes,
-// as a database would be.
-type process struct {
-	name       string
-	consumer   *ogn.Consumer[string, ledger.AccountEvent]
-	dispatcher *ledger.AccountDispatcher
-	cancel     context.CancelFunc
-	done       chan error
-}
+// process is one consumer process on the topology.
+type process = brokerdemo.Process[*ogn.Consumer[string, ledger.AccountEvent]]
 
-func startProcess(url, name string, b *brokerdemo.Book, slow time.Duration, versions runtime.VersionStore[string], states runtime.StateStore[string]) (*process, error) {
-	quiet := slog.New(slog.DiscardHandler)
+func startProcess(url, name string, sh brokerdemo.Shared) (*process, error) {
 	c, err := ogn.NewConsumer[string, ledger.AccountEvent](ogn.Config[ledger.AccountEvent]{
 		URL: url, Topology: topo, Codec: ledger.AccountCodec{},
 		// What a crashed consumer held comes back after AckWait, and its
 		// partitions go to the other consumer after PinnedTTL: short here.
-		AckWait: 2 * time.Second, PinnedTTL: 2 * time.Second, Name: name, Logger: quiet,
+		AckWait: 2 * time.Second, PinnedTTL: 2 * time.Second, Name: name, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		return nil, err
 	}
-	d, err := ledger.NewAccountDispatcher(brokerdemo.Handler{Who: name, Book: b, Slow: slow}, func(cfg *ledger.AccountConfig) {
-		cfg.OnOutcome = c.OnOutcome
-		cfg.Versions = versions
-		cfg.States = states
-		cfg.MaxActive = 64
-		cfg.Logger = quiet
-	})
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &process{name: name, consumer: c, dispatcher: d, cancel: cancel, done: make(chan error, 1)}
-	go func() { p.done <- c.Run(ctx, d) }()
-	return p, nil
-}
-
-// kill stops the process as a crash would: its lanes stop at once, then its
-// consumer stops without draining. It returns how many accepted events were
-// left without an outcome.
-func (p *process) kill() int64 {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	var ce *runtime.CloseError
-	var left int64
-	if err := p.dispatcher.Close(ctx); errors.As(err, &ce) {
-		left = ce.Pending
-	}
-	p.cancel()
-	<-p.done
-	return left
-}
-
-// stop stops the process cleanly: the consumer drains, then the dispatcher
-// closes.
-func (p *process) stop(ctx context.Context) error {
-	if err := p.consumer.Close(ctx); err != nil {
-		return fmt.Errorf("close consumer %s: %w", p.name, err)
-	}
-	if err := p.dispatcher.Close(ctx); err != nil {
-		return fmt.Errorf("close dispatcher %s: %w", p.name, err)
-	}
-	p.cancel()
-	return nil
+	return brokerdemo.Start(name, c, sh)
 }

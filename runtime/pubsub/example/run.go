@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/ordergen/ordergen/examples/brokerdemo"
 	ledger "github.com/ordergen/ordergen/examples/gen"
-	"github.com/ordergen/ordergen/runtime"
 	ps "github.com/ordergen/ordergen/runtime/pubsub"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
@@ -31,7 +29,7 @@ const (
 
 // run plays the scenario and writes the report to out. It returns an error
 // when a guarantee did not hold.
-func run(ctx context.Context, out io.Writer, cfg config) error {
+func run(ctx context.Context, out io.Writer, cfg brokerdemo.Config) error {
 	start := time.Now()
 	srv := pstest.NewServer()
 	defer srv.Close()
@@ -54,18 +52,17 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		return fmt.Errorf("create subscription: %w", err)
 	}
 
-	accounts := brokerdemo.Stream(cfg.seed, 0x6f72646572, cfg.accounts, cfg.events)
-	total := cfg.accounts * cfg.events
-	b := brokerdemo.NewBook(total)
-	versions := runtime.NewMemoryVersionStore[string]()
-	states := runtime.NewMemoryStateStore[string]()
-	a, err := startProcess(client, "a", b, cfg.slow, versions, states)
+	accounts := brokerdemo.Stream(cfg.Seed, 0x6f72646572, cfg.Accounts, cfg.Events)
+	total := cfg.Accounts * cfg.Events
+	sh := brokerdemo.NewShared(total, cfg.Slow)
+	b, versions := sh.Book, sh.Versions
+	a, err := startProcess(client, "a", sh)
 	if err != nil {
 		return err
 	}
-	c, err := startProcess(client, "b", b, cfg.slow, versions, states)
+	c, err := startProcess(client, "b", sh)
 	if err != nil {
-		a.kill()
+		a.Kill()
 		return err
 	}
 
@@ -97,8 +94,8 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	unsettled := a.consumer.Stats().Unsettled
-	abandoned := a.kill()
+	unsettled := a.Consumer.Stats().Unsettled
+	abandoned := a.Kill()
 	_, appliedAtKill, _ := b.Snapshot()
 	if err := <-published; err != nil {
 		return err
@@ -109,15 +106,15 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		_, applied, _ := b.Snapshot()
 		return fmt.Errorf("only %d of %d events applied: %w", applied, total, ctx.Err())
 	}
-	if err := c.stop(ctx); err != nil {
+	if err := c.Stop(ctx); err != nil {
 		return err
 	}
 
-	tally := brokerdemo.Check(ctx, b, versions, accounts, cfg.events)
-	as, cs := a.consumer.Stats(), c.consumer.Stats()
-	skipped := c.dispatcher.Stats()["Account"].Skipped + a.dispatcher.Stats()["Account"].Skipped
+	tally := brokerdemo.Check(ctx, b, versions, accounts, cfg.Events)
+	as, cs := a.Consumer.Stats(), c.Consumer.Stats()
+	skipped := brokerdemo.Skipped(a, c)
 	fmt.Fprintln(out, "ordergen pubsub example: the ledger schema across two consumer processes (in-process pstest, ordering keys)")
-	fmt.Fprintf(out, "stream     %d accounts, %d events, published by AccountProducer to %s, ordering key AccountID\n", cfg.accounts, total, topic)
+	fmt.Fprintf(out, "stream     %d accounts, %d events, published by AccountProducer to %s, ordering key AccountID\n", cfg.Accounts, total, topic)
 	fmt.Fprintf(out, "consumers  a and b on subscription %s (message ordering on), 64 keys in progress each\n", subscription)
 	fmt.Fprintf(out, "kill       a killed mid-stream (%d of %d events applied): %d messages unsettled, %d accepted events abandoned\n", appliedAtKill, total, unsettled, abandoned)
 	fmt.Fprintf(out, "takeover   Pub/Sub delivered a's unacknowledged messages again: %d re-delivered events skipped by the version guard;\n", skipped)
@@ -136,18 +133,10 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	return nil
 }
 
-// process is one consumer process: a Pub/Sub consumer feeding a generated
-// dispatcher. The version and state stores are shared between processes,
-// as a database would be.
-type process struct {
-	name       string
-	consumer   *ps.Consumer[string, ledger.AccountEvent]
-	dispatcher *ledger.AccountDispatcher
-	cancel     context.CancelFunc
-	done       chan error
-}
+// process is one consumer process of the subscription.
+type process = brokerdemo.Process[*ps.Consumer[string, ledger.AccountEvent]]
 
-func startProcess(client *pubsub.Client, name string, b *brokerdemo.Book, slow time.Duration, versions runtime.VersionStore[string], states runtime.StateStore[string]) (*process, error) {
+func startProcess(client *pubsub.Client, name string, sh brokerdemo.Shared) (*process, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	c, err := ps.NewConsumer[string, ledger.AccountEvent](ps.Config[ledger.AccountEvent]{
 		Client: client, Subscription: subscription, Codec: ledger.AccountCodec{}, DeadLetterTopic: deadLetters,
@@ -159,47 +148,5 @@ func startProcess(client *pubsub.Client, name string, b *brokerdemo.Book, slow t
 	if err != nil {
 		return nil, err
 	}
-	d, err := ledger.NewAccountDispatcher(brokerdemo.Handler{Who: name, Book: b, Slow: slow}, func(cfg *ledger.AccountConfig) {
-		cfg.OnOutcome = c.OnOutcome
-		cfg.Versions = versions
-		cfg.States = states
-		cfg.MaxActive = 64
-		cfg.Logger = quiet
-	})
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &process{name: name, consumer: c, dispatcher: d, cancel: cancel, done: make(chan error, 1)}
-	go func() { p.done <- c.Run(ctx, d) }()
-	return p, nil
-}
-
-// kill stops the process as a crash would: its lanes stop at once, then its
-// consumer stops without draining. It returns how many accepted events were
-// left without an outcome.
-func (p *process) kill() int64 {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	var ce *runtime.CloseError
-	var left int64
-	if err := p.dispatcher.Close(ctx); errors.As(err, &ce) {
-		left = ce.Pending
-	}
-	p.cancel()
-	<-p.done
-	return left
-}
-
-// stop stops the process cleanly: the consumer drains, then the dispatcher
-// closes.
-func (p *process) stop(ctx context.Context) error {
-	if err := p.consumer.Close(ctx); err != nil {
-		return fmt.Errorf("close consumer %s: %w", p.name, err)
-	}
-	if err := p.dispatcher.Close(ctx); err != nil {
-		return fmt.Errorf("close dispatcher %s: %w", p.name, err)
-	}
-	p.cancel()
-	return nil
+	return brokerdemo.Start(name, c, sh)
 }

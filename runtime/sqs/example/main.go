@@ -13,37 +13,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
-	"fmt"
+	"io"
 	"os"
 	"time"
+
+	"github.com/ordergen/ordergen/examples/brokerdemo"
 )
 
 func main() {
-	var cfg config
-	flag.StringVar(&cfg.endpoint, "endpoint", os.Getenv("ORDERGEN_TEST_SQS"), "the SQS endpoint (default $ORDERGEN_TEST_SQS)")
-	flag.IntVar(&cfg.accounts, "accounts", 50, "number of accounts")
-	flag.IntVar(&cfg.events, "events", 10, "events per account")
-	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the generated stream")
-	flag.DurationVar(&cfg.slow, "slow", 2*time.Millisecond, "handler latency of every seventh account (the others take none)")
-	flag.Parse()
-	if cfg.endpoint == "" {
-		fmt.Fprintln(os.Stderr, "sqs example: no endpoint: pass -endpoint (start an emulator with .ci/fauxqs start DIR)")
-		os.Exit(2)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := run(ctx, os.Stdout, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "sqs example:", err)
-		os.Exit(1)
-	}
-}
-
-// config sizes the example's run.
-type config struct {
-	endpoint string
-	accounts int
-	events   int
-	seed     uint64
-	slow     time.Duration
+	endpoint := flag.String("endpoint", os.Getenv("ORDERGEN_TEST_SQS"), "the SQS endpoint (default $ORDERGEN_TEST_SQS)")
+	brokerdemo.Main("sqs", brokerdemo.Config{Accounts: 50, Events: 10, Seed: 1, Slow: 2 * time.Millisecond}, func(ctx context.Context, out io.Writer, cfg brokerdemo.Config) error {
+		if *endpoint == "" {
+			return errors.New("no endpoint: pass -endpoint (start an emulator with .ci/fauxqs start DIR)")
+		}
+		return run(ctx, out, *endpoint, cfg)
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordergen/ordergen/examples/brokerdemo"
 	"go.uber.org/goleak"
 )
 
@@ -28,7 +29,7 @@ func TestExample(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	if err := run(ctx, &out, config{endpoint: ep, accounts: 30, events: 8, seed: 3, slow: time.Millisecond}); err != nil {
+	if err := run(ctx, &out, ep, brokerdemo.Config{Accounts: 30, Events: 8, Seed: 3, Slow: time.Millisecond}); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "verdict    OK") {

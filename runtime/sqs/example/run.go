@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,16 +15,15 @@ import (
 
 	"github.com/ordergen/ordergen/examples/brokerdemo"
 	ledger "github.com/ordergen/ordergen/examples/gen"
-	"github.com/ordergen/ordergen/runtime"
 	oq "github.com/ordergen/ordergen/runtime/sqs"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // run plays the scenario and writes the report to out. It returns an error
 // when a guarantee did not hold.
-func run(ctx context.Context, out io.Writer, cfg config) error {
+func run(ctx context.Context, out io.Writer, endpoint string, cfg brokerdemo.Config) error {
 	start := time.Now()
-	client := sqs.New(sqs.Options{BaseEndpoint: aws.String(cfg.endpoint), Region: "us-east-1", Credentials: aws.AnonymousCredentials{}})
+	client := sqs.New(sqs.Options{BaseEndpoint: aws.String(endpoint), Region: "us-east-1", Credentials: aws.AnonymousCredentials{}})
 	var b8 [4]byte
 	_, _ = rand.Read(b8[:])
 	name := "ledger-accounts-" + hex.EncodeToString(b8[:])
@@ -40,18 +38,17 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	}
 	defer deleteQueue(client, dlq)
 
-	accounts := brokerdemo.Stream(cfg.seed, 0x6f72646572, cfg.accounts, cfg.events)
-	total := cfg.accounts * cfg.events
-	b := brokerdemo.NewBook(total)
-	versions := runtime.NewMemoryVersionStore[string]()
-	states := runtime.NewMemoryStateStore[string]()
-	a, err := startProcess(client, queue, dlq, "a", b, cfg.slow, versions, states)
+	accounts := brokerdemo.Stream(cfg.Seed, 0x6f72646572, cfg.Accounts, cfg.Events)
+	total := cfg.Accounts * cfg.Events
+	sh := brokerdemo.NewShared(total, cfg.Slow)
+	b, versions := sh.Book, sh.Versions
+	a, err := startProcess(client, queue, dlq, "a", sh)
 	if err != nil {
 		return err
 	}
-	c, err := startProcess(client, queue, dlq, "b", b, cfg.slow, versions, states)
+	c, err := startProcess(client, queue, dlq, "b", sh)
 	if err != nil {
-		a.kill()
+		a.Kill()
 		return err
 	}
 
@@ -79,8 +76,8 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	unsettled := a.consumer.Stats().Unsettled
-	abandoned := a.kill()
+	unsettled := a.Consumer.Stats().Unsettled
+	abandoned := a.Kill()
 	_, appliedAtKill, _ := b.Snapshot()
 	if err := <-published; err != nil {
 		return err
@@ -91,15 +88,15 @@ func run(ctx context.Context, out io.Writer, cfg config) error {
 		_, applied, _ := b.Snapshot()
 		return fmt.Errorf("only %d of %d events applied: %w", applied, total, ctx.Err())
 	}
-	if err := c.stop(ctx); err != nil {
+	if err := c.Stop(ctx); err != nil {
 		return err
 	}
 
-	tally := brokerdemo.Check(ctx, b, versions, accounts, cfg.events)
-	as, cs := a.consumer.Stats(), c.consumer.Stats()
-	skipped := c.dispatcher.Stats()["Account"].Skipped + a.dispatcher.Stats()["Account"].Skipped
+	tally := brokerdemo.Check(ctx, b, versions, accounts, cfg.Events)
+	as, cs := a.Consumer.Stats(), c.Consumer.Stats()
+	skipped := brokerdemo.Skipped(a, c)
 	fmt.Fprintln(out, "ordergen sqs example: the ledger schema across two consumer processes (SQS FIFO queue, message groups)")
-	fmt.Fprintf(out, "stream     %d accounts, %d events, sent by AccountProducer to %s, group AccountID, deduplicated by AccountID and Version\n", cfg.accounts, total, name+".fifo")
+	fmt.Fprintf(out, "stream     %d accounts, %d events, sent by AccountProducer to %s, group AccountID, deduplicated by AccountID and Version\n", cfg.Accounts, total, name+".fifo")
 	fmt.Fprintf(out, "consumers  a and b receiving in batches of 10, visibility 2s extended while handled, 64 keys in progress each\n")
 	fmt.Fprintf(out, "kill       a killed mid-stream (%d of %d events applied): %d messages unsettled, %d accepted events abandoned\n", appliedAtKill, total, unsettled, abandoned)
 	fmt.Fprintf(out, "takeover   a's undeleted messages came back after their visibility: %d re-delivered events skipped by the version guard;\n", skipped)
@@ -132,18 +129,10 @@ func deleteQueue(client *sqs.Client, url string) {
 	_, _ = client.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: &url})
 }
 
-// process is one consumer process: an SQS consumer feeding a generated
-// dispatcher. The version and state stores are shared between processes,
-// as a database would be.
-type process struct {
-	name       string
-	consumer   *oq.Consumer[string, ledger.AccountEvent]
-	dispatcher *ledger.AccountDispatcher
-	cancel     context.CancelFunc
-	done       chan error
-}
+// process is one consumer process of the queue.
+type process = brokerdemo.Process[*oq.Consumer[string, ledger.AccountEvent]]
 
-func startProcess(client *sqs.Client, queue, dlq, name string, b *brokerdemo.Book, slow time.Duration, versions runtime.VersionStore[string], states runtime.StateStore[string]) (*process, error) {
+func startProcess(client *sqs.Client, queue, dlq, name string, sh brokerdemo.Shared) (*process, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	c, err := oq.NewConsumer[string, ledger.AccountEvent](oq.Config[ledger.AccountEvent]{
 		Client: client, QueueURL: queue, Codec: ledger.AccountCodec{}, DeadLetterQueueURL: dlq,
@@ -152,47 +141,5 @@ func startProcess(client *sqs.Client, queue, dlq, name string, b *brokerdemo.Boo
 	if err != nil {
 		return nil, err
 	}
-	d, err := ledger.NewAccountDispatcher(brokerdemo.Handler{Who: name, Book: b, Slow: slow}, func(cfg *ledger.AccountConfig) {
-		cfg.OnOutcome = c.OnOutcome
-		cfg.Versions = versions
-		cfg.States = states
-		cfg.MaxActive = 64
-		cfg.Logger = quiet
-	})
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &process{name: name, consumer: c, dispatcher: d, cancel: cancel, done: make(chan error, 1)}
-	go func() { p.done <- c.Run(ctx, d) }()
-	return p, nil
-}
-
-// kill stops the process as a crash would: its lanes stop at once, then its
-// consumer stops without draining. It returns how many accepted events were
-// left without an outcome.
-func (p *process) kill() int64 {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	var ce *runtime.CloseError
-	var left int64
-	if err := p.dispatcher.Close(ctx); errors.As(err, &ce) {
-		left = ce.Pending
-	}
-	p.cancel()
-	<-p.done
-	return left
-}
-
-// stop stops the process cleanly: the consumer drains, then the dispatcher
-// closes.
-func (p *process) stop(ctx context.Context) error {
-	if err := p.consumer.Close(ctx); err != nil {
-		return fmt.Errorf("close consumer %s: %w", p.name, err)
-	}
-	if err := p.dispatcher.Close(ctx); err != nil {
-		return fmt.Errorf("close dispatcher %s: %w", p.name, err)
-	}
-	p.cancel()
-	return nil
+	return brokerdemo.Start(name, c, sh)
 }
