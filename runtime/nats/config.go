@@ -106,9 +106,12 @@ type Config[E any] struct {
 	// in-progress ack) while a handler runs, and gives a partition up
 	// when a lease it could not extend ends. Zero: 30s.
 	AckWait time.Duration
-	// MaxDeliver bounds a message's deliveries; the server then gives up
-	// on it and the consumer copies it to the dead-letter stream. Zero:
-	// 20; -1: unbounded.
+	// MaxDeliver, when above 1, bounds a message's deliveries: the server
+	// then gives up on it and the consumer copies it to the dead-letter
+	// stream, and its key goes on without it. Deliveries count across
+	// crashes and changes of hands, a message parked in memory's included.
+	// Zero: unbounded (the engine's retries and parks deal with failing
+	// events; nothing is set aside behind their back).
 	MaxDeliver int
 	// MaxAckPending bounds a partition's messages delivered and not
 	// acknowledged, parked ones included (backpressure). Zero: 256.
@@ -142,7 +145,7 @@ func (c Config[E]) withDefaults() (Config[E], error) {
 			*d.v = d.def
 		}
 	}
-	c.MaxDeliver = cmp.Or(c.MaxDeliver, 20)
+	c.MaxDeliver = cmp.Or(c.MaxDeliver, -1)
 	c.MaxAckPending = cmp.Or(c.MaxAckPending, 256)
 	c.Name = cmp.Or(c.Name, "ordergen")
 	c.Logger = cmp.Or(c.Logger, slog.Default())
