@@ -136,15 +136,9 @@ type Config[E any] struct {
 }
 
 func (c Config[E]) withDefaults() (Config[E], error) {
-	for _, d := range []struct {
-		v   *time.Duration
-		def time.Duration
-	}{{&c.AckWait, 30 * time.Second}, {&c.PinnedTTL, 20 * time.Second}, {&c.DrainTimeout, 10 * time.Second},
-		{&c.ReconnectDelay, 100 * time.Millisecond}, {&c.MaxReconnectDelay, 10 * time.Second}} {
-		if *d.v == 0 {
-			*d.v = d.def
-		}
-	}
+	c.AckWait = cmp.Or(c.AckWait, 30*time.Second)
+	c.PinnedTTL = cmp.Or(c.PinnedTTL, 20*time.Second)
+	c.DrainTimeout = cmp.Or(c.DrainTimeout, 10*time.Second)
 	c.MaxDeliver = cmp.Or(c.MaxDeliver, -1)
 	c.MaxAckPending = cmp.Or(c.MaxAckPending, 256)
 	c.Name = cmp.Or(c.Name, "ordergen")
@@ -158,8 +152,8 @@ func (c Config[E]) withDefaults() (Config[E], error) {
 		return c, fmt.Errorf("nats: %w: a consumer needs a URL and a Codec", runtime.ErrInvalidConfig)
 	case c.AckWait < 600*time.Millisecond || c.PinnedTTL < 2*time.Second || c.MaxAckPending < 0 || c.MaxDeliver < -1 || c.MaxDeliver == 1:
 		return c, fmt.Errorf("nats: %w: AckWait must be at least 600ms, PinnedTTL 2s, MaxAckPending not negative, MaxDeliver -1 or above 1", runtime.ErrInvalidConfig)
-	case c.DrainTimeout < 0 || c.ReconnectDelay < 0 || c.MaxReconnectDelay < c.ReconnectDelay:
-		return c, fmt.Errorf("nats: %w: DrainTimeout and ReconnectDelay must not be negative, nor MaxReconnectDelay below ReconnectDelay", runtime.ErrInvalidConfig)
+	case c.DrainTimeout < 0:
+		return c, fmt.Errorf("nats: %w: DrainTimeout must not be negative", runtime.ErrInvalidConfig)
 	case c.Partitions != nil && len(c.Partitions) == 0:
 		return c, fmt.Errorf("nats: %w: Partitions is empty: nothing to consume", runtime.ErrInvalidConfig)
 	}

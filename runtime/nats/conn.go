@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -17,63 +15,42 @@ import (
 )
 
 // dial connects without the client's own reconnects (a new connection
-// starts clean), on a goroutine so that the end of ctx cuts a stalled
-// handshake short; closed runs when the connection closes.
-func dial(ctx context.Context, url string, opts []nats.Option, closed func(*nats.Conn)) (*nats.Conn, error) {
-	opts = append(append([]nats.Option{}, opts...), nats.NoReconnect(), nats.ClosedHandler(closed))
-	type result struct {
-		nc  *nats.Conn
-		err error
+// starts clean); the end of ctx cuts a stalled handshake short, and lost
+// is told when the connection closes.
+func dial(ctx context.Context, url string, opts []nats.Option, lost func(error)) (*nats.Conn, error) {
+	opts = append(append([]nats.Option{}, opts...), nats.NoReconnect(), nats.ClosedHandler(func(nc *nats.Conn) {
+		lost(cmp.Or(nc.LastError(), nats.ErrConnectionClosed))
+	}))
+	nc, err := transport.Dial(ctx, func() (*nats.Conn, error) { return nats.Connect(url, opts...) }, (*nats.Conn).Close)
+	if err != nil {
+		return nil, fmt.Errorf("nats: dial: %w", err)
 	}
-	ch := make(chan result, 1)
-	go func() {
-		nc, err := nats.Connect(url, opts...)
-		ch <- result{nc, err}
-	}()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			return nil, fmt.Errorf("nats: dial: %w", r.err)
-		}
-		return r.nc, nil
-	case <-ctx.Done():
-		go func() {
-			if r := <-ch; r.nc != nil {
-				r.nc.Close()
-			}
-		}()
-		return nil, fmt.Errorf("nats: dial: %w", ctx.Err())
-	}
+	return nc, nil
 }
 
 // conn is one connection of a consumer (a transport.UnitConn).
 type conn[K comparable, E transport.Keyed[K]] struct {
-	c      *Consumer[K, E]
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	stream jetstream.Stream
-	leases *transport.Leases[*held[K, E]]
-	ctx    context.Context // ends when the connection closes
-	cancel context.CancelFunc
-	done   chan struct{} // the leases stopped
-	lost   chan struct{} // closed when nc closed, err set before
-	mu     sync.Mutex
-	err    error
+	c              *Consumer[K, E]
+	nc             *nats.Conn
+	js             jetstream.JetStream
+	stream         jetstream.Stream
+	leases         *transport.Leases[*held[K, E]]
+	ctx            context.Context // ends when the connection closes
+	cancel         context.CancelFunc
+	done           chan struct{} // the leases stopped
+	transport.Loss               // when nc closed
 }
 
 // connect dials, declares the streams and the partitions' consumers,
 // starts the leases and listens for the messages the server gave up on.
 func connect[K comparable, E transport.Keyed[K]](ctx context.Context, c *Consumer[K, E]) (*conn[K, E], error) {
-	cn := &conn[K, E]{c: c, lost: make(chan struct{}), done: make(chan struct{})}
+	cn := &conn[K, E]{c: c, done: make(chan struct{})}
 	// The connection's context ends when it closes, lost or not: the
 	// UnitConsumer does not close a lost connection.
 	cn.ctx, cn.cancel = context.WithCancel(context.Background())
-	nc, err := dial(ctx, c.cfg.URL, append([]nats.Option{nats.Name(c.cfg.Name)}, c.cfg.Options...), func(nc *nats.Conn) {
-		cn.mu.Lock()
-		cn.err = nc.LastError()
-		cn.mu.Unlock()
+	nc, err := dial(ctx, c.cfg.URL, append([]nats.Option{nats.Name(c.cfg.Name)}, c.cfg.Options...), func(err error) {
+		cn.Lose(err)
 		cn.cancel()
-		close(cn.lost)
 	})
 	if err == nil {
 		cn.nc = nc
@@ -110,7 +87,7 @@ func (cn *conn[K, E]) declare(ctx context.Context) error {
 	if _, err := cn.nc.QueueSubscribe(advisories, "ordergen."+cfg.Topology.Name, cn.maxDelivered); err != nil {
 		return fmt.Errorf("nats: subscribe to %s: %w", advisories, err)
 	}
-	lose := func(h *held[K, E], cause error) { h.f.lose(cause) }
+	lose := func(h *held[K, E], cause error) { h.f.Lose(cause) }
 	cn.leases, err = transport.NewLeases(transport.LeaseConfig[*held[K, E]]{
 		System: "nats", Lease: cfg.AckWait, Batch: 64, Extend: cn.extend, Logger: cfg.Logger, Lost: lose, Lapsed: lose,
 		Name: func(h *held[K, E]) string { return "message " + strconv.FormatUint(h.seq, 10) + " of " + h.f.name },
@@ -153,7 +130,7 @@ func (cn *conn[K, E]) maxDelivered(m *nats.Msg) {
 	}
 	if err == nil {
 		err = publishDead(ctx, cn.js, t, raw.Header, raw.Data, raw.Header.Get(transport.HeaderKey), transport.ReasonMaxDeliveries,
-			fmt.Errorf("delivered %d times (MaxDeliver)", adv.Deliveries), t.Name+"-"+strconv.FormatUint(adv.Seq, 10))
+			fmt.Errorf("delivered %d times (MaxDeliver)", adv.Deliveries), 0, t.Name+"-"+strconv.FormatUint(adv.Seq, 10))
 	}
 	if err != nil {
 		log.Error("ordergen/nats: a message the server gave up on (MaxDeliver) was not dead-lettered", "stream", t.Name, "seq", adv.Seq, "error", err)
@@ -165,14 +142,6 @@ func (cn *conn[K, E]) maxDelivered(m *nats.Msg) {
 // Subscribe pulls the i-th partition of Config.Partitions.
 func (cn *conn[K, E]) Subscribe(i int) (transport.UnitFeed[E, *held[K, E], *held[K, E]], error) {
 	return cn.subscribe(cn.c.cfg.Partitions[i])
-}
-
-func (cn *conn[K, E]) Lost() <-chan struct{} { return cn.lost }
-
-func (cn *conn[K, E]) Err() error {
-	cn.mu.Lock()
-	defer cn.mu.Unlock()
-	return cmp.Or(cn.err, errors.New("nats: the connection closed"))
 }
 
 // Close flushes what was sent, then closes; Kill closes at once.

@@ -67,19 +67,20 @@ func (c *Consumer[K, E]) deadLetter(m transport.Message[E, *held[K, E]], done fu
 		ctx, cancel := context.WithTimeout(m.Handle.f.cn.ctx, c.cfg.DrainTimeout)
 		defer cancel()
 		msg := m.Handle.msg
-		done(publishDead(ctx, m.Handle.f.cn.js, c.cfg.Topology, msg.Headers(), msg.Data(), m.Key, m.Bad.Reason, m.Bad.Err, ""))
+		done(publishDead(ctx, m.Handle.f.cn.js, c.cfg.Topology, msg.Headers(), msg.Data(), m.Key, m.Bad.Reason, m.Bad.Err, 0, ""))
 	}()
 }
 
 // publishDead publishes a dead letter of key, its headers and payload as
-// they were plus the reason's, to the dead-letter stream; id, when set,
-// lets the server drop a second copy.
-func publishDead(ctx context.Context, js jetstream.JetStream, t Topology, hdr nats.Header, data []byte, key string, reason transport.Reason, cause error, id string) error {
+// they were plus the reason's (after attempts handler attempts, 0 for
+// none), to the dead-letter stream; id, when set, lets the server drop a
+// second copy.
+func publishDead(ctx context.Context, js jetstream.JetStream, t Topology, hdr nats.Header, data []byte, key string, reason transport.Reason, cause error, attempts int, id string) error {
 	out := nats.NewMsg(t.DeadLetterSubject(key))
 	for k, v := range hdr {
 		out.Header[k] = v
 	}
-	for _, h := range transport.DeadLetterHeaders(reason, cause, 0) {
+	for _, h := range transport.DeadLetterHeaders(reason, cause, attempts) {
 		out.Header.Set(h.Key, h.Value)
 	}
 	out.Data = data

@@ -34,18 +34,16 @@ type held[K comparable, E transport.Keyed[K]] struct {
 // they come. A delivery under another pin or of a message it holds (its
 // lease lapsed) gives the partition up; the next feed gates again.
 type feed[K comparable, E transport.Keyed[K]] struct {
-	name  string
-	cn    *conn[K, E]
-	cons  jetstream.Consumer
-	cc    jetstream.ConsumeContext
-	in    chan jetstream.Msg // from the client's callback
-	out   chan *held[K, E]   // to the intake, in order
-	stop  chan struct{}      // closed by Close
-	ran   chan struct{}      // run returned
-	lost  chan struct{}      // closed by lose, cause set before
-	once  sync.Once
-	cause error
-	wake  chan struct{} // acks to send
+	name           string
+	cn             *conn[K, E]
+	cons           jetstream.Consumer
+	cc             jetstream.ConsumeContext
+	in             chan jetstream.Msg // from the client's callback
+	out            chan *held[K, E]   // to the intake, in order
+	stop           chan struct{}      // closed by Close
+	ran            chan struct{}      // run returned
+	wake           chan struct{}      // acks to send
+	transport.Loss                    // the partition was given up
 
 	mu   sync.Mutex // guards what follows; taken under the intake's locks
 	held map[uint64]*held[K, E]
@@ -68,7 +66,7 @@ func (cn *conn[K, E]) subscribe(p int) (*feed[K, E], error) {
 	}
 	batch := min(cfg.MaxAckPending, 256)
 	f := &feed[K, E]{name: name, cn: cn, cons: cons, in: make(chan jetstream.Msg, cfg.MaxAckPending+batch), out: make(chan *held[K, E]),
-		stop: make(chan struct{}), ran: make(chan struct{}), lost: make(chan struct{}), wake: make(chan struct{}, 1), held: map[uint64]*held[K, E]{}}
+		stop: make(chan struct{}), ran: make(chan struct{}), wake: make(chan struct{}, 1), held: map[uint64]*held[K, E]{}}
 	f.cc, err = cons.Consume(func(m jetstream.Msg) {
 		select {
 		case f.in <- m:
@@ -77,7 +75,7 @@ func (cn *conn[K, E]) subscribe(p int) (*feed[K, E], error) {
 	}, jetstream.PullPriorityGroup(group), jetstream.PullMaxMessages(batch), jetstream.PullExpiry(max(time.Second, cfg.PinnedTTL/4)),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrBadRequest) || errors.Is(err, jetstream.ErrPinIDMismatch) {
-				f.lose(fmt.Errorf("nats: %s: %w", name, err))
+				f.Lose(fmt.Errorf("nats: %s: %w", name, err))
 			}
 		}))
 	if err != nil {
@@ -89,23 +87,6 @@ func (cn *conn[K, E]) subscribe(p int) (*feed[K, E], error) {
 
 // Deliveries are the partition's messages, in order, past the gate.
 func (f *feed[K, E]) Deliveries() <-chan *held[K, E] { return f.out }
-
-// lose gives the partition up: the deliveries close, and the
-// transport.UnitConsumer ends the stream and subscribes again.
-func (f *feed[K, E]) lose(cause error) {
-	f.once.Do(func() {
-		f.cause = cause
-		close(f.lost)
-	})
-}
-
-// Err says why the deliveries closed.
-func (f *feed[K, E]) Err() error {
-	if transport.IsClosed(f.lost) {
-		return f.cause
-	}
-	return errors.New("nats: the pull ended")
-}
 
 // run passes the deliveries on, once the gate is open (see feed), and
 // sends the acknowledgements, until Close or a loss.
@@ -120,14 +101,14 @@ func (f *feed[K, E]) run() {
 		select {
 		case <-f.stop:
 			return
-		case <-f.lost:
+		case <-f.Lost():
 			return
 		case <-f.wake:
 			f.sendAcks()
 		case m := <-f.in:
 			h, err := f.take(m)
 			if err != nil {
-				f.lose(err)
+				f.Lose(err)
 				return
 			}
 			if !open {
@@ -199,7 +180,7 @@ func (f *feed[K, E]) send(h *held[K, E]) bool {
 			f.sendAcks()
 		case <-f.stop:
 			return false
-		case <-f.lost:
+		case <-f.Lost():
 			return false
 		}
 	}

@@ -1,10 +1,8 @@
 package nats
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -21,7 +19,9 @@ import (
 // until Resume.
 type Producer[K comparable, E any] struct {
 	*transport.OrderedSink[K, E]
-	w *writer[K, E]
+	w    *transport.ConnWriter[K, E, publisher, *nats.Msg]
+	topo Topology
+	cfg  ProducerConfig[E]
 }
 
 // ProducerConfig configures a Producer.
@@ -35,6 +35,12 @@ type ProducerConfig[E any] struct {
 	Topology Topology
 	// Codec encodes the events. Required.
 	Codec durable.Codec[E]
+}
+
+// publisher is one connection of a producer.
+type publisher struct {
+	nc *nats.Conn
+	js jetstream.JetStream
 }
 
 // timeout bounds the producer's declarations and its wait for an answer.
@@ -54,161 +60,58 @@ func NewProducer[K comparable, E any](cfg ProducerConfig[E]) (*Producer[K, E], e
 	if err != nil {
 		return nil, err
 	}
-	w := &writer[K, E]{cfg: cfg, topo: topo}
+	p := &Producer[K, E]{topo: topo, cfg: cfg}
+	p.w, _ = transport.NewConnWriter(transport.ConnConfig[K, E, publisher, *nats.Msg]{System: "nats",
+		Dial: p.dial, Encode: p.encode, Send: func(c publisher, m *nats.Msg) error {
+			_, err := c.js.PublishMsgAsync(m)
+			return err
+		}, Close: func(c publisher) { c.nc.Close() }})
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	js, err := w.conn()
+	c, err := p.w.Conn(ctx)
 	if err == nil {
-		_, err = declare(ctx, js, topo)
+		_, err = declare(ctx, c.js, topo)
 	}
 	if err != nil {
-		_ = w.Close(ctx)
+		_ = p.w.Close(ctx)
 		return nil, err
 	}
-	sink, err := transport.NewOrderedSink[K, E](w)
-	return &Producer[K, E]{sink, w}, err
+	p.OrderedSink, err = transport.NewOrderedSink[K, E](p.w)
+	return p, err
 }
 
-// writer is the producer's transport.Writer.
-type writer[K comparable, E any] struct {
-	cfg    ProducerConfig[E]
-	topo   Topology
-	failed transport.FailedKeys[K] // recorded before a new connection opens
-	// mu guards the connection and the sends waiting on it.
-	mu      sync.Mutex
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	waiting map[*nats.Msg]sent[K]
-	closed  bool
-}
-
-type sent[K any] struct {
-	key  K
-	done func(error)
-}
-
-// conn returns the connection's JetStream, dialling when the last
-// connection closed, after the sends waiting on it failed.
-func (w *writer[K, E]) conn() (jetstream.JetStream, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return nil, runtime.ErrClosed
-	}
-	if w.nc != nil && !w.nc.IsClosed() {
-		return w.js, nil
-	}
-	w.drop(w.nc, nats.ErrConnectionClosed)
-	nc, err := dial(context.Background(), w.cfg.URL, w.cfg.Options, func(nc *nats.Conn) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		w.drop(nc, nats.ErrConnectionClosed)
-	})
+// dial connects; the client's answers to the async publishes go to the
+// writer.
+func (p *Producer[K, E]) dial(ctx context.Context, lost func(error)) (publisher, error) {
+	nc, err := dial(ctx, p.cfg.URL, p.cfg.Options, lost)
 	if err != nil {
-		return nil, err
+		return publisher{}, err
 	}
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(timeout),
-		jetstream.WithPublishAsyncAckHandler(func(_ jetstream.JetStream, m *nats.Msg, _ *jetstream.PubAck) { w.answer(m, nil) }),
-		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) { w.answer(m, err) }))
+		jetstream.WithPublishAsyncAckHandler(func(_ jetstream.JetStream, m *nats.Msg, _ *jetstream.PubAck) { p.w.Answer(m, nil) }),
+		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) { p.w.Answer(m, err) }))
 	if err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("nats: %w", err)
+		return publisher{}, err
 	}
-	w.nc, w.js, w.waiting = nc, js, map[*nats.Msg]sent[K]{}
-	return js, nil
+	return publisher{nc, js}, nil
 }
 
-// drop fails the sends waiting on nc, when it is the current connection,
-// and records their keys as failed; mu is held. The answers go out on
-// goroutines: done must not run under mu.
-func (w *writer[K, E]) drop(nc *nats.Conn, err error) {
-	if nc == nil || nc != w.nc {
-		return
-	}
-	for m, s := range w.waiting {
-		w.failed.Fail(s.key, err)
-		go s.done(fmt.Errorf("nats: publish to %s: %w", m.Subject, err))
-	}
-	clear(w.waiting)
-}
-
-// answer answers the send of m, once.
-func (w *writer[K, E]) answer(m *nats.Msg, err error) {
-	w.mu.Lock()
-	s, ok := w.waiting[m]
-	delete(w.waiting, m)
-	if ok && err != nil {
-		w.failed.Fail(s.key, err)
-		err = fmt.Errorf("nats: publish to %s: %w", m.Subject, err)
-	}
-	w.mu.Unlock()
-	if ok {
-		s.done(err)
-	}
-}
-
-// Write publishes event asynchronously; done gets the server's answer.
-func (w *writer[K, E]) Write(ctx context.Context, key K, event E, done func(error)) {
-	msg, err := encode(w.topo, w.cfg.Codec, key, event, false)
-	if err != nil {
-		done(err) // nothing was sent: the key's order is whole
-		return
-	}
-	for _, h := range transport.TraceOf(ctx).Headers() { // the send's trace context
-		msg.Header.Set(h.Key, h.Value)
-	}
-	js, err := w.conn()
-	w.mu.Lock()
-	if err == nil {
-		err = w.failed.Err(key) // again: a failure may have come meanwhile
-	}
-	if err == nil && w.js == js {
-		w.waiting[msg] = sent[K]{key, done}
-	} else {
-		err = cmp.Or(err, nats.ErrConnectionClosed)
-		w.failed.Fail(key, err)
-	}
-	w.mu.Unlock()
-	if err != nil {
-		done(fmt.Errorf("nats: publish of key %v: %w", key, err))
-	} else if _, err := js.PublishMsgAsync(msg); err != nil {
-		w.answer(msg, err)
-	}
-}
-
-// Resume lets key's writes through again (OrderedSink.Resume calls it).
-func (w *writer[K, E]) Resume(key K) { w.failed.Resume(key) }
-
-// Close closes the connection; the sends not answered fail.
-func (w *writer[K, E]) Close(context.Context) error {
-	w.mu.Lock()
-	w.closed = true
-	nc := w.nc
-	w.drop(nc, runtime.ErrClosed)
-	w.mu.Unlock()
-	if nc != nil {
-		nc.Close()
-	}
-	return nil
-}
-
-// encode makes the message of event on its key's subject (or its
-// dead-letter subject), its type and key in headers.
-func encode[K comparable, E any](t Topology, codec durable.Codec[E], key K, event E, dead bool) (*nats.Msg, error) {
+// encode makes the message of event on its key's subject, its type, key
+// and the send's trace context in headers.
+func (p *Producer[K, E]) encode(ctx context.Context, key K, event E) (*nats.Msg, error) {
 	text, err := transport.KeyText(key)
 	if err != nil {
 		return nil, fmt.Errorf("nats: key %v: %w", key, err)
 	}
-	typ, data, err := codec.Encode(event)
+	typ, data, err := p.cfg.Codec.Encode(event)
 	if err != nil {
 		return nil, fmt.Errorf("nats: encode %T: %w", event, err)
 	}
-	msg := nats.NewMsg(t.SubjectOf(text))
-	if dead {
-		msg.Subject = t.DeadLetterSubject(text)
+	msg := nats.NewMsg(p.topo.SubjectOf(text))
+	for _, h := range append(transport.TraceOf(ctx).Headers(), transport.Header{Key: transport.HeaderType, Value: typ}, transport.Header{Key: transport.HeaderKey, Value: text}) {
+		msg.Header.Set(h.Key, h.Value)
 	}
-	msg.Header.Set(transport.HeaderType, typ)
-	msg.Header.Set(transport.HeaderKey, text)
 	msg.Data = data
 	return msg, nil
 }
@@ -219,21 +122,17 @@ func encode[K comparable, E any](t Topology, codec durable.Codec[E], key K, even
 // transport's dead-letter headers, and returns once the server stored it
 // (when that fails the runtime parks the event instead).
 func DeadLetters[K comparable, E any](p *Producer[K, E]) runtime.DeadLetterSink[K, E] {
-	w := p.w
 	return func(ctx context.Context, dl runtime.DeadLetterEvent[K, E]) error {
-		msg, err := encode(w.topo, w.cfg.Codec, dl.Key, dl.Event, true)
+		msg, err := p.encode(ctx, dl.Key, dl.Event)
+		var c publisher
+		if err == nil {
+			c, err = p.w.Conn(ctx)
+		}
+		if err == nil {
+			err = publishDead(ctx, c.js, p.topo, msg.Header, msg.Data, msg.Header.Get(transport.HeaderKey), transport.ReasonHandlerFailed, dl.Err, dl.Attempts, "")
+		}
 		if err != nil {
 			return fmt.Errorf("nats: dead letter: %w", err)
-		}
-		for _, h := range transport.DeadLetterHeaders(transport.ReasonHandlerFailed, dl.Err, dl.Attempts) {
-			msg.Header.Set(h.Key, h.Value)
-		}
-		js, err := w.conn()
-		if err == nil {
-			_, err = js.PublishMsg(ctx, msg)
-		}
-		if err != nil {
-			return fmt.Errorf("nats: dead letter of key %v to %s: %w", dl.Key, w.topo.DeadLetterStream(), err)
 		}
 		return nil
 	}

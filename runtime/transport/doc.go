@@ -3,7 +3,7 @@
 // everything but talk to the broker. Handler authors and generated code do
 // not need it, except that generated dispatchers are Targets and generated
 // producers publish through a Sink. runtime/kafka, runtime/rabbitmq,
-// runtime/pubsub and runtime/sqs are built on it alone.
+// runtime/pubsub, runtime/sqs and runtime/nats are built on it alone.
 //
 // # What an adapter writes
 //
@@ -61,7 +61,9 @@
 // for the intake to end the ownership before the broker gives the message
 // to another consumer (ErrLeaseLost). Lifecycle is the consumer's Run and
 // Close; Check, ShutdownContext and GiveUpAfter bound a start and a stop
-// against a broker that does not answer.
+// against a broker that does not answer, and Dial a client's connect that
+// takes no context. A UnitConn or UnitFeed embeds a Loss for its Lost and
+// Err.
 //
 // Under the intakes is the contract: a Source feeds a Target (a generated
 // dispatcher, EngineTarget, TopicTarget) through its SubmitTagged, learns
@@ -85,8 +87,13 @@
 // answering each event once) and gets an OrderedSink: per-key order and
 // the failure rule (after a send of a key fails, its later sends fail with
 // ErrKeyPaused until Resume), Flush and Close; a ClosingWriter is closed
-// with it, a ResumingWriter resumed with it. A broker's Producer is its
-// OrderedSink. SendKeyed is what a generated producer's PublishAsync does.
+// with it, a ResumingWriter resumed with it. A broker whose client sends
+// asynchronously on a connection it may lose gets its Writer from a
+// ConnWriter: the adapter writes Dial, Encode, Send and Close and passes
+// the client's answers on; the ConnWriter redials after a loss and fails
+// the sends that waited on the lost connection, recording their keys
+// (FailedKeys) before another connection opens, so that no later send
+// overtakes them. A broker's Producer is its OrderedSink. SendKeyed is what a generated producer's PublishAsync does.
 //
 // # On the wire
 //

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -100,7 +101,7 @@ type UnitFeed[E any, M any, D any] interface {
 type UnitConfig[E any, M any] struct {
 	// System names the broker in logs and metric names ("rabbitmq").
 	System string
-	// Name names the consumer in logs.
+	// Name names the consumer in logs. Zero: "ordergen".
 	Name string
 	// Unit is what the broker calls a unit, in logs and metrics
 	// ("queue").
@@ -112,10 +113,11 @@ type UnitConfig[E any, M any] struct {
 	// is full is blocked. Required.
 	Room int
 	// Drain bounds the wait, when the consumer closes, for the running
-	// handlers, and then again for the last settlements. Required.
+	// handlers, and then again for the last settlements. Zero: 10s.
 	Drain time.Duration
 	// ReconnectDelay is the first wait before connecting or subscribing
-	// again after a loss; it doubles up to MaxReconnectDelay. Required.
+	// again after a loss; it doubles up to MaxReconnectDelay. Zero: 100ms
+	// and 10s (at least ReconnectDelay).
 	ReconnectDelay, MaxReconnectDelay time.Duration
 	// Settle and DeadLetter are the intake's (StreamConfig). Required.
 	Settle     func(M, Settlement)
@@ -147,11 +149,13 @@ type unitFeed[K comparable, E any, M any, D any] struct {
 // NewUnitConsumer returns a consumer of cfg over b. It does not connect
 // before Run.
 func NewUnitConsumer[K comparable, E any, M any, D any](b UnitBroker[E, M, D], cfg UnitConfig[E, M]) (*UnitConsumer[K, E, M, D], error) {
-	if b == nil || len(cfg.Units) == 0 || cfg.Room <= 0 || cfg.Drain <= 0 || cfg.ReconnectDelay <= 0 || cfg.MaxReconnectDelay < cfg.ReconnectDelay {
-		return nil, fmt.Errorf("%w: a unit consumer needs a broker, Units, Room, Drain and reconnect delays", runtime.ErrInvalidConfig)
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	cfg.Drain = cmp.Or(cfg.Drain, 10*time.Second)
+	cfg.ReconnectDelay = cmp.Or(cfg.ReconnectDelay, 100*time.Millisecond)
+	cfg.MaxReconnectDelay = cmp.Or(cfg.MaxReconnectDelay, max(10*time.Second, cfg.ReconnectDelay))
+	cfg.Name = cmp.Or(cfg.Name, "ordergen")
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	if b == nil || len(cfg.Units) == 0 || cfg.Room <= 0 || cfg.Drain < 0 || cfg.ReconnectDelay < 0 || cfg.MaxReconnectDelay < cfg.ReconnectDelay {
+		return nil, fmt.Errorf("%w: a unit consumer needs a broker, Units and Room; Drain and ReconnectDelay must not be negative, nor MaxReconnectDelay below ReconnectDelay", runtime.ErrInvalidConfig)
 	}
 	in, err := NewStreamIntake[K](StreamConfig[E, M]{System: cfg.System, Settle: cfg.Settle, DeadLetter: cfg.DeadLetter, Logger: cfg.Logger})
 	if err != nil {
