@@ -208,13 +208,13 @@ func (b broker[K, E]) Connect(ctx context.Context) (transport.UnitConn[E, delive
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: dial: %w", err)
 	}
-	cn := &connection[K, E]{c: c, conn: conn, lost: make(chan struct{})}
+	cn := &connection[K, E]{c: c, conn: conn}
 	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
 	go func() {
 		if e := <-closed; e != nil {
-			cn.err = e
+			cn.Lose(e)
 		}
-		close(cn.lost)
+		cn.Lose(errors.New("rabbitmq: the connection closed"))
 	}()
 	if err := c.declare(conn); err != nil {
 		_ = conn.CloseDeadline(time.Now())
@@ -235,23 +235,13 @@ func (c *Consumer[K, E]) declare(conn *amqp.Connection) error {
 
 // connection is one connection's transport.UnitConn.
 type connection[K comparable, E transport.Keyed[K]] struct {
-	c    *Consumer[K, E]
-	conn *amqp.Connection
-	lost chan struct{} // closed when conn closed; err is set before
-	err  error
+	c              *Consumer[K, E]
+	conn           *amqp.Connection
+	transport.Loss // when conn closed
 }
 
 func (cn *connection[K, E]) Subscribe(i int) (transport.UnitFeed[E, delivery[K, E], amqp.Delivery], error) {
 	return cn.c.subscribe(cn.conn, cn.c.cfg.Queues[i])
-}
-
-func (cn *connection[K, E]) Lost() <-chan struct{} { return cn.lost }
-
-func (cn *connection[K, E]) Err() error {
-	if cn.err != nil {
-		return cn.err
-	}
-	return errors.New("rabbitmq: the connection closed")
 }
 
 func (cn *connection[K, E]) Close() { _ = cn.conn.Close() }
