@@ -314,6 +314,8 @@ func (w *worker[K, E]) applyInLane(l *lane[K, E], v verdict, reason string, fail
 	switch w.endTake(l, res) {
 	case keepRunning:
 		return true
+	case waitForTimer:
+		return !w.waits(l)
 	case giveUp:
 		l.state = laneIdle
 		w.e.idle(sh)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -247,6 +248,44 @@ func TestResyncWaitsAndRepeats(t *testing.T) {
 	}
 	if fmt.Sprint(src.held) != "[[3 4] [3 4] [7 8]]" {
 		t.Fatalf("resync calls saw held %v", src.held)
+	}
+	checkInvariant(t, e.Stats())
+}
+
+// A ParkNow that comes while a key's resync runs waits for the worker (a
+// resync has no attempt to take); when the resync fails it is served
+// before the retry's backoff, which would hold it for a whole delay (an
+// hour here).
+func TestParkNowDuringAFailingResyncIsServedBeforeTheBackoff(t *testing.T) {
+	v := newVersioned()
+	calling, release := make(chan struct{}), make(chan struct{})
+	resync := func(context.Context, string, []ev) (int, error) {
+		close(calling)
+		<-release
+		return 0, errors.New("source of truth down")
+	}
+	e := mustNew(t, v.handle, runtime.Config[string, ev]{MaxHeld: 1, Logger: discardLogger(), Resync: resync,
+		Retry: runtime.Retry{Attempts: 5, Initial: time.Hour, Max: time.Hour, NoJitter: true}})
+	defer e.Close(context.Background())
+	submitSeqs(t, e, "a", 1, 3, 4)
+	<-calling
+	parked := make(chan error, 1)
+	go func() {
+		n, err := e.ParkNow(t.Context(), "a", "")
+		if err == nil && n != 2 {
+			err = fmt.Errorf("parked %d events, want the 2 held", n)
+		}
+		parked <- err
+	}()
+	for !runtime.HasRequest(e, "a") {
+		goruntime.Gosched() // until ParkNow left its request for the worker
+	}
+	close(release) // the resync fails: its retry would wait an hour
+	if err := <-parked; err != nil {
+		t.Fatal(err)
+	}
+	if !e.KeyStatus("a").Parked {
+		t.Fatal("the key is not parked")
 	}
 	checkInvariant(t, e.Stats())
 }

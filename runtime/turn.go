@@ -57,7 +57,7 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 		if l.holdCheck {
 			l.holdCheck = false
 			if w.holdExpired(l) {
-				if w.boundHit(l, w.holdParkReason(l), "max_wait", e.cfg.MaxHold) == waitForTimer {
+				if w.boundHit(l, w.holdParkReason(l), "max_wait", e.cfg.MaxHold) == waitForTimer && w.waits(l) {
 					sh.mu.Unlock()
 					return false
 				}
@@ -67,8 +67,10 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 		if l.resync {
 			switch w.resync(l) { // unlocks and relocks around the call
 			case waitForTimer:
-				sh.mu.Unlock()
-				return false
+				if w.waits(l) {
+					sh.mu.Unlock()
+					return false
+				}
 			case giveUp:
 				l.state = laneIdle
 				e.idle(sh)
@@ -81,14 +83,14 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 			if l.q.len() == 0 {
 				break
 			}
-			if w.park(l, l.reason) == waitForTimer {
+			if w.park(l, l.reason) == waitForTimer && w.waits(l) {
 				sh.mu.Unlock()
 				return false
 			}
 			continue
 		}
 		if l.wantsPage() {
-			if w.loadPage(l) == waitForTimer {
+			if w.loadPage(l) == waitForTimer && w.waits(l) {
 				sh.mu.Unlock()
 				return false
 			}
@@ -139,8 +141,10 @@ func (w *worker[K, E]) drive(l *lane[K, E]) (yielded bool) {
 		switch w.endTake(l, res) {
 		case keepRunning:
 		case waitForTimer:
-			sh.mu.Unlock()
-			return false
+			if w.waits(l) {
+				sh.mu.Unlock()
+				return false
+			}
 		case giveUp:
 			l.state = laneIdle
 			e.idle(sh)
@@ -265,13 +269,6 @@ func (w *worker[K, E]) endTake(l *lane[K, E], res result) turnStep {
 				return keepRunning
 			}
 		}
-		if l.req != nil {
-			// An operator's ParkNow came during the attempt and waits for
-			// this worker: serve it now (drive does, before the next
-			// event) rather than after the backoff, which nobody would
-			// end.
-			return keepRunning
-		}
 		w.c.retried.Add(1)
 		w.armTimer(l, e.cfg.Retry.delay(int(l.q.front().attempts)))
 		return waitForTimer
@@ -322,6 +319,22 @@ type turnStep uint8
 
 const (
 	keepRunning  turnStep = iota // the turn goes on
-	waitForTimer                 // the lane waits for its timer; still busy
+	waitForTimer                 // the lane waits for its timer; still busy (see waits)
 	giveUp                       // Close gave up: the lane stops where it is
 )
+
+// waits reports whether l, whose step armed its timer (a retry's backoff,
+// a failed park store, room for a replay page), waits for it now. It does
+// not when an operator's request came during the step and waits for this
+// worker (a ParkNow while the attempt or resync could not be taken): the
+// timer is stopped and drive serves the request next, instead of after a
+// whole delay that nothing else would cut short. The waits of serving a
+// request itself (serve) wait: serving again at once would repeat them.
+func (w *worker[K, E]) waits(l *lane[K, E]) bool {
+	if l.req == nil || l.state != laneWaiting || w.e.aborted.Load() {
+		return true
+	}
+	w.e.stopTimer(l.timer) // if it fired, its function finds the lane running
+	l.state = laneRunning
+	return false
+}
