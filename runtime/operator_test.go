@@ -453,23 +453,31 @@ func TestParkNowWaitingForAFailingHandlerIsServedBeforeTheBackoff(t *testing.T) 
 		}
 	}
 	<-started
+	parkNowThenFail(t, e, "k", 3, release)
+}
+
+// parkNowThenFail calls ParkNow(key), waits until it left its request for
+// the key's worker, fails the step that worker runs (release), and checks
+// that ParkNow returns having parked want events, with the key parked.
+func parkNowThenFail(t *testing.T, e *runtime.Engine[string, ev], key string, want int, release chan struct{}) {
+	t.Helper()
 	parked := make(chan error, 1)
 	go func() {
-		n, err := e.ParkNow(t.Context(), "k", "")
-		if err == nil && n != 3 {
-			err = fmt.Errorf("parked %d events, want 3", n)
+		n, err := e.ParkNow(t.Context(), key, "")
+		if err == nil && n != want {
+			err = fmt.Errorf("parked %d events, want %d", n, want)
 		}
 		parked <- err
 	}()
-	for !runtime.HasRequest(e, "k") {
+	for !runtime.HasRequest(e, key) {
 		goruntime.Gosched() // until ParkNow left its request for the worker
 	}
-	close(release) // the attempt fails: its retry would wait an hour
+	close(release) // the step fails: its retry would wait an hour
 	if err := <-parked; err != nil {
 		t.Fatal(err)
 	}
-	if !e.KeyStatus("k").Parked {
-		t.Fatal("the key is not parked")
+	if !e.KeyStatus(key).Parked {
+		t.Fatalf("key %s is not parked", key)
 	}
 	checkInvariant(t, e.Stats())
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -269,23 +268,5 @@ func TestParkNowDuringAFailingResyncIsServedBeforeTheBackoff(t *testing.T) {
 	defer e.Close(context.Background())
 	submitSeqs(t, e, "a", 1, 3, 4)
 	<-calling
-	parked := make(chan error, 1)
-	go func() {
-		n, err := e.ParkNow(t.Context(), "a", "")
-		if err == nil && n != 2 {
-			err = fmt.Errorf("parked %d events, want the 2 held", n)
-		}
-		parked <- err
-	}()
-	for !runtime.HasRequest(e, "a") {
-		goruntime.Gosched() // until ParkNow left its request for the worker
-	}
-	close(release) // the resync fails: its retry would wait an hour
-	if err := <-parked; err != nil {
-		t.Fatal(err)
-	}
-	if !e.KeyStatus("a").Parked {
-		t.Fatal("the key is not parked")
-	}
-	checkInvariant(t, e.Stats())
+	parkNowThenFail(t, e, "a", 2, release)
 }
