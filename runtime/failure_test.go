@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -302,4 +303,39 @@ func TestReplayRequestedWhileParking(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 	checkInvariant(t, s)
+}
+
+// failingParks is a park store whose first Append announces itself, waits
+// for release and fails; later ones store.
+type failingParks struct {
+	*runtime.MemoryParkStore[string, ev]
+	appending, release chan struct{}
+	failed             atomic.Bool
+}
+
+func (p *failingParks) Append(ctx context.Context, key string, reason string, events []runtime.ParkedEvent[ev]) error {
+	if p.failed.CompareAndSwap(false, true) {
+		close(p.appending)
+		<-p.release
+		return errors.New("park store down")
+	}
+	return p.MemoryParkStore.Append(ctx, key, reason, events)
+}
+
+// A ParkNow that comes while a key's park is being written waits for the
+// worker; when the store fails it is served at once (its park writes
+// again), not after the store's retry delay (an hour here).
+func TestParkNowDuringAFailingParkStoreIsServedBeforeTheRetry(t *testing.T) {
+	r := newRecorder()
+	parks := &failingParks{MemoryParkStore: runtime.NewMemoryParkStore[string, ev](), appending: make(chan struct{}), release: make(chan struct{})}
+	e := mustNew(t, r.handle, runtime.Config[string, ev]{Parks: parks, Logger: discardLogger(),
+		Retry: runtime.Retry{Attempts: 3, Initial: time.Hour, Max: time.Hour, NoJitter: true}})
+	defer e.Close(context.Background())
+	for _, x := range []ev{{Seq: 1, Permanent: true}, {Seq: 2}, {Seq: 3}} {
+		if err := e.Submit(t.Context(), "k", x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-parks.appending // k/1 failed and the key is being parked
+	parkNowThenFail(t, e, "k", 3, parks.release)
 }
