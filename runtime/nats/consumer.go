@@ -56,7 +56,8 @@ func NewConsumer[K comparable, E transport.Keyed[K]](cfg Config[E]) (*Consumer[K
 // unacknowledged and is given back in order when its feed closes.
 func (c *Consumer[K, E]) settled(h *held[K, E], st transport.Settlement) {
 	if st == transport.Finished {
-		h.f.ack(h)
+		h.f.Settled(h.seq)
+		h.f.cn.leases.Release(h)
 	}
 }
 

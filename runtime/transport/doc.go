@@ -41,7 +41,11 @@
 //     consumer subscribes to each unit itself (RabbitMQ, NATS): the adapter
 //     is a UnitBroker (Connect, Subscribe, a UnitFeed of deliveries, Decode,
 //     Close); UnitConsumer subscribes, supervises, reconnects, drains,
-//     counts (UnitStats, UnitStatus) and records the metrics. Kafka, whose
+//     counts (UnitStats, UnitStatus) and records the metrics. A UnitFeed
+//     whose client pushes deliveries through a callback and takes one
+//     acknowledgement per message embeds a Pull: it passes them on in
+//     order, behind an optional gate, keeps what is held, and sends the
+//     acknowledgements off the intake's locks. Kafka, whose
 //     client assigns partitions and polls for all of them, uses the
 //     StreamIntake directly.
 //   - KeyIntake, for a broker that orders by key and holds a key's later
