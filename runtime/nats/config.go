@@ -38,12 +38,7 @@ type Topology struct {
 const group = "ordergen"
 
 func (t Topology) withDefaults() (Topology, error) {
-	if t.Subject == "" {
-		t.Subject = t.Name
-	}
-	if t.Partitions == 0 {
-		t.Partitions = 8
-	}
+	t.Subject, t.Partitions = cmp.Or(t.Subject, t.Name), cmp.Or(t.Partitions, 8)
 	if t.Name == "" || strings.ContainsAny(t.Name, ". *>/\\\t") || strings.ContainsAny(t.Subject, " *>\t") || t.Partitions < 0 || t.Partitions > 1024 {
 		return t, fmt.Errorf("nats: %w: Topology needs a Name without '.', ' ', '*', '>' or slashes, a Subject without wildcards, and Partitions in 1..1024", runtime.ErrInvalidConfig)
 	}

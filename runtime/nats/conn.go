@@ -139,11 +139,6 @@ func (cn *conn[K, E]) maxDelivered(m *nats.Msg) {
 	log.Warn("ordergen/nats: message dead-lettered after MaxDeliver deliveries", "stream", t.Name, "seq", adv.Seq, "deliveries", adv.Deliveries)
 }
 
-// Subscribe pulls the i-th partition of Config.Partitions.
-func (cn *conn[K, E]) Subscribe(i int) (transport.UnitFeed[E, *held[K, E], *held[K, E]], error) {
-	return cn.subscribe(cn.c.cfg.Partitions[i])
-}
-
 // Close flushes what was sent, then closes; Kill closes at once.
 func (cn *conn[K, E]) Close() {
 	_ = cn.nc.FlushTimeout(cn.c.cfg.DrainTimeout)

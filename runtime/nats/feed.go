@@ -40,10 +40,11 @@ type feed[K comparable, E transport.Keyed[K]] struct {
 	pin  string // the pin of the first delivery; the Pull's goroutine's, then Close's
 }
 
-// subscribe pulls partition p's consumer in the priority group.
-func (cn *conn[K, E]) subscribe(p int) (*feed[K, E], error) {
+// Subscribe pulls the consumer of the i-th partition of Config.Partitions
+// in the priority group.
+func (cn *conn[K, E]) Subscribe(i int) (transport.UnitFeed[E, *held[K, E], *held[K, E]], error) {
 	cfg := cn.c.cfg
-	name := cfg.Topology.ConsumerName(p)
+	name := cfg.Topology.ConsumerName(cfg.Partitions[i])
 	ctx, cancel := context.WithTimeout(cn.ctx, cfg.DrainTimeout)
 	defer cancel()
 	f := &feed[K, E]{name: name, cn: cn}
