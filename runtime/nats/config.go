@@ -101,10 +101,11 @@ type Config[E any] struct {
 	// in-progress ack) while a handler runs, and gives a partition up
 	// when a lease it could not extend ends. Zero: 30s.
 	AckWait time.Duration
-	// MaxDeliver, when above 1, bounds a message's deliveries: the server
-	// then gives up on it and the consumer copies it to the dead-letter
-	// stream, and its key goes on without it. Deliveries count across
-	// crashes and changes of hands, a message parked in memory's included.
+	// MaxDeliver, when set, bounds a message's deliveries: one delivered
+	// more often goes to the dead-letter stream instead of a handler (its
+	// key goes on without it). Deliveries count across crashes and changes
+	// of hands, a message parked in memory's included. The server's own
+	// MaxDeliver stays unbounded: it never gives a message up unseen.
 	// Zero: unbounded (the engine's retries and parks deal with failing
 	// events; nothing is set aside behind their back).
 	MaxDeliver int
@@ -134,7 +135,6 @@ func (c Config[E]) withDefaults() (Config[E], error) {
 	c.AckWait = cmp.Or(c.AckWait, 30*time.Second)
 	c.PinnedTTL = cmp.Or(c.PinnedTTL, 20*time.Second)
 	c.DrainTimeout = cmp.Or(c.DrainTimeout, 10*time.Second)
-	c.MaxDeliver = cmp.Or(c.MaxDeliver, -1)
 	c.MaxAckPending = cmp.Or(c.MaxAckPending, 256)
 	c.Name = cmp.Or(c.Name, "ordergen")
 	c.Logger = cmp.Or(c.Logger, slog.Default())
@@ -145,10 +145,8 @@ func (c Config[E]) withDefaults() (Config[E], error) {
 	switch {
 	case c.URL == "" || c.Codec == nil:
 		return c, fmt.Errorf("nats: %w: a consumer needs a URL and a Codec", runtime.ErrInvalidConfig)
-	case c.AckWait < 600*time.Millisecond || c.PinnedTTL < 2*time.Second || c.MaxAckPending < 0 || c.MaxDeliver < -1 || c.MaxDeliver == 1:
-		return c, fmt.Errorf("nats: %w: AckWait must be at least 600ms, PinnedTTL 2s, MaxAckPending not negative, MaxDeliver -1 or above 1", runtime.ErrInvalidConfig)
-	case c.DrainTimeout < 0:
-		return c, fmt.Errorf("nats: %w: DrainTimeout must not be negative", runtime.ErrInvalidConfig)
+	case c.AckWait < 600*time.Millisecond || c.PinnedTTL < 2*time.Second || c.MaxAckPending < 0 || c.MaxDeliver < 0 || c.DrainTimeout < 0:
+		return c, fmt.Errorf("nats: %w: AckWait must be at least 600ms, PinnedTTL 2s; MaxAckPending, MaxDeliver and DrainTimeout not negative", runtime.ErrInvalidConfig)
 	case c.Partitions != nil && len(c.Partitions) == 0:
 		return c, fmt.Errorf("nats: %w: Partitions is empty: nothing to consume", runtime.ErrInvalidConfig)
 	}
@@ -173,7 +171,7 @@ func (c Config[E]) consumerConfig(p int) jetstream.ConsumerConfig {
 	t := c.Topology
 	return jetstream.ConsumerConfig{
 		Durable: t.ConsumerName(p), FilterSubject: t.Subject + "." + strconv.Itoa(p) + ".*",
-		AckPolicy: jetstream.AckExplicitPolicy, AckWait: c.AckWait, MaxDeliver: c.MaxDeliver, MaxAckPending: c.MaxAckPending,
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: c.AckWait, MaxDeliver: -1, MaxAckPending: c.MaxAckPending,
 		PriorityPolicy: jetstream.PriorityPolicyPinned, PriorityGroups: []string{group}, PinnedTTL: c.PinnedTTL,
 	}
 }

@@ -3,9 +3,9 @@ package nats
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -37,14 +37,14 @@ type conn[K comparable, E transport.Keyed[K]] struct {
 	leases         *transport.Leases[*held[K, E]]
 	ctx            context.Context // ends when the connection closes
 	cancel         context.CancelFunc
-	done           chan struct{} // the leases stopped
-	transport.Loss               // when nc closed
+	leasing        sync.WaitGroup // the leases' Run
+	transport.Loss                // when nc closed
 }
 
-// connect dials, declares the streams and the partitions' consumers,
-// starts the leases and listens for the messages the server gave up on.
+// connect dials, declares the streams and the partitions' consumers and
+// starts the leases.
 func connect[K comparable, E transport.Keyed[K]](ctx context.Context, c *Consumer[K, E]) (*conn[K, E], error) {
-	cn := &conn[K, E]{c: c, done: make(chan struct{})}
+	cn := &conn[K, E]{c: c}
 	// The connection's context ends when it closes, lost or not: the
 	// UnitConsumer does not close a lost connection.
 	cn.ctx, cn.cancel = context.WithCancel(context.Background())
@@ -62,10 +62,7 @@ func connect[K comparable, E transport.Keyed[K]](ctx context.Context, c *Consume
 		cn.cancel()
 		return nil, err
 	}
-	go func() {
-		defer close(cn.done)
-		cn.leases.Run(cn.ctx)
-	}()
+	cn.leasing.Go(func() { cn.leases.Run(cn.ctx) })
 	return cn, nil
 }
 
@@ -82,10 +79,6 @@ func (cn *conn[K, E]) declare(ctx context.Context) error {
 		if _, err := cn.stream.CreateOrUpdateConsumer(ctx, cfg.consumerConfig(p)); err != nil { // the last process to start sets AckWait and the like
 			return fmt.Errorf("nats: declare consumer %s: %w", cfg.Topology.ConsumerName(p), err)
 		}
-	}
-	advisories := "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + cfg.Topology.Name + ".*"
-	if _, err := cn.nc.QueueSubscribe(advisories, "ordergen."+cfg.Topology.Name, cn.maxDelivered); err != nil {
-		return fmt.Errorf("nats: subscribe to %s: %w", advisories, err)
 	}
 	lose := func(h *held[K, E], cause error) { h.f.Lose(cause) }
 	cn.leases, err = transport.NewLeases(transport.LeaseConfig[*held[K, E]]{
@@ -112,33 +105,6 @@ func (cn *conn[K, E]) extend(ctx context.Context, hs []*held[K, E], _ time.Durat
 	return nil, first
 }
 
-// maxDelivered copies a message the server gave up on after MaxDeliver
-// deliveries to the dead-letter stream. One consumer of the queue group
-// gets the advisory; the message ID lets the server drop a second copy.
-func (cn *conn[K, E]) maxDelivered(m *nats.Msg) {
-	var adv struct {
-		Seq        uint64 `json:"stream_seq"`
-		Deliveries uint64 `json:"deliveries"`
-	}
-	t, log := cn.c.cfg.Topology, cn.c.cfg.Logger
-	err := json.Unmarshal(m.Data, &adv)
-	ctx, cancel := context.WithTimeout(cn.ctx, cn.c.cfg.DrainTimeout)
-	defer cancel()
-	var raw *jetstream.RawStreamMsg
-	if err == nil {
-		raw, err = cn.stream.GetMsg(ctx, adv.Seq)
-	}
-	if err == nil {
-		err = publishDead(ctx, cn.js, t, raw.Header, raw.Data, raw.Header.Get(transport.HeaderKey), transport.ReasonMaxDeliveries,
-			fmt.Errorf("delivered %d times (MaxDeliver)", adv.Deliveries), 0, t.Name+"-"+strconv.FormatUint(adv.Seq, 10))
-	}
-	if err != nil {
-		log.Error("ordergen/nats: a message the server gave up on (MaxDeliver) was not dead-lettered", "stream", t.Name, "seq", adv.Seq, "error", err)
-		return
-	}
-	log.Warn("ordergen/nats: message dead-lettered after MaxDeliver deliveries", "stream", t.Name, "seq", adv.Seq, "deliveries", adv.Deliveries)
-}
-
 // Close flushes what was sent, then closes; Kill closes at once.
 func (cn *conn[K, E]) Close() {
 	_ = cn.nc.FlushTimeout(cn.c.cfg.DrainTimeout)
@@ -148,5 +114,5 @@ func (cn *conn[K, E]) Close() {
 func (cn *conn[K, E]) Kill() {
 	cn.cancel()
 	cn.nc.Close()
-	<-cn.done
+	cn.leasing.Wait()
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
@@ -31,9 +30,6 @@ func NewConsumer[K comparable, E transport.Keyed[K]](cfg Config[E]) (*Consumer[K
 	if err != nil {
 		return nil, err
 	}
-	if _, err := transport.KeyText(*new(K)); err != nil {
-		return nil, fmt.Errorf("nats: %w", err)
-	}
 	c := &Consumer[K, E]{cfg: cfg, dec: transport.Decoder[K, E]{Codec: cfg.Codec}}
 	names := make([]string, len(cfg.Partitions))
 	for i, p := range cfg.Partitions {
@@ -43,8 +39,7 @@ func NewConsumer[K comparable, E transport.Keyed[K]](cfg Config[E]) (*Consumer[K
 		System: "nats", Name: cfg.Name, Unit: "partition", Units: names, Room: cfg.MaxAckPending, Drain: cfg.DrainTimeout,
 		ReconnectDelay: cfg.ReconnectDelay, MaxReconnectDelay: cfg.MaxReconnectDelay,
 		Settle: c.settled, DeadLetter: c.deadLetter, Logger: cfg.Logger, Leased: true,
-		Meter: cfg.MeterProvider, Scope: "github.com/ordergen/ordergen/runtime/nats",
-		Attributes: []meter.Attribute{{Key: meter.AttrSystem, Value: "nats"}, {Key: meter.AttrConsumerGroup, Value: cfg.Name}},
+		Meter: cfg.MeterProvider,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("nats: %w", err)
@@ -68,15 +63,14 @@ func (c *Consumer[K, E]) deadLetter(m transport.Message[E, *held[K, E]], done fu
 		ctx, cancel := context.WithTimeout(m.Handle.f.cn.ctx, c.cfg.DrainTimeout)
 		defer cancel()
 		msg := m.Handle.msg
-		done(publishDead(ctx, m.Handle.f.cn.js, c.cfg.Topology, msg.Headers(), msg.Data(), m.Key, m.Bad.Reason, m.Bad.Err, 0, ""))
+		done(publishDead(ctx, m.Handle.f.cn.js, c.cfg.Topology, msg.Headers(), msg.Data(), m.Key, m.Bad.Reason, m.Bad.Err, 0))
 	}()
 }
 
 // publishDead publishes a dead letter of key, its headers and payload as
 // they were plus the reason's (after attempts handler attempts, 0 for
-// none), to the dead-letter stream; id, when set, lets the server drop a
-// second copy.
-func publishDead(ctx context.Context, js jetstream.JetStream, t Topology, hdr nats.Header, data []byte, key string, reason transport.Reason, cause error, attempts int, id string) error {
+// none), to the dead-letter stream.
+func publishDead(ctx context.Context, js jetstream.JetStream, t Topology, hdr nats.Header, data []byte, key string, reason transport.Reason, cause error, attempts int) error {
 	out := nats.NewMsg(t.DeadLetterSubject(key))
 	for k, v := range hdr {
 		out.Header[k] = v
@@ -85,11 +79,7 @@ func publishDead(ctx context.Context, js jetstream.JetStream, t Topology, hdr na
 		out.Header.Set(h.Key, h.Value)
 	}
 	out.Data = data
-	var opts []jetstream.PublishOpt
-	if id != "" {
-		opts = append(opts, jetstream.WithMsgID(id))
-	}
-	if _, err := js.PublishMsg(ctx, out, opts...); err != nil {
+	if _, err := js.PublishMsg(ctx, out); err != nil {
 		return fmt.Errorf("nats: dead letter of key %q to %s: %w", key, t.DeadLetterStream(), err)
 	}
 	return nil
@@ -117,12 +107,18 @@ func (b broker[K, E]) Connect(ctx context.Context) (transport.UnitConn[E, *held[
 }
 
 // Decode decodes a message: its key in transport.HeaderKey, its event type
-// in transport.HeaderType.
+// in transport.HeaderType. One delivered more than MaxDeliver times is bad
+// (ReasonMaxDeliveries): it goes to the dead-letter stream instead.
 func (f *feed[K, E]) Decode(h *held[K, E]) transport.Message[E, *held[K, E]] {
-	msg := h.msg
+	msg, limit := h.msg, f.cn.c.cfg.MaxDeliver
 	key := msg.Headers().Get(transport.HeaderKey)
 	m := transport.Message[E, *held[K, E]]{Handle: h, Trace: transport.TraceFrom(msg.Headers().Get)}
-	if m.Event, m.Bad = f.cn.c.dec.Decode(msg.Headers().Get(transport.HeaderType), key, msg.Data()); m.Bad != nil {
+	if meta, _ := msg.Metadata(); limit > 0 && meta != nil && meta.NumDelivered > uint64(limit) {
+		m.Bad = &transport.Bad{Reason: transport.ReasonMaxDeliveries, Err: fmt.Errorf("delivered %d times, more than MaxDeliver", meta.NumDelivered)}
+	} else {
+		m.Event, m.Bad = f.cn.c.dec.Decode(msg.Headers().Get(transport.HeaderType), key, msg.Data())
+	}
+	if m.Bad != nil {
 		m.Key, m.ID = key, f.name+"#"+strconv.FormatUint(h.seq, 10)
 	}
 	return m

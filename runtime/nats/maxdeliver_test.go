@@ -14,9 +14,9 @@ import (
 )
 
 // With MaxDeliver 2, a message that two consumers took and never
-// acknowledged (each crashed while its handler ran) is given up by the
-// server, and the consumer running then copies it to the dead-letter
-// stream from the server's advisory, with the reason max-deliveries.
+// acknowledged (each crashed while its handler ran) goes, on its third
+// delivery, to the dead-letter stream instead of a handler, with the
+// reason max-deliveries.
 func TestMaxDeliverGoesToTheDeadLetters(t *testing.T) {
 	topo := ogn.Topology{Name: fmt.Sprintf("maxdeliver-%d", time.Now().UnixNano()), Partitions: 1}
 	st := newStream(t, topo)

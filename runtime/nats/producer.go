@@ -19,7 +19,7 @@ import (
 // until Resume.
 type Producer[K comparable, E any] struct {
 	*transport.OrderedSink[K, E]
-	w    *transport.ConnWriter[K, E, publisher, *nats.Msg]
+	w    *transport.ConnWriter[K, E, jetstream.JetStream, *nats.Msg]
 	topo Topology
 	cfg  ProducerConfig[E]
 }
@@ -37,12 +37,6 @@ type ProducerConfig[E any] struct {
 	Codec durable.Codec[E]
 }
 
-// publisher is one connection of a producer.
-type publisher struct {
-	nc *nats.Conn
-	js jetstream.JetStream
-}
-
 // timeout bounds the producer's declarations and its wait for an answer.
 const timeout = 30 * time.Second
 
@@ -54,23 +48,22 @@ func NewProducer[K comparable, E any](cfg ProducerConfig[E]) (*Producer[K, E], e
 	if err == nil && (cfg.URL == "" || cfg.Codec == nil) {
 		err = fmt.Errorf("nats: %w: a producer needs a URL and a Codec", runtime.ErrInvalidConfig)
 	}
-	if _, kerr := transport.KeyText(*new(K)); err == nil && kerr != nil {
-		err = fmt.Errorf("nats: %w", kerr)
-	}
 	if err != nil {
 		return nil, err
 	}
 	p := &Producer[K, E]{topo: topo, cfg: cfg}
-	p.w, _ = transport.NewConnWriter(transport.ConnConfig[K, E, publisher, *nats.Msg]{System: "nats",
-		Dial: p.dial, Encode: p.encode, Send: func(c publisher, m *nats.Msg) error {
-			_, err := c.js.PublishMsgAsync(m)
+	if p.w, err = transport.NewConnWriter(transport.ConnConfig[K, E, jetstream.JetStream, *nats.Msg]{System: "nats",
+		Dial: p.dial, Encode: p.encode, Send: func(js jetstream.JetStream, m *nats.Msg) error {
+			_, err := js.PublishMsgAsync(m)
 			return err
-		}, Close: func(c publisher) { c.nc.Close() }})
+		}, Close: func(js jetstream.JetStream) { js.Conn().Close() }}); err != nil {
+		return nil, fmt.Errorf("nats: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	c, err := p.w.Conn(ctx)
+	js, err := p.w.Conn(ctx)
 	if err == nil {
-		_, err = declare(ctx, c.js, topo)
+		_, err = declare(ctx, js, topo)
 	}
 	if err != nil {
 		_ = p.w.Close(ctx)
@@ -82,19 +75,18 @@ func NewProducer[K comparable, E any](cfg ProducerConfig[E]) (*Producer[K, E], e
 
 // dial connects; the client's answers to the async publishes go to the
 // writer.
-func (p *Producer[K, E]) dial(ctx context.Context, lost func(error)) (publisher, error) {
+func (p *Producer[K, E]) dial(ctx context.Context, lost func(error)) (jetstream.JetStream, error) {
 	nc, err := dial(ctx, p.cfg.URL, p.cfg.Options, lost)
 	if err != nil {
-		return publisher{}, err
+		return nil, err
 	}
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(timeout),
 		jetstream.WithPublishAsyncAckHandler(func(_ jetstream.JetStream, m *nats.Msg, _ *jetstream.PubAck) { p.w.Answer(m, nil) }),
 		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) { p.w.Answer(m, err) }))
 	if err != nil {
 		nc.Close()
-		return publisher{}, err
 	}
-	return publisher{nc, js}, nil
+	return js, err
 }
 
 // encode makes the message of event on its key's subject, its type, key
@@ -124,16 +116,13 @@ func (p *Producer[K, E]) encode(ctx context.Context, key K, event E) (*nats.Msg,
 func DeadLetters[K comparable, E any](p *Producer[K, E]) runtime.DeadLetterSink[K, E] {
 	return func(ctx context.Context, dl runtime.DeadLetterEvent[K, E]) error {
 		msg, err := p.encode(ctx, dl.Key, dl.Event)
-		var c publisher
+		var js jetstream.JetStream
 		if err == nil {
-			c, err = p.w.Conn(ctx)
+			js, err = p.w.Conn(ctx)
 		}
 		if err == nil {
-			err = publishDead(ctx, c.js, p.topo, msg.Header, msg.Data, msg.Header.Get(transport.HeaderKey), transport.ReasonHandlerFailed, dl.Err, dl.Attempts, "")
+			err = publishDead(ctx, js, p.topo, msg.Header, msg.Data, msg.Header.Get(transport.HeaderKey), transport.ReasonHandlerFailed, dl.Err, dl.Attempts)
 		}
-		if err != nil {
-			return fmt.Errorf("nats: dead letter: %w", err)
-		}
-		return nil
+		return err // each step says what failed
 	}
 }

@@ -14,7 +14,6 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/meter"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
@@ -42,17 +41,11 @@ type delivery[K comparable, E transport.Keyed[K]] struct {
 	tag uint64
 }
 
-// meterName is the instrumentation scope of the consumer's instruments.
-const meterName = "github.com/ordergen/ordergen/runtime/rabbitmq"
-
 // NewConsumer returns a consumer for cfg. It does not connect before Run.
 func NewConsumer[K comparable, E transport.Keyed[K]](cfg Config[E]) (*Consumer[K, E], error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
-	}
-	if _, err := transport.KeyText(*new(K)); err != nil {
-		return nil, fmt.Errorf("rabbitmq: %w", err)
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -65,8 +58,7 @@ func NewConsumer[K comparable, E transport.Keyed[K]](cfg Config[E]) (*Consumer[K
 		System: "rabbitmq", Name: cfg.Name, Unit: "queue", Units: names, Room: cfg.Prefetch, Drain: cfg.DrainTimeout,
 		ReconnectDelay: cfg.ReconnectDelay, MaxReconnectDelay: cfg.MaxReconnectDelay,
 		Settle: c.settled, DeadLetter: c.reject, Logger: cfg.Logger,
-		Meter: cfg.MeterProvider, Scope: meterName,
-		Attributes: []meter.Attribute{{Key: meter.AttrSystem, Value: "rabbitmq"}, {Key: meter.AttrConsumerGroup, Value: cfg.Name}},
+		Meter: cfg.MeterProvider,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: %w", err)

@@ -70,10 +70,14 @@ type waitingSend[K comparable, C any] struct {
 var _ ResumingWriter[string, any] = (*ConnWriter[string, any, any, int])(nil)
 var _ ClosingWriter[string, any] = (*ConnWriter[string, any, any, int])(nil)
 
-// NewConnWriter returns a writer over cfg; it dials on the first write.
+// NewConnWriter returns a writer over cfg; it dials on the first write. It
+// refuses a key type that KeyText cannot write.
 func NewConnWriter[K comparable, E any, C any, T comparable](cfg ConnConfig[K, E, C, T]) (*ConnWriter[K, E, C, T], error) {
 	if cfg.Dial == nil || cfg.Encode == nil || cfg.Send == nil || cfg.Close == nil {
 		return nil, fmt.Errorf("%w: a connection writer needs Dial, Encode, Send and Close", runtime.ErrInvalidConfig)
+	}
+	if _, err := KeyText(*new(K)); err != nil { // keys go on the wire as text
+		return nil, err
 	}
 	return &ConnWriter[K, E, C, T]{cfg: cfg, waiting: map[T]waitingSend[K, C]{}}, nil
 }

@@ -125,7 +125,9 @@ type UnitConfig[E any, M any] struct {
 	// Logger receives what an operator must see. Nil: slog.Default().
 	Logger *slog.Logger
 	// Meter, when set, receives the metrics (see unitstats.go) under
-	// Scope, with Attributes on every measurement.
+	// Scope, with Attributes on every measurement. Zero Scope:
+	// github.com/ordergen/ordergen/runtime/<System>; nil Attributes: the
+	// system and Name as the consumer group.
 	Meter      meter.Provider
 	Scope      string
 	Attributes []meter.Attribute
@@ -154,6 +156,13 @@ func NewUnitConsumer[K comparable, E any, M any, D any](b UnitBroker[E, M, D], c
 	cfg.MaxReconnectDelay = cmp.Or(cfg.MaxReconnectDelay, max(10*time.Second, cfg.ReconnectDelay))
 	cfg.Name = cmp.Or(cfg.Name, "ordergen")
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	cfg.Scope = cmp.Or(cfg.Scope, "github.com/ordergen/ordergen/runtime/"+cfg.System)
+	if cfg.Attributes == nil {
+		cfg.Attributes = []meter.Attribute{{Key: meter.AttrSystem, Value: cfg.System}, {Key: meter.AttrConsumerGroup, Value: cfg.Name}}
+	}
+	if _, err := KeyText(*new(K)); err != nil { // every message is offered by its key
+		return nil, err
+	}
 	if b == nil || len(cfg.Units) == 0 || cfg.Room <= 0 || cfg.Drain < 0 || cfg.ReconnectDelay < 0 || cfg.MaxReconnectDelay < cfg.ReconnectDelay {
 		return nil, fmt.Errorf("%w: a unit consumer needs a broker, Units and Room; Drain and ReconnectDelay must not be negative, nor MaxReconnectDelay below ReconnectDelay", runtime.ErrInvalidConfig)
 	}
