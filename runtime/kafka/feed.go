@@ -186,13 +186,20 @@ func (c *Consumer[K, E]) decode(p *partition[K, E], r *kgo.Record, m *transport.
 	// once offered, nothing of the fetch's buffers stays in the lanes.
 	m.Handle, m.Raw = record[K, E]{p, r.Offset}, r
 	var typ string
-	for _, h := range r.Headers {
-		if h.Key == transport.HeaderType {
+	for _, h := range r.Headers { // one pass for the type and the trace context
+		switch h.Key {
+		case transport.HeaderType:
 			typ = string(h.Value)
+		case transport.HeaderTraceParent:
+			m.Trace.Parent = string(h.Value)
+		case transport.HeaderTraceState:
+			m.Trace.State = string(h.Value)
 		}
 	}
+	if m.Trace.Parent == "" {
+		m.Trace = transport.Trace{} // a state without a parent is no context
+	}
 	m.Event, m.Bad = c.dec.DecodeBytes(typ, r.Key, r.Value)
-	m.Trace = traceOf(r.Headers)
 	if m.Bad != nil {
 		m.Key, m.ID = string(r.Key), fmt.Sprintf("%s[%d]@%d", r.Topic, r.Partition, r.Offset)
 	}

@@ -8,7 +8,8 @@ import (
 
 // A record's trace context travels in its headers (transport.Trace): the
 // producer writes the one its send's context carries, the consumer reads
-// it for the tracers of its subscribers.
+// it (decode, in its one pass over the headers) for the tracers of its
+// subscribers.
 
 // appendTrace appends t's headers to hs.
 func appendTrace(hs []kgo.RecordHeader, t transport.Trace) []kgo.RecordHeader {
@@ -16,21 +17,4 @@ func appendTrace(hs []kgo.RecordHeader, t transport.Trace) []kgo.RecordHeader {
 		hs = append(hs, kgo.RecordHeader{Key: h.Key, Value: []byte(h.Value)})
 	}
 	return hs
-}
-
-// traceOf returns the trace context of a record with headers hs.
-func traceOf(hs []kgo.RecordHeader) transport.Trace {
-	var t transport.Trace
-	for _, h := range hs {
-		switch h.Key {
-		case transport.HeaderTraceParent:
-			t.Parent = string(h.Value)
-		case transport.HeaderTraceState:
-			t.State = string(h.Value)
-		}
-	}
-	if t.Parent == "" {
-		return transport.Trace{}
-	}
-	return t
 }

@@ -141,12 +141,10 @@ func (t *Tracer) StartAttempt(ctx context.Context, a runtime.Attempt) context.Co
 		if a.Tag != 0 {
 			link = t.links[a.Tag]
 		}
-		if t.nopen.Load() != 0 {
-			if p, ok := t.open[engineKey{a.Engine, a.Key}]; ok {
-				prev = p.span
-				delete(t.open, engineKey{a.Engine, a.Key})
-				t.nopen.Add(-1)
-			}
+		if p, ok := t.open[engineKey{a.Engine, a.Key}]; ok {
+			prev = p.span
+			delete(t.open, engineKey{a.Engine, a.Key})
+			t.nopen.Add(-1)
 		}
 		t.mu.Unlock()
 		if prev != nil {

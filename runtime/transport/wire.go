@@ -55,15 +55,15 @@ const (
 	// ReasonHandlerFailed: a handler failed for good under the
 	// runtime.SendToDeadLetter policy (a transport's DeadLetters sink).
 	ReasonHandlerFailed Reason = "handler-failed"
-	// ReasonMaxDeliveries: the broker delivered the message as often as
-	// it is configured to (NATS JetStream's MaxDeliver) and gave up on it;
-	// the transport copied it to the dead-letter destination.
+	// ReasonMaxDeliveries: the broker delivered the message more often
+	// than the consumer allows (runtime/nats's Config.MaxDeliver), which
+	// sent it to the dead-letter destination instead of a handler.
 	ReasonMaxDeliveries Reason = "max-deliveries"
 )
 
-// Reasons returns the reasons a consumer sets a message aside for: all
-// but ReasonHandlerFailed, which is the engine's, and ReasonMaxDeliveries,
-// which is the broker's.
+// Reasons returns the reasons a consumer sets a message aside for by what
+// it carries: all but ReasonHandlerFailed, which is the engine's, and
+// ReasonMaxDeliveries, which comes from the broker's delivery count.
 func Reasons() []Reason {
 	return []Reason{ReasonMissingKey, ReasonMissingType, ReasonUnknownType, ReasonUndecodable, ReasonKeyMismatch, ReasonInvalidEvent}
 }
