@@ -82,7 +82,7 @@ func (c *Consumer[K, E]) feed(ctx context.Context) error {
 // noteIntake records whether the consumer's MaxInFlight is full, and
 // whether parked records fill it.
 func (c *Consumer[K, E]) noteIntake(unsettled int) {
-	c.watch.Look(unsettled, c.cfg.MaxInFlight, c.in.Parked)
+	c.watch.Look(unsettled, c.cfg.MaxInFlight, c.in.Parked, nil)
 }
 
 // retry offers the waiting records of the paused partitions again.

@@ -61,8 +61,11 @@ type BlockWatch struct {
 // taken and not settled, and parked counts those parked in memory (asked
 // only when they could hold half of the room: parked messages are
 // unsettled). It returns why taking stops, and logs the change since the
-// last look.
-func (w *BlockWatch) Look(unsettled, max int, parked func() int) Blocked {
+// last look. The state is recorded (Now) before anything is logged, and
+// record, when set, is told it then, under the watch's lock, so that
+// looks made at once record in the order they decided: whoever reads a
+// log line and then the state sees the state the line speaks of.
+func (w *BlockWatch) Look(unsettled, max int, parked func() int, record func(Blocked)) Blocked {
 	full := unsettled >= max
 	np := 0
 	if max > 0 && 2*unsettled >= max {
@@ -79,6 +82,9 @@ func (w *BlockWatch) Look(unsettled, max int, parked func() int) Blocked {
 		why = BlockedInFlight
 	}
 	w.was, w.half = why, half
+	if record != nil {
+		record(why)
+	}
 	w.mu.Unlock()
 	if why == was && half == wasHalf {
 		return why

@@ -269,10 +269,7 @@ func (c *KeyIntake[K, E, M]) sweep(now time.Time) {
 // reached), and whether parks in memory hold it, and logs the changes.
 func (c *KeyIntake[K, E, M]) reportBlocked() {
 	s := c.Stats()
-	why := c.watch.Look(s.Unsettled+s.Waiting, c.cfg.MaxInFlight, func() int { return s.Parked })
-	c.mu.Lock()
-	c.stats.Blocked = why
-	c.mu.Unlock()
+	c.watch.Look(s.Unsettled+s.Waiting, c.cfg.MaxInFlight, func() int { return s.Parked }, nil) // Stats reads it back (Now)
 }
 
 // Shutdown ends every ownership: the events that have not started are

@@ -60,6 +60,7 @@ func (c *KeyIntake[K, E, M]) Stats() KeyStats {
 	s.Waiting = c.waiting
 	s.Keys = len(c.keys)
 	s.Stashed = c.stashed
+	s.Blocked = c.watch.Now() // the watch's, recorded before it logs
 	owners := make([]*Ownership, 0, len(c.keys))
 	var oldest time.Time
 	for _, h := range c.keys {

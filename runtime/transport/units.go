@@ -449,10 +449,11 @@ func (f *unitFeed[K, E, M, D]) poke() {
 // fill it (the watch logs each change an operator must see).
 func (f *unitFeed[K, E, M, D]) look() {
 	unsettled, parked := f.stream.Unsettled()
-	why := f.watch.Look(unsettled, f.u.cfg.Room, func() int { return parked })
-	f.unit.mu.Lock()
-	f.unit.unsettled, f.unit.parked, f.unit.blocked = unsettled, parked, why
-	f.unit.mu.Unlock()
+	f.watch.Look(unsettled, f.u.cfg.Room, func() int { return parked }, func(why Blocked) {
+		f.unit.mu.Lock() // before the watch logs: who reads its log then the stats sees why
+		f.unit.unsettled, f.unit.parked, f.unit.blocked = unsettled, parked, why
+		f.unit.mu.Unlock()
+	})
 }
 
 // finish ends the feed once its stream ended.
