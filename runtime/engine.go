@@ -44,9 +44,10 @@ type Engine[K comparable, E any] struct {
 	// not with a batch handler (its inbox moves into lanes) or conflation
 	// (its keys get a lane at the door).
 	inline bool
-	// boxed: E is an interface, whose values the inline loop prefetches
-	// (prefetch.go).
+	// boxed: E is an interface or holds one (at boxAt), whose boxes the
+	// inline loop prefetches (prefetch.go).
 	boxed bool
+	boxAt uintptr
 
 	seed   maphash.Seed
 	shards []shard[K, E]
@@ -151,11 +152,11 @@ func newEngine[K comparable, E any](h Handler[K, E], bh BatchHandler[K, E], cfg 
 		handle: h,
 		batch:  bh,
 		inline: h != nil && !cfg.Conflate,
-		boxed:  isInterface[E](),
 		seed:   maphash.MakeSeed(),
 		shards: make([]shard[K, E], n),
 		mask:   uint64(n - 1),
 	}
+	e.boxAt, e.boxed = boxAt[E]()
 	if e.cfg.Parks == nil {
 		e.memParks = NewMemoryParkStore[K, E]()
 		e.cfg.Parks = e.memParks

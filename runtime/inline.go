@@ -164,7 +164,7 @@ func (w *worker[K, E]) dispatchInline(sh *shard[K, E]) *lane[K, E] {
 			w.retireRun(sh, &run)
 		}
 		if e.boxed && j+prefetchAhead < len(b.entries) {
-			prefetch(boxOf(&b.entries[j+prefetchAhead].it.ev))
+			prefetch(boxOf(&b.entries[j+prefetchAhead].it.ev, e.boxAt))
 		}
 		en := &b.entries[j]
 		if en.it.moved {

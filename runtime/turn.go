@@ -171,7 +171,7 @@ func (w *worker[K, E]) process(l *lane[K, E]) result {
 			return result{kind: interrupted, stopAt: i, done: done}
 		}
 		if w.e.boxed && i+prefetchAhead < len(w.buf) {
-			prefetch(boxOf(&w.buf[i+prefetchAhead].ev))
+			prefetch(boxOf(&w.buf[i+prefetchAhead].ev, w.e.boxAt))
 		}
 		it := &w.buf[i]
 		err := w.attempt(l.key, it, notStarted{interrupt: &l.interrupt})
