@@ -318,8 +318,13 @@
 //     stores are updated after the handler succeeds, state first, then
 //     version, by compare-and-set; a failed compare-and-set is an error.
 //     For batch: the same guards decide each event of a batch. Events
-//     travel through the engine as AccountEvent values: a queued event
-//     holds its own struct (boxed once, when published) and no other.
+//     travel through the engine in a genimpl.Env (accountEnv): the
+//     version and kind read once at publication, and the event in the
+//     entity's body (accountBody, a field per event) by value when the
+//     entity's events are small together (at most 128 bytes, estimated
+//     from their fields), so that publishing one allocates nothing;
+//     otherwise boxed (genimpl.Boxed), so that a queued event holds its
+//     own struct and no other.
 //   - publishers.go: AccountPublisher and the dispatcher's typed PublishX
 //     methods, which refuse an empty string key or a version below 1 with
 //     runtime.ErrInvalidEvent (genimpl's Publish does, for any

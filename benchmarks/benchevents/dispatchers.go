@@ -10,7 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// The handshake with the runtime: this code needs version 5 of
+// The handshake with the runtime: this code needs version 6 of
 // github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
 // below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
 // in go.mod is older than the ordergen that generated the code: upgrade it (go
@@ -18,14 +18,23 @@ import (
 // code is older than the module runs: generate it again with the module's
 // ordergen (go generate ./...).
 const (
-	_ = genimpl.MaxVersion - 5
-	_ = 5 - genimpl.MinVersion
+	_ = genimpl.MaxVersion - 6
+	_ = 6 - genimpl.MinVersion
 )
+
+// itemBody holds an Item event as the engines carry it (in a genimpl.Env): by
+// value, a field per event, so that publishing one allocates nothing.
+type itemBody struct {
+	Submitted Submitted
+}
+
+// itemEnv is an Item event as the engines carry it.
+type itemEnv = genimpl.Env[itemBody]
 
 // itemEntity describes Item to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
 // the schema's policies, which every ItemConfig starts from.
-var itemEntity = &genimpl.Entity[string, ItemEvent]{
+var itemEntity = &genimpl.Entity[string, ItemEvent, itemBody]{
 	Package: "benchevents", Name: "Item", KeyField: "Key", VersionField: "Seq",
 	Version: ItemEvent.EventVersion,
 	Events: []genimpl.EventRule[ItemEvent]{
@@ -39,6 +48,20 @@ var itemEntity = &genimpl.Entity[string, ItemEvent]{
 		OnExhausted: runtime.ParkKey,
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
+	},
+	Wrap: func(e ItemEvent) (itemBody, int) {
+		switch e := e.(type) {
+		case Submitted:
+			return itemBody{Submitted: e}, 0
+		}
+		return itemBody{}, -1
+	},
+	Unwrap: func(kind int, b itemBody) ItemEvent {
+		switch kind {
+		case 0:
+			return b.Submitted
+		}
+		return nil
 	},
 }
 
@@ -67,7 +90,7 @@ type ItemDispatcher struct {
 }
 
 // itemDispatcher is the generic dispatcher that ItemDispatcher embeds.
-type itemDispatcher = genimpl.Dispatcher[string, ItemEvent, ItemSubscriberName]
+type itemDispatcher = genimpl.Dispatcher[string, ItemEvent, itemBody, ItemSubscriberName]
 
 // NewItemDispatcher returns a dispatcher whose first subscriber, named "Item",
 // is h, configured with the schema's policies changed by opts. Close it when

@@ -63,15 +63,15 @@ func (d *ItemDispatcher) SubscribeTx(name string, store genimpl.TxStore, h ItemT
 
 // itemTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func itemTxHandler(h ItemTxHandler) *genimpl.TxHandler[string, ItemEvent] {
+func itemTxHandler(h ItemTxHandler) *genimpl.TxHandler[string, ItemEvent, itemBody] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.TxHandler[string, ItemEvent]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ string, e ItemEvent) error {
-			switch e := e.(type) {
-			case Submitted:
-				return h.HandleSubmitted(ctx, tx, e)
+	return &genimpl.TxHandler[string, ItemEvent, itemBody]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, v itemEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleSubmitted(ctx, tx, v.Body.Submitted)
 			}
 			return genimpl.ErrUnknownEvent
 		},

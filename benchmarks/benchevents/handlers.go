@@ -37,15 +37,15 @@ func (UnimplementedItemHandler) HandleSubmitted(context.Context, Submitted) erro
 
 // itemHandler adapts h to the generic guards of runtime/genimpl; nil for a nil
 // h.
-func itemHandler(h ItemHandler) *genimpl.Handler[string, ItemEvent] {
+func itemHandler(h ItemHandler) *genimpl.Handler[string, ItemEvent, itemBody] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.Handler[string, ItemEvent]{
-		Call: func(ctx context.Context, _ string, e ItemEvent) error {
-			switch e := e.(type) {
-			case Submitted:
-				return h.HandleSubmitted(ctx, e)
+	return &genimpl.Handler[string, ItemEvent, itemBody]{
+		Call: func(ctx context.Context, _ string, v itemEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleSubmitted(ctx, v.Body.Submitted)
 			}
 			return genimpl.ErrUnknownEvent
 		},

@@ -22,7 +22,7 @@ type ItemOutbox struct {
 }
 
 // itemOutbox is the generic outbox that ItemOutbox embeds.
-type itemOutbox = genimpl.Outbox[string, ItemEvent]
+type itemOutbox = genimpl.Outbox[string, ItemEvent, itemBody]
 
 // NewItemOutbox returns the outbox of Item events in store (a runtime/sqlstore
 // Store, whose database the transactions given to its methods belong to); a nil

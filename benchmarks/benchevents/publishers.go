@@ -2,7 +2,11 @@
 
 package benchevents
 
-import "context"
+import (
+	"context"
+
+	"github.com/ordergen/ordergen/runtime/genimpl"
+)
 
 // ItemPublisher publishes Item events. ItemDispatcher implements it in process,
 // ItemProducer through a transport; other implementations can carry the same
@@ -18,5 +22,5 @@ var _ ItemPublisher = (*ItemDispatcher)(nil)
 // event with an empty key or a version below 1 with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *ItemDispatcher) PublishSubmitted(ctx context.Context, e Submitted) error {
-	return d.Publish(ctx, e)
+	return genimpl.PublishEnv(ctx, d.itemDispatcher, e.Key, itemEnv{Version: e.EventVersion(), Kind: 0, Body: itemBody{Submitted: e}})
 }

@@ -19,7 +19,7 @@ type ItemProducer struct {
 }
 
 // itemProducer is the generic producer that ItemProducer embeds.
-type itemProducer = genimpl.Producer[string, ItemEvent]
+type itemProducer = genimpl.Producer[string, ItemEvent, itemBody]
 
 var _ ItemPublisher = (*ItemProducer)(nil)
 

@@ -10,8 +10,8 @@ import (
 
 // generatedPeer is what users of ordergen run: the dispatcher generated from
 // the benchmarks' schema (../schema.yaml, package benchevents). Each event
-// goes through the generated Publish method (its checks, the boxing into the
-// entity's event interface, the topic), the engine with the schema's
+// goes through the generated Publish method (its checks, the envelope that
+// carries it by value, the topic), the engine with the schema's
 // policies (the 5s timeout per attempt, retries, parking), and the generated
 // handler with its version guard on the in-memory store (a read before the
 // handler, a compare-and-set after it).

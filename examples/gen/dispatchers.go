@@ -10,7 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// The handshake with the runtime: this code needs version 5 of
+// The handshake with the runtime: this code needs version 6 of
 // github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
 // below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
 // in go.mod is older than the ordergen that generated the code: upgrade it (go
@@ -18,14 +18,17 @@ import (
 // code is older than the module runs: generate it again with the module's
 // ordergen (go generate ./...).
 const (
-	_ = genimpl.MaxVersion - 5
-	_ = 5 - genimpl.MinVersion
+	_ = genimpl.MaxVersion - 6
+	_ = 6 - genimpl.MinVersion
 )
+
+// accountEnv is an Account event as the engines carry it.
+type accountEnv = genimpl.Env[genimpl.Boxed[AccountEvent]]
 
 // accountEntity describes Account to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
 // the schema's policies, which every AccountConfig starts from.
-var accountEntity = &genimpl.Entity[string, AccountEvent]{
+var accountEntity = &genimpl.Entity[string, AccountEvent, genimpl.Boxed[AccountEvent]]{
 	Package: "ledger", Name: "Account", KeyField: "AccountID", VersionField: "Version",
 	Version: AccountEvent.EventVersion,
 	States:  []string{"Open", "Frozen", "Closed"},
@@ -47,6 +50,8 @@ var accountEntity = &genimpl.Entity[string, AccountEvent]{
 		MaxHold:     30 * time.Second,
 		Group:       genimpl.GroupConfig{MaxEvents: 512, Linger: 2 * time.Millisecond},
 	},
+	Wrap:   genimpl.WrapBoxed[AccountEvent],
+	Unwrap: genimpl.UnwrapBoxed[AccountEvent],
 }
 
 // AccountConfig configures one subscriber of an AccountDispatcher:
@@ -74,7 +79,7 @@ type AccountDispatcher struct {
 }
 
 // accountDispatcher is the generic dispatcher that AccountDispatcher embeds.
-type accountDispatcher = genimpl.Dispatcher[string, AccountEvent, AccountSubscriberName]
+type accountDispatcher = genimpl.Dispatcher[string, AccountEvent, genimpl.Boxed[AccountEvent], AccountSubscriberName]
 
 // NewAccountDispatcher returns a dispatcher whose first subscriber, named
 // "Account", is h, configured with the schema's policies changed by opts. Close
@@ -130,10 +135,13 @@ func AccountSubscriberNamed(name string) AccountSubscriberName {
 	return AccountSubscriberName("Account/" + name)
 }
 
+// orderEnv is an Order event as the engines carry it.
+type orderEnv = genimpl.Env[genimpl.Boxed[OrderEvent]]
+
 // orderEntity describes Order to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
 // the schema's policies, which every OrderConfig starts from.
-var orderEntity = &genimpl.Entity[string, OrderEvent]{
+var orderEntity = &genimpl.Entity[string, OrderEvent, genimpl.Boxed[OrderEvent]]{
 	Package: "ledger", Name: "Order", KeyField: "OrderID",
 	States:   []string{"Placed", "Paid", "Shipped", "Delivered"},
 	Branches: []genimpl.Branch{{Name: "Cancelled", From: []string{"Placed", "Paid"}}},
@@ -152,6 +160,8 @@ var orderEntity = &genimpl.Entity[string, OrderEvent]{
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
 	},
+	Wrap:   genimpl.WrapBoxed[OrderEvent],
+	Unwrap: genimpl.UnwrapBoxed[OrderEvent],
 }
 
 // OrderConfig configures one subscriber of an OrderDispatcher:
@@ -179,7 +189,7 @@ type OrderDispatcher struct {
 }
 
 // orderDispatcher is the generic dispatcher that OrderDispatcher embeds.
-type orderDispatcher = genimpl.Dispatcher[string, OrderEvent, OrderSubscriberName]
+type orderDispatcher = genimpl.Dispatcher[string, OrderEvent, genimpl.Boxed[OrderEvent], OrderSubscriberName]
 
 // NewOrderDispatcher returns a dispatcher whose first subscriber, named
 // "Order", is h, configured with the schema's policies changed by opts. Close
@@ -227,10 +237,19 @@ func OrderSubscriberNamed(name string) OrderSubscriberName {
 	return OrderSubscriberName("Order/" + name)
 }
 
+// riderBody holds a Rider event as the engines carry it (in a genimpl.Env): by
+// value, a field per event, so that publishing one allocates nothing.
+type riderBody struct {
+	LocationUpdated LocationUpdated
+}
+
+// riderEnv is a Rider event as the engines carry it.
+type riderEnv = genimpl.Env[riderBody]
+
 // riderEntity describes Rider to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
 // the schema's policies, which every RiderConfig starts from.
-var riderEntity = &genimpl.Entity[string, RiderEvent]{
+var riderEntity = &genimpl.Entity[string, RiderEvent, riderBody]{
 	Package: "ledger", Name: "Rider", KeyField: "RiderID",
 	Events: []genimpl.EventRule[RiderEvent]{
 		{Name: "LocationUpdated", Type: genimpl.Of[LocationUpdated, RiderEvent]()},
@@ -242,6 +261,20 @@ var riderEntity = &genimpl.Entity[string, RiderEvent]{
 		Retry:       runtime.Retry{Attempts: 1, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.DropEvent,
+	},
+	Wrap: func(e RiderEvent) (riderBody, int) {
+		switch e := e.(type) {
+		case LocationUpdated:
+			return riderBody{LocationUpdated: e}, 0
+		}
+		return riderBody{}, -1
+	},
+	Unwrap: func(kind int, b riderBody) RiderEvent {
+		switch kind {
+		case 0:
+			return b.LocationUpdated
+		}
+		return nil
 	},
 }
 
@@ -269,7 +302,7 @@ type RiderDispatcher struct {
 }
 
 // riderDispatcher is the generic dispatcher that RiderDispatcher embeds.
-type riderDispatcher = genimpl.Dispatcher[string, RiderEvent, RiderSubscriberName]
+type riderDispatcher = genimpl.Dispatcher[string, RiderEvent, riderBody, RiderSubscriberName]
 
 // NewRiderDispatcher returns a dispatcher whose first subscriber, named
 // "Rider", is h, configured with the schema's policies changed by opts. Close
@@ -310,10 +343,13 @@ func RiderSubscriberNamed(name string) RiderSubscriberName {
 	return RiderSubscriberName("Rider/" + name)
 }
 
+// webhookEnv is a Webhook event as the engines carry it.
+type webhookEnv = genimpl.Env[genimpl.Boxed[WebhookEvent]]
+
 // webhookEntity describes Webhook to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
 // the schema's policies, which every WebhookConfig starts from.
-var webhookEntity = &genimpl.Entity[int64, WebhookEvent]{
+var webhookEntity = &genimpl.Entity[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]]{
 	Package: "ledger", Name: "Webhook", KeyField: "EndpointID",
 	Events: []genimpl.EventRule[WebhookEvent]{
 		{Name: "WebhookQueued", Type: genimpl.Of[WebhookQueued, WebhookEvent]()},
@@ -325,6 +361,8 @@ var webhookEntity = &genimpl.Entity[int64, WebhookEvent]{
 		Timeout:     2 * time.Second,
 		OnExhausted: runtime.SendToDeadLetter,
 	},
+	Wrap:   genimpl.WrapBoxed[WebhookEvent],
+	Unwrap: genimpl.UnwrapBoxed[WebhookEvent],
 }
 
 // WebhookConfig configures one subscriber of a WebhookDispatcher:
@@ -351,7 +389,7 @@ type WebhookDispatcher struct {
 }
 
 // webhookDispatcher is the generic dispatcher that WebhookDispatcher embeds.
-type webhookDispatcher = genimpl.Dispatcher[int64, WebhookEvent, WebhookSubscriberName]
+type webhookDispatcher = genimpl.Dispatcher[int64, WebhookEvent, genimpl.Boxed[WebhookEvent], WebhookSubscriberName]
 
 // NewWebhookDispatcher returns a dispatcher whose first subscriber, named
 // "Webhook", is h, configured with the schema's policies changed by opts. Close
@@ -393,10 +431,21 @@ func WebhookSubscriberNamed(name string) WebhookSubscriberName {
 	return WebhookSubscriberName("Webhook/" + name)
 }
 
+// walletBody holds a Wallet event as the engines carry it (in a genimpl.Env):
+// by value, a field per event, so that publishing one allocates nothing.
+type walletBody struct {
+	WalletOpened WalletOpened
+	Credited     Credited
+	Debited      Debited
+}
+
+// walletEnv is a Wallet event as the engines carry it.
+type walletEnv = genimpl.Env[walletBody]
+
 // walletEntity describes Wallet to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
 // the schema's policies, which every WalletConfig starts from.
-var walletEntity = &genimpl.Entity[string, WalletEvent]{
+var walletEntity = &genimpl.Entity[string, WalletEvent, walletBody]{
 	Package: "ledger", Name: "Wallet", KeyField: "WalletID", VersionField: "Version",
 	Version: WalletEvent.EventVersion,
 	Events: []genimpl.EventRule[WalletEvent]{
@@ -415,6 +464,28 @@ var walletEntity = &genimpl.Entity[string, WalletEvent]{
 		MaxHold:     30 * time.Second,
 		BatchSize:   64,
 		Linger:      2 * time.Millisecond,
+	},
+	Wrap: func(e WalletEvent) (walletBody, int) {
+		switch e := e.(type) {
+		case WalletOpened:
+			return walletBody{WalletOpened: e}, 0
+		case Credited:
+			return walletBody{Credited: e}, 1
+		case Debited:
+			return walletBody{Debited: e}, 2
+		}
+		return walletBody{}, -1
+	},
+	Unwrap: func(kind int, b walletBody) WalletEvent {
+		switch kind {
+		case 0:
+			return b.WalletOpened
+		case 1:
+			return b.Credited
+		case 2:
+			return b.Debited
+		}
+		return nil
 	},
 }
 
@@ -443,7 +514,7 @@ type WalletDispatcher struct {
 }
 
 // walletDispatcher is the generic dispatcher that WalletDispatcher embeds.
-type walletDispatcher = genimpl.Dispatcher[string, WalletEvent, WalletSubscriberName]
+type walletDispatcher = genimpl.Dispatcher[string, WalletEvent, walletBody, WalletSubscriberName]
 
 // NewWalletDispatcher returns a dispatcher whose first subscriber, named
 // "Wallet", is h, configured with the schema's policies changed by opts. Close
@@ -491,10 +562,20 @@ func WalletSubscriberNamed(name string) WalletSubscriberName {
 	return WalletSubscriberName("Wallet/" + name)
 }
 
+// customerBody holds a Customer event as the engines carry it (in a
+// genimpl.Env): by value, a field per event, so that publishing one allocates
+// nothing.
+type customerBody struct {
+	CustomerChanged CustomerChanged
+}
+
+// customerEnv is a Customer event as the engines carry it.
+type customerEnv = genimpl.Env[customerBody]
+
 // customerEntity describes Customer to the generic wiring of runtime/genimpl:
 // its names, its states, its events' rules (kind, target state, in:, Go type)
 // and the schema's policies, which every CustomerConfig starts from.
-var customerEntity = &genimpl.Entity[string, CustomerEvent]{
+var customerEntity = &genimpl.Entity[string, CustomerEvent, customerBody]{
 	Package: "ledger", Name: "Customer", KeyField: "CustomerID",
 	Events: []genimpl.EventRule[CustomerEvent]{
 		{Name: "CustomerChanged", Type: genimpl.Of[CustomerChanged, CustomerEvent]()},
@@ -506,6 +587,20 @@ var customerEntity = &genimpl.Entity[string, CustomerEvent]{
 		Retry:       runtime.Retry{Attempts: 5, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
+	},
+	Wrap: func(e CustomerEvent) (customerBody, int) {
+		switch e := e.(type) {
+		case CustomerChanged:
+			return customerBody{CustomerChanged: e}, 0
+		}
+		return customerBody{}, -1
+	},
+	Unwrap: func(kind int, b customerBody) CustomerEvent {
+		switch kind {
+		case 0:
+			return b.CustomerChanged
+		}
+		return nil
 	},
 }
 
@@ -534,7 +629,7 @@ type CustomerDispatcher struct {
 }
 
 // customerDispatcher is the generic dispatcher that CustomerDispatcher embeds.
-type customerDispatcher = genimpl.Dispatcher[string, CustomerEvent, CustomerSubscriberName]
+type customerDispatcher = genimpl.Dispatcher[string, CustomerEvent, customerBody, CustomerSubscriberName]
 
 // NewCustomerDispatcher returns a dispatcher whose first subscriber, named
 // "Customer", is h, configured with the schema's policies changed by opts.

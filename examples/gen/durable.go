@@ -115,23 +115,23 @@ func (d *AccountDispatcher) SubscribeTx(name string, store genimpl.TxStore, h Ac
 
 // accountTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func accountTxHandler(h AccountTxHandler) *genimpl.TxHandler[string, AccountEvent] {
+func accountTxHandler(h AccountTxHandler) *genimpl.TxHandler[string, AccountEvent, genimpl.Boxed[AccountEvent]] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.TxHandler[string, AccountEvent]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ string, e AccountEvent) error {
-			switch e := e.(type) {
-			case AccountOpened:
-				return h.HandleAccountOpened(ctx, tx, e)
-			case Deposited:
-				return h.HandleDeposited(ctx, tx, e)
-			case Withdrew:
-				return h.HandleWithdrew(ctx, tx, e)
-			case AccountFrozen:
-				return h.HandleAccountFrozen(ctx, tx, e)
-			case AccountClosed:
-				return h.HandleAccountClosed(ctx, tx, e)
+	return &genimpl.TxHandler[string, AccountEvent, genimpl.Boxed[AccountEvent]]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, v accountEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleAccountOpened(ctx, tx, v.Body.Event.(AccountOpened))
+			case 1:
+				return h.HandleDeposited(ctx, tx, v.Body.Event.(Deposited))
+			case 2:
+				return h.HandleWithdrew(ctx, tx, v.Body.Event.(Withdrew))
+			case 3:
+				return h.HandleAccountFrozen(ctx, tx, v.Body.Event.(AccountFrozen))
+			case 4:
+				return h.HandleAccountClosed(ctx, tx, v.Body.Event.(AccountClosed))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -230,25 +230,25 @@ func (d *OrderDispatcher) SubscribeTx(name string, store genimpl.TxStore, h Orde
 
 // orderTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func orderTxHandler(h OrderTxHandler) *genimpl.TxHandler[string, OrderEvent] {
+func orderTxHandler(h OrderTxHandler) *genimpl.TxHandler[string, OrderEvent, genimpl.Boxed[OrderEvent]] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.TxHandler[string, OrderEvent]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ string, e OrderEvent) error {
-			switch e := e.(type) {
-			case OrderPlaced:
-				return h.HandleOrderPlaced(ctx, tx, e)
-			case OrderPaid:
-				return h.HandleOrderPaid(ctx, tx, e)
-			case OrderShipped:
-				return h.HandleOrderShipped(ctx, tx, e)
-			case OrderTracked:
-				return h.HandleOrderTracked(ctx, tx, e)
-			case OrderDelivered:
-				return h.HandleOrderDelivered(ctx, tx, e)
-			case OrderCancelled:
-				return h.HandleOrderCancelled(ctx, tx, e)
+	return &genimpl.TxHandler[string, OrderEvent, genimpl.Boxed[OrderEvent]]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, v orderEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleOrderPlaced(ctx, tx, v.Body.Event.(OrderPlaced))
+			case 1:
+				return h.HandleOrderPaid(ctx, tx, v.Body.Event.(OrderPaid))
+			case 2:
+				return h.HandleOrderShipped(ctx, tx, v.Body.Event.(OrderShipped))
+			case 3:
+				return h.HandleOrderTracked(ctx, tx, v.Body.Event.(OrderTracked))
+			case 4:
+				return h.HandleOrderDelivered(ctx, tx, v.Body.Event.(OrderDelivered))
+			case 5:
+				return h.HandleOrderCancelled(ctx, tx, v.Body.Event.(OrderCancelled))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -308,15 +308,15 @@ func (d *RiderDispatcher) SubscribeTx(name string, store genimpl.TxStore, h Ride
 
 // riderTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func riderTxHandler(h RiderTxHandler) *genimpl.TxHandler[string, RiderEvent] {
+func riderTxHandler(h RiderTxHandler) *genimpl.TxHandler[string, RiderEvent, riderBody] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.TxHandler[string, RiderEvent]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ string, e RiderEvent) error {
-			switch e := e.(type) {
-			case LocationUpdated:
-				return h.HandleLocationUpdated(ctx, tx, e)
+	return &genimpl.TxHandler[string, RiderEvent, riderBody]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, v riderEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleLocationUpdated(ctx, tx, v.Body.LocationUpdated)
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -376,15 +376,15 @@ func (d *WebhookDispatcher) SubscribeTx(name string, store genimpl.TxStore, h We
 
 // webhookTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func webhookTxHandler(h WebhookTxHandler) *genimpl.TxHandler[int64, WebhookEvent] {
+func webhookTxHandler(h WebhookTxHandler) *genimpl.TxHandler[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.TxHandler[int64, WebhookEvent]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ int64, e WebhookEvent) error {
-			switch e := e.(type) {
-			case WebhookQueued:
-				return h.HandleWebhookQueued(ctx, tx, e)
+	return &genimpl.TxHandler[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ int64, v webhookEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleWebhookQueued(ctx, tx, v.Body.Event.(WebhookQueued))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -449,11 +449,11 @@ func (d *WalletDispatcher) SubscribeTx(name string, store genimpl.TxStore, h Wal
 
 // walletTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func walletTxHandler(h WalletTxHandler) *genimpl.TxHandler[string, WalletEvent] {
+func walletTxHandler(h WalletTxHandler) *genimpl.TxHandler[string, WalletEvent, walletBody] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.TxHandler[string, WalletEvent]{
+	return &genimpl.TxHandler[string, WalletEvent, walletBody]{
 		Batch: h.HandleWalletBatch,
 	}
 }
@@ -512,12 +512,12 @@ func (d *CustomerDispatcher) SubscribeTx(name string, store genimpl.TxStore, h C
 
 // customerTxHandler adapts h to the generic guards of runtime/genimpl; nil for
 // a nil h.
-func customerTxHandler(h CustomerTxHandler) *genimpl.TxHandler[string, CustomerEvent] {
+func customerTxHandler(h CustomerTxHandler) *genimpl.TxHandler[string, CustomerEvent, customerBody] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.TxHandler[string, CustomerEvent]{
-		Call: func(ctx context.Context, tx *sql.Tx, key string, _ CustomerEvent) error {
+	return &genimpl.TxHandler[string, CustomerEvent, customerBody]{
+		Call: func(ctx context.Context, tx *sql.Tx, key string, _ customerEnv) error {
 			return h.HandleCustomerChanged(ctx, tx, key)
 		},
 	}

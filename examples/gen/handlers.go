@@ -92,23 +92,23 @@ func (UnimplementedAccountHandler) ResyncAccount(context.Context, string) (Accou
 
 // accountHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func accountHandler(h AccountHandler) *genimpl.Handler[string, AccountEvent] {
+func accountHandler(h AccountHandler) *genimpl.Handler[string, AccountEvent, genimpl.Boxed[AccountEvent]] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.Handler[string, AccountEvent]{
-		Call: func(ctx context.Context, _ string, e AccountEvent) error {
-			switch e := e.(type) {
-			case AccountOpened:
-				return h.HandleAccountOpened(ctx, e)
-			case Deposited:
-				return h.HandleDeposited(ctx, e)
-			case Withdrew:
-				return h.HandleWithdrew(ctx, e)
-			case AccountFrozen:
-				return h.HandleAccountFrozen(ctx, e)
-			case AccountClosed:
-				return h.HandleAccountClosed(ctx, e)
+	return &genimpl.Handler[string, AccountEvent, genimpl.Boxed[AccountEvent]]{
+		Call: func(ctx context.Context, _ string, v accountEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleAccountOpened(ctx, v.Body.Event.(AccountOpened))
+			case 1:
+				return h.HandleDeposited(ctx, v.Body.Event.(Deposited))
+			case 2:
+				return h.HandleWithdrew(ctx, v.Body.Event.(Withdrew))
+			case 3:
+				return h.HandleAccountFrozen(ctx, v.Body.Event.(AccountFrozen))
+			case 4:
+				return h.HandleAccountClosed(ctx, v.Body.Event.(AccountClosed))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -182,25 +182,25 @@ func (UnimplementedOrderHandler) HandleOrderCancelled(context.Context, OrderCanc
 
 // orderHandler adapts h to the generic guards of runtime/genimpl; nil for a nil
 // h.
-func orderHandler(h OrderHandler) *genimpl.Handler[string, OrderEvent] {
+func orderHandler(h OrderHandler) *genimpl.Handler[string, OrderEvent, genimpl.Boxed[OrderEvent]] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.Handler[string, OrderEvent]{
-		Call: func(ctx context.Context, _ string, e OrderEvent) error {
-			switch e := e.(type) {
-			case OrderPlaced:
-				return h.HandleOrderPlaced(ctx, e)
-			case OrderPaid:
-				return h.HandleOrderPaid(ctx, e)
-			case OrderShipped:
-				return h.HandleOrderShipped(ctx, e)
-			case OrderTracked:
-				return h.HandleOrderTracked(ctx, e)
-			case OrderDelivered:
-				return h.HandleOrderDelivered(ctx, e)
-			case OrderCancelled:
-				return h.HandleOrderCancelled(ctx, e)
+	return &genimpl.Handler[string, OrderEvent, genimpl.Boxed[OrderEvent]]{
+		Call: func(ctx context.Context, _ string, v orderEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleOrderPlaced(ctx, v.Body.Event.(OrderPlaced))
+			case 1:
+				return h.HandleOrderPaid(ctx, v.Body.Event.(OrderPaid))
+			case 2:
+				return h.HandleOrderShipped(ctx, v.Body.Event.(OrderShipped))
+			case 3:
+				return h.HandleOrderTracked(ctx, v.Body.Event.(OrderTracked))
+			case 4:
+				return h.HandleOrderDelivered(ctx, v.Body.Event.(OrderDelivered))
+			case 5:
+				return h.HandleOrderCancelled(ctx, v.Body.Event.(OrderCancelled))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -235,15 +235,15 @@ func (UnimplementedRiderHandler) HandleLocationUpdated(context.Context, Location
 
 // riderHandler adapts h to the generic guards of runtime/genimpl; nil for a nil
 // h.
-func riderHandler(h RiderHandler) *genimpl.Handler[string, RiderEvent] {
+func riderHandler(h RiderHandler) *genimpl.Handler[string, RiderEvent, riderBody] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.Handler[string, RiderEvent]{
-		Call: func(ctx context.Context, _ string, e RiderEvent) error {
-			switch e := e.(type) {
-			case LocationUpdated:
-				return h.HandleLocationUpdated(ctx, e)
+	return &genimpl.Handler[string, RiderEvent, riderBody]{
+		Call: func(ctx context.Context, _ string, v riderEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleLocationUpdated(ctx, v.Body.LocationUpdated)
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -278,15 +278,15 @@ func (UnimplementedWebhookHandler) HandleWebhookQueued(context.Context, WebhookQ
 
 // webhookHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func webhookHandler(h WebhookHandler) *genimpl.Handler[int64, WebhookEvent] {
+func webhookHandler(h WebhookHandler) *genimpl.Handler[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.Handler[int64, WebhookEvent]{
-		Call: func(ctx context.Context, _ int64, e WebhookEvent) error {
-			switch e := e.(type) {
-			case WebhookQueued:
-				return h.HandleWebhookQueued(ctx, e)
+	return &genimpl.Handler[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]]{
+		Call: func(ctx context.Context, _ int64, v webhookEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleWebhookQueued(ctx, v.Body.Event.(WebhookQueued))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -327,11 +327,11 @@ func (UnimplementedWalletHandler) HandleWalletBatch(context.Context, string, []W
 
 // walletHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func walletHandler(h WalletHandler) *genimpl.Handler[string, WalletEvent] {
+func walletHandler(h WalletHandler) *genimpl.Handler[string, WalletEvent, walletBody] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.Handler[string, WalletEvent]{
+	return &genimpl.Handler[string, WalletEvent, walletBody]{
 		Batch: h.HandleWalletBatch,
 	}
 }
@@ -366,12 +366,12 @@ func (UnimplementedCustomerHandler) HandleCustomerChanged(context.Context, strin
 
 // customerHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func customerHandler(h CustomerHandler) *genimpl.Handler[string, CustomerEvent] {
+func customerHandler(h CustomerHandler) *genimpl.Handler[string, CustomerEvent, customerBody] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.Handler[string, CustomerEvent]{
-		Call: func(ctx context.Context, key string, _ CustomerEvent) error {
+	return &genimpl.Handler[string, CustomerEvent, customerBody]{
+		Call: func(ctx context.Context, key string, _ customerEnv) error {
 			return h.HandleCustomerChanged(ctx, key)
 		},
 	}

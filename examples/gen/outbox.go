@@ -22,7 +22,7 @@ type AccountOutbox struct {
 }
 
 // accountOutbox is the generic outbox that AccountOutbox embeds.
-type accountOutbox = genimpl.Outbox[string, AccountEvent]
+type accountOutbox = genimpl.Outbox[string, AccountEvent, genimpl.Boxed[AccountEvent]]
 
 // NewAccountOutbox returns the outbox of Account events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
@@ -78,7 +78,7 @@ type OrderOutbox struct {
 }
 
 // orderOutbox is the generic outbox that OrderOutbox embeds.
-type orderOutbox = genimpl.Outbox[string, OrderEvent]
+type orderOutbox = genimpl.Outbox[string, OrderEvent, genimpl.Boxed[OrderEvent]]
 
 // NewOrderOutbox returns the outbox of Order events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
@@ -140,7 +140,7 @@ type RiderOutbox struct {
 }
 
 // riderOutbox is the generic outbox that RiderOutbox embeds.
-type riderOutbox = genimpl.Outbox[string, RiderEvent]
+type riderOutbox = genimpl.Outbox[string, RiderEvent, riderBody]
 
 // NewRiderOutbox returns the outbox of Rider events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
@@ -172,7 +172,7 @@ type WebhookOutbox struct {
 }
 
 // webhookOutbox is the generic outbox that WebhookOutbox embeds.
-type webhookOutbox = genimpl.Outbox[int64, WebhookEvent]
+type webhookOutbox = genimpl.Outbox[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]]
 
 // NewWebhookOutbox returns the outbox of Webhook events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
@@ -204,7 +204,7 @@ type WalletOutbox struct {
 }
 
 // walletOutbox is the generic outbox that WalletOutbox embeds.
-type walletOutbox = genimpl.Outbox[string, WalletEvent]
+type walletOutbox = genimpl.Outbox[string, WalletEvent, walletBody]
 
 // NewWalletOutbox returns the outbox of Wallet events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
@@ -248,7 +248,7 @@ type CustomerOutbox struct {
 }
 
 // customerOutbox is the generic outbox that CustomerOutbox embeds.
-type customerOutbox = genimpl.Outbox[string, CustomerEvent]
+type customerOutbox = genimpl.Outbox[string, CustomerEvent, customerBody]
 
 // NewCustomerOutbox returns the outbox of Customer events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods

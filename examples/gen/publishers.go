@@ -2,7 +2,11 @@
 
 package ledger
 
-import "context"
+import (
+	"context"
+
+	"github.com/ordergen/ordergen/runtime/genimpl"
+)
 
 // AccountPublisher publishes Account events. AccountDispatcher implements it in
 // process, AccountProducer through a transport; other implementations can carry
@@ -136,7 +140,7 @@ var _ RiderPublisher = (*RiderDispatcher)(nil)
 // refuses an event with an empty key with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *RiderDispatcher) PublishLocationUpdated(ctx context.Context, e LocationUpdated) error {
-	return d.Publish(ctx, e)
+	return genimpl.PublishEnv(ctx, d.riderDispatcher, e.RiderID, riderEnv{Kind: 0, Body: riderBody{LocationUpdated: e}})
 }
 
 // WebhookPublisher publishes Webhook events. WebhookDispatcher implements it in
@@ -173,21 +177,21 @@ var _ WalletPublisher = (*WalletDispatcher)(nil)
 // an event with an empty key or a version below 1 with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *WalletDispatcher) PublishWalletOpened(ctx context.Context, e WalletOpened) error {
-	return d.Publish(ctx, e)
+	return genimpl.PublishEnv(ctx, d.walletDispatcher, e.WalletID, walletEnv{Version: e.EventVersion(), Kind: 0, Body: walletBody{WalletOpened: e}})
 }
 
 // PublishCredited hands e to every subscriber of the dispatcher. It refuses an
 // event with an empty key or a version below 1 with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *WalletDispatcher) PublishCredited(ctx context.Context, e Credited) error {
-	return d.Publish(ctx, e)
+	return genimpl.PublishEnv(ctx, d.walletDispatcher, e.WalletID, walletEnv{Version: e.EventVersion(), Kind: 1, Body: walletBody{Credited: e}})
 }
 
 // PublishDebited hands e to every subscriber of the dispatcher. It refuses an
 // event with an empty key or a version below 1 with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *WalletDispatcher) PublishDebited(ctx context.Context, e Debited) error {
-	return d.Publish(ctx, e)
+	return genimpl.PublishEnv(ctx, d.walletDispatcher, e.WalletID, walletEnv{Version: e.EventVersion(), Kind: 2, Body: walletBody{Debited: e}})
 }
 
 // CustomerPublisher publishes Customer events. CustomerDispatcher implements it
@@ -204,5 +208,5 @@ var _ CustomerPublisher = (*CustomerDispatcher)(nil)
 // refuses an event with an empty key with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *CustomerDispatcher) PublishCustomerChanged(ctx context.Context, e CustomerChanged) error {
-	return d.Publish(ctx, e)
+	return genimpl.PublishEnv(ctx, d.customerDispatcher, e.CustomerID, customerEnv{Kind: 0, Body: customerBody{CustomerChanged: e}})
 }

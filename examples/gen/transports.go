@@ -19,7 +19,7 @@ type AccountProducer struct {
 }
 
 // accountProducer is the generic producer that AccountProducer embeds.
-type accountProducer = genimpl.Producer[string, AccountEvent]
+type accountProducer = genimpl.Producer[string, AccountEvent, genimpl.Boxed[AccountEvent]]
 
 var _ AccountPublisher = (*AccountProducer)(nil)
 
@@ -69,7 +69,7 @@ type OrderProducer struct {
 }
 
 // orderProducer is the generic producer that OrderProducer embeds.
-type orderProducer = genimpl.Producer[string, OrderEvent]
+type orderProducer = genimpl.Producer[string, OrderEvent, genimpl.Boxed[OrderEvent]]
 
 var _ OrderPublisher = (*OrderProducer)(nil)
 
@@ -124,7 +124,7 @@ type RiderProducer struct {
 }
 
 // riderProducer is the generic producer that RiderProducer embeds.
-type riderProducer = genimpl.Producer[string, RiderEvent]
+type riderProducer = genimpl.Producer[string, RiderEvent, riderBody]
 
 var _ RiderPublisher = (*RiderProducer)(nil)
 
@@ -154,7 +154,7 @@ type WebhookProducer struct {
 }
 
 // webhookProducer is the generic producer that WebhookProducer embeds.
-type webhookProducer = genimpl.Producer[int64, WebhookEvent]
+type webhookProducer = genimpl.Producer[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]]
 
 var _ WebhookPublisher = (*WebhookProducer)(nil)
 
@@ -185,7 +185,7 @@ type WalletProducer struct {
 }
 
 // walletProducer is the generic producer that WalletProducer embeds.
-type walletProducer = genimpl.Producer[string, WalletEvent]
+type walletProducer = genimpl.Producer[string, WalletEvent, walletBody]
 
 var _ WalletPublisher = (*WalletProducer)(nil)
 
@@ -225,7 +225,7 @@ type CustomerProducer struct {
 }
 
 // customerProducer is the generic producer that CustomerProducer embeds.
-type customerProducer = genimpl.Producer[string, CustomerEvent]
+type customerProducer = genimpl.Producer[string, CustomerEvent, customerBody]
 
 var _ CustomerPublisher = (*CustomerProducer)(nil)
 

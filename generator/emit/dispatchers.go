@@ -68,7 +68,7 @@ func dispatcher(f *jen.File, n names) {
 		"by %s.", n.Dispatcher, e.Name, how, guards, e.Name, n.SubscriberName)
 	f.Type().Id(n.Dispatcher).Struct(jen.Op("*").Id(n.Core))
 	Doc(f, 0, "%s is the generic dispatcher that %s embeds.", n.Core, n.Dispatcher)
-	f.Type().Id(n.Core).Op("=").Add(gi("Dispatcher")).Types(n.key(), jen.Id(n.Event), jen.Id(n.SubscriberName))
+	f.Type().Id(n.Core).Op("=").Add(gi("Dispatcher")).Types(n.key(), jen.Id(n.Event), n.bodyType(), jen.Id(n.SubscriberName))
 
 	Doc(f, 0, "%s returns a dispatcher whose first subscriber, named %q, is h, "+
 		"configured with the schema's policies changed by opts. Close it when done.", n.NewDispatcher, e.Name)
@@ -153,7 +153,7 @@ func handlerAdapter(f *jen.File, n names, tx bool) {
 		name, iface, typ = n.TxHandlerAdapter, n.TxHandler, "TxHandler"
 		txParam, txArg = []jen.Code{jen.Id("tx").Add(sqlTx())}, []jen.Code{jen.Id("tx")}
 	}
-	adapted := gi(typ).Types(n.key(), jen.Id(n.Event))
+	adapted := gi(typ).Types(n.key(), jen.Id(n.Event), n.bodyType())
 	params := func(rest ...jen.Code) []jen.Code {
 		return append(append([]jen.Code{jen.Id("ctx").Qual("context", "Context")}, txParam...), rest...)
 	}
@@ -165,14 +165,18 @@ func handlerAdapter(f *jen.File, n names, tx bool) {
 	case e.Batch:
 		fields = append(fields, jen.Id("Batch").Op(":").Id("h").Dot(n.HandleBatch))
 	case e.Notification:
-		fields = append(fields, jen.Id("Call").Op(":").Func().Params(params(jen.Id("key").Add(n.key()), jen.Id("_").Id(n.Event))...).Error().Block(
+		fields = append(fields, jen.Id("Call").Op(":").Func().Params(params(jen.Id("key").Add(n.key()), jen.Id("_").Id(n.Env))...).Error().Block(
 			jen.Return(jen.Id("h").Dot(n.HandleChanged).Call(callArgs(jen.Id("key"))...)),
 		))
 	default:
-		fields = append(fields, jen.Id("Call").Op(":").Func().Params(params(jen.Id("_").Add(n.key()), jen.Id("e").Id(n.Event))...).Error().Block(
-			jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
-				for _, ev := range e.Events {
-					g.Case(jen.Id(ev.Name)).Block(jen.Return(jen.Id("h").Dot(ev.Handle).Call(callArgs(jen.Id("e"))...)))
+		fields = append(fields, jen.Id("Call").Op(":").Func().Params(params(jen.Id("_").Add(n.key()), jen.Id("v").Id(n.Env))...).Error().Block(
+			jen.Switch(jen.Id("v").Dot("Kind")).BlockFunc(func(g *jen.Group) {
+				for i, ev := range e.Events {
+					arg := jen.Id("v").Dot("Body").Dot(ev.Name)
+					if !n.byValue() {
+						arg = jen.Id("v").Dot("Body").Dot("Event").Assert(jen.Id(ev.Name))
+					}
+					g.Case(jen.Lit(i)).Block(jen.Return(jen.Id("h").Dot(ev.Handle).Call(callArgs(arg)...)))
 				}
 			}),
 			jen.Return(gi("ErrUnknownEvent")),

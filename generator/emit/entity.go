@@ -80,6 +80,7 @@ func stringsLit(items []string) jen.Code {
 // policies.
 func entity(f *jen.File, pkg string, n names) {
 	e := n.e
+	wrap := body(f, n)
 	Doc(f, 0, "%s describes %s to the generic wiring of runtime/genimpl: its names, its "+
 		"states, its events' rules (kind, target state, in:, Go type) and the schema's "+
 		"policies, "+
@@ -110,7 +111,7 @@ func entity(f *jen.File, pkg string, n names) {
 			Field{"Type", gi("Of").Types(jen.Id(ev.Name), jen.Id(n.Event)).Call()},
 		)))
 	}
-	f.Var().Id(n.Entity).Op("=").Op("&").Add(gi("Entity")).Types(n.key(), jen.Id(n.Event)).Add(lines(
+	f.Var().Id(n.Entity).Op("=").Op("&").Add(gi("Entity")).Types(n.key(), jen.Id(n.Event), n.bodyType()).Add(lines(append([]jen.Code{
 		row(Field{"Package", jen.Lit(pkg)}, Field{"Name", jen.Lit(e.Name)}, Field{"KeyField", jen.Lit(e.Key.Name)}, Field{"VersionField", versionField}),
 		row(Field{"Version", version}, Field{"SignedVersion", signed}),
 		row(Field{"States", stringsLit(e.States)}),
@@ -119,7 +120,7 @@ func entity(f *jen.File, pkg string, n names) {
 		row(Field{"Conflate", flag(e.Conflate)}, Field{"Batch", flag(e.Batch)}, Field{"Notification", flag(e.Notification)},
 			Field{"Resync", flag(e.Resync)}, Field{"Group", flag(grouped(e))}),
 		jen.Id("Defaults").Op(":").Id(n.Config).Add(defaults(e)),
-	))
+	}, wrap...)...))
 }
 
 // defaults returns the literal of e's Config with the schema's policies,

@@ -30,7 +30,7 @@ func outboxes(f *jen.File, pkg *ir.Package) {
 			"of the genimpl.Outbox it embeds, which says more.", n.Outbox, e.Name, numbered, e.Name, e.Name)
 		f.Type().Id(n.Outbox).Struct(jen.Op("*").Id(n.OutboxCore))
 		Doc(f, 0, "%s is the generic outbox that %s embeds.", n.OutboxCore, n.Outbox)
-		f.Type().Id(n.OutboxCore).Op("=").Add(gi("Outbox")).Types(n.key(), jen.Id(n.Event))
+		f.Type().Id(n.OutboxCore).Op("=").Add(gi("Outbox")).Types(n.key(), jen.Id(n.Event), n.bodyType())
 		Doc(f, 0, "%s returns the outbox of %s events in store (a runtime/sqlstore Store, "+
 			"whose database the transactions given to its methods belong to); a nil store is "+
 			"refused with runtime.ErrInvalidConfig.", n.NewOutbox, e.Name)

@@ -35,11 +35,37 @@ func publishers(f *jen.File, pkg *ir.Package) {
 					"refusal (see Publish)."
 			}
 			Doc(f, 0, text, ev.Publish)
+			publish := jen.Id("d").Dot("Publish").Call(jen.Id("ctx"), jen.Id("e"))
+			if n.byValue() {
+				publish = gi("PublishEnv").Call(jen.Id("ctx"), jen.Id("d").Dot(n.Core), jen.Id("e").Dot(e.Key.Name), jen.Id(n.Env).Values(
+					row(Field{"Version", versionOf(e)}, Field{"Kind", jen.Lit(kindOf(e, ev))},
+						Field{"Body", jen.Id(n.Body).Values(jen.Id(ev.Name).Op(":").Id("e"))}),
+				))
+			}
 			f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id(ev.Publish).Params(ctxParam(), jen.Id("e").Id(ev.Name)).Error().Block(
-				jen.Return(jen.Id("d").Dot("Publish").Call(jen.Id("ctx"), jen.Id("e"))),
+				jen.Return(publish),
 			)
 		}
 	}
+}
+
+// versionOf is the Version of an envelope of e's event e: nil (left out)
+// without a version.
+func versionOf(e *ir.Entity) jen.Code {
+	if e.Version == nil {
+		return nil
+	}
+	return jen.Id("e").Dot("EventVersion").Call()
+}
+
+// kindOf is ev's index among e's events.
+func kindOf(e *ir.Entity, ev *ir.Event) int {
+	for i, x := range e.Events {
+		if x == ev {
+			return i
+		}
+	}
+	return -1
 }
 
 // ctxParam is a method's first parameter, ctx.

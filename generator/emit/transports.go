@@ -23,7 +23,7 @@ func transports(f *jen.File, pkg *ir.Package) {
 			"event) and PublishAsync are those of the genimpl.Producer it embeds.", n.Producer, e.Name, e.Key.Name, n.Dispatcher, e.Name)
 		f.Type().Id(n.Producer).Struct(jen.Op("*").Id(n.ProducerCore))
 		Doc(f, 0, "%s is the generic producer that %s embeds.", n.ProducerCore, n.Producer)
-		f.Type().Id(n.ProducerCore).Op("=").Add(gi("Producer")).Types(n.key(), jen.Id(n.Event))
+		f.Type().Id(n.ProducerCore).Op("=").Add(gi("Producer")).Types(n.key(), jen.Id(n.Event), n.bodyType())
 		f.Var().Id("_").Id(n.Publisher).Op("=").Parens(jen.Op("*").Id(n.Producer)).Parens(jen.Nil())
 		Doc(f, 0, "%s returns a producer that sends to sink; a nil sink is refused with "+
 			"runtime.ErrInvalidConfig.", n.NewProducer)

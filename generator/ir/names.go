@@ -87,6 +87,11 @@ type Names struct {
 	// genimpl.Producer and genimpl.Outbox the producer and the outbox
 	// embed (accountProducer, accountOutbox).
 	Core, ProducerCore, OutboxCore string
+	// Body holds the events that travel by value through the engines
+	// (accountBody), and Env is the alias of the genimpl.Env that carries
+	// one (accountEnv); both are declared only when the entity has such
+	// events.
+	Body, Env string
 	// HandlerAdapter adapts a Handler to genimpl.Handler (accountHandler);
 	// TxHandlerAdapter a TxHandler to genimpl.TxHandler (accountTxHandler).
 	HandlerAdapter, TxHandlerAdapter string
@@ -145,6 +150,8 @@ func NamesOf(entity string) Names {
 		Core:             lc + "Dispatcher",
 		ProducerCore:     lc + "Producer",
 		OutboxCore:       lc + "Outbox",
+		Body:             lc + "Body",
+		Env:              lc + "Env",
 		HandlerAdapter:   lc + "Handler",
 		TxHandlerAdapter: lc + "TxHandler",
 
@@ -217,6 +224,8 @@ func (n Names) Decls() []Decl {
 		{n.Core, "name", Gen, "Core"},
 		{n.ProducerCore, "name", Gen, "ProducerCore"},
 		{n.OutboxCore, "name", Gen, "OutboxCore"},
+		{n.Body, "type", Gen, "Body"},
+		{n.Env, "type", Gen, "Env"},
 		{n.HandlerAdapter, "name", Gen, "HandlerAdapter"},
 		{n.TxHandlerAdapter, "name", Gen, "TxHandlerAdapter"},
 		{n.Recorder, "type", Kit, "Recorder"},

@@ -31,20 +31,21 @@ type batchRun[E any] struct {
 
 // decide runs the guards over events from read, the key's stored version
 // and state. Its error fails the whole batch.
-func (s *subscriber[K, E]) decide(ctx context.Context, key K, events []E, read durable.KeyState) (*batchRun[E], error) {
+func (s *subscriber[K, E, B]) decide(ctx context.Context, key K, events []Env[B], read durable.KeyState) (*batchRun[E], error) {
 	en := s.en
 	b := &batchRun[E]{read: read, at: read, apply: make([]E, 0, len(events)), verdicts: make([]error, 0, len(events))}
 	if en.stated() && en.rank(read.State) == notAState {
 		return nil, runtime.Permanent(en.errorf(key, "stored state %q is not a state of %s", read.State, en.Name))
 	}
-	for _, ev := range events {
-		r, ok := en.rule(ev)
-		if !ok {
-			return nil, en.unknown(key, ev)
+	for i := range events {
+		ev := &events[i]
+		r, err := en.ruleOf(key, ev)
+		if err != nil {
+			return nil, err
 		}
 		var version uint64
 		if en.versioned() {
-			version = en.Version(ev)
+			version = ev.Version
 			if v := CheckVersion(version, b.at.Version, r.Snapshot); v != nil {
 				b.verdicts = append(b.verdicts, s.skip(key, ev, v))
 				continue
@@ -71,7 +72,7 @@ func (s *subscriber[K, E]) decide(ctx context.Context, key K, events []E, read d
 		if en.versioned() {
 			b.at.Version = version
 		}
-		b.apply = append(b.apply, ev)
+		b.apply = append(b.apply, en.event(ev))
 		b.verdicts = append(b.verdicts, nil)
 	}
 	return b, nil
@@ -98,9 +99,9 @@ func (b *batchRun[E]) changed() bool { return b.at != b.read }
 
 // handleBatch is the engine's batch handler of a subscriber that is not
 // transactional.
-func (s *subscriber[K, E]) handleBatch(ctx context.Context, key K, events []E) error {
+func (s *subscriber[K, E, B]) handleBatch(ctx context.Context, key K, events []Env[B]) error {
 	if s.versions == nil && s.states == nil {
-		return acknowledge(s.h.Batch(ctx, key, events))
+		return acknowledge(s.h.Batch(ctx, key, s.en.events(events)))
 	}
 	var read durable.KeyState
 	var stored storedVersion[K]
@@ -150,7 +151,7 @@ func acknowledge(err error) error {
 // handleBatchTx is the engine's batch handler of a transactional
 // subscriber: the guards and the handler in one transaction of its store,
 // which commits the version and state reached with the handler's writes.
-func (s *subscriber[K, E]) handleBatchTx(ctx context.Context, key K, events []E) error {
+func (s *subscriber[K, E, B]) handleBatchTx(ctx context.Context, key K, events []Env[B]) error {
 	tx, err := s.store.BeginKey(ctx, s.name, keyText(key))
 	if err != nil {
 		return s.en.errorf(key, "%w", err)
@@ -173,9 +174,9 @@ func (s *subscriber[K, E]) handleBatchTx(ctx context.Context, key K, events []E)
 // returns the verdict on the batch, the version and state it reached, and
 // whether to write them (the handler wrote, or they moved), or the failure
 // of the batch.
-func (s *subscriber[K, E]) batchIn(ctx context.Context, tx *sql.Tx, key K, events []E, read durable.KeyState) (verdict error, at durable.KeyState, write bool, err error) {
+func (s *subscriber[K, E, B]) batchIn(ctx context.Context, tx *sql.Tx, key K, events []Env[B], read durable.KeyState) (verdict error, at durable.KeyState, write bool, err error) {
 	if !s.en.guarded() {
-		if err := s.tx.Batch(ctx, tx, key, events); err != nil && !errors.Is(err, runtime.ErrUnimplemented) {
+		if err := s.tx.Batch(ctx, tx, key, s.en.events(events)); err != nil && !errors.Is(err, runtime.ErrUnimplemented) {
 			return nil, read, false, err
 		} else if err != nil {
 			verdict = runtime.SkipApplied(ReasonUnimplemented)

@@ -10,7 +10,7 @@ import (
 
 // Encode is a generated codec's Encode (AccountCodec): the event's name and
 // its JSON encoding. A nil e is refused with runtime.ErrInvalidEvent.
-func Encode[K comparable, E Event[K]](en *Entity[K, E], e E) (string, []byte, error) {
+func Encode[K comparable, E Event[K], B any](en *Entity[K, E, B], e E) (string, []byte, error) {
 	ev, ok := en.value(e)
 	if !ok {
 		return "", nil, fmt.Errorf("%w: nil %s event", runtime.ErrInvalidEvent, en.Name)
@@ -26,7 +26,7 @@ func Encode[K comparable, E Event[K]](en *Entity[K, E], e E) (string, []byte, er
 // from its JSON encoding, ignoring the fields it does not know. An unknown
 // name gives an error wrapping durable.ErrUnknownEventType, bytes that do
 // not decode one wrapping runtime.ErrInvalidEvent.
-func Decode[K comparable, E Event[K]](en *Entity[K, E], name string, data []byte) (E, error) {
+func Decode[K comparable, E Event[K], B any](en *Entity[K, E, B], name string, data []byte) (E, error) {
 	for i := range en.Events {
 		if r := &en.Events[i]; r.Name == name {
 			ev, err := r.Type.decode(data)
@@ -42,12 +42,12 @@ func Decode[K comparable, E Event[K]](en *Entity[K, E], name string, data []byte
 
 // Codec is the entity's codec for the stores and the inspector that genimpl
 // wires (a durable.Codec): Encode and Decode.
-type Codec[K comparable, E Event[K]] struct{ en *Entity[K, E] }
+type Codec[K comparable, E Event[K], B any] struct{ en *Entity[K, E, B] }
 
-var _ durable.Codec[Event[string]] = Codec[string, Event[string]]{}
+var _ durable.Codec[Event[string]] = Codec[string, Event[string], Boxed[Event[string]]]{}
 
 // Encode implements durable.Codec.
-func (c Codec[K, E]) Encode(e E) (string, []byte, error) { return Encode(c.en, e) }
+func (c Codec[K, E, B]) Encode(e E) (string, []byte, error) { return Encode(c.en, e) }
 
 // Decode implements durable.Codec.
-func (c Codec[K, E]) Decode(name string, data []byte) (E, error) { return Decode(c.en, name, data) }
+func (c Codec[K, E, B]) Decode(name string, data []byte) (E, error) { return Decode(c.en, name, data) }

@@ -121,7 +121,7 @@ type Option[K comparable, E any] func(*Config[K, E])
 // cfg.Store gives filled in (from store, a transactional subscriber's, when
 // not nil), in the namespace name, or an error for a field the entity has
 // no use for.
-func configure[K comparable, E Event[K]](en *Entity[K, E], name string, store durable.Store, opts []Option[K, E]) (Config[K, E], error) {
+func configure[K comparable, E Event[K], B any](en *Entity[K, E, B], name string, store durable.Store, opts []Option[K, E]) (Config[K, E], error) {
 	cfg := en.Defaults
 	for _, opt := range opts {
 		if opt != nil {
@@ -149,7 +149,7 @@ func configure[K comparable, E Event[K]](en *Entity[K, E], name string, store du
 		cfg.States = durable.EncodedStates[K](cfg.Store.States(name))
 	}
 	if cfg.Parks == nil {
-		cfg.Parks = durable.EncodedParks[K, E](cfg.Store.Parks(name), Codec[K, E]{en})
+		cfg.Parks = durable.EncodedParks[K, E](cfg.Store.Parks(name), Codec[K, E, B]{en})
 	}
 	return cfg, nil
 }

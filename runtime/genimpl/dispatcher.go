@@ -25,23 +25,23 @@ import (
 // Its exported methods are the generated dispatcher's; N is the generated
 // subscriber name type (AccountSubscriberName). It is safe for concurrent
 // use.
-type Dispatcher[K comparable, E Event[K], N ~string] struct {
-	en      *Entity[K, E]
-	topic   *runtime.Topic[K, E]
+type Dispatcher[K comparable, E Event[K], B any, N ~string] struct {
+	en      *Entity[K, E, B]
+	topic   *runtime.Topic[K, Env[B]]
 	textKey bool // K is a string type: an empty key is refused
 
 	// mu serialises subscribing (a name is taken once) and guards subs.
 	mu   sync.Mutex
-	subs map[string]*subscriber[K, E] // by name
+	subs map[string]*subscriber[K, E, B] // by name
 }
 
 // subscriber is one subscriber of a Dispatcher: its name, its handler and
 // the stores of its guards.
-type subscriber[K comparable, E Event[K]] struct {
-	en   *Entity[K, E]
+type subscriber[K comparable, E Event[K], B any] struct {
+	en   *Entity[K, E, B]
 	name string
-	h    *Handler[K, E]   // nil for a transactional subscriber
-	tx   *TxHandler[K, E] // a transactional subscriber's
+	h    *Handler[K, E, B]   // nil for a transactional subscriber
+	tx   *TxHandler[K, E, B] // a transactional subscriber's
 	// store is a transactional subscriber's store.
 	store    durable.TxStore[*sql.Tx]
 	versions runtime.VersionStore[K] // nil without a version
@@ -60,7 +60,7 @@ type subscriber[K comparable, E Event[K]] struct {
 // New returns a dispatcher of en whose first subscriber, named after the
 // entity, is h, configured with the schema's policies changed by opts: a
 // generated NewAccountDispatcher. A nil h is an error.
-func New[N ~string, K comparable, E Event[K]](en *Entity[K, E], h *Handler[K, E], opts []Option[K, E]) (*Dispatcher[K, E, N], error) {
+func New[N ~string, K comparable, E Event[K], B any](en *Entity[K, E, B], h *Handler[K, E, B], opts []Option[K, E]) (*Dispatcher[K, E, B, N], error) {
 	d := newDispatcher[N](en)
 	if err := d.subscribe(en.Name, h, nil, nil, opts); err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func New[N ~string, K comparable, E Event[K]](en *Entity[K, E], h *Handler[K, E]
 
 // NewTx is New with a transactional handler over store: a generated
 // NewAccountTxDispatcher.
-func NewTx[N ~string, K comparable, E Event[K]](en *Entity[K, E], store durable.TxStore[*sql.Tx], h *TxHandler[K, E], opts []Option[K, E]) (*Dispatcher[K, E, N], error) {
+func NewTx[N ~string, K comparable, E Event[K], B any](en *Entity[K, E, B], store durable.TxStore[*sql.Tx], h *TxHandler[K, E, B], opts []Option[K, E]) (*Dispatcher[K, E, B, N], error) {
 	d := newDispatcher[N](en)
 	if err := d.subscribeTx(en.Name, store, h, opts); err != nil {
 		return nil, err
@@ -78,13 +78,13 @@ func NewTx[N ~string, K comparable, E Event[K]](en *Entity[K, E], store durable.
 	return d, nil
 }
 
-func newDispatcher[N ~string, K comparable, E Event[K]](en *Entity[K, E]) *Dispatcher[K, E, N] {
-	return &Dispatcher[K, E, N]{en: en, topic: runtime.NewTopic[K, E](), textKey: stringKey[K](), subs: make(map[string]*subscriber[K, E])}
+func newDispatcher[N ~string, K comparable, E Event[K], B any](en *Entity[K, E, B]) *Dispatcher[K, E, B, N] {
+	return &Dispatcher[K, E, B, N]{en: en, topic: runtime.NewTopic[K, Env[B]](), textKey: stringKey[K](), subs: make(map[string]*subscriber[K, E, B])}
 }
 
 // Subscribe adds to d the subscriber named name (its runtime name is the
 // entity's name, a slash and name): a generated Subscribe.
-func Subscribe[K comparable, E Event[K], N ~string](d *Dispatcher[K, E, N], name string, h *Handler[K, E], opts []Option[K, E]) error {
+func Subscribe[K comparable, E Event[K], B any, N ~string](d *Dispatcher[K, E, B, N], name string, h *Handler[K, E, B], opts []Option[K, E]) error {
 	if name == "" {
 		return fmt.Errorf("%s: subscribe to %s: empty subscriber name", d.en.Package, d.en.Name)
 	}
@@ -93,14 +93,14 @@ func Subscribe[K comparable, E Event[K], N ~string](d *Dispatcher[K, E, N], name
 
 // SubscribeTx adds a transactional subscriber over store: a generated
 // SubscribeTx.
-func SubscribeTx[K comparable, E Event[K], N ~string](d *Dispatcher[K, E, N], name string, store durable.TxStore[*sql.Tx], h *TxHandler[K, E], opts []Option[K, E]) error {
+func SubscribeTx[K comparable, E Event[K], B any, N ~string](d *Dispatcher[K, E, B, N], name string, store durable.TxStore[*sql.Tx], h *TxHandler[K, E, B], opts []Option[K, E]) error {
 	if name == "" {
 		return fmt.Errorf("%s: subscribe to %s: empty subscriber name", d.en.Package, d.en.Name)
 	}
 	return d.subscribeTx(d.en.Name+"/"+name, store, h, opts)
 }
 
-func (d *Dispatcher[K, E, N]) subscribeTx(name string, store durable.TxStore[*sql.Tx], h *TxHandler[K, E], opts []Option[K, E]) error {
+func (d *Dispatcher[K, E, B, N]) subscribeTx(name string, store durable.TxStore[*sql.Tx], h *TxHandler[K, E, B], opts []Option[K, E]) error {
 	if store == nil {
 		return fmt.Errorf("%s: subscribe %s: nil store", d.en.Package, name)
 	}
@@ -111,7 +111,7 @@ func (d *Dispatcher[K, E, N]) subscribeTx(name string, store durable.TxStore[*sq
 }
 
 // subscribe starts the subscriber named name: h's, or tx's over store.
-func (d *Dispatcher[K, E, N]) subscribe(name string, h *Handler[K, E], tx *TxHandler[K, E], store durable.TxStore[*sql.Tx], opts []Option[K, E]) error {
+func (d *Dispatcher[K, E, B, N]) subscribe(name string, h *Handler[K, E, B], tx *TxHandler[K, E, B], store durable.TxStore[*sql.Tx], opts []Option[K, E]) error {
 	en := d.en
 	if h == nil && tx == nil {
 		return fmt.Errorf("%s: subscribe %s: nil handler", en.Package, name)
@@ -131,7 +131,7 @@ func (d *Dispatcher[K, E, N]) subscribe(name string, h *Handler[K, E], tx *TxHan
 	}
 	// A transactional subscriber's versions and states are its store's
 	// (configure's), which its guards read in their transactions.
-	s := &subscriber[K, E]{en: en, name: name, h: h, tx: tx, store: store, versions: cfg.Versions, states: cfg.States, onSkip: cfg.OnSkip, log: cfg.Logger}
+	s := &subscriber[K, E, B]{en: en, name: name, h: h, tx: tx, store: store, versions: cfg.Versions, states: cfg.States, onSkip: cfg.OnSkip, log: cfg.Logger}
 	if s.versions == nil && en.versioned() {
 		s.mem = versions.New[K]()
 		s.versions = memoryVersions[K]{s.mem}
@@ -175,7 +175,7 @@ func (d *Dispatcher[K, E, N]) subscribe(name string, h *Handler[K, E], tx *TxHan
 }
 
 // start subscribes s to topic with its guard for its entity and kind.
-func (s *subscriber[K, E]) start(topic *runtime.Topic[K, E], rc runtime.Config[K, E]) error {
+func (s *subscriber[K, E, B]) start(topic *runtime.Topic[K, Env[B]], rc runtime.Config[K, Env[B]]) error {
 	var err error
 	switch {
 	case s.en.Batch && s.tx != nil:
@@ -192,8 +192,12 @@ func (s *subscriber[K, E]) start(topic *runtime.Topic[K, E], rc runtime.Config[K
 
 // engineConfig returns the engine's configuration of the subscriber named
 // name, configured with cfg.
-func engineConfig[K comparable, E Event[K]](en *Entity[K, E], name string, cfg Config[K, E]) runtime.Config[K, E] {
-	return runtime.Config[K, E]{
+func engineConfig[K comparable, E Event[K], B any](en *Entity[K, E, B], name string, cfg Config[K, E]) runtime.Config[K, Env[B]] {
+	var parks runtime.ParkStore[K, Env[B]]
+	if cfg.Parks != nil {
+		parks = envParks[K, E, B]{en, cfg.Parks}
+	}
+	return runtime.Config[K, Env[B]]{
 		Name:             name,
 		MaxActive:        cfg.MaxActive,
 		Backlog:          cfg.Backlog,
@@ -205,8 +209,8 @@ func engineConfig[K comparable, E Event[K]](en *Entity[K, E], name string, cfg C
 		Linger:           cfg.Linger,
 		MaxHeld:          cfg.MaxHeld,
 		MaxHold:          cfg.MaxHold,
-		Parks:            cfg.Parks,
-		DeadLetter:       cfg.DeadLetter,
+		Parks:            parks,
+		DeadLetter:       envDeadLetter(en, cfg.DeadLetter),
 		MeterProvider:    cfg.MeterProvider,
 		MetricAttributes: attributes(en.Name, name),
 		OnOutcome:        cfg.OnOutcome,
@@ -218,7 +222,7 @@ func engineConfig[K comparable, E Event[K]](en *Entity[K, E], name string, cfg C
 // newCommitter returns the group committer of a transactional subscriber of
 // an entity with group:. Its store must commit groups; it takes the
 // subscriber's name, metrics and logger unless cfg.Group sets its own.
-func newCommitter[K comparable, E Event[K]](en *Entity[K, E], name string, store durable.TxStore[*sql.Tx], cfg Config[K, E]) (*groupcommit.Committer[*sql.Tx], error) {
+func newCommitter[K comparable, E Event[K], B any](en *Entity[K, E, B], name string, store durable.TxStore[*sql.Tx], cfg Config[K, E]) (*groupcommit.Committer[*sql.Tx], error) {
 	gs, ok := store.(durable.GroupTxStore[*sql.Tx])
 	if !ok {
 		return nil, fmt.Errorf("the schema asks for group commit of %s (group:), and store %T is no durable.GroupTxStore[*sql.Tx]", en.Name, store)
@@ -240,7 +244,7 @@ func newCommitter[K comparable, E Event[K]](en *Entity[K, E], name string, store
 // Close stops accepting events, drains every subscriber and stops their
 // workers, then closes the transactional subscribers' group committers. It
 // returns an error when ctx ends before everything finished.
-func (d *Dispatcher[K, E, N]) Close(ctx context.Context) error {
+func (d *Dispatcher[K, E, B, N]) Close(ctx context.Context) error {
 	err := d.topic.Close(ctx)
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -256,7 +260,7 @@ func (d *Dispatcher[K, E, N]) Close(ctx context.Context) error {
 
 // subscriber returns the subscriber named name, or the error for a name
 // that names none.
-func (d *Dispatcher[K, E, N]) subscriber(name N) (*subscriber[K, E], error) {
+func (d *Dispatcher[K, E, B, N]) subscriber(name N) (*subscriber[K, E, B], error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if s, ok := d.subs[string(name)]; ok {

@@ -7,6 +7,13 @@
 // its policies. The generated files keep what is specific to the schema:
 // the types, the typed methods, and the tables that describe them.
 //
+// Inside a dispatcher an event travels in an Env, not as the entity's
+// event interface: the generated body holds small events by value, so
+// that publishing one allocates nothing and the guards read its kind and
+// version without reflection or an interface call (see Env). The edges
+// that hand events to people (OnSkip, ParkedEvents, park stores, dead
+// letters, the inspector, batch handlers) get them as the interface.
+//
 // Like protobuf-go's runtime/protoimpl, it changes with the generator: its
 // API is what generated code calls, not a stable API for people, and a
 // handler author needs nothing from it (the handler's door is package

@@ -26,7 +26,7 @@ type Event[K comparable] interface {
 // Entity describes one entity of a schema, as the generated code declares
 // it once (accountEntity): everything the generic wiring needs to know of
 // it besides its types. It is read only.
-type Entity[K comparable, E Event[K]] struct {
+type Entity[K comparable, E Event[K], B any] struct {
 	// Package is the generated package's name, the prefix of its errors.
 	Package string
 	// Name is the entity's name (Account).
@@ -56,6 +56,15 @@ type Entity[K comparable, E Event[K]] struct {
 	// Defaults are the schema's policies, the Config a subscriber starts
 	// from.
 	Defaults Config[K, E]
+	// Wrap returns a body that holds ev, and ev's kind (its index in
+	// Events), or -1 for a kind the generic code finds: a boxed event (the
+	// body holds it: WrapBoxed), a pointer to an event, or no event of the
+	// entity. Bodies pass by value, so that an envelope never escapes to
+	// the heap through them.
+	Wrap func(ev E) (B, int)
+	// Unwrap returns the event of kind that b holds (UnwrapBoxed for
+	// boxed events).
+	Unwrap func(kind int, b B) E
 
 	// kinds makes, once, the tables of kind: the events' types
 	// (types[i] is Events[i]'s), pointers to them, and, for a large
@@ -119,9 +128,9 @@ func decodeJSON[T any, E any](data []byte) (E, error) {
 // Handler is a subscriber's handler as the generic guards call it: the
 // generated code adapts the entity's typed handler interface to it (its
 // Handle methods in Call, HandleBatch in Batch, its Resync method).
-type Handler[K comparable, E any] struct {
-	// Call calls the handler's method for ev (of key).
-	Call func(ctx context.Context, key K, ev E) error
+type Handler[K comparable, E any, B any] struct {
+	// Call calls the handler's method for the event v carries (of key).
+	Call func(ctx context.Context, key K, v Env[B]) error
 	// Batch calls the batch handler (entities with batch:).
 	Batch func(ctx context.Context, key K, events []E) error
 	// Resync asks the handler for key's version and state at the source of
@@ -131,8 +140,8 @@ type Handler[K comparable, E any] struct {
 
 // TxHandler is Handler for a transactional handler, which writes in the
 // transaction of the subscriber's store.
-type TxHandler[K comparable, E any] struct {
-	Call   func(ctx context.Context, tx *sql.Tx, key K, ev E) error
+type TxHandler[K comparable, E any, B any] struct {
+	Call   func(ctx context.Context, tx *sql.Tx, key K, v Env[B]) error
 	Batch  func(ctx context.Context, tx *sql.Tx, key K, events []E) error
 	Resync func(ctx context.Context, tx *sql.Tx, key K) (version uint64, state string, err error)
 }
@@ -142,17 +151,17 @@ type TxHandler[K comparable, E any] struct {
 var ErrUnknownEvent = errors.New("ordergen: unknown event")
 
 // prefix returns the start of an error about key: "ledger: Account k: ".
-func (en *Entity[K, E]) prefix(key K) string {
+func (en *Entity[K, E, B]) prefix(key K) string {
 	return fmt.Sprintf("%s: %s %v: ", en.Package, en.Name, key)
 }
 
 // errorf returns an error about key, its text after the entity's prefix.
-func (en *Entity[K, E]) errorf(key K, format string, args ...any) error {
+func (en *Entity[K, E, B]) errorf(key K, format string, args ...any) error {
 	return fmt.Errorf(en.prefix(key)+format, args...)
 }
 
 // unknown is the failure of an event of no type of the entity.
-func (en *Entity[K, E]) unknown(key K, ev E) error {
+func (en *Entity[K, E, B]) unknown(key K, ev E) error {
 	return runtime.Permanent(en.errorf(key, "unknown event %T", ev))
 }
 
@@ -162,7 +171,7 @@ const tableAt = 8
 
 // kind returns the index in Events of ev's type (of its value or a pointer
 // to it), and -1 for any other type (a nil event).
-func (en *Entity[K, E]) kind(ev E) int {
+func (en *Entity[K, E, B]) kind(ev E) int {
 	en.kinds.Do(en.indexTypes)
 	t := reflect.TypeOf(ev)
 	if en.typeIndex != nil {
@@ -185,7 +194,7 @@ func (en *Entity[K, E]) kind(ev E) int {
 }
 
 // indexTypes makes the tables of kind.
-func (en *Entity[K, E]) indexTypes() {
+func (en *Entity[K, E, B]) indexTypes() {
 	for _, r := range en.Events {
 		en.types = append(en.types, r.Type.t)
 		en.pointers = append(en.pointers, reflect.PointerTo(r.Type.t))
@@ -201,7 +210,7 @@ func (en *Entity[K, E]) indexTypes() {
 
 // rule returns the rule of ev's type, false for an event of no type of
 // the entity.
-func (en *Entity[K, E]) rule(ev E) (*EventRule[E], bool) {
+func (en *Entity[K, E, B]) rule(ev E) (*EventRule[E], bool) {
 	i := en.kind(ev)
 	if i < 0 {
 		return nil, false
@@ -212,7 +221,7 @@ func (en *Entity[K, E]) rule(ev E) (*EventRule[E], bool) {
 // value returns ev as a value of its event type, dereferencing a pointer,
 // and false for a nil event or a nil pointer or a type not of the entity.
 // The reflection runs only for a pointer, which publishers seldom pass.
-func (en *Entity[K, E]) value(ev E) (E, bool) {
+func (en *Entity[K, E, B]) value(ev E) (E, bool) {
 	i := en.kind(ev)
 	if i < 0 {
 		return ev, false
@@ -229,11 +238,11 @@ func (en *Entity[K, E]) value(ev E) (E, bool) {
 }
 
 // versioned reports whether the entity's events have a version.
-func (en *Entity[K, E]) versioned() bool { return en.Version != nil }
+func (en *Entity[K, E, B]) versioned() bool { return en.Version != nil }
 
 // stated reports whether any of its events moves it to a state or happens
 // within states: its guards read the state.
-func (en *Entity[K, E]) stated() bool {
+func (en *Entity[K, E, B]) stated() bool {
 	for i := range en.Events {
 		if en.Events[i].To != "" || len(en.Events[i].In) > 0 {
 			return true
@@ -244,13 +253,13 @@ func (en *Entity[K, E]) stated() bool {
 
 // guarded reports whether its subscribers have guards, whose skips they
 // tell OnSkip.
-func (en *Entity[K, E]) guarded() bool { return en.versioned() || en.stated() }
+func (en *Entity[K, E, B]) guarded() bool { return en.versioned() || en.stated() }
 
 // check refuses, with an error wrapping runtime.ErrInvalidEvent, what the
 // publishers refuse: a nil event, an empty key (of a string key type: an
 // integer key of 0 is a key), a version below 1. It returns the event as a
 // value. textKey is stringKey[K]().
-func (en *Entity[K, E]) check(e E, textKey bool) (E, error) {
+func (en *Entity[K, E, B]) check(e E, textKey bool) (E, error) {
 	ev, ok := en.value(e)
 	if !ok {
 		return ev, fmt.Errorf("%w: nil %s event", runtime.ErrInvalidEvent, en.Name)
@@ -269,7 +278,7 @@ func (en *Entity[K, E]) check(e E, textKey bool) (E, error) {
 
 // signed returns v, a version, as the field holds it: negative for a
 // signed field's negative value.
-func (en *Entity[K, E]) signed(v uint64) any {
+func (en *Entity[K, E, B]) signed(v uint64) any {
 	if en.SignedVersion {
 		return int64(v)
 	}

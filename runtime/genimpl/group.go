@@ -21,7 +21,7 @@ import (
 
 // handleGroup is the engine's batch handler of a grouped transactional
 // subscriber.
-func (s *subscriber[K, E]) handleGroup(ctx context.Context, key K, events []E) error {
+func (s *subscriber[K, E, B]) handleGroup(ctx context.Context, key K, events []Env[B]) error {
 	text := keyText(key)
 	switch {
 	case s.en.Batch, s.en.Notification:
@@ -48,13 +48,13 @@ func (s *subscriber[K, E]) handleGroup(ctx context.Context, key K, events []E) e
 	// failed is the event whose handler failed the work's last run, -1 for
 	// none: the work runs on Do's goroutine, never twice at once.
 	failed := -1
-	work := func(events []E) groupcommit.Work[*sql.Tx] {
+	work := func(events []Env[B]) groupcommit.Work[*sql.Tx] {
 		return func(ctx context.Context, tx *sql.Tx, read durable.KeyState) (groupcommit.Result, error) {
 			failed = -1
 			at := read
 			verdicts := make([]error, 0, len(events))
-			for i, ev := range events {
-				verdict, err := s.applyGroup(ctx, tx, key, ev, &at)
+			for i := range events {
+				verdict, err := s.applyGroup(ctx, tx, key, &events[i], &at)
 				if err != nil {
 					failed = i
 					return groupcommit.Result{}, err
@@ -91,15 +91,15 @@ func (s *subscriber[K, E]) handleGroup(ctx context.Context, key K, events []E) e
 // let ev through. Otherwise the handler is called with tx, and at advances
 // to ev (also for an event the handler does not implement, whose verdict
 // is a SkipApplied). err is a failure of ev: the work fails.
-func (s *subscriber[K, E]) applyGroup(ctx context.Context, tx *sql.Tx, key K, ev E, at *durable.KeyState) (verdict, err error) {
+func (s *subscriber[K, E, B]) applyGroup(ctx context.Context, tx *sql.Tx, key K, ev *Env[B], at *durable.KeyState) (verdict, err error) {
 	en := s.en
-	r, ok := en.rule(ev)
-	if !ok {
-		return nil, en.unknown(key, ev)
+	r, err := en.ruleOf(key, ev)
+	if err != nil {
+		return nil, err
 	}
 	var version uint64
 	if en.versioned() {
-		version = en.Version(ev)
+		version = ev.Version
 		if v := CheckVersion(version, at.Version, r.Snapshot); v != nil {
 			return s.skip(key, ev, v), nil
 		}
@@ -116,7 +116,7 @@ func (s *subscriber[K, E]) applyGroup(ctx context.Context, tx *sql.Tx, key K, ev
 		s.duplicate(ctx, key, ev, r, at.State, reason)
 		return s.skip(key, ev, runtime.Skip(reason)), nil
 	}
-	err = s.tx.Call(ctx, tx, key, ev)
+	err = s.tx.Call(ctx, tx, key, *ev)
 	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
 	if err != nil && !unimplemented {
 		return nil, err

@@ -19,14 +19,14 @@ import (
 // and state advance) and skipped with ReasonUnimplemented.
 
 // handle is the engine handler of a subscriber that is not transactional.
-func (s *subscriber[K, E]) handle(ctx context.Context, key K, ev E) error {
+func (s *subscriber[K, E, B]) handle(ctx context.Context, key K, v Env[B]) error {
 	en := s.en
-	r, ok := en.rule(ev)
-	if !ok {
-		return en.unknown(key, ev)
+	r, err := en.ruleOf(key, &v)
+	if err != nil {
+		return err
 	}
 	if s.versions == nil && s.states == nil {
-		err := s.h.Call(ctx, key, ev)
+		err := s.h.Call(ctx, key, v)
 		if errors.Is(err, runtime.ErrUnimplemented) {
 			return runtime.Skip(ReasonUnimplemented)
 		}
@@ -35,13 +35,13 @@ func (s *subscriber[K, E]) handle(ctx context.Context, key K, ev E) error {
 	var stored storedVersion[K]
 	var version uint64
 	if s.versions != nil {
-		version = en.Version(ev)
+		version = v.Version
 		var err error
 		if stored, err = s.readVersion(ctx, key); err != nil {
 			return err
 		}
-		if v := CheckVersion(version, stored.v, r.Snapshot); v != nil {
-			return s.skip(key, ev, v)
+		if verdict := CheckVersion(version, stored.v, r.Snapshot); verdict != nil {
+			return s.skip(key, &v, verdict)
 		}
 	}
 	var current string
@@ -61,13 +61,13 @@ func (s *subscriber[K, E]) handle(ctx context.Context, key K, ev E) error {
 				if err := s.setVersion(ctx, key, stored, version); err != nil {
 					return err
 				}
-				return s.skip(key, ev, runtime.SkipApplied(reason))
+				return s.skip(key, &v, runtime.SkipApplied(reason))
 			}
-			s.duplicate(ctx, key, ev, r, current, reason)
-			return s.skip(key, ev, runtime.Skip(reason))
+			s.duplicate(ctx, key, &v, r, current, reason)
+			return s.skip(key, &v, runtime.Skip(reason))
 		}
 	}
-	err := s.h.Call(ctx, key, ev)
+	err = s.h.Call(ctx, key, v)
 	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
 	if err != nil && !unimplemented {
 		return err
@@ -97,7 +97,7 @@ func acknowledged(unimplemented bool) error {
 }
 
 // setState stores state as key's, if current is still stored.
-func (s *subscriber[K, E]) setState(ctx context.Context, key K, current, state string) error {
+func (s *subscriber[K, E, B]) setState(ctx context.Context, key K, current, state string) error {
 	ok, err := s.states.CompareAndSetState(ctx, key, current, state)
 	if err != nil {
 		return s.en.errorf(key, "store state %s: %w", state, err)
@@ -108,12 +108,12 @@ func (s *subscriber[K, E]) setState(ctx context.Context, key K, current, state s
 	return nil
 }
 
-// skip returns verdict, a guard's verdict on ev, an event of key; when it
+// skip returns verdict, a guard's verdict on v, an event of key; when it
 // is a skip, it tells the subscriber's OnSkip first.
-func (s *subscriber[K, E]) skip(key K, ev E, verdict error) error {
+func (s *subscriber[K, E, B]) skip(key K, v *Env[B], verdict error) error {
 	if s.onSkip != nil {
 		if reason, ok := runtime.IsSkip(verdict); ok {
-			s.onSkip(key, ev, reason)
+			s.onSkip(key, s.en.event(v), reason)
 		}
 	}
 	return verdict
@@ -125,7 +125,7 @@ func (s *subscriber[K, E]) skip(key K, ev E, verdict error) error {
 // without a version that is a duplicate, and a schema that means an event
 // within a state (in:) loses events silently. The later ones are counted
 // as skipped.
-func (s *subscriber[K, E]) duplicate(ctx context.Context, key K, ev E, r *EventRule[E], current, reason string) {
+func (s *subscriber[K, E, B]) duplicate(ctx context.Context, key K, v *Env[B], r *EventRule[E], current, reason string) {
 	if s.en.versioned() || r.To == "" || current != r.To || !s.duplicateLogged.CompareAndSwap(false, true) {
 		return
 	}
@@ -136,7 +136,7 @@ func (s *subscriber[K, E]) duplicate(ctx context.Context, key K, ev E, r *EventR
 	log.DebugContext(ctx,
 		"ordergen: skipped a move to the state the key is in, as a duplicate ("+s.en.Name+
 			" has no version); logged once per subscriber, the later ones are counted as skipped",
-		"subscriber", s.name, "key", key, "event", ev.EventName(), "reason", reason,
+		"subscriber", s.name, "key", key, "event", r.Name, "reason", reason,
 		"hint", "an event that happens within a state without moving it takes in: [states] in the schema, not to:",
 	)
 }
@@ -149,7 +149,7 @@ func (s *subscriber[K, E]) duplicate(ctx context.Context, key K, ev E, r *EventR
 // returns, and apply the later ones in order. A version that is not above
 // the stored one is a failure (the source of truth is behind the gap): the
 // engine retries, then parks the key.
-func (s *subscriber[K, E]) resync(ctx context.Context, key K, held []E) (int, error) {
+func (s *subscriber[K, E, B]) resync(ctx context.Context, key K, held []Env[B]) (int, error) {
 	en := s.en
 	stored, err := s.readVersion(ctx, key)
 	if err != nil {
@@ -178,7 +178,7 @@ func (s *subscriber[K, E]) resync(ctx context.Context, key K, held []E) (int, er
 
 // checkResync returns the failure of a resync of key whose handler
 // returned version, state and err, the stored version being stored.
-func (s *subscriber[K, E]) checkResync(key K, stored, version uint64, state string, err error) error {
+func (s *subscriber[K, E, B]) checkResync(key K, stored, version uint64, state string, err error) error {
 	en := s.en
 	switch {
 	case errors.Is(err, runtime.ErrUnimplemented):
@@ -194,10 +194,10 @@ func (s *subscriber[K, E]) checkResync(key K, stored, version uint64, state stri
 }
 
 // covered returns how many of held the version a resync reached covers.
-func (s *subscriber[K, E]) covered(held []E, version uint64) int {
+func (s *subscriber[K, E, B]) covered(held []Env[B], version uint64) int {
 	n := 0
-	for _, ev := range held {
-		if s.en.Version(ev) <= version {
+	for i := range held {
+		if held[i].Version <= version {
 			n++
 		}
 	}

@@ -30,7 +30,7 @@ type storedVersion[K comparable] struct {
 }
 
 // readVersion returns key's stored version.
-func (s *subscriber[K, E]) readVersion(ctx context.Context, key K) (storedVersion[K], error) {
+func (s *subscriber[K, E, B]) readVersion(ctx context.Context, key K) (storedVersion[K], error) {
 	if s.mem != nil {
 		e, v := s.mem.Lookup(key)
 		return storedVersion[K]{v: v, e: e}, nil
@@ -44,7 +44,7 @@ func (s *subscriber[K, E]) readVersion(ctx context.Context, key K) (storedVersio
 
 // setVersion stores version as the last applied version of key, if stored
 // is still stored.
-func (s *subscriber[K, E]) setVersion(ctx context.Context, key K, stored storedVersion[K], version uint64) error {
+func (s *subscriber[K, E, B]) setVersion(ctx context.Context, key K, stored storedVersion[K], version uint64) error {
 	var ok bool
 	switch {
 	case stored.e != nil:

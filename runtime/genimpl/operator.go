@@ -22,18 +22,18 @@ import (
 // event, an event with an empty key or a version below 1; the runtime's
 // errors (runtime.ErrBacklogFull, runtime.ErrClosed) say why an event was
 // not accepted.
-func (d *Dispatcher[K, E, N]) Publish(ctx context.Context, e E) error {
-	ev, err := d.en.check(e, d.textKey)
+func (d *Dispatcher[K, E, B, N]) Publish(ctx context.Context, e E) error {
+	key, v, err := d.en.envelope(e, d.textKey)
 	if err != nil {
 		return err
 	}
-	return d.topic.Publish(ctx, ev.EventKey(), ev)
+	return d.topic.Publish(ctx, key, v)
 }
 
 // Flush waits until every event published before the call has an outcome,
 // or is held back on a version gap or parked, in every subscriber, or until
 // ctx ends.
-func (d *Dispatcher[K, E, N]) Flush(ctx context.Context) error {
+func (d *Dispatcher[K, E, B, N]) Flush(ctx context.Context) error {
 	if err := d.topic.Flush(ctx); err != nil {
 		return fmt.Errorf("%s: %w", d.en.Package, err)
 	}
@@ -43,7 +43,7 @@ func (d *Dispatcher[K, E, N]) Flush(ctx context.Context) error {
 // Replay re-runs, in order, the parked events of key in every subscriber
 // where key is parked, and unparks it where all succeed. It returns an
 // error wrapping runtime.ErrNotParked when key is parked nowhere.
-func (d *Dispatcher[K, E, N]) Replay(ctx context.Context, key K) error {
+func (d *Dispatcher[K, E, B, N]) Replay(ctx context.Context, key K) error {
 	if err := d.topic.Replay(ctx, key); err != nil {
 		return fmt.Errorf("%s: %w", d.en.Package, err)
 	}
@@ -54,7 +54,7 @@ func (d *Dispatcher[K, E, N]) Replay(ctx context.Context, key K) error {
 // parked (their outcome: runtime.Discarded), unparks it, and returns how
 // many events it removed. It returns an error wrapping runtime.ErrNotParked
 // when key is parked nowhere.
-func (d *Dispatcher[K, E, N]) Discard(ctx context.Context, key K) (int, error) {
+func (d *Dispatcher[K, E, B, N]) Discard(ctx context.Context, key K) (int, error) {
 	n, err := d.topic.Discard(ctx, key)
 	if err != nil {
 		return n, fmt.Errorf("%s: %w", d.en.Package, err)
@@ -68,7 +68,7 @@ func (d *Dispatcher[K, E, N]) Discard(ctx context.Context, key K) (int, error) {
 // context.Cause(ctx); the retry policy, then the park, follow. It returns an
 // error wrapping runtime.ErrNotRunning when no attempt of key runs
 // anywhere.
-func (d *Dispatcher[K, E, N]) CancelAttempt(key K, cause error) error {
+func (d *Dispatcher[K, E, B, N]) CancelAttempt(key K, cause error) error {
 	if err := d.topic.CancelAttempt(key, cause); err != nil {
 		return fmt.Errorf("%s: %w", d.en.Package, err)
 	}
@@ -81,7 +81,7 @@ func (d *Dispatcher[K, E, N]) CancelAttempt(key K, cause error) error {
 // withdrawn: its event parks first, and what it returns is ignored (see
 // runtime.Engine.ParkNow). It returns an error wrapping
 // runtime.ErrNothingPending when key has no pending event anywhere.
-func (d *Dispatcher[K, E, N]) ParkNow(ctx context.Context, key K, reason string) (int, error) {
+func (d *Dispatcher[K, E, B, N]) ParkNow(ctx context.Context, key K, reason string) (int, error) {
 	n, err := d.topic.ParkNow(ctx, key, reason)
 	if err != nil {
 		return n, fmt.Errorf("%s: %w", d.en.Package, err)
@@ -91,7 +91,7 @@ func (d *Dispatcher[K, E, N]) ParkNow(ctx context.Context, key K, reason string)
 
 // ParkedKeys returns the parked keys of every subscriber that has any, by
 // subscriber.
-func (d *Dispatcher[K, E, N]) ParkedKeys(ctx context.Context) (map[N][]runtime.ParkedKey[K], error) {
+func (d *Dispatcher[K, E, B, N]) ParkedKeys(ctx context.Context) (map[N][]runtime.ParkedKey[K], error) {
 	keys, err := d.topic.ParkedKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.en.Package, err)
@@ -101,7 +101,7 @@ func (d *Dispatcher[K, E, N]) ParkedKeys(ctx context.Context) (map[N][]runtime.P
 
 // ParkedEvents returns, in order, the events parked for key in the
 // subscriber named subscriber.
-func (d *Dispatcher[K, E, N]) ParkedEvents(ctx context.Context, subscriber N, key K) ([]runtime.ParkedEvent[E], error) {
+func (d *Dispatcher[K, E, B, N]) ParkedEvents(ctx context.Context, subscriber N, key K) ([]runtime.ParkedEvent[E], error) {
 	s, ok := d.topic.Subscriber(string(subscriber))
 	if !ok {
 		_, err := d.subscriber(subscriber)
@@ -111,32 +111,36 @@ func (d *Dispatcher[K, E, N]) ParkedEvents(ctx context.Context, subscriber N, ke
 	if err != nil {
 		return nil, fmt.Errorf("%s: parked events of %v in %s: %w", d.en.Package, key, subscriber, err)
 	}
-	return events, nil
+	out := make([]runtime.ParkedEvent[E], len(events))
+	for i := range events {
+		out[i] = parkedEvent(events[i], d.en.event(&events[i].Event))
+	}
+	return out, nil
 }
 
 // Health returns nil when no subscriber has a key whose oldest pending
 // event is older than age, and otherwise the subscribers'
 // *runtime.StuckError joined: a readiness probe or an alert can use it as
 // it is.
-func (d *Dispatcher[K, E, N]) Health(age time.Duration) error { return d.topic.Health(age) }
+func (d *Dispatcher[K, E, B, N]) Health(age time.Duration) error { return d.topic.Health(age) }
 
 // TopBacklog returns, by subscriber, up to n keys with the largest backlog
 // in each subscriber that has any, with the age of their oldest pending
 // event: a rising age on steady traffic means a hot or stuck key.
-func (d *Dispatcher[K, E, N]) TopBacklog(n int) map[N][]runtime.KeyBacklog[K] {
+func (d *Dispatcher[K, E, B, N]) TopBacklog(n int) map[N][]runtime.KeyBacklog[K] {
 	return bySubscriber[N](d.topic.TopBacklog(n))
 }
 
 // Stuck returns, by subscriber, the keys whose oldest pending event is
 // older than age, in each subscriber that has any (what Health reports).
-func (d *Dispatcher[K, E, N]) Stuck(age time.Duration) map[N][]runtime.KeyBacklog[K] {
+func (d *Dispatcher[K, E, B, N]) Stuck(age time.Duration) map[N][]runtime.KeyBacklog[K] {
 	return bySubscriber[N](d.topic.Stuck(age))
 }
 
 // Stats returns a snapshot of the counters of each subscriber, by
 // subscriber. Every subscriber sees every published event, so counters are
 // per subscriber; add them up only knowing that.
-func (d *Dispatcher[K, E, N]) Stats() map[N]runtime.Stats {
+func (d *Dispatcher[K, E, B, N]) Stats() map[N]runtime.Stats {
 	return bySubscriber[N](d.topic.Stats())
 }
 
@@ -153,7 +157,7 @@ func bySubscriber[N ~string, V any](m map[string]V) map[N]V {
 // Version is a generated dispatcher's Version: the last version of key
 // that the subscriber named subscriber applied, 0 when none yet, as its
 // version guard stores it (in the durable store of a transactional one).
-func Version[K comparable, E Event[K], N ~string](ctx context.Context, d *Dispatcher[K, E, N], subscriber N, key K) (uint64, error) {
+func Version[K comparable, E Event[K], B any, N ~string](ctx context.Context, d *Dispatcher[K, E, B, N], subscriber N, key K) (uint64, error) {
 	s, err := d.subscriber(subscriber)
 	if err != nil {
 		return 0, err
@@ -171,7 +175,7 @@ func Version[K comparable, E Event[K], N ~string](ctx context.Context, d *Dispat
 // State is a generated dispatcher's State: the current state of key in the
 // subscriber named subscriber, "" when no event set one yet, as its state
 // guard stores it.
-func State[S ~string, K comparable, E Event[K], N ~string](ctx context.Context, d *Dispatcher[K, E, N], subscriber N, key K) (S, error) {
+func State[S ~string, K comparable, E Event[K], B any, N ~string](ctx context.Context, d *Dispatcher[K, E, B, N], subscriber N, key K) (S, error) {
 	s, err := d.subscriber(subscriber)
 	if err != nil {
 		return "", err
@@ -192,8 +196,8 @@ func State[S ~string, K comparable, E Event[K], N ~string](ctx context.Context, 
 // a page at a time, with keys as text and events as the entity's codec's
 // JSON, and the version and state its guards store for a key, for an
 // entity that has them. Its Replay and Discard act on one subscriber.
-func (d *Dispatcher[K, E, N]) Inspector() inspect.Inspector {
-	v := inspect.Engines[K, E]{Name: d.en.Name, Engines: d.topic.Subscribers, Codec: Codec[K, E]{d.en}}
+func (d *Dispatcher[K, E, B, N]) Inspector() inspect.Inspector {
+	v := inspect.Engines[K, Env[B]]{Name: d.en.Name, Engines: d.topic.Subscribers, Codec: envCodec[K, E, B]{d.en}}
 	if d.en.versioned() {
 		v.Version = func(ctx context.Context, subscriber string, key K) (uint64, error) {
 			return Version(ctx, d, N(subscriber), key)
@@ -220,12 +224,12 @@ func (d *Dispatcher[K, E, N]) Inspector() inspect.Inspector {
 // and refuses everything with runtime.ErrInvalidConfig while a subscriber
 // has no OnOutcome: its transport would never learn that its events
 // finished.
-func (d *Dispatcher[K, E, N]) SubmitTagged(ctx context.Context, e E, tag uint64, from int) (int, error) {
-	ev, err := d.en.check(e, d.textKey)
+func (d *Dispatcher[K, E, B, N]) SubmitTagged(ctx context.Context, e E, tag uint64, from int) (int, error) {
+	key, v, err := d.en.envelope(e, d.textKey)
 	if err != nil {
 		return from, err
 	}
-	n, err := runtime.TopicForTransport(d.topic).SubmitTagged(ctx, ev.EventKey(), ev, tag, from)
+	n, err := runtime.TopicForTransport(d.topic).SubmitTagged(ctx, key, v, tag, from)
 	if err != nil {
 		return n, fmt.Errorf("%s: %w", d.en.Package, err)
 	}
@@ -240,7 +244,7 @@ func (d *Dispatcher[K, E, N]) SubmitTagged(ctx context.Context, e E, tag uint64,
 // took, and when ctx ends first it cancels their attempts' contexts and
 // returns ctx's error (see runtime.TransportEngine.Withdraw). It returns how many
 // events it withdrew.
-func (d *Dispatcher[K, E, N]) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
+func (d *Dispatcher[K, E, B, N]) Withdraw(ctx context.Context, match func(tag uint64) bool) (int, error) {
 	n, err := runtime.TopicForTransport(d.topic).Withdraw(ctx, match)
 	if err != nil {
 		return n, fmt.Errorf("%s: %w", d.en.Package, err)
@@ -252,6 +256,17 @@ func (d *Dispatcher[K, E, N]) Withdraw(ctx context.Context, match func(tag uint6
 // checks a transport makes before it feeds the dispatcher
 // (transport.CheckSubscriptions: every subscriber reports outcomes, none
 // drops events, all park alike).
-func (d *Dispatcher[K, E, N]) Subscriptions() []transport.Subscription {
+func (d *Dispatcher[K, E, B, N]) Subscriptions() []transport.Subscription {
 	return transport.TopicSubscriptions(d.topic)
+}
+
+// PublishEnv is a generated typed publisher (PublishDeposited) of an event
+// of key whose type travels by value: v holds it in its body, with its
+// version and kind filled in, so that publishing it boxes nothing. It
+// refuses what Publish refuses.
+func PublishEnv[K comparable, E Event[K], B any, N ~string](ctx context.Context, d *Dispatcher[K, E, B, N], key K, v Env[B]) error {
+	if err := d.en.checkEnv(key, &v, d.textKey); err != nil {
+		return err
+	}
+	return d.topic.Publish(ctx, key, v)
 }

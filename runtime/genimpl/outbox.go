@@ -34,24 +34,24 @@ type TxStore = durable.TxStore[*sql.Tx]
 // READ, SERIALIZABLE), and transactions appending to the same keys in
 // opposite orders can deadlock, as with any rows: append in a consistent
 // order.
-type Outbox[K comparable, E Event[K]] struct {
-	en      *Entity[K, E]
+type Outbox[K comparable, E Event[K], B any] struct {
+	en      *Entity[K, E, B]
 	store   OutboxStore
 	textKey bool
 }
 
 // NewOutbox returns the outbox of en's events in store, a generated
 // NewAccountOutbox; a nil store is refused with runtime.ErrInvalidConfig.
-func NewOutbox[K comparable, E Event[K]](en *Entity[K, E], store OutboxStore) (*Outbox[K, E], error) {
+func NewOutbox[K comparable, E Event[K], B any](en *Entity[K, E, B], store OutboxStore) (*Outbox[K, E, B], error) {
 	if store == nil {
 		return nil, fmt.Errorf("%w: %sOutbox needs a store", runtime.ErrInvalidConfig, en.Name)
 	}
-	return &Outbox[K, E]{en: en, store: store, textKey: stringKey[K]()}, nil
+	return &Outbox[K, E, B]{en: en, store: store, textKey: stringKey[K]()}, nil
 }
 
 // Entity returns the name the outbox writes events under, the entity's:
 // the Config.Entity of their relay.
-func (o *Outbox[K, E]) Entity() string { return o.en.Name }
+func (o *Outbox[K, E, B]) Entity() string { return o.en.Name }
 
 // PublishTx appends e (or what it points to) to the outbox in tx: it takes
 // the next number of e's key (its version, stamped into e's version field,
@@ -60,7 +60,7 @@ func (o *Outbox[K, E]) Entity() string { return o.en.Name }
 // commits; if tx rolls back, neither the event nor its number is left. It
 // refuses a nil event and an event with an empty key, with an error
 // wrapping runtime.ErrInvalidEvent. After an error, roll tx back.
-func (o *Outbox[K, E]) PublishTx(ctx context.Context, tx *sql.Tx, e E) (uint64, error) {
+func (o *Outbox[K, E, B]) PublishTx(ctx context.Context, tx *sql.Tx, e E) (uint64, error) {
 	ev, ok := o.en.value(e)
 	if !ok {
 		return 0, fmt.Errorf("%w: nil %s event", runtime.ErrInvalidEvent, o.en.Name)
@@ -82,7 +82,7 @@ func (o *Outbox[K, E]) PublishTx(ctx context.Context, tx *sql.Tx, e E) (uint64, 
 // stamp returns ev with its version field set to version, for an entity
 // with a version (ev itself for one without). It sets the field by
 // reflection: an outbox append is a database write, which costs far more.
-func (o *Outbox[K, E]) stamp(ev E, version uint64) (E, error) {
+func (o *Outbox[K, E, B]) stamp(ev E, version uint64) (E, error) {
 	if !o.en.versioned() {
 		return ev, nil
 	}
@@ -107,6 +107,6 @@ func (o *Outbox[K, E]) stamp(ev E, version uint64) (E, error) {
 // Seeding a key again at the same version is harmless; a key whose
 // sequence is elsewhere (it has outbox events, or another seed) is refused
 // (sqlstore.ErrOutboxSeeded).
-func (o *Outbox[K, E]) Seed(ctx context.Context, tx *sql.Tx, key K, version uint64) error {
+func (o *Outbox[K, E, B]) Seed(ctx context.Context, tx *sql.Tx, key K, version uint64) error {
 	return o.store.SeedOutbox(ctx, tx, o.en.Name, keyText(key), version)
 }

@@ -16,8 +16,8 @@ type Sink[K comparable, E any] = transport.Sink[K, E]
 // embeds one): it publishes an entity's events to a Sink, keyed by their
 // key, and refuses what a dispatcher's Publish refuses. Consumers in other
 // processes feed the events to their dispatcher with SubmitTagged.
-type Producer[K comparable, E Event[K]] struct {
-	en      *Entity[K, E]
+type Producer[K comparable, E Event[K], B any] struct {
+	en      *Entity[K, E, B]
 	sink    Sink[K, E]
 	textKey bool
 }
@@ -25,18 +25,18 @@ type Producer[K comparable, E Event[K]] struct {
 // NewProducer returns a producer of en's events that sends to sink, a
 // generated NewAccountProducer; a nil sink is refused with
 // runtime.ErrInvalidConfig.
-func NewProducer[K comparable, E Event[K]](en *Entity[K, E], sink Sink[K, E]) (*Producer[K, E], error) {
+func NewProducer[K comparable, E Event[K], B any](en *Entity[K, E, B], sink Sink[K, E]) (*Producer[K, E, B], error) {
 	if sink == nil {
 		return nil, fmt.Errorf("%w: %sProducer needs a sink", runtime.ErrInvalidConfig, en.Name)
 	}
-	return &Producer[K, E]{en: en, sink: sink, textKey: stringKey[K]()}, nil
+	return &Producer[K, E, B]{en: en, sink: sink, textKey: stringKey[K]()}, nil
 }
 
 // Publish sends any event of the entity (or a pointer to one) to the sink,
 // keyed by its key, and returns once the sink took it. It refuses, with an
 // error wrapping runtime.ErrInvalidEvent, a nil event, an event with an
 // empty key or a version below 1.
-func (p *Producer[K, E]) Publish(ctx context.Context, e E) error {
+func (p *Producer[K, E, B]) Publish(ctx context.Context, e E) error {
 	ev, err := p.en.check(e, p.textKey)
 	if err != nil {
 		return err
@@ -53,7 +53,7 @@ func (p *Producer[K, E]) Publish(ctx context.Context, e E) error {
 // Resume. It refuses, through done, what Publish refuses. done runs on the
 // transport's goroutine: it must be fast and must not block; nil means the
 // answer is not wanted.
-func (p *Producer[K, E]) PublishAsync(ctx context.Context, e E, done func(error)) {
+func (p *Producer[K, E, B]) PublishAsync(ctx context.Context, e E, done func(error)) {
 	ev, err := p.en.check(e, p.textKey)
 	transport.SendKeyed(ctx, p.sink, ev, err, done)
 }

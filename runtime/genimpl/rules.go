@@ -20,7 +20,7 @@ const notAState = -2
 
 // rank returns the rank of state: 1 for the first ranked state, 0 for none
 // yet, -1 for a branch state and notAState for a name that is not a state.
-func (en *Entity[K, E]) rank(state string) int {
+func (en *Entity[K, E, B]) rank(state string) int {
 	if state == "" {
 		return 0
 	}
@@ -41,7 +41,7 @@ const duplicateReason = "duplicate: already in state "
 
 // transition returns why the entity in state current must not move to
 // target, or "" when it may.
-func (en *Entity[K, E]) transition(current, target string) string {
+func (en *Entity[K, E, B]) transition(current, target string) string {
 	for _, b := range en.Branches {
 		if b.Name != target {
 			continue
@@ -68,7 +68,7 @@ func (en *Entity[K, E]) transition(current, target string) string {
 
 // within returns why the entity in state current must not take an event of
 // rule r, which happens only within the states it lists, or "" when it may.
-func (en *Entity[K, E]) within(current string, r *EventRule[E]) string {
+func (en *Entity[K, E, B]) within(current string, r *EventRule[E]) string {
 	switch {
 	case slices.Contains(r.In, current):
 		return ""
@@ -82,7 +82,7 @@ func (en *Entity[K, E]) within(current string, r *EventRule[E]) string {
 // state current, "" when it lets it through (and for an event that neither
 // moves the entity nor happens within states), and a failure for a stored
 // state that is no state of the entity.
-func (en *Entity[K, E]) stateReason(key K, current string, r *EventRule[E]) (string, error) {
+func (en *Entity[K, E, B]) stateReason(key K, current string, r *EventRule[E]) (string, error) {
 	if r.To == "" && len(r.In) == 0 {
 		return "", nil
 	}

@@ -17,11 +17,11 @@ import (
 // skipped; any other error rolls back.
 
 // handleTx is the engine handler of a transactional subscriber.
-func (s *subscriber[K, E]) handleTx(ctx context.Context, key K, ev E) error {
+func (s *subscriber[K, E, B]) handleTx(ctx context.Context, key K, v Env[B]) error {
 	en := s.en
-	r, ok := en.rule(ev)
-	if !ok {
-		return en.unknown(key, ev)
+	r, err := en.ruleOf(key, &v)
+	if err != nil {
+		return err
 	}
 	tx, err := s.store.BeginKey(ctx, s.name, keyText(key))
 	if err != nil {
@@ -31,9 +31,9 @@ func (s *subscriber[K, E]) handleTx(ctx context.Context, key K, ev E) error {
 	version, current := tx.Version(), tx.State()
 	if en.versioned() {
 		stored := version
-		version = en.Version(ev)
-		if v := CheckVersion(version, stored, r.Snapshot); v != nil {
-			return s.skip(key, ev, v)
+		version = v.Version
+		if verdict := CheckVersion(version, stored, r.Snapshot); verdict != nil {
+			return s.skip(key, &v, verdict)
 		}
 	}
 	reason, err := en.stateReason(key, current, r)
@@ -46,12 +46,12 @@ func (s *subscriber[K, E]) handleTx(ctx context.Context, key K, ev E) error {
 			if err := tx.Commit(ctx, version, current); err != nil {
 				return en.errorf(key, "store version: %w", err)
 			}
-			return s.skip(key, ev, runtime.SkipApplied(reason))
+			return s.skip(key, &v, runtime.SkipApplied(reason))
 		}
-		s.duplicate(ctx, key, ev, r, current, reason)
-		return s.skip(key, ev, runtime.Skip(reason))
+		s.duplicate(ctx, key, &v, r, current, reason)
+		return s.skip(key, &v, runtime.Skip(reason))
 	}
-	err = s.tx.Call(ctx, tx.Tx(), key, ev)
+	err = s.tx.Call(ctx, tx.Tx(), key, v)
 	unimplemented := errors.Is(err, runtime.ErrUnimplemented)
 	if err != nil && !unimplemented {
 		return err
@@ -68,7 +68,7 @@ func (s *subscriber[K, E]) handleTx(ctx context.Context, key K, ev E) error {
 // resyncTx is resync for a transactional subscriber: the handler brings
 // its data of key up to date in the transaction, which commits the
 // version and state it reached as the key's.
-func (s *subscriber[K, E]) resyncTx(ctx context.Context, key K, held []E) (int, error) {
+func (s *subscriber[K, E, B]) resyncTx(ctx context.Context, key K, held []Env[B]) (int, error) {
 	en := s.en
 	tx, err := s.store.BeginKey(ctx, s.name, keyText(key))
 	if err != nil {

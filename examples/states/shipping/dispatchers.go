@@ -10,7 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// The handshake with the runtime: this code needs version 5 of
+// The handshake with the runtime: this code needs version 6 of
 // github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
 // below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
 // in go.mod is older than the ordergen that generated the code: upgrade it (go
@@ -18,14 +18,17 @@ import (
 // code is older than the module runs: generate it again with the module's
 // ordergen (go generate ./...).
 const (
-	_ = genimpl.MaxVersion - 5
-	_ = 5 - genimpl.MinVersion
+	_ = genimpl.MaxVersion - 6
+	_ = 6 - genimpl.MinVersion
 )
+
+// shipmentEnv is a Shipment event as the engines carry it.
+type shipmentEnv = genimpl.Env[genimpl.Boxed[ShipmentEvent]]
 
 // shipmentEntity describes Shipment to the generic wiring of runtime/genimpl:
 // its names, its states, its events' rules (kind, target state, in:, Go type)
 // and the schema's policies, which every ShipmentConfig starts from.
-var shipmentEntity = &genimpl.Entity[string, ShipmentEvent]{
+var shipmentEntity = &genimpl.Entity[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]]{
 	Package: "shipping", Name: "Shipment", KeyField: "ShipmentID", VersionField: "Version",
 	Version:  ShipmentEvent.EventVersion,
 	States:   []string{"Booked", "InTransit", "OutForDelivery", "Delivered"},
@@ -47,6 +50,8 @@ var shipmentEntity = &genimpl.Entity[string, ShipmentEvent]{
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
 	},
+	Wrap:   genimpl.WrapBoxed[ShipmentEvent],
+	Unwrap: genimpl.UnwrapBoxed[ShipmentEvent],
 }
 
 // ShipmentConfig configures one subscriber of a ShipmentDispatcher:
@@ -74,7 +79,7 @@ type ShipmentDispatcher struct {
 }
 
 // shipmentDispatcher is the generic dispatcher that ShipmentDispatcher embeds.
-type shipmentDispatcher = genimpl.Dispatcher[string, ShipmentEvent, ShipmentSubscriberName]
+type shipmentDispatcher = genimpl.Dispatcher[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent], ShipmentSubscriberName]
 
 // NewShipmentDispatcher returns a dispatcher whose first subscriber, named
 // "Shipment", is h, configured with the schema's policies changed by opts.
@@ -130,10 +135,22 @@ func ShipmentSubscriberNamed(name string) ShipmentSubscriberName {
 	return ShipmentSubscriberName("Shipment/" + name)
 }
 
+// parcelBody holds a Parcel event as the engines carry it (in a genimpl.Env):
+// by value, a field per event, so that publishing one allocates nothing.
+type parcelBody struct {
+	ParcelBooked    ParcelBooked
+	ParcelScanned   ParcelScanned
+	ParcelLocated   ParcelLocated
+	ParcelDelivered ParcelDelivered
+}
+
+// parcelEnv is a Parcel event as the engines carry it.
+type parcelEnv = genimpl.Env[parcelBody]
+
 // parcelEntity describes Parcel to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
 // the schema's policies, which every ParcelConfig starts from.
-var parcelEntity = &genimpl.Entity[string, ParcelEvent]{
+var parcelEntity = &genimpl.Entity[string, ParcelEvent, parcelBody]{
 	Package: "shipping", Name: "Parcel", KeyField: "ParcelID",
 	States: []string{"Booked", "InTransit", "Delivered"},
 	Events: []genimpl.EventRule[ParcelEvent]{
@@ -148,6 +165,32 @@ var parcelEntity = &genimpl.Entity[string, ParcelEvent]{
 		Retry:       runtime.Retry{Attempts: 5, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2.0},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
+	},
+	Wrap: func(e ParcelEvent) (parcelBody, int) {
+		switch e := e.(type) {
+		case ParcelBooked:
+			return parcelBody{ParcelBooked: e}, 0
+		case ParcelScanned:
+			return parcelBody{ParcelScanned: e}, 1
+		case ParcelLocated:
+			return parcelBody{ParcelLocated: e}, 2
+		case ParcelDelivered:
+			return parcelBody{ParcelDelivered: e}, 3
+		}
+		return parcelBody{}, -1
+	},
+	Unwrap: func(kind int, b parcelBody) ParcelEvent {
+		switch kind {
+		case 0:
+			return b.ParcelBooked
+		case 1:
+			return b.ParcelScanned
+		case 2:
+			return b.ParcelLocated
+		case 3:
+			return b.ParcelDelivered
+		}
+		return nil
 	},
 }
 
@@ -176,7 +219,7 @@ type ParcelDispatcher struct {
 }
 
 // parcelDispatcher is the generic dispatcher that ParcelDispatcher embeds.
-type parcelDispatcher = genimpl.Dispatcher[string, ParcelEvent, ParcelSubscriberName]
+type parcelDispatcher = genimpl.Dispatcher[string, ParcelEvent, parcelBody, ParcelSubscriberName]
 
 // NewParcelDispatcher returns a dispatcher whose first subscriber, named
 // "Parcel", is h, configured with the schema's policies changed by opts. Close
@@ -224,10 +267,13 @@ func ParcelSubscriberNamed(name string) ParcelSubscriberName {
 	return ParcelSubscriberName("Parcel/" + name)
 }
 
+// containerEnv is a Container event as the engines carry it.
+type containerEnv = genimpl.Env[genimpl.Boxed[ContainerEvent]]
+
 // containerEntity describes Container to the generic wiring of runtime/genimpl:
 // its names, its states, its events' rules (kind, target state, in:, Go type)
 // and the schema's policies, which every ContainerConfig starts from.
-var containerEntity = &genimpl.Entity[string, ContainerEvent]{
+var containerEntity = &genimpl.Entity[string, ContainerEvent, genimpl.Boxed[ContainerEvent]]{
 	Package: "shipping", Name: "Container", KeyField: "ContainerID", VersionField: "Version",
 	Version: ContainerEvent.EventVersion,
 	States:  []string{"Loading", "AtSea", "Unloaded"},
@@ -250,6 +296,8 @@ var containerEntity = &genimpl.Entity[string, ContainerEvent]{
 		Linger:      0 * time.Hour,
 		Group:       genimpl.GroupConfig{},
 	},
+	Wrap:   genimpl.WrapBoxed[ContainerEvent],
+	Unwrap: genimpl.UnwrapBoxed[ContainerEvent],
 }
 
 // ContainerConfig configures one subscriber of a ContainerDispatcher:
@@ -278,7 +326,7 @@ type ContainerDispatcher struct {
 
 // containerDispatcher is the generic dispatcher that ContainerDispatcher
 // embeds.
-type containerDispatcher = genimpl.Dispatcher[string, ContainerEvent, ContainerSubscriberName]
+type containerDispatcher = genimpl.Dispatcher[string, ContainerEvent, genimpl.Boxed[ContainerEvent], ContainerSubscriberName]
 
 // NewContainerDispatcher returns a dispatcher whose first subscriber, named
 // "Container", is h, configured with the schema's policies changed by opts.
@@ -334,10 +382,21 @@ func ContainerSubscriberNamed(name string) ContainerSubscriberName {
 	return ContainerSubscriberName("Container/" + name)
 }
 
+// crateBody holds a Crate event as the engines carry it (in a genimpl.Env): by
+// value, a field per event, so that publishing one allocates nothing.
+type crateBody struct {
+	CratePacked  CratePacked
+	CrateWeighed CrateWeighed
+	CrateShipped CrateShipped
+}
+
+// crateEnv is a Crate event as the engines carry it.
+type crateEnv = genimpl.Env[crateBody]
+
 // crateEntity describes Crate to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
 // the schema's policies, which every CrateConfig starts from.
-var crateEntity = &genimpl.Entity[int64, CrateEvent]{
+var crateEntity = &genimpl.Entity[int64, CrateEvent, crateBody]{
 	Package: "shipping", Name: "Crate", KeyField: "CrateID",
 	States: []string{"Packed", "Shipped"},
 	Events: []genimpl.EventRule[CrateEvent]{
@@ -353,6 +412,28 @@ var crateEntity = &genimpl.Entity[int64, CrateEvent]{
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
 		Group:       genimpl.GroupConfig{},
+	},
+	Wrap: func(e CrateEvent) (crateBody, int) {
+		switch e := e.(type) {
+		case CratePacked:
+			return crateBody{CratePacked: e}, 0
+		case CrateWeighed:
+			return crateBody{CrateWeighed: e}, 1
+		case CrateShipped:
+			return crateBody{CrateShipped: e}, 2
+		}
+		return crateBody{}, -1
+	},
+	Unwrap: func(kind int, b crateBody) CrateEvent {
+		switch kind {
+		case 0:
+			return b.CratePacked
+		case 1:
+			return b.CrateWeighed
+		case 2:
+			return b.CrateShipped
+		}
+		return nil
 	},
 }
 
@@ -381,7 +462,7 @@ type CrateDispatcher struct {
 }
 
 // crateDispatcher is the generic dispatcher that CrateDispatcher embeds.
-type crateDispatcher = genimpl.Dispatcher[int64, CrateEvent, CrateSubscriberName]
+type crateDispatcher = genimpl.Dispatcher[int64, CrateEvent, crateBody, CrateSubscriberName]
 
 // NewCrateDispatcher returns a dispatcher whose first subscriber, named
 // "Crate", is h, configured with the schema's policies changed by opts. Close

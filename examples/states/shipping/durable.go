@@ -100,25 +100,25 @@ func (d *ShipmentDispatcher) SubscribeTx(name string, store genimpl.TxStore, h S
 
 // shipmentTxHandler adapts h to the generic guards of runtime/genimpl; nil for
 // a nil h.
-func shipmentTxHandler(h ShipmentTxHandler) *genimpl.TxHandler[string, ShipmentEvent] {
+func shipmentTxHandler(h ShipmentTxHandler) *genimpl.TxHandler[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.TxHandler[string, ShipmentEvent]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ string, e ShipmentEvent) error {
-			switch e := e.(type) {
-			case ShipmentBooked:
-				return h.HandleShipmentBooked(ctx, tx, e)
-			case ShipmentScanned:
-				return h.HandleShipmentScanned(ctx, tx, e)
-			case ShipmentLocated:
-				return h.HandleShipmentLocated(ctx, tx, e)
-			case ShipmentOutForDelivery:
-				return h.HandleShipmentOutForDelivery(ctx, tx, e)
-			case ShipmentDelivered:
-				return h.HandleShipmentDelivered(ctx, tx, e)
-			case ShipmentReturned:
-				return h.HandleShipmentReturned(ctx, tx, e)
+	return &genimpl.TxHandler[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, v shipmentEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleShipmentBooked(ctx, tx, v.Body.Event.(ShipmentBooked))
+			case 1:
+				return h.HandleShipmentScanned(ctx, tx, v.Body.Event.(ShipmentScanned))
+			case 2:
+				return h.HandleShipmentLocated(ctx, tx, v.Body.Event.(ShipmentLocated))
+			case 3:
+				return h.HandleShipmentOutForDelivery(ctx, tx, v.Body.Event.(ShipmentOutForDelivery))
+			case 4:
+				return h.HandleShipmentDelivered(ctx, tx, v.Body.Event.(ShipmentDelivered))
+			case 5:
+				return h.HandleShipmentReturned(ctx, tx, v.Body.Event.(ShipmentReturned))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -199,21 +199,21 @@ func (d *ParcelDispatcher) SubscribeTx(name string, store genimpl.TxStore, h Par
 
 // parcelTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func parcelTxHandler(h ParcelTxHandler) *genimpl.TxHandler[string, ParcelEvent] {
+func parcelTxHandler(h ParcelTxHandler) *genimpl.TxHandler[string, ParcelEvent, parcelBody] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.TxHandler[string, ParcelEvent]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ string, e ParcelEvent) error {
-			switch e := e.(type) {
-			case ParcelBooked:
-				return h.HandleParcelBooked(ctx, tx, e)
-			case ParcelScanned:
-				return h.HandleParcelScanned(ctx, tx, e)
-			case ParcelLocated:
-				return h.HandleParcelLocated(ctx, tx, e)
-			case ParcelDelivered:
-				return h.HandleParcelDelivered(ctx, tx, e)
+	return &genimpl.TxHandler[string, ParcelEvent, parcelBody]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, v parcelEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleParcelBooked(ctx, tx, v.Body.ParcelBooked)
+			case 1:
+				return h.HandleParcelScanned(ctx, tx, v.Body.ParcelScanned)
+			case 2:
+				return h.HandleParcelLocated(ctx, tx, v.Body.ParcelLocated)
+			case 3:
+				return h.HandleParcelDelivered(ctx, tx, v.Body.ParcelDelivered)
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -289,11 +289,11 @@ func (d *ContainerDispatcher) SubscribeTx(name string, store genimpl.TxStore, h 
 
 // containerTxHandler adapts h to the generic guards of runtime/genimpl; nil for
 // a nil h.
-func containerTxHandler(h ContainerTxHandler) *genimpl.TxHandler[string, ContainerEvent] {
+func containerTxHandler(h ContainerTxHandler) *genimpl.TxHandler[string, ContainerEvent, genimpl.Boxed[ContainerEvent]] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.TxHandler[string, ContainerEvent]{
+	return &genimpl.TxHandler[string, ContainerEvent, genimpl.Boxed[ContainerEvent]]{
 		Batch: h.HandleContainerBatch,
 	}
 }
@@ -374,19 +374,19 @@ func (d *CrateDispatcher) SubscribeTx(name string, store genimpl.TxStore, h Crat
 
 // crateTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func crateTxHandler(h CrateTxHandler) *genimpl.TxHandler[int64, CrateEvent] {
+func crateTxHandler(h CrateTxHandler) *genimpl.TxHandler[int64, CrateEvent, crateBody] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.TxHandler[int64, CrateEvent]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ int64, e CrateEvent) error {
-			switch e := e.(type) {
-			case CratePacked:
-				return h.HandleCratePacked(ctx, tx, e)
-			case CrateWeighed:
-				return h.HandleCrateWeighed(ctx, tx, e)
-			case CrateShipped:
-				return h.HandleCrateShipped(ctx, tx, e)
+	return &genimpl.TxHandler[int64, CrateEvent, crateBody]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ int64, v crateEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleCratePacked(ctx, tx, v.Body.CratePacked)
+			case 1:
+				return h.HandleCrateWeighed(ctx, tx, v.Body.CrateWeighed)
+			case 2:
+				return h.HandleCrateShipped(ctx, tx, v.Body.CrateShipped)
 			}
 			return genimpl.ErrUnknownEvent
 		},

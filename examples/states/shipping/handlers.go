@@ -72,25 +72,25 @@ func (UnimplementedShipmentHandler) HandleShipmentReturned(context.Context, Ship
 
 // shipmentHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func shipmentHandler(h ShipmentHandler) *genimpl.Handler[string, ShipmentEvent] {
+func shipmentHandler(h ShipmentHandler) *genimpl.Handler[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.Handler[string, ShipmentEvent]{
-		Call: func(ctx context.Context, _ string, e ShipmentEvent) error {
-			switch e := e.(type) {
-			case ShipmentBooked:
-				return h.HandleShipmentBooked(ctx, e)
-			case ShipmentScanned:
-				return h.HandleShipmentScanned(ctx, e)
-			case ShipmentLocated:
-				return h.HandleShipmentLocated(ctx, e)
-			case ShipmentOutForDelivery:
-				return h.HandleShipmentOutForDelivery(ctx, e)
-			case ShipmentDelivered:
-				return h.HandleShipmentDelivered(ctx, e)
-			case ShipmentReturned:
-				return h.HandleShipmentReturned(ctx, e)
+	return &genimpl.Handler[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]]{
+		Call: func(ctx context.Context, _ string, v shipmentEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleShipmentBooked(ctx, v.Body.Event.(ShipmentBooked))
+			case 1:
+				return h.HandleShipmentScanned(ctx, v.Body.Event.(ShipmentScanned))
+			case 2:
+				return h.HandleShipmentLocated(ctx, v.Body.Event.(ShipmentLocated))
+			case 3:
+				return h.HandleShipmentOutForDelivery(ctx, v.Body.Event.(ShipmentOutForDelivery))
+			case 4:
+				return h.HandleShipmentDelivered(ctx, v.Body.Event.(ShipmentDelivered))
+			case 5:
+				return h.HandleShipmentReturned(ctx, v.Body.Event.(ShipmentReturned))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -146,21 +146,21 @@ func (UnimplementedParcelHandler) HandleParcelDelivered(context.Context, ParcelD
 
 // parcelHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func parcelHandler(h ParcelHandler) *genimpl.Handler[string, ParcelEvent] {
+func parcelHandler(h ParcelHandler) *genimpl.Handler[string, ParcelEvent, parcelBody] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.Handler[string, ParcelEvent]{
-		Call: func(ctx context.Context, _ string, e ParcelEvent) error {
-			switch e := e.(type) {
-			case ParcelBooked:
-				return h.HandleParcelBooked(ctx, e)
-			case ParcelScanned:
-				return h.HandleParcelScanned(ctx, e)
-			case ParcelLocated:
-				return h.HandleParcelLocated(ctx, e)
-			case ParcelDelivered:
-				return h.HandleParcelDelivered(ctx, e)
+	return &genimpl.Handler[string, ParcelEvent, parcelBody]{
+		Call: func(ctx context.Context, _ string, v parcelEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleParcelBooked(ctx, v.Body.ParcelBooked)
+			case 1:
+				return h.HandleParcelScanned(ctx, v.Body.ParcelScanned)
+			case 2:
+				return h.HandleParcelLocated(ctx, v.Body.ParcelLocated)
+			case 3:
+				return h.HandleParcelDelivered(ctx, v.Body.ParcelDelivered)
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -203,11 +203,11 @@ func (UnimplementedContainerHandler) HandleContainerBatch(context.Context, strin
 
 // containerHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func containerHandler(h ContainerHandler) *genimpl.Handler[string, ContainerEvent] {
+func containerHandler(h ContainerHandler) *genimpl.Handler[string, ContainerEvent, genimpl.Boxed[ContainerEvent]] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.Handler[string, ContainerEvent]{
+	return &genimpl.Handler[string, ContainerEvent, genimpl.Boxed[ContainerEvent]]{
 		Batch: h.HandleContainerBatch,
 	}
 }
@@ -254,19 +254,19 @@ func (UnimplementedCrateHandler) HandleCrateShipped(context.Context, CrateShippe
 
 // crateHandler adapts h to the generic guards of runtime/genimpl; nil for a nil
 // h.
-func crateHandler(h CrateHandler) *genimpl.Handler[int64, CrateEvent] {
+func crateHandler(h CrateHandler) *genimpl.Handler[int64, CrateEvent, crateBody] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.Handler[int64, CrateEvent]{
-		Call: func(ctx context.Context, _ int64, e CrateEvent) error {
-			switch e := e.(type) {
-			case CratePacked:
-				return h.HandleCratePacked(ctx, e)
-			case CrateWeighed:
-				return h.HandleCrateWeighed(ctx, e)
-			case CrateShipped:
-				return h.HandleCrateShipped(ctx, e)
+	return &genimpl.Handler[int64, CrateEvent, crateBody]{
+		Call: func(ctx context.Context, _ int64, v crateEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleCratePacked(ctx, v.Body.CratePacked)
+			case 1:
+				return h.HandleCrateWeighed(ctx, v.Body.CrateWeighed)
+			case 2:
+				return h.HandleCrateShipped(ctx, v.Body.CrateShipped)
 			}
 			return genimpl.ErrUnknownEvent
 		},

@@ -22,7 +22,7 @@ type ShipmentOutbox struct {
 }
 
 // shipmentOutbox is the generic outbox that ShipmentOutbox embeds.
-type shipmentOutbox = genimpl.Outbox[string, ShipmentEvent]
+type shipmentOutbox = genimpl.Outbox[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]]
 
 // NewShipmentOutbox returns the outbox of Shipment events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
@@ -84,7 +84,7 @@ type ParcelOutbox struct {
 }
 
 // parcelOutbox is the generic outbox that ParcelOutbox embeds.
-type parcelOutbox = genimpl.Outbox[string, ParcelEvent]
+type parcelOutbox = genimpl.Outbox[string, ParcelEvent, parcelBody]
 
 // NewParcelOutbox returns the outbox of Parcel events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
@@ -135,7 +135,7 @@ type ContainerOutbox struct {
 }
 
 // containerOutbox is the generic outbox that ContainerOutbox embeds.
-type containerOutbox = genimpl.Outbox[string, ContainerEvent]
+type containerOutbox = genimpl.Outbox[string, ContainerEvent, genimpl.Boxed[ContainerEvent]]
 
 // NewContainerOutbox returns the outbox of Container events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods
@@ -185,7 +185,7 @@ type CrateOutbox struct {
 }
 
 // crateOutbox is the generic outbox that CrateOutbox embeds.
-type crateOutbox = genimpl.Outbox[int64, CrateEvent]
+type crateOutbox = genimpl.Outbox[int64, CrateEvent, crateBody]
 
 // NewCrateOutbox returns the outbox of Crate events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods

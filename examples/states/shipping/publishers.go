@@ -2,7 +2,11 @@
 
 package shipping
 
-import "context"
+import (
+	"context"
+
+	"github.com/ordergen/ordergen/runtime/genimpl"
+)
 
 // ShipmentPublisher publishes Shipment events. ShipmentDispatcher implements it
 // in process, ShipmentProducer through a transport; other implementations can
@@ -92,28 +96,28 @@ var _ ParcelPublisher = (*ParcelDispatcher)(nil)
 // an event with an empty key with an error wrapping runtime.ErrInvalidEvent,
 // and returns the runtime's refusal (see Publish).
 func (d *ParcelDispatcher) PublishParcelBooked(ctx context.Context, e ParcelBooked) error {
-	return d.Publish(ctx, e)
+	return genimpl.PublishEnv(ctx, d.parcelDispatcher, e.ParcelID, parcelEnv{Kind: 0, Body: parcelBody{ParcelBooked: e}})
 }
 
 // PublishParcelScanned hands e to every subscriber of the dispatcher. It
 // refuses an event with an empty key with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *ParcelDispatcher) PublishParcelScanned(ctx context.Context, e ParcelScanned) error {
-	return d.Publish(ctx, e)
+	return genimpl.PublishEnv(ctx, d.parcelDispatcher, e.ParcelID, parcelEnv{Kind: 1, Body: parcelBody{ParcelScanned: e}})
 }
 
 // PublishParcelLocated hands e to every subscriber of the dispatcher. It
 // refuses an event with an empty key with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *ParcelDispatcher) PublishParcelLocated(ctx context.Context, e ParcelLocated) error {
-	return d.Publish(ctx, e)
+	return genimpl.PublishEnv(ctx, d.parcelDispatcher, e.ParcelID, parcelEnv{Kind: 2, Body: parcelBody{ParcelLocated: e}})
 }
 
 // PublishParcelDelivered hands e to every subscriber of the dispatcher. It
 // refuses an event with an empty key with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *ParcelDispatcher) PublishParcelDelivered(ctx context.Context, e ParcelDelivered) error {
-	return d.Publish(ctx, e)
+	return genimpl.PublishEnv(ctx, d.parcelDispatcher, e.ParcelID, parcelEnv{Kind: 3, Body: parcelBody{ParcelDelivered: e}})
 }
 
 // ContainerPublisher publishes Container events. ContainerDispatcher implements
@@ -181,17 +185,17 @@ var _ CratePublisher = (*CrateDispatcher)(nil)
 // PublishCratePacked hands e to every subscriber of the dispatcher (see
 // Publish).
 func (d *CrateDispatcher) PublishCratePacked(ctx context.Context, e CratePacked) error {
-	return d.Publish(ctx, e)
+	return genimpl.PublishEnv(ctx, d.crateDispatcher, e.CrateID, crateEnv{Kind: 0, Body: crateBody{CratePacked: e}})
 }
 
 // PublishCrateWeighed hands e to every subscriber of the dispatcher (see
 // Publish).
 func (d *CrateDispatcher) PublishCrateWeighed(ctx context.Context, e CrateWeighed) error {
-	return d.Publish(ctx, e)
+	return genimpl.PublishEnv(ctx, d.crateDispatcher, e.CrateID, crateEnv{Kind: 1, Body: crateBody{CrateWeighed: e}})
 }
 
 // PublishCrateShipped hands e to every subscriber of the dispatcher (see
 // Publish).
 func (d *CrateDispatcher) PublishCrateShipped(ctx context.Context, e CrateShipped) error {
-	return d.Publish(ctx, e)
+	return genimpl.PublishEnv(ctx, d.crateDispatcher, e.CrateID, crateEnv{Kind: 2, Body: crateBody{CrateShipped: e}})
 }

@@ -19,7 +19,7 @@ type ShipmentProducer struct {
 }
 
 // shipmentProducer is the generic producer that ShipmentProducer embeds.
-type shipmentProducer = genimpl.Producer[string, ShipmentEvent]
+type shipmentProducer = genimpl.Producer[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]]
 
 var _ ShipmentPublisher = (*ShipmentProducer)(nil)
 
@@ -80,7 +80,7 @@ type ParcelProducer struct {
 }
 
 // parcelProducer is the generic producer that ParcelProducer embeds.
-type parcelProducer = genimpl.Producer[string, ParcelEvent]
+type parcelProducer = genimpl.Producer[string, ParcelEvent, parcelBody]
 
 var _ ParcelPublisher = (*ParcelProducer)(nil)
 
@@ -126,7 +126,7 @@ type ContainerProducer struct {
 }
 
 // containerProducer is the generic producer that ContainerProducer embeds.
-type containerProducer = genimpl.Producer[string, ContainerEvent]
+type containerProducer = genimpl.Producer[string, ContainerEvent, genimpl.Boxed[ContainerEvent]]
 
 var _ ContainerPublisher = (*ContainerProducer)(nil)
 
@@ -175,7 +175,7 @@ type CrateProducer struct {
 }
 
 // crateProducer is the generic producer that CrateProducer embeds.
-type crateProducer = genimpl.Producer[int64, CrateEvent]
+type crateProducer = genimpl.Producer[int64, CrateEvent, crateBody]
 
 var _ CratePublisher = (*CrateProducer)(nil)
 

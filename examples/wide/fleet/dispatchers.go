@@ -10,7 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// The handshake with the runtime: this code needs version 5 of
+// The handshake with the runtime: this code needs version 6 of
 // github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
 // below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
 // in go.mod is older than the ordergen that generated the code: upgrade it (go
@@ -18,14 +18,17 @@ import (
 // code is older than the module runs: generate it again with the module's
 // ordergen (go generate ./...).
 const (
-	_ = genimpl.MaxVersion - 5
-	_ = 5 - genimpl.MinVersion
+	_ = genimpl.MaxVersion - 6
+	_ = 6 - genimpl.MinVersion
 )
+
+// vehicleEnv is a Vehicle event as the engines carry it.
+type vehicleEnv = genimpl.Env[genimpl.Boxed[VehicleEvent]]
 
 // vehicleEntity describes Vehicle to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
 // the schema's policies, which every VehicleConfig starts from.
-var vehicleEntity = &genimpl.Entity[string, VehicleEvent]{
+var vehicleEntity = &genimpl.Entity[string, VehicleEvent, genimpl.Boxed[VehicleEvent]]{
 	Package: "fleet", Name: "Vehicle", KeyField: "VehicleID", VersionField: "Version",
 	Version: VehicleEvent.EventVersion,
 	States:  []string{"Registered", "Active", "Retired"},
@@ -70,6 +73,8 @@ var vehicleEntity = &genimpl.Entity[string, VehicleEvent]{
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
 	},
+	Wrap:   genimpl.WrapBoxed[VehicleEvent],
+	Unwrap: genimpl.UnwrapBoxed[VehicleEvent],
 }
 
 // VehicleConfig configures one subscriber of a VehicleDispatcher:
@@ -97,7 +102,7 @@ type VehicleDispatcher struct {
 }
 
 // vehicleDispatcher is the generic dispatcher that VehicleDispatcher embeds.
-type vehicleDispatcher = genimpl.Dispatcher[string, VehicleEvent, VehicleSubscriberName]
+type vehicleDispatcher = genimpl.Dispatcher[string, VehicleEvent, genimpl.Boxed[VehicleEvent], VehicleSubscriberName]
 
 // NewVehicleDispatcher returns a dispatcher whose first subscriber, named
 // "Vehicle", is h, configured with the schema's policies changed by opts. Close

@@ -266,73 +266,73 @@ func (d *VehicleDispatcher) SubscribeTx(name string, store genimpl.TxStore, h Ve
 
 // vehicleTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func vehicleTxHandler(h VehicleTxHandler) *genimpl.TxHandler[string, VehicleEvent] {
+func vehicleTxHandler(h VehicleTxHandler) *genimpl.TxHandler[string, VehicleEvent, genimpl.Boxed[VehicleEvent]] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.TxHandler[string, VehicleEvent]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ string, e VehicleEvent) error {
-			switch e := e.(type) {
-			case TripRequested:
-				return h.HandleTripRequested(ctx, tx, e)
-			case TripAccepted:
-				return h.HandleTripAccepted(ctx, tx, e)
-			case TripStarted:
-				return h.HandleTripStarted(ctx, tx, e)
-			case TripPaused:
-				return h.HandleTripPaused(ctx, tx, e)
-			case TripResumed:
-				return h.HandleTripResumed(ctx, tx, e)
-			case TripEnded:
-				return h.HandleTripEnded(ctx, tx, e)
-			case TripRated:
-				return h.HandleTripRated(ctx, tx, e)
-			case FareQuoted:
-				return h.HandleFareQuoted(ctx, tx, e)
-			case FareAdjusted:
-				return h.HandleFareAdjusted(ctx, tx, e)
-			case TipAdded:
-				return h.HandleTipAdded(ctx, tx, e)
-			case TollCharged:
-				return h.HandleTollCharged(ctx, tx, e)
-			case FuelLogged:
-				return h.HandleFuelLogged(ctx, tx, e)
-			case ServiceDue:
-				return h.HandleServiceDue(ctx, tx, e)
-			case ServiceDone:
-				return h.HandleServiceDone(ctx, tx, e)
-			case TyreChecked:
-				return h.HandleTyreChecked(ctx, tx, e)
-			case DoorOpened:
-				return h.HandleDoorOpened(ctx, tx, e)
-			case DoorClosed:
-				return h.HandleDoorClosed(ctx, tx, e)
-			case EngineStarted:
-				return h.HandleEngineStarted(ctx, tx, e)
-			case EngineStopped:
-				return h.HandleEngineStopped(ctx, tx, e)
-			case SpeedReported:
-				return h.HandleSpeedReported(ctx, tx, e)
-			case BrakeAlert:
-				return h.HandleBrakeAlert(ctx, tx, e)
-			case LaneAlert:
-				return h.HandleLaneAlert(ctx, tx, e)
-			case DriverAssigned:
-				return h.HandleDriverAssigned(ctx, tx, e)
-			case DriverReleased:
-				return h.HandleDriverReleased(ctx, tx, e)
-			case ShiftStarted:
-				return h.HandleShiftStarted(ctx, tx, e)
-			case ShiftEnded:
-				return h.HandleShiftEnded(ctx, tx, e)
-			case ZoneEntered:
-				return h.HandleZoneEntered(ctx, tx, e)
-			case ZoneLeft:
-				return h.HandleZoneLeft(ctx, tx, e)
-			case InspectionPassed:
-				return h.HandleInspectionPassed(ctx, tx, e)
-			case VehicleRetired:
-				return h.HandleVehicleRetired(ctx, tx, e)
+	return &genimpl.TxHandler[string, VehicleEvent, genimpl.Boxed[VehicleEvent]]{
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, v vehicleEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleTripRequested(ctx, tx, v.Body.Event.(TripRequested))
+			case 1:
+				return h.HandleTripAccepted(ctx, tx, v.Body.Event.(TripAccepted))
+			case 2:
+				return h.HandleTripStarted(ctx, tx, v.Body.Event.(TripStarted))
+			case 3:
+				return h.HandleTripPaused(ctx, tx, v.Body.Event.(TripPaused))
+			case 4:
+				return h.HandleTripResumed(ctx, tx, v.Body.Event.(TripResumed))
+			case 5:
+				return h.HandleTripEnded(ctx, tx, v.Body.Event.(TripEnded))
+			case 6:
+				return h.HandleTripRated(ctx, tx, v.Body.Event.(TripRated))
+			case 7:
+				return h.HandleFareQuoted(ctx, tx, v.Body.Event.(FareQuoted))
+			case 8:
+				return h.HandleFareAdjusted(ctx, tx, v.Body.Event.(FareAdjusted))
+			case 9:
+				return h.HandleTipAdded(ctx, tx, v.Body.Event.(TipAdded))
+			case 10:
+				return h.HandleTollCharged(ctx, tx, v.Body.Event.(TollCharged))
+			case 11:
+				return h.HandleFuelLogged(ctx, tx, v.Body.Event.(FuelLogged))
+			case 12:
+				return h.HandleServiceDue(ctx, tx, v.Body.Event.(ServiceDue))
+			case 13:
+				return h.HandleServiceDone(ctx, tx, v.Body.Event.(ServiceDone))
+			case 14:
+				return h.HandleTyreChecked(ctx, tx, v.Body.Event.(TyreChecked))
+			case 15:
+				return h.HandleDoorOpened(ctx, tx, v.Body.Event.(DoorOpened))
+			case 16:
+				return h.HandleDoorClosed(ctx, tx, v.Body.Event.(DoorClosed))
+			case 17:
+				return h.HandleEngineStarted(ctx, tx, v.Body.Event.(EngineStarted))
+			case 18:
+				return h.HandleEngineStopped(ctx, tx, v.Body.Event.(EngineStopped))
+			case 19:
+				return h.HandleSpeedReported(ctx, tx, v.Body.Event.(SpeedReported))
+			case 20:
+				return h.HandleBrakeAlert(ctx, tx, v.Body.Event.(BrakeAlert))
+			case 21:
+				return h.HandleLaneAlert(ctx, tx, v.Body.Event.(LaneAlert))
+			case 22:
+				return h.HandleDriverAssigned(ctx, tx, v.Body.Event.(DriverAssigned))
+			case 23:
+				return h.HandleDriverReleased(ctx, tx, v.Body.Event.(DriverReleased))
+			case 24:
+				return h.HandleShiftStarted(ctx, tx, v.Body.Event.(ShiftStarted))
+			case 25:
+				return h.HandleShiftEnded(ctx, tx, v.Body.Event.(ShiftEnded))
+			case 26:
+				return h.HandleZoneEntered(ctx, tx, v.Body.Event.(ZoneEntered))
+			case 27:
+				return h.HandleZoneLeft(ctx, tx, v.Body.Event.(ZoneLeft))
+			case 28:
+				return h.HandleInspectionPassed(ctx, tx, v.Body.Event.(InspectionPassed))
+			case 29:
+				return h.HandleVehicleRetired(ctx, tx, v.Body.Event.(VehicleRetired))
 			}
 			return genimpl.ErrUnknownEvent
 		},

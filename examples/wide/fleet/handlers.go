@@ -240,73 +240,73 @@ func (UnimplementedVehicleHandler) HandleVehicleRetired(context.Context, Vehicle
 
 // vehicleHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
-func vehicleHandler(h VehicleHandler) *genimpl.Handler[string, VehicleEvent] {
+func vehicleHandler(h VehicleHandler) *genimpl.Handler[string, VehicleEvent, genimpl.Boxed[VehicleEvent]] {
 	if h == nil {
 		return nil
 	}
-	return &genimpl.Handler[string, VehicleEvent]{
-		Call: func(ctx context.Context, _ string, e VehicleEvent) error {
-			switch e := e.(type) {
-			case TripRequested:
-				return h.HandleTripRequested(ctx, e)
-			case TripAccepted:
-				return h.HandleTripAccepted(ctx, e)
-			case TripStarted:
-				return h.HandleTripStarted(ctx, e)
-			case TripPaused:
-				return h.HandleTripPaused(ctx, e)
-			case TripResumed:
-				return h.HandleTripResumed(ctx, e)
-			case TripEnded:
-				return h.HandleTripEnded(ctx, e)
-			case TripRated:
-				return h.HandleTripRated(ctx, e)
-			case FareQuoted:
-				return h.HandleFareQuoted(ctx, e)
-			case FareAdjusted:
-				return h.HandleFareAdjusted(ctx, e)
-			case TipAdded:
-				return h.HandleTipAdded(ctx, e)
-			case TollCharged:
-				return h.HandleTollCharged(ctx, e)
-			case FuelLogged:
-				return h.HandleFuelLogged(ctx, e)
-			case ServiceDue:
-				return h.HandleServiceDue(ctx, e)
-			case ServiceDone:
-				return h.HandleServiceDone(ctx, e)
-			case TyreChecked:
-				return h.HandleTyreChecked(ctx, e)
-			case DoorOpened:
-				return h.HandleDoorOpened(ctx, e)
-			case DoorClosed:
-				return h.HandleDoorClosed(ctx, e)
-			case EngineStarted:
-				return h.HandleEngineStarted(ctx, e)
-			case EngineStopped:
-				return h.HandleEngineStopped(ctx, e)
-			case SpeedReported:
-				return h.HandleSpeedReported(ctx, e)
-			case BrakeAlert:
-				return h.HandleBrakeAlert(ctx, e)
-			case LaneAlert:
-				return h.HandleLaneAlert(ctx, e)
-			case DriverAssigned:
-				return h.HandleDriverAssigned(ctx, e)
-			case DriverReleased:
-				return h.HandleDriverReleased(ctx, e)
-			case ShiftStarted:
-				return h.HandleShiftStarted(ctx, e)
-			case ShiftEnded:
-				return h.HandleShiftEnded(ctx, e)
-			case ZoneEntered:
-				return h.HandleZoneEntered(ctx, e)
-			case ZoneLeft:
-				return h.HandleZoneLeft(ctx, e)
-			case InspectionPassed:
-				return h.HandleInspectionPassed(ctx, e)
-			case VehicleRetired:
-				return h.HandleVehicleRetired(ctx, e)
+	return &genimpl.Handler[string, VehicleEvent, genimpl.Boxed[VehicleEvent]]{
+		Call: func(ctx context.Context, _ string, v vehicleEnv) error {
+			switch v.Kind {
+			case 0:
+				return h.HandleTripRequested(ctx, v.Body.Event.(TripRequested))
+			case 1:
+				return h.HandleTripAccepted(ctx, v.Body.Event.(TripAccepted))
+			case 2:
+				return h.HandleTripStarted(ctx, v.Body.Event.(TripStarted))
+			case 3:
+				return h.HandleTripPaused(ctx, v.Body.Event.(TripPaused))
+			case 4:
+				return h.HandleTripResumed(ctx, v.Body.Event.(TripResumed))
+			case 5:
+				return h.HandleTripEnded(ctx, v.Body.Event.(TripEnded))
+			case 6:
+				return h.HandleTripRated(ctx, v.Body.Event.(TripRated))
+			case 7:
+				return h.HandleFareQuoted(ctx, v.Body.Event.(FareQuoted))
+			case 8:
+				return h.HandleFareAdjusted(ctx, v.Body.Event.(FareAdjusted))
+			case 9:
+				return h.HandleTipAdded(ctx, v.Body.Event.(TipAdded))
+			case 10:
+				return h.HandleTollCharged(ctx, v.Body.Event.(TollCharged))
+			case 11:
+				return h.HandleFuelLogged(ctx, v.Body.Event.(FuelLogged))
+			case 12:
+				return h.HandleServiceDue(ctx, v.Body.Event.(ServiceDue))
+			case 13:
+				return h.HandleServiceDone(ctx, v.Body.Event.(ServiceDone))
+			case 14:
+				return h.HandleTyreChecked(ctx, v.Body.Event.(TyreChecked))
+			case 15:
+				return h.HandleDoorOpened(ctx, v.Body.Event.(DoorOpened))
+			case 16:
+				return h.HandleDoorClosed(ctx, v.Body.Event.(DoorClosed))
+			case 17:
+				return h.HandleEngineStarted(ctx, v.Body.Event.(EngineStarted))
+			case 18:
+				return h.HandleEngineStopped(ctx, v.Body.Event.(EngineStopped))
+			case 19:
+				return h.HandleSpeedReported(ctx, v.Body.Event.(SpeedReported))
+			case 20:
+				return h.HandleBrakeAlert(ctx, v.Body.Event.(BrakeAlert))
+			case 21:
+				return h.HandleLaneAlert(ctx, v.Body.Event.(LaneAlert))
+			case 22:
+				return h.HandleDriverAssigned(ctx, v.Body.Event.(DriverAssigned))
+			case 23:
+				return h.HandleDriverReleased(ctx, v.Body.Event.(DriverReleased))
+			case 24:
+				return h.HandleShiftStarted(ctx, v.Body.Event.(ShiftStarted))
+			case 25:
+				return h.HandleShiftEnded(ctx, v.Body.Event.(ShiftEnded))
+			case 26:
+				return h.HandleZoneEntered(ctx, v.Body.Event.(ZoneEntered))
+			case 27:
+				return h.HandleZoneLeft(ctx, v.Body.Event.(ZoneLeft))
+			case 28:
+				return h.HandleInspectionPassed(ctx, v.Body.Event.(InspectionPassed))
+			case 29:
+				return h.HandleVehicleRetired(ctx, v.Body.Event.(VehicleRetired))
 			}
 			return genimpl.ErrUnknownEvent
 		},

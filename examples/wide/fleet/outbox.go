@@ -22,7 +22,7 @@ type VehicleOutbox struct {
 }
 
 // vehicleOutbox is the generic outbox that VehicleOutbox embeds.
-type vehicleOutbox = genimpl.Outbox[string, VehicleEvent]
+type vehicleOutbox = genimpl.Outbox[string, VehicleEvent, genimpl.Boxed[VehicleEvent]]
 
 // NewVehicleOutbox returns the outbox of Vehicle events in store (a
 // runtime/sqlstore Store, whose database the transactions given to its methods

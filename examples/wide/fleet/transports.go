@@ -19,7 +19,7 @@ type VehicleProducer struct {
 }
 
 // vehicleProducer is the generic producer that VehicleProducer embeds.
-type vehicleProducer = genimpl.Producer[string, VehicleEvent]
+type vehicleProducer = genimpl.Producer[string, VehicleEvent, genimpl.Boxed[VehicleEvent]]
 
 var _ VehiclePublisher = (*VehicleProducer)(nil)
 

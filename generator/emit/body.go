@@ -1,0 +1,145 @@
+package emit
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ordergen/ordergen/generator/ir"
+)
+
+// An entity's events travel through the engines in a genimpl.Env. When
+// they are small together (bodyLimit), they travel by value in the
+// entity's body, a struct with a field per event, so that publishing one
+// boxes nothing and its handler reads it from the engine's memory;
+// otherwise (a wide entity's) they travel boxed (genimpl.Boxed), so that a
+// queued event costs its own size, not the sum of all of them.
+
+// bodyLimit is the most bytes of events an entity's body holds, estimated
+// from their fields' types (eventSize): copying more than this at each
+// hand-over costs about what boxing the event costs.
+const bodyLimit = 128
+
+// inlined returns the events of e when they travel by value (all of them),
+// nil when they travel boxed.
+func inlined(e *ir.Entity) []*ir.Event {
+	total := 0
+	for _, ev := range e.Events {
+		size, ok := eventSize(e, ev)
+		if !ok {
+			return nil
+		}
+		total += size
+	}
+	if total > bodyLimit {
+		return nil
+	}
+	return e.Events
+}
+
+// eventSize estimates the bytes of an event struct of e, false when a
+// field's type is one whose size the generator does not know (a type of
+// another package but time's).
+func eventSize(e *ir.Entity, ev *ir.Event) (int, bool) {
+	fields := append([]ir.Field{e.Key}, ev.Fields...)
+	if e.Version != nil {
+		fields = append(fields, *e.Version)
+	}
+	total := 0
+	for _, f := range fields {
+		size, ok := typeSize(f.Type)
+		if !ok {
+			return 0, false
+		}
+		total += size
+	}
+	return total, true
+}
+
+// typeSize is the size of a value of t on a 64-bit platform, rounded up to
+// a word for the small ones (alignment).
+func typeSize(t *ir.Type) (int, bool) {
+	switch t.Kind {
+	case ir.Slice:
+		return 24, true
+	case ir.Map, ir.Pointer:
+		return 8, true
+	case ir.Named:
+		switch t.Path + "." + t.Name {
+		case "time.Time":
+			return 24, true
+		case "time.Duration":
+			return 8, true
+		}
+		return 0, false
+	}
+	switch t.Name {
+	case "string":
+		return 16, true
+	case "bool", "int8", "uint8", "byte", "int16", "uint16", "int32", "uint32", "rune", "float32":
+		return 4, true
+	case "int", "uint", "int64", "uint64", "float64", "uintptr":
+		return 8, true
+	case "complex64":
+		return 8, true
+	case "complex128":
+		return 16, true
+	}
+	return 0, false
+}
+
+// byValue reports whether the events of n's entity travel by value.
+func (n names) byValue() bool { return len(inlined(n.e)) > 0 }
+
+// bodyType is the type argument of genimpl's generic types for B: the
+// entity's body, or genimpl.Boxed when its events travel boxed.
+func (n names) bodyType() jen.Code {
+	if !n.byValue() {
+		return gi("Boxed").Types(jen.Id(n.Event))
+	}
+	return jen.Id(n.Body)
+}
+
+// body emits the entity's body (when its events travel by value) and its
+// Env alias, and returns the entity descriptor's Wrap and Unwrap fields.
+func body(f *jen.File, n names) []jen.Code {
+	in := inlined(n.e)
+	if len(in) > 0 {
+		Doc(f, 0, "%s holds %s %s event as the engines carry it (in a genimpl.Env): "+
+			"by value, a field per event, so that publishing one allocates nothing.", n.Body, Article(n.e.Name), n.e.Name)
+		f.Type().Id(n.Body).StructFunc(func(g *jen.Group) {
+			for _, ev := range in {
+				g.Id(ev.Name).Id(ev.Name)
+			}
+		})
+	}
+	Doc(f, 0, "%s is %s %s event as the engines carry it.", n.Env, Article(n.e.Name), n.e.Name)
+	f.Type().Id(n.Env).Op("=").Add(gi("Env")).Types(n.bodyType())
+	if len(in) == 0 {
+		return []jen.Code{
+			jen.Id("Wrap").Op(":").Add(gi("WrapBoxed")).Types(jen.Id(n.Event)),
+			jen.Id("Unwrap").Op(":").Add(gi("UnwrapBoxed")).Types(jen.Id(n.Event)),
+		}
+	}
+	kinds := map[*ir.Event]int{}
+	for i, ev := range n.e.Events {
+		kinds[ev] = i
+	}
+	wrap := jen.Id("Wrap").Op(":").Func().Params(jen.Id("e").Id(n.Event)).Params(jen.Id(n.Body), jen.Int()).Block(
+		jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
+			for _, ev := range in {
+				g.Case(jen.Id(ev.Name)).Block(
+					jen.Return(jen.Id(n.Body).Values(jen.Id(ev.Name).Op(":").Id("e")), jen.Lit(kinds[ev])),
+				)
+			}
+		}),
+		jen.Return(jen.Id(n.Body).Values(), jen.Lit(-1)),
+	)
+	unwrap := jen.Id("Unwrap").Op(":").Func().Params(jen.Id("kind").Int(), jen.Id("b").Id(n.Body)).Id(n.Event).Block(
+		jen.Switch(jen.Id("kind")).BlockFunc(func(g *jen.Group) {
+			for _, ev := range in {
+				g.Case(jen.Lit(kinds[ev])).Block(jen.Return(jen.Id("b").Dot(ev.Name)))
+			}
+		}),
+		jen.Return(jen.Nil()),
+	)
+	return []jen.Code{wrap, unwrap}
+}

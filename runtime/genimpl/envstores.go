@@ -1,0 +1,89 @@
+package genimpl
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ordergen/ordergen/runtime"
+)
+
+// The stores and sinks a subscriber's Config names hold the entity's
+// events (E); its engine holds envelopes (Env). These adapters convert at
+// that edge, on the paths where events leave the engine or come back to
+// it (a park, a dead letter, the inspector's view), never on the way to a
+// handler.
+
+// envParks is a ParkStore of envelopes over the configured store of
+// events.
+type envParks[K comparable, E Event[K], B any] struct {
+	en *Entity[K, E, B]
+	s  runtime.ParkStore[K, E]
+}
+
+func (p envParks[K, E, B]) Append(ctx context.Context, key K, reason string, events []runtime.ParkedEvent[Env[B]]) error {
+	out := make([]runtime.ParkedEvent[E], len(events))
+	for i := range events {
+		out[i] = parkedEvent(events[i], p.en.event(&events[i].Event))
+	}
+	return p.s.Append(ctx, key, reason, out)
+}
+
+func (p envParks[K, E, B]) Keys(ctx context.Context) ([]runtime.ParkedKey[K], error) {
+	return p.s.Keys(ctx)
+}
+
+func (p envParks[K, E, B]) Read(ctx context.Context, key K, after uint64, limit int) ([]runtime.ParkedEvent[Env[B]], error) {
+	events, err := p.s.Read(ctx, key, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runtime.ParkedEvent[Env[B]], len(events))
+	for i := range events {
+		_, v, err := p.en.envelope(events[i].Event, false)
+		if err != nil {
+			return nil, fmt.Errorf("parked event %d of %v: %w", events[i].Seq, key, err)
+		}
+		out[i] = parkedEvent(events[i], v)
+	}
+	return out, nil
+}
+
+func (p envParks[K, E, B]) Remove(ctx context.Context, key K, seq uint64) error {
+	return p.s.Remove(ctx, key, seq)
+}
+
+func (p envParks[K, E, B]) Clear(ctx context.Context, key K) (int, error) {
+	return p.s.Clear(ctx, key)
+}
+
+// parkedEvent returns p with ev as its event.
+func parkedEvent[F, T any](p runtime.ParkedEvent[F], ev T) runtime.ParkedEvent[T] {
+	return runtime.ParkedEvent[T]{Event: ev, Err: p.Err, Attempts: p.Attempts, At: p.At, Seq: p.Seq, Tag: p.Tag}
+}
+
+// envDeadLetter is the dead-letter sink of envelopes that hands their
+// events to sink.
+func envDeadLetter[K comparable, E Event[K], B any](en *Entity[K, E, B], sink runtime.DeadLetterSink[K, E]) runtime.DeadLetterSink[K, Env[B]] {
+	if sink == nil {
+		return nil
+	}
+	return func(ctx context.Context, dl runtime.DeadLetterEvent[K, Env[B]]) error {
+		return sink(ctx, runtime.DeadLetterEvent[K, E]{Key: dl.Key, Event: en.event(&dl.Event), Err: dl.Err, Attempts: dl.Attempts})
+	}
+}
+
+// envCodec is the entity's codec (Codec) for envelopes: the inspector's.
+type envCodec[K comparable, E Event[K], B any] struct{ en *Entity[K, E, B] }
+
+func (c envCodec[K, E, B]) Encode(v Env[B]) (string, []byte, error) {
+	return Encode(c.en, c.en.event(&v))
+}
+
+func (c envCodec[K, E, B]) Decode(name string, data []byte) (Env[B], error) {
+	e, err := Decode(c.en, name, data)
+	if err != nil {
+		return Env[B]{}, err
+	}
+	_, v, err := c.en.envelope(e, false)
+	return v, err
+}
