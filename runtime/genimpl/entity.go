@@ -160,11 +160,6 @@ func (en *Entity[K, E, B]) errorf(key K, format string, args ...any) error {
 	return fmt.Errorf(en.prefix(key)+format, args...)
 }
 
-// unknown is the failure of an event of no type of the entity.
-func (en *Entity[K, E, B]) unknown(key K, ev E) error {
-	return runtime.Permanent(en.errorf(key, "unknown event %T", ev))
-}
-
 // tableAt is the number of events from which kind looks an event's type
 // up in a map; below it, a scan of the types is cheaper than hashing.
 const tableAt = 8
@@ -206,16 +201,6 @@ func (en *Entity[K, E, B]) indexTypes() {
 			en.typeIndex[en.pointers[i]] = i
 		}
 	}
-}
-
-// rule returns the rule of ev's type, false for an event of no type of
-// the entity.
-func (en *Entity[K, E, B]) rule(ev E) (*EventRule[E], bool) {
-	i := en.kind(ev)
-	if i < 0 {
-		return nil, false
-	}
-	return &en.Events[i], true
 }
 
 // value returns ev as a value of its event type, dereferencing a pointer,
