@@ -52,7 +52,6 @@ func (w *worker[K, E]) call(key K, it *item[E], ns notStarted, batch bool) (err 
 	c.start = e.clock.coarse()
 	w.running.begin(c)
 	defer func() {
-		w.running.finish()
 		if c.returned() {
 			// ParkNow took the attempt while its handler ran: its events
 			// are parked, and its result is nobody's (operator.go).

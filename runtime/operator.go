@@ -73,7 +73,7 @@ func (e *Engine[K, E]) runningAttempt(sh *shard[K, E], key K, l *lane[K, E]) (*a
 		one = &b.entries[p].it
 	}
 	for _, w := range e.workerList() {
-		c := w.running.ctx.Load()
+		c := w.running.current()
 		if c == nil {
 			continue
 		}
