@@ -283,16 +283,19 @@
 //     Without the base a new event breaks every handler at compile time,
 //     which stays the default.
 //   - dispatchers.go: the handshake with the runtime (see below);
-//     accountEntity, the entity's description for runtime/genimpl (its
-//     names, ranked and branch states, each event's kind, target state and
-//     in: states, the schema's policies); AccountConfig and AccountOption,
+//     accountEnv, the genimpl.Env that carries an event through the
+//     engines, and accountBody, its body, when the entity's events travel
+//     by value (see below); accountEntity, the entity's description for
+//     runtime/genimpl (its names, ranked and branch states, each event's
+//     kind, target state and in: states, the schema's policies, and the
+//     Wrap and Unwrap of its envelope); AccountConfig and AccountOption,
 //     aliases of genimpl.Config and genimpl.Option (the policies, the
 //     stores, OnOutcome, OnSkip); AccountDispatcher, which embeds a
 //     genimpl.Dispatcher, with NewAccountDispatcher, Subscribe and, as the
 //     entity has them, Version(ctx, subscriber, key) and State(ctx,
 //     subscriber, key), which read what the subscriber's guards stored; and
 //     accountHandler, which adapts an AccountHandler to genimpl's guards (a
-//     type switch to its typed methods). The embedded genimpl.Dispatcher
+//     switch on the envelope's kind to its typed methods). The embedded genimpl.Dispatcher
 //     brings Publish (any AccountEvent), Flush, Close, Replay, Discard,
 //     ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats, Inspector
 //     (the operator's view for runtime/console) and, for transports,
