@@ -214,7 +214,7 @@ func engineConfig[K comparable, E Event[K], B any](en *Entity[K, E, B], name str
 		MeterProvider:    cfg.MeterProvider,
 		MetricAttributes: attributes(en.Name, name),
 		OnOutcome:        cfg.OnOutcome,
-		Tracer:           cfg.Tracer,
+		Tracer:           envTracerOf(en, cfg.Tracer),
 		Logger:           cfg.Logger,
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	ledger "github.com/ordergen/ordergen/examples/gen"
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // walletRecorder is a Wallet handler that records the events of its
@@ -243,5 +245,106 @@ func TestEnvelopeCarriesBoxedEvents(t *testing.T) {
 	}
 	if got := skips.all(); !reflect.DeepEqual(got, []any{placed}) {
 		t.Errorf("OnSkip told %#v, want the late %#v", got, placed)
+	}
+}
+
+// blockingWallet is a Wallet handler that says when a batch started and
+// waits for release before it returns.
+type blockingWallet struct {
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b blockingWallet) HandleWalletBatch(context.Context, string, []ledger.WalletEvent) error {
+	b.started <- struct{}{}
+	<-b.release
+	return nil
+}
+
+// TestInspectorShowsTheRunningEnvelope checks the operator's view of an
+// event that runs, which the engines carry in an envelope: its name, its
+// fields and its version, as they were published. (The console showed no
+// version once the engines carried envelopes; its browser test found it.)
+func TestInspectorShowsTheRunningEnvelope(t *testing.T) {
+	ctx := context.Background()
+	h := blockingWallet{started: make(chan struct{}), release: make(chan struct{})}
+	d, err := ledger.NewWalletDispatcher(h, func(c *ledger.WalletConfig) { c.Linger = 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(ctx)
+	if err := d.PublishWalletOpened(ctx, ledger.WalletOpened{WalletID: "i", Version: 1, Owner: "ida"}); err != nil {
+		t.Fatal(err)
+	}
+	<-h.started
+	k, err := d.Inspector().Key(ctx, string(ledger.WalletFirstSubscriber), "i")
+	close(h.release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := k.Running
+	if r == nil || !r.Known || r.Name != "WalletOpened" || !r.HasVersion || r.Version != 1 || !strings.Contains(string(r.Data), `"Owner":"ida"`) {
+		t.Fatalf("running: %+v", r)
+	}
+}
+
+// recordingTracer records the events of the attempts it is told of.
+type recordingTracer struct {
+	mu     sync.Mutex
+	events []any
+}
+
+func (r *recordingTracer) StartAttempt(ctx context.Context, a runtime.Attempt) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, a.Event)
+	return ctx
+}
+
+func (r *recordingTracer) EndAttempt(context.Context, runtime.Attempt, error) {}
+
+func (r *recordingTracer) Retired(string, any, uint64, runtime.Outcome) {}
+
+// linkingTracer is a recordingTracer that links messages' trace contexts.
+type linkingTracer struct{ recordingTracer }
+
+func (*linkingTracer) Link(uint64, transport.Trace) {}
+
+func (*linkingTracer) Unlink(uint64) {}
+
+// TestTracerSeesEventsNotEnvelopes checks that a subscriber's tracer is
+// told of each attempt with the event as published (which it reads the
+// event's name and version from), not the envelope the engines carry, and
+// that a tracer which links transports' trace contexts still does.
+func TestTracerSeesEventsNotEnvelopes(t *testing.T) {
+	ctx := context.Background()
+	tr := &linkingTracer{}
+	d, err := ledger.NewWalletDispatcher(&walletRecorder{failAmount: -1}, func(c *ledger.WalletConfig) {
+		c.Tracer = tr
+		c.Linger = 0
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(ctx)
+	opened := ledger.WalletOpened{WalletID: "t", Version: 1, Owner: "tom"}
+	if err := d.PublishWalletOpened(ctx, opened); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr.mu.Lock()
+	got := append([]any(nil), tr.events...)
+	tr.mu.Unlock()
+	if !reflect.DeepEqual(got, []any{opened}) {
+		t.Errorf("the tracer saw %#v, want %#v", got, opened)
+	}
+	subs := d.Subscriptions()
+	if len(subs) != 1 {
+		t.Fatalf("%d subscriptions", len(subs))
+	}
+	if _, ok := subs[0].Tracer.(transport.Linker); !ok {
+		t.Errorf("the subscription's tracer %T links no trace contexts", subs[0].Tracer)
 	}
 }

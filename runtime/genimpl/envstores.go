@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ordergen/ordergen/runtime"
+	"github.com/ordergen/ordergen/runtime/transport"
 )
 
 // The stores and sinks a subscriber's Config names hold the entity's
@@ -86,4 +87,53 @@ func (c envCodec[K, E, B]) Decode(name string, data []byte) (Env[B], error) {
 	}
 	_, v, err := c.en.envelope(e, false)
 	return v, err
+}
+
+// envTracer is the tracer of a subscriber's engine: the configured one,
+// told of each attempt with its event as the entity's interface holds it
+// (which a tracer reads its name and version from), not the envelope.
+type envTracer[K comparable, E Event[K], B any] struct {
+	en *Entity[K, E, B]
+	tr runtime.Tracer
+}
+
+func (t envTracer[K, E, B]) StartAttempt(ctx context.Context, a runtime.Attempt) context.Context {
+	return t.tr.StartAttempt(ctx, t.attempt(a))
+}
+
+func (t envTracer[K, E, B]) EndAttempt(ctx context.Context, a runtime.Attempt, err error) {
+	t.tr.EndAttempt(ctx, t.attempt(a), err)
+}
+
+func (t envTracer[K, E, B]) Retired(engine string, key any, tag uint64, o runtime.Outcome) {
+	t.tr.Retired(engine, key, tag, o)
+}
+
+// attempt returns a with the event its envelope carries.
+func (t envTracer[K, E, B]) attempt(a runtime.Attempt) runtime.Attempt {
+	if v, ok := a.Event.(Env[B]); ok {
+		a.Event = t.en.event(&v)
+	}
+	return a
+}
+
+// envLinkingTracer is an envTracer over a tracer that links the trace
+// contexts of a transport's messages (transport.Linker): it links them too,
+// so that a Source finds it among its subscribers' tracers.
+type envLinkingTracer[K comparable, E Event[K], B any] struct {
+	envTracer[K, E, B]
+	transport.Linker
+}
+
+// envTracerOf returns the tracer of a subscriber's engine over tr; nil
+// for a nil tr.
+func envTracerOf[K comparable, E Event[K], B any](en *Entity[K, E, B], tr runtime.Tracer) runtime.Tracer {
+	if tr == nil {
+		return nil
+	}
+	t := envTracer[K, E, B]{en, tr}
+	if l, ok := tr.(transport.Linker); ok {
+		return envLinkingTracer[K, E, B]{t, l}
+	}
+	return t
 }

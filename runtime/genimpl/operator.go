@@ -202,6 +202,7 @@ func (d *Dispatcher[K, E, B, N]) Inspector() inspect.Inspector {
 		v.Version = func(ctx context.Context, subscriber string, key K) (uint64, error) {
 			return Version(ctx, d, N(subscriber), key)
 		}
+		v.EventVersion = func(e Env[B]) (uint64, bool) { return e.Version, true }
 	}
 	if d.en.stated() {
 		v.State = func(ctx context.Context, subscriber string, key K) (string, error) {

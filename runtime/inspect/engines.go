@@ -33,6 +33,10 @@ type Engines[K comparable, E any] struct {
 	// State, when set, returns the current state of key in the subscriber
 	// (a generated dispatcher's State method).
 	State func(ctx context.Context, subscriber string, key K) (string, error)
+	// EventVersion, when set, returns the version an event carries, false
+	// for none (a generated dispatcher's, whose engines carry envelopes).
+	// Nil: the event's EventVersion method, when it has one.
+	EventVersion func(E) (uint64, bool)
 }
 
 var (
@@ -306,7 +310,9 @@ func (v Engines[K, E]) running(ks runtime.KeyStatus[E]) *Running {
 	} else {
 		r.Name = "(cannot encode: " + err.Error() + ")"
 	}
-	if ve, ok := any(ks.Event).(interface{ EventVersion() uint64 }); ok {
+	if v.EventVersion != nil {
+		r.Version, r.HasVersion = v.EventVersion(ks.Event)
+	} else if ve, ok := any(ks.Event).(interface{ EventVersion() uint64 }); ok {
 		r.HasVersion, r.Version = true, ve.EventVersion()
 	}
 	return r
