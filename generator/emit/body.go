@@ -119,15 +119,11 @@ func body(f *jen.File, n names) []jen.Code {
 			jen.Id("Unwrap").Op(":").Add(gi("UnwrapBoxed")).Types(jen.Id(n.Event)),
 		}
 	}
-	kinds := map[*ir.Event]int{}
-	for i, ev := range n.e.Events {
-		kinds[ev] = i
-	}
 	wrap := jen.Id("Wrap").Op(":").Func().Params(jen.Id("e").Id(n.Event)).Params(jen.Id(n.Body), jen.Int()).Block(
 		jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
-			for _, ev := range in {
+			for kind, ev := range in { // all of the entity's events, in order
 				g.Case(jen.Id(ev.Name)).Block(
-					jen.Return(jen.Id(n.Body).Values(jen.Id(ev.Name).Op(":").Id("e")), jen.Lit(kinds[ev])),
+					jen.Return(jen.Id(n.Body).Values(jen.Id(ev.Name).Op(":").Id("e")), jen.Lit(kind)),
 				)
 			}
 		}),
@@ -135,8 +131,8 @@ func body(f *jen.File, n names) []jen.Code {
 	)
 	unwrap := jen.Id("Unwrap").Op(":").Func().Params(jen.Id("kind").Int(), jen.Id("b").Id(n.Body)).Id(n.Event).Block(
 		jen.Switch(jen.Id("kind")).BlockFunc(func(g *jen.Group) {
-			for _, ev := range in {
-				g.Case(jen.Lit(kinds[ev])).Block(jen.Return(jen.Id("b").Dot(ev.Name)))
+			for kind, ev := range in {
+				g.Case(jen.Lit(kind)).Block(jen.Return(jen.Id("b").Dot(ev.Name)))
 			}
 		}),
 		jen.Return(jen.Nil()),

@@ -27,7 +27,7 @@ func publishers(f *jen.File, pkg *ir.Package) {
 		if e.Version != nil {
 			refused = list(append(nonEmpty(refused), "a version below 1"), "or")
 		}
-		for _, ev := range e.Events {
+		for kind, ev := range e.Events {
 			text := "%s hands e to every subscriber of the dispatcher (see Publish)."
 			if refused != "" {
 				text = "%s hands e to every subscriber of the dispatcher. It refuses " + refused +
@@ -38,7 +38,7 @@ func publishers(f *jen.File, pkg *ir.Package) {
 			publish := jen.Id("d").Dot("Publish").Call(jen.Id("ctx"), jen.Id("e"))
 			if n.byValue() {
 				publish = gi("PublishEnv").Call(jen.Id("ctx"), jen.Id("d").Dot(n.Core), jen.Id("e").Dot(e.Key.Name), jen.Id(n.Env).Values(
-					row(Field{"Version", versionOf(e)}, Field{"Kind", jen.Lit(kindOf(e, ev))},
+					row(Field{"Version", versionOf(e)}, Field{"Kind", jen.Lit(kind)},
 						Field{"Body", jen.Id(n.Body).Values(jen.Id(ev.Name).Op(":").Id("e"))}),
 				))
 			}
@@ -56,16 +56,6 @@ func versionOf(e *ir.Entity) jen.Code {
 		return nil
 	}
 	return jen.Id("e").Dot("EventVersion").Call()
-}
-
-// kindOf is ev's index among e's events.
-func kindOf(e *ir.Entity, ev *ir.Event) int {
-	for i, x := range e.Events {
-		if x == ev {
-			return i
-		}
-	}
-	return -1
 }
 
 // ctxParam is a method's first parameter, ctx.

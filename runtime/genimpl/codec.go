@@ -11,7 +11,7 @@ import (
 // Encode is a generated codec's Encode (AccountCodec): the event's name and
 // its JSON encoding. A nil e is refused with runtime.ErrInvalidEvent.
 func Encode[K comparable, E Event[K], B any](en *Entity[K, E, B], e E) (string, []byte, error) {
-	ev, ok := en.value(e)
+	ev, _, ok := en.value(e)
 	if !ok {
 		return "", nil, fmt.Errorf("%w: nil %s event", runtime.ErrInvalidEvent, en.Name)
 	}

@@ -204,22 +204,23 @@ func (en *Entity[K, E, B]) indexTypes() {
 }
 
 // value returns ev as a value of its event type, dereferencing a pointer,
-// and false for a nil event or a nil pointer or a type not of the entity.
-// The reflection runs only for a pointer, which publishers seldom pass.
-func (en *Entity[K, E, B]) value(ev E) (E, bool) {
+// and its kind; false for a nil event or a nil pointer or a type not of
+// the entity. The reflection runs only for a pointer, which publishers
+// seldom pass.
+func (en *Entity[K, E, B]) value(ev E) (E, int, bool) {
 	i := en.kind(ev)
 	if i < 0 {
-		return ev, false
+		return ev, i, false
 	}
 	if reflect.TypeOf(ev) == en.types[i] {
-		return ev, true
+		return ev, i, true
 	}
 	v := reflect.ValueOf(ev)
 	if v.IsNil() {
-		return ev, false
+		return ev, -1, false
 	}
 	out, ok := v.Elem().Interface().(E)
-	return out, ok
+	return out, i, ok
 }
 
 // versioned reports whether the entity's events have a version.
@@ -245,20 +246,35 @@ func (en *Entity[K, E, B]) guarded() bool { return en.versioned() || en.stated()
 // integer key of 0 is a key), a version below 1. It returns the event as a
 // value. textKey is stringKey[K]().
 func (en *Entity[K, E, B]) check(e E, textKey bool) (E, error) {
-	ev, ok := en.value(e)
+	ev, kind, ok := en.value(e)
 	if !ok {
-		return ev, fmt.Errorf("%w: nil %s event", runtime.ErrInvalidEvent, en.Name)
+		return ev, en.nilEvent()
 	}
-	var zero K
-	if textKey && ev.EventKey() == zero {
-		return ev, fmt.Errorf("%w: %s event %s: key field %s is empty", runtime.ErrInvalidEvent, en.Name, ev.EventName(), en.KeyField)
-	}
+	var version uint64
 	if en.Version != nil {
-		if v := en.Version(ev); v == 0 || en.SignedVersion && v > math.MaxInt64 {
-			return ev, fmt.Errorf("%w: %s event %s: version field %s is %d, below 1", runtime.ErrInvalidEvent, en.Name, ev.EventName(), en.VersionField, en.signed(v))
-		}
+		version = en.Version(ev)
 	}
-	return ev, nil
+	return ev, en.refuse(kind, ev.EventKey(), version, textKey)
+}
+
+// nilEvent is the refusal of a nil event, or of one of no type of the
+// entity.
+func (en *Entity[K, E, B]) nilEvent() error {
+	return fmt.Errorf("%w: nil %s event", runtime.ErrInvalidEvent, en.Name)
+}
+
+// refuse returns the refusal of an event of kind with key and version (0
+// without one): an empty key of a string key type (textKey), a version
+// below 1; nil for neither.
+func (en *Entity[K, E, B]) refuse(kind int, key K, version uint64, textKey bool) error {
+	var zero K
+	if textKey && key == zero {
+		return fmt.Errorf("%w: %s event %s: key field %s is empty", runtime.ErrInvalidEvent, en.Name, en.Events[kind].Name, en.KeyField)
+	}
+	if en.Version != nil && (version == 0 || en.SignedVersion && version > math.MaxInt64) {
+		return fmt.Errorf("%w: %s event %s: version field %s is %d, below 1", runtime.ErrInvalidEvent, en.Name, en.Events[kind].Name, en.VersionField, en.signed(version))
+	}
+	return nil
 }
 
 // signed returns v, a version, as the field holds it: negative for a

@@ -1,10 +1,6 @@
 package genimpl
 
-import (
-	"fmt"
-
-	"github.com/ordergen/ordergen/runtime"
-)
+import "github.com/ordergen/ordergen/runtime"
 
 // Env is an event as a dispatcher's engines carry it: its version and kind,
 // read once when it is published, and the event in its body. The key
@@ -43,34 +39,21 @@ func (en *Entity[K, E, B]) envelope(ev E, textKey bool) (K, Env[B], error) {
 	v.Body, v.Kind = en.Wrap(ev)
 	if v.Kind < 0 {
 		// A boxed event, a pointer to one, or no event of the entity.
-		checked, err := en.check(ev, textKey)
-		if err != nil {
+		value, kind, ok := en.value(ev)
+		if !ok {
 			var zero K
-			return zero, v, err
+			return zero, v, en.nilEvent()
 		}
-		if v.Body, v.Kind = en.Wrap(checked); v.Kind < 0 {
-			v.Kind = en.kind(checked)
+		if v.Body, v.Kind = en.Wrap(value); v.Kind < 0 {
+			v.Kind = kind
 		}
-		ev = checked
+		ev = value
 	}
 	key := ev.EventKey()
 	if en.Version != nil {
 		v.Version = en.Version(ev)
 	}
-	return key, v, en.checkEnv(key, &v, textKey)
-}
-
-// checkEnv refuses an event of key with an empty key or a version below 1,
-// as check does.
-func (en *Entity[K, E, B]) checkEnv(key K, v *Env[B], textKey bool) error {
-	var zero K
-	if textKey && key == zero {
-		return fmt.Errorf("%w: %s event %s: key field %s is empty", runtime.ErrInvalidEvent, en.Name, en.Events[v.Kind].Name, en.KeyField)
-	}
-	if en.Version != nil && (v.Version == 0 || en.SignedVersion && v.Version > 1<<63-1) {
-		return fmt.Errorf("%w: %s event %s: version field %s is %d, below 1", runtime.ErrInvalidEvent, en.Name, en.Events[v.Kind].Name, en.VersionField, en.signed(v.Version))
-	}
-	return nil
+	return key, v, en.refuse(v.Kind, key, v.Version, textKey)
 }
 
 // event returns the event v carries, as the entity's event interface holds

@@ -266,7 +266,7 @@ func (d *Dispatcher[K, E, B, N]) Subscriptions() []transport.Subscription {
 // version and kind filled in, so that publishing it boxes nothing. It
 // refuses what Publish refuses.
 func PublishEnv[K comparable, E Event[K], B any, N ~string](ctx context.Context, d *Dispatcher[K, E, B, N], key K, v Env[B]) error {
-	if err := d.en.checkEnv(key, &v, d.textKey); err != nil {
+	if err := d.en.refuse(v.Kind, key, v.Version, d.textKey); err != nil {
 		return err
 	}
 	return d.topic.Publish(ctx, key, v)

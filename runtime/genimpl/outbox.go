@@ -61,7 +61,7 @@ func (o *Outbox[K, E, B]) Entity() string { return o.en.Name }
 // refuses a nil event and an event with an empty key, with an error
 // wrapping runtime.ErrInvalidEvent. After an error, roll tx back.
 func (o *Outbox[K, E, B]) PublishTx(ctx context.Context, tx *sql.Tx, e E) (uint64, error) {
-	ev, ok := o.en.value(e)
+	ev, _, ok := o.en.value(e)
 	if !ok {
 		return 0, fmt.Errorf("%w: nil %s event", runtime.ErrInvalidEvent, o.en.Name)
 	}
