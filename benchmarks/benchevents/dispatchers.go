@@ -10,7 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// The handshake with the runtime: this code needs version 6 of
+// The handshake with the runtime: this code needs version 7 of
 // github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
 // below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
 // in go.mod is older than the ordergen that generated the code: upgrade it (go
@@ -18,8 +18,8 @@ import (
 // code is older than the module runs: generate it again with the module's
 // ordergen (go generate ./...).
 const (
-	_ = genimpl.MaxVersion - 6
-	_ = 6 - genimpl.MinVersion
+	_ = genimpl.MaxVersion - 7
+	_ = 7 - genimpl.MinVersion
 )
 
 // itemBody holds an Item event as the engines carry it (in a genimpl.Env): by
@@ -108,6 +108,27 @@ func NewItemDispatcher(h ItemHandler, opts ...ItemOption) (*ItemDispatcher, erro
 // followed by name; names must be unique.
 func (d *ItemDispatcher) Subscribe(name string, h ItemHandler, opts ...ItemOption) error {
 	return genimpl.Subscribe(d.itemDispatcher, name, itemHandler(h), opts)
+}
+
+// NewItemTxDispatcher returns a dispatcher whose first subscriber, named
+// "Item", is the transactional handler h over store: the subscriber's versions,
+// states and parked events live in store under its name, and each event's
+// handler writes commit together with its version advance. opts change the
+// schema's policies. Close the dispatcher when done, then the store.
+func NewItemTxDispatcher(store genimpl.TxStore, h ItemTxHandler, opts ...ItemOption) (*ItemDispatcher, error) {
+	d, err := genimpl.NewTx[ItemSubscriberName](itemEntity, store, itemTxHandler(h), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &ItemDispatcher{d}, nil
+}
+
+// SubscribeTx adds a transactional subscriber: h receives every event published
+// from now on, in its own lanes, inside transactions of store, with its
+// versions, states and parked events in store. Its runtime name (and its
+// namespace in store) is "Item/" followed by name; names must be unique.
+func (d *ItemDispatcher) SubscribeTx(name string, store genimpl.TxStore, h ItemTxHandler, opts ...ItemOption) error {
+	return genimpl.SubscribeTx(d.itemDispatcher, name, store, itemTxHandler(h), opts)
 }
 
 // Version returns the last version of key that the subscriber named subscriber

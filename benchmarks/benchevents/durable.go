@@ -40,34 +40,10 @@ func (UnimplementedItemTxHandler) HandleSubmitted(context.Context, *sql.Tx, Subm
 	return runtime.ErrUnimplemented
 }
 
-// NewItemTxDispatcher returns a dispatcher whose first subscriber, named
-// "Item", is the transactional handler h over store: the subscriber's versions,
-// states and parked events live in store under its name, and each event's
-// handler writes commit together with its version advance. opts change the
-// schema's policies. Close the dispatcher when done, then the store.
-func NewItemTxDispatcher(store genimpl.TxStore, h ItemTxHandler, opts ...ItemOption) (*ItemDispatcher, error) {
-	d, err := genimpl.NewTx[ItemSubscriberName](itemEntity, store, itemTxHandler(h), opts)
-	if err != nil {
-		return nil, err
-	}
-	return &ItemDispatcher{d}, nil
-}
-
-// SubscribeTx adds a transactional subscriber: h receives every event published
-// from now on, in its own lanes, inside transactions of store, with its
-// versions, states and parked events in store. Its runtime name (and its
-// namespace in store) is "Item/" followed by name; names must be unique.
-func (d *ItemDispatcher) SubscribeTx(name string, store genimpl.TxStore, h ItemTxHandler, opts ...ItemOption) error {
-	return genimpl.SubscribeTx(d.itemDispatcher, name, store, itemTxHandler(h), opts)
-}
-
 // itemTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func itemTxHandler(h ItemTxHandler) *genimpl.TxHandler[string, ItemEvent, itemBody] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.TxHandler[string, ItemEvent, itemBody]{
+	return genimpl.Adapt(h, &genimpl.TxHandler[string, ItemEvent, itemBody]{
 		Call: func(ctx context.Context, tx *sql.Tx, _ string, v itemEnv) error {
 			switch v.Kind {
 			case 0:
@@ -75,5 +51,5 @@ func itemTxHandler(h ItemTxHandler) *genimpl.TxHandler[string, ItemEvent, itemBo
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }

@@ -38,10 +38,7 @@ func (UnimplementedItemHandler) HandleSubmitted(context.Context, Submitted) erro
 // itemHandler adapts h to the generic guards of runtime/genimpl; nil for a nil
 // h.
 func itemHandler(h ItemHandler) *genimpl.Handler[string, ItemEvent, itemBody] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.Handler[string, ItemEvent, itemBody]{
+	return genimpl.Adapt(h, &genimpl.Handler[string, ItemEvent, itemBody]{
 		Call: func(ctx context.Context, _ string, v itemEnv) error {
 			switch v.Kind {
 			case 0:
@@ -49,5 +46,5 @@ func itemHandler(h ItemHandler) *genimpl.Handler[string, ItemEvent, itemBody] {
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// The handshake with the runtime: this code needs version 6 of
+// The handshake with the runtime: this code needs version 7 of
 // github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
 // below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
 // in go.mod is older than the ordergen that generated the code: upgrade it (go
@@ -18,8 +18,8 @@ import (
 // code is older than the module runs: generate it again with the module's
 // ordergen (go generate ./...).
 const (
-	_ = genimpl.MaxVersion - 6
-	_ = 6 - genimpl.MinVersion
+	_ = genimpl.MaxVersion - 7
+	_ = 7 - genimpl.MinVersion
 )
 
 // accountEnv is an Account event as the engines carry it.
@@ -97,6 +97,29 @@ func NewAccountDispatcher(h AccountHandler, opts ...AccountOption) (*AccountDisp
 // followed by name; names must be unique.
 func (d *AccountDispatcher) Subscribe(name string, h AccountHandler, opts ...AccountOption) error {
 	return genimpl.Subscribe(d.accountDispatcher, name, accountHandler(h), opts)
+}
+
+// NewAccountTxDispatcher returns a dispatcher whose first subscriber, named
+// "Account", is the transactional handler h over store: the subscriber's
+// versions, states and parked events live in store under its name, and each
+// event's handler writes commit together with its version advance. opts change
+// the schema's policies. Close the dispatcher when done, then the store. The
+// schema asks for group commit (group:, the Config's Group): store must be a
+// durable.GroupTxStore[*sql.Tx] (runtime/sqlstore's is), or it is an error.
+func NewAccountTxDispatcher(store genimpl.TxStore, h AccountTxHandler, opts ...AccountOption) (*AccountDispatcher, error) {
+	d, err := genimpl.NewTx[AccountSubscriberName](accountEntity, store, accountTxHandler(h), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &AccountDispatcher{d}, nil
+}
+
+// SubscribeTx adds a transactional subscriber: h receives every event published
+// from now on, in its own lanes, inside transactions of store, with its
+// versions, states and parked events in store. Its runtime name (and its
+// namespace in store) is "Account/" followed by name; names must be unique.
+func (d *AccountDispatcher) SubscribeTx(name string, store genimpl.TxStore, h AccountTxHandler, opts ...AccountOption) error {
+	return genimpl.SubscribeTx(d.accountDispatcher, name, store, accountTxHandler(h), opts)
 }
 
 // Version returns the last version of key that the subscriber named subscriber
@@ -207,6 +230,27 @@ func NewOrderDispatcher(h OrderHandler, opts ...OrderOption) (*OrderDispatcher, 
 // followed by name; names must be unique.
 func (d *OrderDispatcher) Subscribe(name string, h OrderHandler, opts ...OrderOption) error {
 	return genimpl.Subscribe(d.orderDispatcher, name, orderHandler(h), opts)
+}
+
+// NewOrderTxDispatcher returns a dispatcher whose first subscriber, named
+// "Order", is the transactional handler h over store: the subscriber's
+// versions, states and parked events live in store under its name, and each
+// event's handler writes commit together with its version advance. opts change
+// the schema's policies. Close the dispatcher when done, then the store.
+func NewOrderTxDispatcher(store genimpl.TxStore, h OrderTxHandler, opts ...OrderOption) (*OrderDispatcher, error) {
+	d, err := genimpl.NewTx[OrderSubscriberName](orderEntity, store, orderTxHandler(h), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &OrderDispatcher{d}, nil
+}
+
+// SubscribeTx adds a transactional subscriber: h receives every event published
+// from now on, in its own lanes, inside transactions of store, with its
+// versions, states and parked events in store. Its runtime name (and its
+// namespace in store) is "Order/" followed by name; names must be unique.
+func (d *OrderDispatcher) SubscribeTx(name string, store genimpl.TxStore, h OrderTxHandler, opts ...OrderOption) error {
+	return genimpl.SubscribeTx(d.orderDispatcher, name, store, orderTxHandler(h), opts)
 }
 
 // State returns the current state of key in the subscriber named subscriber
@@ -322,6 +366,27 @@ func (d *RiderDispatcher) Subscribe(name string, h RiderHandler, opts ...RiderOp
 	return genimpl.Subscribe(d.riderDispatcher, name, riderHandler(h), opts)
 }
 
+// NewRiderTxDispatcher returns a dispatcher whose first subscriber, named
+// "Rider", is the transactional handler h over store: the subscriber's
+// versions, states and parked events live in store under its name, and each
+// event's handler writes commit together with its version advance. opts change
+// the schema's policies. Close the dispatcher when done, then the store.
+func NewRiderTxDispatcher(store genimpl.TxStore, h RiderTxHandler, opts ...RiderOption) (*RiderDispatcher, error) {
+	d, err := genimpl.NewTx[RiderSubscriberName](riderEntity, store, riderTxHandler(h), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &RiderDispatcher{d}, nil
+}
+
+// SubscribeTx adds a transactional subscriber: h receives every event published
+// from now on, in its own lanes, inside transactions of store, with its
+// versions, states and parked events in store. Its runtime name (and its
+// namespace in store) is "Rider/" followed by name; names must be unique.
+func (d *RiderDispatcher) SubscribeTx(name string, store genimpl.TxStore, h RiderTxHandler, opts ...RiderOption) error {
+	return genimpl.SubscribeTx(d.riderDispatcher, name, store, riderTxHandler(h), opts)
+}
+
 // RiderSubscriberName names a subscriber of a RiderDispatcher:
 // RiderFirstSubscriber for the subscriber that NewRiderDispatcher starts with,
 // RiderSubscriberNamed(name) for the one that Subscribe(name, ...) adds.
@@ -407,6 +472,27 @@ func NewWebhookDispatcher(h WebhookHandler, opts ...WebhookOption) (*WebhookDisp
 // followed by name; names must be unique.
 func (d *WebhookDispatcher) Subscribe(name string, h WebhookHandler, opts ...WebhookOption) error {
 	return genimpl.Subscribe(d.webhookDispatcher, name, webhookHandler(h), opts)
+}
+
+// NewWebhookTxDispatcher returns a dispatcher whose first subscriber, named
+// "Webhook", is the transactional handler h over store: the subscriber's
+// versions, states and parked events live in store under its name, and each
+// event's handler writes commit together with its version advance. opts change
+// the schema's policies. Close the dispatcher when done, then the store.
+func NewWebhookTxDispatcher(store genimpl.TxStore, h WebhookTxHandler, opts ...WebhookOption) (*WebhookDispatcher, error) {
+	d, err := genimpl.NewTx[WebhookSubscriberName](webhookEntity, store, webhookTxHandler(h), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &WebhookDispatcher{d}, nil
+}
+
+// SubscribeTx adds a transactional subscriber: h receives every event published
+// from now on, in its own lanes, inside transactions of store, with its
+// versions, states and parked events in store. Its runtime name (and its
+// namespace in store) is "Webhook/" followed by name; names must be unique.
+func (d *WebhookDispatcher) SubscribeTx(name string, store genimpl.TxStore, h WebhookTxHandler, opts ...WebhookOption) error {
+	return genimpl.SubscribeTx(d.webhookDispatcher, name, store, webhookTxHandler(h), opts)
 }
 
 // WebhookSubscriberName names a subscriber of a WebhookDispatcher:
@@ -534,6 +620,27 @@ func (d *WalletDispatcher) Subscribe(name string, h WalletHandler, opts ...Walle
 	return genimpl.Subscribe(d.walletDispatcher, name, walletHandler(h), opts)
 }
 
+// NewWalletTxDispatcher returns a dispatcher whose first subscriber, named
+// "Wallet", is the transactional handler h over store: the subscriber's
+// versions, states and parked events live in store under its name, and each
+// event's handler writes commit together with its version advance. opts change
+// the schema's policies. Close the dispatcher when done, then the store.
+func NewWalletTxDispatcher(store genimpl.TxStore, h WalletTxHandler, opts ...WalletOption) (*WalletDispatcher, error) {
+	d, err := genimpl.NewTx[WalletSubscriberName](walletEntity, store, walletTxHandler(h), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &WalletDispatcher{d}, nil
+}
+
+// SubscribeTx adds a transactional subscriber: h receives every event published
+// from now on, in its own lanes, inside transactions of store, with its
+// versions, states and parked events in store. Its runtime name (and its
+// namespace in store) is "Wallet/" followed by name; names must be unique.
+func (d *WalletDispatcher) SubscribeTx(name string, store genimpl.TxStore, h WalletTxHandler, opts ...WalletOption) error {
+	return genimpl.SubscribeTx(d.walletDispatcher, name, store, walletTxHandler(h), opts)
+}
+
 // Version returns the last version of key that the subscriber named subscriber
 // (WalletFirstSubscriber for the first one) applied, 0 when none yet, as its
 // version guard stores it.
@@ -647,6 +754,27 @@ func NewCustomerDispatcher(h CustomerHandler, opts ...CustomerOption) (*Customer
 // followed by name; names must be unique.
 func (d *CustomerDispatcher) Subscribe(name string, h CustomerHandler, opts ...CustomerOption) error {
 	return genimpl.Subscribe(d.customerDispatcher, name, customerHandler(h), opts)
+}
+
+// NewCustomerTxDispatcher returns a dispatcher whose first subscriber, named
+// "Customer", is the transactional handler h over store: the subscriber's
+// versions, states and parked events live in store under its name, and each
+// event's handler writes commit together with its version advance. opts change
+// the schema's policies. Close the dispatcher when done, then the store.
+func NewCustomerTxDispatcher(store genimpl.TxStore, h CustomerTxHandler, opts ...CustomerOption) (*CustomerDispatcher, error) {
+	d, err := genimpl.NewTx[CustomerSubscriberName](customerEntity, store, customerTxHandler(h), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &CustomerDispatcher{d}, nil
+}
+
+// SubscribeTx adds a transactional subscriber: h receives every event published
+// from now on, in its own lanes, inside transactions of store, with its
+// versions, states and parked events in store. Its runtime name (and its
+// namespace in store) is "Customer/" followed by name; names must be unique.
+func (d *CustomerDispatcher) SubscribeTx(name string, store genimpl.TxStore, h CustomerTxHandler, opts ...CustomerOption) error {
+	return genimpl.SubscribeTx(d.customerDispatcher, name, store, customerTxHandler(h), opts)
 }
 
 // CustomerSubscriberName names a subscriber of a CustomerDispatcher:

@@ -90,36 +90,10 @@ func (UnimplementedAccountTxHandler) ResyncAccount(context.Context, *sql.Tx, str
 	return AccountSnapshot{}, runtime.ErrUnimplemented
 }
 
-// NewAccountTxDispatcher returns a dispatcher whose first subscriber, named
-// "Account", is the transactional handler h over store: the subscriber's
-// versions, states and parked events live in store under its name, and each
-// event's handler writes commit together with its version advance. opts change
-// the schema's policies. Close the dispatcher when done, then the store. The
-// schema asks for group commit (group:, the Config's Group): store must be a
-// durable.GroupTxStore[*sql.Tx] (runtime/sqlstore's is), or it is an error.
-func NewAccountTxDispatcher(store genimpl.TxStore, h AccountTxHandler, opts ...AccountOption) (*AccountDispatcher, error) {
-	d, err := genimpl.NewTx[AccountSubscriberName](accountEntity, store, accountTxHandler(h), opts)
-	if err != nil {
-		return nil, err
-	}
-	return &AccountDispatcher{d}, nil
-}
-
-// SubscribeTx adds a transactional subscriber: h receives every event published
-// from now on, in its own lanes, inside transactions of store, with its
-// versions, states and parked events in store. Its runtime name (and its
-// namespace in store) is "Account/" followed by name; names must be unique.
-func (d *AccountDispatcher) SubscribeTx(name string, store genimpl.TxStore, h AccountTxHandler, opts ...AccountOption) error {
-	return genimpl.SubscribeTx(d.accountDispatcher, name, store, accountTxHandler(h), opts)
-}
-
 // accountTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func accountTxHandler(h AccountTxHandler) *genimpl.TxHandler[string, AccountEvent, genimpl.Boxed[AccountEvent]] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.TxHandler[string, AccountEvent, genimpl.Boxed[AccountEvent]]{
+	return genimpl.Adapt(h, &genimpl.TxHandler[string, AccountEvent, genimpl.Boxed[AccountEvent]]{
 		Call: func(ctx context.Context, tx *sql.Tx, _ string, v accountEnv) error {
 			switch v.Kind {
 			case 0:
@@ -139,7 +113,7 @@ func accountTxHandler(h AccountTxHandler) *genimpl.TxHandler[string, AccountEven
 			s, err := h.ResyncAccount(ctx, tx, key)
 			return s.Version, string(s.State), err
 		},
-	}
+	})
 }
 
 // OrderTxHandler handles the events of entity Order inside a database
@@ -207,34 +181,10 @@ func (UnimplementedOrderTxHandler) HandleOrderCancelled(context.Context, *sql.Tx
 	return runtime.ErrUnimplemented
 }
 
-// NewOrderTxDispatcher returns a dispatcher whose first subscriber, named
-// "Order", is the transactional handler h over store: the subscriber's
-// versions, states and parked events live in store under its name, and each
-// event's handler writes commit together with its version advance. opts change
-// the schema's policies. Close the dispatcher when done, then the store.
-func NewOrderTxDispatcher(store genimpl.TxStore, h OrderTxHandler, opts ...OrderOption) (*OrderDispatcher, error) {
-	d, err := genimpl.NewTx[OrderSubscriberName](orderEntity, store, orderTxHandler(h), opts)
-	if err != nil {
-		return nil, err
-	}
-	return &OrderDispatcher{d}, nil
-}
-
-// SubscribeTx adds a transactional subscriber: h receives every event published
-// from now on, in its own lanes, inside transactions of store, with its
-// versions, states and parked events in store. Its runtime name (and its
-// namespace in store) is "Order/" followed by name; names must be unique.
-func (d *OrderDispatcher) SubscribeTx(name string, store genimpl.TxStore, h OrderTxHandler, opts ...OrderOption) error {
-	return genimpl.SubscribeTx(d.orderDispatcher, name, store, orderTxHandler(h), opts)
-}
-
 // orderTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func orderTxHandler(h OrderTxHandler) *genimpl.TxHandler[string, OrderEvent, genimpl.Boxed[OrderEvent]] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.TxHandler[string, OrderEvent, genimpl.Boxed[OrderEvent]]{
+	return genimpl.Adapt(h, &genimpl.TxHandler[string, OrderEvent, genimpl.Boxed[OrderEvent]]{
 		Call: func(ctx context.Context, tx *sql.Tx, _ string, v orderEnv) error {
 			switch v.Kind {
 			case 0:
@@ -252,7 +202,7 @@ func orderTxHandler(h OrderTxHandler) *genimpl.TxHandler[string, OrderEvent, gen
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }
 
 // RiderTxHandler handles the events of entity Rider inside a database
@@ -285,34 +235,10 @@ func (UnimplementedRiderTxHandler) HandleLocationUpdated(context.Context, *sql.T
 	return runtime.ErrUnimplemented
 }
 
-// NewRiderTxDispatcher returns a dispatcher whose first subscriber, named
-// "Rider", is the transactional handler h over store: the subscriber's
-// versions, states and parked events live in store under its name, and each
-// event's handler writes commit together with its version advance. opts change
-// the schema's policies. Close the dispatcher when done, then the store.
-func NewRiderTxDispatcher(store genimpl.TxStore, h RiderTxHandler, opts ...RiderOption) (*RiderDispatcher, error) {
-	d, err := genimpl.NewTx[RiderSubscriberName](riderEntity, store, riderTxHandler(h), opts)
-	if err != nil {
-		return nil, err
-	}
-	return &RiderDispatcher{d}, nil
-}
-
-// SubscribeTx adds a transactional subscriber: h receives every event published
-// from now on, in its own lanes, inside transactions of store, with its
-// versions, states and parked events in store. Its runtime name (and its
-// namespace in store) is "Rider/" followed by name; names must be unique.
-func (d *RiderDispatcher) SubscribeTx(name string, store genimpl.TxStore, h RiderTxHandler, opts ...RiderOption) error {
-	return genimpl.SubscribeTx(d.riderDispatcher, name, store, riderTxHandler(h), opts)
-}
-
 // riderTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func riderTxHandler(h RiderTxHandler) *genimpl.TxHandler[string, RiderEvent, riderBody] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.TxHandler[string, RiderEvent, riderBody]{
+	return genimpl.Adapt(h, &genimpl.TxHandler[string, RiderEvent, riderBody]{
 		Call: func(ctx context.Context, tx *sql.Tx, _ string, v riderEnv) error {
 			switch v.Kind {
 			case 0:
@@ -320,7 +246,7 @@ func riderTxHandler(h RiderTxHandler) *genimpl.TxHandler[string, RiderEvent, rid
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }
 
 // WebhookTxHandler handles the events of entity Webhook inside a database
@@ -353,34 +279,10 @@ func (UnimplementedWebhookTxHandler) HandleWebhookQueued(context.Context, *sql.T
 	return runtime.ErrUnimplemented
 }
 
-// NewWebhookTxDispatcher returns a dispatcher whose first subscriber, named
-// "Webhook", is the transactional handler h over store: the subscriber's
-// versions, states and parked events live in store under its name, and each
-// event's handler writes commit together with its version advance. opts change
-// the schema's policies. Close the dispatcher when done, then the store.
-func NewWebhookTxDispatcher(store genimpl.TxStore, h WebhookTxHandler, opts ...WebhookOption) (*WebhookDispatcher, error) {
-	d, err := genimpl.NewTx[WebhookSubscriberName](webhookEntity, store, webhookTxHandler(h), opts)
-	if err != nil {
-		return nil, err
-	}
-	return &WebhookDispatcher{d}, nil
-}
-
-// SubscribeTx adds a transactional subscriber: h receives every event published
-// from now on, in its own lanes, inside transactions of store, with its
-// versions, states and parked events in store. Its runtime name (and its
-// namespace in store) is "Webhook/" followed by name; names must be unique.
-func (d *WebhookDispatcher) SubscribeTx(name string, store genimpl.TxStore, h WebhookTxHandler, opts ...WebhookOption) error {
-	return genimpl.SubscribeTx(d.webhookDispatcher, name, store, webhookTxHandler(h), opts)
-}
-
 // webhookTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func webhookTxHandler(h WebhookTxHandler) *genimpl.TxHandler[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.TxHandler[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]]{
+	return genimpl.Adapt(h, &genimpl.TxHandler[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]]{
 		Call: func(ctx context.Context, tx *sql.Tx, _ int64, v webhookEnv) error {
 			switch v.Kind {
 			case 0:
@@ -388,7 +290,7 @@ func webhookTxHandler(h WebhookTxHandler) *genimpl.TxHandler[int64, WebhookEvent
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }
 
 // WalletTxHandler handles the events of entity Wallet inside a database
@@ -426,36 +328,12 @@ func (UnimplementedWalletTxHandler) HandleWalletBatch(context.Context, *sql.Tx, 
 	return runtime.ErrUnimplemented
 }
 
-// NewWalletTxDispatcher returns a dispatcher whose first subscriber, named
-// "Wallet", is the transactional handler h over store: the subscriber's
-// versions, states and parked events live in store under its name, and each
-// event's handler writes commit together with its version advance. opts change
-// the schema's policies. Close the dispatcher when done, then the store.
-func NewWalletTxDispatcher(store genimpl.TxStore, h WalletTxHandler, opts ...WalletOption) (*WalletDispatcher, error) {
-	d, err := genimpl.NewTx[WalletSubscriberName](walletEntity, store, walletTxHandler(h), opts)
-	if err != nil {
-		return nil, err
-	}
-	return &WalletDispatcher{d}, nil
-}
-
-// SubscribeTx adds a transactional subscriber: h receives every event published
-// from now on, in its own lanes, inside transactions of store, with its
-// versions, states and parked events in store. Its runtime name (and its
-// namespace in store) is "Wallet/" followed by name; names must be unique.
-func (d *WalletDispatcher) SubscribeTx(name string, store genimpl.TxStore, h WalletTxHandler, opts ...WalletOption) error {
-	return genimpl.SubscribeTx(d.walletDispatcher, name, store, walletTxHandler(h), opts)
-}
-
 // walletTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func walletTxHandler(h WalletTxHandler) *genimpl.TxHandler[string, WalletEvent, walletBody] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.TxHandler[string, WalletEvent, walletBody]{
+	return genimpl.Adapt(h, &genimpl.TxHandler[string, WalletEvent, walletBody]{
 		Batch: h.HandleWalletBatch,
-	}
+	})
 }
 
 // CustomerTxHandler handles the events of entity Customer inside a database
@@ -489,36 +367,12 @@ func (UnimplementedCustomerTxHandler) HandleCustomerChanged(context.Context, *sq
 	return runtime.ErrUnimplemented
 }
 
-// NewCustomerTxDispatcher returns a dispatcher whose first subscriber, named
-// "Customer", is the transactional handler h over store: the subscriber's
-// versions, states and parked events live in store under its name, and each
-// event's handler writes commit together with its version advance. opts change
-// the schema's policies. Close the dispatcher when done, then the store.
-func NewCustomerTxDispatcher(store genimpl.TxStore, h CustomerTxHandler, opts ...CustomerOption) (*CustomerDispatcher, error) {
-	d, err := genimpl.NewTx[CustomerSubscriberName](customerEntity, store, customerTxHandler(h), opts)
-	if err != nil {
-		return nil, err
-	}
-	return &CustomerDispatcher{d}, nil
-}
-
-// SubscribeTx adds a transactional subscriber: h receives every event published
-// from now on, in its own lanes, inside transactions of store, with its
-// versions, states and parked events in store. Its runtime name (and its
-// namespace in store) is "Customer/" followed by name; names must be unique.
-func (d *CustomerDispatcher) SubscribeTx(name string, store genimpl.TxStore, h CustomerTxHandler, opts ...CustomerOption) error {
-	return genimpl.SubscribeTx(d.customerDispatcher, name, store, customerTxHandler(h), opts)
-}
-
 // customerTxHandler adapts h to the generic guards of runtime/genimpl; nil for
 // a nil h.
 func customerTxHandler(h CustomerTxHandler) *genimpl.TxHandler[string, CustomerEvent, customerBody] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.TxHandler[string, CustomerEvent, customerBody]{
+	return genimpl.Adapt(h, &genimpl.TxHandler[string, CustomerEvent, customerBody]{
 		Call: func(ctx context.Context, tx *sql.Tx, key string, _ customerEnv) error {
 			return h.HandleCustomerChanged(ctx, tx, key)
 		},
-	}
+	})
 }

@@ -93,10 +93,7 @@ func (UnimplementedAccountHandler) ResyncAccount(context.Context, string) (Accou
 // accountHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func accountHandler(h AccountHandler) *genimpl.Handler[string, AccountEvent, genimpl.Boxed[AccountEvent]] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.Handler[string, AccountEvent, genimpl.Boxed[AccountEvent]]{
+	return genimpl.Adapt(h, &genimpl.Handler[string, AccountEvent, genimpl.Boxed[AccountEvent]]{
 		Call: func(ctx context.Context, _ string, v accountEnv) error {
 			switch v.Kind {
 			case 0:
@@ -116,7 +113,7 @@ func accountHandler(h AccountHandler) *genimpl.Handler[string, AccountEvent, gen
 			s, err := h.ResyncAccount(ctx, key)
 			return s.Version, string(s.State), err
 		},
-	}
+	})
 }
 
 // OrderHandler handles the events of entity Order, one typed method per event.
@@ -183,10 +180,7 @@ func (UnimplementedOrderHandler) HandleOrderCancelled(context.Context, OrderCanc
 // orderHandler adapts h to the generic guards of runtime/genimpl; nil for a nil
 // h.
 func orderHandler(h OrderHandler) *genimpl.Handler[string, OrderEvent, genimpl.Boxed[OrderEvent]] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.Handler[string, OrderEvent, genimpl.Boxed[OrderEvent]]{
+	return genimpl.Adapt(h, &genimpl.Handler[string, OrderEvent, genimpl.Boxed[OrderEvent]]{
 		Call: func(ctx context.Context, _ string, v orderEnv) error {
 			switch v.Kind {
 			case 0:
@@ -204,7 +198,7 @@ func orderHandler(h OrderHandler) *genimpl.Handler[string, OrderEvent, genimpl.B
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }
 
 // RiderHandler handles the events of entity Rider, one typed method per event.
@@ -236,10 +230,7 @@ func (UnimplementedRiderHandler) HandleLocationUpdated(context.Context, Location
 // riderHandler adapts h to the generic guards of runtime/genimpl; nil for a nil
 // h.
 func riderHandler(h RiderHandler) *genimpl.Handler[string, RiderEvent, riderBody] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.Handler[string, RiderEvent, riderBody]{
+	return genimpl.Adapt(h, &genimpl.Handler[string, RiderEvent, riderBody]{
 		Call: func(ctx context.Context, _ string, v riderEnv) error {
 			switch v.Kind {
 			case 0:
@@ -247,7 +238,7 @@ func riderHandler(h RiderHandler) *genimpl.Handler[string, RiderEvent, riderBody
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }
 
 // WebhookHandler handles the events of entity Webhook, one typed method per
@@ -279,10 +270,7 @@ func (UnimplementedWebhookHandler) HandleWebhookQueued(context.Context, WebhookQ
 // webhookHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func webhookHandler(h WebhookHandler) *genimpl.Handler[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.Handler[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]]{
+	return genimpl.Adapt(h, &genimpl.Handler[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]]{
 		Call: func(ctx context.Context, _ int64, v webhookEnv) error {
 			switch v.Kind {
 			case 0:
@@ -290,7 +278,7 @@ func webhookHandler(h WebhookHandler) *genimpl.Handler[int64, WebhookEvent, geni
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }
 
 // WalletHandler handles the events of entity Wallet in batches: A
@@ -328,12 +316,9 @@ func (UnimplementedWalletHandler) HandleWalletBatch(context.Context, string, []W
 // walletHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func walletHandler(h WalletHandler) *genimpl.Handler[string, WalletEvent, walletBody] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.Handler[string, WalletEvent, walletBody]{
+	return genimpl.Adapt(h, &genimpl.Handler[string, WalletEvent, walletBody]{
 		Batch: h.HandleWalletBatch,
-	}
+	})
 }
 
 // CustomerHandler handles the events of entity Customer, which are
@@ -367,12 +352,9 @@ func (UnimplementedCustomerHandler) HandleCustomerChanged(context.Context, strin
 // customerHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func customerHandler(h CustomerHandler) *genimpl.Handler[string, CustomerEvent, customerBody] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.Handler[string, CustomerEvent, customerBody]{
+	return genimpl.Adapt(h, &genimpl.Handler[string, CustomerEvent, customerBody]{
 		Call: func(ctx context.Context, key string, _ customerEnv) error {
 			return h.HandleCustomerChanged(ctx, key)
 		},
-	}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -271,5 +272,32 @@ func TestTopBacklogAndStuck(t *testing.T) {
 	}
 	if top := d.TopBacklog(5); len(top) != 0 {
 		t.Errorf("TopBacklog after draining = %+v, want nothing", top)
+	}
+}
+
+// A nil handler is refused with an error that says so, by every
+// constructor and Subscribe, plain and transactional: the generated adapter
+// gives the guards nothing to call (genimpl.Adapt) rather than a handler
+// that would panic on the first event.
+func TestNilHandlerIsRefused(t *testing.T) {
+	var h ledger.AccountHandler
+	var tx ledger.AccountTxHandler
+	if _, err := ledger.NewAccountDispatcher(h); err == nil || !strings.Contains(err.Error(), "nil handler") {
+		t.Errorf("NewAccountDispatcher(nil) = %v; want a nil handler error", err)
+	}
+	store := openTestStore(t)
+	if _, err := ledger.NewAccountTxDispatcher(store, tx); err == nil || !strings.Contains(err.Error(), "nil handler") {
+		t.Errorf("NewAccountTxDispatcher(store, nil) = %v; want a nil handler error", err)
+	}
+	d, err := ledger.NewAccountDispatcher(&openings{}, func(c *ledger.AccountConfig) { c.Logger = quietLogger() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(context.Background())
+	if err := d.Subscribe("audit", h); err == nil || !strings.Contains(err.Error(), "nil handler") {
+		t.Errorf("Subscribe(audit, nil) = %v; want a nil handler error", err)
+	}
+	if err := d.SubscribeTx("books", store, tx); err == nil || !strings.Contains(err.Error(), "nil handler") {
+		t.Errorf("SubscribeTx(books, store, nil) = %v; want a nil handler error", err)
 	}
 }

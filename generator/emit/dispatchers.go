@@ -81,6 +81,7 @@ func dispatcher(f *jen.File, n names) {
 	f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id("Subscribe").Params(jen.Id("name").String(), jen.Id("h").Id(n.Handler), jen.Id("opts").Op("...").Id(n.Option)).Error().Block(
 		jen.Return(gi("Subscribe").Call(jen.Id("d").Dot(n.Core), jen.Id("name"), jen.Id(n.HandlerAdapter).Call(jen.Id("h")), jen.Id("opts"))),
 	)
+	txConstructors(f, n)
 	ctx := func() jen.Code { return jen.Id("ctx").Qual("context", "Context") }
 	params := func() []jen.Code {
 		return []jen.Code{ctx(), jen.Id("subscriber").Id(n.SubscriberName), jen.Id("key").Add(n.key())}
@@ -194,7 +195,6 @@ func handlerAdapter(f *jen.File, n names, tx bool) {
 	}
 	Doc(f, 0, "%s adapts h to the generic guards of runtime/genimpl; nil for a nil h.", name)
 	f.Func().Id(name).Params(jen.Id("h").Id(iface)).Op("*").Add(adapted).Block(
-		jen.If(jen.Id("h").Op("==").Nil()).Block(jen.Return(jen.Nil())),
-		jen.Return(jen.Op("&").Add(adapted).Add(lines(fields...))),
+		jen.Return(gi("Adapt").Call(jen.Id("h"), jen.Op("&").Add(adapted).Add(lines(fields...)))),
 	)
 }

@@ -4,22 +4,23 @@
 //	events.go       the event structs, each entity's sealed event interface
 //	                and typed state
 //	handlers.go     each entity's handler interface, one typed method per
-//	                event, and its Unimplemented base
-//	dispatchers.go  each entity's dispatcher, configuration and options, its
-//	                operator methods, and the compile-time handshake with the
-//	                runtime
-//	guards.go       the engine handler of each subscriber: the version guard
-//	                and the forward-only state guard
-//	durable.go      durable stores: the transactional handler interface, its
-//	                dispatcher constructors and guard (effectively once over
-//	                durable.TxStore), and the use of AccountConfig.Store
+//	                event, its Unimplemented base and its adapter to the
+//	                guards of runtime/genimpl
+//	dispatchers.go  the compile-time handshake with the runtime, and each
+//	                entity's description for genimpl (guards' tables, the
+//	                body its engines carry), configuration and options,
+//	                dispatcher, constructors (transactional ones too) and
+//	                subscriber names
+//	durable.go      each entity's transactional handler interface, its
+//	                Unimplemented base and its adapter (effectively once
+//	                over a genimpl.TxStore)
 //	publishers.go   each entity's publisher interface and the dispatcher's
 //	                typed Publish methods
-//	transports.go   each entity's producer over any transport.Sink and the
-//	                dispatcher's SubmitTagged, for transports (runtime/kafka)
+//	transports.go   each entity's producer over any transport.Sink, for
+//	                transports (runtime/kafka and the others)
+//	outbox.go       each entity's transactional outbox, for the relay of
+//	                runtime/outbox
 //	codecs.go       each entity's JSON durable.Codec
-//	inspect.go      each dispatcher's Inspector method: its operator's view
-//	                (runtime/inspect) for the console of runtime/console
 //
 // Every name the emitters declare comes from ir.Names (computed once in the
 // IR, and reserved by validate); every doc comment is written by Doc, which

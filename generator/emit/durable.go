@@ -6,15 +6,15 @@ import (
 	"github.com/ordergen/ordergen/generator/ir"
 )
 
-// durable emits, for each entity, what connects its dispatcher to a durable
-// store (genimpl.TxStore): the transactional handler interface, the
-// constructors of transactional subscribers, and the adapter of the
-// handler to the guards that run in the store's transactions.
+// durable emits, for each entity, the handler of a dispatcher over a
+// durable store (genimpl.TxStore): the transactional handler interface and
+// the adapter of the handler to the guards that run in the store's
+// transactions. The constructors of transactional subscribers stand beside
+// the others (dispatcher).
 func durable(f *jen.File, pkg *ir.Package) {
 	for _, e := range pkg.Entities {
 		n := namesOf(pkg.Name, e)
 		txHandler(f, n)
-		txConstructors(f, n)
 		handlerAdapter(f, n, true)
 	}
 }

@@ -146,6 +146,16 @@ type TxHandler[K comparable, E any, B any] struct {
 	Resync func(ctx context.Context, tx *sql.Tx, key K) (version uint64, state string, err error)
 }
 
+// Adapt returns adapted, a generated handler's methods as a Handler or a
+// TxHandler, or nil when h, the generated handler they call, is nil: so
+// that New and Subscribe refuse a nil handler instead of calling it.
+func Adapt[H any, T any](h H, adapted *T) *T {
+	if any(h) == nil {
+		return nil
+	}
+	return adapted
+}
+
 // ErrUnknownEvent is what a generated Call returns for an event of no type
 // of its entity; the guards refuse such an event before they call it.
 var ErrUnknownEvent = errors.New("ordergen: unknown event")

@@ -16,8 +16,8 @@ package genimpl
 // unsigned type, and the compiler's message names the type, which says
 // what to do, and the versions:
 //
-//	genimpl.MaxVersion - 6 (constant -1 of uint type
-//	genimpl.UpgradeOrdergenToRunCodeGeneratedAboveVersion6) overflows uint
+//	genimpl.MaxVersion - 7 (constant -1 of uint type
+//	genimpl.UpgradeOrdergenToRunCodeGeneratedAboveVersion7) overflows uint
 //
 // means the github.com/ordergen/ordergen module in go.mod is older than
 // the ordergen that generated the code: upgrade it (go get
@@ -38,12 +38,12 @@ package genimpl
 
 // GenVersion is the version the generator of this module writes into the
 // code it generates: the version that code needs.
-const GenVersion = 6
+const GenVersion = 7
 
-// UpgradeOrdergenToRunCodeGeneratedAboveVersion6 is MaxVersion's type: its
+// UpgradeOrdergenToRunCodeGeneratedAboveVersion7 is MaxVersion's type: its
 // name is what the compiler's message says when generated code needs a
 // newer version than this package runs.
-type UpgradeOrdergenToRunCodeGeneratedAboveVersion6 uint
+type UpgradeOrdergenToRunCodeGeneratedAboveVersion7 uint
 
 // RegenerateCodeGeneratedBelowVersion6 is MinVersion's type: its name is
 // what the compiler's message says when generated code is older than this
@@ -53,7 +53,7 @@ type RegenerateCodeGeneratedBelowVersion6 uint
 const (
 	// MaxVersion is the newest version of generated code this package
 	// runs: always GenVersion, the generator's own.
-	MaxVersion UpgradeOrdergenToRunCodeGeneratedAboveVersion6 = GenVersion
+	MaxVersion UpgradeOrdergenToRunCodeGeneratedAboveVersion7 = GenVersion
 	// MinVersion is the oldest version of generated code this package
 	// runs.
 	MinVersion RegenerateCodeGeneratedBelowVersion6 = 6

@@ -10,7 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// The handshake with the runtime: this code needs version 6 of
+// The handshake with the runtime: this code needs version 7 of
 // github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
 // below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
 // in go.mod is older than the ordergen that generated the code: upgrade it (go
@@ -18,8 +18,8 @@ import (
 // code is older than the module runs: generate it again with the module's
 // ordergen (go generate ./...).
 const (
-	_ = genimpl.MaxVersion - 6
-	_ = 6 - genimpl.MinVersion
+	_ = genimpl.MaxVersion - 7
+	_ = 7 - genimpl.MinVersion
 )
 
 // shipmentEnv is a Shipment event as the engines carry it.
@@ -97,6 +97,27 @@ func NewShipmentDispatcher(h ShipmentHandler, opts ...ShipmentOption) (*Shipment
 // followed by name; names must be unique.
 func (d *ShipmentDispatcher) Subscribe(name string, h ShipmentHandler, opts ...ShipmentOption) error {
 	return genimpl.Subscribe(d.shipmentDispatcher, name, shipmentHandler(h), opts)
+}
+
+// NewShipmentTxDispatcher returns a dispatcher whose first subscriber, named
+// "Shipment", is the transactional handler h over store: the subscriber's
+// versions, states and parked events live in store under its name, and each
+// event's handler writes commit together with its version advance. opts change
+// the schema's policies. Close the dispatcher when done, then the store.
+func NewShipmentTxDispatcher(store genimpl.TxStore, h ShipmentTxHandler, opts ...ShipmentOption) (*ShipmentDispatcher, error) {
+	d, err := genimpl.NewTx[ShipmentSubscriberName](shipmentEntity, store, shipmentTxHandler(h), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &ShipmentDispatcher{d}, nil
+}
+
+// SubscribeTx adds a transactional subscriber: h receives every event published
+// from now on, in its own lanes, inside transactions of store, with its
+// versions, states and parked events in store. Its runtime name (and its
+// namespace in store) is "Shipment/" followed by name; names must be unique.
+func (d *ShipmentDispatcher) SubscribeTx(name string, store genimpl.TxStore, h ShipmentTxHandler, opts ...ShipmentOption) error {
+	return genimpl.SubscribeTx(d.shipmentDispatcher, name, store, shipmentTxHandler(h), opts)
 }
 
 // Version returns the last version of key that the subscriber named subscriber
@@ -239,6 +260,27 @@ func (d *ParcelDispatcher) Subscribe(name string, h ParcelHandler, opts ...Parce
 	return genimpl.Subscribe(d.parcelDispatcher, name, parcelHandler(h), opts)
 }
 
+// NewParcelTxDispatcher returns a dispatcher whose first subscriber, named
+// "Parcel", is the transactional handler h over store: the subscriber's
+// versions, states and parked events live in store under its name, and each
+// event's handler writes commit together with its version advance. opts change
+// the schema's policies. Close the dispatcher when done, then the store.
+func NewParcelTxDispatcher(store genimpl.TxStore, h ParcelTxHandler, opts ...ParcelOption) (*ParcelDispatcher, error) {
+	d, err := genimpl.NewTx[ParcelSubscriberName](parcelEntity, store, parcelTxHandler(h), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &ParcelDispatcher{d}, nil
+}
+
+// SubscribeTx adds a transactional subscriber: h receives every event published
+// from now on, in its own lanes, inside transactions of store, with its
+// versions, states and parked events in store. Its runtime name (and its
+// namespace in store) is "Parcel/" followed by name; names must be unique.
+func (d *ParcelDispatcher) SubscribeTx(name string, store genimpl.TxStore, h ParcelTxHandler, opts ...ParcelOption) error {
+	return genimpl.SubscribeTx(d.parcelDispatcher, name, store, parcelTxHandler(h), opts)
+}
+
 // State returns the current state of key in the subscriber named subscriber
 // (ParcelFirstSubscriber for the first one), "" when no event set one yet, as
 // its state guard stores it.
@@ -344,6 +386,29 @@ func NewContainerDispatcher(h ContainerHandler, opts ...ContainerOption) (*Conta
 // followed by name; names must be unique.
 func (d *ContainerDispatcher) Subscribe(name string, h ContainerHandler, opts ...ContainerOption) error {
 	return genimpl.Subscribe(d.containerDispatcher, name, containerHandler(h), opts)
+}
+
+// NewContainerTxDispatcher returns a dispatcher whose first subscriber, named
+// "Container", is the transactional handler h over store: the subscriber's
+// versions, states and parked events live in store under its name, and each
+// event's handler writes commit together with its version advance. opts change
+// the schema's policies. Close the dispatcher when done, then the store. The
+// schema asks for group commit (group:, the Config's Group): store must be a
+// durable.GroupTxStore[*sql.Tx] (runtime/sqlstore's is), or it is an error.
+func NewContainerTxDispatcher(store genimpl.TxStore, h ContainerTxHandler, opts ...ContainerOption) (*ContainerDispatcher, error) {
+	d, err := genimpl.NewTx[ContainerSubscriberName](containerEntity, store, containerTxHandler(h), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &ContainerDispatcher{d}, nil
+}
+
+// SubscribeTx adds a transactional subscriber: h receives every event published
+// from now on, in its own lanes, inside transactions of store, with its
+// versions, states and parked events in store. Its runtime name (and its
+// namespace in store) is "Container/" followed by name; names must be unique.
+func (d *ContainerDispatcher) SubscribeTx(name string, store genimpl.TxStore, h ContainerTxHandler, opts ...ContainerOption) error {
+	return genimpl.SubscribeTx(d.containerDispatcher, name, store, containerTxHandler(h), opts)
 }
 
 // Version returns the last version of key that the subscriber named subscriber
@@ -480,6 +545,29 @@ func NewCrateDispatcher(h CrateHandler, opts ...CrateOption) (*CrateDispatcher, 
 // followed by name; names must be unique.
 func (d *CrateDispatcher) Subscribe(name string, h CrateHandler, opts ...CrateOption) error {
 	return genimpl.Subscribe(d.crateDispatcher, name, crateHandler(h), opts)
+}
+
+// NewCrateTxDispatcher returns a dispatcher whose first subscriber, named
+// "Crate", is the transactional handler h over store: the subscriber's
+// versions, states and parked events live in store under its name, and each
+// event's handler writes commit together with its version advance. opts change
+// the schema's policies. Close the dispatcher when done, then the store. The
+// schema asks for group commit (group:, the Config's Group): store must be a
+// durable.GroupTxStore[*sql.Tx] (runtime/sqlstore's is), or it is an error.
+func NewCrateTxDispatcher(store genimpl.TxStore, h CrateTxHandler, opts ...CrateOption) (*CrateDispatcher, error) {
+	d, err := genimpl.NewTx[CrateSubscriberName](crateEntity, store, crateTxHandler(h), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &CrateDispatcher{d}, nil
+}
+
+// SubscribeTx adds a transactional subscriber: h receives every event published
+// from now on, in its own lanes, inside transactions of store, with its
+// versions, states and parked events in store. Its runtime name (and its
+// namespace in store) is "Crate/" followed by name; names must be unique.
+func (d *CrateDispatcher) SubscribeTx(name string, store genimpl.TxStore, h CrateTxHandler, opts ...CrateOption) error {
+	return genimpl.SubscribeTx(d.crateDispatcher, name, store, crateTxHandler(h), opts)
 }
 
 // State returns the current state of key in the subscriber named subscriber

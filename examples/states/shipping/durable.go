@@ -77,34 +77,10 @@ func (UnimplementedShipmentTxHandler) HandleShipmentReturned(context.Context, *s
 	return runtime.ErrUnimplemented
 }
 
-// NewShipmentTxDispatcher returns a dispatcher whose first subscriber, named
-// "Shipment", is the transactional handler h over store: the subscriber's
-// versions, states and parked events live in store under its name, and each
-// event's handler writes commit together with its version advance. opts change
-// the schema's policies. Close the dispatcher when done, then the store.
-func NewShipmentTxDispatcher(store genimpl.TxStore, h ShipmentTxHandler, opts ...ShipmentOption) (*ShipmentDispatcher, error) {
-	d, err := genimpl.NewTx[ShipmentSubscriberName](shipmentEntity, store, shipmentTxHandler(h), opts)
-	if err != nil {
-		return nil, err
-	}
-	return &ShipmentDispatcher{d}, nil
-}
-
-// SubscribeTx adds a transactional subscriber: h receives every event published
-// from now on, in its own lanes, inside transactions of store, with its
-// versions, states and parked events in store. Its runtime name (and its
-// namespace in store) is "Shipment/" followed by name; names must be unique.
-func (d *ShipmentDispatcher) SubscribeTx(name string, store genimpl.TxStore, h ShipmentTxHandler, opts ...ShipmentOption) error {
-	return genimpl.SubscribeTx(d.shipmentDispatcher, name, store, shipmentTxHandler(h), opts)
-}
-
 // shipmentTxHandler adapts h to the generic guards of runtime/genimpl; nil for
 // a nil h.
 func shipmentTxHandler(h ShipmentTxHandler) *genimpl.TxHandler[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.TxHandler[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]]{
+	return genimpl.Adapt(h, &genimpl.TxHandler[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]]{
 		Call: func(ctx context.Context, tx *sql.Tx, _ string, v shipmentEnv) error {
 			switch v.Kind {
 			case 0:
@@ -122,7 +98,7 @@ func shipmentTxHandler(h ShipmentTxHandler) *genimpl.TxHandler[string, ShipmentE
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }
 
 // ParcelTxHandler handles the events of entity Parcel inside a database
@@ -176,34 +152,10 @@ func (UnimplementedParcelTxHandler) HandleParcelDelivered(context.Context, *sql.
 	return runtime.ErrUnimplemented
 }
 
-// NewParcelTxDispatcher returns a dispatcher whose first subscriber, named
-// "Parcel", is the transactional handler h over store: the subscriber's
-// versions, states and parked events live in store under its name, and each
-// event's handler writes commit together with its version advance. opts change
-// the schema's policies. Close the dispatcher when done, then the store.
-func NewParcelTxDispatcher(store genimpl.TxStore, h ParcelTxHandler, opts ...ParcelOption) (*ParcelDispatcher, error) {
-	d, err := genimpl.NewTx[ParcelSubscriberName](parcelEntity, store, parcelTxHandler(h), opts)
-	if err != nil {
-		return nil, err
-	}
-	return &ParcelDispatcher{d}, nil
-}
-
-// SubscribeTx adds a transactional subscriber: h receives every event published
-// from now on, in its own lanes, inside transactions of store, with its
-// versions, states and parked events in store. Its runtime name (and its
-// namespace in store) is "Parcel/" followed by name; names must be unique.
-func (d *ParcelDispatcher) SubscribeTx(name string, store genimpl.TxStore, h ParcelTxHandler, opts ...ParcelOption) error {
-	return genimpl.SubscribeTx(d.parcelDispatcher, name, store, parcelTxHandler(h), opts)
-}
-
 // parcelTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func parcelTxHandler(h ParcelTxHandler) *genimpl.TxHandler[string, ParcelEvent, parcelBody] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.TxHandler[string, ParcelEvent, parcelBody]{
+	return genimpl.Adapt(h, &genimpl.TxHandler[string, ParcelEvent, parcelBody]{
 		Call: func(ctx context.Context, tx *sql.Tx, _ string, v parcelEnv) error {
 			switch v.Kind {
 			case 0:
@@ -217,7 +169,7 @@ func parcelTxHandler(h ParcelTxHandler) *genimpl.TxHandler[string, ParcelEvent, 
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }
 
 // ContainerTxHandler handles the events of entity Container inside a database
@@ -264,38 +216,12 @@ func (UnimplementedContainerTxHandler) HandleContainerBatch(context.Context, *sq
 	return runtime.ErrUnimplemented
 }
 
-// NewContainerTxDispatcher returns a dispatcher whose first subscriber, named
-// "Container", is the transactional handler h over store: the subscriber's
-// versions, states and parked events live in store under its name, and each
-// event's handler writes commit together with its version advance. opts change
-// the schema's policies. Close the dispatcher when done, then the store. The
-// schema asks for group commit (group:, the Config's Group): store must be a
-// durable.GroupTxStore[*sql.Tx] (runtime/sqlstore's is), or it is an error.
-func NewContainerTxDispatcher(store genimpl.TxStore, h ContainerTxHandler, opts ...ContainerOption) (*ContainerDispatcher, error) {
-	d, err := genimpl.NewTx[ContainerSubscriberName](containerEntity, store, containerTxHandler(h), opts)
-	if err != nil {
-		return nil, err
-	}
-	return &ContainerDispatcher{d}, nil
-}
-
-// SubscribeTx adds a transactional subscriber: h receives every event published
-// from now on, in its own lanes, inside transactions of store, with its
-// versions, states and parked events in store. Its runtime name (and its
-// namespace in store) is "Container/" followed by name; names must be unique.
-func (d *ContainerDispatcher) SubscribeTx(name string, store genimpl.TxStore, h ContainerTxHandler, opts ...ContainerOption) error {
-	return genimpl.SubscribeTx(d.containerDispatcher, name, store, containerTxHandler(h), opts)
-}
-
 // containerTxHandler adapts h to the generic guards of runtime/genimpl; nil for
 // a nil h.
 func containerTxHandler(h ContainerTxHandler) *genimpl.TxHandler[string, ContainerEvent, genimpl.Boxed[ContainerEvent]] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.TxHandler[string, ContainerEvent, genimpl.Boxed[ContainerEvent]]{
+	return genimpl.Adapt(h, &genimpl.TxHandler[string, ContainerEvent, genimpl.Boxed[ContainerEvent]]{
 		Batch: h.HandleContainerBatch,
-	}
+	})
 }
 
 // CrateTxHandler handles the events of entity Crate inside a database
@@ -349,36 +275,10 @@ func (UnimplementedCrateTxHandler) HandleCrateShipped(context.Context, *sql.Tx, 
 	return runtime.ErrUnimplemented
 }
 
-// NewCrateTxDispatcher returns a dispatcher whose first subscriber, named
-// "Crate", is the transactional handler h over store: the subscriber's
-// versions, states and parked events live in store under its name, and each
-// event's handler writes commit together with its version advance. opts change
-// the schema's policies. Close the dispatcher when done, then the store. The
-// schema asks for group commit (group:, the Config's Group): store must be a
-// durable.GroupTxStore[*sql.Tx] (runtime/sqlstore's is), or it is an error.
-func NewCrateTxDispatcher(store genimpl.TxStore, h CrateTxHandler, opts ...CrateOption) (*CrateDispatcher, error) {
-	d, err := genimpl.NewTx[CrateSubscriberName](crateEntity, store, crateTxHandler(h), opts)
-	if err != nil {
-		return nil, err
-	}
-	return &CrateDispatcher{d}, nil
-}
-
-// SubscribeTx adds a transactional subscriber: h receives every event published
-// from now on, in its own lanes, inside transactions of store, with its
-// versions, states and parked events in store. Its runtime name (and its
-// namespace in store) is "Crate/" followed by name; names must be unique.
-func (d *CrateDispatcher) SubscribeTx(name string, store genimpl.TxStore, h CrateTxHandler, opts ...CrateOption) error {
-	return genimpl.SubscribeTx(d.crateDispatcher, name, store, crateTxHandler(h), opts)
-}
-
 // crateTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func crateTxHandler(h CrateTxHandler) *genimpl.TxHandler[int64, CrateEvent, crateBody] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.TxHandler[int64, CrateEvent, crateBody]{
+	return genimpl.Adapt(h, &genimpl.TxHandler[int64, CrateEvent, crateBody]{
 		Call: func(ctx context.Context, tx *sql.Tx, _ int64, v crateEnv) error {
 			switch v.Kind {
 			case 0:
@@ -390,5 +290,5 @@ func crateTxHandler(h CrateTxHandler) *genimpl.TxHandler[int64, CrateEvent, crat
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }

@@ -73,10 +73,7 @@ func (UnimplementedShipmentHandler) HandleShipmentReturned(context.Context, Ship
 // shipmentHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func shipmentHandler(h ShipmentHandler) *genimpl.Handler[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.Handler[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]]{
+	return genimpl.Adapt(h, &genimpl.Handler[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]]{
 		Call: func(ctx context.Context, _ string, v shipmentEnv) error {
 			switch v.Kind {
 			case 0:
@@ -94,7 +91,7 @@ func shipmentHandler(h ShipmentHandler) *genimpl.Handler[string, ShipmentEvent, 
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }
 
 // ParcelHandler handles the events of entity Parcel, one typed method per
@@ -147,10 +144,7 @@ func (UnimplementedParcelHandler) HandleParcelDelivered(context.Context, ParcelD
 // parcelHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func parcelHandler(h ParcelHandler) *genimpl.Handler[string, ParcelEvent, parcelBody] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.Handler[string, ParcelEvent, parcelBody]{
+	return genimpl.Adapt(h, &genimpl.Handler[string, ParcelEvent, parcelBody]{
 		Call: func(ctx context.Context, _ string, v parcelEnv) error {
 			switch v.Kind {
 			case 0:
@@ -164,7 +158,7 @@ func parcelHandler(h ParcelHandler) *genimpl.Handler[string, ParcelEvent, parcel
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }
 
 // ContainerHandler handles the events of entity Container in batches: A
@@ -204,12 +198,9 @@ func (UnimplementedContainerHandler) HandleContainerBatch(context.Context, strin
 // containerHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func containerHandler(h ContainerHandler) *genimpl.Handler[string, ContainerEvent, genimpl.Boxed[ContainerEvent]] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.Handler[string, ContainerEvent, genimpl.Boxed[ContainerEvent]]{
+	return genimpl.Adapt(h, &genimpl.Handler[string, ContainerEvent, genimpl.Boxed[ContainerEvent]]{
 		Batch: h.HandleContainerBatch,
-	}
+	})
 }
 
 // CrateHandler handles the events of entity Crate, one typed method per event.
@@ -255,10 +246,7 @@ func (UnimplementedCrateHandler) HandleCrateShipped(context.Context, CrateShippe
 // crateHandler adapts h to the generic guards of runtime/genimpl; nil for a nil
 // h.
 func crateHandler(h CrateHandler) *genimpl.Handler[int64, CrateEvent, crateBody] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.Handler[int64, CrateEvent, crateBody]{
+	return genimpl.Adapt(h, &genimpl.Handler[int64, CrateEvent, crateBody]{
 		Call: func(ctx context.Context, _ int64, v crateEnv) error {
 			switch v.Kind {
 			case 0:
@@ -270,5 +258,5 @@ func crateHandler(h CrateHandler) *genimpl.Handler[int64, CrateEvent, crateBody]
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }

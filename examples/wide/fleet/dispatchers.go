@@ -10,7 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// The handshake with the runtime: this code needs version 6 of
+// The handshake with the runtime: this code needs version 7 of
 // github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
 // below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
 // in go.mod is older than the ordergen that generated the code: upgrade it (go
@@ -18,8 +18,8 @@ import (
 // code is older than the module runs: generate it again with the module's
 // ordergen (go generate ./...).
 const (
-	_ = genimpl.MaxVersion - 6
-	_ = 6 - genimpl.MinVersion
+	_ = genimpl.MaxVersion - 7
+	_ = 7 - genimpl.MinVersion
 )
 
 // vehicleEnv is a Vehicle event as the engines carry it.
@@ -120,6 +120,27 @@ func NewVehicleDispatcher(h VehicleHandler, opts ...VehicleOption) (*VehicleDisp
 // followed by name; names must be unique.
 func (d *VehicleDispatcher) Subscribe(name string, h VehicleHandler, opts ...VehicleOption) error {
 	return genimpl.Subscribe(d.vehicleDispatcher, name, vehicleHandler(h), opts)
+}
+
+// NewVehicleTxDispatcher returns a dispatcher whose first subscriber, named
+// "Vehicle", is the transactional handler h over store: the subscriber's
+// versions, states and parked events live in store under its name, and each
+// event's handler writes commit together with its version advance. opts change
+// the schema's policies. Close the dispatcher when done, then the store.
+func NewVehicleTxDispatcher(store genimpl.TxStore, h VehicleTxHandler, opts ...VehicleOption) (*VehicleDispatcher, error) {
+	d, err := genimpl.NewTx[VehicleSubscriberName](vehicleEntity, store, vehicleTxHandler(h), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &VehicleDispatcher{d}, nil
+}
+
+// SubscribeTx adds a transactional subscriber: h receives every event published
+// from now on, in its own lanes, inside transactions of store, with its
+// versions, states and parked events in store. Its runtime name (and its
+// namespace in store) is "Vehicle/" followed by name; names must be unique.
+func (d *VehicleDispatcher) SubscribeTx(name string, store genimpl.TxStore, h VehicleTxHandler, opts ...VehicleOption) error {
+	return genimpl.SubscribeTx(d.vehicleDispatcher, name, store, vehicleTxHandler(h), opts)
 }
 
 // Version returns the last version of key that the subscriber named subscriber

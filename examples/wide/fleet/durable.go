@@ -243,34 +243,10 @@ func (UnimplementedVehicleTxHandler) HandleVehicleRetired(context.Context, *sql.
 	return runtime.ErrUnimplemented
 }
 
-// NewVehicleTxDispatcher returns a dispatcher whose first subscriber, named
-// "Vehicle", is the transactional handler h over store: the subscriber's
-// versions, states and parked events live in store under its name, and each
-// event's handler writes commit together with its version advance. opts change
-// the schema's policies. Close the dispatcher when done, then the store.
-func NewVehicleTxDispatcher(store genimpl.TxStore, h VehicleTxHandler, opts ...VehicleOption) (*VehicleDispatcher, error) {
-	d, err := genimpl.NewTx[VehicleSubscriberName](vehicleEntity, store, vehicleTxHandler(h), opts)
-	if err != nil {
-		return nil, err
-	}
-	return &VehicleDispatcher{d}, nil
-}
-
-// SubscribeTx adds a transactional subscriber: h receives every event published
-// from now on, in its own lanes, inside transactions of store, with its
-// versions, states and parked events in store. Its runtime name (and its
-// namespace in store) is "Vehicle/" followed by name; names must be unique.
-func (d *VehicleDispatcher) SubscribeTx(name string, store genimpl.TxStore, h VehicleTxHandler, opts ...VehicleOption) error {
-	return genimpl.SubscribeTx(d.vehicleDispatcher, name, store, vehicleTxHandler(h), opts)
-}
-
 // vehicleTxHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func vehicleTxHandler(h VehicleTxHandler) *genimpl.TxHandler[string, VehicleEvent, genimpl.Boxed[VehicleEvent]] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.TxHandler[string, VehicleEvent, genimpl.Boxed[VehicleEvent]]{
+	return genimpl.Adapt(h, &genimpl.TxHandler[string, VehicleEvent, genimpl.Boxed[VehicleEvent]]{
 		Call: func(ctx context.Context, tx *sql.Tx, _ string, v vehicleEnv) error {
 			switch v.Kind {
 			case 0:
@@ -336,5 +312,5 @@ func vehicleTxHandler(h VehicleTxHandler) *genimpl.TxHandler[string, VehicleEven
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }

@@ -241,10 +241,7 @@ func (UnimplementedVehicleHandler) HandleVehicleRetired(context.Context, Vehicle
 // vehicleHandler adapts h to the generic guards of runtime/genimpl; nil for a
 // nil h.
 func vehicleHandler(h VehicleHandler) *genimpl.Handler[string, VehicleEvent, genimpl.Boxed[VehicleEvent]] {
-	if h == nil {
-		return nil
-	}
-	return &genimpl.Handler[string, VehicleEvent, genimpl.Boxed[VehicleEvent]]{
+	return genimpl.Adapt(h, &genimpl.Handler[string, VehicleEvent, genimpl.Boxed[VehicleEvent]]{
 		Call: func(ctx context.Context, _ string, v vehicleEnv) error {
 			switch v.Kind {
 			case 0:
@@ -310,5 +307,5 @@ func vehicleHandler(h VehicleHandler) *genimpl.Handler[string, VehicleEvent, gen
 			}
 			return genimpl.ErrUnknownEvent
 		},
-	}
+	})
 }
