@@ -34,7 +34,7 @@ type Ownership struct {
 // after End returns: it can overlap with the messages' next owner.
 func (s *Source[K, E, M]) End(ctx context.Context, owners ...*Ownership) (int, error) {
 	ending := make(map[*Ownership]bool, len(owners))
-	s.mu.Lock()
+	s.lock()
 	for _, o := range owners {
 		o.ended = true
 		ending[o] = true
@@ -47,9 +47,9 @@ func (s *Source[K, E, M]) End(ctx context.Context, owners ...*Ownership) (int, e
 				o.idle = make(chan struct{})
 			}
 			idle := o.idle
-			s.mu.Unlock()
+			s.unlock()
 			<-idle
-			s.mu.Lock()
+			s.lock()
 		}
 	}
 	tags := make(map[uint64]struct{})
@@ -58,7 +58,7 @@ func (s *Source[K, E, M]) End(ctx context.Context, owners ...*Ownership) (int, e
 			tags[uint64(sl.gen)<<32|uint64(i+1)] = struct{}{}
 		}
 	}
-	s.mu.Unlock()
+	s.unlock()
 
 	var err error
 	if len(tags) > 0 {
@@ -68,8 +68,8 @@ func (s *Source[K, E, M]) End(ctx context.Context, owners ...*Ownership) (int, e
 		})
 	}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	left := 0
 	for i := range s.slots {
 		if sl := &s.slots[i]; sl.used && ending[sl.owner] {
@@ -130,7 +130,7 @@ func (s *Source[K, E, M]) withdraw(ctx context.Context, match func(uint64) bool)
 // yet, and how many of them are parked in memory, waiting for a replay or a
 // discard.
 func (s *Source[K, E, M]) UnsettledOf(o *Ownership) (unsettled, parked int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	return o.live, o.parked
 }

@@ -73,8 +73,10 @@ func (s Settlement) String() string {
 // it, so a transport that stopped taking messages for lack of room resumes.
 //
 // The settle function is called exactly once per message taken, with the
-// Source's lock held: it must be fast, must not block and must not call the
-// Source.
+// Source's lock held, by whichever goroutine holds it (any method of the
+// Source may apply outcomes told meanwhile: outcomes.go): it must be fast,
+// must not block and must not call the Source, and no lock it takes may be
+// held while calling the Source.
 type Source[K comparable, E any, M any] struct {
 	target        Target[E]
 	settle        func(M, Settlement)
@@ -83,8 +85,10 @@ type Source[K comparable, E any, M any] struct {
 	links         []Linker     // the subscribers' tracers (trace.go)
 
 	// mu guards the fields below, every field of the slots and of the
-	// ownerships, and is held while settle runs.
+	// ownerships, and is held while settle runs. It is taken with lock and
+	// let go with unlock, which apply the outcomes told meanwhile.
 	mu    sync.Mutex
+	told  outcomeStack // outcomes told while mu was held (outcomes.go)
 	slots []sourceSlot[M]
 	free  []int32
 	live  int
@@ -141,8 +145,8 @@ func (s *Source[K, E, M]) Own() *Ownership { return &Ownership{} }
 // after Offer, by Resolve, or by End. It fails with ErrOwnershipEnded once
 // o ended.
 func (s *Source[K, E, M]) Take(o *Ownership, msg M) (uint64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	if o.ended {
 		return 0, ErrOwnershipEnded
 	}
@@ -172,20 +176,20 @@ func (s *Source[K, E, M]) Take(o *Ownership, msg M) (uint64, error) {
 // ErrOwnershipEnded when the message's ownership ended, before or during
 // the call (End then withdraws the event).
 func (s *Source[K, E, M]) Offer(ctx context.Context, tag uint64, event E) error {
-	s.mu.Lock()
+	s.lock()
 	sl := s.get(tag)
 	switch {
 	case sl == nil || sl.owner.ended:
-		s.mu.Unlock()
+		s.unlock()
 		return ErrOwnershipEnded
 	case !sl.handing:
-		s.mu.Unlock()
+		s.unlock()
 		return fmt.Errorf("%w: message %#x was already handed over", runtime.ErrInvalidConfig, tag)
 	}
 	o := sl.owner
 	o.offering++
 	from := sl.accepted
-	s.mu.Unlock()
+	s.unlock()
 
 	n, err := s.target.SubmitTagged(ctx, event, tag, from)
 	if n > 0 && errors.Is(err, runtime.ErrInvalidEvent) {
@@ -195,7 +199,7 @@ func (s *Source[K, E, M]) Offer(ctx context.Context, tag uint64, event E) error 
 		err = fmt.Errorf("%w: %d subscriber(s) took an event that the next refused: %v", runtime.ErrInvalidConfig, n, err)
 	}
 
-	s.mu.Lock()
+	s.lock()
 	// End waits for this call before it looks for the ownership's events,
 	// so the slot is still this message's (but the arena may have moved).
 	sl = s.get(tag)
@@ -217,7 +221,7 @@ func (s *Source[K, E, M]) Offer(ctx context.Context, tag uint64, event E) error 
 		o.idle = nil
 	}
 	ended := o.ended
-	s.mu.Unlock()
+	s.unlock()
 	if ended {
 		return ErrOwnershipEnded // End withdraws the event if it was taken
 	}
@@ -249,8 +253,8 @@ func (s *Source[K, E, M]) Resolve(tag uint64, st Settlement) error {
 	if st != Finished && st != Unfinished {
 		return fmt.Errorf("%w: settlement %v", runtime.ErrInvalidConfig, st)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	sl := s.get(tag)
 	if sl == nil {
 		return nil
@@ -266,12 +270,28 @@ func (s *Source[K, E, M]) Resolve(tag uint64, st Settlement) error {
 // to every subscriber of the target (Config.OnOutcome; the OnOutcome field
 // of a generated config). Outcomes with tag 0 (events published in
 // process), and outcomes of messages already settled, are ignored.
+//
+// An outcome told while the source's lock is taken is left to its holder
+// (outcomes.go): OnOutcome does not wait for the lock.
 func (s *Source[K, E, M]) OnOutcome(_ K, tag uint64, o runtime.Outcome) {
 	if tag == 0 {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	if !s.mu.TryLock() {
+		s.told.push(&toldOutcome{tag: tag, o: o})
+		if !s.mu.TryLock() {
+			return // the holder applies it
+		}
+	} else {
+		s.applyTold() // the outcomes told before this one first
+		s.apply(tag, o)
+	}
+	s.unlock()
+}
+
+// apply applies outcome o of the event of the message tagged tag; s.mu is
+// held.
+func (s *Source[K, E, M]) apply(tag uint64, o runtime.Outcome) {
 	sl := s.get(tag)
 	if sl == nil {
 		return
@@ -301,8 +321,8 @@ func (s *Source[K, E, M]) OnOutcome(_ K, tag uint64, o runtime.Outcome) {
 
 // Unsettled returns the number of messages taken and not settled yet.
 func (s *Source[K, E, M]) Unsettled() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	return s.live
 }
 
