@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// Figures holds one value per benchmark and unit: the median or the
-// minimum over the runs that -count repeated.
+// Figures holds one value per benchmark and unit: the median or the least
+// disturbed of the runs that -count repeated.
 type Figures struct {
 	values map[string]map[string]float64
 	runs   map[string]int
@@ -20,10 +20,16 @@ type Stat string
 const (
 	// Median keeps the middle value: the usual summary.
 	Median Stat = "median"
-	// Min keeps the lowest value: on a machine shared with other work,
-	// which only ever slows a run down, the least disturbed run.
+	// Min keeps the least disturbed run: on a machine shared with other
+	// work, which only ever slows a run down, the lowest value of a cost
+	// (ns/op, cpu-ns/op) and the highest of a rate (a unit per second,
+	// such as records/s).
 	Min Stat = "min"
 )
+
+// higherIsBetter reports whether unit is a rate, whose least disturbed
+// run is its highest value.
+func higherIsBetter(unit string) bool { return strings.HasSuffix(unit, "/s") }
 
 // Reduce turns parsed results into figures, summarised by stat.
 func Reduce(results []Result, stat Stat) Figures {
@@ -42,9 +48,12 @@ func Reduce(results []Result, stat Stat) Figures {
 	for name, units := range samples {
 		f.values[name] = map[string]float64{}
 		for unit, vs := range units {
-			if stat == Min {
+			switch {
+			case stat == Min && higherIsBetter(unit):
+				f.values[name][unit] = slices.Max(vs)
+			case stat == Min:
 				f.values[name][unit] = slices.Min(vs)
-			} else {
+			default:
 				f.values[name][unit] = median(vs)
 			}
 		}

@@ -22,6 +22,7 @@
 //	-count N         rounds: runs of each benchmark (default 5)
 //	-stat S          how to summarise them: median (default), or min, the
 //	                 least disturbed run on a machine shared with other work
+//	                 (the lowest cost, the highest rate such as records/s)
 //	-out DIR         where to write the files (default ../docs)
 //	-dir DIR         the benchmarks module (default .)
 //	-input FILE      parse this saved benchmark output instead of running

@@ -81,6 +81,24 @@ func TestReduceTakesMedians(t *testing.T) {
 	}
 }
 
+// With -stat min, a rate's least disturbed run is its highest: the Kafka
+// section shows each consumer's best run and their ratio, not the lowest
+// records/s of each (the most disturbed runs) and the lowest ratio.
+func TestLeastDisturbedRateIsTheHighest(t *testing.T) {
+	out, raw := sample(t)
+	f := Reduce(out.Results, Min)
+	if v, _ := f.Get("BenchmarkKafkaNoop", "consumer-rec/s"); v != 180000 {
+		t.Errorf("least disturbed consumer-rec/s = %v, want the highest, 180000", v)
+	}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, testMeta(), defaultSuite(), f, raw); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| 180,000 records/s | 500,000 records/s | 0.36× |"; !strings.Contains(b.String(), want) {
+		t.Errorf("the Kafka section lacks %q:\n%s", want, b.String())
+	}
+}
+
 func testMeta() Meta {
 	return Meta{CPU: "Example CPU", Cores: 2, Go: "go1.26.0 linux/amd64", Date: "2026-01-02",
 		Commands: []string{"go test -bench ."}, Workers: 8, Keys: 10000, HotKeyEvents: 100000,
