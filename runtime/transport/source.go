@@ -277,16 +277,16 @@ func (s *Source[K, E, M]) OnOutcome(_ K, tag uint64, o runtime.Outcome) {
 	if tag == 0 {
 		return
 	}
-	if !s.mu.TryLock() {
-		s.told.push(&toldOutcome{tag: tag, o: o})
-		if !s.mu.TryLock() {
-			return // the holder applies it
-		}
-	} else {
+	if s.mu.TryLock() {
 		s.applyTold() // the outcomes told before this one first
 		s.apply(tag, o)
+		s.unlock()
+		return
 	}
-	s.unlock()
+	s.told.push(&toldOutcome{tag: tag, o: o})
+	if s.mu.TryLock() { // the holder let go meanwhile
+		s.unlock() // applies it
+	}
 }
 
 // apply applies outcome o of the event of the message tagged tag; s.mu is

@@ -209,15 +209,15 @@ func writeCPU(b *strings.Builder, s Suite, f Figures, rows, cols []string, ratio
 func writeKafka(b *strings.Builder, m Meta, f Figures) {
 	consumer, okC := f.Get(kafkaBench, "consumer-rec/s")
 	plain, okP := f.Get(kafkaBench, "plain-rec/s")
-	r, okR := f.Get(kafkaBench, "ratio")
-	if !okC && !okP && !okR {
+	if !okC && !okP {
 		return
 	}
-	if okC && okP && plain > 0 {
-		// The figures' ratio, as for the other tables: with -stat min, each
-		// consumer's least disturbed run, not the run most disturbed for
-		// the ratio.
-		r, okR = consumer/plain, true
+	// The figures' ratio, as for the other tables (not the benchmark's own
+	// per-run ratio): with -stat min, each consumer's least disturbed run.
+	var r float64
+	okR := okC && okP && plain > 0
+	if okR {
+		r = consumer / plain
 	}
 	b.WriteString("\n## Kafka end to end\n\n")
 	fmt.Fprintf(b, "One topic of %s records (%d partitions, %s keys) on an in-process kfake cluster, consumed "+
