@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ordergen/ordergen/runtime"
@@ -53,5 +55,58 @@ func TestOutcomeToldUnderTheLockIsAppliedByItsHolder(t *testing.T) {
 	}
 	if len(settled) != 3 {
 		t.Fatalf("settled %v; want three settlements", settled)
+	}
+}
+
+// No outcome is left on the stack when the tellers are done: workers tell
+// outcomes while a feeder keeps taking and letting go of the lock, and once
+// every teller returned, every message is settled without anybody taking
+// the lock again. (The count is read from the settle function, not through
+// the Source, whose lock would apply what was left.) A teller that pushed
+// and returned while nobody looked again would leave its message unsettled
+// for good: a lost wake-up.
+func TestNoToldOutcomeIsLeftBehind(t *testing.T) {
+	for round := range 200 {
+		var settled atomic.Int64
+		s := &Source[string, int, int]{settle: func(int, Settlement) { settled.Add(1) }}
+		o := s.Own()
+		const n = 64
+		tags := make([]uint64, n)
+		for i := range tags {
+			tag, err := s.Take(o, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sl := s.get(tag)
+			sl.handing, sl.accepted, sl.remaining = false, 1, 1
+			tags[i] = tag
+		}
+		stop := make(chan struct{})
+		fed := make(chan struct{})
+		go func() { // a feeder that takes and lets go of the lock
+			defer close(fed)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					s.Unsettled()
+				}
+			}
+		}()
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for i := w; i < n; i += 4 {
+					s.OnOutcome("k", tags[i], runtime.Handled)
+				}
+			})
+		}
+		wg.Wait()
+		close(stop)
+		<-fed
+		if got := settled.Load(); got != n {
+			t.Fatalf("round %d: %d of %d messages settled once the tellers and the feeder were done; the rest were left on the stack", round, got, n)
+		}
 	}
 }
