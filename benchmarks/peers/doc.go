@@ -15,6 +15,11 @@
 //     benchmarks' schema (package benchevents), with its version guard on
 //     the in-memory store and the schema's policies, a 5s timeout per
 //     attempt included.
+//   - policies: the ordergen engine with, written by hand, what generated
+//     adds to it: the schema's policies (the 5s timeout, retries, park) and
+//     a version guard on the runtime's in-memory version store. Against
+//     generated it shows the generated code's own cost; against ordergen,
+//     what the policies and the guard cost.
 //   - pool: an unordered worker pool over one buffered channel. It does
 //     not keep per-key order; it is the ceiling the others are held to.
 //   - striped: hash striping, crc32(key) % N channels with one goroutine

@@ -53,6 +53,7 @@ func All() []Spec {
 	return []Spec{
 		{Name: "ordergen", Ordered: true, New: NewOrdergen},
 		{Name: "generated", Ordered: true, New: NewGenerated},
+		{Name: "policies", Ordered: true, New: NewPolicies},
 		{Name: "pool", Ordered: false, New: NewPool},
 		{Name: "striped", Ordered: true, New: NewStriped},
 		{Name: "chained", Ordered: true, New: NewChained},

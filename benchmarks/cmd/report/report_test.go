@@ -26,8 +26,8 @@ func sample(t *testing.T) (Output, string) {
 
 func TestParse(t *testing.T) {
 	out, _ := sample(t)
-	if got := len(out.Results); got != 16 {
-		t.Fatalf("%d results, want 16", got)
+	if got := len(out.Results); got != 18 {
+		t.Fatalf("%d results, want 18", got)
 	}
 	r := out.Results[0]
 	if r.Name != "BenchmarkDispatch/uniform-noop/ordergen" || r.Procs != 2 || r.Iterations != 1000000 {
@@ -36,7 +36,7 @@ func TestParse(t *testing.T) {
 	if r.Metrics["ns/op"] != 660.4 || r.Metrics["B/op"] != 56 || r.Metrics["allocs/op"] != 0 {
 		t.Errorf("first result's metrics %v", r.Metrics)
 	}
-	hot := out.Results[10]
+	hot := out.Results[11]
 	if hot.Name != "BenchmarkHotKey/ordergen" || hot.Metrics["ns/last-cold"] != 24071311 {
 		t.Errorf("hot-key result %+v", hot)
 	}
@@ -114,16 +114,17 @@ func TestMarkdown(t *testing.T) {
 	md := b.String()
 	for _, want := range []string{
 		"| Machine | Example CPU, 2 cores |",
-		"| workload | ordergen | generated | pool | striped | chained | watermill | ordergen/pool | ordergen/striped | generated/ordergen |",
-		"| uniform-noop | 660 (0) | 1,321 (5) | 48.3 (0) | 100 (0) | 1,325 (2) | 32,091 (46) | 13.68× | 6.60× | 2.00× |",
-		"| skewed-1us | 1,954 (0) | – | – | 2,534 (0) | – | – | – | 0.77× | – |",
+		"| workload | ordergen | generated | policies | pool | striped | chained | watermill | ordergen/pool | ordergen/striped | generated/ordergen | generated/policies |",
+		"| uniform-noop | 660 (0) | 1,321 (5) | 991 (0) | 48.3 (0) | 100 (0) | 1,325 (2) | 32,091 (46) | 13.68× | 6.60× | 2.00× | 1.33× |",
+		"| skewed-1us | 1,954 (0) | – | – | – | 2,534 (0) | – | – | – | 0.77× | – | – |",
 		"| ordergen | 24.1 ms | 68.0 ms | 0.19× |",
 		"| generated | 36.1 ms | 70.1 ms | 0.29× |",
-		"Last cold event: ordergen/striped 0.19×, generated/ordergen 1.50×.",
+		"| policies | 30.0 ms | 69.0 ms | 0.24× |",
+		"Last cold event: ordergen/striped 0.19×, generated/ordergen 1.50×, generated/policies 1.20×.",
 		"![ns/event per workload and peer](benchmarks.svg)",
 		"### CPU per event",
-		"| uniform-noop | 800 | – | 60.0 | 120 | – | – | 13.33× | 6.67× | – |",
-		"| skewed-1us | – | – | – | – | – | – | – | – | – |",
+		"| uniform-noop | 800 | – | 1,200 | 60.0 | 120 | – | – | 13.33× | 6.67× | – | – |",
+		"| skewed-1us | – | – | – | – | – | – | – | – | – | – | – |",
 		"## Kafka end to end",
 		"| 163,359 records/s | 444,750 records/s | 0.37× |",
 	} {
@@ -160,8 +161,8 @@ func TestSVGIsWellFormedAndDeterministic(t *testing.T) {
 			bars++
 		}
 	}
-	if bars != 8 { // 6 uniform-noop peers + 2 skewed-1us peers
-		t.Errorf("%d bars, want 8", bars)
+	if bars != 9 { // 7 uniform-noop peers + 2 skewed-1us peers
+		t.Errorf("%d bars, want 9", bars)
 	}
 	for _, want := range []string{"ns/event (log scale)", ">uniform-noop<", ">watermill<"} {
 		if !strings.Contains(a.String(), want) {

@@ -171,7 +171,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 
 // defaultSuite names the suite's workloads and peers in report order.
 func defaultSuite() Suite {
-	s := Suite{Reference: "pool", Striped: "striped", Subject: "ordergen", Generated: "generated"}
+	s := Suite{Reference: "pool", Striped: "striped", Subject: "ordergen", Generated: "generated", Policies: "policies"}
 	for _, w := range workload.Dispatch() {
 		s.Workloads = append(s.Workloads, w.Name)
 	}
