@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ordergen/ordergen/benchmarks/benchevents"
 	"github.com/ordergen/ordergen/runtime"
 )
 
@@ -13,11 +14,12 @@ import (
 // generated peer adds to it: the benchmarks' schema's policies (a 5s
 // timeout per attempt, its retries, parking) and a version guard on the
 // runtime's in-memory version store (a read before the handler, a
-// compare-and-set after it). Against the generated peer, it tells the
-// generated code's own cost apart from the cost of what the schema asks
-// for.
+// compare-and-set after it). Its engine carries the generated peer's event,
+// benchevents.Submitted, by value, as an engine of a user's own event type
+// does. Against the generated peer, it tells the generated code's own cost
+// apart from the cost of what the schema asks for.
 type policiesPeer struct {
-	e *runtime.Engine[string, Event]
+	e *runtime.Engine[string, benchevents.Submitted]
 }
 
 // NewPolicies returns the ordergen engine with the schema's policies and a
@@ -25,21 +27,21 @@ type policiesPeer struct {
 // backlog of Capacity events.
 func NewPolicies(h Handler, workers int) (Peer, error) {
 	versions := runtime.NewMemoryVersionStore[string]()
-	handle := func(ctx context.Context, key string, ev Event) error {
+	handle := func(ctx context.Context, key string, e benchevents.Submitted) error {
 		stored, err := versions.Version(ctx, key)
 		if err != nil {
 			return err
 		}
-		if uint64(ev.Seq) != stored+1 {
-			return fmt.Errorf("policies: key %s: version %d after %d", key, ev.Seq, stored)
+		if e.Seq != stored+1 {
+			return fmt.Errorf("policies: key %s: version %d after %d", key, e.Seq, stored)
 		}
-		h(key, ev)
-		if ok, err := versions.CompareAndSet(ctx, key, stored, uint64(ev.Seq)); err != nil || !ok {
-			return fmt.Errorf("policies: key %s: version %d not stored (%v)", key, ev.Seq, err)
+		h(e.Key, Event{Key: e.KeyIndex, Seq: uint32(e.Seq), Index: e.Index})
+		if ok, err := versions.CompareAndSet(ctx, key, stored, e.Seq); err != nil || !ok {
+			return fmt.Errorf("policies: key %s: version %d not stored (%v)", key, e.Seq, err)
 		}
 		return nil
 	}
-	e, err := runtime.New(handle, runtime.Config[string, Event]{
+	e, err := runtime.New(handle, runtime.Config[string, benchevents.Submitted]{
 		Name:        "bench",
 		MaxActive:   workers,
 		Backlog:     runtime.Backlog{PerKey: Capacity, Total: Capacity, WhenFull: runtime.Block},
@@ -55,7 +57,7 @@ func NewPolicies(h Handler, workers int) (Peer, error) {
 }
 
 func (p *policiesPeer) Submit(ctx context.Context, key string, ev Event) error {
-	return p.e.Submit(ctx, key, ev)
+	return p.e.Submit(ctx, key, ToSubmitted(key, ev))
 }
 
 func (p *policiesPeer) Drain(ctx context.Context) error {
