@@ -12,9 +12,10 @@ import (
 
 // policiesPeer is the ordergen engine with, written by hand, what the
 // generated peer adds to it: the benchmarks' schema's policies (a 5s
-// timeout per attempt, its retries, parking) and a version guard on the
-// runtime's in-memory version store (a read before the handler, a
-// compare-and-set after it). Its engine carries the generated peer's event,
+// timeout per attempt, its retries, parking, the resequencer's bounds) and
+// a version guard on the runtime's in-memory version store that decides as
+// the generated one does (a read before the handler: skip a stale version,
+// hold one past a gap; a compare-and-set after it). Its engine carries the generated peer's event,
 // benchevents.Submitted, by value, as an engine of a user's own event type
 // does. Against the generated peer, it tells the generated code's own cost
 // apart from the cost of what the schema asks for.
@@ -32,8 +33,11 @@ func NewPolicies(h Handler, workers int) (Peer, error) {
 		if err != nil {
 			return err
 		}
-		if e.Seq != stored+1 {
-			return fmt.Errorf("policies: key %s: version %d after %d", key, e.Seq, stored)
+		switch {
+		case e.Seq <= stored:
+			return runtime.Skip("duplicate or stale version")
+		case e.Seq > stored+1:
+			return runtime.Hold("version gap")
 		}
 		h(e.Key, Event{Key: e.KeyIndex, Seq: uint32(e.Seq), Index: e.Index})
 		if ok, err := versions.CompareAndSet(ctx, key, stored, e.Seq); err != nil || !ok {
@@ -48,6 +52,8 @@ func NewPolicies(h Handler, workers int) (Peer, error) {
 		Retry:       runtime.Retry{Attempts: 5, Initial: 10 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2},
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
+		MaxHeld:     64,
+		MaxHold:     30 * time.Second,
 		Logger:      slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -68,7 +74,8 @@ func (p *policiesPeer) Drain(ctx context.Context) error {
 }
 
 // Close closes the engine and checks that it handled every event it
-// accepted at the first attempt, as the generated peer's Close does.
+// accepted at the first attempt, as the generated peer's Close does: none
+// retried, skipped or parked.
 func (p *policiesPeer) Close(ctx context.Context) error {
 	if err := p.e.Close(ctx); err != nil {
 		return fmt.Errorf("policies: close: %w", err)
