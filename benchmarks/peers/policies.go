@@ -15,10 +15,11 @@ import (
 // timeout per attempt, its retries, parking, the resequencer's bounds) and
 // a version guard on the runtime's in-memory version store that decides as
 // the generated one does (a read before the handler: skip a stale version,
-// hold one past a gap; a compare-and-set after it). Its engine carries the generated peer's event,
-// benchevents.Submitted, by value, as an engine of a user's own event type
-// does. Against the generated peer, it tells the generated code's own cost
-// apart from the cost of what the schema asks for.
+// hold one past a gap; a compare-and-set after it). Its engine carries the
+// generated peer's event, benchevents.Submitted, by value, as an engine of
+// a user's own event type does. Against the generated peer, it tells the
+// generated code's own cost apart from the cost of what the schema asks
+// for.
 type policiesPeer struct {
 	e *runtime.Engine[string, benchevents.Submitted]
 }
@@ -40,8 +41,12 @@ func NewPolicies(h Handler, workers int) (Peer, error) {
 			return runtime.Hold("version gap")
 		}
 		h(e.Key, Event{Key: e.KeyIndex, Seq: uint32(e.Seq), Index: e.Index})
-		if ok, err := versions.CompareAndSet(ctx, key, stored, e.Seq); err != nil || !ok {
-			return fmt.Errorf("policies: key %s: version %d not stored (%v)", key, e.Seq, err)
+		ok, err := versions.CompareAndSet(ctx, key, stored, e.Seq)
+		switch {
+		case err != nil:
+			return fmt.Errorf("policies: key %s: store version %d: %w", key, e.Seq, err)
+		case !ok:
+			return fmt.Errorf("policies: key %s: version moved from %d by another writer", key, stored)
 		}
 		return nil
 	}
