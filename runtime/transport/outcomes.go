@@ -68,6 +68,16 @@ func (s *Source[K, E, M]) lock() {
 	s.applyTold()
 }
 
+// tryLock takes the source's lock if it is free, applies the outcomes told
+// meanwhile, and reports whether it took it.
+func (s *Source[K, E, M]) tryLock() bool {
+	if !s.mu.TryLock() {
+		return false
+	}
+	s.applyTold()
+	return true
+}
+
 // unlock applies the outcomes told while the lock was held, lets it go,
 // and takes it again for outcomes told in between whose tellers found it
 // taken (see the top of the file).

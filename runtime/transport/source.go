@@ -277,8 +277,7 @@ func (s *Source[K, E, M]) OnOutcome(_ K, tag uint64, o runtime.Outcome) {
 	if tag == 0 {
 		return
 	}
-	if s.mu.TryLock() {
-		s.applyTold() // the outcomes told before this one first
+	if s.tryLock() { // the outcomes told before this one first
 		s.apply(tag, o)
 		s.unlock()
 		return
