@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/ordergen/ordergen/examples/gen"
@@ -34,15 +35,10 @@ type sqlBook struct {
 	// sharedAfter is how many writes stopShared lets through first, and
 	// written how many it saw.
 	sharedAfter, written int
-	// spare, when set, is an event whose transaction is never the one
-	// stopShared stops, and which stopShared waits for: its group must
-	// commit before the open one (see spareFromStop). spareWritten says
-	// that it was written.
-	spare        *fault
-	spareWritten bool
 	// txWrites are the events written in each transaction, while
 	// stopShared; sharedWrites those of the stopped handler's transaction.
 	txWrites     map[*sql.Tx][]fault
+	txOrder      []*sql.Tx // txWrites' keys, in the order of their first write
 	sharedWrites []fault
 	// source is the source of truth that ResyncAccount reads; nil: none.
 	source *truth
@@ -110,18 +106,7 @@ func (b *sqlBook) stopInSharedTx(after int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.stopShared, b.sharedAfter = true, after
-	b.txWrites = map[*sql.Tx][]fault{}
-}
-
-// spareFromStop keeps the transaction that writes account's version from
-// being the one stopInSharedTx stops, and the stop from coming before that
-// write, so that its group commits: a test that needs something committed
-// below the open group spares the first event of its stream. (The first
-// group can hold more than stopInSharedTx's after writes.)
-func (b *sqlBook) spareFromStop(account string, version uint64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.spare = &fault{account, version}
+	b.txWrites, b.txOrder = map[*sql.Tx][]fault{}, nil
 }
 
 // sharedStop returns the events written in the transaction of the handler
@@ -134,6 +119,23 @@ func (b *sqlBook) sharedStop() []sharedEvent {
 		out = append(out, sharedEvent{w.account, w.version})
 	}
 	return out
+}
+
+// transactions describes, for a test's failure, the transactions written
+// in while stopShared: how many, and the accounts and writes of each.
+func (b *sqlBook) transactions() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var s strings.Builder
+	fmt.Fprintf(&s, "%d writes in %d transactions (accounts/writes each):", b.written, len(b.txOrder))
+	for _, tx := range b.txOrder {
+		accounts := map[string]bool{}
+		for _, w := range b.txWrites[tx] {
+			accounts[w.account] = true
+		}
+		fmt.Fprintf(&s, " %d/%d", len(accounts), len(b.txWrites[tx]))
+	}
+	return s.String()
 }
 
 // sharedEvent is an event written in the stopped shared transaction.
@@ -152,18 +154,15 @@ func (b *sqlBook) wroteShared(tx *sql.Tx, account string, version uint64) bool {
 		return false
 	}
 	w := fault{account, version}
-	b.txWrites[tx] = append(b.txWrites[tx], w)
-	if b.spare != nil && w == *b.spare {
-		b.spareWritten = true
+	if _, seen := b.txWrites[tx]; !seen {
+		b.txOrder = append(b.txOrder, tx)
 	}
-	if b.written++; b.sharedWrites != nil || b.written <= b.sharedAfter || (b.spare != nil && !b.spareWritten) {
+	b.txWrites[tx] = append(b.txWrites[tx], w)
+	if b.written++; b.sharedWrites != nil || b.written <= b.sharedAfter {
 		return false
 	}
 	shared := false
 	for _, w := range b.txWrites[tx] {
-		if b.spare != nil && w == *b.spare {
-			return false
-		}
 		shared = shared || w.account != account
 	}
 	if shared {
