@@ -7,9 +7,12 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
+	vkit "cloud.google.com/go/pubsub/v2/apiv1"
+	gax "github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 
 	ps "github.com/ordergen/ordergen/runtime/pubsub"
@@ -24,7 +27,17 @@ func (f *fake) clientVia(t *testing.T, n *netfault.Net) *pubsub.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := pubsub.NewClient(context.Background(), project,
+	// The publisher's Publish calls are retried by gax, not by gRPC, with
+	// pauses that grow fourfold up to a minute: after an outage of a few
+	// seconds under load, a publish could sleep past the test's timeout
+	// once the network was back (ProducerConnectionKilled failed so in
+	// CI: its flush waited 60 s). The same codes, paused at most a second.
+	retry := gax.WithRetry(func() gax.Retryer {
+		return gax.OnCodes([]codes.Code{codes.Aborted, codes.Canceled, codes.Internal, codes.ResourceExhausted, codes.Unknown, codes.Unavailable, codes.DeadlineExceeded},
+			gax.Backoff{Initial: 50 * time.Millisecond, Max: time.Second, Multiplier: 1.6})
+	})
+	config := &pubsub.ClientConfig{TopicAdminCallOptions: &vkit.TopicAdminCallOptions{Publish: []gax.CallOption{gax.WithTimeout(time.Minute), retry}}}
+	cl, err := pubsub.NewClientWithConfig(context.Background(), project, config,
 		option.WithEndpoint(addr),
 		option.WithoutAuthentication(),
 		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),

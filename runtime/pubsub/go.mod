@@ -6,6 +6,7 @@ replace github.com/ordergen/ordergen => ../..
 
 require (
 	cloud.google.com/go/pubsub/v2 v2.9.0
+	github.com/googleapis/gax-go/v2 v2.27.0
 	github.com/ordergen/ordergen v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 	google.golang.org/api v0.304.0
@@ -26,7 +27,6 @@ require (
 	github.com/google/s2a-go v0.1.11 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/googleapis/enterprise-certificate-proxy v0.3.23 // indirect
-	github.com/googleapis/gax-go/v2 v2.27.0 // indirect
 	go.opencensus.io v0.24.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.67.0 // indirect
