@@ -26,10 +26,11 @@ func (c *Consumer[K, E]) feed(ctx context.Context) error {
 		if err := c.retry(); err != nil {
 			return err
 		}
+		parks := c.in.Parks() // before the look: WaitRoom returns if one parks after it
 		unsettled := c.in.Unsettled()
 		c.noteIntake(unsettled)
 		if unsettled >= c.cfg.MaxInFlight {
-			c.in.WaitRoom(ctx, c.life.Closing(), c.cfg.MaxInFlight)
+			c.in.WaitRoom(ctx, c.life.Closing(), c.cfg.MaxInFlight, parks)
 			continue
 		}
 		pctx, cancel := context.WithCancel(ctx)

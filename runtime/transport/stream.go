@@ -45,6 +45,9 @@ type StreamIntake[K comparable, E any, M any] struct {
 	nowait context.Context
 	src    atomic.Pointer[Source[K, E, streamMsg[K, E, M]]]
 	room   notify.Notifier // settlements and parks in memory, for WaitRoom
+	// parks counts the parks in memory told so far: a look taken before
+	// WaitRoom registers must not miss one (see Parks).
+	parks atomic.Uint64
 
 	submitted, finished, unfinished atomic.Uint64
 	stashing                        atomic.Int32 // streams waiting for room: a settlement wakes them
@@ -182,7 +185,10 @@ func (in *StreamIntake[K, E, M]) OnOutcome(key K, tag uint64, o runtime.Outcome)
 	src.OnOutcome(key, tag, o)
 	if o == runtime.Parked && src.ParksInMemory() {
 		// The park keeps its room and settles nothing, but what blocks the
-		// intake may now be parks: the waiters look again.
+		// intake may now be parks: the waiters look again. Counted before
+		// the broadcast, so that a waiter that registers after it sees
+		// the count moved (WaitRoom).
+		in.parks.Add(1)
 		in.room.BroadcastIfWaiting()
 		in.mu.Lock()
 		for s := range in.streams {
@@ -475,14 +481,22 @@ func (in *StreamIntake[K, E, M]) Parked() int {
 	return n
 }
 
+// Parks returns how many messages have parked in memory so far. A caller
+// reads it before it looks at the intake (Unsettled, Parked) and passes it
+// to WaitRoom, which then returns at once if a message parked since: a
+// park between the look and the wait would otherwise wake nobody, and the
+// look would stay stale (the warning that parks fill the room never
+// logged).
+func (in *StreamIntake[K, E, M]) Parks() uint64 { return in.parks.Load() }
+
 // WaitRoom waits until fewer than max messages are unsettled, or a message
-// parked in memory (it keeps its room, but may change why the intake is
-// full), or until ctx ends or stop is closed: the caller looks again. It
-// returns false when ctx ended or stop was closed.
-func (in *StreamIntake[K, E, M]) WaitRoom(ctx context.Context, stop <-chan struct{}, max int) bool {
+// parked in memory after Parks returned parks (it keeps its room, but may
+// change why the intake is full), or until ctx ends or stop is closed: the
+// caller looks again. It returns false when ctx ended or stop was closed.
+func (in *StreamIntake[K, E, M]) WaitRoom(ctx context.Context, stop <-chan struct{}, max int, parks uint64) bool {
 	ch := in.room.Register()
 	defer in.room.Unregister()
-	if in.Unsettled() < max {
+	if in.Unsettled() < max || in.parks.Load() != parks {
 		return true
 	}
 	select {

@@ -343,3 +343,43 @@ func TestIntakesBeforeStart(t *testing.T) {
 		t.Errorf("a stream intake without Settle: %v, want ErrInvalidConfig", err)
 	}
 }
+
+// A message that parks in memory between a caller's look at the intake
+// and its WaitRoom makes WaitRoom return at once: the park wakes nobody
+// then (nobody waits yet), and the caller's look, which said the room was
+// full of messages in flight, would stay stale. (Kafka's feeder missed
+// its warning that parked records held MaxInFlight so, once in CI.)
+func TestWaitRoomSeesAParkSinceTheLook(t *testing.T) {
+	r := newStreamRig(t, func(context.Context, string, ev) error {
+		return runtime.Permanent(errors.New("broken"))
+	}, runtime.Config[string, ev]{OnExhausted: runtime.ParkKey})
+	wake := make(chan struct{}, 1)
+	s := r.in.Open("unit", transport.StreamHooks{Wake: func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}})
+	looked := r.in.Parks() // the caller's look: two in flight, none parked
+	if err := s.Receive(msgs("bad", "m1", "m2")); err != nil {
+		t.Fatal(err)
+	}
+	for r.in.Parked() < 2 { // each park in memory wakes the stream
+		<-wake
+	}
+	if !r.in.ParksInMemory() || r.in.Unsettled() != 2 {
+		t.Fatalf("parks in memory %v, unsettled %d: want both messages parked, unsettled", r.in.ParksInMemory(), r.in.Unsettled())
+	}
+	bound, cancel := context.WithTimeout(context.Background(), time.Minute) // a failure's bound, not a wait
+	defer cancel()
+	if !r.in.WaitRoom(bound, nil, 2, looked) {
+		t.Fatal("WaitRoom waited, though messages parked since the caller's look")
+	}
+	// Nothing changed since a look now: WaitRoom waits (until its context
+	// ends, here at once).
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	if r.in.WaitRoom(done, nil, 2, r.in.Parks()) {
+		t.Fatal("WaitRoom returned room, with the room full and no park since the look")
+	}
+}
