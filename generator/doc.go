@@ -283,19 +283,19 @@
 //     Without the base a new event breaks every handler at compile time,
 //     which stays the default.
 //   - dispatchers.go: the handshake with the runtime (see below);
-//     accountEnv, the genimpl.Env that carries an event through the
-//     engines, and accountBody, its body, when the entity's events travel
-//     by value (see below); accountEntity, the entity's description for
-//     runtime/genimpl (its names, ranked and branch states, each event's
-//     kind, target state and in: states, the schema's policies, and the
-//     Wrap and Unwrap of its envelope); AccountConfig and AccountOption,
+//     accountBody, which carries an event through the engines when the
+//     entity's events travel by value (see below); accountEntity, the
+//     entity's description for runtime/genimpl (its names, ranked and
+//     branch states, each event's kind, target state and in: states, the
+//     schema's policies, and the functions that fill a body and read its
+//     event, kind and version back); AccountConfig and AccountOption,
 //     aliases of genimpl.Config and genimpl.Option (the policies, the
 //     stores, OnOutcome, OnSkip); AccountDispatcher, which embeds a
 //     genimpl.Dispatcher, with NewAccountDispatcher, Subscribe and, as the
 //     entity has them, Version(ctx, subscriber, key) and State(ctx,
 //     subscriber, key), which read what the subscriber's guards stored; and
 //     accountHandler, which adapts an AccountHandler to genimpl's guards (a
-//     switch on the envelope's kind to its typed methods). The embedded genimpl.Dispatcher
+//     switch on the body's kind to its typed methods). The embedded genimpl.Dispatcher
 //     brings Publish (any AccountEvent), Flush, Close, Replay, Discard,
 //     ParkedKeys, ParkedEvents, Health, TopBacklog, Stuck, Stats, Inspector
 //     (the operator's view for runtime/console) and, for transports,
@@ -321,13 +321,13 @@
 //     stores are updated after the handler succeeds, state first, then
 //     version, by compare-and-set; a failed compare-and-set is an error.
 //     For batch: the same guards decide each event of a batch. Events
-//     travel through the engine in a genimpl.Env (accountEnv): the
-//     version and kind read once at publication, and the event in the
-//     entity's body (accountBody, a field per event) by value when the
-//     entity's events are small together (at most 128 bytes, estimated
-//     from their fields), so that publishing one allocates nothing;
-//     otherwise boxed (genimpl.Boxed), so that a queued event holds its
-//     own struct and no other.
+//     travel through the engine in the entity's body alone: by value
+//     (accountBody, a field per event, and the event's kind when the
+//     entity has several) when the entity's events are small together (at
+//     most 128 bytes, estimated from their fields), so that publishing one
+//     allocates nothing and a queued event costs no header beside it;
+//     otherwise boxed (genimpl.Boxed, with the event's kind and version),
+//     so that a queued event holds its own struct and no other.
 //   - publishers.go: AccountPublisher and the dispatcher's typed PublishX
 //     methods, which refuse an empty string key or a version below 1 with
 //     runtime.ErrInvalidEvent (genimpl's Publish does, for any

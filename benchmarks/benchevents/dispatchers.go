@@ -10,7 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// The handshake with the runtime: this code needs version 7 of
+// The handshake with the runtime: this code needs version 8 of
 // github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
 // below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
 // in go.mod is older than the ordergen that generated the code: upgrade it (go
@@ -18,18 +18,15 @@ import (
 // code is older than the module runs: generate it again with the module's
 // ordergen (go generate ./...).
 const (
-	_ = genimpl.MaxVersion - 7
-	_ = 7 - genimpl.MinVersion
+	_ = genimpl.MaxVersion - 8
+	_ = 8 - genimpl.MinVersion
 )
 
-// itemBody holds an Item event as the engines carry it (in a genimpl.Env): by
-// value, a field per event, so that publishing one allocates nothing.
+// itemBody holds an Item event as the engines carry it: by value, a field per
+// event, so that publishing one allocates nothing.
 type itemBody struct {
 	Submitted Submitted
 }
-
-// itemEnv is an Item event as the engines carry it.
-type itemEnv = genimpl.Env[itemBody]
 
 // itemEntity describes Item to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
@@ -62,6 +59,9 @@ var itemEntity = &genimpl.Entity[string, ItemEvent, itemBody]{
 			return b.Submitted
 		}
 		return nil
+	},
+	BodyVersion: func(b itemBody) uint64 {
+		return b.Submitted.EventVersion()
 	},
 }
 

@@ -44,12 +44,8 @@ func (UnimplementedItemTxHandler) HandleSubmitted(context.Context, *sql.Tx, Subm
 // nil h.
 func itemTxHandler(h ItemTxHandler) *genimpl.TxHandler[string, ItemEvent, itemBody] {
 	return genimpl.Adapt(h, &genimpl.TxHandler[string, ItemEvent, itemBody]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ string, v itemEnv) error {
-			switch v.Kind {
-			case 0:
-				return h.HandleSubmitted(ctx, tx, v.Body.Submitted)
-			}
-			return genimpl.ErrUnknownEvent
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, v itemBody) error {
+			return h.HandleSubmitted(ctx, tx, v.Submitted)
 		},
 	})
 }

@@ -39,12 +39,8 @@ func (UnimplementedItemHandler) HandleSubmitted(context.Context, Submitted) erro
 // h.
 func itemHandler(h ItemHandler) *genimpl.Handler[string, ItemEvent, itemBody] {
 	return genimpl.Adapt(h, &genimpl.Handler[string, ItemEvent, itemBody]{
-		Call: func(ctx context.Context, _ string, v itemEnv) error {
-			switch v.Kind {
-			case 0:
-				return h.HandleSubmitted(ctx, v.Body.Submitted)
-			}
-			return genimpl.ErrUnknownEvent
+		Call: func(ctx context.Context, _ string, v itemBody) error {
+			return h.HandleSubmitted(ctx, v.Submitted)
 		},
 	})
 }

@@ -22,5 +22,5 @@ var _ ItemPublisher = (*ItemDispatcher)(nil)
 // event with an empty key or a version below 1 with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *ItemDispatcher) PublishSubmitted(ctx context.Context, e Submitted) error {
-	return genimpl.PublishEnv(ctx, d.itemDispatcher, e.Key, itemEnv{Version: e.EventVersion(), Kind: 0, Body: itemBody{Submitted: e}})
+	return genimpl.PublishBody(ctx, d.itemDispatcher, e.Key, 0, e.EventVersion(), itemBody{Submitted: e})
 }

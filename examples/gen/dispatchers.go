@@ -10,7 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// The handshake with the runtime: this code needs version 7 of
+// The handshake with the runtime: this code needs version 8 of
 // github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
 // below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
 // in go.mod is older than the ordergen that generated the code: upgrade it (go
@@ -18,12 +18,9 @@ import (
 // code is older than the module runs: generate it again with the module's
 // ordergen (go generate ./...).
 const (
-	_ = genimpl.MaxVersion - 7
-	_ = 7 - genimpl.MinVersion
+	_ = genimpl.MaxVersion - 8
+	_ = 8 - genimpl.MinVersion
 )
-
-// accountEnv is an Account event as the engines carry it.
-type accountEnv = genimpl.Env[genimpl.Boxed[AccountEvent]]
 
 // accountEntity describes Account to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
@@ -50,8 +47,10 @@ var accountEntity = &genimpl.Entity[string, AccountEvent, genimpl.Boxed[AccountE
 		MaxHold:     30 * time.Second,
 		Group:       genimpl.GroupConfig{MaxEvents: 512, Linger: 2 * time.Millisecond},
 	},
-	Wrap:   genimpl.WrapBoxed[AccountEvent],
-	Unwrap: genimpl.UnwrapBoxed[AccountEvent],
+	Box:         genimpl.Box[AccountEvent],
+	Unwrap:      genimpl.UnwrapBoxed[AccountEvent],
+	Kind:        genimpl.BoxedKind[AccountEvent],
+	BodyVersion: genimpl.BoxedVersion[AccountEvent],
 }
 
 // AccountConfig configures one subscriber of an AccountDispatcher:
@@ -158,9 +157,6 @@ func AccountSubscriberNamed(name string) AccountSubscriberName {
 	return AccountSubscriberName("Account/" + name)
 }
 
-// orderEnv is an Order event as the engines carry it.
-type orderEnv = genimpl.Env[genimpl.Boxed[OrderEvent]]
-
 // orderEntity describes Order to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
 // the schema's policies, which every OrderConfig starts from.
@@ -183,8 +179,9 @@ var orderEntity = &genimpl.Entity[string, OrderEvent, genimpl.Boxed[OrderEvent]]
 		Timeout:     5 * time.Second,
 		OnExhausted: runtime.ParkKey,
 	},
-	Wrap:   genimpl.WrapBoxed[OrderEvent],
+	Box:    genimpl.Box[OrderEvent],
 	Unwrap: genimpl.UnwrapBoxed[OrderEvent],
+	Kind:   genimpl.BoxedKind[OrderEvent],
 }
 
 // OrderConfig configures one subscriber of an OrderDispatcher:
@@ -281,14 +278,11 @@ func OrderSubscriberNamed(name string) OrderSubscriberName {
 	return OrderSubscriberName("Order/" + name)
 }
 
-// riderBody holds a Rider event as the engines carry it (in a genimpl.Env): by
-// value, a field per event, so that publishing one allocates nothing.
+// riderBody holds a Rider event as the engines carry it: by value, a field per
+// event, so that publishing one allocates nothing.
 type riderBody struct {
 	LocationUpdated LocationUpdated
 }
-
-// riderEnv is a Rider event as the engines carry it.
-type riderEnv = genimpl.Env[riderBody]
 
 // riderEntity describes Rider to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
@@ -408,9 +402,6 @@ func RiderSubscriberNamed(name string) RiderSubscriberName {
 	return RiderSubscriberName("Rider/" + name)
 }
 
-// webhookEnv is a Webhook event as the engines carry it.
-type webhookEnv = genimpl.Env[genimpl.Boxed[WebhookEvent]]
-
 // webhookEntity describes Webhook to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
 // the schema's policies, which every WebhookConfig starts from.
@@ -426,8 +417,9 @@ var webhookEntity = &genimpl.Entity[int64, WebhookEvent, genimpl.Boxed[WebhookEv
 		Timeout:     2 * time.Second,
 		OnExhausted: runtime.SendToDeadLetter,
 	},
-	Wrap:   genimpl.WrapBoxed[WebhookEvent],
+	Box:    genimpl.Box[WebhookEvent],
 	Unwrap: genimpl.UnwrapBoxed[WebhookEvent],
+	Kind:   genimpl.BoxedKind[WebhookEvent],
 }
 
 // WebhookConfig configures one subscriber of a WebhookDispatcher:
@@ -517,16 +509,15 @@ func WebhookSubscriberNamed(name string) WebhookSubscriberName {
 	return WebhookSubscriberName("Webhook/" + name)
 }
 
-// walletBody holds a Wallet event as the engines carry it (in a genimpl.Env):
-// by value, a field per event, so that publishing one allocates nothing.
+// walletBody holds a Wallet event as the engines carry it: by value, a field
+// per event, so that publishing one allocates nothing. Its kind is the event's
+// index in the schema.
 type walletBody struct {
 	WalletOpened WalletOpened
 	Credited     Credited
 	Debited      Debited
+	kind         uint8
 }
-
-// walletEnv is a Wallet event as the engines carry it.
-type walletEnv = genimpl.Env[walletBody]
 
 // walletEntity describes Wallet to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
@@ -556,9 +547,9 @@ var walletEntity = &genimpl.Entity[string, WalletEvent, walletBody]{
 		case WalletOpened:
 			return walletBody{WalletOpened: e}, 0
 		case Credited:
-			return walletBody{Credited: e}, 1
+			return walletBody{Credited: e, kind: 1}, 1
 		case Debited:
-			return walletBody{Debited: e}, 2
+			return walletBody{Debited: e, kind: 2}, 2
 		}
 		return walletBody{}, -1
 	},
@@ -572,6 +563,20 @@ var walletEntity = &genimpl.Entity[string, WalletEvent, walletBody]{
 			return b.Debited
 		}
 		return nil
+	},
+	Kind: func(b walletBody) int {
+		return int(b.kind)
+	},
+	BodyVersion: func(b walletBody) uint64 {
+		switch b.kind {
+		case 0:
+			return b.WalletOpened.EventVersion()
+		case 1:
+			return b.Credited.EventVersion()
+		case 2:
+			return b.Debited.EventVersion()
+		}
+		return 0
 	},
 }
 
@@ -669,15 +674,11 @@ func WalletSubscriberNamed(name string) WalletSubscriberName {
 	return WalletSubscriberName("Wallet/" + name)
 }
 
-// customerBody holds a Customer event as the engines carry it (in a
-// genimpl.Env): by value, a field per event, so that publishing one allocates
-// nothing.
+// customerBody holds a Customer event as the engines carry it: by value, a
+// field per event, so that publishing one allocates nothing.
 type customerBody struct {
 	CustomerChanged CustomerChanged
 }
-
-// customerEnv is a Customer event as the engines carry it.
-type customerEnv = genimpl.Env[customerBody]
 
 // customerEntity describes Customer to the generic wiring of runtime/genimpl:
 // its names, its states, its events' rules (kind, target state, in:, Go type)

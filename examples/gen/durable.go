@@ -94,18 +94,18 @@ func (UnimplementedAccountTxHandler) ResyncAccount(context.Context, *sql.Tx, str
 // nil h.
 func accountTxHandler(h AccountTxHandler) *genimpl.TxHandler[string, AccountEvent, genimpl.Boxed[AccountEvent]] {
 	return genimpl.Adapt(h, &genimpl.TxHandler[string, AccountEvent, genimpl.Boxed[AccountEvent]]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ string, v accountEnv) error {
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, v genimpl.Boxed[AccountEvent]) error {
 			switch v.Kind {
 			case 0:
-				return h.HandleAccountOpened(ctx, tx, v.Body.Event.(AccountOpened))
+				return h.HandleAccountOpened(ctx, tx, v.Event.(AccountOpened))
 			case 1:
-				return h.HandleDeposited(ctx, tx, v.Body.Event.(Deposited))
+				return h.HandleDeposited(ctx, tx, v.Event.(Deposited))
 			case 2:
-				return h.HandleWithdrew(ctx, tx, v.Body.Event.(Withdrew))
+				return h.HandleWithdrew(ctx, tx, v.Event.(Withdrew))
 			case 3:
-				return h.HandleAccountFrozen(ctx, tx, v.Body.Event.(AccountFrozen))
+				return h.HandleAccountFrozen(ctx, tx, v.Event.(AccountFrozen))
 			case 4:
-				return h.HandleAccountClosed(ctx, tx, v.Body.Event.(AccountClosed))
+				return h.HandleAccountClosed(ctx, tx, v.Event.(AccountClosed))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -185,20 +185,20 @@ func (UnimplementedOrderTxHandler) HandleOrderCancelled(context.Context, *sql.Tx
 // nil h.
 func orderTxHandler(h OrderTxHandler) *genimpl.TxHandler[string, OrderEvent, genimpl.Boxed[OrderEvent]] {
 	return genimpl.Adapt(h, &genimpl.TxHandler[string, OrderEvent, genimpl.Boxed[OrderEvent]]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ string, v orderEnv) error {
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, v genimpl.Boxed[OrderEvent]) error {
 			switch v.Kind {
 			case 0:
-				return h.HandleOrderPlaced(ctx, tx, v.Body.Event.(OrderPlaced))
+				return h.HandleOrderPlaced(ctx, tx, v.Event.(OrderPlaced))
 			case 1:
-				return h.HandleOrderPaid(ctx, tx, v.Body.Event.(OrderPaid))
+				return h.HandleOrderPaid(ctx, tx, v.Event.(OrderPaid))
 			case 2:
-				return h.HandleOrderShipped(ctx, tx, v.Body.Event.(OrderShipped))
+				return h.HandleOrderShipped(ctx, tx, v.Event.(OrderShipped))
 			case 3:
-				return h.HandleOrderTracked(ctx, tx, v.Body.Event.(OrderTracked))
+				return h.HandleOrderTracked(ctx, tx, v.Event.(OrderTracked))
 			case 4:
-				return h.HandleOrderDelivered(ctx, tx, v.Body.Event.(OrderDelivered))
+				return h.HandleOrderDelivered(ctx, tx, v.Event.(OrderDelivered))
 			case 5:
-				return h.HandleOrderCancelled(ctx, tx, v.Body.Event.(OrderCancelled))
+				return h.HandleOrderCancelled(ctx, tx, v.Event.(OrderCancelled))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -239,12 +239,8 @@ func (UnimplementedRiderTxHandler) HandleLocationUpdated(context.Context, *sql.T
 // nil h.
 func riderTxHandler(h RiderTxHandler) *genimpl.TxHandler[string, RiderEvent, riderBody] {
 	return genimpl.Adapt(h, &genimpl.TxHandler[string, RiderEvent, riderBody]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ string, v riderEnv) error {
-			switch v.Kind {
-			case 0:
-				return h.HandleLocationUpdated(ctx, tx, v.Body.LocationUpdated)
-			}
-			return genimpl.ErrUnknownEvent
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, v riderBody) error {
+			return h.HandleLocationUpdated(ctx, tx, v.LocationUpdated)
 		},
 	})
 }
@@ -283,10 +279,10 @@ func (UnimplementedWebhookTxHandler) HandleWebhookQueued(context.Context, *sql.T
 // nil h.
 func webhookTxHandler(h WebhookTxHandler) *genimpl.TxHandler[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]] {
 	return genimpl.Adapt(h, &genimpl.TxHandler[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ int64, v webhookEnv) error {
+		Call: func(ctx context.Context, tx *sql.Tx, _ int64, v genimpl.Boxed[WebhookEvent]) error {
 			switch v.Kind {
 			case 0:
-				return h.HandleWebhookQueued(ctx, tx, v.Body.Event.(WebhookQueued))
+				return h.HandleWebhookQueued(ctx, tx, v.Event.(WebhookQueued))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -371,7 +367,7 @@ func (UnimplementedCustomerTxHandler) HandleCustomerChanged(context.Context, *sq
 // a nil h.
 func customerTxHandler(h CustomerTxHandler) *genimpl.TxHandler[string, CustomerEvent, customerBody] {
 	return genimpl.Adapt(h, &genimpl.TxHandler[string, CustomerEvent, customerBody]{
-		Call: func(ctx context.Context, tx *sql.Tx, key string, _ customerEnv) error {
+		Call: func(ctx context.Context, tx *sql.Tx, key string, _ customerBody) error {
 			return h.HandleCustomerChanged(ctx, tx, key)
 		},
 	})

@@ -94,18 +94,18 @@ func (UnimplementedAccountHandler) ResyncAccount(context.Context, string) (Accou
 // nil h.
 func accountHandler(h AccountHandler) *genimpl.Handler[string, AccountEvent, genimpl.Boxed[AccountEvent]] {
 	return genimpl.Adapt(h, &genimpl.Handler[string, AccountEvent, genimpl.Boxed[AccountEvent]]{
-		Call: func(ctx context.Context, _ string, v accountEnv) error {
+		Call: func(ctx context.Context, _ string, v genimpl.Boxed[AccountEvent]) error {
 			switch v.Kind {
 			case 0:
-				return h.HandleAccountOpened(ctx, v.Body.Event.(AccountOpened))
+				return h.HandleAccountOpened(ctx, v.Event.(AccountOpened))
 			case 1:
-				return h.HandleDeposited(ctx, v.Body.Event.(Deposited))
+				return h.HandleDeposited(ctx, v.Event.(Deposited))
 			case 2:
-				return h.HandleWithdrew(ctx, v.Body.Event.(Withdrew))
+				return h.HandleWithdrew(ctx, v.Event.(Withdrew))
 			case 3:
-				return h.HandleAccountFrozen(ctx, v.Body.Event.(AccountFrozen))
+				return h.HandleAccountFrozen(ctx, v.Event.(AccountFrozen))
 			case 4:
-				return h.HandleAccountClosed(ctx, v.Body.Event.(AccountClosed))
+				return h.HandleAccountClosed(ctx, v.Event.(AccountClosed))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -181,20 +181,20 @@ func (UnimplementedOrderHandler) HandleOrderCancelled(context.Context, OrderCanc
 // h.
 func orderHandler(h OrderHandler) *genimpl.Handler[string, OrderEvent, genimpl.Boxed[OrderEvent]] {
 	return genimpl.Adapt(h, &genimpl.Handler[string, OrderEvent, genimpl.Boxed[OrderEvent]]{
-		Call: func(ctx context.Context, _ string, v orderEnv) error {
+		Call: func(ctx context.Context, _ string, v genimpl.Boxed[OrderEvent]) error {
 			switch v.Kind {
 			case 0:
-				return h.HandleOrderPlaced(ctx, v.Body.Event.(OrderPlaced))
+				return h.HandleOrderPlaced(ctx, v.Event.(OrderPlaced))
 			case 1:
-				return h.HandleOrderPaid(ctx, v.Body.Event.(OrderPaid))
+				return h.HandleOrderPaid(ctx, v.Event.(OrderPaid))
 			case 2:
-				return h.HandleOrderShipped(ctx, v.Body.Event.(OrderShipped))
+				return h.HandleOrderShipped(ctx, v.Event.(OrderShipped))
 			case 3:
-				return h.HandleOrderTracked(ctx, v.Body.Event.(OrderTracked))
+				return h.HandleOrderTracked(ctx, v.Event.(OrderTracked))
 			case 4:
-				return h.HandleOrderDelivered(ctx, v.Body.Event.(OrderDelivered))
+				return h.HandleOrderDelivered(ctx, v.Event.(OrderDelivered))
 			case 5:
-				return h.HandleOrderCancelled(ctx, v.Body.Event.(OrderCancelled))
+				return h.HandleOrderCancelled(ctx, v.Event.(OrderCancelled))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -231,12 +231,8 @@ func (UnimplementedRiderHandler) HandleLocationUpdated(context.Context, Location
 // h.
 func riderHandler(h RiderHandler) *genimpl.Handler[string, RiderEvent, riderBody] {
 	return genimpl.Adapt(h, &genimpl.Handler[string, RiderEvent, riderBody]{
-		Call: func(ctx context.Context, _ string, v riderEnv) error {
-			switch v.Kind {
-			case 0:
-				return h.HandleLocationUpdated(ctx, v.Body.LocationUpdated)
-			}
-			return genimpl.ErrUnknownEvent
+		Call: func(ctx context.Context, _ string, v riderBody) error {
+			return h.HandleLocationUpdated(ctx, v.LocationUpdated)
 		},
 	})
 }
@@ -271,10 +267,10 @@ func (UnimplementedWebhookHandler) HandleWebhookQueued(context.Context, WebhookQ
 // nil h.
 func webhookHandler(h WebhookHandler) *genimpl.Handler[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]] {
 	return genimpl.Adapt(h, &genimpl.Handler[int64, WebhookEvent, genimpl.Boxed[WebhookEvent]]{
-		Call: func(ctx context.Context, _ int64, v webhookEnv) error {
+		Call: func(ctx context.Context, _ int64, v genimpl.Boxed[WebhookEvent]) error {
 			switch v.Kind {
 			case 0:
-				return h.HandleWebhookQueued(ctx, v.Body.Event.(WebhookQueued))
+				return h.HandleWebhookQueued(ctx, v.Event.(WebhookQueued))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -353,7 +349,7 @@ func (UnimplementedCustomerHandler) HandleCustomerChanged(context.Context, strin
 // nil h.
 func customerHandler(h CustomerHandler) *genimpl.Handler[string, CustomerEvent, customerBody] {
 	return genimpl.Adapt(h, &genimpl.Handler[string, CustomerEvent, customerBody]{
-		Call: func(ctx context.Context, key string, _ customerEnv) error {
+		Call: func(ctx context.Context, key string, _ customerBody) error {
 			return h.HandleCustomerChanged(ctx, key)
 		},
 	})

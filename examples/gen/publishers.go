@@ -140,7 +140,7 @@ var _ RiderPublisher = (*RiderDispatcher)(nil)
 // refuses an event with an empty key with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *RiderDispatcher) PublishLocationUpdated(ctx context.Context, e LocationUpdated) error {
-	return genimpl.PublishEnv(ctx, d.riderDispatcher, e.RiderID, riderEnv{Kind: 0, Body: riderBody{LocationUpdated: e}})
+	return genimpl.PublishBody(ctx, d.riderDispatcher, e.RiderID, 0, 0, riderBody{LocationUpdated: e})
 }
 
 // WebhookPublisher publishes Webhook events. WebhookDispatcher implements it in
@@ -177,21 +177,21 @@ var _ WalletPublisher = (*WalletDispatcher)(nil)
 // an event with an empty key or a version below 1 with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *WalletDispatcher) PublishWalletOpened(ctx context.Context, e WalletOpened) error {
-	return genimpl.PublishEnv(ctx, d.walletDispatcher, e.WalletID, walletEnv{Version: e.EventVersion(), Kind: 0, Body: walletBody{WalletOpened: e}})
+	return genimpl.PublishBody(ctx, d.walletDispatcher, e.WalletID, 0, e.EventVersion(), walletBody{WalletOpened: e})
 }
 
 // PublishCredited hands e to every subscriber of the dispatcher. It refuses an
 // event with an empty key or a version below 1 with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *WalletDispatcher) PublishCredited(ctx context.Context, e Credited) error {
-	return genimpl.PublishEnv(ctx, d.walletDispatcher, e.WalletID, walletEnv{Version: e.EventVersion(), Kind: 1, Body: walletBody{Credited: e}})
+	return genimpl.PublishBody(ctx, d.walletDispatcher, e.WalletID, 1, e.EventVersion(), walletBody{Credited: e, kind: 1})
 }
 
 // PublishDebited hands e to every subscriber of the dispatcher. It refuses an
 // event with an empty key or a version below 1 with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *WalletDispatcher) PublishDebited(ctx context.Context, e Debited) error {
-	return genimpl.PublishEnv(ctx, d.walletDispatcher, e.WalletID, walletEnv{Version: e.EventVersion(), Kind: 2, Body: walletBody{Debited: e}})
+	return genimpl.PublishBody(ctx, d.walletDispatcher, e.WalletID, 2, e.EventVersion(), walletBody{Debited: e, kind: 2})
 }
 
 // CustomerPublisher publishes Customer events. CustomerDispatcher implements it
@@ -208,5 +208,5 @@ var _ CustomerPublisher = (*CustomerDispatcher)(nil)
 // refuses an event with an empty key with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *CustomerDispatcher) PublishCustomerChanged(ctx context.Context, e CustomerChanged) error {
-	return genimpl.PublishEnv(ctx, d.customerDispatcher, e.CustomerID, customerEnv{Kind: 0, Body: customerBody{CustomerChanged: e}})
+	return genimpl.PublishBody(ctx, d.customerDispatcher, e.CustomerID, 0, 0, customerBody{CustomerChanged: e})
 }

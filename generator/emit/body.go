@@ -6,7 +6,7 @@ import (
 	"github.com/ordergen/ordergen/generator/ir"
 )
 
-// An entity's events travel through the engines in a genimpl.Env. When
+// An entity's events travel through the engines in its body, alone. When
 // they are small together (bodyLimit), they travel by value in the
 // entity's body, a struct with a field per event, so that publishing one
 // boxes nothing and its handler reads it from the engine's memory;
@@ -98,33 +98,51 @@ func (n names) bodyType() jen.Code {
 	return jen.Id(n.Body)
 }
 
-// body emits the entity's body (when its events travel by value) and its
-// Env alias, and returns the entity descriptor's Wrap and Unwrap fields.
+// body emits the entity's body (when its events travel by value), and
+// returns the entity descriptor's fields that fill and read bodies: Wrap
+// and Unwrap, or Box and Unwrap, and Kind and BodyVersion when the entity
+// needs them.
 func body(f *jen.File, n names) []jen.Code {
 	in := inlined(n.e)
-	if len(in) > 0 {
-		Doc(f, 0, "%s holds %s %s event as the engines carry it (in a genimpl.Env): "+
-			"by value, a field per event, so that publishing one allocates nothing.", n.Body, Article(n.e.Name), n.e.Name)
-		f.Type().Id(n.Body).StructFunc(func(g *jen.Group) {
-			for _, ev := range in {
-				g.Id(ev.Name).Id(ev.Name)
-			}
-		})
-	}
-	Doc(f, 0, "%s is %s %s event as the engines carry it.", n.Env, Article(n.e.Name), n.e.Name)
-	f.Type().Id(n.Env).Op("=").Add(gi("Env")).Types(n.bodyType())
+	versioned := n.e.Version != nil
 	if len(in) == 0 {
-		return []jen.Code{
-			jen.Id("Wrap").Op(":").Add(gi("WrapBoxed")).Types(jen.Id(n.Event)),
+		fields := []jen.Code{
+			jen.Id("Box").Op(":").Add(gi("Box")).Types(jen.Id(n.Event)),
 			jen.Id("Unwrap").Op(":").Add(gi("UnwrapBoxed")).Types(jen.Id(n.Event)),
+			jen.Id("Kind").Op(":").Add(gi("BoxedKind")).Types(jen.Id(n.Event)),
 		}
+		if versioned {
+			fields = append(fields, jen.Id("BodyVersion").Op(":").Add(gi("BoxedVersion")).Types(jen.Id(n.Event)))
+		}
+		return fields
+	}
+	// An entity of several events keeps the kind of the one its body
+	// holds in the body; one of a single event needs none (kind 0).
+	several := len(in) > 1
+	text := "%s holds %s %s event as the engines carry it: by value, a field per event, " +
+		"so that publishing one allocates nothing."
+	if several {
+		text += " Its kind is the event's index in the schema."
+	}
+	Doc(f, 0, text, n.Body, Article(n.e.Name), n.e.Name)
+	f.Type().Id(n.Body).StructFunc(func(g *jen.Group) {
+		for _, ev := range in {
+			g.Id(ev.Name).Id(ev.Name)
+		}
+		if several {
+			g.Id("kind").Uint8()
+		}
+	})
+	bodyOf := func(kind int, ev *ir.Event, value jen.Code) jen.Code {
+		if several && kind > 0 { // kind 0 is the zero value, left out
+			return jen.Id(n.Body).Values(jen.Id(ev.Name).Op(":").Add(value), jen.Id("kind").Op(":").Lit(kind))
+		}
+		return jen.Id(n.Body).Values(jen.Id(ev.Name).Op(":").Add(value))
 	}
 	wrap := jen.Id("Wrap").Op(":").Func().Params(jen.Id("e").Id(n.Event)).Params(jen.Id(n.Body), jen.Int()).Block(
 		jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
 			for kind, ev := range in { // all of the entity's events, in order
-				g.Case(jen.Id(ev.Name)).Block(
-					jen.Return(jen.Id(n.Body).Values(jen.Id(ev.Name).Op(":").Id("e")), jen.Lit(kind)),
-				)
+				g.Case(jen.Id(ev.Name)).Block(jen.Return(bodyOf(kind, ev, jen.Id("e")), jen.Lit(kind)))
 			}
 		}),
 		jen.Return(jen.Id(n.Body).Values(), jen.Lit(-1)),
@@ -137,5 +155,31 @@ func body(f *jen.File, n names) []jen.Code {
 		}),
 		jen.Return(jen.Nil()),
 	)
-	return []jen.Code{wrap, unwrap}
+	fields := []jen.Code{wrap, unwrap}
+	if several {
+		fields = append(fields, jen.Id("Kind").Op(":").Func().Params(jen.Id("b").Id(n.Body)).Int().Block(
+			jen.Return(jen.Int().Call(jen.Id("b").Dot("kind"))),
+		))
+	}
+	if versioned {
+		var version jen.Code
+		if several {
+			version = jen.Switch(jen.Id("b").Dot("kind")).BlockFunc(func(g *jen.Group) {
+				for kind, ev := range in {
+					g.Case(jen.Lit(kind)).Block(jen.Return(jen.Id("b").Dot(ev.Name).Dot("EventVersion").Call()))
+				}
+			})
+		}
+		ret := jen.Return(jen.Lit(0))
+		if !several {
+			ret = jen.Return(jen.Id("b").Dot(in[0].Name).Dot("EventVersion").Call())
+		}
+		fields = append(fields, jen.Id("BodyVersion").Op(":").Func().Params(jen.Id("b").Id(n.Body)).Uint64().BlockFunc(func(g *jen.Group) {
+			if version != nil {
+				g.Add(version)
+			}
+			g.Add(ret)
+		}))
+	}
+	return fields
 }

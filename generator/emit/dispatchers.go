@@ -166,22 +166,32 @@ func handlerAdapter(f *jen.File, n names, tx bool) {
 	case e.Batch:
 		fields = append(fields, jen.Id("Batch").Op(":").Id("h").Dot(n.HandleBatch))
 	case e.Notification:
-		fields = append(fields, jen.Id("Call").Op(":").Func().Params(params(jen.Id("key").Add(n.key()), jen.Id("_").Id(n.Env))...).Error().Block(
+		fields = append(fields, jen.Id("Call").Op(":").Func().Params(params(jen.Id("key").Add(n.key()), jen.Id("_").Add(n.bodyType()))...).Error().Block(
 			jen.Return(jen.Id("h").Dot(n.HandleChanged).Call(callArgs(jen.Id("key"))...)),
 		))
 	default:
-		fields = append(fields, jen.Id("Call").Op(":").Func().Params(params(jen.Id("_").Add(n.key()), jen.Id("v").Id(n.Env))...).Error().Block(
-			jen.Switch(jen.Id("v").Dot("Kind")).BlockFunc(func(g *jen.Group) {
+		call := func(ev *ir.Event) jen.Code {
+			arg := jen.Id("v").Dot(ev.Name)
+			if !n.byValue() {
+				arg = jen.Id("v").Dot("Event").Assert(jen.Id(ev.Name))
+			}
+			return jen.Return(jen.Id("h").Dot(ev.Handle).Call(callArgs(arg)...))
+		}
+		var block []jen.Code
+		if len(e.Events) == 1 && n.byValue() {
+			block = []jen.Code{call(e.Events[0])}
+		} else {
+			kind := jen.Id("v").Dot("kind")
+			if !n.byValue() {
+				kind = jen.Id("v").Dot("Kind")
+			}
+			block = []jen.Code{jen.Switch(kind).BlockFunc(func(g *jen.Group) {
 				for i, ev := range e.Events {
-					arg := jen.Id("v").Dot("Body").Dot(ev.Name)
-					if !n.byValue() {
-						arg = jen.Id("v").Dot("Body").Dot("Event").Assert(jen.Id(ev.Name))
-					}
-					g.Case(jen.Lit(i)).Block(jen.Return(jen.Id("h").Dot(ev.Handle).Call(callArgs(arg)...)))
+					g.Case(jen.Lit(i)).Block(call(ev))
 				}
-			}),
-			jen.Return(gi("ErrUnknownEvent")),
-		))
+			}), jen.Return(gi("ErrUnknownEvent"))}
+		}
+		fields = append(fields, jen.Id("Call").Op(":").Func().Params(params(jen.Id("_").Add(n.key()), jen.Id("v").Add(n.bodyType()))...).Error().Block(block...))
 	}
 	if e.Resync {
 		state := jen.Lit("")

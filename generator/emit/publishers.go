@@ -37,10 +37,16 @@ func publishers(f *jen.File, pkg *ir.Package) {
 			Doc(f, 0, text, ev.Publish)
 			publish := jen.Id("d").Dot("Publish").Call(jen.Id("ctx"), jen.Id("e"))
 			if n.byValue() {
-				publish = gi("PublishEnv").Call(jen.Id("ctx"), jen.Id("d").Dot(n.Core), jen.Id("e").Dot(e.Key.Name), jen.Id(n.Env).Values(
-					row(Field{"Version", versionOf(e)}, Field{"Kind", jen.Lit(kind)},
-						Field{"Body", jen.Id(n.Body).Values(jen.Id(ev.Name).Op(":").Id("e"))}),
-				))
+				version := versionOf(e)
+				if version == nil {
+					version = jen.Lit(0)
+				}
+				value := jen.Id(ev.Name).Op(":").Id("e")
+				if len(e.Events) > 1 && kind > 0 { // kind 0 is the zero value, left out
+					value = jen.List(value, jen.Id("kind").Op(":").Lit(kind))
+				}
+				publish = gi("PublishBody").Call(jen.Id("ctx"), jen.Id("d").Dot(n.Core), jen.Id("e").Dot(e.Key.Name),
+					jen.Lit(kind), version, jen.Id(n.Body).Values(value))
 			}
 			f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id(ev.Publish).Params(ctxParam(), jen.Id("e").Id(ev.Name)).Error().Block(
 				jen.Return(publish),
@@ -49,7 +55,7 @@ func publishers(f *jen.File, pkg *ir.Package) {
 	}
 }
 
-// versionOf is the Version of an envelope of e's event e: nil (left out)
+// versionOf is the version of e's event e, as a publisher reads it: nil
 // without a version.
 func versionOf(e *ir.Entity) jen.Code {
 	if e.Version == nil {

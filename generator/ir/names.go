@@ -88,10 +88,8 @@ type Names struct {
 	// embed (accountProducer, accountOutbox).
 	Core, ProducerCore, OutboxCore string
 	// Body holds the events that travel by value through the engines
-	// (accountBody), and Env is the alias of the genimpl.Env that carries
-	// one (accountEnv); both are declared only when the entity has such
-	// events.
-	Body, Env string
+	// (accountBody), declared only when the entity has such events.
+	Body string
 	// HandlerAdapter adapts a Handler to genimpl.Handler (accountHandler);
 	// TxHandlerAdapter a TxHandler to genimpl.TxHandler (accountTxHandler).
 	HandlerAdapter, TxHandlerAdapter string
@@ -151,7 +149,6 @@ func NamesOf(entity string) Names {
 		ProducerCore:     lc + "Producer",
 		OutboxCore:       lc + "Outbox",
 		Body:             lc + "Body",
-		Env:              lc + "Env",
 		HandlerAdapter:   lc + "Handler",
 		TxHandlerAdapter: lc + "TxHandler",
 
@@ -225,7 +222,6 @@ func (n Names) Decls() []Decl {
 		{n.ProducerCore, "name", Gen, "ProducerCore"},
 		{n.OutboxCore, "name", Gen, "OutboxCore"},
 		{n.Body, "type", Gen, "Body"},
-		{n.Env, "type", Gen, "Env"},
 		{n.HandlerAdapter, "name", Gen, "HandlerAdapter"},
 		{n.TxHandlerAdapter, "name", Gen, "TxHandlerAdapter"},
 		{n.Recorder, "type", Kit, "Recorder"},

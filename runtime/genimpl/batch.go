@@ -31,7 +31,7 @@ type batchRun[E any] struct {
 
 // decide runs the guards over events from read, the key's stored version
 // and state. Its error fails the whole batch.
-func (s *subscriber[K, E, B]) decide(ctx context.Context, key K, events []Env[B], read durable.KeyState) (*batchRun[E], error) {
+func (s *subscriber[K, E, B]) decide(ctx context.Context, key K, events []B, read durable.KeyState) (*batchRun[E], error) {
 	en := s.en
 	b := &batchRun[E]{read: read, at: read, apply: make([]E, 0, len(events)), verdicts: make([]error, 0, len(events))}
 	if en.stated() && en.rank(read.State) == notAState {
@@ -45,7 +45,7 @@ func (s *subscriber[K, E, B]) decide(ctx context.Context, key K, events []Env[B]
 		}
 		var version uint64
 		if en.versioned() {
-			version = ev.Version
+			version = en.versionOf(ev)
 			if v := CheckVersion(version, b.at.Version, r.Snapshot); v != nil {
 				b.verdicts = append(b.verdicts, s.skip(key, ev, v))
 				continue
@@ -99,7 +99,7 @@ func (b *batchRun[E]) changed() bool { return b.at != b.read }
 
 // handleBatch is the engine's batch handler of a subscriber that is not
 // transactional.
-func (s *subscriber[K, E, B]) handleBatch(ctx context.Context, key K, events []Env[B]) error {
+func (s *subscriber[K, E, B]) handleBatch(ctx context.Context, key K, events []B) error {
 	if s.versions == nil && s.states == nil {
 		return acknowledge(s.h.Batch(ctx, key, s.en.events(events)))
 	}
@@ -151,7 +151,7 @@ func acknowledge(err error) error {
 // handleBatchTx is the engine's batch handler of a transactional
 // subscriber: the guards and the handler in one transaction of its store,
 // which commits the version and state reached with the handler's writes.
-func (s *subscriber[K, E, B]) handleBatchTx(ctx context.Context, key K, events []Env[B]) error {
+func (s *subscriber[K, E, B]) handleBatchTx(ctx context.Context, key K, events []B) error {
 	tx, err := s.store.BeginKey(ctx, s.name, keyText(key))
 	if err != nil {
 		return s.en.errorf(key, "%w", err)
@@ -174,7 +174,7 @@ func (s *subscriber[K, E, B]) handleBatchTx(ctx context.Context, key K, events [
 // returns the verdict on the batch, the version and state it reached, and
 // whether to write them (the handler wrote, or they moved), or the failure
 // of the batch.
-func (s *subscriber[K, E, B]) batchIn(ctx context.Context, tx *sql.Tx, key K, events []Env[B], read durable.KeyState) (verdict error, at durable.KeyState, write bool, err error) {
+func (s *subscriber[K, E, B]) batchIn(ctx context.Context, tx *sql.Tx, key K, events []B, read durable.KeyState) (verdict error, at durable.KeyState, write bool, err error) {
 	if !s.en.guarded() {
 		if err := s.tx.Batch(ctx, tx, key, s.en.events(events)); err != nil && !errors.Is(err, runtime.ErrUnimplemented) {
 			return nil, read, false, err

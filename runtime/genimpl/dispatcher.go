@@ -27,7 +27,7 @@ import (
 // use.
 type Dispatcher[K comparable, E Event[K], B any, N ~string] struct {
 	en      *Entity[K, E, B]
-	topic   *runtime.Topic[K, Env[B]]
+	topic   *runtime.Topic[K, B]
 	textKey bool // K is a string type: an empty key is refused
 
 	// mu serialises subscribing (a name is taken once) and guards subs.
@@ -79,7 +79,7 @@ func NewTx[N ~string, K comparable, E Event[K], B any](en *Entity[K, E, B], stor
 }
 
 func newDispatcher[N ~string, K comparable, E Event[K], B any](en *Entity[K, E, B]) *Dispatcher[K, E, B, N] {
-	return &Dispatcher[K, E, B, N]{en: en, topic: runtime.NewTopic[K, Env[B]](), textKey: stringKey[K](), subs: make(map[string]*subscriber[K, E, B])}
+	return &Dispatcher[K, E, B, N]{en: en, topic: runtime.NewTopic[K, B](), textKey: stringKey[K](), subs: make(map[string]*subscriber[K, E, B])}
 }
 
 // Subscribe adds to d the subscriber named name (its runtime name is the
@@ -175,7 +175,7 @@ func (d *Dispatcher[K, E, B, N]) subscribe(name string, h *Handler[K, E, B], tx 
 }
 
 // start subscribes s to topic with its guard for its entity and kind.
-func (s *subscriber[K, E, B]) start(topic *runtime.Topic[K, Env[B]], rc runtime.Config[K, Env[B]]) error {
+func (s *subscriber[K, E, B]) start(topic *runtime.Topic[K, B], rc runtime.Config[K, B]) error {
 	var err error
 	switch {
 	case s.en.Batch && s.tx != nil:
@@ -192,12 +192,12 @@ func (s *subscriber[K, E, B]) start(topic *runtime.Topic[K, Env[B]], rc runtime.
 
 // engineConfig returns the engine's configuration of the subscriber named
 // name, configured with cfg.
-func engineConfig[K comparable, E Event[K], B any](en *Entity[K, E, B], name string, cfg Config[K, E]) runtime.Config[K, Env[B]] {
-	var parks runtime.ParkStore[K, Env[B]]
+func engineConfig[K comparable, E Event[K], B any](en *Entity[K, E, B], name string, cfg Config[K, E]) runtime.Config[K, B] {
+	var parks runtime.ParkStore[K, B]
 	if cfg.Parks != nil {
 		parks = envParks[K, E, B]{en, cfg.Parks}
 	}
-	return runtime.Config[K, Env[B]]{
+	return runtime.Config[K, B]{
 		Name:             name,
 		MaxActive:        cfg.MaxActive,
 		Backlog:          cfg.Backlog,

@@ -7,10 +7,12 @@
 // its policies. The generated files keep what is specific to the schema:
 // the types, the typed methods, and the tables that describe them.
 //
-// Inside a dispatcher an event travels in an Env, not as the entity's
-// event interface: the generated body holds small events by value, so
-// that publishing one allocates nothing and the guards read its kind and
-// version without reflection or an interface call (see Env). The edges
+// Inside a dispatcher an event travels as the entity's generated body B,
+// not as the entity's event interface: the body holds small events by
+// value, so that publishing one allocates nothing, and the guards read its
+// kind and version through the generated Entity.Kind and
+// Entity.BodyVersion, without reflection or an interface call (see
+// env.go). The edges
 // that hand events to people (OnSkip, ParkedEvents, park stores, dead
 // letters, the inspector, batch handlers) get them as the interface.
 //

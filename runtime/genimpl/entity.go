@@ -57,14 +57,26 @@ type Entity[K comparable, E Event[K], B any] struct {
 	// from.
 	Defaults Config[K, E]
 	// Wrap returns a body that holds ev, and ev's kind (its index in
-	// Events), or -1 for a kind the generic code finds: a boxed event (the
-	// body holds it: WrapBoxed), a pointer to an event, or no event of the
-	// entity. Bodies pass by value, so that an envelope never escapes to
-	// the heap through them.
+	// Events), or -1 for a kind the generic code finds: a pointer to an
+	// event, or no event of the entity; nil for an entity whose events
+	// travel boxed (Box). Bodies pass by value, so that a body never
+	// escapes to the heap through them.
 	Wrap func(ev E) (B, int)
+	// Box returns the body of ev, of kind and version, for an entity whose
+	// events travel boxed (genimpl.Box); nil otherwise.
+	Box func(ev E, kind int, version uint64) B
 	// Unwrap returns the event of kind that b holds (UnwrapBoxed for
 	// boxed events).
 	Unwrap func(kind int, b B) E
+	// Kind returns the kind of the event b holds; nil for an entity of one
+	// event, whose kind is 0. BodyVersion returns its version (as Version
+	// does); nil without a version. The engines carry the body alone (see
+	// env.go), so these read the kind and the version from it.
+	// They take the body by value: a pointer into an engine's memory,
+	// passed to a function value, would make every body escape to the
+	// heap.
+	Kind        func(b B) int
+	BodyVersion func(b B) uint64
 
 	// kinds makes, once, the tables of kind: the events' types
 	// (types[i] is Events[i]'s), pointers to them, and, for a large
@@ -130,7 +142,7 @@ func decodeJSON[T any, E any](data []byte) (E, error) {
 // Handle methods in Call, HandleBatch in Batch, its Resync method).
 type Handler[K comparable, E any, B any] struct {
 	// Call calls the handler's method for the event v carries (of key).
-	Call func(ctx context.Context, key K, v Env[B]) error
+	Call func(ctx context.Context, key K, v B) error
 	// Batch calls the batch handler (entities with batch:).
 	Batch func(ctx context.Context, key K, events []E) error
 	// Resync asks the handler for key's version and state at the source of
@@ -141,7 +153,7 @@ type Handler[K comparable, E any, B any] struct {
 // TxHandler is Handler for a transactional handler, which writes in the
 // transaction of the subscriber's store.
 type TxHandler[K comparable, E any, B any] struct {
-	Call   func(ctx context.Context, tx *sql.Tx, key K, v Env[B]) error
+	Call   func(ctx context.Context, tx *sql.Tx, key K, v B) error
 	Batch  func(ctx context.Context, tx *sql.Tx, key K, events []E) error
 	Resync func(ctx context.Context, tx *sql.Tx, key K) (version uint64, state string, err error)
 }

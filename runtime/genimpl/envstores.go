@@ -9,19 +9,19 @@ import (
 )
 
 // The stores and sinks a subscriber's Config names hold the entity's
-// events (E); its engine holds envelopes (Env). These adapters convert at
+// events (E); its engine holds bodies (B). These adapters convert at
 // that edge, on the paths where events leave the engine or come back to
 // it (a park, a dead letter, the inspector's view), never on the way to a
 // handler.
 
-// envParks is a ParkStore of envelopes over the configured store of
+// envParks is a ParkStore of bodies over the configured store of
 // events.
 type envParks[K comparable, E Event[K], B any] struct {
 	en *Entity[K, E, B]
 	s  runtime.ParkStore[K, E]
 }
 
-func (p envParks[K, E, B]) Append(ctx context.Context, key K, reason string, events []runtime.ParkedEvent[Env[B]]) error {
+func (p envParks[K, E, B]) Append(ctx context.Context, key K, reason string, events []runtime.ParkedEvent[B]) error {
 	out := make([]runtime.ParkedEvent[E], len(events))
 	for i := range events {
 		out[i] = parkedEvent(events[i], p.en.event(&events[i].Event))
@@ -33,12 +33,12 @@ func (p envParks[K, E, B]) Keys(ctx context.Context) ([]runtime.ParkedKey[K], er
 	return p.s.Keys(ctx)
 }
 
-func (p envParks[K, E, B]) Read(ctx context.Context, key K, after uint64, limit int) ([]runtime.ParkedEvent[Env[B]], error) {
+func (p envParks[K, E, B]) Read(ctx context.Context, key K, after uint64, limit int) ([]runtime.ParkedEvent[B], error) {
 	events, err := p.s.Read(ctx, key, after, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]runtime.ParkedEvent[Env[B]], len(events))
+	out := make([]runtime.ParkedEvent[B], len(events))
 	for i := range events {
 		_, v, err := p.en.envelope(events[i].Event, false)
 		if err != nil {
@@ -62,28 +62,29 @@ func parkedEvent[F, T any](p runtime.ParkedEvent[F], ev T) runtime.ParkedEvent[T
 	return runtime.ParkedEvent[T]{Event: ev, Err: p.Err, Attempts: p.Attempts, At: p.At, Seq: p.Seq, Tag: p.Tag}
 }
 
-// envDeadLetter is the dead-letter sink of envelopes that hands their
+// envDeadLetter is the dead-letter sink of bodies that hands their
 // events to sink.
-func envDeadLetter[K comparable, E Event[K], B any](en *Entity[K, E, B], sink runtime.DeadLetterSink[K, E]) runtime.DeadLetterSink[K, Env[B]] {
+func envDeadLetter[K comparable, E Event[K], B any](en *Entity[K, E, B], sink runtime.DeadLetterSink[K, E]) runtime.DeadLetterSink[K, B] {
 	if sink == nil {
 		return nil
 	}
-	return func(ctx context.Context, dl runtime.DeadLetterEvent[K, Env[B]]) error {
+	return func(ctx context.Context, dl runtime.DeadLetterEvent[K, B]) error {
 		return sink(ctx, runtime.DeadLetterEvent[K, E]{Key: dl.Key, Event: en.event(&dl.Event), Err: dl.Err, Attempts: dl.Attempts})
 	}
 }
 
-// envCodec is the entity's codec (Codec) for envelopes: the inspector's.
+// envCodec is the entity's codec (Codec) for bodies: the inspector's.
 type envCodec[K comparable, E Event[K], B any] struct{ en *Entity[K, E, B] }
 
-func (c envCodec[K, E, B]) Encode(v Env[B]) (string, []byte, error) {
+func (c envCodec[K, E, B]) Encode(v B) (string, []byte, error) {
 	return Encode(c.en, c.en.event(&v))
 }
 
-func (c envCodec[K, E, B]) Decode(name string, data []byte) (Env[B], error) {
+func (c envCodec[K, E, B]) Decode(name string, data []byte) (B, error) {
 	e, err := Decode(c.en, name, data)
 	if err != nil {
-		return Env[B]{}, err
+		var zero B
+		return zero, err
 	}
 	_, v, err := c.en.envelope(e, false)
 	return v, err
@@ -91,7 +92,7 @@ func (c envCodec[K, E, B]) Decode(name string, data []byte) (Env[B], error) {
 
 // envTracer is the tracer of a subscriber's engine: the configured one,
 // told of each attempt with its event as the entity's interface holds it
-// (which a tracer reads its name and version from), not the envelope.
+// (which a tracer reads its name and version from), not the body.
 type envTracer[K comparable, E Event[K], B any] struct {
 	en *Entity[K, E, B]
 	tr runtime.Tracer
@@ -109,9 +110,9 @@ func (t envTracer[K, E, B]) Retired(engine string, key any, tag uint64, o runtim
 	t.tr.Retired(engine, key, tag, o)
 }
 
-// attempt returns a with the event its envelope carries.
+// attempt returns a with the event its body carries.
 func (t envTracer[K, E, B]) attempt(a runtime.Attempt) runtime.Attempt {
-	if v, ok := a.Event.(Env[B]); ok {
+	if v, ok := a.Event.(B); ok {
 		a.Event = t.en.event(&v)
 	}
 	return a

@@ -21,7 +21,7 @@ import (
 
 // handleGroup is the engine's batch handler of a grouped transactional
 // subscriber.
-func (s *subscriber[K, E, B]) handleGroup(ctx context.Context, key K, events []Env[B]) error {
+func (s *subscriber[K, E, B]) handleGroup(ctx context.Context, key K, events []B) error {
 	text := keyText(key)
 	switch {
 	case s.en.Batch, s.en.Notification:
@@ -48,7 +48,7 @@ func (s *subscriber[K, E, B]) handleGroup(ctx context.Context, key K, events []E
 	// failed is the event whose handler failed the work's last run, -1 for
 	// none: the work runs on Do's goroutine, never twice at once.
 	failed := -1
-	work := func(events []Env[B]) groupcommit.Work[*sql.Tx] {
+	work := func(events []B) groupcommit.Work[*sql.Tx] {
 		return func(ctx context.Context, tx *sql.Tx, read durable.KeyState) (groupcommit.Result, error) {
 			failed = -1
 			at := read
@@ -91,7 +91,7 @@ func (s *subscriber[K, E, B]) handleGroup(ctx context.Context, key K, events []E
 // let ev through. Otherwise the handler is called with tx, and at advances
 // to ev (also for an event the handler does not implement, whose verdict
 // is a SkipApplied). err is a failure of ev: the work fails.
-func (s *subscriber[K, E, B]) applyGroup(ctx context.Context, tx *sql.Tx, key K, ev *Env[B], at *durable.KeyState) (verdict, err error) {
+func (s *subscriber[K, E, B]) applyGroup(ctx context.Context, tx *sql.Tx, key K, ev *B, at *durable.KeyState) (verdict, err error) {
 	en := s.en
 	r, err := en.ruleOf(key, ev)
 	if err != nil {
@@ -99,7 +99,7 @@ func (s *subscriber[K, E, B]) applyGroup(ctx context.Context, tx *sql.Tx, key K,
 	}
 	var version uint64
 	if en.versioned() {
-		version = ev.Version
+		version = en.versionOf(ev)
 		if v := CheckVersion(version, at.Version, r.Snapshot); v != nil {
 			return s.skip(key, ev, v), nil
 		}

@@ -19,7 +19,7 @@ import (
 // and state advance) and skipped with ReasonUnimplemented.
 
 // handle is the engine handler of a subscriber that is not transactional.
-func (s *subscriber[K, E, B]) handle(ctx context.Context, key K, v Env[B]) error {
+func (s *subscriber[K, E, B]) handle(ctx context.Context, key K, v B) error {
 	en := s.en
 	r, err := en.ruleOf(key, &v)
 	if err != nil {
@@ -35,7 +35,7 @@ func (s *subscriber[K, E, B]) handle(ctx context.Context, key K, v Env[B]) error
 	var stored storedVersion[K]
 	var version uint64
 	if s.versions != nil {
-		version = v.Version
+		version = en.versionOf(&v)
 		var err error
 		if stored, err = s.readVersion(ctx, key); err != nil {
 			return err
@@ -110,7 +110,7 @@ func (s *subscriber[K, E, B]) setState(ctx context.Context, key K, current, stat
 
 // skip returns verdict, a guard's verdict on v, an event of key; when it
 // is a skip, it tells the subscriber's OnSkip first.
-func (s *subscriber[K, E, B]) skip(key K, v *Env[B], verdict error) error {
+func (s *subscriber[K, E, B]) skip(key K, v *B, verdict error) error {
 	if s.onSkip != nil {
 		if reason, ok := runtime.IsSkip(verdict); ok {
 			s.onSkip(key, s.en.event(v), reason)
@@ -125,7 +125,7 @@ func (s *subscriber[K, E, B]) skip(key K, v *Env[B], verdict error) error {
 // without a version that is a duplicate, and a schema that means an event
 // within a state (in:) loses events silently. The later ones are counted
 // as skipped.
-func (s *subscriber[K, E, B]) duplicate(ctx context.Context, key K, v *Env[B], r *EventRule[E], current, reason string) {
+func (s *subscriber[K, E, B]) duplicate(ctx context.Context, key K, v *B, r *EventRule[E], current, reason string) {
 	if s.en.versioned() || r.To == "" || current != r.To || !s.duplicateLogged.CompareAndSwap(false, true) {
 		return
 	}
@@ -149,7 +149,7 @@ func (s *subscriber[K, E, B]) duplicate(ctx context.Context, key K, v *Env[B], r
 // returns, and apply the later ones in order. A version that is not above
 // the stored one is a failure (the source of truth is behind the gap): the
 // engine retries, then parks the key.
-func (s *subscriber[K, E, B]) resync(ctx context.Context, key K, held []Env[B]) (int, error) {
+func (s *subscriber[K, E, B]) resync(ctx context.Context, key K, held []B) (int, error) {
 	en := s.en
 	stored, err := s.readVersion(ctx, key)
 	if err != nil {
@@ -194,10 +194,10 @@ func (s *subscriber[K, E, B]) checkResync(key K, stored, version uint64, state s
 }
 
 // covered returns how many of held the version a resync reached covers.
-func (s *subscriber[K, E, B]) covered(held []Env[B], version uint64) int {
+func (s *subscriber[K, E, B]) covered(held []B, version uint64) int {
 	n := 0
 	for i := range held {
-		if held[i].Version <= version {
+		if s.en.versionOf(&held[i]) <= version {
 			n++
 		}
 	}

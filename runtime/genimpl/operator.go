@@ -197,12 +197,12 @@ func State[S ~string, K comparable, E Event[K], B any, N ~string](ctx context.Co
 // JSON, and the version and state its guards store for a key, for an
 // entity that has them. Its Replay and Discard act on one subscriber.
 func (d *Dispatcher[K, E, B, N]) Inspector() inspect.Inspector {
-	v := inspect.Engines[K, Env[B]]{Name: d.en.Name, Engines: d.topic.Subscribers, Codec: envCodec[K, E, B]{d.en}}
+	v := inspect.Engines[K, B]{Name: d.en.Name, Engines: d.topic.Subscribers, Codec: envCodec[K, E, B]{d.en}}
 	if d.en.versioned() {
 		v.Version = func(ctx context.Context, subscriber string, key K) (uint64, error) {
 			return Version(ctx, d, N(subscriber), key)
 		}
-		v.EventVersion = func(e Env[B]) (uint64, bool) { return e.Version, true }
+		v.EventVersion = func(e B) (uint64, bool) { return d.en.versionOf(&e), true }
 	}
 	if d.en.stated() {
 		v.State = func(ctx context.Context, subscriber string, key K) (string, error) {
@@ -261,13 +261,13 @@ func (d *Dispatcher[K, E, B, N]) Subscriptions() []transport.Subscription {
 	return transport.TopicSubscriptions(d.topic)
 }
 
-// PublishEnv is a generated typed publisher (PublishDeposited) of an event
-// of key whose type travels by value: v holds it in its body, with its
-// version and kind filled in, so that publishing it boxes nothing. It
-// refuses what Publish refuses.
-func PublishEnv[K comparable, E Event[K], B any, N ~string](ctx context.Context, d *Dispatcher[K, E, B, N], key K, v Env[B]) error {
-	if err := d.en.refuse(v.Kind, key, v.Version, d.textKey); err != nil {
+// PublishBody is a generated typed publisher (PublishDeposited) of an
+// event of key, kind and version whose type travels by value: b, the
+// entity's body, holds it, so that publishing it boxes nothing. It refuses
+// what Publish refuses.
+func PublishBody[K comparable, E Event[K], B any, N ~string](ctx context.Context, d *Dispatcher[K, E, B, N], key K, kind int, version uint64, b B) error {
+	if err := d.en.refuse(kind, key, version, d.textKey); err != nil {
 		return err
 	}
-	return d.topic.Publish(ctx, key, v)
+	return d.topic.Publish(ctx, key, b)
 }

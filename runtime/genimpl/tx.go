@@ -17,7 +17,7 @@ import (
 // skipped; any other error rolls back.
 
 // handleTx is the engine handler of a transactional subscriber.
-func (s *subscriber[K, E, B]) handleTx(ctx context.Context, key K, v Env[B]) error {
+func (s *subscriber[K, E, B]) handleTx(ctx context.Context, key K, v B) error {
 	en := s.en
 	r, err := en.ruleOf(key, &v)
 	if err != nil {
@@ -31,7 +31,7 @@ func (s *subscriber[K, E, B]) handleTx(ctx context.Context, key K, v Env[B]) err
 	version, current := tx.Version(), tx.State()
 	if en.versioned() {
 		stored := version
-		version = v.Version
+		version = en.versionOf(&v)
 		if verdict := CheckVersion(version, stored, r.Snapshot); verdict != nil {
 			return s.skip(key, &v, verdict)
 		}
@@ -68,7 +68,7 @@ func (s *subscriber[K, E, B]) handleTx(ctx context.Context, key K, v Env[B]) err
 // resyncTx is resync for a transactional subscriber: the handler brings
 // its data of key up to date in the transaction, which commits the
 // version and state it reached as the key's.
-func (s *subscriber[K, E, B]) resyncTx(ctx context.Context, key K, held []Env[B]) (int, error) {
+func (s *subscriber[K, E, B]) resyncTx(ctx context.Context, key K, held []B) (int, error) {
 	en := s.en
 	tx, err := s.store.BeginKey(ctx, s.name, keyText(key))
 	if err != nil {

@@ -17,7 +17,7 @@ package genimpl
 // what to do, and the versions:
 //
 //	genimpl.MaxVersion - 7 (constant -1 of uint type
-//	genimpl.UpgradeOrdergenToRunCodeGeneratedAboveVersion7) overflows uint
+//	genimpl.UpgradeOrdergenToRunCodeGeneratedAboveVersion8) overflows uint
 //
 // means the github.com/ordergen/ordergen module in go.mod is older than
 // the ordergen that generated the code: upgrade it (go get
@@ -25,7 +25,7 @@ package genimpl
 // ordergen (go tool ordergen). The other,
 //
 //	3 - genimpl.MinVersion (constant -1 of uint type
-//	genimpl.RegenerateCodeGeneratedBelowVersion6) overflows uint
+//	genimpl.RegenerateCodeGeneratedBelowVersion8) overflows uint
 //
 // means the code is older than this package still runs: regenerate it
 // with the module's ordergen (go generate ./...).
@@ -38,25 +38,25 @@ package genimpl
 
 // GenVersion is the version the generator of this module writes into the
 // code it generates: the version that code needs.
-const GenVersion = 7
+const GenVersion = 8
 
-// UpgradeOrdergenToRunCodeGeneratedAboveVersion7 is MaxVersion's type: its
+// UpgradeOrdergenToRunCodeGeneratedAboveVersion8 is MaxVersion's type: its
 // name is what the compiler's message says when generated code needs a
 // newer version than this package runs.
-type UpgradeOrdergenToRunCodeGeneratedAboveVersion7 uint
+type UpgradeOrdergenToRunCodeGeneratedAboveVersion8 uint
 
-// RegenerateCodeGeneratedBelowVersion6 is MinVersion's type: its name is
+// RegenerateCodeGeneratedBelowVersion8 is MinVersion's type: its name is
 // what the compiler's message says when generated code is older than this
 // package runs.
-type RegenerateCodeGeneratedBelowVersion6 uint
+type RegenerateCodeGeneratedBelowVersion8 uint
 
 const (
 	// MaxVersion is the newest version of generated code this package
 	// runs: always GenVersion, the generator's own.
-	MaxVersion UpgradeOrdergenToRunCodeGeneratedAboveVersion7 = GenVersion
+	MaxVersion UpgradeOrdergenToRunCodeGeneratedAboveVersion8 = GenVersion
 	// MinVersion is the oldest version of generated code this package
 	// runs.
-	MinVersion RegenerateCodeGeneratedBelowVersion6 = 6
+	MinVersion RegenerateCodeGeneratedBelowVersion8 = 8
 )
 
 // The package's own code is of GenVersion, which it must run:

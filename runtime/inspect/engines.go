@@ -34,7 +34,7 @@ type Engines[K comparable, E any] struct {
 	// (a generated dispatcher's State method).
 	State func(ctx context.Context, subscriber string, key K) (string, error)
 	// EventVersion, when set, returns the version an event carries, false
-	// for none (a generated dispatcher's, whose engines carry envelopes).
+	// for none (a generated dispatcher's, whose engines carry bodies).
 	// Nil: the event's EventVersion method, when it has one.
 	EventVersion func(E) (uint64, bool)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// The handshake with the runtime: this code needs version 7 of
+// The handshake with the runtime: this code needs version 8 of
 // github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
 // below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
 // in go.mod is older than the ordergen that generated the code: upgrade it (go
@@ -18,12 +18,9 @@ import (
 // code is older than the module runs: generate it again with the module's
 // ordergen (go generate ./...).
 const (
-	_ = genimpl.MaxVersion - 7
-	_ = 7 - genimpl.MinVersion
+	_ = genimpl.MaxVersion - 8
+	_ = 8 - genimpl.MinVersion
 )
-
-// shipmentEnv is a Shipment event as the engines carry it.
-type shipmentEnv = genimpl.Env[genimpl.Boxed[ShipmentEvent]]
 
 // shipmentEntity describes Shipment to the generic wiring of runtime/genimpl:
 // its names, its states, its events' rules (kind, target state, in:, Go type)
@@ -50,8 +47,10 @@ var shipmentEntity = &genimpl.Entity[string, ShipmentEvent, genimpl.Boxed[Shipme
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
 	},
-	Wrap:   genimpl.WrapBoxed[ShipmentEvent],
-	Unwrap: genimpl.UnwrapBoxed[ShipmentEvent],
+	Box:         genimpl.Box[ShipmentEvent],
+	Unwrap:      genimpl.UnwrapBoxed[ShipmentEvent],
+	Kind:        genimpl.BoxedKind[ShipmentEvent],
+	BodyVersion: genimpl.BoxedVersion[ShipmentEvent],
 }
 
 // ShipmentConfig configures one subscriber of a ShipmentDispatcher:
@@ -156,17 +155,16 @@ func ShipmentSubscriberNamed(name string) ShipmentSubscriberName {
 	return ShipmentSubscriberName("Shipment/" + name)
 }
 
-// parcelBody holds a Parcel event as the engines carry it (in a genimpl.Env):
-// by value, a field per event, so that publishing one allocates nothing.
+// parcelBody holds a Parcel event as the engines carry it: by value, a field
+// per event, so that publishing one allocates nothing. Its kind is the event's
+// index in the schema.
 type parcelBody struct {
 	ParcelBooked    ParcelBooked
 	ParcelScanned   ParcelScanned
 	ParcelLocated   ParcelLocated
 	ParcelDelivered ParcelDelivered
+	kind            uint8
 }
-
-// parcelEnv is a Parcel event as the engines carry it.
-type parcelEnv = genimpl.Env[parcelBody]
 
 // parcelEntity describes Parcel to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
@@ -192,11 +190,11 @@ var parcelEntity = &genimpl.Entity[string, ParcelEvent, parcelBody]{
 		case ParcelBooked:
 			return parcelBody{ParcelBooked: e}, 0
 		case ParcelScanned:
-			return parcelBody{ParcelScanned: e}, 1
+			return parcelBody{ParcelScanned: e, kind: 1}, 1
 		case ParcelLocated:
-			return parcelBody{ParcelLocated: e}, 2
+			return parcelBody{ParcelLocated: e, kind: 2}, 2
 		case ParcelDelivered:
-			return parcelBody{ParcelDelivered: e}, 3
+			return parcelBody{ParcelDelivered: e, kind: 3}, 3
 		}
 		return parcelBody{}, -1
 	},
@@ -212,6 +210,9 @@ var parcelEntity = &genimpl.Entity[string, ParcelEvent, parcelBody]{
 			return b.ParcelDelivered
 		}
 		return nil
+	},
+	Kind: func(b parcelBody) int {
+		return int(b.kind)
 	},
 }
 
@@ -309,9 +310,6 @@ func ParcelSubscriberNamed(name string) ParcelSubscriberName {
 	return ParcelSubscriberName("Parcel/" + name)
 }
 
-// containerEnv is a Container event as the engines carry it.
-type containerEnv = genimpl.Env[genimpl.Boxed[ContainerEvent]]
-
 // containerEntity describes Container to the generic wiring of runtime/genimpl:
 // its names, its states, its events' rules (kind, target state, in:, Go type)
 // and the schema's policies, which every ContainerConfig starts from.
@@ -338,8 +336,10 @@ var containerEntity = &genimpl.Entity[string, ContainerEvent, genimpl.Boxed[Cont
 		Linger:      0 * time.Hour,
 		Group:       genimpl.GroupConfig{},
 	},
-	Wrap:   genimpl.WrapBoxed[ContainerEvent],
-	Unwrap: genimpl.UnwrapBoxed[ContainerEvent],
+	Box:         genimpl.Box[ContainerEvent],
+	Unwrap:      genimpl.UnwrapBoxed[ContainerEvent],
+	Kind:        genimpl.BoxedKind[ContainerEvent],
+	BodyVersion: genimpl.BoxedVersion[ContainerEvent],
 }
 
 // ContainerConfig configures one subscriber of a ContainerDispatcher:
@@ -447,16 +447,15 @@ func ContainerSubscriberNamed(name string) ContainerSubscriberName {
 	return ContainerSubscriberName("Container/" + name)
 }
 
-// crateBody holds a Crate event as the engines carry it (in a genimpl.Env): by
-// value, a field per event, so that publishing one allocates nothing.
+// crateBody holds a Crate event as the engines carry it: by value, a field per
+// event, so that publishing one allocates nothing. Its kind is the event's
+// index in the schema.
 type crateBody struct {
 	CratePacked  CratePacked
 	CrateWeighed CrateWeighed
 	CrateShipped CrateShipped
+	kind         uint8
 }
-
-// crateEnv is a Crate event as the engines carry it.
-type crateEnv = genimpl.Env[crateBody]
 
 // crateEntity describes Crate to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
@@ -483,9 +482,9 @@ var crateEntity = &genimpl.Entity[int64, CrateEvent, crateBody]{
 		case CratePacked:
 			return crateBody{CratePacked: e}, 0
 		case CrateWeighed:
-			return crateBody{CrateWeighed: e}, 1
+			return crateBody{CrateWeighed: e, kind: 1}, 1
 		case CrateShipped:
-			return crateBody{CrateShipped: e}, 2
+			return crateBody{CrateShipped: e, kind: 2}, 2
 		}
 		return crateBody{}, -1
 	},
@@ -499,6 +498,9 @@ var crateEntity = &genimpl.Entity[int64, CrateEvent, crateBody]{
 			return b.CrateShipped
 		}
 		return nil
+	},
+	Kind: func(b crateBody) int {
+		return int(b.kind)
 	},
 }
 

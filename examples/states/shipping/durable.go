@@ -81,20 +81,20 @@ func (UnimplementedShipmentTxHandler) HandleShipmentReturned(context.Context, *s
 // a nil h.
 func shipmentTxHandler(h ShipmentTxHandler) *genimpl.TxHandler[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]] {
 	return genimpl.Adapt(h, &genimpl.TxHandler[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ string, v shipmentEnv) error {
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, v genimpl.Boxed[ShipmentEvent]) error {
 			switch v.Kind {
 			case 0:
-				return h.HandleShipmentBooked(ctx, tx, v.Body.Event.(ShipmentBooked))
+				return h.HandleShipmentBooked(ctx, tx, v.Event.(ShipmentBooked))
 			case 1:
-				return h.HandleShipmentScanned(ctx, tx, v.Body.Event.(ShipmentScanned))
+				return h.HandleShipmentScanned(ctx, tx, v.Event.(ShipmentScanned))
 			case 2:
-				return h.HandleShipmentLocated(ctx, tx, v.Body.Event.(ShipmentLocated))
+				return h.HandleShipmentLocated(ctx, tx, v.Event.(ShipmentLocated))
 			case 3:
-				return h.HandleShipmentOutForDelivery(ctx, tx, v.Body.Event.(ShipmentOutForDelivery))
+				return h.HandleShipmentOutForDelivery(ctx, tx, v.Event.(ShipmentOutForDelivery))
 			case 4:
-				return h.HandleShipmentDelivered(ctx, tx, v.Body.Event.(ShipmentDelivered))
+				return h.HandleShipmentDelivered(ctx, tx, v.Event.(ShipmentDelivered))
 			case 5:
-				return h.HandleShipmentReturned(ctx, tx, v.Body.Event.(ShipmentReturned))
+				return h.HandleShipmentReturned(ctx, tx, v.Event.(ShipmentReturned))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -156,16 +156,16 @@ func (UnimplementedParcelTxHandler) HandleParcelDelivered(context.Context, *sql.
 // nil h.
 func parcelTxHandler(h ParcelTxHandler) *genimpl.TxHandler[string, ParcelEvent, parcelBody] {
 	return genimpl.Adapt(h, &genimpl.TxHandler[string, ParcelEvent, parcelBody]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ string, v parcelEnv) error {
-			switch v.Kind {
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, v parcelBody) error {
+			switch v.kind {
 			case 0:
-				return h.HandleParcelBooked(ctx, tx, v.Body.ParcelBooked)
+				return h.HandleParcelBooked(ctx, tx, v.ParcelBooked)
 			case 1:
-				return h.HandleParcelScanned(ctx, tx, v.Body.ParcelScanned)
+				return h.HandleParcelScanned(ctx, tx, v.ParcelScanned)
 			case 2:
-				return h.HandleParcelLocated(ctx, tx, v.Body.ParcelLocated)
+				return h.HandleParcelLocated(ctx, tx, v.ParcelLocated)
 			case 3:
-				return h.HandleParcelDelivered(ctx, tx, v.Body.ParcelDelivered)
+				return h.HandleParcelDelivered(ctx, tx, v.ParcelDelivered)
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -279,14 +279,14 @@ func (UnimplementedCrateTxHandler) HandleCrateShipped(context.Context, *sql.Tx, 
 // nil h.
 func crateTxHandler(h CrateTxHandler) *genimpl.TxHandler[int64, CrateEvent, crateBody] {
 	return genimpl.Adapt(h, &genimpl.TxHandler[int64, CrateEvent, crateBody]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ int64, v crateEnv) error {
-			switch v.Kind {
+		Call: func(ctx context.Context, tx *sql.Tx, _ int64, v crateBody) error {
+			switch v.kind {
 			case 0:
-				return h.HandleCratePacked(ctx, tx, v.Body.CratePacked)
+				return h.HandleCratePacked(ctx, tx, v.CratePacked)
 			case 1:
-				return h.HandleCrateWeighed(ctx, tx, v.Body.CrateWeighed)
+				return h.HandleCrateWeighed(ctx, tx, v.CrateWeighed)
 			case 2:
-				return h.HandleCrateShipped(ctx, tx, v.Body.CrateShipped)
+				return h.HandleCrateShipped(ctx, tx, v.CrateShipped)
 			}
 			return genimpl.ErrUnknownEvent
 		},

@@ -74,20 +74,20 @@ func (UnimplementedShipmentHandler) HandleShipmentReturned(context.Context, Ship
 // nil h.
 func shipmentHandler(h ShipmentHandler) *genimpl.Handler[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]] {
 	return genimpl.Adapt(h, &genimpl.Handler[string, ShipmentEvent, genimpl.Boxed[ShipmentEvent]]{
-		Call: func(ctx context.Context, _ string, v shipmentEnv) error {
+		Call: func(ctx context.Context, _ string, v genimpl.Boxed[ShipmentEvent]) error {
 			switch v.Kind {
 			case 0:
-				return h.HandleShipmentBooked(ctx, v.Body.Event.(ShipmentBooked))
+				return h.HandleShipmentBooked(ctx, v.Event.(ShipmentBooked))
 			case 1:
-				return h.HandleShipmentScanned(ctx, v.Body.Event.(ShipmentScanned))
+				return h.HandleShipmentScanned(ctx, v.Event.(ShipmentScanned))
 			case 2:
-				return h.HandleShipmentLocated(ctx, v.Body.Event.(ShipmentLocated))
+				return h.HandleShipmentLocated(ctx, v.Event.(ShipmentLocated))
 			case 3:
-				return h.HandleShipmentOutForDelivery(ctx, v.Body.Event.(ShipmentOutForDelivery))
+				return h.HandleShipmentOutForDelivery(ctx, v.Event.(ShipmentOutForDelivery))
 			case 4:
-				return h.HandleShipmentDelivered(ctx, v.Body.Event.(ShipmentDelivered))
+				return h.HandleShipmentDelivered(ctx, v.Event.(ShipmentDelivered))
 			case 5:
-				return h.HandleShipmentReturned(ctx, v.Body.Event.(ShipmentReturned))
+				return h.HandleShipmentReturned(ctx, v.Event.(ShipmentReturned))
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -145,16 +145,16 @@ func (UnimplementedParcelHandler) HandleParcelDelivered(context.Context, ParcelD
 // nil h.
 func parcelHandler(h ParcelHandler) *genimpl.Handler[string, ParcelEvent, parcelBody] {
 	return genimpl.Adapt(h, &genimpl.Handler[string, ParcelEvent, parcelBody]{
-		Call: func(ctx context.Context, _ string, v parcelEnv) error {
-			switch v.Kind {
+		Call: func(ctx context.Context, _ string, v parcelBody) error {
+			switch v.kind {
 			case 0:
-				return h.HandleParcelBooked(ctx, v.Body.ParcelBooked)
+				return h.HandleParcelBooked(ctx, v.ParcelBooked)
 			case 1:
-				return h.HandleParcelScanned(ctx, v.Body.ParcelScanned)
+				return h.HandleParcelScanned(ctx, v.ParcelScanned)
 			case 2:
-				return h.HandleParcelLocated(ctx, v.Body.ParcelLocated)
+				return h.HandleParcelLocated(ctx, v.ParcelLocated)
 			case 3:
-				return h.HandleParcelDelivered(ctx, v.Body.ParcelDelivered)
+				return h.HandleParcelDelivered(ctx, v.ParcelDelivered)
 			}
 			return genimpl.ErrUnknownEvent
 		},
@@ -247,14 +247,14 @@ func (UnimplementedCrateHandler) HandleCrateShipped(context.Context, CrateShippe
 // h.
 func crateHandler(h CrateHandler) *genimpl.Handler[int64, CrateEvent, crateBody] {
 	return genimpl.Adapt(h, &genimpl.Handler[int64, CrateEvent, crateBody]{
-		Call: func(ctx context.Context, _ int64, v crateEnv) error {
-			switch v.Kind {
+		Call: func(ctx context.Context, _ int64, v crateBody) error {
+			switch v.kind {
 			case 0:
-				return h.HandleCratePacked(ctx, v.Body.CratePacked)
+				return h.HandleCratePacked(ctx, v.CratePacked)
 			case 1:
-				return h.HandleCrateWeighed(ctx, v.Body.CrateWeighed)
+				return h.HandleCrateWeighed(ctx, v.CrateWeighed)
 			case 2:
-				return h.HandleCrateShipped(ctx, v.Body.CrateShipped)
+				return h.HandleCrateShipped(ctx, v.CrateShipped)
 			}
 			return genimpl.ErrUnknownEvent
 		},

@@ -96,28 +96,28 @@ var _ ParcelPublisher = (*ParcelDispatcher)(nil)
 // an event with an empty key with an error wrapping runtime.ErrInvalidEvent,
 // and returns the runtime's refusal (see Publish).
 func (d *ParcelDispatcher) PublishParcelBooked(ctx context.Context, e ParcelBooked) error {
-	return genimpl.PublishEnv(ctx, d.parcelDispatcher, e.ParcelID, parcelEnv{Kind: 0, Body: parcelBody{ParcelBooked: e}})
+	return genimpl.PublishBody(ctx, d.parcelDispatcher, e.ParcelID, 0, 0, parcelBody{ParcelBooked: e})
 }
 
 // PublishParcelScanned hands e to every subscriber of the dispatcher. It
 // refuses an event with an empty key with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *ParcelDispatcher) PublishParcelScanned(ctx context.Context, e ParcelScanned) error {
-	return genimpl.PublishEnv(ctx, d.parcelDispatcher, e.ParcelID, parcelEnv{Kind: 1, Body: parcelBody{ParcelScanned: e}})
+	return genimpl.PublishBody(ctx, d.parcelDispatcher, e.ParcelID, 1, 0, parcelBody{ParcelScanned: e, kind: 1})
 }
 
 // PublishParcelLocated hands e to every subscriber of the dispatcher. It
 // refuses an event with an empty key with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *ParcelDispatcher) PublishParcelLocated(ctx context.Context, e ParcelLocated) error {
-	return genimpl.PublishEnv(ctx, d.parcelDispatcher, e.ParcelID, parcelEnv{Kind: 2, Body: parcelBody{ParcelLocated: e}})
+	return genimpl.PublishBody(ctx, d.parcelDispatcher, e.ParcelID, 2, 0, parcelBody{ParcelLocated: e, kind: 2})
 }
 
 // PublishParcelDelivered hands e to every subscriber of the dispatcher. It
 // refuses an event with an empty key with an error wrapping
 // runtime.ErrInvalidEvent, and returns the runtime's refusal (see Publish).
 func (d *ParcelDispatcher) PublishParcelDelivered(ctx context.Context, e ParcelDelivered) error {
-	return genimpl.PublishEnv(ctx, d.parcelDispatcher, e.ParcelID, parcelEnv{Kind: 3, Body: parcelBody{ParcelDelivered: e}})
+	return genimpl.PublishBody(ctx, d.parcelDispatcher, e.ParcelID, 3, 0, parcelBody{ParcelDelivered: e, kind: 3})
 }
 
 // ContainerPublisher publishes Container events. ContainerDispatcher implements
@@ -185,17 +185,17 @@ var _ CratePublisher = (*CrateDispatcher)(nil)
 // PublishCratePacked hands e to every subscriber of the dispatcher (see
 // Publish).
 func (d *CrateDispatcher) PublishCratePacked(ctx context.Context, e CratePacked) error {
-	return genimpl.PublishEnv(ctx, d.crateDispatcher, e.CrateID, crateEnv{Kind: 0, Body: crateBody{CratePacked: e}})
+	return genimpl.PublishBody(ctx, d.crateDispatcher, e.CrateID, 0, 0, crateBody{CratePacked: e})
 }
 
 // PublishCrateWeighed hands e to every subscriber of the dispatcher (see
 // Publish).
 func (d *CrateDispatcher) PublishCrateWeighed(ctx context.Context, e CrateWeighed) error {
-	return genimpl.PublishEnv(ctx, d.crateDispatcher, e.CrateID, crateEnv{Kind: 1, Body: crateBody{CrateWeighed: e}})
+	return genimpl.PublishBody(ctx, d.crateDispatcher, e.CrateID, 1, 0, crateBody{CrateWeighed: e, kind: 1})
 }
 
 // PublishCrateShipped hands e to every subscriber of the dispatcher (see
 // Publish).
 func (d *CrateDispatcher) PublishCrateShipped(ctx context.Context, e CrateShipped) error {
-	return genimpl.PublishEnv(ctx, d.crateDispatcher, e.CrateID, crateEnv{Kind: 2, Body: crateBody{CrateShipped: e}})
+	return genimpl.PublishBody(ctx, d.crateDispatcher, e.CrateID, 2, 0, crateBody{CrateShipped: e, kind: 2})
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/genimpl"
 )
 
-// The handshake with the runtime: this code needs version 7 of
+// The handshake with the runtime: this code needs version 8 of
 // github.com/ordergen/ordergen/runtime/genimpl. A build error on the first line
 // below (UpgradeOrdergen...) means that the github.com/ordergen/ordergen module
 // in go.mod is older than the ordergen that generated the code: upgrade it (go
@@ -18,12 +18,9 @@ import (
 // code is older than the module runs: generate it again with the module's
 // ordergen (go generate ./...).
 const (
-	_ = genimpl.MaxVersion - 7
-	_ = 7 - genimpl.MinVersion
+	_ = genimpl.MaxVersion - 8
+	_ = 8 - genimpl.MinVersion
 )
-
-// vehicleEnv is a Vehicle event as the engines carry it.
-type vehicleEnv = genimpl.Env[genimpl.Boxed[VehicleEvent]]
 
 // vehicleEntity describes Vehicle to the generic wiring of runtime/genimpl: its
 // names, its states, its events' rules (kind, target state, in:, Go type) and
@@ -73,8 +70,10 @@ var vehicleEntity = &genimpl.Entity[string, VehicleEvent, genimpl.Boxed[VehicleE
 		MaxHeld:     64,
 		MaxHold:     30 * time.Second,
 	},
-	Wrap:   genimpl.WrapBoxed[VehicleEvent],
-	Unwrap: genimpl.UnwrapBoxed[VehicleEvent],
+	Box:         genimpl.Box[VehicleEvent],
+	Unwrap:      genimpl.UnwrapBoxed[VehicleEvent],
+	Kind:        genimpl.BoxedKind[VehicleEvent],
+	BodyVersion: genimpl.BoxedVersion[VehicleEvent],
 }
 
 // VehicleConfig configures one subscriber of a VehicleDispatcher:

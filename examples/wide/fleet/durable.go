@@ -247,68 +247,68 @@ func (UnimplementedVehicleTxHandler) HandleVehicleRetired(context.Context, *sql.
 // nil h.
 func vehicleTxHandler(h VehicleTxHandler) *genimpl.TxHandler[string, VehicleEvent, genimpl.Boxed[VehicleEvent]] {
 	return genimpl.Adapt(h, &genimpl.TxHandler[string, VehicleEvent, genimpl.Boxed[VehicleEvent]]{
-		Call: func(ctx context.Context, tx *sql.Tx, _ string, v vehicleEnv) error {
+		Call: func(ctx context.Context, tx *sql.Tx, _ string, v genimpl.Boxed[VehicleEvent]) error {
 			switch v.Kind {
 			case 0:
-				return h.HandleTripRequested(ctx, tx, v.Body.Event.(TripRequested))
+				return h.HandleTripRequested(ctx, tx, v.Event.(TripRequested))
 			case 1:
-				return h.HandleTripAccepted(ctx, tx, v.Body.Event.(TripAccepted))
+				return h.HandleTripAccepted(ctx, tx, v.Event.(TripAccepted))
 			case 2:
-				return h.HandleTripStarted(ctx, tx, v.Body.Event.(TripStarted))
+				return h.HandleTripStarted(ctx, tx, v.Event.(TripStarted))
 			case 3:
-				return h.HandleTripPaused(ctx, tx, v.Body.Event.(TripPaused))
+				return h.HandleTripPaused(ctx, tx, v.Event.(TripPaused))
 			case 4:
-				return h.HandleTripResumed(ctx, tx, v.Body.Event.(TripResumed))
+				return h.HandleTripResumed(ctx, tx, v.Event.(TripResumed))
 			case 5:
-				return h.HandleTripEnded(ctx, tx, v.Body.Event.(TripEnded))
+				return h.HandleTripEnded(ctx, tx, v.Event.(TripEnded))
 			case 6:
-				return h.HandleTripRated(ctx, tx, v.Body.Event.(TripRated))
+				return h.HandleTripRated(ctx, tx, v.Event.(TripRated))
 			case 7:
-				return h.HandleFareQuoted(ctx, tx, v.Body.Event.(FareQuoted))
+				return h.HandleFareQuoted(ctx, tx, v.Event.(FareQuoted))
 			case 8:
-				return h.HandleFareAdjusted(ctx, tx, v.Body.Event.(FareAdjusted))
+				return h.HandleFareAdjusted(ctx, tx, v.Event.(FareAdjusted))
 			case 9:
-				return h.HandleTipAdded(ctx, tx, v.Body.Event.(TipAdded))
+				return h.HandleTipAdded(ctx, tx, v.Event.(TipAdded))
 			case 10:
-				return h.HandleTollCharged(ctx, tx, v.Body.Event.(TollCharged))
+				return h.HandleTollCharged(ctx, tx, v.Event.(TollCharged))
 			case 11:
-				return h.HandleFuelLogged(ctx, tx, v.Body.Event.(FuelLogged))
+				return h.HandleFuelLogged(ctx, tx, v.Event.(FuelLogged))
 			case 12:
-				return h.HandleServiceDue(ctx, tx, v.Body.Event.(ServiceDue))
+				return h.HandleServiceDue(ctx, tx, v.Event.(ServiceDue))
 			case 13:
-				return h.HandleServiceDone(ctx, tx, v.Body.Event.(ServiceDone))
+				return h.HandleServiceDone(ctx, tx, v.Event.(ServiceDone))
 			case 14:
-				return h.HandleTyreChecked(ctx, tx, v.Body.Event.(TyreChecked))
+				return h.HandleTyreChecked(ctx, tx, v.Event.(TyreChecked))
 			case 15:
-				return h.HandleDoorOpened(ctx, tx, v.Body.Event.(DoorOpened))
+				return h.HandleDoorOpened(ctx, tx, v.Event.(DoorOpened))
 			case 16:
-				return h.HandleDoorClosed(ctx, tx, v.Body.Event.(DoorClosed))
+				return h.HandleDoorClosed(ctx, tx, v.Event.(DoorClosed))
 			case 17:
-				return h.HandleEngineStarted(ctx, tx, v.Body.Event.(EngineStarted))
+				return h.HandleEngineStarted(ctx, tx, v.Event.(EngineStarted))
 			case 18:
-				return h.HandleEngineStopped(ctx, tx, v.Body.Event.(EngineStopped))
+				return h.HandleEngineStopped(ctx, tx, v.Event.(EngineStopped))
 			case 19:
-				return h.HandleSpeedReported(ctx, tx, v.Body.Event.(SpeedReported))
+				return h.HandleSpeedReported(ctx, tx, v.Event.(SpeedReported))
 			case 20:
-				return h.HandleBrakeAlert(ctx, tx, v.Body.Event.(BrakeAlert))
+				return h.HandleBrakeAlert(ctx, tx, v.Event.(BrakeAlert))
 			case 21:
-				return h.HandleLaneAlert(ctx, tx, v.Body.Event.(LaneAlert))
+				return h.HandleLaneAlert(ctx, tx, v.Event.(LaneAlert))
 			case 22:
-				return h.HandleDriverAssigned(ctx, tx, v.Body.Event.(DriverAssigned))
+				return h.HandleDriverAssigned(ctx, tx, v.Event.(DriverAssigned))
 			case 23:
-				return h.HandleDriverReleased(ctx, tx, v.Body.Event.(DriverReleased))
+				return h.HandleDriverReleased(ctx, tx, v.Event.(DriverReleased))
 			case 24:
-				return h.HandleShiftStarted(ctx, tx, v.Body.Event.(ShiftStarted))
+				return h.HandleShiftStarted(ctx, tx, v.Event.(ShiftStarted))
 			case 25:
-				return h.HandleShiftEnded(ctx, tx, v.Body.Event.(ShiftEnded))
+				return h.HandleShiftEnded(ctx, tx, v.Event.(ShiftEnded))
 			case 26:
-				return h.HandleZoneEntered(ctx, tx, v.Body.Event.(ZoneEntered))
+				return h.HandleZoneEntered(ctx, tx, v.Event.(ZoneEntered))
 			case 27:
-				return h.HandleZoneLeft(ctx, tx, v.Body.Event.(ZoneLeft))
+				return h.HandleZoneLeft(ctx, tx, v.Event.(ZoneLeft))
 			case 28:
-				return h.HandleInspectionPassed(ctx, tx, v.Body.Event.(InspectionPassed))
+				return h.HandleInspectionPassed(ctx, tx, v.Event.(InspectionPassed))
 			case 29:
-				return h.HandleVehicleRetired(ctx, tx, v.Body.Event.(VehicleRetired))
+				return h.HandleVehicleRetired(ctx, tx, v.Event.(VehicleRetired))
 			}
 			return genimpl.ErrUnknownEvent
 		},

@@ -242,68 +242,68 @@ func (UnimplementedVehicleHandler) HandleVehicleRetired(context.Context, Vehicle
 // nil h.
 func vehicleHandler(h VehicleHandler) *genimpl.Handler[string, VehicleEvent, genimpl.Boxed[VehicleEvent]] {
 	return genimpl.Adapt(h, &genimpl.Handler[string, VehicleEvent, genimpl.Boxed[VehicleEvent]]{
-		Call: func(ctx context.Context, _ string, v vehicleEnv) error {
+		Call: func(ctx context.Context, _ string, v genimpl.Boxed[VehicleEvent]) error {
 			switch v.Kind {
 			case 0:
-				return h.HandleTripRequested(ctx, v.Body.Event.(TripRequested))
+				return h.HandleTripRequested(ctx, v.Event.(TripRequested))
 			case 1:
-				return h.HandleTripAccepted(ctx, v.Body.Event.(TripAccepted))
+				return h.HandleTripAccepted(ctx, v.Event.(TripAccepted))
 			case 2:
-				return h.HandleTripStarted(ctx, v.Body.Event.(TripStarted))
+				return h.HandleTripStarted(ctx, v.Event.(TripStarted))
 			case 3:
-				return h.HandleTripPaused(ctx, v.Body.Event.(TripPaused))
+				return h.HandleTripPaused(ctx, v.Event.(TripPaused))
 			case 4:
-				return h.HandleTripResumed(ctx, v.Body.Event.(TripResumed))
+				return h.HandleTripResumed(ctx, v.Event.(TripResumed))
 			case 5:
-				return h.HandleTripEnded(ctx, v.Body.Event.(TripEnded))
+				return h.HandleTripEnded(ctx, v.Event.(TripEnded))
 			case 6:
-				return h.HandleTripRated(ctx, v.Body.Event.(TripRated))
+				return h.HandleTripRated(ctx, v.Event.(TripRated))
 			case 7:
-				return h.HandleFareQuoted(ctx, v.Body.Event.(FareQuoted))
+				return h.HandleFareQuoted(ctx, v.Event.(FareQuoted))
 			case 8:
-				return h.HandleFareAdjusted(ctx, v.Body.Event.(FareAdjusted))
+				return h.HandleFareAdjusted(ctx, v.Event.(FareAdjusted))
 			case 9:
-				return h.HandleTipAdded(ctx, v.Body.Event.(TipAdded))
+				return h.HandleTipAdded(ctx, v.Event.(TipAdded))
 			case 10:
-				return h.HandleTollCharged(ctx, v.Body.Event.(TollCharged))
+				return h.HandleTollCharged(ctx, v.Event.(TollCharged))
 			case 11:
-				return h.HandleFuelLogged(ctx, v.Body.Event.(FuelLogged))
+				return h.HandleFuelLogged(ctx, v.Event.(FuelLogged))
 			case 12:
-				return h.HandleServiceDue(ctx, v.Body.Event.(ServiceDue))
+				return h.HandleServiceDue(ctx, v.Event.(ServiceDue))
 			case 13:
-				return h.HandleServiceDone(ctx, v.Body.Event.(ServiceDone))
+				return h.HandleServiceDone(ctx, v.Event.(ServiceDone))
 			case 14:
-				return h.HandleTyreChecked(ctx, v.Body.Event.(TyreChecked))
+				return h.HandleTyreChecked(ctx, v.Event.(TyreChecked))
 			case 15:
-				return h.HandleDoorOpened(ctx, v.Body.Event.(DoorOpened))
+				return h.HandleDoorOpened(ctx, v.Event.(DoorOpened))
 			case 16:
-				return h.HandleDoorClosed(ctx, v.Body.Event.(DoorClosed))
+				return h.HandleDoorClosed(ctx, v.Event.(DoorClosed))
 			case 17:
-				return h.HandleEngineStarted(ctx, v.Body.Event.(EngineStarted))
+				return h.HandleEngineStarted(ctx, v.Event.(EngineStarted))
 			case 18:
-				return h.HandleEngineStopped(ctx, v.Body.Event.(EngineStopped))
+				return h.HandleEngineStopped(ctx, v.Event.(EngineStopped))
 			case 19:
-				return h.HandleSpeedReported(ctx, v.Body.Event.(SpeedReported))
+				return h.HandleSpeedReported(ctx, v.Event.(SpeedReported))
 			case 20:
-				return h.HandleBrakeAlert(ctx, v.Body.Event.(BrakeAlert))
+				return h.HandleBrakeAlert(ctx, v.Event.(BrakeAlert))
 			case 21:
-				return h.HandleLaneAlert(ctx, v.Body.Event.(LaneAlert))
+				return h.HandleLaneAlert(ctx, v.Event.(LaneAlert))
 			case 22:
-				return h.HandleDriverAssigned(ctx, v.Body.Event.(DriverAssigned))
+				return h.HandleDriverAssigned(ctx, v.Event.(DriverAssigned))
 			case 23:
-				return h.HandleDriverReleased(ctx, v.Body.Event.(DriverReleased))
+				return h.HandleDriverReleased(ctx, v.Event.(DriverReleased))
 			case 24:
-				return h.HandleShiftStarted(ctx, v.Body.Event.(ShiftStarted))
+				return h.HandleShiftStarted(ctx, v.Event.(ShiftStarted))
 			case 25:
-				return h.HandleShiftEnded(ctx, v.Body.Event.(ShiftEnded))
+				return h.HandleShiftEnded(ctx, v.Event.(ShiftEnded))
 			case 26:
-				return h.HandleZoneEntered(ctx, v.Body.Event.(ZoneEntered))
+				return h.HandleZoneEntered(ctx, v.Event.(ZoneEntered))
 			case 27:
-				return h.HandleZoneLeft(ctx, v.Body.Event.(ZoneLeft))
+				return h.HandleZoneLeft(ctx, v.Event.(ZoneLeft))
 			case 28:
-				return h.HandleInspectionPassed(ctx, v.Body.Event.(InspectionPassed))
+				return h.HandleInspectionPassed(ctx, v.Event.(InspectionPassed))
 			case 29:
-				return h.HandleVehicleRetired(ctx, v.Body.Event.(VehicleRetired))
+				return h.HandleVehicleRetired(ctx, v.Event.(VehicleRetired))
 			}
 			return genimpl.ErrUnknownEvent
 		},
