@@ -16,7 +16,7 @@ package genimpl
 // unsigned type, and the compiler's message names the type, which says
 // what to do, and the versions:
 //
-//	genimpl.MaxVersion - 7 (constant -1 of uint type
+//	genimpl.MaxVersion - 9 (constant -1 of uint type
 //	genimpl.UpgradeOrdergenToRunCodeGeneratedAboveVersion8) overflows uint
 //
 // means the github.com/ordergen/ordergen module in go.mod is older than
@@ -24,7 +24,7 @@ package genimpl
 // github.com/ordergen/ordergen@latest), or generate with the module's own
 // ordergen (go tool ordergen). The other,
 //
-//	3 - genimpl.MinVersion (constant -1 of uint type
+//	7 - genimpl.MinVersion (constant -1 of uint type
 //	genimpl.RegenerateCodeGeneratedBelowVersion8) overflows uint
 //
 // means the code is older than this package still runs: regenerate it
