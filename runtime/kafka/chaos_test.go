@@ -1,14 +1,17 @@
 package kafka_test
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ordergen/ordergen/runtime"
@@ -16,7 +19,10 @@ import (
 	"github.com/ordergen/ordergen/runtime/transporttest"
 )
 
-var chaosFor = flag.Duration("kafka.chaos", 3*time.Second, "how long TestConsumerChaos attacks the consumers (run long with e.g. -kafka.chaos=2m)")
+var (
+	chaosFor  = flag.Duration("kafka.chaos", 3*time.Second, "how long TestConsumerChaos attacks the consumers (run long with e.g. -kafka.chaos=2m)")
+	chaosSeed = flag.Uint64("kafka.chaos.seed", 0, "TestConsumerChaos's seed (0: a new one), to replay a failed run's choices (not its timing)")
+)
 
 // The consumers attacked at random moments: members join, leave cleanly
 // and crash; poison events park their keys and the operator fixes and
@@ -29,10 +35,23 @@ func TestConsumerChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos: the full run (without -short) runs it")
 	}
-	seed := uint64(time.Now().UnixNano())
+	seed := *chaosSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
 	t.Logf("seed %d (run long with -kafka.chaos=2m)", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	c := newCluster(t, 6)
+	// A crashed member leaves the group if it can within a second
+	// (leaveTimeout); on a loaded machine it may not, and then its
+	// partitions move when its session times out. The sessions are short
+	// here (kgo's default is 45 s, with a minute to rebalance), so that a
+	// few such crashes fit the two minutes the end of the test waits.
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, topic), kfake.SeedTopics(1, dlt),
+		kfake.GroupMinSessionTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
 	ks := keys(20)
 	g := transporttest.NewGuarded()
 	produced := map[string]int{}
@@ -40,14 +59,22 @@ func TestConsumerChaos(t *testing.T) {
 	var mu sync.Mutex // guards members and born
 	members := map[string]*member{}
 	born := 0
+	// The members' logs, printed if the test fails.
+	logs := &lockedBuffer{}
 	join := func() {
 		mu.Lock()
 		born++
 		name := fmt.Sprint("m", born)
 		mu.Unlock()
+		log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("member", name)
 		m := startMember(t, c, "g", memberOpts{handler: func(ctx context.Context, key string, e ev) error { return g.Handle(ctx, key, e.Seq) }, engine: func(rc *runtime.Config[string, ev]) {
 			rc.Retry = runtime.Retry{Attempts: 2, Initial: time.Millisecond, Max: time.Millisecond}
-		}, cfg: func(cfg *kafka.Config[ev]) { cfg.RevokeTimeout = time.Second }})
+			rc.Logger = log
+		}, cfg: func(cfg *kafka.Config[ev]) {
+			cfg.RevokeTimeout = time.Second
+			cfg.Logger = log
+			cfg.ClientOpts = append(cfg.ClientOpts, kgo.SessionTimeout(3*time.Second), kgo.RebalanceTimeout(8*time.Second))
+		}})
 		mu.Lock()
 		members[name] = m
 		mu.Unlock()
@@ -168,6 +195,13 @@ func TestConsumerChaos(t *testing.T) {
 	}
 	for !done() {
 		if ctx.Err() != nil {
+			mu.Lock()
+			for name, m := range members {
+				parked, _ := m.engine.ParkedKeys(context.Background())
+				t.Logf("member %s: consumer %+v; engine %+v; parked keys %v", name, m.c.Stats(), m.engine.Stats(), parked)
+			}
+			mu.Unlock()
+			t.Logf("the members' logs:\n%s", logs.tail(200_000))
 			t.Fatalf("not everything applied: last %v, produced %v", g.Applied(), produced)
 		}
 		operate(true)
@@ -195,4 +229,24 @@ func TestConsumerChaos(t *testing.T) {
 		total += n
 	}
 	t.Logf("%d events, %d bad records; operations %v; %d events delivered again after crashes (skipped by the guard)", total, badOffsets, ops, g.Dups())
+}
+
+// lockedBuffer is an io.Writer for loggers of several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// tail returns the last n bytes written, at most.
+func (l *lockedBuffer) tail(n int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.b.Bytes()
+	return string(b[max(len(b)-n, 0):])
 }
