@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ordergen/ordergen/runtime"
@@ -41,17 +40,7 @@ func TestConsumerChaos(t *testing.T) {
 	}
 	t.Logf("seed %d (run long with -kafka.chaos=2m)", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	// A crashed member leaves the group if it can within a second
-	// (leaveTimeout); on a loaded machine it may not, and then its
-	// partitions move when its session times out. The sessions are short
-	// here (kgo's default is 45 s, with a minute to rebalance), so that a
-	// few such crashes fit the two minutes the end of the test waits.
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, topic), kfake.SeedTopics(1, dlt),
-		kfake.GroupMinSessionTimeout(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := newCluster(t, 6, crashable) // the members crash: see shortSessions
 	ks := keys(20)
 	g := transporttest.NewGuarded()
 	produced := map[string]int{}
@@ -73,7 +62,7 @@ func TestConsumerChaos(t *testing.T) {
 		}, cfg: func(cfg *kafka.Config[ev]) {
 			cfg.RevokeTimeout = time.Second
 			cfg.Logger = log
-			cfg.ClientOpts = append(cfg.ClientOpts, kgo.SessionTimeout(3*time.Second), kgo.RebalanceTimeout(8*time.Second))
+			shortSessions(cfg)
 		}})
 		mu.Lock()
 		members[name] = m

@@ -51,9 +51,9 @@ func (codec) Decode(name string, data []byte) (ev, error) {
 
 // newCluster starts a kfake cluster with the events topic (partitions
 // partitions) and the dead-letter topic, closed when the test ends.
-func newCluster(t *testing.T, partitions int32) *kfake.Cluster {
+func newCluster(t *testing.T, partitions int32, opts ...kfake.Opt) *kfake.Cluster {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topic), kfake.SeedTopics(1, dlt))
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.SeedTopics(partitions, topic), kfake.SeedTopics(1, dlt)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +180,20 @@ type member struct {
 	engine *runtime.Engine[string, ev]
 	cancel context.CancelFunc
 	done   chan error
+}
+
+// crashable is the cluster option of tests that crash members (kill): a
+// crashed member leaves its group if it can within a second
+// (leaveTimeout); on a loaded machine it may not, and its partitions then
+// move when its session times out. kgo's default session is 45 s, with a
+// minute to rebalance, longer than such a test waits; shortSessions gives
+// the members of those tests sessions of 3 s (the cluster's minimum is
+// lowered to 1 s for them).
+var crashable = kfake.GroupMinSessionTimeout(time.Second)
+
+// shortSessions is a memberOpts.cfg for a cluster made crashable.
+func shortSessions(cfg *kafka.Config[ev]) {
+	cfg.ClientOpts = append(cfg.ClientOpts, kgo.SessionTimeout(3*time.Second), kgo.RebalanceTimeout(8*time.Second))
 }
 
 type memberOpts struct {

@@ -12,14 +12,14 @@ import (
 // produced event is applied, in order per key, and the version guard keeps
 // re-delivered events from being applied twice.
 func TestKillMidStreamLosesNothing(t *testing.T) {
-	c := newCluster(t, 12)
+	c := newCluster(t, 12, crashable)
 	ks := keys(60)
 	const perKey = 40
 	b := newBook(len(ks) * perKey)
 	var blockA atomic.Bool
 	gate := make(chan struct{}) // never opened: A's blocked handlers end with the kill
 	blocked := make(chan struct{}, 1)
-	a := startMember(t, c, "g", memberOpts{handler: func(ctx context.Context, _ string, e ev) error {
+	a := startMember(t, c, "g", memberOpts{cfg: shortSessions, handler: func(ctx context.Context, _ string, e ev) error {
 		if blockA.Load() {
 			select {
 			case blocked <- struct{}{}:
@@ -37,7 +37,7 @@ func TestKillMidStreamLosesNothing(t *testing.T) {
 	produce(t, c, ks, 1, 10)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m2 := startMember(t, c, "g", memberOpts{handler: b.handler("b")})
+	m2 := startMember(t, c, "g", memberOpts{cfg: shortSessions, handler: b.handler("b")})
 	if _, err := c.WaitGroupStable(ctx, "g", 2); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // above the committed one: only what was in flight at the commit runs
 // again.
 func TestRestartSkipsFinishedOffsets(t *testing.T) {
-	c := newCluster(t, 1)
+	c := newCluster(t, 1, crashable)
 	produce(t, c, []string{"slow"}, 1, 1) // offset 0: in flight at the commit
 	others := keys(100)
 	produce(t, c, others, 1, 1) // offsets 1-100: finished at the commit
@@ -30,7 +30,7 @@ func TestRestartSkipsFinishedOffsets(t *testing.T) {
 	a.kill(t)
 
 	b2 := newBook(1)
-	m := startMember(t, c, "g", memberOpts{handler: b2.handler("b")})
+	m := startMember(t, c, "g", memberOpts{cfg: shortSessions, handler: b2.handler("b")})
 	kc := m.c
 	b2.wait(t, 30*time.Second)
 	m.stop(t)
@@ -52,7 +52,7 @@ func TestRestartSkipsFinishedOffsets(t *testing.T) {
 // Brokers whose offset.metadata.max.bytes is below the bound refuse the
 // metadata: the consumer commits the offsets alone.
 func TestMetadataTooLargeCommitsOffsetsAlone(t *testing.T) {
-	c := newCluster(t, 1)
+	c := newCluster(t, 1, crashable)
 	c.ControlKey(int16(kmsg.OffsetCommit), func(kr kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		req := kr.(*kmsg.OffsetCommitRequest)
@@ -90,12 +90,13 @@ func TestMetadataTooLargeCommitsOffsetsAlone(t *testing.T) {
 
 // commitPastSlow starts a member of group g whose handler holds the event
 // of key "slow" until it is cancelled and finishes every other event at
-// once. Once n events were reported finished it commits, and returns the
-// member with the slow event still in flight.
+// once. Once n events were reported finished, and their records settled,
+// it commits, and returns the member with the slow event still in flight.
 func commitPastSlow(t *testing.T, c *kfake.Cluster, n int) *member {
 	t.Helper()
 	hook, reported := afterOutcomes(n)
 	m := startMember(t, c, "g", memberOpts{
+		cfg: shortSessions, // it is killed next
 		handler: func(ctx context.Context, key string, _ ev) error {
 			if key == "slow" {
 				<-ctx.Done()
@@ -111,6 +112,20 @@ func commitPastSlow(t *testing.T, c *kfake.Cluster, n int) *member {
 	case <-reported:
 	case <-ctx.Done():
 		t.Fatal("the finished events were never reported")
+	}
+	// A record settles once its outcome is told and its offer returned: the
+	// worker may finish an event before the feeder's offer of it returns.
+	// The consumer counts a record in flight until it settles, under the
+	// lock that settling holds, so once only the slow one is in flight every
+	// other one is in the commit point. (No signal says so: the test polls.)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for m.c.Stats().InFlight > 1 {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("%d records still in flight, want the slow one only", m.c.Stats().InFlight)
+		}
 	}
 	if err := m.c.Commit(ctx); err != nil {
 		t.Fatal(err)
