@@ -133,16 +133,10 @@ func body(f *jen.File, n names) []jen.Code {
 			g.Id("kind").Uint8()
 		}
 	})
-	bodyOf := func(kind int, ev *ir.Event, value jen.Code) jen.Code {
-		if several && kind > 0 { // kind 0 is the zero value, left out
-			return jen.Id(n.Body).Values(jen.Id(ev.Name).Op(":").Add(value), jen.Id("kind").Op(":").Lit(kind))
-		}
-		return jen.Id(n.Body).Values(jen.Id(ev.Name).Op(":").Add(value))
-	}
 	wrap := jen.Id("Wrap").Op(":").Func().Params(jen.Id("e").Id(n.Event)).Params(jen.Id(n.Body), jen.Int()).Block(
 		jen.Switch(jen.Id("e").Op(":=").Id("e").Assert(jen.Type())).BlockFunc(func(g *jen.Group) {
 			for kind, ev := range in { // all of the entity's events, in order
-				g.Case(jen.Id(ev.Name)).Block(jen.Return(bodyOf(kind, ev, jen.Id("e")), jen.Lit(kind)))
+				g.Case(jen.Id(ev.Name)).Block(jen.Return(n.bodyOf(kind, ev), jen.Lit(kind)))
 			}
 		}),
 		jen.Return(jen.Id(n.Body).Values(), jen.Lit(-1)),
@@ -162,24 +156,30 @@ func body(f *jen.File, n names) []jen.Code {
 		))
 	}
 	if versioned {
-		var version jen.Code
-		if several {
-			version = jen.Switch(jen.Id("b").Dot("kind")).BlockFunc(func(g *jen.Group) {
+		versionOf := func(ev *ir.Event) jen.Code { return jen.Return(jen.Id("b").Dot(ev.Name).Dot("EventVersion").Call()) }
+		fields = append(fields, jen.Id("BodyVersion").Op(":").Func().Params(jen.Id("b").Id(n.Body)).Uint64().BlockFunc(func(g *jen.Group) {
+			if !several {
+				g.Add(versionOf(in[0]))
+				return
+			}
+			g.Switch(jen.Id("b").Dot("kind")).BlockFunc(func(g *jen.Group) {
 				for kind, ev := range in {
-					g.Case(jen.Lit(kind)).Block(jen.Return(jen.Id("b").Dot(ev.Name).Dot("EventVersion").Call()))
+					g.Case(jen.Lit(kind)).Block(versionOf(ev))
 				}
 			})
-		}
-		ret := jen.Return(jen.Lit(0))
-		if !several {
-			ret = jen.Return(jen.Id("b").Dot(in[0].Name).Dot("EventVersion").Call())
-		}
-		fields = append(fields, jen.Id("BodyVersion").Op(":").Func().Params(jen.Id("b").Id(n.Body)).Uint64().BlockFunc(func(g *jen.Group) {
-			if version != nil {
-				g.Add(version)
-			}
-			g.Add(ret)
+			g.Return(jen.Lit(0))
 		}))
 	}
 	return fields
+}
+
+// bodyOf is the literal of n's body that holds e, an event of ev of kind
+// kind: with the kind when the entity has several events (kind 0, the zero
+// value, left out).
+func (n names) bodyOf(kind int, ev *ir.Event) jen.Code {
+	value := jen.Id(ev.Name).Op(":").Id("e")
+	if len(n.e.Events) > 1 && kind > 0 {
+		value = jen.List(value, jen.Id("kind").Op(":").Lit(kind))
+	}
+	return jen.Id(n.Body).Values(value)
 }

@@ -41,12 +41,8 @@ func publishers(f *jen.File, pkg *ir.Package) {
 				if version == nil {
 					version = jen.Lit(0)
 				}
-				value := jen.Id(ev.Name).Op(":").Id("e")
-				if len(e.Events) > 1 && kind > 0 { // kind 0 is the zero value, left out
-					value = jen.List(value, jen.Id("kind").Op(":").Lit(kind))
-				}
 				publish = gi("PublishBody").Call(jen.Id("ctx"), jen.Id("d").Dot(n.Core), jen.Id("e").Dot(e.Key.Name),
-					jen.Lit(kind), version, jen.Id(n.Body).Values(value))
+					jen.Lit(kind), version, n.bodyOf(kind, ev))
 			}
 			f.Func().Params(jen.Id("d").Op("*").Id(n.Dispatcher)).Id(ev.Publish).Params(ctxParam(), jen.Id("e").Id(ev.Name)).Error().Block(
 				jen.Return(publish),

@@ -15,7 +15,8 @@ import "github.com/ordergen/ordergen/runtime"
 // not carried beside it: an envelope of a header and the body cost a
 // quarter more memory and copying per queued event. The generated code
 // fills bodies and reads them back through the entity's Wrap and Unwrap; a
-// handler never sees an Env.
+// handler never sees a body.
+
 // Boxed is the body of an entity whose events travel boxed: the event, and
 // its kind and version, which the generic code reads without asking the
 // event (BoxedKind, BoxedVersion).
