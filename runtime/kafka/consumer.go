@@ -45,6 +45,10 @@ type Consumer[K comparable, E transport.Keyed[K]] struct {
 	commitMu sync.Mutex                 // one commit at a time, in order
 	metrics  *metrics
 
+	// msgs is the feeder's buffer of the messages it decodes a poll into
+	// (decodeAll), cleared once the streams took them.
+	msgs []transport.Message[E, record[K, E]]
+
 	abandon atomic.Bool // callbacks commit nothing: the consumer stops abruptly
 	leaving atomic.Bool // callbacks commit nothing: Run already ended and committed
 	// stopClient ends the client's context (see leave); set by Run before

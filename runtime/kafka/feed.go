@@ -73,6 +73,9 @@ func (c *Consumer[K, E]) feed(ctx context.Context) error {
 				break
 			}
 		}
+		// The streams copied what they keep: the messages' buffer is the
+		// next poll's, holding none of this one's events and records.
+		clear(c.msgs)
 		c.client().AllowRebalance()
 		if err != nil {
 			return err
@@ -124,7 +127,8 @@ type polled[K comparable, E any] struct {
 // decodes them on several goroutines.
 const decodeMin = 256
 
-// decodeAll decodes the records of taken into their messages. Decoding (a
+// decodeAll decodes the records of taken into their messages, in the
+// feeder's buffer of messages (c.msgs), which every poll reuses. Decoding (a
 // codec's JSON, say) is most of what the consumer does per record, and the
 // rest of its feeding is one goroutine's: a poll of many records is decoded
 // by up to GOMAXPROCS goroutines, each a contiguous share of the records,
@@ -132,16 +136,25 @@ const decodeMin = 256
 func (c *Consumer[K, E]) decodeAll(taken []polled[K, E]) {
 	n := 0
 	for i := range taken {
-		taken[i].ms = make([]transport.Message[E, record[K, E]], len(taken[i].recs))
 		n += len(taken[i].recs)
 	}
+	if cap(c.msgs) < n {
+		c.msgs = make([]transport.Message[E, record[K, E]], n)
+	}
+	c.msgs = c.msgs[:n]
+	at := 0
+	for i := range taken {
+		taken[i].ms = c.msgs[at : at+len(taken[i].recs) : at+len(taken[i].recs)]
+		at += len(taken[i].recs)
+	}
 	decodeRange := func(from, to int) {
-		at := 0 // the first record of taken[i], counted over all of taken
+		var typ string // the last event type: records of one type share its string
+		at := 0        // the first record of taken[i], counted over all of taken
 		for i := range taken {
 			pr := &taken[i]
 			lo, hi := max(from-at, 0), min(to-at, len(pr.recs))
 			for j := lo; j < hi; j++ {
-				c.decode(pr.p, pr.recs[j], &pr.ms[j])
+				c.decode(pr.p, pr.recs[j], &pr.ms[j], &typ)
 			}
 			at += len(pr.recs)
 			if at >= to {
@@ -181,8 +194,9 @@ func (c *Consumer[K, E]) accept(t tp, hw int64, n int) *partition[K, E] {
 }
 
 // decode turns record r of p into m: an event, or a bad record with its
-// reason.
-func (c *Consumer[K, E]) decode(p *partition[K, E], r *kgo.Record, m *transport.Message[E, record[K, E]]) {
+// reason. lastType is the event type of the record decoded before, whose
+// string a record of the same type reuses instead of allocating its own.
+func (c *Consumer[K, E]) decode(p *partition[K, E], r *kgo.Record, m *transport.Message[E, record[K, E]], lastType *string) {
 	// Raw is kept while the record waits to be offered, for a dead letter;
 	// once offered, nothing of the fetch's buffers stays in the lanes.
 	m.Handle, m.Raw = record[K, E]{p, r.Offset}, r
@@ -190,7 +204,10 @@ func (c *Consumer[K, E]) decode(p *partition[K, E], r *kgo.Record, m *transport.
 	for _, h := range r.Headers { // one pass for the type and the trace context
 		switch h.Key {
 		case transport.HeaderType:
-			typ = string(h.Value)
+			if string(h.Value) != *lastType { // compared without a copy
+				*lastType = string(h.Value)
+			}
+			typ = *lastType
 		case transport.HeaderTraceParent:
 			m.Trace.Parent = string(h.Value)
 		case transport.HeaderTraceState:

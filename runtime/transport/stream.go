@@ -229,7 +229,8 @@ func (in *StreamIntake[K, E, M]) settled(m streamMsg[K, E, M], st Settlement) {
 // offers their events to the lanes in order (after the messages waiting
 // from before); what the lanes refuse for lack of room waits, with the
 // rest, for Retry. Call Receive and Retry of one stream from one goroutine
-// at a time; the stream may keep ms. Messages after its ownership ended
+// at a time. The stream does not keep ms (what waits is copied): the
+// caller may reuse it once Receive returns. Messages after its ownership ended
 // are dropped: the broker delivers them to the unit's next owner. It
 // returns an error only when the target failed for good (the transport
 // stops).
@@ -246,7 +247,7 @@ func (s *Stream[K, E, M]) Receive(ms []Message[E, M]) error {
 		return nil
 	}
 	in.mu.Unlock()
-	return s.feed(ms)
+	return s.feed(ms, false)
 }
 
 // Retry offers the stream's waiting messages again, in order, until the
@@ -262,7 +263,7 @@ func (s *Stream[K, E, M]) Retry() error {
 	if !waiting {
 		return nil
 	}
-	return s.feed(ms)
+	return s.feed(ms, true)
 }
 
 // Waiting reports whether messages of the stream wait for room (or for
@@ -279,8 +280,9 @@ func (s *Stream[K, E, M]) Unsettled() (unsettled, parked int) {
 	return s.in.src.Load().UnsettledOf(s.own)
 }
 
-// feed takes and offers ms in order.
-func (s *Stream[K, E, M]) feed(ms []Message[E, M]) error {
+// feed takes and offers ms in order; own says that ms is the stream's
+// stash, which what still waits may keep (see hold).
+func (s *Stream[K, E, M]) feed(ms []Message[E, M], own bool) error {
 	in := s.in
 	src := in.src.Load()
 	submitted := uint64(0)
@@ -293,7 +295,7 @@ func (s *Stream[K, E, M]) feed(ms []Message[E, M]) error {
 				case AdmitSkip:
 					continue
 				case AdmitHold:
-					s.hold(ms[i:], true)
+					s.hold(ms[i:], true, own)
 					return nil
 				}
 			}
@@ -312,11 +314,11 @@ func (s *Stream[K, E, M]) feed(ms []Message[E, M]) error {
 		switch {
 		case err == nil:
 			submitted++
-			m.Raw = nil // the stash may keep the array: not the broker's buffers
+			m.Raw = nil // a stash may keep the message: not the broker's buffers
 		case errors.Is(err, ErrOwnershipEnded):
 			return nil
 		case errors.Is(err, runtime.ErrBacklogFull), errors.Is(err, context.Canceled):
-			s.hold(ms[i:], false)
+			s.hold(ms[i:], false, own)
 			return nil
 		case errors.Is(err, runtime.ErrInvalidEvent):
 			m.Bad = &Bad{ReasonInvalidEvent, err}
@@ -337,15 +339,21 @@ func (s *Stream[K, E, M]) feed(ms []Message[E, M]) error {
 	return nil
 }
 
-// hold keeps rest waiting.
-func (s *Stream[K, E, M]) hold(rest []Message[E, M], held bool) {
+// hold keeps rest waiting: the stash's own messages as they are (own),
+// a copy of a receiver's, whose slice is the receiver's again once Receive
+// returns.
+func (s *Stream[K, E, M]) hold(rest []Message[E, M], held, own bool) {
 	in := s.in
 	in.mu.Lock()
 	if s.ended {
 		in.mu.Unlock()
 		return
 	}
-	s.stash = slices.Clip(rest)
+	if own {
+		s.stash = slices.Clip(rest)
+	} else {
+		s.stash = slices.Clone(rest)
+	}
 	if !s.waiting {
 		s.waiting = true
 		in.stashing.Add(1)

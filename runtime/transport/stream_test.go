@@ -214,6 +214,67 @@ func TestStreamWaitsForRoomInOrder(t *testing.T) {
 	}
 }
 
+// The messages that wait for room are the stream's own: the receiver may
+// reuse its slice once Receive returns (the Kafka consumer decodes every
+// poll into one buffer), and what waits is still what it received.
+func TestStreamKeepsNotTheReceiversSlice(t *testing.T) {
+	release := make(chan struct{})
+	r := newStreamRig(t, func(ctx context.Context, _ string, e ev) error {
+		if e.Seq == 1 {
+			<-release
+		}
+		return nil
+	}, runtime.Config[string, ev]{MaxActive: 2, Backlog: runtime.Backlog{PerKey: 2, Total: 2}})
+	wake := make(chan struct{}, 1)
+	s := r.in.Open("unit", transport.StreamHooks{Wake: func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}})
+	buf := msgs("k", "m1", "m2", "m3", "m4")
+	if err := s.Receive(buf); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Waiting() {
+		t.Fatal("with room for two events, the stream does not wait")
+	}
+	for i := range buf { // the receiver's next poll, decoded into the same buffer
+		buf[i] = transport.Message[ev, string]{Handle: "reused", Event: ev{"reused", 99}}
+	}
+	close(release)
+	for s.Waiting() {
+		<-wake
+		if err := s.Retry(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := []string{"m1", "m2", "m3", "m4"}
+	r.await(t, "four events handled and settled", func() bool {
+		_, reused := r.settled["reused"]
+		all := true
+		for _, id := range ids {
+			_, ok := r.settled[id]
+			all = all && ok
+		}
+		return len(r.handled) == 4 && (all || reused)
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	want := []ev{{"k", 1}, {"k", 2}, {"k", 3}, {"k", 4}}
+	if !slices.Equal(r.handled, want) {
+		t.Errorf("handled %v, want %v", r.handled, want)
+	}
+	for _, id := range ids {
+		if st, ok := r.settled[id]; !ok || st != transport.Finished {
+			t.Errorf("%s: settled %v (%v), want Finished", id, st, ok)
+		}
+	}
+	if _, ok := r.settled["reused"]; ok {
+		t.Error("a message written into the receiver's slice after Receive was settled")
+	}
+}
+
 // A bad message, and one the lanes refuse as invalid, go to the
 // dead-letter destination in their place, and the stream goes on; a
 // failed write settles the message Unfinished.
