@@ -326,6 +326,9 @@ func (p *sproc) receive(hd *sholding) {
 	defer close(hd.done)
 	u := p.b.units[hd.unit]
 	const prefetch = 6
+	// One buffer for every delivery, cleared once Receive returns, as the
+	// Kafka consumer's: the stream must not keep it.
+	var buf []transport.Message[sev, shandle]
 	for {
 		var err error
 		select {
@@ -334,7 +337,7 @@ func (p *sproc) receive(hd *sholding) {
 		case <-hd.wake:
 			err = hd.stream.Retry()
 		case <-u.avail:
-			var ms []transport.Message[sev, shandle]
+			ms := buf[:0]
 			for _, h := range p.b.next(hd.unit, hd.gen, prefetch) {
 				m := transport.Message[sev, shandle]{Handle: h, Event: h.m.e, ID: h.m.id}
 				m.Event.gen = hd.gen
@@ -346,6 +349,8 @@ func (p *sproc) receive(hd *sholding) {
 			if len(ms) > 0 {
 				u.signal() // more may be there for the room left
 				err = hd.stream.Receive(ms)
+				clear(ms)
+				buf = ms
 			}
 		}
 		if err != nil {
