@@ -6,6 +6,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -127,12 +128,19 @@ type polled[K comparable, E any] struct {
 // decodes them on several goroutines.
 const decodeMin = 256
 
+// decodeChunk is how many records a decoding goroutine claims at a time.
+const decodeChunk = 32
+
 // decodeAll decodes the records of taken into their messages, in the
 // feeder's buffer of messages (c.msgs), which every poll reuses. Decoding (a
 // codec's JSON, say) is most of what the consumer does per record, and the
 // rest of its feeding is one goroutine's: a poll of many records is decoded
-// by up to GOMAXPROCS goroutines, each a contiguous share of the records,
-// so that the order of the records of a partition is kept.
+// by up to GOMAXPROCS goroutines, the feeder among them, each claiming
+// chunks of decodeChunk records until none is left. Each record is decoded
+// into its own message, so the order of a partition's records is kept
+// whoever decodes them; and the feeder, which waits for the last chunk,
+// does not wait for a share given to a goroutine that the workers keep
+// from running (fixed shares made it wait for most of a share).
 func (c *Consumer[K, E]) decodeAll(taken []polled[K, E]) {
 	n := 0
 	for i := range taken {
@@ -167,11 +175,21 @@ func (c *Consumer[K, E]) decodeAll(taken []polled[K, E]) {
 		decodeRange(0, n)
 		return
 	}
-	var wg sync.WaitGroup
-	for k := 1; k < g; k++ {
-		wg.Go(func() { decodeRange(k*n/g, (k+1)*n/g) })
+	var claimed atomic.Int64
+	decodeChunks := func() {
+		for {
+			from := int(claimed.Add(decodeChunk)) - decodeChunk
+			if from >= n {
+				return
+			}
+			decodeRange(from, min(from+decodeChunk, n))
+		}
 	}
-	decodeRange(0, n/g)
+	var wg sync.WaitGroup
+	for range g - 1 {
+		wg.Go(decodeChunks)
+	}
+	decodeChunks()
 	wg.Wait()
 }
 
