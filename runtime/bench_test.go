@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/metricstest"
@@ -54,6 +55,20 @@ func BenchmarkMetrics(b *testing.B) {
 	b.Run("none", func(b *testing.B) { benchDispatch(b, keys, runtime.Config[string, int]{}) })
 	b.Run("provider", func(b *testing.B) {
 		benchDispatch(b, keys, runtime.Config[string, int]{MeterProvider: metricstest.New()})
+	})
+}
+
+// BenchmarkAttemptContext measures what an attempt's own context costs:
+// the same uniform no-op dispatch without a timeout (the handler gets the
+// engine's base context) and with one (an attemptCtx per attempt, 48 bytes
+// cut from its worker's slab), side by side. Most of the difference is the
+// garbage collector's work for those bytes; run with -cpu 1 for a figure
+// that the other core's work does not blur.
+func BenchmarkAttemptContext(b *testing.B) {
+	keys := benchKeys(1<<20, false)
+	b.Run("none", func(b *testing.B) { benchDispatch(b, keys, runtime.Config[string, int]{}) })
+	b.Run("timeout", func(b *testing.B) {
+		benchDispatch(b, keys, runtime.Config[string, int]{Timeout: 5 * time.Second})
 	})
 }
 
