@@ -12,23 +12,26 @@ import (
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
-// decEv is the event of decodeAll's test: the Seq-th of Key.
-type decEv struct {
+// testEv is the tests' one event, the Seq-th of Key; package kafka_test
+// knows it as ev (export_test.go).
+type testEv struct {
 	Key string
 	Seq int
 }
 
-func (e decEv) EventKey() string { return e.Key }
+func (e testEv) EventKey() string { return e.Key }
 
-type decCodec struct{}
+// testCodec is the tests' codec of testEv, by JSON, with the event type
+// "ev"; package kafka_test knows it as codec.
+type testCodec struct{}
 
-func (decCodec) Encode(e decEv) (string, []byte, error) {
+func (testCodec) Encode(e testEv) (string, []byte, error) {
 	data, err := json.Marshal(e)
 	return "ev", data, err
 }
 
-func (decCodec) Decode(name string, data []byte) (decEv, error) {
-	var e decEv
+func (testCodec) Decode(name string, data []byte) (testEv, error) {
+	var e testEv
 	if name != "ev" {
 		return e, fmt.Errorf("%w: %q", durable.ErrUnknownEventType, name)
 	}
@@ -43,16 +46,16 @@ func (decCodec) Decode(name string, data []byte) (decEv, error) {
 // still be that record's, in its partition's order, with nothing left of
 // an earlier poll (a bad record's ID, a trace context).
 func TestDecodeAllPutsEveryRecordInItsPlace(t *testing.T) {
-	c := &Consumer[string, decEv]{dec: transport.Decoder[string, decEv]{Codec: decCodec{}}}
+	c := &Consumer[string, testEv]{dec: transport.Decoder[string, testEv]{Codec: testCodec{}}}
 	polls := [][]int{
 		{300, 1, 700, 45}, // decoded on several goroutines, in many chunks
 		{5, 2},            // fewer records, in the same buffer
 		{260, 3},
 	}
 	for pi, sizes := range polls {
-		var taken []polled[string, decEv]
+		var taken []polled[string, testEv]
 		for part, n := range sizes {
-			p := &partition[string, decEv]{tp: tp{"events", int32(part)}}
+			p := &partition[string, testEv]{tp: tp{"events", int32(part)}}
 			var recs []*kgo.Record
 			for off := range n {
 				key := fmt.Sprintf("p%d-k%d", part, off%7)
@@ -66,7 +69,7 @@ func TestDecodeAllPutsEveryRecordInItsPlace(t *testing.T) {
 				}
 				recs = append(recs, &kgo.Record{Topic: "events", Partition: int32(part), Offset: int64(off), Key: []byte(key), Value: value, Headers: headers})
 			}
-			taken = append(taken, polled[string, decEv]{p: p, recs: recs})
+			taken = append(taken, polled[string, testEv]{p: p, recs: recs})
 		}
 		c.decodeAll(taken)
 		for _, pr := range taken {
@@ -84,7 +87,7 @@ func TestDecodeAllPutsEveryRecordInItsPlace(t *testing.T) {
 					t.Errorf("poll %d, partition %d, record %d: a bad record decoded (%+v)", pi, pr.p.partition, j, m)
 				case !bad && m.Bad != nil:
 					t.Errorf("poll %d, partition %d, record %d: %v", pi, pr.p.partition, j, m.Bad.Err)
-				case !bad && (m.Event != decEv{string(r.Key), j} || m.ID != ""):
+				case !bad && (m.Event != testEv{string(r.Key), j} || m.ID != ""):
 					t.Errorf("poll %d, partition %d, record %d: event %+v, ID %q", pi, pr.p.partition, j, m.Event, m.ID)
 				}
 				if traced := pi == 0 && j%50 == 7 && !bad; traced != (m.Trace.Parent != "") {

@@ -2,7 +2,6 @@ package kafka_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ordergen/ordergen/runtime"
-	"github.com/ordergen/ordergen/runtime/durable"
 	"github.com/ordergen/ordergen/runtime/kafka"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
@@ -23,31 +21,13 @@ const (
 	dlt   = "events.dlt"
 )
 
-// ev is the test entity's one event: the Seq-th event of Key, from 1.
-type ev struct {
-	Key string
-	Seq int
-}
-
-func (e ev) EventKey() string { return e.Key }
-
-type codec struct{}
-
-func (codec) Encode(e ev) (string, []byte, error) {
-	data, err := json.Marshal(e)
-	return "ev", data, err
-}
-
-func (codec) Decode(name string, data []byte) (ev, error) {
-	var e ev
-	if name != "ev" {
-		return e, fmt.Errorf("%w: %q", durable.ErrUnknownEventType, name)
-	}
-	if err := json.Unmarshal(data, &e); err != nil {
-		return e, fmt.Errorf("%w: %v", runtime.ErrInvalidEvent, err)
-	}
-	return e, nil
-}
+// ev is the test entity's one event: the Seq-th event of Key, from 1; codec
+// encodes it (by JSON, as event type "ev"). Package kafka's own tests use
+// them too.
+type (
+	ev    = kafka.TestEv
+	codec = kafka.TestCodec
+)
 
 // newCluster starts a kfake cluster with the events topic (partitions
 // partitions) and the dead-letter topic, closed when the test ends.
