@@ -140,10 +140,10 @@ func msgs(key string, ids ...string) []transport.Message[ev, string] {
 	return out
 }
 
-// A message the lanes refuse for lack of room waits, with every later
-// message of its stream, and goes on, in order, when a settlement wakes
-// the stream's receiver: the hooks say when to pause and resume fetching.
-func TestStreamWaitsForRoomInOrder(t *testing.T) {
+// newTwoRoomRig returns a rig whose lanes have room for two events, and
+// whose handler holds each key's first event until release is closed.
+func newTwoRoomRig(t *testing.T) (*streamRig, chan struct{}) {
+	t.Helper()
 	release := make(chan struct{})
 	r := newStreamRig(t, func(ctx context.Context, _ string, e ev) error {
 		if e.Seq == 1 {
@@ -151,6 +151,14 @@ func TestStreamWaitsForRoomInOrder(t *testing.T) {
 		}
 		return nil
 	}, runtime.Config[string, ev]{MaxActive: 2, Backlog: runtime.Backlog{PerKey: 2, Total: 2}})
+	return r, release
+}
+
+// A message the lanes refuse for lack of room waits, with every later
+// message of its stream, and goes on, in order, when a settlement wakes
+// the stream's receiver: the hooks say when to pause and resume fetching.
+func TestStreamWaitsForRoomInOrder(t *testing.T) {
+	r, release := newTwoRoomRig(t)
 	var mu sync.Mutex
 	var paused, resumed int
 	wake := make(chan struct{}, 1)
@@ -218,13 +226,7 @@ func TestStreamWaitsForRoomInOrder(t *testing.T) {
 // reuse its slice once Receive returns (the Kafka consumer decodes every
 // poll into one buffer), and what waits is still what it received.
 func TestStreamKeepsNotTheReceiversSlice(t *testing.T) {
-	release := make(chan struct{})
-	r := newStreamRig(t, func(ctx context.Context, _ string, e ev) error {
-		if e.Seq == 1 {
-			<-release
-		}
-		return nil
-	}, runtime.Config[string, ev]{MaxActive: 2, Backlog: runtime.Backlog{PerKey: 2, Total: 2}})
+	r, release := newTwoRoomRig(t)
 	wake := make(chan struct{}, 1)
 	s := r.in.Open("unit", transport.StreamHooks{Wake: func() {
 		select {
