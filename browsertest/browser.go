@@ -29,6 +29,11 @@ func Chromium() string {
 // context of its first tab for chromedp.Run, and the function that stops
 // the browser. The flags keep it off the network (this machine's is
 // closed): no background networking, updates, sync or QUIC.
+//
+// The browser's temporary files go to a folder of their own, removed when
+// it stops: a browser that is stopped (killed) leaves its singleton
+// socket's folder behind, and the system's temporary folder filled with
+// one per run. (Not in profileDir: a socket's path must be short.)
 func NewBrowser(path, profileDir string, width, height int) (context.Context, context.CancelFunc) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
@@ -41,10 +46,17 @@ func NewBrowser(path, profileDir string, width, height int) (context.Context, co
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("hide-scrollbars", true),
 	)
+	tmp, err := os.MkdirTemp("", "ordergen-browser-")
+	if err == nil {
+		opts = append(opts, chromedp.Env("TMPDIR="+tmp))
+	}
 	actx, stopAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, stopTab := chromedp.NewContext(actx)
 	return ctx, func() {
 		stopTab()
 		stopAlloc()
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
 	}
 }
