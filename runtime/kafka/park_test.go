@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/kafka"
@@ -154,4 +157,73 @@ func (h *outcomeCount) hook(rc *runtime.Config[string, ev]) {
 			h.once.Do(func() { close(h.done) })
 		}
 	}
+}
+
+// A partition held for its commit metadata (a parked key keeps its gaps
+// open until an operator resolves it) holds up only itself: records
+// produced to another partition after the hold are still polled and
+// handled. (Each retry of the held partition used to wake the feeder
+// again at once: it retried in a loop, several hundred thousand times a
+// second, and never polled again.)
+func TestHeldPartitionLeavesTheOthersGoing(t *testing.T) {
+	c := newCluster(t, 2)
+	cl := client(t, c, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var recs []*kgo.Record
+	for i := range 1000 {
+		key := fmt.Sprintf("k%04d", i)
+		if i%10 == 0 {
+			key = "bad"
+		}
+		recs = append(recs, rec(key, "ev", fmt.Sprintf(`{"Key":%q,"Seq":%d}`, key, i/10+1)))
+	}
+	for _, r := range recs {
+		if r.Value != nil && string(r.Key) != "bad" {
+			r.Value = fmt.Appendf(nil, `{"Key":%q,"Seq":1}`, r.Key)
+		}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	const metadataPause = "partition paused: its commit metadata"
+	logs := newLogSignal(metadataPause)
+	var others tally // records of partition 1 handled
+	m := startMember(t, c, "g", memberOpts{
+		cfg: func(cfg *kafka.Config[ev]) {
+			cfg.MaxMetadataBytes = 64
+			cfg.Logger = logs.logger()
+		},
+		handler: func(_ context.Context, key string, _ ev) error {
+			switch {
+			case key == "bad":
+				return runtime.Permanent(errors.New("broken"))
+			case strings.HasPrefix(key, "other"):
+				others.add()
+			}
+			return nil
+		},
+	})
+	// The partition may pause for records in flight before "bad" parks and
+	// resume; once "bad" is parked it pauses for good.
+	for n := 1; ; n++ {
+		await(t, logs.after(metadataPause, n), "partition 0 to pause for its metadata")
+		if m.c.Stats().Paused == 1 {
+			break
+		}
+	}
+	var later []*kgo.Record
+	for i := range 5 {
+		r := rec(fmt.Sprintf("other%d", i), "ev", fmt.Sprintf(`{"Key":"other%d","Seq":1}`, i))
+		r.Partition = 1
+		later = append(later, r)
+	}
+	if err := cl.ProduceSync(ctx, later...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	await(t, others.after(len(later)), "partition 1's records, produced after partition 0's hold")
+	if st := m.c.Stats(); st.Paused != 1 {
+		t.Errorf("%d partitions paused, want partition 0 still paused for its metadata", st.Paused)
+	}
+	m.stop(t)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/internal/notify"
@@ -21,9 +22,10 @@ import (
 //
 //   - a message the lanes refuse for lack of room waits, with every later
 //     message of its stream, in the stream's stash, and is offered again
-//     as messages settle (the stream's Wake hook tells its receiver to
-//     call Retry; Pause and Resume tell the transport to stop and restart
-//     fetching it): a full stream holds up only itself;
+//     as messages settle, or after a delay when none settles (the
+//     stream's Wake hook tells its receiver to call Retry; Pause and
+//     Resume tell the transport to stop and restart fetching it): a full
+//     stream holds up only itself;
 //   - a bad message (Message.Bad, or refused by the lanes as invalid) goes
 //     to DeadLetter, in its place, and the stream goes on;
 //   - each message is settled once (StreamConfig.Settle) when every
@@ -107,10 +109,12 @@ type StreamHooks struct {
 	// Resume is called when the stream's waiting messages all went on.
 	Resume func()
 	// Wake is called, with the intake's locks held, when the stream's
-	// receiver should call Retry: a message settled while the stream
-	// waits, or one of its messages parked in memory (which changes what
-	// blocks it). It must be fast, must not block and must not call the
-	// intake.
+	// receiver should call Retry: as the stream starts waiting, when a
+	// message settled while it waits, when one of its messages parked in
+	// memory (which changes what blocks it), and, after a Retry refused
+	// again, once more after a delay (10 ms, doubling up to a second) for
+	// room that no settlement reports. It must be fast, must not block and
+	// must not call the intake.
 	Wake func()
 	// Settled is called, as Settle is, after each of the stream's
 	// messages settled: its room at the broker changes. Same rules as
@@ -139,7 +143,19 @@ type Stream[K comparable, E any, M any] struct {
 	ended   bool
 	writes  int           // dead-letter writes in flight
 	written chan struct{} // closed when writes drops to 0, for End
+	// retry wakes the receiver of a stream whose Retry was refused again,
+	// for room that no settlement of the intake reports (events of other
+	// publishers finishing); retryAfter is its delay, doubled each time
+	// from firstRetryAfter up to maxRetryAfter while the stream waits.
+	retry      *time.Timer
+	retryAfter time.Duration
 }
+
+// The delays of a refused stream's retries that no settlement wakes.
+const (
+	firstRetryAfter = 10 * time.Millisecond
+	maxRetryAfter   = time.Second
+)
 
 // NewStreamIntake returns an intake for cfg; Start gives it its target.
 func NewStreamIntake[K comparable, E any, M any](cfg StreamConfig[E, M]) (*StreamIntake[K, E, M], error) {
@@ -354,17 +370,26 @@ func (s *Stream[K, E, M]) hold(rest []Message[E, M], held, own bool) {
 	} else {
 		s.stash = slices.Clone(rest)
 	}
-	if !s.waiting {
+	newly := !s.waiting
+	if newly {
 		s.waiting = true
 		in.stashing.Add(1)
+	} else {
+		s.armRetry()
 	}
 	in.mu.Unlock()
 	if s.hooks.Pause != nil {
 		s.hooks.Pause(held)
 	}
 	// A settlement between the refusal and now did not see the stream
-	// waiting: its receiver looks once more.
-	if s.hooks.Wake != nil {
+	// waiting: its receiver looks once more. Only when it was not waiting
+	// before: a retry's stream waits throughout, so every settlement since
+	// its refusal woke it already, and a wake here would have the receiver
+	// retry again at once, refused again, in a loop that never gives it a
+	// turn to receive (a partition held for its commit metadata made the
+	// Kafka feeder spin and poll nothing). A retry refused again is woken
+	// by the next settlement, or by armRetry's timer.
+	if newly && s.hooks.Wake != nil {
 		in.mu.Lock()
 		s.hooks.Wake()
 		in.mu.Unlock()
@@ -377,6 +402,35 @@ func (s *Stream[K, E, M]) stopWaiting() {
 		s.waiting = false
 		s.in.stashing.Add(-1)
 	}
+	if s.retry != nil {
+		s.retry.Stop()
+		s.retry = nil
+	}
+	s.retryAfter = 0
+}
+
+// armRetry has the receiver of s, whose Retry was refused again, woken
+// after a delay unless a wake is due already; in.mu is held. Settlements
+// wake it sooner; the delay doubles while nothing lets it go on.
+func (s *Stream[K, E, M]) armRetry() {
+	if s.retry != nil || s.hooks.Wake == nil {
+		return
+	}
+	s.retryAfter = min(max(2*s.retryAfter, firstRetryAfter), maxRetryAfter)
+	in := s.in
+	var t *time.Timer
+	t = time.AfterFunc(s.retryAfter, func() {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		if s.retry != t { // stopped, or another timer's
+			return
+		}
+		s.retry = nil
+		if s.waiting && !s.ended {
+			s.hooks.Wake()
+		}
+	})
+	s.retry = t
 }
 
 // deadLetter hands m to DeadLetter and settles it on the answer.

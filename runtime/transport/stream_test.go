@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -274,6 +275,61 @@ func TestStreamKeepsNotTheReceiversSlice(t *testing.T) {
 	}
 	if _, ok := r.settled["reused"]; ok {
 		t.Error("a message written into the receiver's slice after Receive was settled")
+	}
+}
+
+// A stream wakes its receiver once as it starts waiting (a settlement may
+// have come before it waited), and not at once when a Retry is refused
+// again: that wake had the receiver retry at once, in a loop that never
+// let it receive (the Kafka feeder spun while a partition was held for
+// its commit metadata). A retry refused again is woken after a delay, for
+// room that no settlement reports; settlements wake it sooner (see
+// TestStreamWaitsForRoomInOrder).
+func TestStreamRetryRefusedAgainWakesLater(t *testing.T) {
+	r := newStreamRig(t, func(context.Context, string, ev) error { return nil }, runtime.Config[string, ev]{})
+	var holding atomic.Bool
+	holding.Store(true)
+	r.admit = func(id string) transport.Admission {
+		if id == "m1" && holding.Load() {
+			return transport.AdmitHold
+		}
+		return transport.AdmitTake
+	}
+	var wakes atomic.Int32
+	woken := make(chan struct{}, 16)
+	s := r.in.Open("unit", transport.StreamHooks{Wake: func() {
+		wakes.Add(1)
+		select { // a full channel has a wake to see already
+		case woken <- struct{}{}:
+		default:
+		}
+	}})
+	if err := s.Receive(msgs("k", "m1", "m2")); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Waiting() || wakes.Load() != 1 {
+		t.Fatalf("waiting %v after %d wakes: want a wait and one wake as it began", s.Waiting(), wakes.Load())
+	}
+	<-woken
+	const retries = 10
+	for range retries {
+		if err := s.Retry(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Delayed wakes may come meanwhile (10 ms, then 20, 40...), but one
+	// per retry was the spin.
+	if n := wakes.Load(); !s.Waiting() || n >= 1+retries {
+		t.Fatalf("waiting %v after %d wakes: want the retries, refused again, not to wake at once", s.Waiting(), n)
+	}
+	<-woken // the delayed wake, with no settlement to give one
+	holding.Store(false)
+	if err := s.Retry(); err != nil {
+		t.Fatal(err)
+	}
+	r.await(t, "both messages settled", func() bool { return len(r.settled) == 2 })
+	if s.Waiting() {
+		t.Error("the stream still waits after its messages went on")
 	}
 }
 
