@@ -263,7 +263,7 @@ func (s *Stream[K, E, M]) Receive(ms []Message[E, M]) error {
 		return nil
 	}
 	in.mu.Unlock()
-	return s.feed(ms, false)
+	return s.feed(ms)
 }
 
 // Retry offers the stream's waiting messages again, in order, until the
@@ -279,7 +279,7 @@ func (s *Stream[K, E, M]) Retry() error {
 	if !waiting {
 		return nil
 	}
-	return s.feed(ms, true)
+	return s.feed(ms)
 }
 
 // Waiting reports whether messages of the stream wait for room (or for
@@ -296,9 +296,9 @@ func (s *Stream[K, E, M]) Unsettled() (unsettled, parked int) {
 	return s.in.src.Load().UnsettledOf(s.own)
 }
 
-// feed takes and offers ms in order; own says that ms is the stream's
-// stash, which what still waits may keep (see hold).
-func (s *Stream[K, E, M]) feed(ms []Message[E, M], own bool) error {
+// feed takes and offers ms in order: a receiver's (Receive), or the
+// stream's stash (Retry, while it waits).
+func (s *Stream[K, E, M]) feed(ms []Message[E, M]) error {
 	in := s.in
 	src := in.src.Load()
 	submitted := uint64(0)
@@ -311,7 +311,7 @@ func (s *Stream[K, E, M]) feed(ms []Message[E, M], own bool) error {
 				case AdmitSkip:
 					continue
 				case AdmitHold:
-					s.hold(ms[i:], true, own)
+					s.hold(ms[i:], true)
 					return nil
 				}
 			}
@@ -334,7 +334,7 @@ func (s *Stream[K, E, M]) feed(ms []Message[E, M], own bool) error {
 		case errors.Is(err, ErrOwnershipEnded):
 			return nil
 		case errors.Is(err, runtime.ErrBacklogFull), errors.Is(err, context.Canceled):
-			s.hold(ms[i:], false, own)
+			s.hold(ms[i:], false)
 			return nil
 		case errors.Is(err, runtime.ErrInvalidEvent):
 			m.Bad = &Bad{ReasonInvalidEvent, err}
@@ -355,41 +355,36 @@ func (s *Stream[K, E, M]) feed(ms []Message[E, M], own bool) error {
 	return nil
 }
 
-// hold keeps rest waiting: the stash's own messages as they are (own),
-// a copy of a receiver's, whose slice is the receiver's again once Receive
-// returns.
-func (s *Stream[K, E, M]) hold(rest []Message[E, M], held, own bool) {
+// hold keeps rest waiting. A stream that waits already is being retried:
+// rest is its stash's own, kept as it is, and a retry refused again is
+// woken by the next settlement or by armRetry's timer. Otherwise rest is
+// a receiver's, whose slice is the receiver's again once Receive returns:
+// it is copied, and the receiver is woken once, for a settlement that came
+// between the refusal and the wait and did not see the stream waiting.
+// (Waking a retry refused again at once had the receiver retry in a loop
+// that never gave it a turn to receive: a partition held for its commit
+// metadata made the Kafka feeder spin and poll nothing.)
+func (s *Stream[K, E, M]) hold(rest []Message[E, M], held bool) {
 	in := s.in
 	in.mu.Lock()
 	if s.ended {
 		in.mu.Unlock()
 		return
 	}
-	if own {
+	retried := s.waiting
+	if retried {
 		s.stash = slices.Clip(rest)
+		s.armRetry()
 	} else {
 		s.stash = slices.Clone(rest)
-	}
-	newly := !s.waiting
-	if newly {
 		s.waiting = true
 		in.stashing.Add(1)
-	} else {
-		s.armRetry()
 	}
 	in.mu.Unlock()
 	if s.hooks.Pause != nil {
 		s.hooks.Pause(held)
 	}
-	// A settlement between the refusal and now did not see the stream
-	// waiting: its receiver looks once more. Only when it was not waiting
-	// before: a retry's stream waits throughout, so every settlement since
-	// its refusal woke it already, and a wake here would have the receiver
-	// retry again at once, refused again, in a loop that never gives it a
-	// turn to receive (a partition held for its commit metadata made the
-	// Kafka feeder spin and poll nothing). A retry refused again is woken
-	// by the next settlement, or by armRetry's timer.
-	if newly && s.hooks.Wake != nil {
+	if !retried && s.hooks.Wake != nil {
 		in.mu.Lock()
 		s.hooks.Wake()
 		in.mu.Unlock()
@@ -422,13 +417,11 @@ func (s *Stream[K, E, M]) armRetry() {
 	t = time.AfterFunc(s.retryAfter, func() {
 		in.mu.Lock()
 		defer in.mu.Unlock()
-		if s.retry != t { // stopped, or another timer's
+		if s.retry != t { // stopped (the stream no longer waits), or another timer's
 			return
 		}
 		s.retry = nil
-		if s.waiting && !s.ended {
-			s.hooks.Wake()
-		}
+		s.hooks.Wake()
 	})
 	s.retry = t
 }
