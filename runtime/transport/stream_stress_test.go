@@ -17,7 +17,10 @@ import (
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
-var streamStressFor = flag.Duration("streamintake.stress", 2*time.Second, "how long TestStreamIntakeStress attacks the stream intake (run long with e.g. -streamintake.stress=5m)")
+var (
+	streamStressFor  = flag.Duration("streamintake.stress", 2*time.Second, "how long TestStreamIntakeStress attacks the stream intake (run long with e.g. -streamintake.stress=5m)")
+	streamStressSeed = flag.Uint64("streamintake.seed", 0, "TestStreamIntakeStress's seed (0: a new one): replays a failed run's choices, not its timing")
+)
 
 // sev is the stream stress test's event: ev, with the holding (of its
 // unit) that delivered it.
@@ -421,8 +424,11 @@ func TestStreamIntakeStress(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a stress test: seconds of faults at random (skipped under -short)")
 	}
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d (run long with -streamintake.stress=5m)", seed)
+	seed := *streamStressSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay with -streamintake.seed; run long with -streamintake.stress=5m)", seed)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var rngMu sync.Mutex
 	intn := func(n int) int {
