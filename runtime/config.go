@@ -204,6 +204,9 @@ type Config[K comparable, E any] struct {
 	// onReportWait, set by the runtime's own tests, is called while
 	// Withdraw waits for an outcome a worker has not reported yet.
 	onReportWait func()
+	// onSpillLook, set by the runtime's own tests, is called when a spill
+	// has read the batch's position and is about to claim it.
+	onSpillLook func()
 }
 
 // withDefaults returns c with every zero field set to its default, or an

@@ -359,9 +359,23 @@ func (w *worker[K, E]) spilledAfter(sh *shard[K, E], b *inlineBatch[K, E], run *
 // the lanes that became ready appended, for the caller to push after
 // unlocking.
 func (e *Engine[K, E]) spillBatch(sh *shard[K, E], b *inlineBatch[K, E], ready []*lane[K, E]) []*lane[K, E] {
-	p := b.pos.Load()
-	if p == posSpilled || p == posDone || !b.pos.CompareAndSwap(p, posSpilled) {
-		return ready
+	// The worker claims its events without the lock: between the look and
+	// the swap it may have claimed the next one. Look again then, or that
+	// event and the rest would stay in a batch that nobody spilled (and a
+	// Withdraw that looked at nothing else would let them run after it
+	// returned). The worker only moves forward, so this ends.
+	var p int64
+	for {
+		p = b.pos.Load()
+		if p == posSpilled || p == posDone {
+			return ready
+		}
+		if e.cfg.onSpillLook != nil {
+			e.cfg.onSpillLook()
+		}
+		if b.pos.CompareAndSwap(p, posSpilled) {
+			break
+		}
 	}
 	sh.cur, sh.curLen = nil, 0
 	if p >= 0 {

@@ -291,6 +291,73 @@ func TestWithdrawWaitsForAnUnreportedOutcome(t *testing.T) {
 	}
 }
 
+// A spill that reads the batch's position just before the worker claims
+// its next event spills from that event on. It used to give up when its
+// claim lost to the worker's: the batch stayed the worker's, and a
+// Withdraw that found nothing else let the claimed event run after it
+// returned (found by TestStreamIntakeStress: an event of an ended stream
+// started, with a live context, after End returned).
+func TestSpillAfterTheWorkersNextClaim(t *testing.T) {
+	release1 := make(chan struct{})
+	started1 := make(chan struct{})
+	reporting, unreport := make(chan struct{}), make(chan struct{})
+	var ran2 atomic.Bool
+	var lookOnce, unreportOnce sync.Once
+	cfg := Config[string, int]{
+		clock:  &manualClock{}, // no watchdog tick spills the batch
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnOutcome: func(_ string, tag uint64, o Outcome) {
+			if tag == 1 && o == Handled {
+				close(reporting) // tag 2 is claimed, not started
+				<-unreport
+			}
+		},
+		// The worker claims tag 2 between the spill's look and its claim.
+		onSpillLook: func() {
+			lookOnce.Do(func() {
+				close(release1)
+				<-reporting
+			})
+		},
+		onReportWait: func() { unreportOnce.Do(func() { close(unreport) }) },
+	}
+	gate := make(chan struct{})
+	e, err := New(func(_ context.Context, _ string, v int) error {
+		switch v {
+		case 0:
+			<-gate // hold the worker until tags 1 and 2 are in one inbox
+		case 1:
+			close(started1)
+			<-release1
+		case 2:
+			ran2.Store(true)
+		}
+		return nil
+	}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, keys := sameShard(e, 3)
+	ctx := context.Background()
+	for i, k := range keys {
+		if err := e.submitTagged(ctx, k, i, uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(gate)
+	<-started1
+	n, err := e.withdraw(ctx, func(tag uint64) bool { return tag == 2 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ran2.Load() || n != 1 {
+		t.Fatalf("tag 2, claimed as the spill looked: withdrawn %d, ran %v; want withdrawn 1, not run", n, ran2.Load())
+	}
+}
+
 // hotKeyIn finds a key that holds much of a batch's remainder, and none in a
 // batch of distinct keys or of moved events.
 func TestHotKeyIn(t *testing.T) {

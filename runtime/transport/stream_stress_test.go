@@ -185,6 +185,14 @@ type sholding struct {
 	done      chan struct{}
 }
 
+// endedHolding is how a holding's End went, for a violation's message:
+// when it returned, how long it took and what it returned.
+type endedHolding struct {
+	at   time.Time
+	took time.Duration
+	err  error
+}
+
 // sproc is one consumer process: an engine behind a stream intake.
 type sproc struct {
 	b      *sbroker
@@ -193,7 +201,7 @@ type sproc struct {
 	engine *runtime.Engine[string, sev]
 	intn   func(int) int
 	final  bool
-	ended  *sync.Map // holdings (gen) whose End returned
+	ended  *sync.Map // holdings (gen) whose End returned: endedHolding
 
 	mu       sync.Mutex
 	holdings map[int]*sholding // by unit
@@ -247,8 +255,10 @@ func (v validatingS) SubmitTagged(ctx context.Context, e sev, tag uint64, from i
 // handle is the handler: it must never start for a delivery whose
 // holding ended, and the guard checks order per key.
 func (p *sproc) handle(ctx context.Context, key string, e sev) error {
-	if _, ok := p.ended.Load(e.gen); ok {
-		p.g.violate(fmt.Sprintf("key %s: event %d started after its holding %d ended", key, e.Seq, e.gen))
+	if v, ok := p.ended.Load(e.gen); ok {
+		end := v.(endedHolding)
+		p.g.violate(fmt.Sprintf("key %s: event %d started %v after its holding %d ended (End took %v and returned %v; the attempt's context: %v, cause %v)",
+			key, e.Seq, time.Since(end.at), e.gen, end.took, end.err, ctx.Err(), context.Cause(ctx)))
 	}
 	if p.intn(20) == 0 && !p.final {
 		return errors.New("a transient failure") // retried
@@ -377,8 +387,9 @@ func (p *sproc) end(i int, ctx context.Context) {
 	}
 	close(hd.stop)
 	<-hd.done
-	_, _ = p.in.End(ctx, hd.stream)
-	p.ended.Store(hd.gen, true)
+	start := time.Now()
+	_, err := p.in.End(ctx, hd.stream)
+	p.ended.Store(hd.gen, endedHolding{at: time.Now(), took: time.Since(start), err: err})
 	p.b.release(hd.unit, hd.gen)
 }
 
