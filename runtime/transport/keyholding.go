@@ -166,7 +166,8 @@ func (c *KeyIntake[K, E, M]) end(h *holding[E, M], why string, lease time.Time) 
 	c.room.BroadcastIfWaiting()
 }
 
-// retryLoop offers the stashed messages again as messages settle.
+// retryLoop offers the stashed messages again as messages settle, and at
+// each sweep.
 func (c *KeyIntake[K, E, M]) retryLoop() {
 	defer c.loops.Done()
 	for {
@@ -260,6 +261,12 @@ func (c *KeyIntake[K, E, M]) sweep(now time.Time) {
 		if now.After(f.until) {
 			delete(c.fences, k)
 		}
+	}
+	if c.stashed > 0 {
+		// Room that no settlement of the intake reports (events of other
+		// publishers finishing) would wake nobody: the stashes are offered
+		// again at each sweep too.
+		c.signal()
 	}
 	c.mu.Unlock()
 	c.reportBlocked()

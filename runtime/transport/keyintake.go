@@ -50,7 +50,9 @@ import (
 //
 // Messages the lanes refuse for lack of room wait, with the later messages
 // of their key, in the key's stash, and are offered again as messages
-// settle: a full key holds up only itself. Room for messages overall
+// settle, and at each sweep (KeyConfig.SweepEvery) for room that no
+// settlement reports (events of other publishers finishing): a full key
+// holds up only itself. Room for messages overall
 // (KeyConfig.MaxInFlight) is the transport's to respect: it reserves room
 // with Reserve before it takes a message from the broker, and each Receive
 // uses one slot. A reservation, not a look at Room, because a transport's
@@ -107,7 +109,8 @@ type KeyConfig[E any, M any] struct {
 	// (see KeyIntake). Zero FenceWindow: 10s.
 	Fence       bool
 	FenceWindow time.Duration
-	// SweepEvery is how often leases and the blocked state are looked at.
+	// SweepEvery is how often leases and the blocked state are looked at,
+	// and the stashes offered again whatever settled.
 	// Zero: 1s.
 	SweepEvery time.Duration
 	// Settle acknowledges (Finished) or gives back (Unfinished) a message.

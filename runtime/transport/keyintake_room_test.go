@@ -2,9 +2,13 @@ package transport_test
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/ordergen/ordergen/runtime"
 	"github.com/ordergen/ordergen/runtime/transport"
 )
 
@@ -59,4 +63,83 @@ func TestRoomFreesAfterTheBrokerIsTold(t *testing.T) {
 	if n := c.Reserve(context.Background(), nil, 1); n != 1 {
 		t.Errorf("Reserve gave %d after the settlement, want 1", n)
 	}
+}
+
+// Room that no settlement of the intake reports still lets a stashed key
+// go on: here another publisher's event fills the key's room in the lanes,
+// the intake's message waits in the stash, and that event finishes
+// without any message settling. The sweep offers the stash again (before,
+// only a settlement did, and the message waited for the next one).
+func TestStashGoesOnWhenOtherPublishersMakeRoom(t *testing.T) {
+	release, handled := make(chan struct{}), make(chan struct{})
+	var core atomic.Pointer[transport.KeyIntake[string, ev, string]]
+	e, err := runtime.New(func(_ context.Context, _ string, e ev) error {
+		switch e.Seq {
+		case 0:
+			<-release // another publisher's event holds the key's room
+		case 1:
+			close(handled)
+		}
+		return nil
+	}, runtime.Config[string, ev]{
+		Backlog:   runtime.Backlog{PerKey: 1, WhenFull: runtime.Reject},
+		OnOutcome: func(k string, tag uint64, o runtime.Outcome) { core.Load().OnOutcome(k, tag, o) },
+		Logger:    slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	offers := make(chan error, 100)
+	c, err := startKeyIntake(offerWatch{transport.EngineTarget(e), offers}, transport.KeyConfig[ev, string]{
+		System: "test", MaxInFlight: 4, EndTimeout: time.Second, SweepEvery: time.Millisecond,
+		Settle:     func(string, transport.Settlement) {},
+		DeadLetter: func(_ transport.Message[ev, string], done func(error)) { done(nil) },
+		Logger:     slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core.Store(c)
+	defer func() {
+		_, _ = c.Shutdown(context.Background())
+		_ = e.Close(context.Background())
+	}()
+	if err := e.Submit(context.Background(), "k", ev{"k", 0}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Reserve(context.Background(), nil, 1) != 1 {
+		t.Fatal("no room in an empty intake")
+	}
+	if err := c.Receive(msg("m1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	// The message is refused, and refused again by the retry that its
+	// refusal wakes (a settlement may have come in between); only then
+	// does the other publisher's event finish.
+	for range 2 {
+		if err := <-offers; !errors.Is(err, runtime.ErrBacklogFull) {
+			t.Fatalf("offered with the key's room full: %v, want a refusal", err)
+		}
+	}
+	close(release)
+	select {
+	case <-handled:
+	case <-time.After(30 * time.Second): // a liveness bound, not a speed one
+		t.Fatal("the stashed message was never offered again after the other publisher's event finished")
+	}
+}
+
+// offerWatch passes each offer's answer to offers (without blocking).
+type offerWatch struct {
+	transport.Target[ev]
+	offers chan<- error
+}
+
+func (w offerWatch) SubmitTagged(ctx context.Context, e ev, tag uint64, from int) (int, error) {
+	n, err := w.Target.SubmitTagged(ctx, e, tag, from)
+	select {
+	case w.offers <- err:
+	default:
+	}
+	return n, err
 }
