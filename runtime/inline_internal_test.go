@@ -259,17 +259,10 @@ func TestWithdrawWaitsForAnUnreportedOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = e.Close(context.Background()) }()
-	_, keys := sameShard(e, 3)
 	ctx := context.Background()
-	// key 0's event holds the worker, so keys 1 and 2 queue in one inbox
-	// behind it: the worker handles key 1's event (tag 1) and holds its
-	// outcome back until it claims key 2's (tag 2), and reports it then.
-	for i, k := range keys {
-		if err := e.submitTagged(ctx, k, i, uint64(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	close(gate)
+	// The worker handles key 1's event (tag 1) and holds its outcome back
+	// until it claims key 2's (tag 2), and reports it then.
+	oneBatchBehind(t, e, gate)
 	<-inReport // the worker reports tag 1, after it claimed tag 2
 	withdrawn := make(chan bool, 1)
 	go func() {
@@ -337,14 +330,8 @@ func TestSpillAfterTheWorkersNextClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, keys := sameShard(e, 3)
 	ctx := context.Background()
-	for i, k := range keys {
-		if err := e.submitTagged(ctx, k, i, uint64(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	close(gate)
+	oneBatchBehind(t, e, gate)
 	<-started1
 	n, err := e.withdraw(ctx, func(tag uint64) bool { return tag == 2 })
 	if err != nil {
@@ -356,6 +343,20 @@ func TestSpillAfterTheWorkersNextClaim(t *testing.T) {
 	if ran2.Load() || n != 1 {
 		t.Fatalf("tag 2, claimed as the spill looked: withdrawn %d, ran %v; want withdrawn 1, not run", n, ran2.Load())
 	}
+}
+
+// oneBatchBehind submits events 0, 1 and 2, tagged so, of three keys of
+// one shard, then closes gate: e's handler holds event 0 until then, so
+// that its worker takes events 1 and 2 in one inline batch.
+func oneBatchBehind(t *testing.T, e *Engine[string, int], gate chan struct{}) {
+	t.Helper()
+	_, keys := sameShard(e, 3)
+	for i, k := range keys {
+		if err := e.submitTagged(context.Background(), k, i, uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(gate)
 }
 
 // hotKeyIn finds a key that holds much of a batch's remainder, and none in a
