@@ -20,7 +20,8 @@ import (
 // TestStress runs random schedules against random engines for a bounded
 // time (-stress.for; CI runs the default) and checks the runtime's contract
 // on each: per-key order, never two events of a key at once, exactly one
-// final outcome per accepted event, the accounting identity, the backlog
+// final outcome per accepted event, no event started after a Withdraw
+// that selected it returned, the accounting identity, the backlog
 // bounds, no false per-key rejection, no lost wake-up (everything that must
 // return does, or the hang detector dumps every goroutine), and no worker
 // left after Close (goleak checks the rest at the end).
@@ -81,7 +82,8 @@ const (
 type sev struct {
 	Seq int
 	Do  uint8
-	N   int // failures for doFail
+	N   int    // failures for doFail
+	Tag uint64 // the tag it was submitted with
 }
 
 // schedule is one random run.
@@ -119,7 +121,17 @@ type schedule struct {
 	tagSeq   atomic.Uint64     // the next tag
 	parkSeen map[uint64]bool   // tags reported Parked (not final)
 	lastErr  map[string]error  // each key's last refusal
+	// clock orders acceptances, withdrawals and starts (a logical clock):
+	// accAt is each accepted tag's time, taken after Submit returned, and
+	// withdrawals are the Withdraw calls that returned nil.
+	clock       atomic.Uint64
+	accAt       map[uint64]uint64
+	withdrawals []stressWithdrawal
 }
+
+// stressWithdrawal is a Withdraw of the tags that are r modulo 5 that
+// returned nil: it began and ended at these times of schedule.clock.
+type stressWithdrawal struct{ r, began, ended uint64 }
 
 // runSchedule draws and runs one schedule, failing t on a broken guarantee.
 func runSchedule(t *testing.T, seed uint64) *schedule {
@@ -130,7 +142,7 @@ func runSchedule(t *testing.T, seed uint64) *schedule {
 		running: map[string]string{}, fixed: map[string]bool{}, final: map[uint64]int{},
 		finalKey: map[string]int{}, accTags: map[uint64]bool{}, accKey: map[string]int{},
 		unblock: make(chan struct{}), errs: make(chan error, 100), built: make(chan struct{}),
-		parkSeen: map[uint64]bool{}, lastErr: map[string]error{}}
+		parkSeen: map[uint64]bool{}, lastErr: map[string]error{}, accAt: map[uint64]uint64{}}
 	s.draw(rng)
 	done := make(chan struct{})
 	go func() {
@@ -287,6 +299,29 @@ func (s *schedule) behave(ctx context.Context, key string, x sev) error {
 	return nil
 }
 
+// notWithdrawn records a violation when an attempt of x starts after a
+// Withdraw that selected it returned nil, x having been accepted before
+// that Withdraw began: Withdraw takes every selected event that has not
+// started, and waits for those that have. (A parked event may come back
+// from a store, which need not keep its tag: those are left out. So is an
+// attempt whose context ended: a withdrawal whose own context ended
+// cancels its attempts, and those are not counted.)
+func (s *schedule) notWithdrawn(ctx context.Context, key string, x sev) {
+	started := s.clock.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	acc, ok := s.accAt[x.Tag]
+	if !ok || s.parkSeen[x.Tag] || ctx.Err() != nil {
+		return
+	}
+	for _, w := range s.withdrawals {
+		if x.Tag%5 == w.r && acc < w.began && w.ended < started {
+			s.overlap = append(s.overlap, fmt.Sprintf("key %s: seq %d (tag %d) started after a Withdraw that selected it returned", key, x.Seq, x.Tag))
+			return
+		}
+	}
+}
+
 // enter records that a handler of key starts with what (its events and
 // attempts), and an overlap when one of key already runs.
 func (s *schedule) enter(key, what string) {
@@ -318,6 +353,7 @@ func (s *schedule) record(key string, seqs ...int) {
 }
 
 func (s *schedule) handle(ctx context.Context, key string, x sev) error {
+	s.notWithdrawn(ctx, key, x)
 	s.enter(key, s.attemptOf(key, x))
 	defer s.leave(key)
 	if err := s.behave(ctx, key, x); err != nil {
@@ -328,6 +364,9 @@ func (s *schedule) handle(ctx context.Context, key string, x sev) error {
 }
 
 func (s *schedule) handleBatch(ctx context.Context, key string, xs []sev) error {
+	for _, x := range xs {
+		s.notWithdrawn(ctx, key, x)
+	}
 	s.enter(key, fmt.Sprintf("batch of %d from %s", len(xs), s.attemptOf(key, xs[0])))
 	defer s.leave(key)
 	if s.verdicts {
@@ -514,13 +553,16 @@ func (s *schedule) closedFor(key string) bool {
 // checked against the key's count.
 func (s *schedule) submit(ctx context.Context, key string, x sev) bool {
 	tag := s.tagSeq.Add(1)
+	x.Tag = tag
 	s.mu.Lock()
 	before := s.accKey[key] - s.finalKey[key]
 	s.mu.Unlock()
 	err := runtime.EngineForTransport(s.e).SubmitTagged(ctx, key, x, tag)
 	if err == nil {
+		at := s.clock.Add(1)
 		s.mu.Lock()
 		s.accTags[tag] = true
+		s.accAt[tag] = at
 		s.accKey[key]++
 		if x.Do == doHold {
 			s.heldSeqs[key+"/"+strconv.Itoa(x.Seq)] = true
@@ -569,7 +611,14 @@ func (s *schedule) operate(rng *rand.Rand, stop chan struct{}) {
 			s.okOrExpected("Discard", err)
 		case 2:
 			r := rng.Uint64N(5)
+			began := s.clock.Add(1)
 			_, err := runtime.EngineForTransport(s.e).Withdraw(ctx, func(tag uint64) bool { return tag%5 == r })
+			if err == nil {
+				ended := s.clock.Add(1)
+				s.mu.Lock()
+				s.withdrawals = append(s.withdrawals, stressWithdrawal{r, began, ended})
+				s.mu.Unlock()
+			}
 			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 				s.fail("Withdraw: %v", err)
 			}
