@@ -45,9 +45,9 @@ func TestFullLanesPausePartition(t *testing.T) {
 	paused := m.c.Stats()
 	status := m.c.TransportStatus()
 	close(gate)
-	b.wait(t, 30*time.Second)
+	b.Wait(t, 30*time.Second)
 	m.stop(t)
-	applied, _, skips, _ := b.snapshot()
+	applied, _, skips, _ := b.Snapshot()
 	if len(skips) > 0 || applied != 50 {
 		t.Errorf("applied %d of 50, skips %v", applied, skips)
 	}

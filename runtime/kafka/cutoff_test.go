@@ -80,9 +80,9 @@ func TestStopWhileStalled(t *testing.T) {
 			_ = m.engine.Close(context.Background())
 			n.Cut() // the stalled connections die, as keepalives would end them
 			next := startMember(t, c, "g", memberOpts{handler: b.handler("b")})
-			b.wait(t, time.Minute)
+			b.Wait(t, time.Minute)
 			next.stop(t)
-			if _, _, skips, _ := b.snapshot(); len(skips) > 0 {
+			if _, _, skips, _ := b.Snapshot(); len(skips) > 0 {
 				t.Errorf("events handled before their predecessor: %v", skips)
 			}
 		})

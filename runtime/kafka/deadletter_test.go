@@ -66,7 +66,7 @@ func TestBadRecordsDeadLettered(t *testing.T) {
 		handler: b.handler("a"),
 		wrap:    func(tg transport.Target[ev]) transport.Target[ev] { return validating{tg} },
 	})
-	b.wait(t, 30*time.Second)
+	b.Wait(t, 30*time.Second)
 
 	dc := client(t, c, kgo.ConsumeTopics(dlt), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	var got []*kgo.Record
@@ -119,7 +119,7 @@ func TestAcceptKeyless(t *testing.T) {
 		cfg:     func(cfg *kafka.Config[ev]) { cfg.AcceptKeyless = true },
 		handler: b.handler("a"),
 	})
-	b.wait(t, 30*time.Second)
+	b.Wait(t, 30*time.Second)
 	m.stop(t)
 	if st := m.c.Stats(); st.DeadLettered != 0 {
 		t.Errorf("%d records dead-lettered", st.DeadLettered)
@@ -151,7 +151,7 @@ func TestCloseWaitsForDeadLetterWrites(t *testing.T) {
 	b := newBook(1)
 	logs := newLogSignal("waiting for dead-letter writes")
 	m := startMember(t, c, "g", memberOpts{handler: b.handler("a"), cfg: func(cfg *kafka.Config[ev]) { cfg.Logger = logs.logger() }})
-	b.wait(t, 30*time.Second)
+	b.Wait(t, 30*time.Second)
 	closed := make(chan error, 1)
 	go func() { closed <- m.c.Close(ctx) }()
 	await(t, logs.after("waiting for dead-letter writes", 1), "Close to wait for the dead-letter write")

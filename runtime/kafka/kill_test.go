@@ -51,10 +51,10 @@ func TestKillMidStreamLosesNothing(t *testing.T) {
 	inflight := a.c.Stats().InFlight
 	a.kill(t)
 	produce(t, c, ks, 26, perKey)
-	b.wait(t, 30*time.Second)
+	b.Wait(t, 30*time.Second)
 	m2.stop(t)
 
-	applied, dups, skips, by := b.snapshot()
+	applied, dups, skips, by := b.Snapshot()
 	if len(skips) > 0 {
 		t.Errorf("events handled before their predecessor: %v", skips)
 	}

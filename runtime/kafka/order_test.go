@@ -33,11 +33,11 @@ func TestOrderTwoConsumers(t *testing.T) {
 		t.Fatal(err)
 	}
 	produce(t, c, ks, perKey/2+1, perKey)
-	b.wait(t, 30*time.Second)
+	b.Wait(t, 30*time.Second)
 	a.stop(t)
 	m2.stop(t)
 
-	applied, dups, skips, by := b.snapshot()
+	applied, dups, skips, by := b.Snapshot()
 	if len(skips) > 0 {
 		t.Errorf("events handled before their predecessor: %v", skips)
 	}

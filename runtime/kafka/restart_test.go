@@ -32,11 +32,11 @@ func TestRestartSkipsFinishedOffsets(t *testing.T) {
 	b2 := newBook(1)
 	m := startMember(t, c, "g", memberOpts{cfg: shortSessions, handler: b2.handler("b")})
 	kc := m.c
-	b2.wait(t, 30*time.Second)
+	b2.Wait(t, 30*time.Second)
 	m.stop(t)
 	st := kc.Stats()
 
-	reran, _, _, _ := b2.snapshot()
+	reran, _, _, _ := b2.Snapshot()
 	if reran > inflight {
 		t.Errorf("%d events ran again, more than the %d in flight at the commit", reran, inflight)
 	}

@@ -156,9 +156,9 @@ func TestCloseAndRunWhileCutOff(t *testing.T) {
 
 				// The next consumer gets them all, in order.
 				next := f.start(t, memberOpts{handler: b.handler("b")})
-				b.wait(t, 60*time.Second)
+				b.Wait(t, 60*time.Second)
 				next.stop(t)
-				if _, _, skips, _ := b.snapshot(); len(skips) > 0 {
+				if _, _, skips, _ := b.Snapshot(); len(skips) > 0 {
 					t.Errorf("events handled before their predecessor: %v", skips)
 				}
 			})

@@ -21,6 +21,7 @@ import (
 	"github.com/ordergen/ordergen/runtime/durable"
 	ps "github.com/ordergen/ordergen/runtime/pubsub"
 	"github.com/ordergen/ordergen/runtime/transport"
+	"github.com/ordergen/ordergen/runtime/transporttest"
 )
 
 const (
@@ -171,67 +172,19 @@ func keys(n int) []string {
 	return out
 }
 
-// book records what handlers applied, across consumers, like a shared
-// database: per key the last applied Seq, applied only when it is the
-// next one (the version guard).
-type book struct {
-	mu       sync.Mutex
-	last     map[string]int
-	applied  int
-	dups     int
-	skips    []string // events handled before their predecessor
-	want     int
-	done     chan struct{}
-	byWorker map[string]int
-}
+// book is the tests' shared database (transporttest.Applied), fed with
+// this package's events.
+type book struct{ *transporttest.Applied }
 
-func newBook(want int) *book {
-	return &book{last: map[string]int{}, want: want, done: make(chan struct{}), byWorker: map[string]int{}}
-}
+func newBook(want int) book { return book{transporttest.NewApplied(want)} }
 
-func (b *book) apply(who string, e ev) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch last := b.last[e.Key]; {
-	case e.Seq == last+1:
-		b.last[e.Key] = e.Seq
-		b.applied++
-		b.byWorker[who]++
-		if b.applied == b.want {
-			close(b.done)
-		}
-	case e.Seq <= last:
-		b.dups++
-	default:
-		b.skips = append(b.skips, fmt.Sprintf("%s: %d after %d", e.Key, e.Seq, last))
-	}
-}
+func (b book) apply(who string, e ev) { b.Apply(who, e.Key, e.Seq) }
 
-func (b *book) handler(who string) runtime.Handler[string, ev] {
+// handler returns a handler that applies every event to b as who.
+func (b book) handler(who string) runtime.Handler[string, ev] {
 	return func(_ context.Context, _ string, e ev) error {
 		b.apply(who, e)
 		return nil
-	}
-}
-
-func (b *book) snapshot() (applied, dups int, skips []string, by map[string]int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	by = map[string]int{}
-	for k, v := range b.byWorker {
-		by[k] = v
-	}
-	return b.applied, b.dups, append([]string(nil), b.skips...), by
-}
-
-// wait waits until every wanted event is applied, or fails the test.
-func (b *book) wait(t *testing.T, d time.Duration) {
-	t.Helper()
-	select {
-	case <-b.done:
-	case <-time.After(d):
-		applied, dups, skips, _ := b.snapshot()
-		t.Fatalf("only %d of %d events applied (%d duplicates, skips %v)", applied, b.want, dups, skips)
 	}
 }
 

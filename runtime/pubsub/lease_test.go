@@ -43,9 +43,9 @@ func TestParkedKeyGoesBackAtMaxExtension(t *testing.T) {
 		t.Errorf("no warning that the parked key went back: %q", logs.msgs)
 	}
 	fixed.Store(true)
-	b.wait(t, 30*time.Second)
+	b.Wait(t, 30*time.Second)
 	m.stop(t)
-	if _, _, skips, _ := b.snapshot(); len(skips) > 0 {
+	if _, _, skips, _ := b.Snapshot(); len(skips) > 0 {
 		t.Errorf("events handled before their predecessor: %v", skips)
 	}
 }
@@ -75,12 +75,12 @@ func TestHandlerOutlivingMaxExtensionRunsAgain(t *testing.T) {
 		},
 	})
 	f.produce(t, []string{"k"}, 1, 3)
-	b.wait(t, 30*time.Second)
+	b.Wait(t, 30*time.Second)
 	m.stop(t)
 	if cancelled.Load() != 1 {
 		t.Errorf("the slow handler was cancelled %d times, want once", cancelled.Load())
 	}
-	if _, dups, skips, _ := b.snapshot(); len(skips) > 0 || dups > 0 {
+	if _, dups, skips, _ := b.Snapshot(); len(skips) > 0 || dups > 0 {
 		t.Errorf("skips %v, %d duplicates", skips, dups)
 	}
 }

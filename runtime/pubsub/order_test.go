@@ -15,10 +15,10 @@ func TestOrderAcrossConsumers(t *testing.T) {
 	a := f.start(t, memberOpts{handler: b.handler("a")})
 	c := f.start(t, memberOpts{handler: b.handler("b")})
 	f.produce(t, ks, 1, perKey)
-	b.wait(t, 60*time.Second)
+	b.Wait(t, 60*time.Second)
 	a.stop(t)
 	c.stop(t)
-	applied, dups, skips, by := b.snapshot()
+	applied, dups, skips, by := b.Snapshot()
 	if len(skips) > 0 {
 		t.Errorf("events handled before their predecessor: %v", skips)
 	}

@@ -73,7 +73,7 @@ func TestParksInMemoryBlockThenReplayResumes(t *testing.T) {
 	if s.Parked != maxInFlight || s.Unsettled != maxInFlight {
 		t.Errorf("stats %+v: want %d parked and unsettled", s, maxInFlight)
 	}
-	if applied, _, _, _ := b.snapshot(); applied != 0 {
+	if applied, _, _, _ := b.Snapshot(); applied != 0 {
 		t.Errorf("%d events of other keys applied while parks filled MaxInFlight", applied)
 	}
 	if !logs.has("messages parked in memory hold MaxInFlight") {
@@ -92,13 +92,13 @@ func TestParksInMemoryBlockThenReplayResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b.wait(t, 60*time.Second)
+	b.Wait(t, 60*time.Second)
 	eventually(t, 10*time.Second, "the consumer takes messages again", func() bool { return m.c.Stats().Blocked == transport.NotBlocked })
 	if !logs.has("takes messages again") {
 		t.Errorf("no log that the consumer resumed")
 	}
 	m.stop(t)
-	if _, _, skips, _ := b.snapshot(); len(skips) > 0 {
+	if _, _, skips, _ := b.Snapshot(); len(skips) > 0 {
 		t.Errorf("events handled before their predecessor: %v", skips)
 	}
 }
@@ -131,7 +131,7 @@ func TestParkStoreAcknowledgesParkedMessages(t *testing.T) {
 		return err == nil && len(evs) == 4
 	})
 	eventually(t, 30*time.Second, "the other keys are applied", func() bool {
-		applied, _, _, _ := b.snapshot()
+		applied, _, _, _ := b.Snapshot()
 		return applied == 12
 	})
 	if s := m.c.Stats(); s.Unsettled != 0 || s.Parked != 0 || s.Acked < 16 {
@@ -141,7 +141,7 @@ func TestParkStoreAcknowledgesParkedMessages(t *testing.T) {
 	if err := m.engine.Replay(context.Background(), "bad"); err != nil {
 		t.Fatal(err)
 	}
-	b.wait(t, 30*time.Second)
+	b.Wait(t, 30*time.Second)
 	m.stop(t)
 }
 

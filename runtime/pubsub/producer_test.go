@@ -57,7 +57,7 @@ func TestProducerResumesKeyAfterFailure(t *testing.T) {
 	}
 	b := newBook(2)
 	m := f.start(t, memberOpts{handler: b.handler("m")})
-	b.wait(t, 30*time.Second)
+	b.Wait(t, 30*time.Second)
 	m.stop(t)
 }
 
