@@ -58,4 +58,9 @@
 //			ParkBlocked: func(m metricstest.Metrics) bool { ... },
 //		})
 //	}
+//
+// Beside the suite, a transport's own tests share two databases that
+// record what their handlers applied: Guarded, for chaos tests (poison
+// events, fencing checks), and Applied, for scenarios that wait for a
+// known number of events.
 package transporttest
