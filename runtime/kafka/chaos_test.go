@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -45,66 +44,28 @@ func TestConsumerChaos(t *testing.T) {
 	g := transporttest.NewGuarded()
 	produced := map[string]int{}
 
-	var mu sync.Mutex // guards members and born
-	members := map[string]*member{}
-	born := 0
+	crowd := transporttest.NewCrowd[*member]()
 	// The members' logs, printed if the test fails.
 	logs := &lockedBuffer{}
 	join := func() {
-		mu.Lock()
-		born++
-		name := fmt.Sprint("m", born)
-		mu.Unlock()
-		log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("member", name)
-		m := startMember(t, c, "g", memberOpts{handler: func(ctx context.Context, key string, e ev) error { return g.Handle(ctx, key, e.Seq) }, engine: func(rc *runtime.Config[string, ev]) {
-			rc.Retry = runtime.Retry{Attempts: 2, Initial: time.Millisecond, Max: time.Millisecond}
-			rc.Logger = log
-		}, cfg: func(cfg *kafka.Config[ev]) {
-			cfg.RevokeTimeout = time.Second
-			cfg.Logger = log
-			shortSessions(cfg)
-		}})
-		mu.Lock()
-		members[name] = m
-		mu.Unlock()
-	}
-	pick := func() (string, *member) {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(members) < 2 {
-			return "", nil
-		}
-		names := make([]string, 0, len(members))
-		for n := range members {
-			names = append(names, n)
-		}
-		n := names[rng.IntN(len(names))]
-		m := members[n]
-		delete(members, n)
-		return n, m
+		crowd.Join(func(name string) *member {
+			log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("member", name)
+			return startMember(t, c, "g", memberOpts{handler: func(ctx context.Context, key string, e ev) error { return g.Handle(ctx, key, e.Seq) }, engine: func(rc *runtime.Config[string, ev]) {
+				rc.Retry = runtime.Retry{Attempts: 2, Initial: time.Millisecond, Max: time.Millisecond}
+				rc.Logger = log
+			}, cfg: func(cfg *kafka.Config[ev]) {
+				cfg.RevokeTimeout = time.Second
+				cfg.Logger = log
+				shortSessions(cfg)
+			}})
+		})
 	}
 	// operate fixes (or not) and replays the parked keys of every member;
 	// it runs on the test's goroutine, which produces.
 	operate := func(fix bool) {
-		mu.Lock()
-		ms := make([]*member, 0, len(members))
-		for _, m := range members {
-			ms = append(ms, m)
-		}
-		mu.Unlock()
-		ctx := context.Background()
-		for _, m := range ms {
-			parked, err := m.engine.ParkedKeys(ctx)
-			if err != nil {
-				continue
-			}
-			for _, pk := range parked {
-				if fix { // the poison sent so far
-					g.Fix(pk.Key, produced[pk.Key])
-				}
-				_ = m.engine.Replay(ctx, pk.Key) // may park again, or find the key gone
-			}
-		}
+		crowd.Each(func(_ string, m *member) {
+			transporttest.ReplayParked(context.Background(), m.engine, g, produced, fix)
+		})
 	}
 
 	p, err := kafka.NewProducer[string, ev](kafka.ProducerConfig[ev]{Client: client(t, c), Topic: topic, Codec: codec{}})
@@ -138,20 +99,17 @@ func TestConsumerChaos(t *testing.T) {
 		produceSome()
 		switch op := rng.IntN(10); {
 		case op < 2:
-			mu.Lock()
-			n := len(members)
-			mu.Unlock()
-			if n < 4 {
+			if crowd.Len() < 4 {
 				join()
 				ops["join"]++
 			}
 		case op < 4:
-			if _, m := pick(); m != nil {
+			if _, m, ok := crowd.Leave(rng); ok {
 				m.stop(t)
 				ops["leave"]++
 			}
 		case op < 5:
-			if _, m := pick(); m != nil {
+			if _, m, ok := crowd.Leave(rng); ok {
 				m.kill(t)
 				ops["crash"]++
 			}
@@ -161,10 +119,7 @@ func TestConsumerChaos(t *testing.T) {
 		default:
 			// let the group settle for a while: records flow
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(50+rng.IntN(200))*time.Millisecond)
-			mu.Lock()
-			n := len(members)
-			mu.Unlock()
-			_, _ = c.WaitGroupStable(ctx, "g", n)
+			_, _ = c.WaitGroupStable(ctx, "g", crowd.Len())
 			cancel()
 			ops["settle"]++
 		}
@@ -184,12 +139,10 @@ func TestConsumerChaos(t *testing.T) {
 	}
 	for !done() {
 		if ctx.Err() != nil {
-			mu.Lock()
-			for name, m := range members {
+			crowd.Each(func(name string, m *member) {
 				parked, _ := m.engine.ParkedKeys(context.Background())
 				t.Logf("member %s: consumer %+v; engine %+v; parked keys %v", name, m.c.Stats(), m.engine.Stats(), parked)
-			}
-			mu.Unlock()
+			})
 			t.Logf("the members' logs:\n%s", logs.tail(200_000))
 			t.Fatalf("not everything applied: last %v, produced %v", g.Applied(), produced)
 		}
@@ -198,11 +151,7 @@ func TestConsumerChaos(t *testing.T) {
 		<-wait.Done()
 		stop()
 	}
-	mu.Lock()
-	for _, m := range members {
-		m.stop(t)
-	}
-	mu.Unlock()
+	crowd.Each(func(_ string, m *member) { m.stop(t) })
 
 	dc := client(t, c, kgo.ConsumeTopics(dlt), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	dead := 0

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,62 +36,24 @@ func TestConsumerChaos(t *testing.T) {
 	g := transporttest.NewGuarded()
 	produced := map[string]int{}
 
-	var mu sync.Mutex // guards members and born
-	members := map[string]*member{}
-	born := 0
+	crowd := transporttest.NewCrowd[*member]()
 	join := func() {
-		mu.Lock()
-		born++
-		name := fmt.Sprint("m", born)
-		mu.Unlock()
-		m := f.start(t, memberOpts{handler: func(ctx context.Context, key string, e ev) error { return g.Handle(ctx, key, e.Seq) },
-			engine: func(rc *runtime.Config[string, ev]) {
-				rc.Retry = runtime.Retry{Attempts: 2, Initial: time.Millisecond, Max: time.Millisecond}
-			},
-			cfg: func(c *ps.Config[ev]) {
-				c.DrainTimeout = 500 * time.Millisecond
-				c.MaxExtension = time.Duration(2+rng.IntN(4)) * time.Second // parked keys go back to Pub/Sub
-				c.MaxInFlight = 8 + rng.IntN(64)
-			}})
-		mu.Lock()
-		members[name] = m
-		mu.Unlock()
-	}
-	pick := func() *member {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(members) < 2 {
-			return nil
-		}
-		names := make([]string, 0, len(members))
-		for n := range members {
-			names = append(names, n)
-		}
-		n := names[rng.IntN(len(names))]
-		m := members[n]
-		delete(members, n)
-		return m
+		crowd.Join(func(string) *member {
+			return f.start(t, memberOpts{handler: func(ctx context.Context, key string, e ev) error { return g.Handle(ctx, key, e.Seq) },
+				engine: func(rc *runtime.Config[string, ev]) {
+					rc.Retry = runtime.Retry{Attempts: 2, Initial: time.Millisecond, Max: time.Millisecond}
+				},
+				cfg: func(c *ps.Config[ev]) {
+					c.DrainTimeout = 500 * time.Millisecond
+					c.MaxExtension = time.Duration(2+rng.IntN(4)) * time.Second // parked keys go back to Pub/Sub
+					c.MaxInFlight = 8 + rng.IntN(64)
+				}})
+		})
 	}
 	operate := func(fix bool) {
-		mu.Lock()
-		ms := make([]*member, 0, len(members))
-		for _, m := range members {
-			ms = append(ms, m)
-		}
-		mu.Unlock()
-		ctx := context.Background()
-		for _, m := range ms {
-			parked, err := m.engine.ParkedKeys(ctx)
-			if err != nil {
-				continue
-			}
-			for _, pk := range parked {
-				if fix {
-					g.Fix(pk.Key, produced[pk.Key])
-				}
-				_ = m.engine.Replay(ctx, pk.Key) // may park again, or find the key gone
-			}
-		}
+		crowd.Each(func(_ string, m *member) {
+			transporttest.ReplayParked(context.Background(), m.engine, g, produced, fix)
+		})
 	}
 
 	p := f.producer(t)
@@ -137,21 +98,18 @@ func TestConsumerChaos(t *testing.T) {
 		produceSome()
 		switch op := rng.IntN(10); {
 		case op < 2:
-			mu.Lock()
-			n := len(members)
-			mu.Unlock()
-			if n < 4 {
+			if crowd.Len() < 4 {
 				join()
 				ops["join"]++
 			}
 		case op < 3:
-			if m := pick(); m != nil {
+			if _, m, ok := crowd.Leave(rng); ok {
 				m.stop(t)
 				stats = append(stats, m.c.Stats())
 				ops["close"]++
 			}
 		case op < 4:
-			if m := pick(); m != nil {
+			if _, m, ok := crowd.Leave(rng); ok {
 				m.kill(t)
 				stats = append(stats, m.c.Stats())
 				ops["crash"]++
@@ -187,12 +145,10 @@ func TestConsumerChaos(t *testing.T) {
 		operate(true)
 		time.Sleep(100 * time.Millisecond) // the operator's pace
 	}
-	mu.Lock()
-	for _, m := range members {
+	crowd.Each(func(_ string, m *member) {
 		stats = append(stats, m.c.Stats())
 		m.stop(t)
-	}
-	mu.Unlock()
+	})
 	if bad > 0 {
 		f.dead(t, bad)
 	}

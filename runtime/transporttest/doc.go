@@ -62,5 +62,7 @@
 // Beside the suite, a transport's own tests share two databases that
 // record what their handlers applied: Guarded, for chaos tests (poison
 // events, fencing checks), and Applied, for scenarios that wait for a
-// known number of events.
+// known number of events. A chaos test keeps its consumers in a Crowd,
+// which they join and leave at random, and plays the operator with
+// ReplayParked.
 package transporttest
