@@ -1,9 +1,6 @@
 package transporttest
 
 import (
-	"fmt"
-	"maps"
-	"sync"
 	"testing"
 	"time"
 )
@@ -13,54 +10,35 @@ import (
 // Seq, an event applied only when it is its key's next one (as a version
 // guard does). An event that comes again after it was applied counts as a
 // duplicate; one that comes before its predecessor was applied is a skip
-// (order broken, or an event lost). It is safe for concurrent use.
+// (order broken, or an event lost). It is the record the suite keeps of
+// its own consumers, for tests that wait for a known number of events. It
+// is safe for concurrent use.
 //
 // Where Guarded is the chaos tests' database (poison events, fencing),
 // Applied serves the transports' plain scenarios (order, kills, cut-offs,
-// dead letters), which wait for a known number of events.
+// dead letters).
 type Applied struct {
-	mu      sync.Mutex
-	last    map[string]int
-	applied int
-	dups    int
-	skips   []string
-	want    int
-	done    chan struct{}
-	byWho   map[string]int
+	b    *book
+	want int
 }
 
 // NewApplied returns an empty record that Wait waits on until want events
 // are applied.
 func NewApplied(want int) *Applied {
-	return &Applied{last: map[string]int{}, want: want, done: make(chan struct{}), byWho: map[string]int{}}
+	return &Applied{b: newBook(), want: want}
 }
 
 // Apply records that who (a consumer's name) handled the event of key
 // numbered seq.
 func (a *Applied) Apply(who, key string, seq int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	switch last := a.last[key]; {
-	case seq == last+1:
-		a.last[key] = seq
-		a.applied++
-		a.byWho[who]++
-		if a.applied == a.want {
-			close(a.done)
-		}
-	case seq <= last:
-		a.dups++
-	default:
-		a.skips = append(a.skips, fmt.Sprintf("%s: %d after %d", key, seq, last))
-	}
+	a.b.apply(who, Event{Key: key, Seq: seq})
 }
 
 // Snapshot returns how many events were applied, how many came again, the
 // skips, and how many events each consumer applied.
 func (a *Applied) Snapshot() (applied, dups int, skips []string, byWho map[string]int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.applied, a.dups, append([]string(nil), a.skips...), maps.Clone(a.byWho)
+	st := a.b.state()
+	return st.applied, st.dups, st.skips, st.byMember
 }
 
 // Wait waits until the wanted number of events is applied, or fails t
@@ -68,7 +46,7 @@ func (a *Applied) Snapshot() (applied, dups int, skips []string, byWho map[strin
 func (a *Applied) Wait(t testing.TB, d time.Duration) {
 	t.Helper()
 	select {
-	case <-a.done:
+	case <-a.b.reached(a.want):
 	case <-time.After(d):
 		applied, dups, skips, _ := a.Snapshot()
 		t.Fatalf("only %d of %d events applied (%d duplicates, skips %v)", applied, a.want, dups, skips)

@@ -87,7 +87,7 @@ func (b *book) apply(who string, e Event) bool {
 	case e.Seq <= last:
 		b.dups++
 	default:
-		b.skips = append(b.skips, fmt.Sprintf("%s: %d after %d (by %s)", e.Key, e.Seq, last, who))
+		b.skips = append(b.skips, fmt.Sprintf("%s: %d after %d", e.Key, e.Seq, last))
 	}
 	return false
 }
